@@ -1,0 +1,173 @@
+"""The ``fxverify`` command line (typer). No logic beyond argument handling and rendering.
+
+Exit codes (BRIEF section 6): 0 all proved, 1 refuted or unknown, 2 usage/parse/semantic error,
+3 internal error (FX-INT-001). No Python traceback ever reaches the user.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import traceback
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from fxverify import __version__
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+                  help="Verify data-movement policies for GPU-DPU/NIC-CXL fabrics, then lower them to eBPF.")
+
+
+class Format(str, Enum):
+    """Output formats of ``check``."""
+
+    text = "text"
+    json = "json"
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"fxverify {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="Print the version and exit.")) -> None:
+    """fxverify: a verifier-centric toolkit for data movement on GPU-DPU/NIC-CXL fabrics."""
+
+
+def _collect(paths: list[Path]) -> list[str]:
+    out: list[str] = []
+    for p in paths:
+        if p.is_dir():
+            out += sorted(str(x) for x in p.rglob("*.fx"))
+        else:
+            out.append(str(p))
+    seen: set[str] = set()
+    return [x for x in out if not (x in seen or seen.add(x))]
+
+
+def write_atomic(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so
+    a reader never sees a half-written file. Raises ``OSError`` on I/O failure."""
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fxverify-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+@app.command()
+def check(
+    paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
+    dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
+    no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
+    rlimit: int = typer.Option(20_000_000, "--rlimit", help="Z3 resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(30_000, "--timeout", help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", help="Solver random seed."),
+) -> None:
+    """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
+    code = _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed)
+    raise typer.Exit(code)
+
+
+def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed) -> int:
+    from fxverify.diagnostics.render.json import results_to_json
+    from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
+    from fxverify.pipeline import CheckOptions, CheckResult, check as run
+    from fxverify.smt.backend import SolverOptions
+
+    files = _collect(paths)
+    if not files:
+        typer.echo("error[FX-NAM-003]: no policy files found", err=True)
+        return 2
+    opts = CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout),
+                        dump_smt=str(dump_smt) if dump_smt else None)
+    results: list[CheckResult] = []
+    for f in files:
+        try:
+            results.append(run(f, opts))
+        except Exception:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
+            _internal(f)
+            return 3
+    if fmt is Format.json:
+        text = results_to_json(results)
+        lines = None
+    else:
+        lines = []
+        for r in results:
+            for d in r.diagnostics:
+                lines += render_diagnostic(d, r.sources) + [[("", "")]]
+            lines += render_summary(r)
+        text = to_plain(lines)
+    if output is not None:
+        write_atomic(str(output), text)
+    elif lines is not None and _use_color():
+        from rich.console import Console
+
+        Console(highlight=False, soft_wrap=True).print(to_rich(lines), end="")
+    else:
+        sys.stdout.write(text)
+    if any(r.internal_error for r in results):
+        return 3
+    if any(r.input_error for r in results):
+        return 2
+    return 0 if all(r.verdict and r.verdict.value == "proved" for r in results) else 1
+
+
+def _internal(path: str) -> None:
+    where = traceback.extract_tb(sys.exc_info()[2])[-1]
+    exc = sys.exc_info()[1]
+    sys.stderr.write(
+        f"error[FX-INT-001]: internal error while checking {path}: {type(exc).__name__}: {exc}\n"
+        f"  = note: at {os.path.basename(where.filename)}:{where.lineno} in {where.name}\n"
+        f"  = help: this is a bug in fxverify; please report it with the policy that triggered it\n")
+
+
+@app.command()
+def explain(code: str = typer.Argument(..., help="A code such as FX-ORD-002.")) -> None:
+    """Print the rule behind a diagnostic code."""
+    from fxverify.diagnostics.codes import REGISTRY
+
+    c = REGISTRY.get(code.upper())
+    if c is None:
+        import difflib
+
+        near = difflib.get_close_matches(code.upper(), REGISTRY, n=1)
+        typer.echo(f"error: unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else ""), err=True)
+        raise typer.Exit(2)
+    typer.echo(f"{c.code} ({c.family}, {c.severity.value}): {c.title}\n\n{c.rule}")
+
+
+def main() -> None:
+    """Console entry point: run the app and turn any escaped exception into FX-INT-001 (exit 3)."""
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    except Exception:  # noqa: BLE001
+        _internal("<command line>")
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Diagnostics: the code registry (``codes``), the model (``model``) and renderers (``render``)."""

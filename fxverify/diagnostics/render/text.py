@@ -1,0 +1,126 @@
+"""Human-readable rendering of diagnostics and traces.
+
+Produces a list of lines, each a list of ``(text, style)`` segments. ``to_plain`` drops the styles
+(CI logs, screen readers, ``NO_COLOR``); ``to_rich`` builds a ``rich.text.Text`` for a terminal.
+Layout (BRIEF section 5): title line with code and message, ``--> file:line:col``, the source line
+with the span underlined, related spans, the replayed trace as a table with the violating step
+marked, the rule (``why``) and a fix hint.
+"""
+
+from __future__ import annotations
+
+from fxverify.diagnostics.model import Diagnostic, Severity
+from fxverify.source import SourceMap, Span
+from fxverify.trace import Trace
+
+Seg = tuple[str, str]
+Line = list[Seg]
+
+_SEV_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "bold yellow", Severity.NOTE: "bold cyan"}
+
+
+def location(sources: SourceMap, span: Span) -> str:
+    """``file:line:col`` of a span's start."""
+    line, col = sources.location(span)
+    return f"{span.file}:{line}:{col}"
+
+
+def _snippet(sources: SourceMap, span: Span, label: str, style: str) -> list[Line]:
+    sf = sources.get(span.file)
+    if sf is None:
+        return []
+    line, col = sf.line_col(span.start)
+    end_line, end_col = sf.line_col(max(span.start, span.end))
+    text = sf.line_text(line).replace("\t", " ")
+    width = max(1, (end_col - col) if end_line == line else len(text) - col + 1)
+    gutter = " " * len(str(line))
+    return [
+        [(f"{gutter} |", "blue")],
+        [(f"{line} | ", "blue"), (text, "")],
+        [(f"{gutter} | ", "blue"), (" " * (col - 1) + "^" * width, style), ((" " + label) if label else "", style)],
+    ]
+
+
+def render_diagnostic(d: Diagnostic, sources: SourceMap) -> list[Line]:
+    """Render one diagnostic (with its trace, if any) as styled lines."""
+    sev = d.severity.value if d.suppressed_reason is None else "suppressed"
+    style = _SEV_STYLE[d.severity] if d.suppressed_reason is None else "dim"
+    out: list[Line] = [[(f"{sev}[{d.code}]", style), (f": {d.message}", "bold")]]
+    if d.primary is not None:
+        out.append([("  --> ", "blue"), (location(sources, d.primary.span), "")])
+        out += _snippet(sources, d.primary.span, d.primary.message, style)
+    for rel in d.related:
+        out.append([("  = related: ", "blue"), (f"{rel.message} at {location(sources, rel.span)}", "")])
+    for n in d.notes:
+        out.append([("  = note: ", "blue"), (n, "")])
+    if d.suppressed_reason is not None:
+        out.append([("  = suppressed: ", "blue"), (d.suppressed_reason, "")])
+    if d.trace is not None:
+        out += render_trace(d.trace, sources)
+    elif d.help:
+        out.append([("  = help: ", "green"), (d.help, "")])
+    return out
+
+
+def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
+    """Render a replayed trace: a table of steps, the violating one marked with ``>>``."""
+    out: list[Line] = [[("  trace", "bold"), (" (replayed by the concrete simulator):", "")]]
+    rows = [("", "step", "t(ns)", "device.hook", "edge", "event", "what")]
+    for ev in t.events:
+        what = ev.detail
+        if ev.owner_before is not None:
+            what += f"  [owner {ev.owner_before} -> {ev.owner_after}]"
+        rows.append((">>" if ev.violation else "", str(ev.step), "-" if ev.time is None else str(ev.time),
+                     f"{ev.device}.{ev.hook}", ev.edge, ev.kind, what))
+    widths = [max(len(r[i]) for r in rows) for i in range(6)]
+    for i, r in enumerate(rows):
+        cells = "  ".join(r[j].ljust(widths[j]) for j in range(6))
+        style = "bold" if i == 0 else ("bold red" if r[0] == ">>" else "")
+        out.append([("    " + cells + "  ", style), (r[6], style)])
+    for ev in t.events:
+        if ev.violation:
+            out.append([("    at ", "blue"), (f"`{ev.edge}` {location(sources, ev.span)}", "")])
+            break
+    for k, v in t.facts:
+        out.append([("    witness ", "blue"), (f"{k} = {v}", "")])
+    if t.why:
+        out.append([("  why: ", "bold magenta"), (t.why, "")])
+    if t.fix:
+        out.append([("  help: ", "bold green"), (t.fix, "")])
+    return out
+
+
+def render_summary(result, width: int = 0) -> list[Line]:
+    """Summary lines: verdict, obligations per family with how they were discharged, timing."""
+    from fxverify.pipeline import Status3
+
+    v = result.verdict
+    style = {Status3.PROVED: "bold green", Status3.REFUTED: "bold red", Status3.UNKNOWN: "bold yellow"}.get(v, "bold red")
+    out: list[Line] = []
+    counts = result.counts()
+    total = sum(sum(c[k] for k in ("proved", "refuted", "unknown")) for c in counts.values())
+    for fam in sorted(counts):
+        c = counts[fam]
+        methods = ", ".join(f"{k[3:]} {n}" for k, n in sorted(c.items()) if k.startswith("by:"))
+        out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
+                    (f"  ({methods})", "dim")])
+    head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
+            (f" — {total} obligations, {result.solver_calls} solver calls, {result.seconds:.2f} s", "")]
+    return [head] + out
+
+
+def to_plain(lines: list[Line]) -> str:
+    """Join styled lines into plain text (trailing spaces stripped)."""
+    return "\n".join("".join(t for t, _ in ln).rstrip() for ln in lines) + ("\n" if lines else "")
+
+
+def to_rich(lines: list[Line]):
+    """Build a ``rich.text.Text`` with the segments' styles."""
+    from rich.text import Text
+
+    out = Text()
+    for i, ln in enumerate(lines):
+        for t, st in ln:
+            out.append(t, style=st or None)
+        out.append("\n")
+    return out

@@ -1,0 +1,517 @@
+"""The semantic movement graph's data model (the IR).
+
+``fxverify.resolve`` produces a ``Policy`` from the AST: every name is resolved, every size is in
+bytes, every address is absolute in its address space, and every edge family is unrolled into
+concrete ``Edge`` instances (index arithmetic already evaluated). Later stages (graph, obligations,
+simulator, lowering) read only this module's types. Emits no diagnostics.
+
+Units: sizes, addresses, offsets and strides are bytes (``int``); times are abstract nanoseconds.
+The execution model these types describe is BRIEF section 2.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from fxverify.source import NO_SPAN, Span
+
+
+class DeviceKind(Enum):
+    """Device kinds of BRIEF section 1."""
+
+    GPU = "gpu"
+    DPU = "dpu"
+    NIC = "nic"
+    CPU = "cpu"
+    CXL_MEM = "cxl_mem"
+    CXL_SWITCH = "cxl_switch"
+
+
+class LinkOrder(Enum):
+    """Ordering semantics of a link (BRIEF section 1).
+
+    ``ORDERED``: completions in submission order. ``UNORDERED``: none. ``POSTED``: a write completes
+    at the sender before it is visible at the receiver; only a flush of the link makes it visible.
+    """
+
+    ORDERED = "ordered"
+    UNORDERED = "unordered"
+    POSTED = "posted"
+
+
+class AccessMode(Enum):
+    """How an edge touches a footprint. ``REDUCE`` accumulates with ``Access.op``."""
+
+    READ = "read"
+    WRITE = "write"
+    REDUCE = "reduce"
+
+
+class ReleaseKind(Enum):
+    """Ways a region's use ends (BRIEF section 1, FX-OWN-004)."""
+
+    FREE = "free"
+    EVICT = "evict"
+    UNLOCK = "unlock"
+    RETURN_POOL = "return_pool"
+    REUSE = "reuse"
+
+
+class XfKind(Enum):
+    """Transform kinds (BRIEF section 1)."""
+
+    MOVE = "move"
+    QUANTIZE = "quantize"
+    COMPRESS = "compress"
+    CHECKSUM = "checksum"
+    FILTER = "filter"
+    REDUCE = "reduce"
+    SCATTER = "scatter"
+    GATHER = "gather"
+    REPLICATE = "replicate"
+    PERSIST = "persist"
+
+
+class MapOpKind(Enum):
+    """Map accesses an edge's program makes.
+
+    ``READ``: a plain read of one entry. ``WRITE``: a blind overwrite. ``UPDATE``: a read-modify-write
+    with the map's merge operator. ``GUARD``: a read whose value decides movement, ordering or
+    ownership. ``AGGREGATE``: a read that folds every per-device slot of an entry.
+    """
+
+    READ = "read"
+    WRITE = "write"
+    UPDATE = "update"
+    GUARD = "guard"
+    AGGREGATE = "aggregate"
+
+
+class ClassKind(Enum):
+    """Consistency classes (BRIEF section 1), weakest first except ``LOCAL``."""
+
+    LOCAL = "local"
+    PER_DEVICE = "per_device"
+    EVENTUAL = "eventual"
+    CAUSAL = "causal"
+    LINEARIZABLE = "linearizable"
+
+
+# Operators that are associative and commutative, so concurrent uses commute (Regent-style
+# reduction privileges; BRIEF section 2).
+AC_OPS: frozenset[str] = frozenset({"sum", "add", "max", "min", "prod", "and", "or", "xor", "count"})
+
+
+@dataclass(frozen=True, slots=True)
+class Device:
+    """A fabric device with its declared hooks."""
+
+    name: str
+    kind: DeviceKind
+    hooks: tuple[str, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """An undirected fabric link between devices ``a`` and ``b``.
+
+    ``kind`` is one of ``nvlink``, ``pcie``, ``cxl``, ``rdma``, ``ethernet``.
+    ``name`` is ``"a--b"`` unless the policy names it.
+    """
+
+    name: str
+    a: str
+    b: str
+    kind: str
+    order: LinkOrder
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Space:
+    """A byte-addressed space ``[base, base + size)`` homed on ``device``.
+
+    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``).
+    """
+
+    name: str
+    device: str
+    base: int
+    size: int
+    persistent: bool = False
+    span: Span = NO_SPAN
+
+    @property
+    def end(self) -> int:
+        """One past the last address, in bytes."""
+        return self.base + self.size
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """A named range ``[base, base + size)`` of ``space`` (absolute addresses), with its initial owner.
+
+    ``name`` is the instance name (``kv[3][17]`` for a family instance). ``family`` is the declared
+    name (``kv``). ``alias_set`` is the alias set the region belongs to, if any. ``dtype`` is the
+    element type stored there, when declared (FX-XF-003 compares it).
+    """
+
+    name: str
+    family: str
+    space: str
+    base: int
+    size: int
+    owner: str
+    alias_set: str | None = None
+    dtype: str | None = None
+    span: Span = NO_SPAN
+
+    @property
+    def end(self) -> int:
+        """One past the last address, in bytes."""
+        return self.base + self.size
+
+
+@dataclass(frozen=True, slots=True)
+class AliasSet:
+    """A group of regions whose footprints may overlap one another."""
+
+    name: str
+    regions: tuple[str, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class ConsistencyClass:
+    """A map's consistency class; ``device`` is set only for ``local(dev)``."""
+
+    kind: ClassKind
+    device: str | None = None
+
+    def __str__(self) -> str:
+        return f"local({self.device})" if self.kind is ClassKind.LOCAL else self.kind.value
+
+
+@dataclass(frozen=True, slots=True)
+class MapDecl:
+    """A BPF map used by the policy programs.
+
+    ``map_type`` is ``hash``, ``array`` or ``ringbuf``; ``key_type``/``value_type`` are ``u8``..``u64``
+    or ``device``. ``merge`` is the operator used by ``update`` (``sum``, ``max``, ``last``...), or
+    ``None`` when updates are not allowed.
+    """
+
+    name: str
+    map_type: str
+    key_type: str
+    value_type: str
+    max_entries: int
+    cls: ConsistencyClass
+    merge: str | None = None
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """The bytes an access touches: ``{base + k*stride + o : 0 <= k < count, 0 <= o < elem}``.
+
+    ``base`` is absolute in ``space``; ``region`` names the region instance the access is made
+    through. A contiguous range has ``count == 1`` and ``stride == elem``. All values are bytes.
+    """
+
+    region: str
+    space: str
+    base: int
+    elem: int
+    stride: int
+    count: int
+    span: Span = NO_SPAN
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes covered when elements do not overlap (``elem * count``)."""
+        return self.elem * self.count
+
+    @property
+    def lo(self) -> int:
+        """Lowest address touched."""
+        return self.base
+
+    @property
+    def hi(self) -> int:
+        """One past the highest address touched."""
+        return self.base + (self.count - 1) * self.stride + self.elem
+
+    @property
+    def contiguous(self) -> bool:
+        """True when the footprint is exactly the interval ``[lo, hi)``."""
+        return self.count == 1 or self.stride <= self.elem
+
+    def contains(self, addr: int) -> bool:
+        """True when byte ``addr`` belongs to the footprint (exact, also for strided ones)."""
+        return self.element_of(addr) is not None
+
+    def meets(self, lo: int, hi: int) -> bool:
+        """True when some byte of the footprint lies in ``[lo, hi)`` (exact for strided ones)."""
+        if hi <= self.lo or lo >= self.hi:
+            return False
+        if self.contiguous:
+            return True
+        # First element whose end passes lo; it meets the range iff it starts before hi.
+        k = max(0, (lo - self.base - self.elem) // self.stride + 1)
+        return k < self.count and self.base + k * self.stride < hi
+
+    def element_of(self, addr: int) -> int | None:
+        """Return the smallest element index ``k`` whose bytes include ``addr``, or ``None``."""
+        rel = addr - self.base
+        if rel < 0 or addr >= self.hi:
+            return None
+        if self.stride <= 0:
+            return 0 if rel < self.elem else None
+        k_hi = min(rel // self.stride, self.count - 1)
+        # With stride < elem several elements can cover addr; the smallest one is wanted.
+        k = k_hi
+        while k >= 0 and rel - k * self.stride < self.elem:
+            k -= 1
+        k += 1
+        return k if k <= k_hi and rel - k * self.stride < self.elem else None
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """One footprint touched by an edge, with its mode (and operator for ``REDUCE``)."""
+
+    footprint: Footprint
+    mode: AccessMode
+    op: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """One step of an edge's transform chain, with its parameters.
+
+    Parameters by kind (all optional unless noted):
+    - ``quantize``: ``src`` and ``dst`` dtypes (required), ``group`` (elements per scale),
+      ``scale`` dtype of the scales (default ``f32``).
+    - ``compress``: ``algo`` (``lz4``, ``zstd``, ``deflate``; required).
+    - ``checksum``: ``algo`` (``crc32c``, ``crc32``, ``xxh64``...).
+    - ``filter``: ``keep`` as a percentage upper bound (default 100).
+    - ``reduce``: ``op``.
+    - ``scatter``/``gather``/``replicate``: ``ways`` (and ``rank`` for an in-place gather).
+    - ``persist``: nothing.
+    """
+
+    kind: XfKind
+    params: tuple[tuple[str, str | int], ...] = ()
+    span: Span = NO_SPAN
+
+    def param(self, key: str, default: str | int | None = None) -> str | int | None:
+        """Return parameter ``key`` or ``default``."""
+        for k, v in self.params:
+            if k == key:
+                return v
+        return default
+
+
+@dataclass(frozen=True, slots=True)
+class MapOp:
+    """One map access by an edge's program. ``key``/``value`` are concrete after unrolling."""
+
+    map: str
+    kind: MapOpKind
+    key: int | None = None
+    value: int | None = None
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Handoff:
+    """Ownership of ``region`` passes from ``src`` to ``dst`` when the edge completes.
+
+    While the edge runs the region is in transit (FX-OWN-002).
+    """
+
+    region: str
+    src: str
+    dst: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """``device`` may read ``region`` from the end of the edge until the region's next handoff or
+    release starts."""
+
+    region: str
+    device: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Release:
+    """The region's use ends when the edge starts: every access must happen-before it."""
+
+    region: str
+    kind: ReleaseKind
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One movement (an instance, after unrolling families).
+
+    ``eid`` is the edge's position in declaration order (0-based) and is its identity.
+    ``name`` is the instance name (``spill[3]``); ``family`` the declared name (``spill``).
+    ``action`` is ``write``, ``read``, ``move``, ``reduce``, ``release`` or ``flush``.
+    ``device``/``hook`` are the driving hook. ``after`` holds the names of predecessor instances.
+    ``stream`` puts the edge on a serial in-order queue of its device. ``flushes`` names links the
+    edge flushes. ``require_in_order`` asks for in-order delivery over its path (FX-ORD-004).
+    ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
+    ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
+    """
+
+    eid: int
+    name: str
+    family: str
+    action: str
+    device: str
+    hook: str
+    src: Footprint | None = None
+    dst: Footprint | None = None
+    reduce_op: str | None = None
+    after: tuple[str, ...] = ()
+    stream: str | None = None
+    flushes: tuple[str, ...] = ()
+    require_in_order: bool = False
+    alias: str | None = None
+    bytes: int | None = None
+    reuse: int | None = None
+    rw: tuple[int, int] | None = None
+    transforms: tuple[Transform, ...] = ()
+    handoffs: tuple[Handoff, ...] = ()
+    leases: tuple[Lease, ...] = ()
+    releases: tuple[Release, ...] = ()
+    map_ops: tuple[MapOp, ...] = ()
+    flow: str = ""
+    span: Span = NO_SPAN
+    hook_span: Span = NO_SPAN
+
+    def accesses(self) -> tuple[Access, ...]:
+        """Return the byte accesses of this edge, source first.
+
+        ``read``: the source is read. ``write``: the destination is written. ``move``: source read,
+        destination written. ``reduce``: source read, destination accumulated with ``reduce_op``.
+        ``release`` and ``flush`` touch no bytes. The tuple is computed once per edge.
+        """
+        cached = self.__dict__.get("_accesses")
+        if cached is not None:
+            return cached
+        out: list[Access] = []
+        if self.src is not None:
+            out.append(Access(self.src, AccessMode.READ))
+        if self.dst is not None:
+            if self.action == "reduce":
+                out.append(Access(self.dst, AccessMode.REDUCE, self.reduce_op))
+            elif self.action == "read":
+                out.append(Access(self.dst, AccessMode.READ))
+            else:
+                out.append(Access(self.dst, AccessMode.WRITE))
+        self.__dict__["_accesses"] = tuple(out)  # frozen: cache outside the dataclass fields
+        return self.__dict__["_accesses"]
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOwner:
+    """The declared owner of ``region`` when the flow ends (FX-OWN-005)."""
+
+    region: str
+    device: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Suppression:
+    """An inline ``# fx: allow CODE reason "..."`` on ``line`` of ``file``."""
+
+    code: str
+    reason: str
+    file: str
+    line: int
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A resolved policy: the fabric, the memory layout, the maps and the unrolled flows.
+
+    Tuples are in declaration order; ``region_index``/``edge_index`` map names to positions.
+    """
+
+    name: str
+    path: str
+    devices: tuple[Device, ...]
+    links: tuple[Link, ...]
+    spaces: tuple[Space, ...]
+    regions: tuple[Region, ...]
+    alias_sets: tuple[AliasSet, ...]
+    maps: tuple[MapDecl, ...]
+    edges: tuple[Edge, ...]
+    final_owners: tuple[FinalOwner, ...] = ()
+    suppressions: tuple[Suppression, ...] = ()
+    span: Span = NO_SPAN
+    _index: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._index.update(
+            device={d.name: i for i, d in enumerate(self.devices)},
+            space={s.name: i for i, s in enumerate(self.spaces)},
+            region={r.name: i for i, r in enumerate(self.regions)},
+            map={m.name: i for i, m in enumerate(self.maps)},
+            edge={e.name: i for i, e in enumerate(self.edges)},
+            link={ln.name: i for i, ln in enumerate(self.links)},
+        )
+
+    def device(self, name: str) -> Device:
+        """Return the device called ``name``; raises ``KeyError`` if absent (resolve guarantees it)."""
+        return self.devices[self._index["device"][name]]
+
+    def space(self, name: str) -> Space:
+        """Return the address space called ``name``; raises ``KeyError`` if absent."""
+        return self.spaces[self._index["space"][name]]
+
+    def region(self, name: str) -> Region:
+        """Return the region instance called ``name``; raises ``KeyError`` if absent."""
+        return self.regions[self._index["region"][name]]
+
+    def map(self, name: str) -> MapDecl:
+        """Return the map called ``name``; raises ``KeyError`` if absent."""
+        return self.maps[self._index["map"][name]]
+
+    def edge(self, name: str) -> Edge:
+        """Return the edge instance called ``name``; raises ``KeyError`` if absent."""
+        return self.edges[self._index["edge"][name]]
+
+    def link(self, name: str) -> Link:
+        """Return the link called ``name``; raises ``KeyError`` if absent."""
+        return self.links[self._index["link"][name]]
+
+    def has(self, kind: str, name: str) -> bool:
+        """True when a ``kind`` (device, space, region, map, edge, link) called ``name`` exists."""
+        return name in self._index[kind]
+
+
+# Element widths in bits. Aliases name the same format (``fp8`` is OCP FP8 E4M3, the format
+# Hopper-class GPUs and DeepSeek-V3's weights use).
+DTYPE_BITS: dict[str, int] = {
+    "fp64": 64, "f64": 64, "fp32": 32, "f32": 32, "fp16": 16, "f16": 16, "bf16": 16,
+    "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8, "int8": 8, "uint8": 8, "int4": 4,
+    "int16": 16, "int32": 32, "int64": 64,
+}
+_DTYPE_CANON = {"f64": "fp64", "f32": "fp32", "f16": "fp16", "fp8": "fp8_e4m3"}
+
+
+def canonical_dtype(name: str) -> str:
+    """Return the canonical spelling of a dtype (``f32`` -> ``fp32``, ``fp8`` -> ``fp8_e4m3``)."""
+    return _DTYPE_CANON.get(name, name)

@@ -1,0 +1,224 @@
+"""Alias-set obligations: FX-ALIAS-001 (different alias sets overlap), FX-ALIAS-002 (illegal
+in-place edge), FX-ALIAS-003 (footprint out of its region).
+
+Takes a ``Context``; yields ``Obligation`` objects. Footprint membership is encoded exactly for
+strided footprints (``smt.encode.member``), so interleaved strided footprints are proved disjoint and
+an overlap is refuted with the address and the element index on each side. BRIEF section 3.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fxverify.diagnostics.model import Label
+from fxverify.ir import Access, Edge, Footprint, Region, XfKind
+from fxverify.obligations.base import Context, Obligation, Witness, overlapping_pairs
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.encode import member
+from fxverify.smt.terms import between, const, int_var, not_, or_
+
+
+def alias_of(ctx: Context, e: Edge, fp: Footprint) -> str:
+    """The alias set a footprint belongs to: the edge's ``alias`` clause, else its region's alias
+    set, else the region instance itself (a region with no alias set aliases nothing else)."""
+    if e.alias is not None:
+        return e.alias
+    r = ctx.policy.region(fp.region)
+    return r.alias_set if r.alias_set is not None else f"region {r.name}"
+
+
+class _TwoFootprints(Obligation):
+    """Shared encoding: a byte that lies in footprint ``fa`` and in footprint ``fb``."""
+
+    fa: Footprint
+    fb: Footprint
+    tags = ("a", "b")
+
+    def extra(self) -> list:
+        return []
+
+    def encode(self) -> Query:
+        addr = int_var("addr")
+        ma, ka = member(self.fa, addr, self.tags[0])
+        mb, kb = member(self.fb, addr, self.tags[1])
+        cons = [("byte_in_first", ma), ("byte_in_second", mb)] + self.extra()
+        return Query(self.key, tuple(cons), minimize=(addr, ka, kb), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        ta, tb = self.tags
+        els = {}
+        if self.edges:
+            els = {self.edges[0]: int(m[f"k_{ta}"]), self.edges[-1]: int(m[f"k_{tb}"])}
+        return Witness(address=int(m["addr"]), space=self.fa.space, elements=els,
+                       values={"k_first": int(m[f"k_{ta}"]), "k_second": int(m[f"k_{tb}"])})
+
+
+class AliasOverlap(_TwoFootprints):
+    """FX-ALIAS-001: footprints of edges ``a`` and ``b`` in different alias sets share no byte."""
+
+    code = "FX-ALIAS-001"
+
+    def __init__(self, ctx: Context, a: int, acc_a: Access, sa: str, b: int, acc_b: Access, sb: str) -> None:
+        self.fa, self.fb, self.sa, self.sb = acc_a.footprint, acc_b.footprint, sa, sb
+        ea, eb = ctx.edge(a), ctx.edge(b)
+        super().__init__(ctx, (a, b), f"{self.code}:{ea.name}|{eb.name}|{self.fa.region}|{self.fb.region}",
+                         eb.span, (Label(ea.span, f"`{ea.name}` is in alias set `{sa}`"),))
+
+    def message(self, w: Witness) -> str:
+        return (f"`{self.name(self.edges[0])}` (alias set `{self.sa}`) and `{self.name(self.edges[1])}` "
+                f"(alias set `{self.sb}`) touch the same byte")
+
+    def why(self, w: Witness) -> str:
+        return "footprints in different alias sets are promised disjoint (like C `restrict`)"
+
+    def fix(self, w: Witness) -> str:
+        return (f"put both footprints in one alias set, or change the offsets or strides so that "
+                f"`{self.name(self.edges[1])}` misses {w.address:#x}")
+
+
+class RegionOverlap(_TwoFootprints):
+    """FX-ALIAS-001 at region level: regions in different alias sets do not overlap."""
+
+    code = "FX-ALIAS-001"
+
+    def __init__(self, ctx: Context, ra: Region, sa: str, rb: Region, sb: str) -> None:
+        self.ra, self.rb, self.sa, self.sb = ra, rb, sa, sb
+        self.fa = Footprint(ra.name, ra.space, ra.base, ra.size, ra.size, 1, ra.span)
+        self.fb = Footprint(rb.name, rb.space, rb.base, rb.size, rb.size, 1, rb.span)
+        super().__init__(ctx, (), f"{self.code}:region:{ra.name}|{rb.name}", rb.span,
+                         (Label(ra.span, f"`{ra.name}` is declared here"),))
+
+    def message(self, w: Witness) -> str:
+        return f"regions `{self.ra.name}` and `{self.rb.name}` overlap but are in different alias sets (`{self.sa}`, `{self.sb}`)"
+
+    def why(self, w: Witness) -> str:
+        return "regions may overlap only inside one alias set"
+
+    def fix(self, w: Witness) -> str:
+        return f"move `{self.rb.name}` past {self.ra.end:#x}, or declare `alias_set` containing both"
+
+
+class InPlace(_TwoFootprints):
+    """FX-ALIAS-002: an edge's source and destination overlap only in a legal in-place form:
+    an in-place gather whose source sits at ``dst.base + rank * chunk`` (NCCL's in-place
+    all-gather rule: sendbuff == recvbuff + rank * sendcount), or a reduction whose source is
+    exactly its destination (in-place all-reduce)."""
+
+    code = "FX-ALIAS-002"
+    tags = ("src", "dst")
+
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        assert e.src is not None and e.dst is not None
+        self.fa, self.fb = e.src, e.dst
+        self.legal, self.rule = _in_place_rule(e)
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.span)
+
+    def extra(self) -> list:
+        return [("not_legal_in_place", not_(const(self.legal)))]
+
+    def decode(self, result: Result) -> Witness:
+        w = super().decode(result)
+        w.elements = {}
+        return w
+
+    def prove_fast(self) -> str | None:
+        return "in-place-rule" if self.legal else None
+
+    def message(self, w: Witness) -> str:
+        return f"`{self.name(self.edges[0])}` reads and writes overlapping bytes and is not a legal in-place operation"
+
+    def why(self, w: Witness) -> str:
+        return self.rule
+
+    def fix(self, w: Witness) -> str:
+        return "use a separate destination buffer, or place the source at the rank's own offset"
+
+
+def _in_place_rule(e: Edge) -> tuple[bool, str]:
+    src, dst = e.src, e.dst
+    assert src is not None and dst is not None
+    for t in e.transforms:
+        if t.kind is XfKind.GATHER and t.param("rank") is not None:
+            rank = int(t.param("rank"))  # type: ignore[arg-type]
+            want = dst.base + rank * src.nbytes
+            return (src.base == want,
+                    f"an in-place gather must read its send buffer at recv + rank x chunk = {want:#x} "
+                    f"(rank {rank}, chunk {src.nbytes} B), not {src.base:#x}")
+    if e.action == "reduce" and (src.base, src.elem, src.stride, src.count) == (dst.base, dst.elem, dst.stride, dst.count):
+        return True, "an in-place reduction reads and writes exactly the same footprint"
+    return False, "a copy whose source and destination overlap reads bytes it has already overwritten"
+
+
+class Bounds(Obligation):
+    """FX-ALIAS-003: every byte of a footprint lies inside its region."""
+
+    code = "FX-ALIAS-003"
+
+    def __init__(self, ctx: Context, e: Edge, pos: int, fp: Footprint) -> None:
+        self.fp = fp
+        self.region = ctx.policy.region(fp.region)
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}#{pos}", fp.span if fp.span.end else e.span,
+                         (Label(self.region.span, f"region `{self.region.name}` is declared here"),))
+
+    def prove_fast(self) -> str | None:
+        # The bounding interval is tight: its ends are attained by element 0 and the last element.
+        return "interval" if self.region.base <= self.fp.lo and self.fp.hi <= self.region.end else None
+
+    def encode(self) -> Query:
+        addr = int_var("addr")
+        m, k = member(self.fp, addr, "a")
+        out = not_(between(addr, self.region.base, self.region.end))
+        return Query(self.key, (("byte_of_footprint", m), ("outside_region", out)), minimize=(k, addr), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        return Witness(address=int(m["addr"]), space=self.fp.space, elements={self.edges[0]: int(m["k_a"])})
+
+    def message(self, w: Witness) -> str:
+        side = "below" if (w.address or 0) < self.region.base else "past the end of"
+        return f"`{self.name(self.edges[0])}` touches {w.address:#x}, {side} region `{self.region.name}`"
+
+    def why(self, w: Witness) -> str:
+        return (f"region `{self.region.name}` spans [{self.region.base:#x}, {self.region.end:#x}); every byte "
+                f"base + k*stride + o of a footprint must lie inside it")
+
+    def fix(self, w: Witness) -> str:
+        return "shrink the count or length, or check the index arithmetic for negative or sentinel indices"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every alias obligation of ``ctx.policy``."""
+    pol = ctx.policy
+    for e in pol.edges:
+        for pos, acc in enumerate(e.accesses()):
+            yield Bounds(ctx, e, pos, acc.footprint)
+        if e.src is not None and e.dst is not None and e.src.space == e.dst.space:
+            if e.src.lo < e.dst.hi and e.dst.lo < e.src.hi:
+                yield InPlace(ctx, e)
+    yield from _region_overlaps(ctx)
+    for a, pa, b, pb in overlapping_pairs(ctx):
+        ea, eb = pol.edges[a], pol.edges[b]
+        if ea.alias is None and eb.alias is None:
+            continue  # both inherit their regions' sets: covered by the region-level check
+        acc_a, acc_b = ea.accesses()[pa], eb.accesses()[pb]
+        sa, sb = alias_of(ctx, ea, acc_a.footprint), alias_of(ctx, eb, acc_b.footprint)
+        if sa != sb:
+            yield AliasOverlap(ctx, a, acc_a, sa, b, acc_b, sb)
+
+
+def _region_overlaps(ctx: Context) -> Iterator[Obligation]:
+    by_space: dict[str, list[Region]] = {}
+    for r in ctx.policy.regions:
+        by_space.setdefault(r.space, []).append(r)
+    for _space, regions in sorted(by_space.items()):
+        regions.sort(key=lambda r: (r.base, r.name))
+        active: list[Region] = []
+        for r in regions:
+            active = [x for x in active if x.end > r.base]
+            for x in active:
+                sx = x.alias_set or f"region {x.name}"
+                sr = r.alias_set or f"region {r.name}"
+                if sx != sr:
+                    yield RegionOverlap(ctx, x, sx, r, sr)
+            active.append(r)

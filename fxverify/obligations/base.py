@@ -1,0 +1,196 @@
+"""The obligation model shared by every family.
+
+An ``Obligation`` states one property of a policy. It can:
+- ``prove_fast()``: try an exact proof without the solver (HB reachability, interval arithmetic,
+  constant evaluation) and return the method's name, or ``None``;
+- ``encode()``: build the SMT ``Query`` whose answer ``query.expect`` proves it;
+- ``decode(result)``: turn a refuting model into a ``Witness`` of IR values.
+Families subclass it. ``Context`` carries the policy and its graph, with indexes shared by the
+families. Emits no diagnostics itself.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from fxverify.diagnostics.model import Label
+from fxverify.graph import PolicyGraph, by_region_uses
+from fxverify.ir import Access, Edge, Policy
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.encode import f, s
+from fxverify.source import Span
+
+
+@dataclass
+class Witness:
+    """A decoded counterexample, in IR terms.
+
+    ``schedule`` maps edge ids to ``(start, finish)`` in ns. ``address``/``space`` locate a shared
+    byte; ``elements`` maps edge ids to the element index of their footprint containing it.
+    ``values`` carries named extras (input bytes, owners, map keys). ``cycle`` lists edge ids of an
+    HB cycle (FX-ORD-001).
+    """
+
+    schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
+    address: int | None = None
+    space: str | None = None
+    elements: dict[int, int] = field(default_factory=dict)
+    values: dict[str, int | str] = field(default_factory=dict)
+    cycle: list[int] = field(default_factory=list)
+
+
+class Context:
+    """The policy, its graph and indexes that several families share."""
+
+    def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
+        self.policy = policy
+        self.graph = graph
+        self.uses = by_region_uses(policy)
+        self.handoffs: dict[str, list[int]] = defaultdict(list)
+        self.leases: dict[str, list[int]] = defaultdict(list)
+        self.releases: dict[str, list[int]] = defaultdict(list)
+        for e in policy.edges:
+            for h in e.handoffs:
+                self.handoffs[h.region].append(e.eid)
+            for ls in e.leases:
+                self.leases[ls.region].append(e.eid)
+            for r in e.releases:
+                self.releases[r.region].append(e.eid)
+
+    def edge(self, eid: int) -> Edge:
+        """Return edge ``eid``."""
+        return self.policy.edges[eid]
+
+    def accesses_by_space(self) -> dict[str, list[tuple[int, int, Access]]]:
+        """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``."""
+        out: dict[str, list[tuple[int, int, Access]]] = defaultdict(list)
+        for e in self.policy.edges:
+            for i, acc in enumerate(e.accesses()):
+                out[acc.footprint.space].append((e.eid, i, acc))
+        for v in out.values():
+            v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
+        return out
+
+
+class Obligation:
+    """One property to discharge. Subclasses set the class attribute ``code`` and implement
+    ``encode`` and ``decode``; ``prove_fast`` is optional.
+
+    ``edges`` are the primary edge ids in role order; ``key`` is stable across runs (names only).
+    """
+
+    code: str = ""
+
+    def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, primary: Span,
+                 related: tuple[Label, ...] = ()) -> None:
+        self.ctx = ctx
+        self.edges = edges
+        self.key = key
+        self.primary = primary
+        self.related = related
+
+    # -- what a subclass provides -----------------------------------------------------------
+    def prove_fast(self) -> str | None:
+        """Return the name of an exact non-solver proof that holds, or ``None``."""
+        return None
+
+    def encode(self) -> Query:
+        """Return the SMT query; ``query.expect`` is the answer that proves the obligation."""
+        raise NotImplementedError(type(self).__name__)
+
+    def decode(self, result: Result) -> Witness:
+        """Turn a refuting solver result into a witness."""
+        raise NotImplementedError(type(self).__name__)
+
+    def message(self, w: Witness) -> str:
+        """One-line message for the refutation (Cedar style: lowercase, names in backticks)."""
+        raise NotImplementedError(type(self).__name__)
+
+    def why(self, w: Witness) -> str:
+        """The rule that the witness breaks, in one sentence."""
+        return ""
+
+    def fix(self, w: Witness) -> str:
+        """A fix hint naming the missing ordering, owner or size."""
+        return ""
+
+    # -- shared helpers ---------------------------------------------------------------------
+    def name(self, eid: int) -> str:
+        """Instance name of edge ``eid``."""
+        return self.ctx.policy.edges[eid].name
+
+    def header(self) -> tuple[str, ...]:
+        """Header comment lines for the SMT-LIB2 dump: policy, code, edges involved."""
+        pol = self.ctx.policy
+        lines = [f"fxverify obligation {self.code}", f"policy: {pol.name} ({pol.path})", f"key: {self.key}"]
+        for eid in self.edges:
+            lines.append(f"edge {eid} = {pol.edges[eid].name}")
+        return tuple(lines)
+
+    def decode_schedule(self, model: dict[str, int | bool], eids: tuple[int, ...] | None = None) -> dict[int, tuple[int, int]]:
+        """Read ``s_<eid>``/``f_<eid>`` of the primary edges (or ``eids``) from a model."""
+        out: dict[int, tuple[int, int]] = {}
+        for e in (self.edges if eids is None else eids):
+            sv, fv = model.get(s(e).name), model.get(f(e).name)
+            if isinstance(sv, int) and isinstance(fv, int):
+                out[e] = (sv, fv)
+        return out
+
+
+def conflict_kind(a: Access, b: Access) -> str | None:
+    """Classify two accesses to a shared byte (BRIEF section 2).
+
+    Returns ``"race"`` for a conflict (at least one writes; a reduction against a plain read or
+    write counts as a write), ``"reduce"`` for two reductions that do not commute (different
+    operators, or an operator outside ``ir.AC_OPS``: FX-XF-004), and ``None`` for no conflict
+    (two reads, or two reductions with the same associative and commutative operator).
+    """
+    from fxverify.ir import AC_OPS, AccessMode
+
+    ma, mb = a.mode, b.mode
+    if ma is AccessMode.READ and mb is AccessMode.READ:
+        return None
+    if ma is AccessMode.REDUCE and mb is AccessMode.REDUCE:
+        if a.op == b.op and a.op in AC_OPS:
+            return None
+        return "reduce"
+    return "race"
+
+
+def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
+    """All pairs of accesses of different edges whose bounding intervals share a byte, found by a
+    sweep over each address space (O(n log n + pairs)).
+
+    Returns ``(eid_a, pos_a, eid_b, pos_b)`` with ``eid_a < eid_b``, sorted. Read-read pairs are
+    skipped. Cached on the context.
+    """
+    cached = getattr(ctx, "_overlapping_pairs", None)
+    if cached is not None:
+        return cached
+    from fxverify.ir import AccessMode
+
+    out: list[tuple[int, int, int, int]] = []
+    for _space, items in sorted(ctx.accesses_by_space().items()):
+        active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
+        for eid, pos, acc in items:
+            lo = acc.footprint.lo
+            active = [t for t in active if t[0] > lo]
+            for hi2, eid2, pos2, acc2 in active:
+                if eid2 == eid:
+                    continue
+                if acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
+                    continue
+                a, b = ((eid2, pos2), (eid, pos)) if eid2 < eid else ((eid, pos), (eid2, pos2))
+                out.append((a[0], a[1], b[0], b[1]))
+            active.append((acc.footprint.hi, eid, pos, acc))
+    out.sort()
+    ctx._overlapping_pairs = out  # type: ignore[attr-defined]
+    return out
+
+
+def intervals_overlap(a: Access, b: Access) -> bool:
+    """True when two footprints certainly share a byte: both are contiguous and their intervals
+    intersect. (Strided footprints need the exact encoding.)"""
+    fa, fb = a.footprint, b.footprint
+    return fa.contiguous and fb.contiguous and fa.lo < fb.hi and fb.lo < fa.hi

@@ -1,0 +1,71 @@
+"""The fabric-cut encoding shared by FX-HOOK-001 and FX-ORD-004.
+
+A path from device ``u`` to device ``v`` over an allowed set of links exists iff no *cut* exists:
+a set of devices that contains ``u``, not ``v``, and is closed under allowed links. The query asks
+for such a cut, so unsat proves the path and a model is the cut (the devices ``u`` can reach).
+Takes a ``Context``; used by ``hooks`` and ``ordering``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fxverify.ir import Edge, Link
+from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.terms import Term, and_, bool_var, eq, not_, or_
+
+
+def cut_constraints(ctx: Context, allowed: Callable[[Link], bool], pairs: list[tuple[str, str]]) -> list[tuple[str | None, Term]]:
+    """Constraints asking for one cut per ``(u, v)`` pair, disjoined: some pair has no path.
+
+    Variables ``c<i>_<dev>`` mark device membership in cut ``i``.
+    """
+    pol = ctx.policy
+    alts: list[Term] = []
+    for i, (u, v) in enumerate(pairs):
+        c = {d.name: bool_var(f"c{i}_{d.name}") for d in pol.devices}
+        closed = [eq(c[ln.a], c[ln.b]) for ln in pol.links if allowed(ln) and ln.a in c and ln.b in c]
+        alts.append(and_(c[u], not_(c[v]), *closed))
+    return [("cut", or_(*alts))]
+
+
+class CutObligation(Obligation):
+    """Base for obligations that need fabric paths: from ``src_dev`` to ``dst_dev`` (and through
+    ``via`` when set) over links that satisfy ``allowed``."""
+
+    def __init__(self, ctx: Context, e: Edge, src_dev: str, dst_dev: str, *, allowed: Callable[[Link], bool],
+                 key_extra: str, via: str | None = None) -> None:
+        self.src_dev, self.dst_dev, self.via = src_dev, dst_dev, via
+        self.allowed = allowed
+        self.pairs = [(src_dev, via), (via, dst_dev)] if via and via not in (src_dev, dst_dev) else [(src_dev, dst_dev)]
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}:{key_extra}", e.span)
+
+    def _reachable(self, u: str, v: str) -> bool:
+        if u == v:
+            return True
+        seen, stack = {u}, [u]
+        links = [ln for ln in self.ctx.policy.links if self.allowed(ln)]
+        while stack:
+            n = stack.pop()
+            for ln in links:
+                for x, y in ((ln.a, ln.b), (ln.b, ln.a)):
+                    if x == n and y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+        return v in seen
+
+    def prove_fast(self) -> str | None:
+        return "fabric-search" if all(self._reachable(u, v) for u, v in self.pairs) else None
+
+    def encode(self) -> Query:
+        pairs = [(u, v) for u, v in self.pairs if u != v]
+        return Query(self.key, tuple(cut_constraints(self.ctx, self.allowed, pairs)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        pairs = [(u, v) for u, v in self.pairs if u != v]
+        for i, (u, v) in enumerate(pairs):
+            side = sorted(d.name for d in self.ctx.policy.devices if result.model.get(f"c{i}_{d.name}") is True)
+            if u in side and v not in side:
+                return Witness(values={"cut": ",".join(side), "from": u, "to": v})
+        return Witness(values={"cut": "", "from": self.src_dev, "to": self.dst_dev})

@@ -1,0 +1,93 @@
+"""Fabric and hook obligations: FX-HOOK-001 (no fabric path, or the driving device is not on it)
+and FX-HOOK-002 (an undeclared hook drives an edge).
+
+Takes a ``Context``; yields ``Obligation`` objects. Paths use the cut encoding of
+``obligations.fabric``: the bytes go from the source's device to the destination's device, and the
+driving device must lie on a path between them (for a ``write``: from the driver to the
+destination's device; for a ``read``: from the source's device to the driver).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fxverify.ir import Edge
+from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.obligations.fabric import CutObligation
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.terms import eq, int_var, not_, or_
+
+
+class NoPath(CutObligation):
+    """FX-HOOK-001: a fabric path joins the transfer's endpoints through its driving device."""
+
+    code = "FX-HOOK-001"
+
+    def message(self, w: Witness) -> str:
+        e = self.name(self.edges[0])
+        if self.via and self.via not in (self.src_dev, self.dst_dev):
+            return f"`{e}` is driven by `{self.via}`, which has no fabric path between `{self.src_dev}` and `{self.dst_dev}`"
+        return f"`{e}` moves bytes from `{self.src_dev}` to `{self.dst_dev}` but no fabric path joins them"
+
+    def why(self, w: Witness) -> str:
+        return (f"the devices reachable from `{w.values.get('from')}` are {{{w.values.get('cut')}}}, "
+                f"which leaves out `{w.values.get('to')}`")
+
+    def fix(self, w: Witness) -> str:
+        return f"declare a `link` that joins `{w.values.get('from')}` to `{w.values.get('to')}`, or drive the edge from a device on the path"
+
+
+class UndeclaredHook(Obligation):
+    """FX-HOOK-002: the hook that drives an edge is declared on its device."""
+
+    code = "FX-HOOK-002"
+
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        self.dev = ctx.policy.device(e.device)
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.hook_span if e.hook_span.end else e.span)
+
+    def prove_fast(self) -> str | None:
+        return "declared" if self.ctx.edge(self.edges[0]).hook in self.dev.hooks else None
+
+    def encode(self) -> Query:
+        e = self.ctx.edge(self.edges[0])
+        universe = sorted(set(self.dev.hooks) | {e.hook})
+        h = int_var("hook")
+        declared = or_(*[eq(h, universe.index(x)) for x in self.dev.hooks])
+        header = self.header() + tuple(f"hook {i} = {x}" for i, x in enumerate(universe))
+        return Query(self.key, (("used_hook", eq(h, universe.index(e.hook))), ("undeclared", not_(declared))), header=header)
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(values={"hook": self.ctx.edge(self.edges[0]).hook, "device": self.dev.name})
+
+    def message(self, w: Witness) -> str:
+        e = self.ctx.edge(self.edges[0])
+        return f"`{e.name}` is driven by `{e.device}.{e.hook}`, but `{e.device}` declares no hook `{e.hook}`"
+
+    def why(self, w: Witness) -> str:
+        hooks = ", ".join(self.dev.hooks) or "none"
+        return f"`{self.dev.name}` declares hooks [{hooks}]; a policy program can run only at a declared hook"
+
+    def fix(self, w: Witness) -> str:
+        import difflib
+
+        e = self.ctx.edge(self.edges[0])
+        near = difflib.get_close_matches(e.hook, self.dev.hooks, n=1)
+        return f"did you mean `{e.device}.{near[0]}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every hook obligation of ``ctx.policy``; path obligations are deduplicated per edge
+    family and endpoint triple, since every instance shares the answer."""
+    g = ctx.graph
+    path_seen: set[tuple[str, str, str, str]] = set()
+    for e in ctx.policy.edges:
+        yield UndeclaredHook(ctx, e)
+        if e.src is None and e.dst is None:
+            continue
+        src, dst = g.transfer_endpoints(e)
+        key = (e.family, src, dst, e.device)
+        if key in path_seen:
+            continue
+        path_seen.add(key)
+        yield NoPath(ctx, e, src, dst, allowed=lambda ln: True, key_extra=f"{src}>{e.device}>{dst}", via=e.device)

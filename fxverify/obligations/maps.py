@@ -1,0 +1,224 @@
+"""Map consistency-class obligations: FX-MAP-001 (local map used off its device), FX-MAP-002
+(lost update), FX-MAP-003 (guard may read stale), FX-MAP-004 (per-device map read as one value).
+
+Takes a ``Context``; yields ``Obligation`` objects. Map operations happen within their edge's
+interval. Classes (BRIEF section 1): ``local(dev)`` lives on one device; ``per_device`` has one slot
+per device, written only by that device; ``eventual`` replicas merge with a commutative operator and
+guarantee no visibility; ``causal`` reads see every write that happens-before them; ``linearizable``
+reads see every write that finished before them in real time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+
+from fxverify.diagnostics.model import Label
+from fxverify.ir import AC_OPS, ClassKind, Edge, MapDecl, MapOp, MapOpKind
+from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
+from fxverify.smt.terms import and_, const, eq, int_var, not_
+
+_WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
+
+
+class _MapOb(Obligation):
+    def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
+                 related: tuple[Label, ...] = ()) -> None:
+        self.op, self.decl = op, decl
+        super().__init__(ctx, edges, key, op.span if op.span.end else ctx.edge(edges[0]).span, related)
+
+    def _timed(self, cond, label: str) -> Query:
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, cond)]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(schedule=self.decode_schedule(result.model),
+                       values={"map": self.decl.name, "key": -1 if self.op.key is None else self.op.key})
+
+
+class LocalMap(_MapOb):
+    """FX-MAP-001: a ``local(dev)`` map is accessed only from hooks on ``dev``."""
+
+    code = "FX-MAP-001"
+
+    def prove_fast(self) -> str | None:
+        return "static-class" if self.ctx.edge(self.edges[0]).device == self.decl.cls.device else None
+
+    def encode(self) -> Query:
+        pol = self.ctx.policy
+        ids = {d.name: i for i, d in enumerate(pol.devices)}
+        dev = int_var("accessing_device")
+        cons = (("accessing_device", eq(dev, ids[self.ctx.edge(self.edges[0]).device])),
+                ("off_home_device", not_(eq(dev, ids[self.decl.cls.device or ""]))))
+        return Query(self.key, cons, header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        w = super().decode(result)
+        w.values["device"] = self.ctx.edge(self.edges[0]).device
+        return w
+
+    def message(self, w: Witness) -> str:
+        e = self.ctx.edge(self.edges[0])
+        return f"`{e.name}` on `{e.device}` accesses `{self.decl.name}`, which is local to `{self.decl.cls.device}`"
+
+    def why(self, w: Witness) -> str:
+        return "a `local(dev)` map exists only in the memory of its device"
+
+    def fix(self, w: Witness) -> str:
+        return f"declare `{self.decl.name}` with a shared class (`causal`, `linearizable`), or move the access to `{self.decl.cls.device}`"
+
+
+class LostUpdate(_MapOb):
+    """FX-MAP-002: two writes to the same entry of a shared map either are HB-ordered or commute
+    (both ``update`` with an associative and commutative merge)."""
+
+    code = "FX-MAP-002"
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
+
+    def encode(self) -> Query:
+        return self._timed(overlap(*self.edges), "concurrent_writes")
+
+    def message(self, w: Witness) -> str:
+        a, b = self.edges
+        return f"`{self.name(a)}` and `{self.name(b)}` may write `{self.decl.name}[{self.op.key}]` concurrently: one update is lost"
+
+    def why(self, w: Witness) -> str:
+        merge = self.decl.merge or "none"
+        return f"concurrent writes survive only when both are `update`s with a commutative, associative merge (`{self.decl.name}` merges with `{merge}`)"
+
+    def fix(self, w: Witness) -> str:
+        a, b = self.edges
+        return f"use `update` with `merge sum`/`max`, or add `after {self.name(a)}` to `{self.name(b)}`"
+
+
+class StaleGuard(_MapOb):
+    """FX-MAP-003: a guard read on ``m[k]`` sees writer ``w``: on ``causal`` maps ``w`` must
+    happen-before the guard or after it; on ``eventual`` maps it must happen after it."""
+
+    code = "FX-MAP-003"
+
+    def prove_fast(self) -> str | None:
+        g_, w = self.edges
+        graph = self.ctx.graph
+        if graph.hb_before(g_, w):
+            return "hb-reachability"
+        if self.decl.cls.kind is ClassKind.CAUSAL and graph.hb_before(w, g_):
+            return "hb-reachability"
+        return None
+
+    def encode(self) -> Query:
+        g_, w = self.edges
+        if self.decl.cls.kind is ClassKind.EVENTUAL:
+            return self._timed(s(w) < s(g_), "writer_started_before_guard")
+        return self._timed(and_(s(w) < s(g_), s(g_) < f(w)), "writer_in_flight_at_guard")
+
+    def message(self, w: Witness) -> str:
+        g_, wr = self.edges
+        return f"guard `{self.decl.name}[{self.op.key}]` in `{self.name(g_)}` may miss the write by `{self.name(wr)}` ({self.decl.cls} map)"
+
+    def why(self, w: Witness) -> str:
+        if self.decl.cls.kind is ClassKind.EVENTUAL:
+            return "an `eventual` map never guarantees that a read sees a given write"
+        return "a `causal` map guarantees only writes that happen-before the read"
+
+    def fix(self, w: Witness) -> str:
+        g_, wr = self.edges
+        if self.decl.cls.kind is ClassKind.EVENTUAL:
+            return f"declare `{self.decl.name}` `causal` and add `after {self.name(wr)}` to `{self.name(g_)}`"
+        return f"add `after {self.name(wr)}` to `{self.name(g_)}`"
+
+
+class PerDeviceRead(_MapOb):
+    """FX-MAP-004: a plain read of a ``per_device`` entry is made only on the single device that
+    writes it; otherwise the reader must ``aggregate`` after every writer."""
+
+    code = "FX-MAP-004"
+
+    def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
+                 foreign: tuple[str, ...] = ()) -> None:
+        self.foreign = foreign
+        super().__init__(ctx, edges, key, op, decl)
+
+    def prove_fast(self) -> str | None:
+        if self.op.kind is MapOpKind.AGGREGATE:
+            return "hb-reachability" if self.ctx.graph.hb_before(self.edges[1], self.edges[0]) else None
+        return "static-class" if not self.foreign else None
+
+    def encode(self) -> Query:
+        if self.op.kind is MapOpKind.AGGREGATE:
+            r, w = self.edges
+            return self._timed(not_(f(w) <= s(r)), "writer_not_before_aggregate")
+        n = int_var("foreign_writer_devices")
+        return Query(self.key, (("foreign_writers", eq(n, len(self.foreign))), ("plain_read", n > 0)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        w = super().decode(result)
+        if self.foreign:
+            w.values["writers"] = ",".join(self.foreign)
+        return w
+
+    def message(self, w: Witness) -> str:
+        r = self.edges[0]
+        if self.op.kind is MapOpKind.AGGREGATE:
+            return f"`{self.name(r)}` aggregates `{self.decl.name}[{self.op.key}]` before `{self.name(self.edges[1])}` has written its slot"
+        return (f"`{self.name(r)}` reads per-device map `{self.decl.name}[{self.op.key}]` as one value, "
+                f"but {', '.join(f'`{d}`' for d in self.foreign)} write their own slots")
+
+    def why(self, w: Witness) -> str:
+        return "a `per_device` map holds one slot per device; its value is the aggregate of every slot"
+
+    def fix(self, w: Witness) -> str:
+        if self.op.kind is MapOpKind.AGGREGATE:
+            return f"add `after {self.name(self.edges[1])}` to `{self.name(self.edges[0])}`"
+        return f"use `aggregate {self.decl.name}[{self.op.key}]` on an edge that happens after every writer"
+
+
+def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
+    return a.kind is MapOpKind.UPDATE and b.kind is MapOpKind.UPDATE and decl.merge in AC_OPS
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every map obligation of ``ctx.policy``."""
+    pol = ctx.policy
+    writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp]]] = defaultdict(list)
+    readers: list[tuple[Edge, MapOp]] = []
+    for e in pol.edges:
+        for op in e.map_ops:
+            decl = pol.map(op.map)
+            if decl.cls.kind is ClassKind.LOCAL:
+                yield LocalMap(ctx, (e.eid,), f"FX-MAP-001:{e.name}|{op.map}", op, decl)
+            if op.kind in _WRITES:
+                writers[(op.map, op.key)].append((e, op))
+            else:
+                readers.append((e, op))
+    for (mname, key), ws in sorted(writers.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])):
+        decl = pol.map(mname)
+        # Updates with an associative, commutative merge commute with each other: only pairs with
+        # at least one blind write (or a non-commuting merge) can lose an update.
+        blind = [(e, o) for e, o in ws if not _commute(o, o, decl)]
+        for i, (ea, oa) in enumerate(ws):
+            others = ws[i + 1:] if not _commute(oa, oa, decl) else [x for x in blind if x[0].eid > ea.eid]
+            for eb, ob in others:
+                if ea.eid == eb.eid or _commute(oa, ob, decl):
+                    continue
+                if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
+                    continue  # different slots
+                yield LostUpdate(ctx, (ea.eid, eb.eid), f"FX-MAP-002:{ea.name}|{eb.name}|{mname}[{key}]", ob, decl,
+                                 (Label(ea.span, f"`{ea.name}` writes here"),))
+    for e, op in readers:
+        decl = pol.map(op.map)
+        ws = [(we, wo) for we, wo in writers.get((op.map, op.key), []) if we.eid != e.eid]
+        if op.kind is MapOpKind.GUARD and decl.cls.kind in (ClassKind.EVENTUAL, ClassKind.CAUSAL):
+            for we, _wo in ws:
+                yield StaleGuard(ctx, (e.eid, we.eid), f"FX-MAP-003:{e.name}|{we.name}|{op.map}[{op.key}]", op, decl)
+        if decl.cls.kind is ClassKind.PER_DEVICE:
+            if op.kind is MapOpKind.AGGREGATE:
+                for we, _wo in ws:
+                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"FX-MAP-004:{e.name}|{we.name}|{op.map}[{op.key}]", op, decl)
+            else:
+                foreign = tuple(sorted({we.device for we, _ in ws if we.device != e.device}))
+                yield PerDeviceRead(ctx, (e.eid,), f"FX-MAP-004:{e.name}|{op.map}[{op.key}]", op, decl, foreign)

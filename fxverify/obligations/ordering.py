@@ -1,0 +1,221 @@
+"""Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race), FX-ORD-003 (posted write
+read before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it).
+
+Takes a ``Context``; yields ``Obligation`` objects. Races are found among pairs of accesses whose
+bounding intervals overlap (a sweep per address space), then pruned by HB reachability before any
+pair goes to the solver. The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
+each query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import networkx as nx
+
+from fxverify.diagnostics.model import Label
+from fxverify.ir import Access, AccessMode, LinkOrder
+from fxverify.obligations.base import (
+    Context, Obligation, Witness, conflict_kind, overlapping_pairs,
+)
+from fxverify.obligations.fabric import CutObligation
+from fxverify.smt.backend import Query, Result, Status
+from fxverify.smt.encode import f, member, overlap, relevant_edges, s, schedule, time_objectives
+from fxverify.smt.terms import and_, int_var, not_
+
+_MODE_VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
+
+
+class HbCycle(Obligation):
+    """FX-ORD-001: the HB constraints over ``edges`` (one strongly connected component, or the
+    whole policy when acyclic) admit a schedule. Proved when the query is sat; refuted with the
+    cycle read from the unsat core."""
+
+    code = "FX-ORD-001"
+
+    def prove_fast(self) -> str | None:
+        return "topological-sort" if self.ctx.graph.is_acyclic() else None
+
+    def encode(self) -> Query:
+        return Query(self.key, tuple(schedule(self.ctx.graph, self.edges)), expect=Status.SAT,
+                     header=self.header(), want_core=True)
+
+    def decode(self, result: Result) -> Witness:
+        g = nx.DiGraph()
+        for label in result.core:
+            if label.startswith("hb_"):
+                _, a, b = label.split("_")
+                g.add_edge(int(a), int(b))
+        cycle = [u for u, _ in nx.find_cycle(g)] if g.number_of_edges() else list(self.edges)
+        start = cycle.index(min(cycle))
+        return Witness(cycle=cycle[start:] + cycle[:start])
+
+    def message(self, w: Witness) -> str:
+        names = " -> ".join(f"`{self.name(e)}`" for e in w.cycle + w.cycle[:1])
+        return f"happens-before cycle: {names}"
+
+    def why(self, w: Witness) -> str:
+        return "each edge must finish before the next one starts, so none of them can ever start"
+
+    def fix(self, w: Witness) -> str:
+        last, first = w.cycle[-1], w.cycle[0]
+        return f"remove `after {self.name(last)}` from `{self.name(first)}`, or reorder the cycle's edges"
+
+
+class Race(Obligation):
+    """FX-ORD-002: accesses ``a`` and ``b`` (of different edges) to a shared byte, at least one a
+    write, are HB-ordered in every schedule."""
+
+    code = "FX-ORD-002"
+
+    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
+        ea, eb = ctx.edge(a), ctx.edge(b)
+        self.acc_a: Access = ea.accesses()[pa]
+        self.acc_b: Access = eb.accesses()[pb]
+        key = f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}"
+        super().__init__(ctx, (a, b), key, eb.span, (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),))
+
+    def prove_fast(self) -> str | None:
+        a, b = self.edges
+        return "hb-reachability" if self.ctx.graph.ordered(a, b) else None
+
+    def encode(self) -> Query:
+        a, b = self.edges
+        addr = int_var("addr")
+        ma, ka = member(self.acc_a.footprint, addr, "a")
+        mb, kb = member(self.acc_b.footprint, addr, "b")
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, (a, b)))
+        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
+        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives((a, b))), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        a, b = self.edges
+        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]),
+                       space=self.acc_a.footprint.space, elements={a: int(m["k_a"]), b: int(m["k_b"])})
+
+    def message(self, w: Witness) -> str:
+        a, b = self.edges
+        kind = "write-write" if AccessMode.READ not in (self.acc_a.mode, self.acc_b.mode) else (
+            "read-write" if self.acc_a.mode is AccessMode.READ else "write-read")
+        return (f"data race ({kind}) on `{self.acc_b.footprint.region}`: `{self.name(a)}` and "
+                f"`{self.name(b)}` may overlap in time")
+
+    def why(self, w: Witness) -> str:
+        return ("two accesses to the same byte, at least one a write, must be ordered by "
+                "happens-before (after, stream order)")
+
+    def fix(self, w: Witness) -> str:
+        a, b = self.edges
+        return f"add `after {self.name(a)}` to `{self.name(b)}`"
+
+
+class PostedRead(Obligation):
+    """FX-ORD-003: reader ``r`` of bytes that ``w`` wrote over posted link ``link`` is HB-after a
+    flush of that link that is HB-after ``w``."""
+
+    code = "FX-ORD-003"
+
+    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...]) -> None:
+        ew, er = ctx.edge(w), ctx.edge(r)
+        self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
+        self.link = link
+        self.flushes = flushes
+        super().__init__(ctx, (w, r) + flushes, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
+                         (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
+
+    def prove_fast(self) -> str | None:
+        g = self.ctx.graph
+        w, r = self.edges[:2]
+        if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self.flushes):
+            return "hb-reachability"
+        return None
+
+    def encode(self) -> Query:
+        w, r = self.edges[:2]
+        addr = int_var("addr")
+        mw, kw = member(self.acc_w.footprint, addr, "w")
+        mr, kr = member(self.acc_r.footprint, addr, "r")
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", f(w) <= s(r))]
+        for fl in self.flushes:
+            cons.append((f"not_flushed_by_{fl}", not_(and_(f(w) <= s(fl), f(fl) <= s(r)))))
+        return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        w, r = self.edges[:2]
+        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.acc_w.footprint.space,
+                       elements={w: int(m["k_w"]), r: int(m["k_r"])}, values={"link": self.link})
+
+    def message(self, w: Witness) -> str:
+        a, b = self.edges[:2]
+        return (f"`{self.name(b)}` reads bytes that `{self.name(a)}` wrote over posted link `{self.link}` "
+                f"with no flush in between")
+
+    def why(self, w: Witness) -> str:
+        return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
+
+    def fix(self, w: Witness) -> str:
+        a, b = self.edges[:2]
+        return f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
+
+
+class InOrder(CutObligation):
+    """FX-ORD-004: an edge that requires in-order delivery has a path of ``ordered`` links only."""
+
+    code = "FX-ORD-004"
+
+    def message(self, w: Witness) -> str:
+        return (f"`{self.name(self.edges[0])}` requires in-order delivery but every path from "
+                f"`{self.src_dev}` to `{self.dst_dev}` crosses an unordered or posted link")
+
+    def why(self, w: Witness) -> str:
+        return "only `ordered` links complete transfers in submission order"
+
+    def fix(self, w: Witness) -> str:
+        return f"route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every ordering obligation of ``ctx.policy``.
+
+    When HB is cyclic only FX-ORD-001 obligations are produced: no schedule exists, so
+    schedule-dependent obligations are vacuous until the cycle is fixed.
+    """
+    g = ctx.graph
+    pol = ctx.policy
+    if not g.is_acyclic():
+        for comp in g.cyclic_components():
+            yield HbCycle(ctx, tuple(comp), f"FX-ORD-001:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
+        return
+    yield HbCycle(ctx, tuple(range(len(pol.edges))), "FX-ORD-001:policy", pol.span)
+    for a, pa, b, pb in overlapping_pairs(ctx):
+        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
+        if conflict_kind(acc_a, acc_b) == "race":
+            yield Race(ctx, a, pa, b, pb)
+    yield from _posted(ctx)
+    for e in pol.edges:
+        if e.require_in_order:
+            src, dst = g.transfer_endpoints(e)
+            yield InOrder(ctx, e, src, dst, allowed=lambda ln: ln.order is LinkOrder.ORDERED, key_extra="in_order")
+
+
+def _posted(ctx: Context) -> Iterator[Obligation]:
+    g, pol = ctx.graph, ctx.policy
+    flushes: dict[str, list[int]] = {}
+    for e in pol.edges:
+        for ln in e.flushes:
+            flushes.setdefault(ln, []).append(e.eid)
+    for a, pa, b, pb in overlapping_pairs(ctx):
+        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
+            ew, er = pol.edges[w], pol.edges[r]
+            acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
+            if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
+                continue
+            if er.device == ew.device or g.hb_before(r, w):
+                # Same requester: PCIe reads do not pass posted writes. A reader that always runs
+                # first cannot see the write at all.
+                continue
+            for link in g.posted_links(ew):
+                yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())))

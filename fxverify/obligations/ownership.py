@@ -1,0 +1,339 @@
+"""Ownership obligations: FX-OWN-001 (access without ownership or lease), FX-OWN-002 (access while
+in transit), FX-OWN-003 (handoff by a non-owner), FX-OWN-004 (use after release), FX-OWN-005 (final
+owner not unique or not as declared).
+
+Takes a ``Context``; yields ``Obligation`` objects. The ownership model (BRIEF sections 1 and 3):
+a region starts with its declared owner; a handoff edge ``h`` puts it in transit during
+``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; the owner at time ``t`` is the
+destination of the latest handoff completed by ``t`` (simultaneous completions admit either); a lease
+lets a device read from ``f(g)`` until the next handoff of the region starts; a release at ``s(r)``
+ends all use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fxverify.diagnostics.model import Label
+from fxverify.ir import AccessMode, Edge
+from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
+from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_
+
+
+def _handoff_of(ctx: Context, eid: int, region: str):
+    return next(h for h in ctx.edge(eid).handoffs if h.region == region)
+
+
+def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int]) -> Term:
+    """``device`` owns ``region`` at time ``t`` (some latest handoff completed by ``t`` gives it to
+    ``device``, or none completed and ``device`` is the initial owner)."""
+    init = ctx.policy.region(region).owner
+    none_done = and_(*[not_(f(h) <= t) for h in handoffs])
+    alts = [and_(none_done, TRUE if init == device else FALSE)]
+    for h in handoffs:
+        if _handoff_of(ctx, h, region).dst != device:
+            continue
+        latest = and_(f(h) <= t, *[not_(and_(f(o) <= t, f(h) < f(o))) for o in handoffs if o != h])
+        alts.append(latest)
+    return or_(*alts)
+
+
+def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int]) -> Term:
+    """A lease of ``region`` to ``device`` is in force at ``t``: granted by ``f(g) <= t`` and no
+    handoff of the region started in ``[f(g), t]``."""
+    alts = []
+    for g in leases:
+        if not any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases):
+            continue
+        alts.append(and_(f(g) <= t, *[not_(and_(f(g) <= s(h), s(h) <= t)) for h in handoffs]))
+    return or_(*alts)
+
+
+class _Own(Obligation):
+    def _sched(self, extra: tuple[int, ...] = ()) -> list:
+        return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(schedule=self.decode_schedule(result.model), values={"region": self.region})
+
+
+class Unowned(_Own):
+    """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
+    reads it under a lease."""
+
+    code = "FX-OWN-001"
+
+    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool) -> None:
+        self.region, self.device, self.writes = region, e.device, writes
+        self.hs = list(ctx.handoffs.get(region, ()))
+        self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region == region and x.device == e.device for x in ctx.edge(g).leases)]
+        super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span)
+
+    def prove_fast(self) -> str | None:
+        g = self.ctx.graph
+        e = self.edges[0]
+        init = self.ctx.policy.region(self.region).owner
+        if init == self.device and all(g.hb_before(e, h) for h in self.hs):
+            return "no-handoff-before" if self.hs else "static-owner"
+        for h in self.hs:
+            if _handoff_of(self.ctx, h, self.region).dst == self.device and g.hb_before(h, e) and all(
+                    o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in self.hs):
+                return "hb-reachability"
+        if not self.writes:
+            for lg in self.ls:
+                if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
+                    return "lease-hb"
+        return None
+
+    def encode(self) -> Query:
+        e = self.edges[0]
+        t = s(e)
+        ok = owner_is(self.ctx, self.region, self.device, t, self.hs)
+        if not self.writes:
+            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs))
+        cons = self._sched() + [("not_owner_nor_lessee", not_(ok))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        w = super().decode(result)
+        w.values["device"] = self.device
+        return w
+
+    def message(self, w: Witness) -> str:
+        verb = "writes" if self.writes else "reads"
+        return f"`{self.name(self.edges[0])}` {verb} `{self.region}` from `{self.device}`, which neither owns nor leases it then"
+
+    def why(self, w: Witness) -> str:
+        return "a device may access a region only while it owns it, or read it under a lease"
+
+    def fix(self, w: Witness) -> str:
+        if not self.writes:
+            return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
+        return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
+
+
+class InTransit(_Own):
+    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses."""
+
+    code = "FX-OWN-002"
+
+    def __init__(self, ctx: Context, e: Edge, h: int, region: str) -> None:
+        self.region = region
+        eh = ctx.edge(h)
+        super().__init__(ctx, (e.eid, h), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
+                         (Label(eh.span, f"`{eh.name}` hands `{region}` off here"),))
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
+
+    def encode(self) -> Query:
+        e, h = self.edges
+        cons = self._sched() + [("overlaps_handoff", overlap(e, h))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def message(self, w: Witness) -> str:
+        e, h = self.edges
+        return f"`{self.name(e)}` accesses `{self.region}` while `{self.name(h)}` is handing it off"
+
+    def why(self, w: Witness) -> str:
+        return "a region in transit belongs to nobody: no edge but the handoff may touch it"
+
+    def fix(self, w: Witness) -> str:
+        e, h = self.edges
+        return f"order them: add `after {self.name(h)}` to `{self.name(e)}` (or the reverse)"
+
+
+class BadHandoff(_Own):
+    """FX-OWN-003: handoff ``h`` of ``region`` from ``A`` starts while ``A`` owns the region and no
+    other handoff of it is in flight."""
+
+    code = "FX-OWN-003"
+
+    def __init__(self, ctx: Context, h: int, region: str) -> None:
+        self.region = region
+        ho = _handoff_of(ctx, h, region)
+        self.src = ho.src
+        self.hs = list(ctx.handoffs[region])
+        eh = ctx.edge(h)
+        super().__init__(ctx, (h, *[o for o in self.hs if o != h]), f"{self.code}:{eh.name}|{region}", ho.span if ho.span.end else eh.span)
+
+    def prove_fast(self) -> str | None:
+        g = self.ctx.graph
+        h = self.edges[0]
+        others = [o for o in self.hs if o != h]
+        if self.ctx.policy.region(self.region).owner == self.src and all(g.hb_before(h, o) for o in others):
+            return "hb-reachability"
+        for p in others:
+            if _handoff_of(self.ctx, p, self.region).dst == self.src and g.hb_before(p, h) and all(
+                    o == p or g.hb_before(o, p) or g.hb_before(h, o) for o in others):
+                return "hb-reachability"
+        return None
+
+    def encode(self) -> Query:
+        h = self.edges[0]
+        bad = or_(not_(owner_is(self.ctx, self.region, self.src, s(h), self.hs)),
+                  *[overlap(h, o) for o in self.hs if o != h])
+        cons = self._sched() + [("handoff_by_non_owner", bad)]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        w = super().decode(result)
+        w.values["from"] = self.src
+        return w
+
+    def message(self, w: Witness) -> str:
+        return f"`{self.name(self.edges[0])}` hands `{self.region}` off from `{self.src}`, which may not own it then"
+
+    def why(self, w: Witness) -> str:
+        return "only the current owner can hand a region off, and one handoff at a time"
+
+    def fix(self, w: Witness) -> str:
+        others = [self.name(o) for o in self.edges[1:]]
+        return (f"order the handoffs of `{self.region}` (add `after {others[0]}`)" if others
+                else f"hand `{self.region}` to `{self.src}` first")
+
+
+class UseAfterRelease(_Own):
+    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``."""
+
+    code = "FX-OWN-004"
+
+    def __init__(self, ctx: Context, r: int, u: int, region: str, kind: str) -> None:
+        self.region, self.kind = region, kind
+        er, eu = ctx.edge(r), ctx.edge(u)
+        super().__init__(ctx, (r, u), f"{self.code}:{er.name}|{eu.name}|{region}", er.span,
+                         (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
+
+    def prove_fast(self) -> str | None:
+        r, u = self.edges
+        return "hb-reachability" if self.ctx.graph.hb_before(u, r) else None
+
+    def encode(self) -> Query:
+        r, u = self.edges
+        cons = self._sched() + [("use_not_before_release", not_(f(u) <= s(r)))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def message(self, w: Witness) -> str:
+        r, u = self.edges
+        return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it"
+
+    def why(self, w: Witness) -> str:
+        return "a release (free, evict, unlock, return to pool) must happen after every use of the region has finished"
+
+    def fix(self, w: Witness) -> str:
+        r, u = self.edges
+        return f"add `after {self.name(u)}` to `{self.name(r)}`"
+
+
+class FinalOwner(_Own):
+    """FX-OWN-005: the final owner of ``region`` is the same in every schedule, and equals the
+    declared one when declared. Non-uniqueness is a two-schedule query (variables suffixed
+    ``__1``/``__2``)."""
+
+    code = "FX-OWN-005"
+
+    def __init__(self, ctx: Context, region: str, declared: str | None, span) -> None:
+        self.region, self.declared = region, declared
+        self.hs = list(ctx.handoffs.get(region, ()))
+        super().__init__(ctx, tuple(self.hs), f"{self.code}:{region}", span)
+
+    def _dst(self, h: int) -> str:
+        return _handoff_of(self.ctx, h, self.region).dst
+
+    def _maximal(self) -> list[int]:
+        g = self.ctx.graph
+        return [h for h in self.hs if not any(g.hb_before(h, o) for o in self.hs if o != h)]
+
+    def prove_fast(self) -> str | None:
+        init = self.ctx.policy.region(self.region).owner
+        finals = {self._dst(h) for h in self._maximal()} if self.hs else {init}
+        if len(finals) == 1 and (self.declared is None or finals == {self.declared}):
+            return "hb-reachability" if self.hs else "static-owner"
+        return None
+
+    def _latest(self, h: int, suffix: str) -> Term:
+        from fxverify.smt.terms import int_var
+
+        fh = int_var(f"f_{h}{suffix}")
+        return and_(*[int_var(f"f_{o}{suffix}") <= fh for o in self.hs if o != h])
+
+    def encode(self) -> Query:
+        from fxverify.smt.terms import int_var
+
+        init = self.ctx.policy.region(self.region).owner
+        base = self._sched()
+        if self.declared is not None:
+            bad = or_(*[self._latest(h, "") for h in self.hs if self._dst(h) != self.declared]) if self.hs else (
+                TRUE if init != self.declared else FALSE)
+            cons = base + [("final_owner_differs", bad)]
+            return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+        def rename(t: Term, suffix: str) -> Term:
+            if t.op == "var":
+                return int_var(t.name + suffix)
+            return Term(t.op, t.sort, tuple(rename(a, suffix) for a in t.args), t.name, t.value)
+
+        cons = [(f"{lbl}__1", rename(t, "__1")) for lbl, t in base] + [(f"{lbl}__2", rename(t, "__2")) for lbl, t in base]
+        pairs = [and_(self._latest(a, "__1"), self._latest(b, "__2"))
+                 for a in self.hs for b in self.hs if self._dst(a) != self._dst(b)]
+        cons.append(("two_schedules_disagree", or_(*pairs)))
+        return Query(self.key, tuple(cons), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        if self.declared is not None:
+            w = super().decode(result)
+            w.values["declared"] = self.declared
+            return w
+        sched = {}
+        for h in self.hs:
+            sched[h] = (int(m.get(f"s_{h}__1", 0)), int(m.get(f"f_{h}__1", 1)))
+        other = {h: (int(m.get(f"s_{h}__2", 0)), int(m.get(f"f_{h}__2", 1))) for h in self.hs}
+        w = Witness(schedule=sched, values={"region": self.region})
+        w.values["other_schedule"] = ";".join(f"{h}:{a}:{b}" for h, (a, b) in sorted(other.items()))
+        return w
+
+    def message(self, w: Witness) -> str:
+        if self.declared is not None:
+            return f"the final owner of `{self.region}` may differ from the declared `{self.declared}`"
+        return f"the final owner of `{self.region}` depends on the schedule"
+
+    def why(self, w: Witness) -> str:
+        return "the owner when the flow ends is the destination of the last handoff; it must be unique and as declared"
+
+    def fix(self, w: Witness) -> str:
+        names = ", ".join(f"`{self.name(h)}`" for h in self._maximal()) or "the handoffs"
+        return f"order the last handoffs ({names}) with `after`, or fix the declared final owner"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every ownership obligation of ``ctx.policy``."""
+    pol = ctx.policy
+    for e in pol.edges:
+        seen: dict[str, bool] = {}
+        for acc in e.accesses():
+            r = acc.footprint.region
+            seen[r] = seen.get(r, False) or acc.mode is not AccessMode.READ
+        for r, writes in seen.items():
+            if any(h.region == r for h in e.handoffs):
+                continue  # the handoff edge's own accesses are checked by FX-OWN-003
+            yield Unowned(ctx, e, r, writes)
+            for h in ctx.handoffs.get(r, ()):
+                if h != e.eid:
+                    yield InTransit(ctx, e, h, r)
+    for region, hs in sorted(ctx.handoffs.items()):
+        for h in hs:
+            yield BadHandoff(ctx, h, region)
+    for region, rs in sorted(ctx.releases.items()):
+        users = set(ctx.uses.get(region, ())) | set(rs)
+        for r in rs:
+            kind = next(x.kind.value for x in ctx.edge(r).releases if x.region == region)
+            for u in sorted(users):
+                if u != r:
+                    yield UseAfterRelease(ctx, r, u, region, kind)
+    declared = {fo.region: fo for fo in pol.final_owners}
+    for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
+        fo = declared.get(region)
+        yield FinalOwner(ctx, region, fo.device if fo else None, fo.span if fo else pol.region(region).span)

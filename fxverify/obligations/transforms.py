@@ -1,0 +1,395 @@
+"""Transform obligations: FX-XF-001 (destination smaller than the worst-case output), FX-XF-002
+(checksum invalidated, persist without a valid checksum), FX-XF-003 (dtype, layout or byte
+accounting mismatch), FX-XF-004 (unsafe reduction, lost accumulation).
+
+Takes a ``Context``; yields ``Obligation`` objects. Worst-case output sizes (bytes, for an input of
+``n`` bytes) are expansion bounds from each codec's own header, never average ratios:
+- lz4: ``n + n/255 + 16`` (``LZ4_COMPRESSBOUND``, lz4.h);
+- zstd: ``n + n/256 + (n < 128 KiB ? (128 KiB - n)/2048 : 0)`` (``ZSTD_COMPRESSBOUND``, zstd.h);
+- deflate: ``n + n/4096 + n/16384 + n/33554432 + 13`` (``compressBound``, zlib's compress.c);
+- snappy: ``32 + n + n/6`` (``MaxCompressedLength``, snappy.cc).
+Quantize ``a -> b`` maps ``n*8/bits(a)`` elements to ``ceil(elems*bits(b)/8)`` bytes plus, with
+``group G``, ``ceil(elems/G)`` scales of the ``scale`` dtype (default fp32). ``filter(keep p)`` keeps
+at most ``ceil(n*p/100)``; ``scatter(W)`` sends ``ceil(n/W)`` to one destination; ``gather(W)`` and
+``replicate(W)`` need ``n*W``. Checksums travel in the descriptor, not in the destination.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fxverify.diagnostics.model import Label
+from fxverify.ir import DTYPE_BITS, AccessMode, Edge, Transform, XfKind, canonical_dtype
+from fxverify.obligations.base import Context, Obligation, Witness, conflict_kind, overlapping_pairs
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.encode import contains, f, member, overlap, relevant_edges, s, schedule, time_objectives
+from fxverify.smt.terms import FALSE, TRUE, Term, and_, between, bool_var, const, div, eq, int_var, ite, not_, or_
+
+_VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
+_KIB128 = 128 * 1024
+
+
+def bound_term(t: Transform, n: Term) -> Term:
+    """Worst-case output bytes of transform ``t`` for an input of ``n`` bytes, as a term."""
+    k = t.kind
+    if k is XfKind.COMPRESS:
+        algo = t.param("algo")
+        if algo == "lz4":
+            return n + div(n, 255) + 16
+        if algo == "zstd":
+            return n + div(n, 256) + ite(n < _KIB128, div(_KIB128 - n, 2048), 0)
+        if algo == "deflate":
+            return n + div(n, 4096) + div(n, 16384) + div(n, 33554432) + 13
+        return n + div(n, 6) + 32  # snappy
+    if k is XfKind.QUANTIZE:
+        sb, db = DTYPE_BITS[str(t.param("src"))], DTYPE_BITS[str(t.param("dst"))]
+        elems = div(n * 8, sb)
+        out = div(elems * db + 7, 8)
+        group = t.param("group")
+        if group:
+            scale_bytes = DTYPE_BITS[str(t.param("scale", "fp32"))] // 8
+            out = out + div(elems + (int(group) - 1), int(group)) * scale_bytes
+        return out
+    if k is XfKind.FILTER:
+        keep = int(t.param("keep", 100))
+        return div(n * keep + 99, 100)
+    if k is XfKind.SCATTER:
+        w = int(t.param("ways", 1))
+        return div(n + (w - 1), w)
+    if k in (XfKind.GATHER, XfKind.REPLICATE):
+        return n * int(t.param("ways", 1))
+    return n
+
+
+def _input_bytes(e: Edge) -> int:
+    if e.src is not None:
+        return e.src.nbytes
+    return e.bytes if e.bytes is not None else (e.dst.nbytes if e.dst else 0)
+
+
+class Overflow(Obligation):
+    """FX-XF-001: for every input size ``0 <= n <= N`` (``N`` the source bytes) the chain's
+    worst-case output fits the destination."""
+
+    code = "FX-XF-001"
+
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        assert e.dst is not None
+        self.n_max, self.cap = _input_bytes(e), e.dst.nbytes
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.dst.span if e.dst.span.end else e.span)
+
+    def _out(self, n: Term) -> Term:
+        for t in self.ctx.edge(self.edges[0]).transforms:
+            n = bound_term(t, n)
+        return n
+
+    def prove_fast(self) -> str | None:
+        # All bounds are monotone in n, so n = N is the worst case; evaluate it with Python ints.
+        return "arith" if _eval(self._out(const(self.n_max))) <= self.cap else None
+
+    def encode(self) -> Query:
+        n = int_var("n")
+        out = int_var("out")
+        cons = (("input_size", between(n, 0, self.n_max + 1)), ("worst_case_output", eq(out, self._out(n))),
+                ("exceeds_destination", out > self.cap))
+        return Query(self.key, cons, minimize=(n,), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(values={"n": int(result.model["n"]), "out": int(result.model["out"]), "capacity": self.cap})
+
+    def message(self, w: Witness) -> str:
+        return (f"`{self.name(self.edges[0])}` can write {w.values['out']} B into a {self.cap} B destination "
+                f"(input {w.values['n']} B)")
+
+    def why(self, w: Witness) -> str:
+        chain = " |> ".join(t.kind.value for t in self.ctx.edge(self.edges[0]).transforms) or "move"
+        return f"the destination must hold the worst-case output of `{chain}`; compression can expand incompressible input"
+
+    def fix(self, w: Witness) -> str:
+        worst = _eval(self._out(const(self.n_max)))
+        return f"size the destination for the worst case: at least {worst} B for {self.n_max} B of input"
+
+
+def _eval(t: Term) -> int:
+    """Evaluate a closed integer term (``div`` floors, as SMT-LIB's for positive divisors)."""
+    op = t.op
+    if op == "const":
+        return int(t.value)
+    a = [_eval(x) if x.sort.value == "Int" else _eval_bool(x) for x in t.args]
+    if op == "+":
+        return sum(a)
+    if op == "-":
+        return a[0] - a[1]
+    if op == "*":
+        return a[0] * a[1]
+    if op == "div":
+        return a[0] // a[1]
+    if op == "ite":
+        return a[1] if a[0] else a[2]
+    raise ValueError(op)
+
+
+def _eval_bool(t: Term) -> bool:
+    a = [_eval(x) for x in t.args]
+    return {"<": a[0] < a[1], "<=": a[0] <= a[1], ">": a[0] > a[1], ">=": a[0] >= a[1], "=": a[0] == a[1]}[t.op]
+
+
+class ChecksumChain(Obligation):
+    """FX-XF-002: no checksum is followed by a value-changing transform, and every persist is
+    preceded by a checksum that is still valid. Encoded as a symbolic walk over the chain:
+    ``v_i`` is "a valid checksum covers the bytes before step ``i``"."""
+
+    code = "FX-XF-002"
+
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        self.chain = e.transforms
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.span)
+
+    def _walk(self) -> tuple[int, str] | None:
+        valid = False
+        for i, t in enumerate(self.chain):
+            if t.kind is XfKind.CHECKSUM:
+                valid = True
+            elif t.kind in _VALUE_CHANGING:
+                if valid:
+                    return i, "invalidates"
+            elif t.kind is XfKind.PERSIST and not valid:
+                return i, "unprotected"
+        return None
+
+    def prove_fast(self) -> str | None:
+        return "chain-walk" if self._walk() is None else None
+
+    def encode(self) -> Query:
+        cons: list[tuple[str | None, Term]] = [("v_0", eq(bool_var("v_0"), FALSE))]
+        bad: list[Term] = []
+        for i, t in enumerate(self.chain):
+            vi, vn = bool_var(f"v_{i}"), bool_var(f"v_{i + 1}")
+            if t.kind is XfKind.CHECKSUM:
+                nxt: Term = TRUE
+            elif t.kind in _VALUE_CHANGING:
+                nxt = FALSE
+                bad.append(vi)
+            else:
+                nxt = vi
+                if t.kind is XfKind.PERSIST:
+                    bad.append(not_(vi))
+            cons.append((f"v_{i + 1}", eq(vn, nxt)))
+        cons.append(("chain_breaks_checksum", or_(*bad)))
+        return Query(self.key, tuple(cons), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        hit = self._walk() or (0, "invalidates")
+        return Witness(values={"step": hit[0], "kind": hit[1], "transform": self.chain[hit[0]].kind.value})
+
+    def message(self, w: Witness) -> str:
+        step = w.values["transform"]
+        if w.values["kind"] == "unprotected":
+            return f"`{self.name(self.edges[0])}` persists bytes with no valid checksum over them"
+        return f"`{step}` in `{self.name(self.edges[0])}` changes bytes after their checksum was taken"
+
+    def why(self, w: Witness) -> str:
+        return "a checksum covers the bytes it was computed over; persisted bytes need one over their final value"
+
+    def fix(self, w: Witness) -> str:
+        return f"move `checksum` after `{w.values['transform']}` (checksum the final bytes)" if w.values["kind"] == "invalidates" \
+            else "add `checksum(crc32c)` right before `persist`"
+
+
+class Layout(Obligation):
+    """FX-XF-003: dtypes agree from source region through the chain to the destination region,
+    quantize inputs hold whole elements, scatter splits evenly, and an in-place gather's rank is
+    below its ways."""
+
+    code = "FX-XF-003"
+
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        self.problems = _layout_problems(ctx, e)
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.span)
+
+    def prove_fast(self) -> str | None:
+        return "static-layout" if not self.problems else None
+
+    def encode(self) -> Query:
+        # Each check is an equation between known quantities; the solver looks for one that fails.
+        alts = []
+        for i, (_msg, lhs, rhs) in enumerate(self.problems or [("", 0, 0)]):
+            alts.append(not_(eq(int_var(f"lhs_{i}"), int_var(f"rhs_{i}"))))
+        cons: list[tuple[str | None, Term]] = []
+        for i, (_msg, lhs, rhs) in enumerate(self.problems or [("", 0, 0)]):
+            cons += [(f"lhs_{i}", eq(int_var(f"lhs_{i}"), lhs)), (f"rhs_{i}", eq(int_var(f"rhs_{i}"), rhs))]
+        cons.append(("some_check_fails", or_(*alts)))
+        return Query(self.key, tuple(cons), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(values={"problem": self.problems[0][0] if self.problems else ""})
+
+    def message(self, w: Witness) -> str:
+        return f"`{self.name(self.edges[0])}`: {w.values['problem']}"
+
+    def why(self, w: Witness) -> str:
+        return "producer and consumer must agree on dtype and layout, and bytes must add up"
+
+    def fix(self, w: Witness) -> str:
+        return "add or fix the `quantize(a -> b)` step, the region's `dtype`, or the split so the sizes divide"
+
+
+_DT_ID: dict[str, int] = {}
+
+
+def _dt(name: str) -> int:
+    return _DT_ID.setdefault(canonical_dtype(name), len(_DT_ID) + 1)
+
+
+def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
+    pol = ctx.policy
+    out: list[tuple[str, int, int]] = []
+    src_dt = pol.region(e.src.region).dtype if e.src is not None else None
+    dst_dt = pol.region(e.dst.region).dtype if e.dst is not None else None
+    cur = src_dt
+    n = _input_bytes(e)
+    for t in e.transforms:
+        if t.kind is XfKind.QUANTIZE:
+            a, b = str(t.param("src")), str(t.param("dst"))
+            if cur is not None and canonical_dtype(cur) != canonical_dtype(a):
+                out.append((f"quantize expects `{a}` but the source holds `{cur}`", _dt(a), _dt(cur)))
+            bits = DTYPE_BITS[a]
+            if (n * 8) % bits:
+                out.append((f"{n} B is not a whole number of `{a}` elements", (n * 8) % bits, 0))
+            cur = b
+        elif t.kind is XfKind.SCATTER:
+            w = int(t.param("ways", 1))
+            if n % w:
+                out.append((f"scatter of {n} B into {w} ways leaves {n % w} B unaccounted", n % w, 0))
+        elif t.kind is XfKind.GATHER and t.param("rank") is not None:
+            w, r = int(t.param("ways", 1)), int(t.param("rank"))  # type: ignore[arg-type]
+            if not 0 <= r < w:
+                out.append((f"gather rank {r} is outside 0..{w}", r, 0))
+        elif t.kind is XfKind.PERSIST and e.dst is not None and not pol.space(e.dst.space).persistent:
+            out.append((f"persist into `{e.dst.space}`, which is not a persistent (pmem) space", 0, 1))
+    if dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
+        out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))  # type: ignore[union-attr]
+    return out
+
+
+class UnsafeReduce(Obligation):
+    """FX-XF-004 (a): two reductions into a shared byte that do not commute are HB-ordered."""
+
+    code = "FX-XF-004"
+
+    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
+        ea, eb = ctx.edge(a), ctx.edge(b)
+        self.fa, self.fb = ea.accesses()[pa].footprint, eb.accesses()[pb].footprint
+        self.ops = (ea.reduce_op, eb.reduce_op)
+        super().__init__(ctx, (a, b), f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}", eb.span,
+                         (Label(ea.span, f"`{ea.name}` reduces with `{ea.reduce_op}` here"),))
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
+
+    def encode(self) -> Query:
+        a, b = self.edges
+        addr = int_var("addr")
+        ma, ka = member(self.fa, addr, "a")
+        mb, kb = member(self.fb, addr, "b")
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+            ("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
+        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        a, b = self.edges
+        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.fa.space,
+                       elements={a: int(m["k_a"]), b: int(m["k_b"])})
+
+    def message(self, w: Witness) -> str:
+        a, b = self.edges
+        return (f"`{self.name(a)}` (`{self.ops[0]}`) and `{self.name(b)}` (`{self.ops[1]}`) reduce into the same "
+                f"bytes in either order, and the result depends on it")
+
+    def why(self, w: Witness) -> str:
+        return "unordered reductions must use one associative and commutative operator (sum, max, min, ...)"
+
+    def fix(self, w: Witness) -> str:
+        a, b = self.edges
+        return f"use one commutative operator for both, or add `after {self.name(a)}` to `{self.name(b)}`"
+
+
+class LostAccumulation(Obligation):
+    """FX-XF-004 (b): whenever a plain write ``w`` runs after reduction ``r`` into the same bytes,
+    every shared byte is read between ``r`` finishing and ``w`` starting (else the accumulated value
+    is lost). Proved at once when ``w`` happens-before ``r`` (the write initialises the target)."""
+
+    code = "FX-XF-004"
+
+    def __init__(self, ctx: Context, r: int, pr: int, w: int, pw: int, readers: list[tuple[int, int]]) -> None:
+        er, ew = ctx.edge(r), ctx.edge(w)
+        self.fr, self.fw = er.accesses()[pr].footprint, ew.accesses()[pw].footprint
+        self.readers = [(x, ctx.edge(x).accesses()[px].footprint) for x, px in readers]
+        super().__init__(ctx, (r, w, *[x for x, _ in readers]), f"{self.code}:{er.name}#{pr}|{ew.name}#{pw}", ew.span,
+                         (Label(er.span, f"`{er.name}` accumulates here"),))
+
+    def prove_fast(self) -> str | None:
+        g = self.ctx.graph
+        r, w = self.edges[:2]
+        if g.hb_before(w, r):
+            return "hb-reachability"
+        lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
+        for x, fx in self.readers:
+            if fx.contiguous and fx.lo <= lo and hi <= fx.hi and g.hb_before(r, x) and g.hb_before(x, w):
+                return "hb-reachability"
+        return None
+
+    def encode(self) -> Query:
+        r, w = self.edges[:2]
+        addr = int_var("addr")
+        mr, kr = member(self.fr, addr, "r")
+        mw, kw = member(self.fw, addr, "w")
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+            ("shared_byte_r", mr), ("shared_byte_w", mw), ("write_after_reduce", f(r) <= s(w))]
+        for i, (x, fx) in enumerate(self.readers):
+            cons.append((f"not_read_by_{x}", not_(and_(contains(fx, addr), f(r) <= s(x), f(x) <= s(w)))))
+        return Query(self.key, tuple(cons), minimize=(addr, kr, kw, *time_objectives(self.edges[:2])), header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        m = result.model
+        r, w = self.edges[:2]
+        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.fr.space,
+                       elements={r: int(m["k_r"]), w: int(m["k_w"])})
+
+    def message(self, w: Witness) -> str:
+        r, wr = self.edges[:2]
+        return f"`{self.name(wr)}` overwrites bytes that `{self.name(r)}` accumulated before anyone read them"
+
+    def why(self, w: Witness) -> str:
+        return "a plain write over a reduction target discards the accumulated value (lost write)"
+
+    def fix(self, w: Witness) -> str:
+        r, wr = self.edges[:2]
+        return f"make `{self.name(wr)}` a `reduce`, or read the accumulated bytes between `{self.name(r)}` and `{self.name(wr)}`"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield every transform obligation of ``ctx.policy``."""
+    pol = ctx.policy
+    for e in pol.edges:
+        if e.dst is not None and (e.src is not None or e.transforms):
+            yield Overflow(ctx, e)
+        if e.transforms:
+            yield ChecksumChain(ctx, e)
+        if e.transforms or (e.src is not None and e.dst is not None):
+            yield Layout(ctx, e)
+    pairs = overlapping_pairs(ctx)
+    readers_of: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for a, pa, b, pb in pairs:
+        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
+        if conflict_kind(acc_a, acc_b) == "reduce":
+            yield UnsafeReduce(ctx, a, pa, b, pb)
+        for (x, px, ax), (y, py, ay) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
+            if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ:
+                readers_of.setdefault((x, px), []).append((y, py))
+    for a, pa, b, pb in pairs:
+        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
+        for (r, pr, ar), (w, pw, aw) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
+            if ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE:
+                yield LostAccumulation(ctx, r, pr, w, pw, readers_of.get((r, pr), []))

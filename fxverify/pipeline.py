@@ -1,0 +1,283 @@
+"""Runs the stages: load (parse + resolve) -> graph -> obligations -> discharge -> replay -> trace.
+
+Takes a policy path and options; returns a ``CheckResult`` with one ``Verdict`` per obligation and
+the diagnostics to show. A blocking diagnostic (any input error) stops later stages. Codes emitted
+here: every obligation code on refutation, FX-SMT-001 for unknown verdicts, FX-INT-001 when a
+counterexample does not replay, FX-SUP-002 for unused suppressions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+
+from fxverify.diagnostics.codes import lookup
+from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.graph import PolicyGraph
+from fxverify.ir import Policy
+from fxverify.obligations import ALL_FAMILIES
+from fxverify.obligations.base import Context, Obligation
+from fxverify.resolve import Limits, load_policy
+from fxverify.simulate import Simulator
+from fxverify.smt.backend import Backend, SolverOptions, Status
+from fxverify.smt.smtlib import query_to_smtlib
+from fxverify.source import SourceMap
+from fxverify.trace import build_trace
+
+
+class Status3(Enum):
+    """The three verdicts (BRIEF section 1). ``unknown`` is never a pass."""
+
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict of one obligation: ``method`` names how it was discharged (``solver``,
+    ``hb-reachability``, ``interval``...); ``reason`` explains ``unknown``."""
+
+    key: str
+    code: str
+    family: str
+    status: Status3
+    method: str
+    reason: str = ""
+
+
+@dataclass
+class CheckResult:
+    """Everything ``check`` learned about one policy file."""
+
+    path: str
+    policy: Policy | None
+    sources: SourceMap
+    verdicts: list[Verdict] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    seconds: float = 0.0
+    solver_calls: int = 0
+
+    @property
+    def input_error(self) -> bool:
+        """True when the input could not be loaded (exit code 2)."""
+        return self.policy is None
+
+    @property
+    def internal_error(self) -> bool:
+        """True when an internal invariant broke (exit code 3)."""
+        return any(d.code == "FX-INT-001" for d in self.diagnostics)
+
+    @property
+    def verdict(self) -> Status3 | None:
+        """Overall verdict: refuted if any obligation is (unsuppressed), else unknown if any is,
+        else proved. ``None`` for input errors."""
+        if self.policy is None:
+            return None
+        if any(d.is_error and d.code != "FX-SMT-001" for d in self.diagnostics):
+            return Status3.REFUTED
+        if any(d.is_error for d in self.diagnostics):
+            return Status3.UNKNOWN
+        return Status3.PROVED
+
+    def counts(self) -> dict[str, Counter]:
+        """Per family: a counter of statuses and methods."""
+        out: dict[str, Counter] = {}
+        for v in self.verdicts:
+            c = out.setdefault(v.family, Counter())
+            c[v.status.value] += 1
+            c[f"by:{v.method}"] += 1
+        return out
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Options of ``check``: ``prune`` enables exact non-solver proofs (HB reachability, intervals);
+    ``solver`` sets seeds and limits; ``dump_smt`` is a directory to write every query to."""
+
+    prune: bool = True
+    solver: SolverOptions = SolverOptions()
+    dump_smt: str | None = None
+    limits: Limits = Limits()
+
+
+def make_backend(options: SolverOptions) -> Backend:
+    """Return the Z3 backend (imported lazily: loading z3 costs time even for input errors)."""
+    from fxverify.smt.z3_backend import Z3Backend
+
+    return Z3Backend(options)
+
+
+def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
+    """Build the context and every obligation of ``policy``, family by family, deterministically."""
+    ctx = Context(policy, PolicyGraph(policy))
+    obs: list[Obligation] = []
+    for fam in ALL_FAMILIES:
+        obs.extend(fam.generate(ctx))
+    return ctx, obs
+
+
+def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | None = None) -> CheckResult:
+    """Check one policy file.
+
+    Returns a ``CheckResult``; input problems are diagnostics (``result.policy is None``).
+    Raises only on bugs (``FxError`` or others), which the CLI reports as FX-INT-001.
+    """
+    t0 = time.perf_counter()
+    sources = SourceMap()
+    policy, diags = load_policy(path, sources, limits=options.limits)
+    result = CheckResult(path, policy, sources, diagnostics=list(diags))
+    if policy is None:
+        result.seconds = time.perf_counter() - t0
+        return result
+    verdicts, found, calls = discharge(policy, options, backend or make_backend(options.solver))
+    result.verdicts, result.solver_calls = verdicts, calls
+    result.diagnostics += found
+    _group_instances(result)
+    _apply_suppressions(policy, result)
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[list[Verdict], list[Diagnostic], int]:
+    """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
+    ``options.prune`` is off), then the solver; refutations are replayed by the simulator.
+
+    Returns ``(verdicts, diagnostics, solver_calls)``.
+    """
+    _ctx, obligations = generate(policy)
+    sim = Simulator(policy)
+    dump = _Dumper(options.dump_smt, backend) if options.dump_smt else None
+    verdicts: list[Verdict] = []
+    diags: list[Diagnostic] = []
+    calls = 0
+    for ob in obligations:
+        family = lookup(ob.code).family
+        if dump is not None:
+            dump.write(ob)
+        method = ob.prove_fast() if options.prune else None
+        if method is not None:
+            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, method))
+            continue
+        query = ob.encode()
+        res = backend.check(query)
+        calls += 1
+        if res.status is Status.UNKNOWN:
+            verdicts.append(Verdict(ob.key, ob.code, family, Status3.UNKNOWN, "solver", res.reason))
+            diags.append(_unknown(ob, res.reason))
+        elif res.status is query.expect:
+            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, "solver"))
+        else:
+            verdicts.append(Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver"))
+            diags.append(_refutation(policy, sim, ob, res))
+    return verdicts, diags, calls
+
+
+def _unknown(ob: Obligation, reason: str) -> Diagnostic:
+    return Diagnostic(
+        "FX-SMT-001", Severity.ERROR,
+        f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in ob.edges[:2]) or 'the policy'}: {reason}",
+        Label(ob.primary, lookup(ob.code).title),
+        help="raise `--rlimit` or `--timeout`, or split the flow; unknown is never a pass")
+
+
+def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnostic:
+    w = ob.decode(res)
+    edges = tuple(w.cycle) if w.cycle else ob.edges
+    confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values)
+    if confirmed is None:
+        return Diagnostic(
+            "FX-INT-001", Severity.ERROR,
+            f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
+            Label(ob.primary, "here"),
+            notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
+            help="this is a bug in fxverify; please report it with this policy")
+    trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w))
+    return Diagnostic(ob.code, Severity.ERROR, ob.message(w), Label(ob.primary, lookup(ob.code).title),
+                      related=ob.related, help=trace.fix, trace=trace)
+
+
+def _group_instances(result: CheckResult) -> None:
+    """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
+    person needs the first instance's trace, plus how many other instances fail the same way."""
+    groups: dict[tuple, list[Diagnostic]] = {}
+    order: list[tuple] = []
+    for d in result.diagnostics:
+        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None)
+        if key not in groups:
+            order.append(key)
+        groups.setdefault(key, []).append(d)
+    out = []
+    for key in order:
+        ds = groups[key]
+        first = ds[0]
+        if len(ds) > 1:
+            first = Diagnostic(first.code, first.severity, first.message, first.primary, first.related,
+                               first.notes + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",),
+                               first.help, first.trace)
+        out.append(first)
+    result.diagnostics = out
+
+
+def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
+    """Mark findings matched by an inline suppression (its line, or the line above the edge)."""
+    used: set[int] = set()
+    out = []
+    for d in result.diagnostics:
+        if d.primary is None or d.code in ("FX-INT-001",):
+            out.append(d)
+            continue
+        sf = result.sources.get(d.primary.span.file)
+        match = None
+        if sf is not None:
+            l0, _ = sf.line_col(d.primary.span.start)
+            l1, _ = sf.line_col(max(d.primary.span.start, d.primary.span.end - 1))
+            for i, sup in enumerate(policy.suppressions):
+                if sup.code == d.code and sup.file == d.primary.span.file and l0 - 1 <= sup.line <= l1:
+                    match = (i, sup)
+                    break
+        if match is None:
+            out.append(d)
+            continue
+        used.add(match[0])
+        out.append(Diagnostic(d.code, d.severity, d.message, d.primary, d.related, d.notes, d.help, d.trace,
+                              suppressed_reason=match[1].reason))
+    for i, sup in enumerate(policy.suppressions):
+        if i not in used:
+            out.append(Diagnostic("FX-SUP-002", Severity.WARNING, f"suppression of {sup.code} matched no finding",
+                                  Label(sup.span, "unused"), help="remove it, or move it onto the line of the finding"))
+    result.diagnostics = out
+
+
+class _Dumper:
+    """Writes each obligation's query as ``<dir>/<code>__<key>.smt2`` (atomically)."""
+
+    def __init__(self, directory: str, backend: Backend) -> None:
+        import os
+
+        self.dir = directory
+        os.makedirs(directory, exist_ok=True)
+        self.version = backend.version()
+        self.names: Counter = Counter()
+
+    def write(self, ob: Obligation) -> None:
+        import hashlib
+        import os
+        import re
+        import tempfile
+
+        q = ob.encode()
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", ob.key.split(":", 1)[-1]).strip("_")
+        if len(slug) > 100:
+            slug = slug[:80] + "_" + hashlib.sha1(slug.encode()).hexdigest()[:12]
+        name = f"{ob.code}__{slug}"
+        self.names[name] += 1
+        if self.names[name] > 1:
+            name += f"__{self.names[name]}"
+        text = query_to_smtlib(q)
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".smt2")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, os.path.join(self.dir, name + ".smt2"))

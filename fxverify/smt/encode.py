@@ -1,0 +1,89 @@
+"""Shared encodings of the execution model (BRIEF section 2) into ``Term``s.
+
+Schedules: each edge ``e`` gets integer variables ``s_<eid>`` and ``f_<eid>`` (ns) with
+``0 <= s < f``; an HB pair ``a -> b`` becomes ``f_a <= s_b``. Footprints: membership of an address
+``x`` is ``x = base + k*stride + o`` with ``0 <= k < count`` and ``0 <= o < elem`` (exact for strided
+footprints, linear because strides are constants). Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from fxverify.graph import PolicyGraph
+from fxverify.ir import Footprint
+from fxverify.smt.terms import Term, and_, between, eq, int_var, mod
+
+
+def s(eid: int) -> Term:
+    """Start time variable of edge ``eid``."""
+    return int_var(f"s_{eid}")
+
+
+def f(eid: int) -> Term:
+    """Finish time variable of edge ``eid``."""
+    return int_var(f"f_{eid}")
+
+
+def overlap(a: int, b: int) -> Term:
+    """The half-open intervals of edges ``a`` and ``b`` intersect."""
+    return and_(s(a) < f(b), s(b) < f(a))
+
+
+def relevant_edges(graph: PolicyGraph, primary: Iterable[int]) -> set[int]:
+    """Edges whose constraints can affect a query over ``primary``: the primaries plus every edge on
+    an HB path between two of them.
+
+    Exactness: schedule constraints are difference constraints; a violating query adds constraints
+    only between primary events, so any infeasibility is a negative cycle through paths between
+    primaries. A schedule of this set therefore extends to every other edge.
+    """
+    prim = sorted(set(primary))
+    out = set(prim)
+    for a in prim:
+        for b in prim:
+            if a != b and graph.hb_before(a, b):
+                out |= graph.ancestors_between(a, b)
+    return out
+
+
+def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, Term]]:
+    """Schedule constraints restricted to ``eids``: durations and the HB pairs among them.
+
+    Labels name each constraint (``dur_<eid>``, ``hb_<a>_<b>``) for unsat cores.
+    """
+    ids = sorted(set(eids))
+    keep = set(ids)
+    out: list[tuple[str | None, Term]] = []
+    for e in ids:
+        out.append((f"dur_{e}", and_(0 <= s(e), s(e) < f(e))))
+    for e in ids:
+        for p in sorted(graph.hb.predecessors(e)):
+            if p in keep:
+                out.append((f"hb_{p}_{e}", f(p) <= s(e)))
+    return out
+
+
+def member(fp: Footprint, addr: Term, tag: str) -> tuple[Term, Term]:
+    """Return ``(constraint, k)``: ``addr`` is a byte of ``fp`` via element ``k`` (named ``k_<tag>``)."""
+    k = int_var(f"k_{tag}")
+    o = int_var(f"o_{tag}")
+    body = and_(between(k, 0, fp.count), between(o, 0, fp.elem), eq(addr, fp.base + fp.stride * k + o))
+    return body, k
+
+
+def contains(fp: Footprint, addr: Term) -> Term:
+    """``addr`` is a byte of ``fp``, without auxiliary variables, so it can be negated:
+    ``lo <= addr < hi`` and, for strided footprints, ``(addr - base) mod stride < elem``."""
+    body = between(addr, fp.lo, fp.hi)
+    if fp.contiguous:
+        return body
+    return and_(body, mod(addr - fp.base, fp.stride) < fp.elem)
+
+
+def time_objectives(eids: Iterable[int]) -> list[Term]:
+    """Minimisation objectives that make witness schedules small and deterministic."""
+    out: list[Term] = []
+    for e in sorted(set(eids)):
+        out.extend((f(e), s(e)))
+    return out

@@ -1,0 +1,125 @@
+"""The Z3 backend: the only module of fxverify that imports ``z3``.
+
+Takes ``Query`` objects, returns ``Result`` objects. Every solver gets fixed seeds, an rlimit and a
+timeout (``SolverOptions``), so the same query gives the same answer and model on every machine.
+Unknown answers are returned with Z3's reason (``timeout``, ``max. resource limit exceeded``...),
+never read as a verdict.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from fxverify.smt.backend import Query, Result, SolverOptions, Status
+from fxverify.smt.terms import Sort, Term
+
+_BINOPS = {
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+    "=": lambda a, b: a == b,
+    "-": lambda a, b: a - b,
+    "div": lambda a, b: a / b,  # z3 Int / Int is SMT-LIB div
+    "mod": lambda a, b: a % b,
+    "=>": z3.Implies,
+}
+
+
+class Z3Backend:
+    """Decide queries with Z3 (``z3-solver``), seeded and resource-limited."""
+
+    name = "z3"
+
+    def __init__(self, options: SolverOptions | None = None) -> None:
+        self.options = options or SolverOptions()
+        self._ctx = z3.Context()
+
+    def version(self) -> str:
+        """Return Z3's full version string, for example ``4.13.0.0``."""
+        return z3.get_full_version()
+
+    def _translate(self, term: Term, memo: dict[int, z3.ExprRef], decls: dict[str, z3.ExprRef]) -> z3.ExprRef:
+        key = id(term)
+        hit = memo.get(key)
+        if hit is not None:
+            return hit
+        ctx = self._ctx
+        op = term.op
+        if op == "var":
+            out = decls.get(term.name)
+            if out is None:
+                out = z3.Int(term.name, ctx) if term.sort is Sort.INT else z3.Bool(term.name, ctx)
+                decls[term.name] = out
+        elif op == "const":
+            out = z3.BoolVal(bool(term.value), ctx) if term.sort is Sort.BOOL else z3.IntVal(int(term.value), ctx)
+        else:
+            args = [self._translate(a, memo, decls) for a in term.args]
+            if op == "+":
+                out = z3.Sum(args) if len(args) != 1 else args[0]
+            elif op == "*":
+                out = args[0] * args[1]
+            elif op == "and":
+                out = z3.And(args)
+            elif op == "or":
+                out = z3.Or(args)
+            elif op == "not":
+                out = z3.Not(args[0])
+            elif op == "ite":
+                out = z3.If(args[0], args[1], args[2])
+            else:
+                out = _BINOPS[op](args[0], args[1])
+        memo[key] = out
+        return out
+
+    def _configure(self, solver: z3.Solver | z3.Optimize) -> None:
+        o = self.options
+        solver.set("random_seed", o.seed)
+        solver.set("timeout", o.timeout_ms)
+        solver.set("rlimit", o.rlimit)
+
+    def check(self, query: Query) -> Result:
+        """Decide ``query``; when sat, minimise ``query.minimize`` lexicographically for the model.
+
+        Returns ``Status.UNKNOWN`` with Z3's reason string on timeout or resource exhaustion.
+        """
+        memo: dict[int, z3.ExprRef] = {}
+        decls: dict[str, z3.ExprRef] = {}
+        z3.set_param("sat.random_seed", self.options.seed)
+        z3.set_param("smt.random_seed", self.options.seed)
+        solver = z3.Solver(ctx=self._ctx)
+        self._configure(solver)
+        tracked: dict[str, z3.ExprRef] = {}
+        formulas = []
+        for label, term in query.assertions:
+            f = self._translate(term, memo, decls)
+            formulas.append(f)
+            if query.want_core and label is not None:
+                lit = z3.Bool(f"__core__{label}", self._ctx)
+                tracked[str(lit)] = lit
+                solver.assert_and_track(f, lit)
+            else:
+                solver.add(f)
+        answer = solver.check()
+        if answer == z3.unknown:
+            return Result(Status.UNKNOWN, reason=solver.reason_unknown() or "unknown")
+        if answer == z3.unsat:
+            core = tuple(sorted(str(c)[len("__core__"):] for c in solver.unsat_core())) if query.want_core else ()
+            return Result(Status.UNSAT, core=core)
+        model = solver.model()
+        if query.minimize:
+            opt = z3.Optimize(ctx=self._ctx)
+            self._configure(opt)
+            opt.set("priority", "lex")
+            for f in formulas:
+                opt.add(f)
+            for m in query.minimize:
+                opt.minimize(self._translate(m, memo, decls))
+            if opt.check() == z3.sat:
+                model = opt.model()
+            # An Optimize that gives up keeps the plain model: still a valid witness, only not minimal.
+        values: dict[str, int | bool] = {}
+        for name in sorted(decls):
+            v = model.eval(decls[name], model_completion=True)
+            values[name] = bool(z3.is_true(v)) if z3.is_bool(v) else v.as_long()
+        return Result(Status.SAT, model=values)

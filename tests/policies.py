@@ -1,0 +1,94 @@
+"""Random small policies, built directly as IR, for property tests (no parser involved)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from fxverify.ir import (
+    AliasSet, ClassKind, ConsistencyClass, Device, DeviceKind, Edge, FinalOwner, Footprint, Handoff, Lease, Link,
+    LinkOrder, MapDecl, MapOp, MapOpKind, Policy, Region, Release, ReleaseKind, Space, Transform, XfKind,
+)
+
+DEVICES = (
+    Device("gpu0", DeviceKind.GPU, ("launch", "copy_done", "free")),
+    Device("dpu0", DeviceKind.DPU, ("rx", "tx", "dma_done")),
+    Device("cxl0", DeviceKind.CXL_MEM, ("near_mem",)),
+)
+SPACES = (Space("hbm0", "gpu0", 0, 4096), Space("hdm0", "cxl0", 0x8000, 4096, persistent=True))
+REGIONS = (
+    Region("a", "a", "hbm0", 0, 256, "gpu0", dtype="bf16"),
+    Region("b", "b", "hbm0", 256, 256, "gpu0", alias_set="ab"),
+    Region("c", "c", "hdm0", 0x8000, 256, "gpu0", dtype="fp8"),
+)
+MAPS = (
+    MapDecl("ctr", "array", "u32", "u64", 4, ConsistencyClass(ClassKind.PER_DEVICE), "sum"),
+    MapDecl("st", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.CAUSAL)),
+    MapDecl("ev", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.EVENTUAL), "max"),
+    MapDecl("lo", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, "gpu0"), "last"),
+)
+
+
+@st.composite
+def footprints(draw, region: Region) -> Footprint:
+    """A small footprint in ``region``, sometimes strided, rarely out of bounds."""
+    off = draw(st.sampled_from([0, 0, 16, 32, 64, 128]))
+    elem = draw(st.sampled_from([8, 16, 32, 64]))
+    count = draw(st.integers(1, 4))
+    stride = draw(st.sampled_from([elem, elem, 2 * elem, 4 * elem]))
+    return Footprint(region.name, region.space, region.base + off, elem, stride, count)
+
+
+@st.composite
+def policies(draw, max_edges: int = 5) -> Policy:
+    """A random policy over a fixed 3-device fabric with up to ``max_edges`` edges."""
+    posted = draw(st.booleans())
+    links = (
+        Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", LinkOrder.POSTED if posted else LinkOrder.ORDERED),
+        Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))),
+    )
+    n = draw(st.integers(1, max_edges))
+    edges: list[Edge] = []
+    for i in range(n):
+        action = draw(st.sampled_from(["write", "read", "move", "reduce", "release", "flush"]))
+        dev = draw(st.sampled_from(["gpu0", "gpu0", "dpu0", "cxl0"]))
+        hook = draw(st.sampled_from([h for d in DEVICES if d.name == dev for h in d.hooks]))
+        src = dst = None
+        r1 = draw(st.sampled_from(REGIONS))
+        r2 = draw(st.sampled_from(REGIONS))
+        if action in ("read", "move", "reduce"):
+            src = draw(footprints(r1))
+        if action in ("write", "move", "reduce"):
+            dst = draw(footprints(r2))
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        if i > 0 and draw(st.integers(0, 30)) == 0:
+            after += (f"e{i - 1}",) if f"e{i - 1}" not in after else ()
+        handoffs = releases = leases = ()
+        region = draw(st.sampled_from(REGIONS))
+        if draw(st.integers(0, 3)) == 0:
+            handoffs = (Handoff(region.name, draw(st.sampled_from(["gpu0", "dpu0"])), draw(st.sampled_from(["dpu0", "cxl0", "gpu0"]))),)
+        if action == "release":
+            releases = (Release(region.name, ReleaseKind.FREE),)
+        if draw(st.integers(0, 4)) == 0:
+            leases = (Lease(region.name, "dpu0"),)
+        transforms: tuple[Transform, ...] = ()
+        if action == "move" and draw(st.booleans()):
+            transforms = tuple(draw(st.lists(st.sampled_from([
+                Transform(XfKind.CHECKSUM, (("algo", "crc32c"),)),
+                Transform(XfKind.COMPRESS, (("algo", "lz4"),)),
+                Transform(XfKind.QUANTIZE, (("src", "bf16"), ("dst", "fp8"))),
+                Transform(XfKind.PERSIST),
+            ]), max_size=3)))
+        map_ops = tuple(MapOp(m, k, 0, 1) for m, k in draw(st.lists(st.tuples(
+            st.sampled_from([m.name for m in MAPS]), st.sampled_from(list(MapOpKind))), max_size=2)))
+        edges.append(Edge(i, f"e{i}", f"e{i}", action, dev, hook, src=src, dst=dst,
+                          reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
+                          after=after, stream=draw(st.sampled_from([None, None, None, "s0"])),
+                          flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),
+                          require_in_order=draw(st.integers(0, 6)) == 0,
+                          alias=draw(st.sampled_from([None, None, None, "x", "y"])),
+                          transforms=transforms, handoffs=handoffs, leases=leases, releases=releases, map_ops=map_ops))
+    finals = ()
+    if draw(st.booleans()):
+        finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
+    return Policy("random", "random.fx", DEVICES, links, SPACES, REGIONS,
+                  (AliasSet("ab", ("b",)), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)
