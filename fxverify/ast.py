@@ -1,0 +1,576 @@
+"""The syntax tree of one policy file.
+
+``fxverify.syntax.to_ast`` produces these nodes from a lark parse tree; ``fxverify.resolve`` reads
+them and produces ``fxverify.ir.Policy``. Nodes are frozen dataclasses and every node carries the
+``Span`` of the text it came from (character offsets in its file). Nothing here is resolved: names
+are plain identifiers, sizes keep their unit, expressions are unevaluated. Emits no diagnostics.
+specs/language.md describes the surface syntax each node stands for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Union
+
+from fxverify.source import Span
+
+
+@dataclass(frozen=True, slots=True)
+class Ident:
+    """A name as written, with its span."""
+
+    name: str
+    span: Span
+
+
+# ---- expressions (integers; sizes in bytes once resolved) --------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IntLit:
+    """An integer literal (decimal or hex, underscores removed)."""
+
+    value: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SizeLit:
+    """``COUNT UNIT`` such as ``64 KiB``; the resolver checks the unit (FX-TYP-003)."""
+
+    count: int
+    unit: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A name used as a value: an index variable, or a device name where a map value is expected."""
+
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp:
+    """``left OP right`` with ``op`` one of ``+ - * / %`` (``/`` is floor division)."""
+
+    op: str
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Neg:
+    """Unary minus."""
+
+    operand: "Expr"
+    span: Span
+
+
+Expr = Union[IntLit, SizeLit, Var, BinOp, Neg]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``left OP right`` with ``op`` one of ``== != < <= > >=``."""
+
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """``left and right`` or ``left or right``."""
+
+    op: str
+    left: "Cond"
+    right: "Cond"
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """``not operand``."""
+
+    operand: "Cond"
+    span: Span
+
+
+Cond = Union[Compare, BoolOp, Not]
+
+
+# ---- references ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class IndexItem:
+    """A plain expression inside ``[...]``: an index, or the offset of a slice."""
+
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LenItem:
+    """``+LEN`` inside a contiguous slice ``[OFF, +LEN]``."""
+
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class KeyItem:
+    """``elem E``, ``stride S`` or ``count N`` inside a strided slice; ``key`` is the keyword."""
+
+    key: str
+    expr: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StarItem:
+    """``*``: every index of that dimension."""
+
+    span: Span
+
+
+Item = Union[IndexItem, LenItem, KeyItem, StarItem]
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One bracket group ``[item, ...]`` after a name."""
+
+    items: tuple[Item, ...]
+    span: Span
+
+    @property
+    def is_slice(self) -> bool:
+        """True when the group is a slice (it holds ``+LEN`` or ``elem``/``stride``/``count``)."""
+        return any(isinstance(it, (LenItem, KeyItem)) for it in self.items)
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """``NAME group*``: a region, region instance, footprint or edge instance reference."""
+
+    name: Ident
+    groups: tuple[Group, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRef:
+    """``A -- B`` (``second`` set) or a link name (``second`` is ``None``)."""
+
+    first: Ident
+    second: Ident | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MapKey:
+    """``MAP[KEY]``."""
+
+    map: Ident
+    key: Expr
+    span: Span
+
+
+# ---- top-level declarations --------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyDecl:
+    """``policy "name"``."""
+
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IncludeDecl:
+    """``include "path"`` (relative to the including file)."""
+
+    path: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceDecl:
+    """``device NAME: KIND hooks [H, ...]``."""
+
+    name: Ident
+    kind: Ident
+    hooks: tuple[Ident, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LinkDecl:
+    """``link [NAME =] A -- B : KIND ORDER``."""
+
+    name: Ident | None
+    a: Ident
+    b: Ident
+    kind: Ident
+    order: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FabricDecl:
+    """``fabric { ... }``: devices and links in declaration order."""
+
+    items: tuple[DeviceDecl | LinkDecl, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class SpaceDecl:
+    """``space NAME on DEV [base E] size E [persistent]``."""
+
+    name: Ident
+    device: Ident
+    base: Expr | None
+    size: Expr
+    persistent: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IndexParam:
+    """``VAR in LO..HI`` in a region family declaration (half-open)."""
+
+    var: Ident
+    lo: Expr
+    hi: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RegionDecl:
+    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T]``."""
+
+    name: Ident
+    params: tuple[IndexParam, ...]
+    space: Ident
+    at: Expr
+    size: Expr
+    owner: Ident
+    dtype: Ident | None
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AliasSetDecl:
+    """``alias_set NAME = [REF, ...]``."""
+
+    name: Ident
+    members: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MapDecl:
+    """``map NAME: TYPE<KEY, VALUE>[N] class CLS[(DEV)] [merge OP]``."""
+
+    name: Ident
+    map_type: Ident
+    key_type: Ident
+    value_type: Ident
+    max_entries: Expr
+    cls: Ident
+    cls_arg: Ident | None
+    merge: Ident | None
+    span: Span
+
+
+# ---- flows -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WriteAction:
+    """``write FP``."""
+
+    dst: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ReadAction:
+    """``read FP``."""
+
+    src: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MoveAction:
+    """``move FP -> FP``."""
+
+    src: Ref
+    dst: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceAction:
+    """``reduce(OP) FP -> FP``."""
+
+    op: Ident
+    src: Ref
+    dst: Ref
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseAction:
+    """``release REF KIND``."""
+
+    ref: Ref
+    kind: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FlushAction:
+    """``flush LINKREF``."""
+
+    link: LinkRef
+    span: Span
+
+
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, FlushAction]
+
+
+@dataclass(frozen=True, slots=True)
+class AfterClause:
+    """``after REF, ...`` (edge instance references)."""
+
+    refs: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StreamClause:
+    """``stream NAME``."""
+
+    name: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class BytesClause:
+    """``bytes SIZE``."""
+
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ReuseClause:
+    """``reuse SIZE``."""
+
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RwClause:
+    """``rw R:W``."""
+
+    read: Expr
+    write: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AliasClause:
+    """``alias NAME`` (an alias set)."""
+
+    name: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RequireClause:
+    """``require in_order``; ``what`` is the requirement keyword."""
+
+    what: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ArrowArg:
+    """``A -> B`` inside a transform's arguments (``quantize(bf16 -> fp8)``)."""
+
+    src: Ident
+    dst: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class KeyArg:
+    """``KEY VALUE`` inside a transform's arguments (``group 128``)."""
+
+    key: Ident
+    value: Expr
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ValueArg:
+    """A positional transform argument (``crc32c``, ``4``)."""
+
+    value: Expr
+    span: Span
+
+
+XfArg = Union[ArrowArg, KeyArg, ValueArg]
+
+
+@dataclass(frozen=True, slots=True)
+class XfStep:
+    """One transform ``NAME`` or ``NAME(ARG, ...)``."""
+
+    kind: Ident
+    args: tuple[XfArg, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TransformClause:
+    """``transform XF |> XF ...``."""
+
+    steps: tuple[XfStep, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffClause:
+    """``handoff REF: SRC -> DST``."""
+
+    ref: Ref
+    src: Ident
+    dst: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseClause:
+    """``lease REF to DEV``."""
+
+    ref: Ref
+    device: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ReleaseClause:
+    """``release REF KIND`` as a clause."""
+
+    ref: Ref
+    kind: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FlushClause:
+    """``flush LINKREF`` as a clause."""
+
+    link: LinkRef
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MapOpClause:
+    """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``.
+
+    ``kind`` is the ``ir.MapOpKind`` value (``read``, ``write``, ``update``, ``guard``,
+    ``aggregate``); ``value`` is set for write, update and guard.
+    """
+
+    kind: str
+    target: MapKey
+    value: Expr | None
+    span: Span
+
+
+Clause = Union[
+    AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
+    TransformClause, HandoffClause, LeaseClause, ReleaseClause, FlushClause, MapOpClause,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeDecl:
+    """``edge NAME[IDX]*: ACTION by DEV.HOOK CLAUSE*``; ``indices`` flattens every index group."""
+
+    name: Ident
+    indices: tuple[Expr, ...]
+    action: Action
+    device: Ident
+    hook: Ident
+    clauses: tuple[Clause, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ForStmt:
+    """``for VAR in LO..HI { ... }`` (half-open, constant bounds)."""
+
+    var: Ident
+    lo: Expr
+    hi: Expr
+    body: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class IfStmt:
+    """``if COND { ... } [else { ... }]``; ``else if`` becomes a one-statement ``orelse``."""
+
+    cond: Cond
+    then: tuple["Stmt", ...]
+    orelse: tuple["Stmt", ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOwnerStmt:
+    """``final owner REF = DEV``."""
+
+    ref: Ref
+    device: Ident
+    span: Span
+
+
+Stmt = Union[EdgeDecl, ForStmt, IfStmt, FinalOwnerStmt]
+
+
+@dataclass(frozen=True, slots=True)
+class FlowDecl:
+    """``flow NAME { STMT* }``."""
+
+    name: Ident
+    body: tuple[Stmt, ...]
+    span: Span
+
+
+Decl = Union[
+    PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    """One parsed file: its top-level declarations in source order."""
+
+    path: str
+    items: tuple[Decl, ...]
+    span: Span

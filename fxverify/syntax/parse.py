@@ -1,0 +1,303 @@
+"""Policy text -> lark parse tree, with syntax diagnostics.
+
+Takes the raw bytes or decoded text of one policy file and produces a lark ``Tree`` built by an
+LALR(1) parser with positions propagated to every node (``grammar.lark``). Every input problem
+becomes a ``Diagnostic``; nothing here raises for bad input. Only the first syntax error of a file
+is reported.
+
+Emits: FX-SYN-001 (unexpected token, with named messages for a few common mistakes),
+FX-SYN-002 (unexpected character), FX-SYN-003 (unexpected end of file), FX-SYN-004 (not UTF-8
+text, or a NUL character), FX-LIM-001 (syntax tree nested deeper than the limit).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.lexer import PatternStr
+
+from fxverify.diagnostics.codes import lookup
+from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.source import Span
+
+_GRAMMAR = Path(__file__).with_name("grammar.lark")
+
+# Terminals that have a fixed description rather than their literal text.
+_TERMINAL_WORDS: dict[str, str] = {
+    "NAME": "a name",
+    "INT": "a number",
+    "STRING": "a string",
+    "$END": "end of file",
+}
+_IGNORED = frozenset({"WS", "COMMENT"})
+
+# Named syntax errors (lark's ``match_examples`` idea): each snippet fails in the parser state
+# where the mistake is typical. Messages follow STYLE.md; the help says what to write.
+_NAMED_ERRORS: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "missing-by": (
+        "missing `by` before the hook that drives the edge",
+        "an edge names its hook after the action: `edge a: write kv[0, +4 KiB] by gpu0.launch`",
+        (
+            "flow f { edge a: write x d.h }",
+            "flow f { edge a: write x[0] d.h }",
+            "flow f { edge a: read x[0, +4] d.h }",
+            "flow f { edge a: move x -> y d.h }",
+            "flow f { edge a: move x -> y[0] d.h }",
+            "flow f { edge a: release x free d.h }",
+            "flow f { edge a: flush x d.h }",
+            "flow f { edge a: flush x -- y d.h }",
+        ),
+    ),
+    "missing-colon": (
+        "missing `:` after the edge name",
+        "an edge is written `edge NAME: ACTION ... by DEV.HOOK`, as in `edge a: write kv by gpu0.launch`",
+        (
+            "flow f { edge a write x by d.h }",
+            "flow f { edge a[0] write x by d.h }",
+            "flow f { edge a[0][1] write x by d.h }",
+        ),
+    ),
+    "range": (
+        "malformed range",
+        "a range is half-open and written `LO..HI`, as in `for l in 0..32`",
+        (
+            "flow f { for i in 0...4 { } }",
+            "flow f { for i in 0:4 { } }",
+            "flow f { for i in 0 { } }",
+            "flow f { for i in n { } }",
+            "flow f { for i in (4) { } }",
+            "region r[i in 0...4] in s at 0 size 1 owner d",
+            "region r[i in 0:4] in s at 0 size 1 owner d",
+            "region r[i in 4] in s at 0 size 1 owner d",
+        ),
+    ),
+}
+
+
+@functools.cache
+def parser() -> Lark:
+    """Return the process-wide LALR parser for ``grammar.lark`` (built once, then cached)."""
+    return Lark(
+        _GRAMMAR.read_text(encoding="utf-8"),
+        parser="lalr",
+        lexer="contextual",
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+
+
+@functools.cache
+def _terminal_words() -> dict[str, str]:
+    words = dict(_TERMINAL_WORDS)
+    for term in parser().terminals:
+        if term.name in words:
+            continue
+        if isinstance(term.pattern, PatternStr):
+            words[term.name] = f"`{term.pattern.value}`"
+        else:
+            words[term.name] = term.name.lower()
+    return words
+
+
+@functools.cache
+def _named_states() -> dict[int, str]:
+    """Map parser states to named-error labels by parsing each example once."""
+    states: dict[int, str] = {}
+    for label, (_msg, _help, examples) in _NAMED_ERRORS.items():
+        for example in examples:
+            try:
+                parser().parse(example)
+            except UnexpectedInput as err:
+                state = _state_id(err)
+                if state is not None:
+                    states.setdefault(state, label)
+    return states
+
+
+def _state_id(err: UnexpectedInput) -> int | None:
+    """Return the LALR state number an error happened in (lark stores a ``ParserState``)."""
+    state = getattr(err, "state", None)
+    if state is None:
+        return None
+    position = getattr(state, "position", state)
+    return position if isinstance(position, int) else None
+
+
+def _expected_help(names: object) -> str | None:
+    words = _terminal_words()
+    if not names:
+        return None
+    shown = sorted({words.get(n, n) for n in names if n not in _IGNORED}, key=_word_order)
+    if not shown:
+        return None
+    return "expected one of: " + ", ".join(shown)
+
+
+def _word_order(word: str) -> tuple[int, str]:
+    # Descriptions ("a name", "a number") first, then keywords and punctuation alphabetically.
+    return (0 if not word.startswith("`") else 1, word)
+
+
+def _token_words(tok: Token) -> str:
+    if tok.type == "NAME":
+        return f"name `{tok.value}`"
+    if tok.type == "INT":
+        return f"number `{tok.value}`"
+    if tok.type == "STRING":
+        return "string"
+    return _terminal_words().get(tok.type, f"`{tok.value}`")
+
+
+def decode(data: bytes, path: str) -> tuple[str, list[Diagnostic]]:
+    """Decode one file's bytes as UTF-8 text.
+
+    Returns ``(text, diagnostics)``. On a decoding error or a NUL character the diagnostics hold one
+    FX-SYN-004 whose span points at the first bad character, and ``text`` is a lossy decoding
+    (invalid bytes replaced) that is only good for rendering that span.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        text = data.decode("utf-8", errors="replace")
+        at = len(data[: err.start].decode("utf-8", errors="replace"))
+        return text, [_syn004(path, at, f"byte 0x{data[err.start]:02x} at byte offset {err.start}")]
+    nul = text.find("\0")
+    if nul >= 0:
+        return text, [_syn004(path, nul, f"a NUL character at offset {nul}")]
+    return text, []
+
+
+def _syn004(path: str, at: int, what: str) -> Diagnostic:
+    return Diagnostic(
+        code="FX-SYN-004",
+        severity=lookup("FX-SYN-004").severity,
+        message=f"`{path}` is not a UTF-8 text file",
+        primary=Label(Span(path, at, at + 1), "not text"),
+        notes=(f"found {what}",),
+        help="policy files are UTF-8 text; check that the path names a policy and not a binary",
+    )
+
+
+def parse(text: str, path: str, *, max_depth: int = 200) -> tuple[Tree | None, list[Diagnostic]]:
+    """Parse ``text`` (the contents of ``path``) into a lark tree.
+
+    ``max_depth`` caps the nesting depth of the tree (deep expressions or blocks) so later
+    recursive passes stay within Python's stack. Returns ``(tree, [])`` on success and
+    ``(None, [diagnostic])`` on the first syntax error. Never raises for bad input.
+    """
+    try:
+        tree = parser().parse(text)
+    except UnexpectedInput as err:
+        return None, [_syntax_diagnostic(err, text, path)]
+    deep = _too_deep(tree, max_depth)
+    if deep is not None:
+        span = Span(path, deep.meta.start_pos, deep.meta.end_pos)
+        return None, [
+            Diagnostic(
+                code="FX-LIM-001",
+                severity=lookup("FX-LIM-001").severity,
+                message=f"nesting deeper than the limit of {max_depth} levels",
+                primary=Label(span, "nested too deeply"),
+                help="split the expression or the nested blocks into simpler parts",
+            )
+        ]
+    return tree, []
+
+
+def _too_deep(tree: Tree, max_depth: int) -> Tree | None:
+    """Return the first subtree found deeper than ``max_depth`` (iteratively), or ``None``."""
+    stack: list[tuple[Tree, int]] = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > max_depth:
+            return node
+        for child in node.children:
+            if isinstance(child, Tree):
+                stack.append((child, depth + 1))
+    return None
+
+
+def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic:
+    named = _named_states().get(_state_id(err))
+    if isinstance(err, UnexpectedToken) and err.token.type == "$END" or isinstance(err, UnexpectedEOF):
+        end = len(text.rstrip())
+        expected = getattr(err, "accepts", None) or getattr(err, "expected", None)
+        return Diagnostic(
+            code="FX-SYN-003",
+            severity=lookup("FX-SYN-003").severity,
+            message="unexpected end of file",
+            primary=Label(Span(path, end, end), "the file ends here"),
+            help=_expected_help(expected),
+        )
+    if isinstance(err, UnexpectedToken):
+        tok = err.token
+        start = tok.start_pos if tok.start_pos is not None else 0
+        end = tok.end_pos if tok.end_pos is not None else start + len(str(tok.value))
+        span = Span(path, start, max(end, start + 1))
+        expected = err.accepts or err.expected
+        if named is not None:
+            message, help_text, _ = _NAMED_ERRORS[named]
+            return Diagnostic(
+                code="FX-SYN-001",
+                severity=lookup("FX-SYN-001").severity,
+                message=message,
+                primary=Label(span, f"unexpected {_token_words(tok)}"),
+                notes=tuple(h for h in (_expected_help(expected),) if h),
+                help=help_text,
+            )
+        return Diagnostic(
+            code="FX-SYN-001",
+            severity=lookup("FX-SYN-001").severity,
+            message=f"unexpected {_token_words(tok)}",
+            primary=Label(span, "not expected here"),
+            help=_expected_help(expected),
+        )
+    assert isinstance(err, UnexpectedCharacters)
+    pos = err.pos_in_stream
+    ch = text[pos] if 0 <= pos < len(text) else ""
+    span = Span(path, pos, pos + 1)
+    if ch == '"':
+        nl = text.find("\n", pos)
+        return Diagnostic(
+            code="FX-SYN-002",
+            severity=lookup("FX-SYN-002").severity,
+            message="unterminated string",
+            primary=Label(Span(path, pos, nl if nl >= 0 else len(text)), "this string never ends"),
+            help='close the string with `"` on the same line (write `\\"` for a quote inside it)',
+        )
+    shown = ch if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
+    if named is not None:
+        message, help_text, _ = _NAMED_ERRORS[named]
+        return Diagnostic(
+            code="FX-SYN-002",
+            severity=lookup("FX-SYN-002").severity,
+            message=message,
+            primary=Label(span, f"unexpected character `{shown}`"),
+            help=help_text,
+        )
+    return Diagnostic(
+        code="FX-SYN-002",
+        severity=lookup("FX-SYN-002").severity,
+        message=f"unexpected character `{shown}`",
+        primary=Label(span, "no token starts with this character"),
+        help=_expected_help(err.allowed),
+    )
+
+
+_COMMENT_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|#[^\n]*')
+
+
+def scan_comments(text: str) -> list[tuple[int, int, str]]:
+    """Return every ``#`` comment of ``text`` as ``(start, end, body)``, skipping string contents.
+
+    ``start``/``end`` are character offsets of the whole comment; ``body`` is the text after ``#``.
+    """
+    out: list[tuple[int, int, str]] = []
+    for m in _COMMENT_RE.finditer(text):
+        if m.group(0).startswith("#"):
+            out.append((m.start(), m.end(), m.group(0)[1:]))
+    return out
