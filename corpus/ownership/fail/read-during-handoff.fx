@@ -1,0 +1,20 @@
+# The GPU hands a KV block to the DPU for sending and keeps a read lease for itself
+# (`lease kv_blk to gpu0` on the handoff edge). A scoring kernel reads the block with no order
+# against the handoff: the GPU owns the block before the handoff and leases it afterwards, but
+# while the handoff runs the block is in transit and belongs to nobody.
+policy "read-during-handoff"
+
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device dpu0: dpu hooks [rx, tx, dma_done]
+  link gpu0 -- dpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+region kv_blk in hbm0 at 0x2000_0000 size 256 KiB owner gpu0 dtype bf16
+
+flow prefill_to_decode {
+  edge attn: write kv_blk by gpu0.launch
+  edge give: read kv_blk by gpu0.copy_done after attn handoff kv_blk: gpu0 -> dpu0 lease kv_blk to gpu0
+  edge score: read kv_blk by gpu0.launch after attn  # expect: FX-OWN-002
+  edge send: read kv_blk by dpu0.tx after give
+}

@@ -1,0 +1,18 @@
+# Fixed twin of fail/read-during-handoff.fx: the scoring kernel runs after the handoff edge has
+# completed, so it reads the block under the GPU's lease, never while the block is in transit.
+policy "read-after-handoff"
+
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device dpu0: dpu hooks [rx, tx, dma_done]
+  link gpu0 -- dpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+region kv_blk in hbm0 at 0x2000_0000 size 256 KiB owner gpu0 dtype bf16
+
+flow prefill_to_decode {
+  edge attn: write kv_blk by gpu0.launch
+  edge give: read kv_blk by gpu0.copy_done after attn handoff kv_blk: gpu0 -> dpu0 lease kv_blk to gpu0
+  edge score: read kv_blk by gpu0.launch after give
+  edge send: read kv_blk by dpu0.tx after give
+}
