@@ -51,12 +51,15 @@ class PolicyGraph:
                 last_on_stream[key] = e.eid
         self._preds: list[list[int]] = [list(self.hb.predecessors(i)) for i in range(len(policy.edges))]
         self._rank: list[int] | None = None
+        self._acyclic: bool | None = None
         self._path_cache: dict[tuple[str, str], list[str] | None] = {}
 
     # -- happens-before ---------------------------------------------------------------------
     def is_acyclic(self) -> bool:
-        """True when HB is a strict partial order (some schedule exists)."""
-        return nx.is_directed_acyclic_graph(self.hb)
+        """True when HB is a strict partial order (some schedule exists). Memoised."""
+        if self._acyclic is None:
+            self._acyclic = nx.is_directed_acyclic_graph(self.hb)
+        return self._acyclic
 
     def cyclic_components(self) -> list[list[int]]:
         """Strongly connected components that contain a cycle, each sorted, in order of their
@@ -87,6 +90,9 @@ class PolicyGraph:
         """
         if a == b:
             return None
+        if not self.is_acyclic():
+            path = nx.shortest_path(self.hb, a, b) if nx.has_path(self.hb, a, b) else None
+            return path
         rank = self._ranks()
         ra = rank[a]
         if rank[b] <= ra:

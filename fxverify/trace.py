@@ -86,7 +86,8 @@ def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v
             for op in e.map_ops:
                 val = "" if op.value is None else f" = {op.value}"
                 raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="map", detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}")))
-            raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=accs)))
+            if e.accesses() or not (e.releases or e.map_ops or e.flushes):
+                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=accs)))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:
                 before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))

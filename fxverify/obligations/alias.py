@@ -57,6 +57,8 @@ class _TwoFootprints(Obligation):
 class AliasOverlap(_TwoFootprints):
     """FX-ALIAS-001: footprints of edges ``a`` and ``b`` in different alias sets share no byte."""
 
+    schedule_free = True
+
     code = "FX-ALIAS-001"
 
     def __init__(self, ctx: Context, a: int, acc_a: Access, sa: str, b: int, acc_b: Access, sb: str) -> None:
@@ -79,6 +81,8 @@ class AliasOverlap(_TwoFootprints):
 
 class RegionOverlap(_TwoFootprints):
     """FX-ALIAS-001 at region level: regions in different alias sets do not overlap."""
+
+    schedule_free = True
 
     code = "FX-ALIAS-001"
 
@@ -104,6 +108,8 @@ class InPlace(_TwoFootprints):
     an in-place gather whose source sits at ``dst.base + rank * chunk`` (NCCL's in-place
     all-gather rule: sendbuff == recvbuff + rank * sendcount), or a reduction whose source is
     exactly its destination (in-place all-reduce)."""
+
+    schedule_free = True
 
     code = "FX-ALIAS-002"
     tags = ("src", "dst")
@@ -152,6 +158,8 @@ def _in_place_rule(e: Edge) -> tuple[bool, str]:
 
 class Bounds(Obligation):
     """FX-ALIAS-003: every byte of a footprint lies inside its region."""
+
+    schedule_free = True
 
     code = "FX-ALIAS-003"
 

@@ -81,6 +81,9 @@ class Obligation:
     """
 
     code: str = ""
+    #: True when the property does not depend on the schedule (sizes, bounds, paths, classes):
+    #: such obligations are still checked when happens-before is cyclic.
+    schedule_free: bool = False
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, primary: Span,
                  related: tuple[Label, ...] = ()) -> None:

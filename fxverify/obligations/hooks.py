@@ -21,6 +21,8 @@ from fxverify.smt.terms import eq, int_var, not_, or_
 class NoPath(CutObligation):
     """FX-HOOK-001: a fabric path joins the transfer's endpoints through its driving device."""
 
+    schedule_free = True
+
     code = "FX-HOOK-001"
 
     def message(self, w: Witness) -> str:
@@ -39,6 +41,8 @@ class NoPath(CutObligation):
 
 class UndeclaredHook(Obligation):
     """FX-HOOK-002: the hook that drives an edge is declared on its device."""
+
+    schedule_free = True
 
     code = "FX-HOOK-002"
 

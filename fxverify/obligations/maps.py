@@ -41,6 +41,8 @@ class _MapOb(Obligation):
 class LocalMap(_MapOb):
     """FX-MAP-001: a ``local(dev)`` map is accessed only from hooks on ``dev``."""
 
+    schedule_free = True
+
     code = "FX-MAP-001"
 
     def prove_fast(self) -> str | None:

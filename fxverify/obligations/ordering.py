@@ -164,6 +164,8 @@ class PostedRead(Obligation):
 class InOrder(CutObligation):
     """FX-ORD-004: an edge that requires in-order delivery has a path of ``ordered`` links only."""
 
+    schedule_free = True
+
     code = "FX-ORD-004"
 
     def message(self, w: Witness) -> str:

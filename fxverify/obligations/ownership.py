@@ -304,7 +304,11 @@ class FinalOwner(_Own):
         return "the owner when the flow ends is the destination of the last handoff; it must be unique and as declared"
 
     def fix(self, w: Witness) -> str:
-        names = ", ".join(f"`{self.name(h)}`" for h in self._maximal()) or "the handoffs"
+        last = self._maximal()
+        if self.declared is not None and len(last) <= 1:
+            actual = self._dst(last[0]) if last else self.ctx.policy.region(self.region).owner
+            return f"declare `final owner {self.region} = {actual}`, or hand the region to `{self.declared}` last"
+        names = ", ".join(f"`{self.name(h)}`" for h in last) or "the handoffs"
         return f"order the last handoffs ({names}) with `after`, or fix the declared final owner"
 
 

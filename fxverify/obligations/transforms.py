@@ -71,6 +71,8 @@ class Overflow(Obligation):
     """FX-XF-001: for every input size ``0 <= n <= N`` (``N`` the source bytes) the chain's
     worst-case output fits the destination."""
 
+    schedule_free = True
+
     code = "FX-XF-001"
 
     def __init__(self, ctx: Context, e: Edge) -> None:
@@ -139,6 +141,8 @@ class ChecksumChain(Obligation):
     preceded by a checksum that is still valid. Encoded as a symbolic walk over the chain:
     ``v_i`` is "a valid checksum covers the bytes before step ``i``"."""
 
+    schedule_free = True
+
     code = "FX-XF-002"
 
     def __init__(self, ctx: Context, e: Edge) -> None:
@@ -200,6 +204,8 @@ class Layout(Obligation):
     """FX-XF-003: dtypes agree from source region through the chain to the destination region,
     quantize inputs hold whole elements, scatter splits evenly, and an in-place gather's rank is
     below its ways."""
+
+    schedule_free = True
 
     code = "FX-XF-003"
 

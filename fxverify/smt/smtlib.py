@@ -22,7 +22,8 @@ def term_to_smtlib(t: Term) -> str:
 
 
 def query_to_smtlib(q: Query) -> str:
-    """Return ``q`` as SMT-LIB2 text: header comments, declarations, named assertions, check-sat.
+    """Return ``q`` as SMT-LIB2 text: header comments, declarations, named assertions (labels
+    prefixed ``A_``), check-sat.
 
     The final comment states which answer proves the obligation (``unsat`` for most codes,
     ``sat`` for FX-ORD-001).
@@ -34,7 +35,8 @@ def query_to_smtlib(q: Query) -> str:
         lines.append(f"(declare-const {v.name} {v.sort.value})")
     for label, t in q.assertions:
         body = term_to_smtlib(t)
-        lines.append(f"(assert (! {body} :named {label}))" if label else f"(assert {body})")
+        # Labels get a prefix so they can never clash with a declared constant.
+        lines.append(f"(assert (! {body} :named A_{label}))" if label else f"(assert {body})")
     proves = "unsat" if q.expect is Status.UNSAT else "sat"
     lines.append(f"; the obligation is proved when the answer is {proves}")
     lines.append("(check-sat)")

@@ -41,6 +41,9 @@ class Term:
     def __sub__(self, other: "Term | int") -> "Term":
         return sub(self, other)
 
+    def __rsub__(self, other: int) -> "Term":
+        return sub(other, self)
+
     def __mul__(self, other: int) -> "Term":
         return mul(other, self)
 

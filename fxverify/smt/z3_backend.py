@@ -8,6 +8,8 @@ never read as a verdict.
 
 from __future__ import annotations
 
+import re
+
 import z3
 
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
@@ -123,3 +125,23 @@ class Z3Backend:
             v = model.eval(decls[name], model_completion=True)
             values[name] = bool(z3.is_true(v)) if z3.is_bool(v) else v.as_long()
         return Result(Status.SAT, model=values)
+
+
+def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:
+    """Decide an SMT-LIB2 script by parsing its text (not our terms): used to re-check dumped
+    obligations independently of the term translation. Returns the raw answer."""
+    o = options or SolverOptions()
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.set("random_seed", o.seed)
+    solver.set("rlimit", o.rlimit)
+    # Z3's string parser turns `(! f :named n)` into a guarded macro; drop the names (each
+    # assertion is one line in our dumps) so every assertion is asserted as written.
+    plain = re.sub(r"^\(assert \(! (.*) :named [A-Za-z_][A-Za-z0-9_.$]*\)\)$", r"(assert \1)", text, flags=re.MULTILINE)
+    solver.add(z3.parse_smt2_string(plain, ctx=ctx))
+    answer = solver.check()
+    if answer == z3.sat:
+        return Status.SAT
+    if answer == z3.unsat:
+        return Status.UNSAT
+    return Status.UNKNOWN
