@@ -1,0 +1,14 @@
+; fxverify obligation FX-ALIAS-003
+; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
+; key: FX-ALIAS-003:put_k#0
+; edge 0 = put_k
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 32768)) (= addr (+ (+ 536870912 (* 32768 k_a)) o_a))) :named A_byte_of_footprint))
+(assert (! (not (and (<= 536870912 addr) (< addr 536903680))) :named A_outside_region))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

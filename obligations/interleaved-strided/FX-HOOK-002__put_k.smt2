@@ -1,0 +1,14 @@
+; fxverify obligation FX-HOOK-002
+; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
+; key: FX-HOOK-002:put_k
+; edge 0 = put_k
+; hook 0 = copy_done
+; hook 1 = launch
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const hook Int)
+(assert (! (= hook 1) :named A_used_hook))
+(assert (! (not (or (= hook 1) (= hook 0))) :named A_undeclared))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,13 @@
+; fxverify obligation FX-OWN-001
+; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
+; key: FX-OWN-001:put_k|k_new
+; edge 0 = put_k
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (not (or (and true true) false)) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,14 @@
+; fxverify obligation FX-ALIAS-003
+; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
+; key: FX-ALIAS-003:offload#0
+; edge 1 = offload
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 2097152)) (= addr (+ (+ 536870912 (* 2097152 k_a)) o_a))) :named A_byte_of_footprint))
+(assert (! (not (and (<= 536870912 addr) (< addr 538968064))) :named A_outside_region))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,24 @@
+; fxverify obligation FX-ORD-002
+; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
+; key: FX-ORD-002:attn#0|offload#0
+; edge 0 = attn
+; edge 1 = offload
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(declare-const k_b Int)
+(declare-const o_b Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 2097152)) (= addr (+ (+ 536870912 (* 2097152 k_a)) o_a))) :named A_shared_byte_a))
+(assert (! (and (and (<= 0 k_b) (< k_b 1)) (and (<= 0 o_b) (< o_b 2097152)) (= addr (+ (+ 536870912 (* 2097152 k_b)) o_b))) :named A_shared_byte_b))
+(assert (! (and (< s_0 f_1) (< s_1 f_0)) :named A_overlap))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

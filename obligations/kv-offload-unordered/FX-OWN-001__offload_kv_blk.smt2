@@ -1,0 +1,13 @@
+; fxverify obligation FX-OWN-001
+; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
+; key: FX-OWN-001:offload|kv_blk
+; edge 1 = offload
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (not (or (and true true) false)) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,14 @@
+; fxverify obligation FX-XF-001
+; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
+; key: FX-XF-001:offload
+; edge 1 = offload
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const n Int)
+(declare-const out Int)
+(assert (! (and (<= 0 n) (< n 2097153)) :named A_input_size))
+(assert (! (= out n) :named A_worst_case_output))
+(assert (! (> out 2097152) :named A_exceeds_destination))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,22 @@
+; fxverify obligation FX-ORD-001
+; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
+; key: FX-ORD-001:policy
+; edge 0 = fill
+; edge 1 = h2d
+; edge 2 = free_pinned
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const s_2 Int)
+(declare-const f_2 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
+(assert (! (<= f_0 s_1) :named A_hb_0_1))
+(assert (! (<= f_0 s_2) :named A_hb_0_2))
+; the obligation is proved when the answer is sat
+(check-sat)
+(exit)

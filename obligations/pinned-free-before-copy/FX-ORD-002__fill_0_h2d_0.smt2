@@ -1,0 +1,25 @@
+; fxverify obligation FX-ORD-002
+; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
+; key: FX-ORD-002:fill#0|h2d#0
+; edge 0 = fill
+; edge 1 = h2d
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(declare-const k_b Int)
+(declare-const o_b Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (<= f_0 s_1) :named A_hb_0_1))
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 8388608)) (= addr (+ (+ 4831838208 (* 8388608 k_a)) o_a))) :named A_shared_byte_a))
+(assert (! (and (and (<= 0 k_b) (< k_b 1)) (and (<= 0 o_b) (< o_b 8388608)) (= addr (+ (+ 4831838208 (* 8388608 k_b)) o_b))) :named A_shared_byte_b))
+(assert (! (and (< s_0 f_1) (< s_1 f_0)) :named A_overlap))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

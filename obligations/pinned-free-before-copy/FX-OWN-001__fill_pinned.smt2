@@ -1,0 +1,13 @@
+; fxverify obligation FX-OWN-001
+; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
+; key: FX-OWN-001:fill|pinned
+; edge 0 = fill
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (not (and true true)) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,14 @@
+; fxverify obligation FX-XF-003
+; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
+; key: FX-XF-003:h2d
+; edge 1 = h2d
+(set-logic QF_LIA)
+(set-option :produce-unsat-cores true)
+(declare-const lhs_0 Int)
+(declare-const rhs_0 Int)
+(assert (! (= lhs_0 0) :named A_lhs_0))
+(assert (! (= rhs_0 0) :named A_rhs_0))
+(assert (! (not (= lhs_0 rhs_0)) :named A_some_check_fails))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,37 @@
+"""Shared fixtures and the ``--update-goldens`` switch (rewrites golden files for review)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-goldens", action="store_true", default=False,
+                     help="rewrite golden files (obligations/, tests/goldens/) instead of comparing")
+
+
+@pytest.fixture
+def update_goldens(request: pytest.FixtureRequest) -> bool:
+    """True when the run should rewrite goldens."""
+    return bool(request.config.getoption("--update-goldens"))
+
+
+@pytest.fixture
+def at_root(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test from the repository root, so policy paths in outputs are repository-relative."""
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return ROOT
+
+
+def corpus_files(kind: str) -> list[Path]:
+    """``corpus/<family>/<kind>/*.fx`` relative to the root, sorted."""
+    return sorted(p.relative_to(ROOT) for p in ROOT.glob(f"corpus/*/{kind}/*.fx"))
+
+
+os.environ.setdefault("NO_COLOR", "1")

@@ -1,0 +1,134 @@
+"""The command line as a user meets it: exit codes, bad inputs (never a traceback), output files,
+formats, the SMT-LIB dump and unknown verdicts."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+OK = "corpus/transforms/ok/compress-worst-case.fx"
+FAIL = "corpus/ownership/fail/pinned-free-before-copy.fx"
+
+
+def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    e = {**os.environ, "NO_COLOR": "1", **(env or {})}
+    return subprocess.run([sys.executable, "-m", "fxverify", *args], cwd=cwd, capture_output=True, text=True, env=e,
+                          timeout=300)
+
+
+def assert_clean_input_error(r: subprocess.CompletedProcess, code: str, where: str) -> None:
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out
+    assert "Traceback" not in out
+    assert f"[{code}]" in out, out
+    assert where in out, out
+    assert "^" in out and "help" in out, out
+
+
+def test_version() -> None:
+    r = run("--version")
+    assert r.returncode == 0 and r.stdout.startswith("fxverify ")
+
+
+def test_proved_exits_0_and_refuted_exits_1() -> None:
+    assert run("check", OK).returncode == 0
+    r = run("check", FAIL)
+    assert r.returncode == 1
+    assert "FX-OWN-004" in r.stdout and "trace (replayed" in r.stdout and ">>" in r.stdout
+
+
+@pytest.mark.parametrize("name,text,code,where", [
+    ("truncated.fx", 'policy "t"\nfabric {\n  device gpu0: gpu hooks [launch\n', "FX-SYN-003", "truncated.fx:3:"),
+    ("typo.fx", 'policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n', "FX-NAM-001", "typo.fx:3:"),
+    ("huge.fx", 'policy "t"\nfabric { device g: gpu hooks [launch] }\nspace s on g size 1 MiB\n'
+                'region r in s at 0 size 1 MiB owner g\nflow f {\n  for i in 0..10000000000 {\n'
+                '    edge e[i]: write r by g.launch\n  }\n}\n', "FX-LIM-001", "huge.fx:6:"),
+    ("badtoken.fx", 'policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu0 size 1 MiB $\n',
+     "FX-SYN-002", "badtoken.fx:3:"),
+])
+def test_bad_inputs_get_a_diagnostic_and_exit_2(tmp_path: Path, name: str, text: str, code: str, where: str) -> None:
+    (tmp_path / name).write_text(text)
+    assert_clean_input_error(run("check", name, cwd=tmp_path), code, where)
+
+
+def test_binary_garbage(tmp_path: Path) -> None:
+    (tmp_path / "garbage.fx").write_bytes(bytes(range(256)) * 8)
+    r = run("check", "garbage.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+    assert "[FX-SYN-004]" in r.stdout + r.stderr
+
+
+def test_did_you_mean(tmp_path: Path) -> None:
+    (tmp_path / "p.fx").write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\n'
+                                   'space hbm0 on gpu0 size 1 MiB\nregion kv in hbm0 at 0 size 4 KiB owner gpu0\n'
+                                   'flow f { edge a: write kb by gpu0.launch }\n')
+    r = run("check", "p.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "did you mean `kv`" in r.stdout
+
+
+def test_missing_file_is_an_input_error(tmp_path: Path) -> None:
+    r = run("check", "nope.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "Traceback" not in r.stdout + r.stderr
+
+
+def test_json_and_output_file(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    r = run("check", FAIL, "--format", "json", "-o", str(out))
+    assert r.returncode == 1 and r.stdout == ""
+    doc = json.loads(out.read_text())
+    res = doc["results"][0]
+    assert res["verdict"] == "refuted"
+    d = next(x for x in res["diagnostics"] if x["code"] == "FX-OWN-004")
+    assert d["primary"]["line"] > 0 and d["trace"]["events"]
+    assert any(ev["violation"] for ev in d["trace"]["events"])
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fxverify-")]
+
+
+def test_same_input_same_bytes() -> None:
+    a, b = run("check", FAIL, "--format", "json"), run("check", FAIL, "--format", "json")
+    strip = lambda s: "\n".join(ln for ln in s.splitlines() if '"seconds"' not in ln)  # noqa: E731
+    assert strip(a.stdout) == strip(b.stdout)
+
+
+def test_dump_smt_writes_standalone_files(tmp_path: Path) -> None:
+    r = run("check", FAIL, "--dump-smt", str(tmp_path / "smt"))
+    files = sorted((tmp_path / "smt").glob("*.smt2"))
+    assert r.returncode == 1 and files
+    text = files[0].read_text()
+    assert text.startswith("; fxverify obligation FX-") and "(check-sat)" in text and "policy:" in text
+
+
+def test_unknown_is_never_a_pass() -> None:
+    r = run("check", OK, "--no-prune", "--rlimit", "1")
+    assert r.returncode == 1, r.stdout
+    assert "[FX-SMT-001]" in r.stdout and "unknown" in r.stdout
+
+
+def test_internal_errors_exit_3_without_traceback(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    import fxverify.pipeline as pl
+    from fxverify import cli
+
+    def boom(*a, **k):
+        raise RuntimeError("invariant broke")
+
+    monkeypatch.setattr(pl, "check", boom)
+    monkeypatch.setattr(sys, "argv", ["fxverify", "check", OK])
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    err = capsys.readouterr()
+    assert exc.value.code == 3
+    assert "FX-INT-001" in err.err and "Traceback" not in err.err + err.out
+
+
+def test_explain() -> None:
+    r = run("explain", "FX-OWN-004")
+    assert r.returncode == 0 and "release" in r.stdout
+    assert run("explain", "FX-OWN-04").returncode == 2
