@@ -81,13 +81,14 @@ def check(
     rlimit: int = typer.Option(20_000_000, "--rlimit", help="Z3 resource limit per query (deterministic effort)."),
     timeout: int = typer.Option(30_000, "--timeout", help="Wall-clock limit per query, in ms."),
     seed: int = typer.Option(0, "--seed", help="Solver random seed."),
+    stats: bool = typer.Option(False, "--stats", help="Add wall times to the report (makes it vary between runs)."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
-    code = _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed)
+    code = _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats)
     raise typer.Exit(code)
 
 
-def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed) -> int:
+def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats) -> int:
     from fxverify.diagnostics.render.json import results_to_json
     from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
     from fxverify.pipeline import CheckOptions, CheckResult, check as run
@@ -107,14 +108,14 @@ def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed) ->
             _internal(f)
             return 3
     if fmt is Format.json:
-        text = results_to_json(results)
+        text = results_to_json(results, stats=stats)
         lines = None
     else:
         lines = []
         for r in results:
             for d in r.diagnostics:
                 lines += render_diagnostic(d, r.sources) + [[("", "")]]
-            lines += render_summary(r)
+            lines += render_summary(r, stats=stats)
         text = to_plain(lines)
     if output is not None:
         write_atomic(str(output), text)

@@ -3,7 +3,7 @@
 Produces one JSON document per run: for each policy, its verdict, obligation counts per family
 and method, and every diagnostic with code, severity, message, spans (file, line, column, offsets),
 related spans, notes, help, suppression and the replayed trace. Keys are sorted; output is
-deterministic apart from the ``seconds`` field, which ``stable=True`` drops.
+deterministic unless ``stats=True`` adds the wall time (``seconds``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
     return out
 
 
-def results_to_json(results: list, stable: bool = False) -> str:
+def results_to_json(results: list, stats: bool = False) -> str:
     """Render ``CheckResult``s as one JSON document (sorted keys, two-space indent)."""
     docs = []
     for r in results:
@@ -54,7 +54,7 @@ def results_to_json(results: list, stable: bool = False) -> str:
             "solver_calls": r.solver_calls,
             "diagnostics": [diagnostic_to_json(d, r.sources) for d in r.diagnostics],
         }
-        if not stable:
+        if stats:
             doc["seconds"] = round(r.seconds, 3)
         docs.append(doc)
     return json.dumps({"fxverify": 1, "results": docs}, indent=2, sort_keys=True) + "\n"

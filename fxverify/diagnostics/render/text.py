@@ -90,8 +90,9 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
     return out
 
 
-def render_summary(result, width: int = 0) -> list[Line]:
-    """Summary lines: verdict, obligations per family with how they were discharged, timing."""
+def render_summary(result, stats: bool = False) -> list[Line]:
+    """Summary lines: verdict, obligations per family with how they were discharged; with
+    ``stats``, wall time too (left out by default so that output is byte-for-byte repeatable)."""
     from fxverify.pipeline import Status3
 
     v = result.verdict
@@ -105,7 +106,7 @@ def render_summary(result, width: int = 0) -> list[Line]:
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
-            (f" — {total} obligations, {result.solver_calls} solver calls, {result.seconds:.2f} s", "")]
+            (f" — {total} obligations, {result.solver_calls} solver calls" + (f", {result.seconds:.2f} s" if stats else ""), "")]
     return [head] + out
 
 
