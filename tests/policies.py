@@ -60,8 +60,8 @@ def policies(draw, max_edges: int = 5) -> Policy:
         if action in ("write", "move", "reduce"):
             dst = draw(footprints(r2))
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
-        if i > 0 and draw(st.integers(0, 30)) == 0:
-            after += (f"e{i - 1}",) if f"e{i - 1}" not in after else ()
+        if i + 1 < n and draw(st.integers(0, 25)) == 0:
+            after += (f"e{i + 1}",)  # a forward reference: may close an HB cycle
         handoffs = releases = leases = ()
         region = draw(st.sampled_from(REGIONS))
         if draw(st.integers(0, 3)) == 0:

@@ -190,9 +190,19 @@ class BadHandoff(_Own):
         return "only the current owner can hand a region off, and one handoff at a time"
 
     def fix(self, w: Witness) -> str:
-        others = [self.name(o) for o in self.edges[1:]]
-        return (f"order the handoffs of `{self.region}` (add `after {others[0]}`)" if others
-                else f"hand `{self.region}` to `{self.src}` first")
+        h = self.edges[0]
+        g = self.ctx.graph
+        unordered = [o for o in self.edges[1:] if not g.ordered(h, o)]
+        if unordered:
+            return f"order the handoffs of `{self.region}`: add `after {self.name(unordered[0])}` to `{self.name(h)}`"
+        start = w.schedule.get(h, (0, 0))[0]
+        done = sorted((w.schedule[o][1], o) for o in self.edges[1:] if o in w.schedule and w.schedule[o][1] <= start)
+        if done:
+            prev = done[-1][1]
+            owner = _handoff_of(self.ctx, prev, self.region).dst
+            return (f"after `{self.name(prev)}` the owner is `{owner}`: hand off from `{owner}`, "
+                    f"or hand `{self.region}` back to `{self.src}` first")
+        return f"hand `{self.region}` to `{self.src}` before `{self.name(h)}`"
 
 
 class UseAfterRelease(_Own):

@@ -1,0 +1,60 @@
+"""Renderers: full-text goldens of the plain rendering (no colour, repository-relative paths),
+styled rich output, and the JSON document's shape. ``pytest --update-goldens`` rewrites goldens."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fxverify.diagnostics.render.json import results_to_json
+from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
+from fxverify.pipeline import check
+
+from tests.conftest import ROOT
+
+CASES = [
+    "corpus/ordering/fail/kv-offload-unordered.fx",
+    "corpus/alias/fail/strided-overlap.fx",
+    "corpus/ownership/fail/double-handoff.fx",
+    "corpus/transforms/fail/compress-average-ratio.fx",
+    "corpus/ordering/fail/hb-cycle.fx",
+]
+
+
+def _lines(path: str):
+    r = check(path)
+    lines = []
+    for d in r.diagnostics:
+        lines += render_diagnostic(d, r.sources) + [[("", "")]]
+    return r, lines + render_summary(r)
+
+
+@pytest.mark.parametrize("path", CASES)
+def test_plain_rendering_matches_golden(path: str, at_root, update_goldens: bool) -> None:
+    _, lines = _lines(path)
+    text = to_plain(lines)
+    gold = ROOT / "tests/goldens" / (Path(path).stem + ".txt")
+    if update_goldens:
+        gold.write_text(text)
+    assert text == gold.read_text()
+    assert "\x1b[" not in text
+
+
+def test_rich_rendering_is_styled(at_root) -> None:
+    _, lines = _lines(CASES[0])
+    rich_text = to_rich(lines)
+    assert rich_text.plain.rstrip("\n") == to_plain(lines).rstrip("\n")
+    styles = {str(span.style) for span in rich_text.spans}
+    assert "bold red" in styles
+
+
+def test_json_document_shape(at_root) -> None:
+    r, _ = _lines(CASES[1])
+    doc = json.loads(results_to_json([r]))
+    res = doc["results"][0]
+    assert res["verdict"] == "refuted" and "seconds" not in res
+    d = next(x for x in res["diagnostics"] if x["code"] == "FX-ALIAS-001")
+    assert d["trace"]["witness"]["address"].startswith("0x")
+    assert {"step", "time_ns", "device", "hook", "edge", "event", "detail", "violation"} <= set(d["trace"]["events"][0])

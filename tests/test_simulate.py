@@ -1,0 +1,82 @@
+"""The concrete simulator and the exact footprint arithmetic, against brute force."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fxverify.ir import Footprint, Transform, XfKind
+from fxverify.obligations.transforms import _eval, bound_term
+from fxverify.simulate import Simulator, shared_byte, worst_case_output
+from fxverify.smt.terms import const
+
+from tests.policies import policies
+
+
+@st.composite
+def fps(draw):
+    elem = draw(st.integers(1, 12))
+    stride = draw(st.integers(1, 24))
+    return Footprint("r", "s", draw(st.integers(0, 40)), elem, stride, draw(st.integers(1, 6)))
+
+
+def _bytes(fp: Footprint) -> set[int]:
+    return {fp.base + k * fp.stride + o for k in range(fp.count) for o in range(fp.elem)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(fps(), fps())
+def test_shared_byte_is_the_lowest_common_byte(a: Footprint, b: Footprint) -> None:
+    common = _bytes(a) & _bytes(b)
+    assert shared_byte(a, b) == (min(common) if common else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(fps(), st.integers(0, 200), st.integers(0, 60))
+def test_membership_and_meets(fp: Footprint, addr: int, width: int) -> None:
+    bs = _bytes(fp)
+    assert fp.contains(addr) == (addr in bs)
+    if addr in bs:
+        k = fp.element_of(addr)
+        assert k is not None and 0 <= addr - fp.base - k * fp.stride < fp.elem
+        assert all(not (0 <= addr - fp.base - j * fp.stride < fp.elem) for j in range(k))
+    assert fp.meets(addr, addr + width) == any(addr <= x < addr + width for x in bs)
+
+
+XFS = [
+    Transform(XfKind.COMPRESS, (("algo", "lz4"),)), Transform(XfKind.COMPRESS, (("algo", "zstd"),)),
+    Transform(XfKind.COMPRESS, (("algo", "deflate"),)), Transform(XfKind.COMPRESS, (("algo", "snappy"),)),
+    Transform(XfKind.QUANTIZE, (("src", "bf16"), ("dst", "fp8"), ("group", 128))),
+    Transform(XfKind.FILTER, (("keep", 37),)), Transform(XfKind.SCATTER, (("ways", 3),)),
+    Transform(XfKind.GATHER, (("ways", 4),)), Transform(XfKind.CHECKSUM, (("algo", "crc32c"),)),
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(XFS), max_size=3), st.integers(0, 1 << 22))
+def test_size_bounds_agree_between_encoder_and_simulator(chain, n) -> None:
+    """The encoder's bound terms and the simulator's own formulas are independent code."""
+    t = const(n)
+    for x in chain:
+        t = bound_term(x, t)
+    assert _eval(t) == worst_case_output(tuple(chain), n)
+
+
+def test_lz4_bound_matches_lz4_h() -> None:
+    # LZ4_COMPRESSBOUND(isize) = isize + isize/255 + 16
+    assert worst_case_output((XFS[0],), 4 << 20) == (4 << 20) + (4 << 20) // 255 + 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(policies(max_edges=4))
+def test_linear_extensions_respect_happens_before(policy) -> None:
+    sim = Simulator(policy)
+    n = 0
+    for sched in sim.linear_extensions(list(range(len(policy.edges)))):
+        assert sim.check_schedule(sched) is None
+        n += 1
+    if all(not e.after and e.stream is None for e in policy.edges):
+        from math import factorial
+
+        k = len(policy.edges)
+        assert n == factorial(2 * k) // 2 ** k

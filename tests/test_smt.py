@@ -1,0 +1,66 @@
+"""The SMT layer: SMT-LIB printing, and a conformance table every backend must pass (verdicts,
+lexicographic minimisation, unsat cores, determinism, unknown with a reason)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxverify.smt.backend import Query, SolverOptions, Status
+from fxverify.smt.smtlib import query_to_smtlib, term_to_smtlib
+from fxverify.smt.terms import and_, between, div, eq, int_var, ite, mod, not_, or_
+from fxverify.smt.z3_backend import Z3Backend, check_smtlib
+
+x, y, z = int_var("x"), int_var("y"), int_var("z")
+
+BACKENDS = [Z3Backend]
+
+# (name, assertions, expected status)
+TABLE = [
+    ("interval", [between(x, 3, 5)], Status.SAT),
+    ("empty", [x < 3, x > 5], Status.UNSAT),
+    ("strided-disjoint", [between(y, 0, 16), between(z, 0, 16), between(x, 0, 64), between(int_var("o"), 0, 64),
+                          eq(x + 128 * y, 64 + 128 * z + int_var("o"))], Status.UNSAT),
+    ("div-mod", [eq(div(x, 7), 3), eq(mod(x, 7), 6)], Status.SAT),
+    ("ite", [eq(y, ite(x < 0, 0 - x, x)), y < 0], Status.UNSAT),
+    ("bool", [or_(x < 0, x > 10), not_(x < 0), x < 11], Status.UNSAT),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("name,assertions,status", TABLE, ids=[t[0] for t in TABLE])
+def test_backend_conformance(backend, name, assertions, status) -> None:
+    q = Query(name, tuple((f"a{i}", t) for i, t in enumerate(assertions)))
+    assert backend().check(q).status is status
+    assert check_smtlib(query_to_smtlib(q)) is status
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_minimisation_is_lexicographic_and_deterministic(backend) -> None:
+    q = Query("min", ((None, and_(x >= 3, y >= x + 2, z >= 0, z < 100)),), minimize=(y, x, z))
+    a, b = backend().check(q), backend().check(q)
+    assert a.model == b.model
+    assert (a.model["x"], a.model["y"], a.model["z"]) == (3, 5, 0)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_unsat_core_names_the_conflict(backend) -> None:
+    q = Query("core", (("lo", x >= 10), ("free", y >= 0), ("hi", x < 5)), want_core=True)
+    r = backend().check(q)
+    assert r.status is Status.UNSAT and set(r.core) == {"lo", "hi"}
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_resource_limit_gives_unknown_with_reason(backend) -> None:
+    hard = [eq(x * 1 + 0, 0)] + [or_(eq(int_var(f"v{i}"), 2 * int_var(f"w{i}")), eq(int_var(f"v{i}"), 2 * int_var(f"w{i}") + 1))
+                                 for i in range(40)]
+    q = Query("tiny", tuple((None, t) for t in hard))
+    r = backend(SolverOptions(rlimit=1)).check(q)
+    assert r.status is Status.UNKNOWN and r.reason
+
+
+def test_smtlib_printing() -> None:
+    assert term_to_smtlib(x - 3) == "(- x 3)"
+    assert term_to_smtlib(eq(x, -5)) == "(= x (- 5))"
+    text = query_to_smtlib(Query("q", (("lbl", x < 2),), header=("hello",)))
+    assert text.startswith("; hello\n(set-logic QF_LIA)")
+    assert "(declare-const x Int)" in text and ":named A_lbl" in text and text.endswith("(exit)\n")
