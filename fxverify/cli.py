@@ -42,19 +42,27 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _collect(paths: list[Path]) -> list[str]:
+    """Files named, plus ``*.fx`` files found recursively in folders, in sorted order, once each."""
     out: list[str] = []
     for p in paths:
         if p.is_dir():
-            out += sorted(str(x) for x in p.rglob("*.fx"))
+            out += sorted(str(x) for x in p.rglob("*.fx") if x.is_file())
         else:
             out.append(str(p))
-    seen: set[str] = set()
-    return [x for x in out if not (x in seen or seen.add(x))]
+    return list(dict.fromkeys(out))
 
 
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so
-    a reader never sees a half-written file. Raises ``OSError`` on I/O failure."""
+    a reader never sees a half-written file. A path that exists and is not a regular file (a
+    terminal, ``/dev/stdout``, a pipe) is written in place instead of being replaced.
+    Raises ``OSError`` on I/O failure."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "is a directory", path)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".fxverify-", suffix=".tmp")
     try:
@@ -78,9 +86,9 @@ def check(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
     no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    rlimit: int = typer.Option(20_000_000, "--rlimit", help="Z3 resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(30_000, "--timeout", help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", help="Solver random seed."),
+    rlimit: int = typer.Option(20_000_000, "--rlimit", min=1, help="Z3 resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(30_000, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times to the report (makes it vary between runs)."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
@@ -91,22 +99,30 @@ def check(
 def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats) -> int:
     from fxverify.diagnostics.render.json import results_to_json
     from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
-    from fxverify.pipeline import CheckOptions, CheckResult, check as run
+    from fxverify.pipeline import CheckOptions, CheckResult, Status3, check as run
     from fxverify.smt.backend import SolverOptions
 
     files = _collect(paths)
     if not files:
-        typer.echo("error[FX-NAM-003]: no policy files found", err=True)
+        typer.echo(f"error[FX-NAM-003]: no policy files (*.fx) found in {', '.join(str(p) for p in paths)}", err=True)
         return 2
-    opts = CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout),
-                        dump_smt=str(dump_smt) if dump_smt else None)
+    if dump_smt is not None and dump_smt.exists() and not dump_smt.is_dir():
+        typer.echo(f"error[FX-NAM-003]: `--dump-smt {dump_smt}` is not a directory", err=True)
+        return 2
+    solver = SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout)
     results: list[CheckResult] = []
+    crashed = False
+    dump_dirs = _dump_dirs(files, dump_smt)
     for f in files:
+        opts = CheckOptions(prune=not no_prune, solver=solver, dump_smt=dump_dirs.get(f))
         try:
             results.append(run(f, opts))
+        except OSError as err:
+            typer.echo(f"error: cannot write the SMT-LIB dump for {f}: {err.strerror or err}", err=True)
+            return 2
         except Exception:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
-            _internal(f)
-            return 3
+            _internal(f)  # and go on: the other files' reports are still worth having
+            crashed = True
     if fmt is Format.json:
         text = results_to_json(results, stats=stats)
         lines = None
@@ -118,18 +134,37 @@ def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, st
             lines += render_summary(r, stats=stats)
         text = to_plain(lines)
     if output is not None:
-        write_atomic(str(output), text)
+        try:
+            write_atomic(str(output), text)
+        except OSError as err:
+            typer.echo(f"error: cannot write `{output}`: {err.strerror or err}\n"
+                       f"  = help: name a file in an existing, writable folder", err=True)
+            return 2
     elif lines is not None and _use_color():
         from rich.console import Console
 
         Console(highlight=False, soft_wrap=True).print(to_rich(lines), end="")
     else:
         sys.stdout.write(text)
-    if any(r.internal_error for r in results):
+    if crashed or any(r.internal_error for r in results):
         return 3
     if any(r.input_error for r in results):
         return 2
-    return 0 if all(r.verdict and r.verdict.value == "proved" for r in results) else 1
+    return 0 if all(r.verdict is Status3.PROVED for r in results) else 1
+
+
+def _dump_dirs(files: list[str], root: Optional[Path]) -> dict[str, str]:
+    """``--dump-smt DIR`` writes each policy's obligations into ``DIR/<policy stem>/`` (with a
+    numeric suffix when two policies share a stem), so several policies never overwrite each other."""
+    if root is None:
+        return {}
+    out: dict[str, str] = {}
+    used: dict[str, int] = {}
+    for f in files:
+        stem = Path(f).name.removesuffix(".fx")
+        used[stem] = used.get(stem, 0) + 1
+        out[f] = str(root / (stem if used[stem] == 1 else f"{stem}.{used[stem]}"))
+    return out
 
 
 def _internal(path: str) -> None:

@@ -52,7 +52,7 @@ class PolicyGraph:
         self._preds: list[list[int]] = [list(self.hb.predecessors(i)) for i in range(len(policy.edges))]
         self._rank: list[int] | None = None
         self._acyclic: bool | None = None
-        self._path_cache: dict[tuple[str, str], list[str] | None] = {}
+        self._path_cache: dict[tuple, list[str] | None] = {}
 
     # -- happens-before ---------------------------------------------------------------------
     def is_acyclic(self) -> bool:
@@ -170,10 +170,23 @@ class PolicyGraph:
             return pol.space(e.src.space).device, e.device
         return e.device, e.device
 
+    def ordered_route(self, src_dev: str, dst_dev: str) -> list[str] | None:
+        """Like ``route``, over ``ordered`` links only (``None`` when no such path exists)."""
+        key = ("ordered", src_dev, dst_dev)
+        if key not in self._path_cache:
+            g = nx.Graph()
+            g.add_nodes_from(self.fabric.nodes)
+            g.add_edges_from((u, v, d) for u, v, d in self.fabric.edges(data=True)
+                             if self.policy.link(d["link"]).order is LinkOrder.ORDERED)
+            nodes = nx.single_source_shortest_path(g, src_dev).get(dst_dev) if src_dev in g else None
+            self._path_cache[key] = None if nodes is None else [g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
+        return self._path_cache[key]
+
     def posted_links(self, e: Edge) -> list[Link]:
-        """Return the ``posted`` links on the route of an edge's write (empty when none)."""
+        """Return the ``posted`` links on the route of an edge's write (empty when none). An edge
+        that requires in-order delivery is routed over ordered links when such a path exists."""
         a, b = self.transfer_endpoints(e)
-        route = self.route(a, b) or []
+        route = (self.ordered_route(a, b) if e.require_in_order else None) or self.route(a, b) or []
         return [self.policy.link(n) for n in route if self.policy.link(n).order is LinkOrder.POSTED]
 
 

@@ -341,8 +341,8 @@ class Handoff:
 
 @dataclass(frozen=True, slots=True)
 class Lease:
-    """``device`` may read ``region`` from the end of the edge until the region's next handoff or
-    release starts."""
+    """``device`` may read ``region`` from the end of the edge until the region's next handoff
+    starts (a release ends every use anyway: FX-OWN-004)."""
 
     region: str
     device: str
@@ -351,7 +351,9 @@ class Lease:
 
 @dataclass(frozen=True, slots=True)
 class Release:
-    """The region's use ends when the edge starts: every access must happen-before it."""
+    """The region's use ends with this edge: every other edge that uses the region must finish
+    before this one starts. The edge's own accesses come first (``move a -> b ... release a free``
+    frees the source once the copy is done), so they are legal."""
 
     region: str
     kind: ReleaseKind

@@ -114,11 +114,19 @@ def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
     """Build the context and every obligation of ``policy``, family by family, deterministically."""
     ctx = Context(policy, PolicyGraph(policy))
     obs: list[Obligation] = []
+    keys: set[str] = set()
     acyclic = ctx.graph.is_acyclic()
     for fam in ALL_FAMILIES:
-        # With cyclic HB no schedule exists: only the cycle (FX-ORD-001) and the properties that
-        # do not depend on schedules are meaningful until the cycle is fixed.
-        obs.extend(ob for ob in fam.generate(ctx) if acyclic or ob.schedule_free or ob.code == "FX-ORD-001")
+        for ob in fam.generate(ctx):
+            # With cyclic HB no schedule exists: only the cycle (FX-ORD-001) and the properties
+            # that do not depend on schedules are meaningful until the cycle is fixed.
+            if not (acyclic or ob.schedule_free or ob.code == "FX-ORD-001"):
+                continue
+            # INVARIANT: keys identify obligations; an edge repeating an operation (two writes of
+            # one map entry) states the same property twice, so the copy is dropped.
+            if ob.key not in keys:
+                keys.add(ob.key)
+                obs.append(ob)
     return ctx, obs
 
 
@@ -152,7 +160,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[
     """
     _ctx, obligations = generate(policy)
     sim = Simulator(policy)
-    dump = _Dumper(options.dump_smt, backend) if options.dump_smt else None
+    dump = _Dumper(options.dump_smt) if options.dump_smt else None
     verdicts: list[Verdict] = []
     diags: list[Diagnostic] = []
     calls = 0
@@ -197,7 +205,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnost
             Label(ob.primary, "here"),
             notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
             help="this is a bug in fxverify; please report it with this policy")
-    trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w))
+    trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w), sim)
     return Diagnostic(ob.code, Severity.ERROR, ob.message(w), Label(ob.primary, lookup(ob.code).title),
                       related=ob.related, help=trace.fix, trace=trace)
 
@@ -238,7 +246,12 @@ def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
             l0, _ = sf.line_col(d.primary.span.start)
             l1, _ = sf.line_col(max(d.primary.span.start, d.primary.span.end - 1))
             for i, sup in enumerate(policy.suppressions):
-                if sup.code == d.code and sup.file == d.primary.span.file and l0 - 1 <= sup.line <= l1:
+                if sup.code != d.code or sup.file != d.primary.span.file:
+                    continue
+                # A trailing suppression covers its own line; one alone on its line annotates
+                # the construct that starts on the next line.
+                alone = sf.line_text(sup.line).lstrip().startswith("#")
+                if l0 <= sup.line <= l1 or (alone and sup.line == l0 - 1):
                     match = (i, sup)
                     break
         if match is None:
@@ -257,12 +270,11 @@ def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
 class _Dumper:
     """Writes each obligation's query as ``<dir>/<code>__<key>.smt2`` (atomically)."""
 
-    def __init__(self, directory: str, backend: Backend) -> None:
+    def __init__(self, directory: str) -> None:
         import os
 
         self.dir = directory
         os.makedirs(directory, exist_ok=True)
-        self.version = backend.version()
         self.names: Counter = Counter()
 
     def write(self, ob: Obligation) -> None:

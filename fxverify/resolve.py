@@ -20,10 +20,12 @@ FX-HOOK-002 obligations report them.
 from __future__ import annotations
 
 import difflib
+import errno
 import itertools
 import operator
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -380,6 +382,11 @@ class _Resolver:
                 self.error("FX-NAM-003", f"{what} `{path}` is a directory", at, "not a file",
                            help="name a policy file")
                 return None
+            if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
+                # A FIFO or device would block or never end; policies are regular files.
+                self.error("FX-NAM-003", f"{what} `{path}` is not a regular file", at, "not a file",
+                           help="name a policy file")
+                return None
             size = os.path.getsize(path)
             if size > self.limits.max_file_bytes:
                 self.error("FX-LIM-001", f"`{path}` is {size} bytes, over the limit of "
@@ -391,9 +398,14 @@ class _Resolver:
         except OSError as err:
             base = os.path.dirname(at.file) if at is not None else os.getcwd()
             shown = written if written is not None else path
-            self.error("FX-NAM-003", f"{what} `{shown}` not found", at, "no such file",
-                       help=f"the path is relative to `{base or '.'}`",
-                       notes=(f"`{path}`: {err.strerror or err}",))
+            if err.errno == errno.ENOENT:
+                hint = (f"the path is relative to `{base or '.'}`" if not os.path.isabs(shown)
+                        else "check the path")
+                self.error("FX-NAM-003", f"{what} `{shown}` not found", at, "no such file", help=hint,
+                           notes=(f"`{path}`: {err.strerror or err}",))
+            else:
+                self.error("FX-NAM-003", f"cannot read {what} `{shown}`: {err.strerror or err}", at,
+                           "unreadable", help="check the file's permissions")
             return None
         if len(data) > self.limits.max_file_bytes:  # grew after the size check
             self.error("FX-LIM-001", f"`{path}` is over the limit of "

@@ -96,7 +96,7 @@ def worst_case_output(chain: tuple, n: int) -> int:
             out = -(-elems * DTYPE_BITS[str(t.param("dst"))] // 8)
             if t.param("group"):
                 g = int(t.param("group"))
-                out += -(-elems // g) * (DTYPE_BITS[str(t.param("scale", "fp32"))] // 8)
+                out += -(-(-(-elems // g)) * DTYPE_BITS[str(t.param("scale", "fp32"))] // 8)
             n = out
         elif k is XfKind.FILTER:
             n = -(-n * int(t.param("keep", 100)) // 100)
@@ -124,6 +124,9 @@ class Simulator:
                     self.preds[e.eid].add(stream_last[k])
                 stream_last[k] = e.eid
         self._anc: dict[int, frozenset[int]] = {}
+        self._regions: dict[str, list] = {}
+        for r in policy.regions:
+            self._regions.setdefault(r.space, []).append(r)
 
     # -- happens-before, recomputed ------------------------------------------------------------
     def ancestors(self, e: int) -> frozenset[int]:
@@ -246,7 +249,8 @@ class Simulator:
         for w in ids:
             ew = E[w]
             src, dst = self.endpoints(ew)
-            posted = [ln for ln in (self.route(src, dst) or []) if self.p.link(ln).order is LinkOrder.POSTED]
+            route = (self.route(src, dst, only_ordered=True) if ew.require_in_order else None) or self.route(src, dst)
+            posted = [ln for ln in (route or []) if self.p.link(ln).order is LinkOrder.POSTED]
             if not posted or ew.dst is None:
                 continue
             for r in ids:
@@ -260,8 +264,9 @@ class Simulator:
                     if addr is None:
                         continue
                     for ln in posted:
-                        flushed = any(ln in E[x].flushes and sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0]
-                                      for x in ids)
+                        # A flush takes effect when its edge finishes; the writer may flush its own link.
+                        flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
+                                      and sched[x][1] <= sched[r][0] for x in ids)
                         if not flushed:
                             out.append(Violation("FX-ORD-003", (w, r), sched[r][0], addr, f"no flush of {ln}"))
         return out
@@ -282,12 +287,9 @@ class Simulator:
         handoffs = {h: ho for h in ids for ho in E[h].handoffs}
         for e in ids:
             ee = E[e]
-            touched: dict[str, bool] = {}
-            for acc in ee.accesses():
-                r = acc.footprint.region
-                touched[r] = touched.get(r, False) or acc.mode is not AccessMode.READ
+            touched = self.governing_regions(ee)
             for r, writes in touched.items():
-                if any(ho.region == r for ho in ee.handoffs):
+                if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
                     continue
                 s = sched[e][0]
                 if ee.device not in self.owners_at(r, s, ids, sched):
@@ -301,10 +303,14 @@ class Simulator:
                 for h in ids:
                     if h != e and any(ho.region == r for ho in E[h].handoffs) and self._overlap(sched, e, h):
                         out.append(Violation("FX-OWN-002", (e, h), max(sched[e][0], sched[h][0]), None, r))
+        for g in ids:
+            for ls in E[g].leases:
+                if E[g].device not in self.owners_at(ls.region, sched[g][0], ids, sched):
+                    out.append(Violation("FX-OWN-003", (g,), sched[g][0], None, f"lease of {ls.region}"))
         for h in ids:
             for ho in E[h].handoffs:
                 s = sched[h][0]
-                bad = ho.src not in self.owners_at(ho.region, s, ids, sched) or any(
+                bad = ho.src != E[h].device or ho.src not in self.owners_at(ho.region, s, ids, sched) or any(
                     o != h and self._overlap(sched, h, o) and any(x.region == ho.region for x in E[o].handoffs)
                     for o in ids)
                 if bad:
@@ -328,6 +334,22 @@ class Simulator:
             if any(d != dev for d in finals):
                 out.append(Violation("FX-OWN-005", (), None, None, region))
         del handoffs
+        return out
+
+    def governing_regions(self, e: Edge) -> dict[str, bool]:
+        """Regions whose owner decides an edge's access, with whether it writes there: for every
+        byte touched, the smallest regions containing it (BRIEF section 1: one owner per region;
+        nested regions of an alias set delegate to the innermost)."""
+        out: dict[str, bool] = {}
+        for acc in e.accesses():
+            fp = acc.footprint
+            regs = [r for r in self._regions.get(fp.space, ()) if r.base < fp.hi and fp.lo < r.end
+                    and shared_byte(fp, Footprint(r.name, r.space, r.base, r.size, r.size, 1)) is not None]
+            for r in regs:
+                lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
+                if any(q.size < r.size and q.base <= lo and hi <= q.end for q in regs):
+                    continue
+                out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
         return out
 
     def final_owners(self, region: str, sched: Schedule) -> set[str]:
@@ -409,6 +431,10 @@ class Simulator:
                 a, b = self.endpoints(e)
                 if self.route(a, e.device) is None or self.route(e.device, b) is None:
                     out.append(Violation("FX-HOOK-001", (e.eid,)))
+            for ln in e.flushes:
+                link = P.link(ln)
+                if e.device not in (link.a, link.b):
+                    out.append(Violation("FX-HOOK-001", (e.eid,), detail=f"flush {ln}"))
             if e.require_in_order:
                 a, b = self.endpoints(e)
                 if self.route(a, b, only_ordered=True) is None:

@@ -65,14 +65,15 @@ def describe_footprint(fp: Footprint, address: int | None = None, element: int |
     return out
 
 
-def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v: Violation, why: str, fix: str) -> Trace:
+def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v: Violation, why: str, fix: str,
+                sim: Simulator | None = None) -> Trace:
     """Build the trace of a confirmed counterexample.
 
     ``edges`` are the obligation's primary edges; the schedule in ``w`` orders the events, and the
-    violation's time marks the violating step.
+    violation's time marks the violating step. ``sim`` (the replaying simulator) gives owners.
     """
     raw: list[tuple[tuple, dict]] = []
-    sim = Simulator(policy)
+    sim = sim or Simulator(policy)
     if w.schedule:
         sched = w.schedule
         ids = sorted(sched)
@@ -115,6 +116,13 @@ def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v
                          owner_after=d.get("owner_after"), violation=i == mark)
               for i, (_k, d) in enumerate(raw)]
     facts = tuple((k, str(val)) for k, val in sorted(w.values.items()) if k != "other_schedule")
+    if "other_schedule" in w.values:
+        # A non-unique final owner needs two schedules: the events show one, this line the other.
+        other = []
+        for item in str(w.values["other_schedule"]).split(";"):
+            eid, s, f = (int(x) for x in item.split(":"))
+            other.append(f"`{policy.edges[eid].name}` [{s}, {f})")
+        facts += (("other schedule", ", ".join(other)),)
     if w.address is not None:
         facts = (("address", f"{w.address:#x}"), ("space", str(w.space))) + facts
     return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts)

@@ -19,6 +19,8 @@ REGIONS = (
     Region("a", "a", "hbm0", 0, 256, "gpu0", dtype="bf16"),
     Region("b", "b", "hbm0", 256, 256, "gpu0", alias_set="ab"),
     Region("c", "c", "hdm0", 0x8000, 256, "gpu0", dtype="fp8"),
+    # Overlaps `b` (same alias set) with another owner: ownership is per region, bytes are shared.
+    Region("d", "d", "hbm0", 384, 64, "dpu0", alias_set="ab"),
 )
 MAPS = (
     MapDecl("ctr", "array", "u32", "u64", 4, ConsistencyClass(ClassKind.PER_DEVICE), "sum"),
@@ -46,6 +48,9 @@ def policies(draw, max_edges: int = 5) -> Policy:
         Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", LinkOrder.POSTED if posted else LinkOrder.ORDERED),
         Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))),
     )
+    if draw(st.booleans()):
+        # A second route to the expander, so in-order routing has a choice.
+        links += (Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))),)
     n = draw(st.integers(1, max_edges))
     edges: list[Edge] = []
     for i in range(n):
@@ -91,4 +96,4 @@ def policies(draw, max_edges: int = 5) -> Policy:
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
     return Policy("random", "random.fx", DEVICES, links, SPACES, REGIONS,
-                  (AliasSet("ab", ("b",)), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)
+                  (AliasSet("ab", ("b", "d")), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)

@@ -99,7 +99,7 @@ def test_same_input_same_bytes() -> None:
 
 def test_dump_smt_writes_standalone_files(tmp_path: Path) -> None:
     r = run("check", FAIL, "--dump-smt", str(tmp_path / "smt"))
-    files = sorted((tmp_path / "smt").glob("*.smt2"))
+    files = sorted((tmp_path / "smt" / Path(FAIL).stem).glob("*.smt2"))
     assert r.returncode == 1 and files
     text = files[0].read_text()
     assert text.startswith("; fxverify obligation FX-") and "(check-sat)" in text and "policy:" in text
@@ -132,3 +132,20 @@ def test_explain() -> None:
     r = run("explain", "FX-OWN-004")
     assert r.returncode == 0 and "release" in r.stdout
     assert run("explain", "FX-OWN-04").returncode == 2
+
+
+def test_dump_smt_keeps_policies_apart(tmp_path: Path) -> None:
+    run("check", "corpus/ordering/ok", "corpus/transforms/ok", "--dump-smt", str(tmp_path / "d"))
+    dirs = sorted(p.name for p in (tmp_path / "d").iterdir())
+    assert len(dirs) == len(list((ROOT / "corpus/ordering/ok").glob("*.fx"))) + len(list((ROOT / "corpus/transforms/ok").glob("*.fx")))
+
+
+def test_output_errors_are_user_errors(tmp_path: Path) -> None:
+    r = run("check", OK, "-o", str(tmp_path / "missing" / "out.txt"))
+    assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_folder_scan_skips_directories_named_like_policies(tmp_path: Path) -> None:
+    (tmp_path / "d.fx").mkdir()
+    (tmp_path / "p.fx").write_text((ROOT / OK).read_text())
+    assert run("check", str(tmp_path)).returncode == 0

@@ -62,5 +62,5 @@ def test_smtlib_printing() -> None:
     assert term_to_smtlib(x - 3) == "(- x 3)"
     assert term_to_smtlib(eq(x, -5)) == "(= x (- 5))"
     text = query_to_smtlib(Query("q", (("lbl", x < 2),), header=("hello",)))
-    assert text.startswith("; hello\n(set-logic QF_LIA)")
+    assert text.startswith("; hello\n(set-option :produce-unsat-cores true)\n(set-logic QF_LIA)")
     assert "(declare-const x Int)" in text and ":named A_lbl" in text and text.endswith("(exit)\n")

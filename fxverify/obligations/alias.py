@@ -61,10 +61,10 @@ class AliasOverlap(_TwoFootprints):
 
     code = "FX-ALIAS-001"
 
-    def __init__(self, ctx: Context, a: int, acc_a: Access, sa: str, b: int, acc_b: Access, sb: str) -> None:
+    def __init__(self, ctx: Context, a: int, pa: int, acc_a: Access, sa: str, b: int, pb: int, acc_b: Access, sb: str) -> None:
         self.fa, self.fb, self.sa, self.sb = acc_a.footprint, acc_b.footprint, sa, sb
         ea, eb = ctx.edge(a), ctx.edge(b)
-        super().__init__(ctx, (a, b), f"{self.code}:{ea.name}|{eb.name}|{self.fa.region}|{self.fb.region}",
+        super().__init__(ctx, (a, b), f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}",
                          eb.span, (Label(ea.span, f"`{ea.name}` is in alias set `{sa}`"),))
 
     def message(self, w: Witness) -> str:
@@ -212,7 +212,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         acc_a, acc_b = ea.accesses()[pa], eb.accesses()[pb]
         sa, sb = alias_of(ctx, ea, acc_a.footprint), alias_of(ctx, eb, acc_b.footprint)
         if sa != sb:
-            yield AliasOverlap(ctx, a, acc_a, sa, b, acc_b, sb)
+            yield AliasOverlap(ctx, a, pa, acc_a, sa, b, pb, acc_b, sb)
 
 
 def _region_overlaps(ctx: Context) -> Iterator[Obligation]:

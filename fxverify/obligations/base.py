@@ -58,6 +58,37 @@ class Context:
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
 
+    def touched(self) -> dict[int, dict[str, bool]]:
+        """Map each edge id to the regions that govern the bytes its footprints touch, and whether
+        it writes (or reduces into) them. Cached.
+
+        Regions of one alias set may overlap and have different owners. The bytes a footprint
+        touches inside region ``R`` are governed by ``R`` unless a strictly smaller touched region
+        contains all of them (a block inside its layer's view: the block's owner and leases
+        decide). Ties keep both, so each owner is checked.
+        """
+        cached = getattr(self, "_touched", None)
+        if cached is not None:
+            return cached
+        per_edge: dict[int, list] = defaultdict(list)
+        for region, eids in self.uses.items():
+            reg = self.policy.region(region)
+            for eid in eids:
+                for a in self.policy.edges[eid].accesses():
+                    fp = a.footprint
+                    if fp.space == reg.space and fp.meets(reg.base, reg.end):
+                        per_edge[eid].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode.value != "read"))
+        out: dict[int, dict[str, bool]] = {}
+        for eid, items in per_edge.items():
+            got: dict[str, bool] = {}
+            for reg, lo, hi, writes in items:
+                inner = any(r2.size < reg.size and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
+                if not inner:
+                    got[reg.name] = got.get(reg.name, False) or writes
+            out[eid] = got
+        self._touched = out
+        return out
+
     def edge(self, eid: int) -> Edge:
         """Return edge ``eid``."""
         return self.policy.edges[eid]
@@ -191,9 +222,3 @@ def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
     ctx._overlapping_pairs = out  # type: ignore[attr-defined]
     return out
 
-
-def intervals_overlap(a: Access, b: Access) -> bool:
-    """True when two footprints certainly share a byte: both are contiguous and their intervals
-    intersect. (Strided footprints need the exact encoding.)"""
-    fa, fb = a.footprint, b.footprint
-    return fa.contiguous and fb.contiguous and fa.lo < fb.hi and fb.lo < fa.hi

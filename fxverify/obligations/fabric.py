@@ -42,8 +42,10 @@ class CutObligation(Obligation):
         super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}:{key_extra}", e.span)
 
     def _reachable(self, u: str, v: str) -> bool:
-        if u == v:
-            return True
+        return u == v or v in self.reachable_from(u)
+
+    def reachable_from(self, u: str) -> set[str]:
+        """Devices reachable from ``u`` over allowed links (``u`` included)."""
         seen, stack = {u}, [u]
         links = [ln for ln in self.ctx.policy.links if self.allowed(ln)]
         while stack:
@@ -53,7 +55,7 @@ class CutObligation(Obligation):
                     if x == n and y not in seen:
                         seen.add(y)
                         stack.append(y)
-        return v in seen
+        return seen
 
     def prove_fast(self) -> str | None:
         return "fabric-search" if all(self._reachable(u, v) for u, v in self.pairs) else None

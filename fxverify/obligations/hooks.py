@@ -32,8 +32,9 @@ class NoPath(CutObligation):
         return f"`{e}` moves bytes from `{self.src_dev}` to `{self.dst_dev}` but no fabric path joins them"
 
     def why(self, w: Witness) -> str:
-        return (f"the devices reachable from `{w.values.get('from')}` are {{{w.values.get('cut')}}}, "
-                f"which leaves out `{w.values.get('to')}`")
+        src = str(w.values.get("from"))
+        reach = ", ".join(f"`{d}`" for d in sorted(self.reachable_from(src)))
+        return f"the devices reachable from `{src}` are {{{reach}}}, which leaves out `{w.values.get('to')}`"
 
     def fix(self, w: Witness) -> str:
         return f"declare a `link` that joins `{w.values.get('from')}` to `{w.values.get('to')}`, or drive the edge from a device on the path"
@@ -80,6 +81,40 @@ class UndeclaredHook(Obligation):
         return f"did you mean `{e.device}.{near[0]}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"
 
 
+class FlushDriver(Obligation):
+    """FX-HOOK-001 for flushes: a link can be flushed only from a device at one of its ends."""
+
+    code = "FX-HOOK-001"
+    schedule_free = True
+
+    def __init__(self, ctx: Context, e: Edge, link: str) -> None:
+        self.link = ctx.policy.link(link)
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}:flush:{link}", e.span)
+
+    def prove_fast(self) -> str | None:
+        return "link-endpoint" if self.ctx.edge(self.edges[0]).device in (self.link.a, self.link.b) else None
+
+    def encode(self) -> Query:
+        ids = {d.name: i for i, d in enumerate(self.ctx.policy.devices)}
+        dev = int_var("flushing_device")
+        cons = (("flushing_device", eq(dev, ids[self.ctx.edge(self.edges[0]).device])),
+                ("not_an_endpoint", not_(or_(eq(dev, ids[self.link.a]), eq(dev, ids[self.link.b])))))
+        return Query(self.key, cons, header=self.header())
+
+    def decode(self, result: Result) -> Witness:
+        return Witness(values={"link": self.link.name, "device": self.ctx.edge(self.edges[0]).device})
+
+    def message(self, w: Witness) -> str:
+        e = self.ctx.edge(self.edges[0])
+        return f"`{e.name}` flushes link `{self.link.name}` from `{e.device}`, which is not at either end of it"
+
+    def why(self, w: Witness) -> str:
+        return f"a flush drains the posted writes queued between `{self.link.a}` and `{self.link.b}`; only they can issue it"
+
+    def fix(self, w: Witness) -> str:
+        return f"drive the flush from a hook on `{self.link.a}` or `{self.link.b}`"
+
+
 def generate(ctx: Context) -> Iterator[Obligation]:
     """Yield every hook obligation of ``ctx.policy``; path obligations are deduplicated per edge
     family and endpoint triple, since every instance shares the answer."""
@@ -87,6 +122,8 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     path_seen: set[tuple[str, str, str, str]] = set()
     for e in ctx.policy.edges:
         yield UndeclaredHook(ctx, e)
+        for ln in e.flushes:
+            yield FlushDriver(ctx, e, ln)
         if e.src is None and e.dst is None:
             continue
         src, dst = g.transfer_endpoints(e)

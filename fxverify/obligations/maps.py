@@ -143,6 +143,7 @@ class PerDeviceRead(_MapOb):
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
                  foreign: tuple[str, ...] = ()) -> None:
         self.foreign = foreign
+        self.schedule_free = op.kind is not MapOpKind.AGGREGATE  # a plain read is wrong in every schedule
         super().__init__(ctx, edges, key, op, decl)
 
     def prove_fast(self) -> str | None:
@@ -179,6 +180,11 @@ class PerDeviceRead(_MapOb):
         return f"use `aggregate {self.decl.name}[{self.op.key}]` on an edge that happens after every writer"
 
 
+def _op_id(e: Edge, op: MapOp) -> str:
+    """``edge#i``: the edge and the position of the map operation in it (keys stay unique)."""
+    return f"{e.name}#{e.map_ops.index(op)}"
+
+
 def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
     return a.kind is MapOpKind.UPDATE and b.kind is MapOpKind.UPDATE and decl.merge in AC_OPS
 
@@ -189,10 +195,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp]]] = defaultdict(list)
     readers: list[tuple[Edge, MapOp]] = []
     for e in pol.edges:
-        for op in e.map_ops:
+        for i, op in enumerate(e.map_ops):
             decl = pol.map(op.map)
             if decl.cls.kind is ClassKind.LOCAL:
-                yield LocalMap(ctx, (e.eid,), f"FX-MAP-001:{e.name}|{op.map}", op, decl)
+                yield LocalMap(ctx, (e.eid,), f"FX-MAP-001:{e.name}#{i}|{op.map}", op, decl)
             if op.kind in _WRITES:
                 writers[(op.map, op.key)].append((e, op))
             else:
@@ -209,18 +215,19 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     continue
                 if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
                     continue  # different slots
-                yield LostUpdate(ctx, (ea.eid, eb.eid), f"FX-MAP-002:{ea.name}|{eb.name}|{mname}[{key}]", ob, decl,
+                yield LostUpdate(ctx, (ea.eid, eb.eid), f"FX-MAP-002:{_op_id(ea, oa)}|{_op_id(eb, ob)}|{mname}[{key}]", ob, decl,
                                  (Label(ea.span, f"`{ea.name}` writes here"),))
     for e, op in readers:
         decl = pol.map(op.map)
         ws = [(we, wo) for we, wo in writers.get((op.map, op.key), []) if we.eid != e.eid]
+        me = _op_id(e, op)
         if op.kind is MapOpKind.GUARD and decl.cls.kind in (ClassKind.EVENTUAL, ClassKind.CAUSAL):
-            for we, _wo in ws:
-                yield StaleGuard(ctx, (e.eid, we.eid), f"FX-MAP-003:{e.name}|{we.name}|{op.map}[{op.key}]", op, decl)
+            for we, wo in ws:
+                yield StaleGuard(ctx, (e.eid, we.eid), f"FX-MAP-003:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
         if decl.cls.kind is ClassKind.PER_DEVICE:
             if op.kind is MapOpKind.AGGREGATE:
-                for we, _wo in ws:
-                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"FX-MAP-004:{e.name}|{we.name}|{op.map}[{op.key}]", op, decl)
+                for we, wo in ws:
+                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"FX-MAP-004:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
             else:
                 foreign = tuple(sorted({we.device for we, _ in ws if we.device != e.device}))
-                yield PerDeviceRead(ctx, (e.eid,), f"FX-MAP-004:{e.name}|{op.map}[{op.key}]", op, decl, foreign)
+                yield PerDeviceRead(ctx, (e.eid,), f"FX-MAP-004:{me}|{op.map}[{op.key}]", op, decl, foreign)

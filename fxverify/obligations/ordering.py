@@ -121,12 +121,15 @@ class PostedRead(Obligation):
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
         self.link = link
         self.flushes = flushes
-        super().__init__(ctx, (w, r) + flushes, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
+        others = tuple(x for x in flushes if x not in (w, r))
+        super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
 
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
         w, r = self.edges[:2]
+        if w in self.flushes and g.hb_before(w, r):
+            return "hb-reachability"  # the writer flushes the link itself when it finishes
         if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self.flushes):
             return "hb-reachability"
         return None
@@ -139,7 +142,10 @@ class PostedRead(Obligation):
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
         cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", f(w) <= s(r))]
         for fl in self.flushes:
-            cons.append((f"not_flushed_by_{fl}", not_(and_(f(w) <= s(fl), f(fl) <= s(r)))))
+            # A flush clause takes effect when its edge finishes; on the writer itself that is
+            # right after the write.
+            flushed = f(w) <= s(r) if fl == w else and_(f(w) <= s(fl), f(fl) <= s(r))
+            cons.append((f"not_flushed_by_{fl}", not_(flushed)))
         return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
 
     def decode(self, result: Result) -> Witness:
@@ -187,6 +193,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     """
     g = ctx.graph
     pol = ctx.policy
+    for e in pol.edges:
+        if e.require_in_order:
+            src, dst = g.transfer_endpoints(e)
+            yield InOrder(ctx, e, src, dst, allowed=lambda ln: ln.order is LinkOrder.ORDERED, key_extra="in_order")
     if not g.is_acyclic():
         for comp in g.cyclic_components():
             yield HbCycle(ctx, tuple(comp), f"FX-ORD-001:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
@@ -197,10 +207,6 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         if conflict_kind(acc_a, acc_b) == "race":
             yield Race(ctx, a, pa, b, pb)
     yield from _posted(ctx)
-    for e in pol.edges:
-        if e.require_in_order:
-            src, dst = g.transfer_endpoints(e)
-            yield InOrder(ctx, e, src, dst, allowed=lambda ln: ln.order is LinkOrder.ORDERED, key_extra="in_order")
 
 
 def _posted(ctx: Context) -> Iterator[Obligation]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from fxverify.diagnostics.model import Label
-from fxverify.ir import AccessMode, Edge
+from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
@@ -51,6 +51,17 @@ def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[i
     return or_(*alts)
 
 
+def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -> bool:
+    """Exact sufficient condition, by HB reachability, that ``device`` owns ``region`` when edge
+    ``e`` starts in every schedule: the initial owner with every handoff after ``e``, or a handoff
+    to ``device`` before ``e`` with every other handoff before that one or after ``e``."""
+    g = ctx.graph
+    if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
+        return True
+    return any(_handoff_of(ctx, h, region).dst == device and g.hb_before(h, e)
+               and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
+
+
 class _Own(Obligation):
     def _sched(self, extra: tuple[int, ...] = ()) -> list:
         return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
@@ -74,13 +85,8 @@ class Unowned(_Own):
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
         e = self.edges[0]
-        init = self.ctx.policy.region(self.region).owner
-        if init == self.device and all(g.hb_before(e, h) for h in self.hs):
-            return "no-handoff-before" if self.hs else "static-owner"
-        for h in self.hs:
-            if _handoff_of(self.ctx, h, self.region).dst == self.device and g.hb_before(h, e) and all(
-                    o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in self.hs):
-                return "hb-reachability"
+        if owned_by_hb(self.ctx, self.region, self.device, e, self.hs):
+            return "hb-reachability" if self.hs else "static-owner"
         if not self.writes:
             for lg in self.ls:
                 if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
@@ -103,6 +109,8 @@ class Unowned(_Own):
 
     def message(self, w: Witness) -> str:
         verb = "writes" if self.writes else "reads"
+        if self.writes and self.ls:
+            return f"`{self.name(self.edges[0])}` writes `{self.region}` from `{self.device}`, which holds only a read lease on it"
         return f"`{self.name(self.edges[0])}` {verb} `{self.region}` from `{self.device}`, which neither owns nor leases it then"
 
     def why(self, w: Witness) -> str:
@@ -155,25 +163,23 @@ class BadHandoff(_Own):
         self.region = region
         ho = _handoff_of(ctx, h, region)
         self.src = ho.src
+        self.driver = ctx.edge(h).device
         self.hs = list(ctx.handoffs[region])
         eh = ctx.edge(h)
         super().__init__(ctx, (h, *[o for o in self.hs if o != h]), f"{self.code}:{eh.name}|{region}", ho.span if ho.span.end else eh.span)
 
     def prove_fast(self) -> str | None:
-        g = self.ctx.graph
         h = self.edges[0]
+        if self.driver != self.src:
+            return None
         others = [o for o in self.hs if o != h]
-        if self.ctx.policy.region(self.region).owner == self.src and all(g.hb_before(h, o) for o in others):
-            return "hb-reachability"
-        for p in others:
-            if _handoff_of(self.ctx, p, self.region).dst == self.src and g.hb_before(p, h) and all(
-                    o == p or g.hb_before(o, p) or g.hb_before(h, o) for o in others):
-                return "hb-reachability"
-        return None
+        return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.src, h, others) else None
 
     def encode(self) -> Query:
         h = self.edges[0]
-        bad = or_(not_(owner_is(self.ctx, self.region, self.src, s(h), self.hs)),
+        # The driving device is the one giving the region away: it must be the declared source.
+        bad = or_(FALSE if self.driver == self.src else TRUE,
+                  not_(owner_is(self.ctx, self.region, self.src, s(h), self.hs)),
                   *[overlap(h, o) for o in self.hs if o != h])
         cons = self._sched() + [("handoff_by_non_owner", bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
@@ -184,6 +190,9 @@ class BadHandoff(_Own):
         return w
 
     def message(self, w: Witness) -> str:
+        if self.driver != self.src:
+            return (f"`{self.name(self.edges[0])}` runs on `{self.driver}` but hands `{self.region}` off from "
+                    f"`{self.src}`: only the owner can give a region away")
         return f"`{self.name(self.edges[0])}` hands `{self.region}` off from `{self.src}`, which may not own it then"
 
     def why(self, w: Witness) -> str:
@@ -192,6 +201,8 @@ class BadHandoff(_Own):
     def fix(self, w: Witness) -> str:
         h = self.edges[0]
         g = self.ctx.graph
+        if self.driver != self.src:
+            return f"drive the handoff from a hook on `{self.src}`, or hand the region to `{self.driver}` first"
         unordered = [o for o in self.edges[1:] if not g.ordered(h, o)]
         if unordered:
             return f"order the handoffs of `{self.region}`: add `after {self.name(unordered[0])}` to `{self.name(h)}`"
@@ -203,6 +214,40 @@ class BadHandoff(_Own):
             return (f"after `{self.name(prev)}` the owner is `{owner}`: hand off from `{owner}`, "
                     f"or hand `{self.region}` back to `{self.src}` first")
         return f"hand `{self.region}` to `{self.src}` before `{self.name(h)}`"
+
+
+class LeaseByNonOwner(_Own):
+    """FX-OWN-003 for leases: the device that grants a lease of ``region`` owns it when the
+    granting edge starts (nobody can lend what it does not own)."""
+
+    code = "FX-OWN-003"
+
+    def __init__(self, ctx: Context, g: int, region: str, to: str) -> None:
+        self.region, self.to = region, to
+        self.device = ctx.edge(g).device
+        self.hs = [h for h in ctx.handoffs.get(region, ()) if h != g]
+        eg = ctx.edge(g)
+        span = next((x.span for x in eg.leases if x.region == region and x.span.end), eg.span)
+        super().__init__(ctx, (g, *self.hs), f"{self.code}:lease:{eg.name}|{region}|{to}", span)
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.device, self.edges[0], self.hs) else None
+
+    def encode(self) -> Query:
+        g = self.edges[0]
+        cons = self._sched() + [("lender_not_owner", not_(owner_is(self.ctx, self.region, self.device, s(g), self.hs)))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def message(self, w: Witness) -> str:
+        return (f"`{self.name(self.edges[0])}` on `{self.device}` leases `{self.region}` to `{self.to}`, "
+                f"but `{self.device}` may not own it then")
+
+    def why(self, w: Witness) -> str:
+        return "only the current owner of a region can lease it"
+
+    def fix(self, w: Witness) -> str:
+        owner = self.ctx.policy.region(self.region).owner
+        return f"grant the lease from an edge on the owner (`{owner}` initially), after any handoff to it"
 
 
 class UseAfterRelease(_Own):
@@ -234,6 +279,9 @@ class UseAfterRelease(_Own):
 
     def fix(self, w: Witness) -> str:
         r, u = self.edges
+        if self.ctx.graph.hb_before(r, u):
+            return (f"`{self.name(u)}` always runs after the release: move the release after it "
+                    f"(drop the ordering that puts `{self.name(u)}` after `{self.name(r)}` and add `after {self.name(u)}` to `{self.name(r)}`)")
         return f"add `after {self.name(u)}` to `{self.name(r)}`"
 
 
@@ -325,14 +373,13 @@ class FinalOwner(_Own):
 def generate(ctx: Context) -> Iterator[Obligation]:
     """Yield every ownership obligation of ``ctx.policy``."""
     pol = ctx.policy
+    touched = ctx.touched()
     for e in pol.edges:
-        seen: dict[str, bool] = {}
-        for acc in e.accesses():
-            r = acc.footprint.region
-            seen[r] = seen.get(r, False) or acc.mode is not AccessMode.READ
-        for r, writes in seen.items():
-            if any(h.region == r for h in e.handoffs):
-                continue  # the handoff edge's own accesses are checked by FX-OWN-003
+        # Every region whose bytes the edge touches, whichever region its footprint names: regions
+        # of one alias set may overlap, and each has its own owner.
+        for r, writes in sorted(touched.get(e.eid, {}).items()):
+            if any(h.region == r and h.src == e.device for h in e.handoffs):
+                continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
             yield Unowned(ctx, e, r, writes)
             for h in ctx.handoffs.get(r, ()):
                 if h != e.eid:
@@ -340,6 +387,11 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for region, hs in sorted(ctx.handoffs.items()):
         for h in hs:
             yield BadHandoff(ctx, h, region)
+    for region, gs in sorted(ctx.leases.items()):
+        for g in gs:
+            for ls in ctx.edge(g).leases:
+                if ls.region == region:
+                    yield LeaseByNonOwner(ctx, g, region, ls.device)
     for region, rs in sorted(ctx.releases.items()):
         users = set(ctx.uses.get(region, ())) | set(rs)
         for r in rs:

@@ -47,8 +47,9 @@ def bound_term(t: Transform, n: Term) -> Term:
         out = div(elems * db + 7, 8)
         group = t.param("group")
         if group:
-            scale_bytes = DTYPE_BITS[str(t.param("scale", "fp32"))] // 8
-            out = out + div(elems + (int(group) - 1), int(group)) * scale_bytes
+            scale_bits = DTYPE_BITS[str(t.param("scale", "fp32"))]
+            scales = div(elems + (int(group) - 1), int(group))
+            out = out + div(scales * scale_bits + 7, 8)
         return out
     if k is XfKind.FILTER:
         keep = int(t.param("keep", 100))
@@ -104,8 +105,10 @@ class Overflow(Obligation):
                 f"(input {w.values['n']} B)")
 
     def why(self, w: Witness) -> str:
-        chain = " |> ".join(t.kind.value for t in self.ctx.edge(self.edges[0]).transforms) or "move"
-        return f"the destination must hold the worst-case output of `{chain}`; compression can expand incompressible input"
+        xfs = self.ctx.edge(self.edges[0]).transforms
+        chain = " |> ".join(t.kind.value for t in xfs) or "move"
+        extra = "; compression can expand incompressible input" if any(t.kind is XfKind.COMPRESS for t in xfs) else ""
+        return f"the destination must hold the worst-case output of `{chain}`{extra}"
 
     def fix(self, w: Witness) -> str:
         worst = _eval(self._out(const(self.n_max)))
@@ -240,11 +243,12 @@ class Layout(Obligation):
         return "add or fix the `quantize(a -> b)` step, the region's `dtype`, or the split so the sizes divide"
 
 
-_DT_ID: dict[str, int] = {}
+_DT_NAMES = sorted({canonical_dtype(n) for n in DTYPE_BITS})
 
 
 def _dt(name: str) -> int:
-    return _DT_ID.setdefault(canonical_dtype(name), len(_DT_ID) + 1)
+    """A fixed small id for a dtype (its rank among canonical names), so dumps are repeatable."""
+    return _DT_NAMES.index(canonical_dtype(name)) + 1
 
 
 def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:

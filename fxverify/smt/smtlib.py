@@ -29,8 +29,8 @@ def query_to_smtlib(q: Query) -> str:
     ``sat`` for FX-ORD-001).
     """
     lines = [f"; {h}" if h else ";" for h in q.header]
-    lines.append("(set-logic QF_LIA)")
     lines.append("(set-option :produce-unsat-cores true)")
+    lines.append("(set-logic QF_LIA)")
     for v in free_vars([t for _, t in q.assertions] + list(q.minimize)):
         lines.append(f"(declare-const {v.name} {v.sort.value})")
     for label, t in q.assertions:

@@ -2,8 +2,8 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-ALIAS-003:save#1
 ; edge 0 = save
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const k_a Int)
 (declare-const o_a Int)
 (declare-const addr Int)

@@ -2,8 +2,8 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-HOOK-001:save:gpu0>gpu0>cxl0
 ; edge 0 = save
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const c0_gpu0 Bool)
 (declare-const c0_cxl0 Bool)
 (assert (! (and c0_gpu0 (not c0_cxl0) (= c0_gpu0 c0_cxl0)) :named A_cut))

@@ -2,8 +2,8 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-XF-001:save
 ; edge 0 = save
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const n Int)
 (declare-const out Int)
 (assert (! (and (<= 0 n) (< n 4194305)) :named A_input_size))

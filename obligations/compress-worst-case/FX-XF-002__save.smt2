@@ -2,8 +2,8 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-XF-002:save
 ; edge 0 = save
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const v_0 Bool)
 (declare-const v_1 Bool)
 (assert (! (= v_0 false) :named A_v_0))

@@ -2,8 +2,8 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-XF-003:save
 ; edge 0 = save
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const lhs_0 Int)
 (declare-const rhs_0 Int)
 (assert (! (= lhs_0 0) :named A_lhs_0))

@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-ALIAS-003:put_v#1
 ; edge 1 = put_v
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const k_a Int)
 (declare-const o_a Int)
 (declare-const addr Int)

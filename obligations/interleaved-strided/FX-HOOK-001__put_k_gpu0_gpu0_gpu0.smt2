@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-HOOK-001:put_k:gpu0>gpu0>gpu0
 ; edge 0 = put_k
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (assert (! false :named A_cut))
 ; the obligation is proved when the answer is unsat
 (check-sat)

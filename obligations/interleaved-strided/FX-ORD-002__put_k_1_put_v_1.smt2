@@ -3,8 +3,8 @@
 ; key: FX-ORD-002:put_k#1|put_v#1
 ; edge 0 = put_k
 ; edge 1 = put_v
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_1 Int)

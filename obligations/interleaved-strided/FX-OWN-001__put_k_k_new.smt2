@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-OWN-001:put_k|k_new
 ; edge 0 = put_k
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))

@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-OWN-001:put_v|page
 ; edge 1 = put_v
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))

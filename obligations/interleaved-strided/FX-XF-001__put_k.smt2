@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-XF-001:put_k
 ; edge 0 = put_k
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const n Int)
 (declare-const out Int)
 (assert (! (and (<= 0 n) (< n 32769)) :named A_input_size))

@@ -2,8 +2,8 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-XF-003:put_v
 ; edge 1 = put_v
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const lhs_0 Int)
 (declare-const rhs_0 Int)
 (assert (! (= lhs_0 0) :named A_lhs_0))

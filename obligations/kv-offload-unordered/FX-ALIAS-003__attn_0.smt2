@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-ALIAS-003:attn#0
 ; edge 0 = attn
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const k_a Int)
 (declare-const o_a Int)
 (declare-const addr Int)

@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-HOOK-001:attn:gpu0>gpu0>gpu0
 ; edge 0 = attn
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (assert (! false :named A_cut))
 ; the obligation is proved when the answer is unsat
 (check-sat)

@@ -3,8 +3,8 @@
 ; key: FX-ORD-002:attn#0|offload#0
 ; edge 0 = attn
 ; edge 1 = offload
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_1 Int)

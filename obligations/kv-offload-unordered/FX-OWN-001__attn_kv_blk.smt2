@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-OWN-001:attn|kv_blk
 ; edge 0 = attn
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))

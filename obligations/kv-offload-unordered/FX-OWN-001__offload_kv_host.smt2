@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-OWN-001:offload|kv_host
 ; edge 1 = offload
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))

@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-XF-001:offload
 ; edge 1 = offload
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const n Int)
 (declare-const out Int)
 (assert (! (and (<= 0 n) (< n 2097153)) :named A_input_size))

@@ -2,8 +2,8 @@
 ; policy: kv-offload-unordered (corpus/ordering/fail/kv-offload-unordered.fx)
 ; key: FX-XF-003:offload
 ; edge 1 = offload
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const lhs_0 Int)
 (declare-const rhs_0 Int)
 (assert (! (= lhs_0 0) :named A_lhs_0))

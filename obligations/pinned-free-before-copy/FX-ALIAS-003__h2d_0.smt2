@@ -2,8 +2,8 @@
 ; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
 ; key: FX-ALIAS-003:h2d#0
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const k_a Int)
 (declare-const o_a Int)
 (declare-const addr Int)

@@ -4,8 +4,8 @@
 ; edge 1 = h2d
 ; hook 0 = copy_done
 ; hook 1 = launch
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const hook Int)
 (assert (! (= hook 0) :named A_used_hook))
 (assert (! (not (or (= hook 1) (= hook 0))) :named A_undeclared))

@@ -4,8 +4,8 @@
 ; edge 0 = fill
 ; edge 1 = h2d
 ; edge 2 = free_pinned
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_1 Int)

@@ -3,8 +3,8 @@
 ; key: FX-ORD-002:fill#0|h2d#0
 ; edge 0 = fill
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_1 Int)

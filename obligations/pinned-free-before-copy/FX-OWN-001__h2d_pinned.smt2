@@ -3,8 +3,8 @@
 ; key: FX-OWN-001:h2d|pinned
 ; edge 1 = h2d
 ; edge 0 = fill
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_1 Int)

@@ -2,8 +2,8 @@
 ; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
 ; key: FX-OWN-001:h2d|weights
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))

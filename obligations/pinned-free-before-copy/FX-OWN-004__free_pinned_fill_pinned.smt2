@@ -3,8 +3,8 @@
 ; key: FX-OWN-004:free_pinned|fill|pinned
 ; edge 2 = free_pinned
 ; edge 0 = fill
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
 (declare-const s_2 Int)

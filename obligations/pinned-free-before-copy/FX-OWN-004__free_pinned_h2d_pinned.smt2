@@ -3,8 +3,8 @@
 ; key: FX-OWN-004:free_pinned|h2d|pinned
 ; edge 2 = free_pinned
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
 (declare-const s_2 Int)

@@ -2,8 +2,8 @@
 ; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
 ; key: FX-XF-001:h2d
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const n Int)
 (declare-const out Int)
 (assert (! (and (<= 0 n) (< n 8388609)) :named A_input_size))

@@ -2,8 +2,8 @@
 ; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
 ; key: FX-XF-003:h2d
 ; edge 1 = h2d
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const lhs_0 Int)
 (declare-const rhs_0 Int)
 (assert (! (= lhs_0 0) :named A_lhs_0))

@@ -25,14 +25,28 @@ def location(sources: SourceMap, span: Span) -> str:
     return f"{span.file}:{line}:{col}"
 
 
+_MAX_SNIPPET = 160
+
+
+def _printable(text: str) -> str:
+    """Replace control characters so a hostile policy cannot drive the terminal."""
+    return "".join(ch if ch.isprintable() else ("\ufffd" if ch != "\t" else " ") for ch in text)
+
+
 def _snippet(sources: SourceMap, span: Span, label: str, style: str) -> list[Line]:
     sf = sources.get(span.file)
     if sf is None:
         return []
     line, col = sf.line_col(span.start)
     end_line, end_col = sf.line_col(max(span.start, span.end))
-    text = sf.line_text(line).replace("\t", " ")
+    text = _printable(sf.line_text(line))
     width = max(1, (end_col - col) if end_line == line else len(text) - col + 1)
+    if len(text) > _MAX_SNIPPET:
+        # Very long lines: show a window around the span, marked with ellipses.
+        start = max(0, col - 1 - 40)
+        text = ("…" if start else "") + text[start:start + _MAX_SNIPPET] + "…"
+        col = col - start + (1 if start else 0)
+        width = min(width, _MAX_SNIPPET - (col - 1))
     gutter = " " * len(str(line))
     return [
         [(f"{gutter} |", "blue")],

@@ -1,10 +1,10 @@
 ; fxverify obligation FX-ALIAS-001
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
-; key: FX-ALIAS-001:put_k|put_v|page|page
+; key: FX-ALIAS-001:put_k#1|put_v#1
 ; edge 0 = put_k
 ; edge 1 = put_v
-(set-logic QF_LIA)
 (set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
 (declare-const k_a Int)
 (declare-const o_a Int)
 (declare-const addr Int)
