@@ -216,7 +216,9 @@ def _group_instances(result: CheckResult) -> None:
     groups: dict[tuple, list[Diagnostic]] = {}
     order: list[tuple] = []
     for d in result.diagnostics:
-        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None)
+        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+               # unknown verdicts of different obligations must each stay visible
+               d.message if d.code == "FX-SMT-001" else "")
         if key not in groups:
             order.append(key)
         groups.setdefault(key, []).append(d)

@@ -591,8 +591,11 @@ class _Resolver:
             return True
         for other in _KINDS:
             if other != kind and ident.name in self.names[other]:
+                near = difflib.get_close_matches(ident.name, list(self.names[kind]), n=1, cutoff=0.5)
+                hint = (f"did you mean {_article(kind)} `{near[0]}`?" if near
+                        else f"name {_article(kind)} here; `{ident.name}` is declared as {_article(other)}")
                 self.error("FX-TYP-001", f"`{ident.name}` is {_article(other)}, not {_article(kind)}",
-                           ident.span, f"expected {_article(kind)}",
+                           ident.span, f"expected {_article(kind)}", help=hint,
                            related=(Label(self.names[other][ident.name],
                                           f"declared as {_article(other)} here"),))
                 return False
@@ -843,6 +846,8 @@ class _Resolver:
                     if name in self.names[other]:
                         self.error("FX-TYP-001", f"`{name}` is {_article(other)}, not a number", e.span,
                                    "expected a number" + (" or a device" if devices else ""),
+                                   help="use a number, a size such as `4 KiB`, or a loop variable"
+                                   + (", or a device name" if devices else ""),
                                    related=(Label(self.names[other][name], "declared here"),))
                         break
                 else:

@@ -124,6 +124,7 @@ class Simulator:
                     self.preds[e.eid].add(stream_last[k])
                 stream_last[k] = e.eid
         self._anc: dict[int, frozenset[int]] = {}
+        self._governing: dict[int, dict[str, bool]] = {}
         self._regions: dict[str, list] = {}
         for r in policy.regions:
             self._regions.setdefault(r.space, []).append(r)
@@ -339,7 +340,9 @@ class Simulator:
     def governing_regions(self, e: Edge) -> dict[str, bool]:
         """Regions whose owner decides an edge's access, with whether it writes there: for every
         byte touched, the smallest regions containing it (BRIEF section 1: one owner per region;
-        nested regions of an alias set delegate to the innermost)."""
+        nested regions of an alias set delegate to the innermost). Memoised per edge."""
+        if e.eid in self._governing:
+            return self._governing[e.eid]
         out: dict[str, bool] = {}
         for acc in e.accesses():
             fp = acc.footprint
@@ -350,6 +353,7 @@ class Simulator:
                 if any(q.size < r.size and q.base <= lo and hi <= q.end for q in regs):
                     continue
                 out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
+        self._governing[e.eid] = out
         return out
 
     def final_owners(self, region: str, sched: Schedule) -> set[str]:
