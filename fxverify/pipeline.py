@@ -122,8 +122,8 @@ def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
             # that do not depend on schedules are meaningful until the cycle is fixed.
             if not (acyclic or ob.schedule_free or ob.code == "FX-ORD-001"):
                 continue
-            # INVARIANT: keys identify obligations; an edge repeating an operation (two writes of
-            # one map entry) states the same property twice, so the copy is dropped.
+            # INVARIANT: keys identify obligations; a repeated key states the same property twice
+            # (for example two identical handoff clauses on one edge), so the copy is dropped.
             if ob.key not in keys:
                 keys.add(ob.key)
                 obs.append(ob)
