@@ -255,7 +255,7 @@ class Footprint:
 
     def meets(self, lo: int, hi: int) -> bool:
         """True when some byte of the footprint lies in ``[lo, hi)`` (exact for strided ones)."""
-        if hi <= self.lo or lo >= self.hi:
+        if hi <= lo or hi <= self.lo or lo >= self.hi:
             return False
         if self.contiguous:
             return True
