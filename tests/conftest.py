@@ -35,3 +35,10 @@ def corpus_files(kind: str) -> list[Path]:
 
 
 os.environ.setdefault("NO_COLOR", "1")
+
+# CI runs are derandomized so that a landing never depends on luck; local runs keep exploring.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
