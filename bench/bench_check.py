@@ -46,7 +46,7 @@ def _generator():
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--reduced-layers", type=int, default=2)
+    ap.add_argument("--reduced-layers", type=int, default=4)
     ap.add_argument("--reduced-tokens", type=int, default=256)
     args = ap.parse_args()
 
