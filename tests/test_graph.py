@@ -1,0 +1,54 @@
+"""The networkx view: happens-before paths (the certificates of ordering) and fabric routes."""
+
+from __future__ import annotations
+
+from fxverify.graph import PolicyGraph, by_region_uses
+from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy
+
+from tests.policies import DEVICES, MAPS, REGIONS, SPACES
+
+
+def _policy(edges: list[Edge], links: tuple[Link, ...] = ()) -> Policy:
+    return Policy("g", "g.fx", DEVICES, links, SPACES, REGIONS, (), MAPS, tuple(edges))
+
+
+def _e(i: int, after: tuple[str, ...] = (), stream: str | None = None, dev: str = "gpu0") -> Edge:
+    return Edge(i, f"e{i}", f"e{i}", "write", dev, "launch", dst=Footprint("a", "hbm0", 0, 8, 8, 1),
+                after=after, stream=stream)
+
+
+def test_hb_path_is_a_certificate() -> None:
+    g = PolicyGraph(_policy([_e(0), _e(1, ("e0",)), _e(2, ("e1",)), _e(3)]))
+    assert g.hb_path(0, 2) == [0, 1, 2]
+    assert g.hb_before(0, 2) and not g.hb_before(2, 0)
+    assert not g.ordered(0, 3) and g.hb_path(3, 0) is None
+
+
+def test_streams_order_their_edges_in_declaration_order() -> None:
+    g = PolicyGraph(_policy([_e(0, stream="s"), _e(1), _e(2, stream="s"), _e(3, stream="s", dev="dpu0")]))
+    assert g.hb_before(0, 2) and not g.ordered(0, 1) and not g.ordered(2, 3)
+
+
+def test_cycles_are_reported_and_reachability_still_answers() -> None:
+    g = PolicyGraph(_policy([_e(0, ("e1",)), _e(1, ("e0",)), _e(2)]))
+    assert not g.is_acyclic()
+    assert g.cyclic_components() == [[0, 1]]
+    assert g.hb_before(0, 1) and g.hb_before(1, 0)
+
+
+def test_routes_are_shortest_and_prefer_declaration_order() -> None:
+    links = (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", LinkOrder.POSTED),
+             Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", LinkOrder.ORDERED),
+             Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))
+    g = PolicyGraph(_policy([_e(0)], links))
+    assert g.route("gpu0", "dpu0") == ["gpu0--dpu0"]
+    assert g.ordered_route("gpu0", "dpu0") == ["gpu0--cxl0", "dpu0--cxl0"]
+    assert g.route("gpu0", "gpu0") == []
+    assert PolicyGraph(_policy([_e(0)], links[:1])).route("gpu0", "cxl0") is None
+
+
+def test_region_uses_follow_bytes_not_names() -> None:
+    # `b` and `d` overlap at 384..448; a write through `b` there uses `d` too.
+    e = Edge(0, "w", "w", "write", "gpu0", "launch", dst=Footprint("b", "hbm0", 400, 8, 8, 1))
+    uses = by_region_uses(_policy([e]))
+    assert uses["b"] == [0] and uses["d"] == [0] and "a" not in uses
