@@ -186,10 +186,11 @@ class MapKey:
 
 @dataclass(frozen=True, slots=True)
 class PolicyDecl:
-    """``policy "name"``."""
+    """``policy "name" [rlimit N]``: ``rlimit`` caps the solver's effort per obligation."""
 
     name: str
     span: Span
+    rlimit: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

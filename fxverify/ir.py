@@ -448,7 +448,8 @@ class Suppression:
 class Policy:
     """A resolved policy: the fabric, the memory layout, the maps and the unrolled flows.
 
-    Tuples are in declaration order; ``region_index``/``edge_index`` map names to positions.
+    Tuples are in declaration order. ``rlimit`` is the policy's own cap on solver effort per
+    obligation (``policy "x" rlimit N``), applied on top of the command line's.
     """
 
     name: str
@@ -463,6 +464,7 @@ class Policy:
     final_owners: tuple[FinalOwner, ...] = ()
     suppressions: tuple[Suppression, ...] = ()
     span: Span = NO_SPAN
+    rlimit: int | None = None
     _index: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -143,7 +143,13 @@ def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | 
     if policy is None:
         result.seconds = time.perf_counter() - t0
         return result
-    verdicts, found, calls = discharge(policy, options, backend or make_backend(options.solver))
+    if backend is None:
+        solver = options.solver
+        if policy.rlimit is not None and policy.rlimit < solver.rlimit:
+            # The policy's own budget tightens the command line's, never loosens it.
+            solver = SolverOptions(seed=solver.seed, rlimit=policy.rlimit, timeout_ms=solver.timeout_ms)
+        backend = make_backend(solver)
+    verdicts, found, calls = discharge(policy, options, backend)
     result.verdicts, result.solver_calls = verdicts, calls
     result.diagnostics += found
     _group_instances(result)
@@ -191,7 +197,8 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
         "FX-SMT-001", Severity.ERROR,
         f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in ob.edges[:2]) or 'the policy'}: {reason}",
         Label(ob.primary, lookup(ob.code).title),
-        help="raise `--rlimit` or `--timeout`, or split the flow; unknown is never a pass")
+        help="raise the policy's `rlimit` or the command line's `--rlimit`/`--timeout`, or split the flow; "
+             "unknown is never a pass")
 
 
 def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnostic:

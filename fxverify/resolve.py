@@ -366,6 +366,7 @@ class _Resolver:
             final_owners=tuple(finals),
             suppressions=tuple(self.suppressions),
             span=policy_decl.span,
+            rlimit=policy_decl.rlimit,
         )
 
     # ---- files and includes --------------------------------------------------------------------
@@ -502,6 +503,9 @@ class _Resolver:
                            help="a policy file names its policy once")
             else:
                 found = decl
+                if decl.rlimit is not None and decl.rlimit <= 0:
+                    self.error("FX-TYP-002", f"solver budget `rlimit {decl.rlimit}` must be positive", decl.span,
+                               "not positive", help="write a positive resource limit, for example `rlimit 1_000_000`")
         if found is None:
             span = Span(self.path, 0, 0)
             self.error("FX-NAM-001", f"`{self.path}` declares no policy", span, "no `policy` line",

@@ -82,7 +82,11 @@ class _Builder(Transformer):
         return tuple(ch)
 
     def policy_decl(self, meta: Meta, ch: list[Any]) -> ast.PolicyDecl:
-        return ast.PolicyDecl(_unquote(ch[0]), self._span(meta))
+        budget = ch[1] if len(ch) > 1 else None
+        return ast.PolicyDecl(_unquote(ch[0]), self._span(meta), budget)
+
+    def solver_budget(self, meta: Meta, ch: list[Any]) -> int:
+        return int(str(ch[0]).replace("_", ""), 0)
 
     def include_decl(self, meta: Meta, ch: list[Any]) -> ast.IncludeDecl:
         return ast.IncludeDecl(_unquote(ch[0]), self._span(meta))
