@@ -41,17 +41,6 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """fxverify: a verifier-centric toolkit for data movement on GPU-DPU/NIC-CXL fabrics."""
 
 
-def _collect(paths: list[Path]) -> list[str]:
-    """Files named, plus ``*.fx`` files found recursively in folders, in sorted order, once each."""
-    out: list[str] = []
-    for p in paths:
-        if p.is_dir():
-            out += sorted(str(x) for x in p.rglob("*.fx") if x.is_file())
-        else:
-            out.append(str(p))
-    return list(dict.fromkeys(out))
-
-
 def write_atomic(path: str, text: str) -> None:
     """Write ``text`` to ``path`` through a temporary file in the same directory and a rename, so
     a reader never sees a half-written file. A path that exists and is not a regular file (a
@@ -99,10 +88,10 @@ def check(
 def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats) -> int:
     from fxverify.diagnostics.render.json import results_to_json
     from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
-    from fxverify.pipeline import CheckOptions, CheckResult, Status3, check as run
+    from fxverify.pipeline import CheckOptions, CheckResult, Status3, check as run, collect_policies
     from fxverify.smt.backend import SolverOptions
 
-    files = _collect(paths)
+    files = collect_policies([str(p) for p in paths])
     if not files:
         typer.echo(f"error[FX-NAM-003]: no policy files (*.fx) found in {', '.join(str(p) for p in paths)}", err=True)
         return 2

@@ -8,10 +8,13 @@ counterexample does not replay, FX-SUP-002 for unused suppressions.
 
 from __future__ import annotations
 
+import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 
 from fxverify.diagnostics.codes import lookup
 from fxverify.diagnostics.model import Diagnostic, Label, Severity
@@ -101,6 +104,38 @@ class CheckOptions:
     solver: SolverOptions = SolverOptions()
     dump_smt: str | None = None
     limits: Limits = Limits()
+
+
+_POLICY_LINE = re.compile(r'^\s*policy\s+"', re.MULTILINE)
+_INCLUDE_LINE = re.compile(r'^\s*include\s+"((?:[^"\\\n]|\\.)*)"', re.MULTILINE)
+
+
+def collect_policies(paths: list[str]) -> list[str]:
+    """Expand files and folders into the policy files to check, in a deterministic order, once each.
+
+    Folders are searched recursively for ``*.fx`` regular files. A file found in a folder that
+    another file there includes, and that names no policy itself, is a shared fragment (a fabric
+    file, say): it is checked as part of its includers, not on its own. Files named explicitly are
+    always checked.
+    """
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            found = sorted(str(x) for x in Path(p).rglob("*.fx") if x.is_file())
+            included: set[str] = set()
+            texts: dict[str, str] = {}
+            for f in found:
+                try:
+                    with open(f, encoding="utf-8", errors="replace") as fh:
+                        texts[f] = fh.read(1 << 20)
+                except OSError:
+                    continue
+                for inc in _INCLUDE_LINE.findall(texts[f]):
+                    included.add(os.path.normpath(os.path.join(os.path.dirname(f), inc)))
+            out += [f for f in found if not (os.path.normpath(f) in included and not _POLICY_LINE.search(texts.get(f, "")))]
+        else:
+            out.append(p)
+    return list(dict.fromkeys(out))
 
 
 def make_backend(options: SolverOptions) -> Backend:

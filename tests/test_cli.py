@@ -149,3 +149,12 @@ def test_folder_scan_skips_directories_named_like_policies(tmp_path: Path) -> No
     (tmp_path / "d.fx").mkdir()
     (tmp_path / "p.fx").write_text((ROOT / OK).read_text())
     assert run("check", str(tmp_path)).returncode == 0
+
+
+def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path) -> None:
+    (tmp_path / "common.fx").write_text('fabric { device gpu0: gpu hooks [launch] }\n')
+    (tmp_path / "main.fx").write_text('policy "m"\ninclude "common.fx"\nspace s on gpu0 size 1 MiB\n'
+                                      'region r in s at 0 size 4 KiB owner gpu0\nflow f { edge w: write r by gpu0.launch }\n')
+    r = run("check", str(tmp_path))
+    assert r.returncode == 0, r.stdout
+    assert "common.fx:" not in r.stdout.split("main.fx")[-1]

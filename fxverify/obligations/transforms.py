@@ -101,8 +101,9 @@ class Overflow(Obligation):
         return Witness(values={"n": int(result.model["n"]), "out": int(result.model["out"]), "capacity": self.cap})
 
     def message(self, w: Witness) -> str:
-        return (f"`{self.name(self.edges[0])}` can write {w.values['out']} B into a {self.cap} B destination "
-                f"(input {w.values['n']} B)")
+        worst = _eval(self._out(const(self.n_max)))
+        return (f"`{self.name(self.edges[0])}` can write up to {worst} B into a {self.cap} B destination: "
+                f"any input of {w.values['n']} B or more overflows it (the source holds {self.n_max} B)")
 
     def why(self, w: Witness) -> str:
         xfs = self.ctx.edge(self.edges[0]).transforms
