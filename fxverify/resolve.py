@@ -33,6 +33,7 @@ from typing import Any
 from fxverify import ast, ir
 from fxverify.diagnostics.codes import REGISTRY, lookup
 from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.errors import FxError
 from fxverify.source import SourceMap, Span
 from fxverify.syntax.parse import decode, parse, scan_comments
 from fxverify.syntax.to_ast import to_ast
@@ -89,7 +90,12 @@ _ALLOW_RE = re.compile(
 )
 
 
-class _EvalError(Exception):
+# Findings of the obligation families, and unknown verdicts, can be accepted with a reason; input
+# errors and internal errors cannot.
+_SUPPRESSIBLE = frozenset({"ordering", "alias", "ownership", "maps", "transforms", "hooks", "solver"})
+
+
+class _EvalError(FxError):
     """A value-dependent input problem found while evaluating one instance (becomes a Diagnostic)."""
 
     def __init__(self, code: str, span: Span, message: str, help: str | None = None,
@@ -485,6 +491,11 @@ class _Resolver:
                     self.error("FX-TYP-003", f"unknown diagnostic code `{code}`", span,
                                "not a fxverify code",
                                help=_suggest(code, REGISTRY) or "`fxverify explain` lists the codes")
+                    continue
+                if REGISTRY[code].family not in _SUPPRESSIBLE:
+                    self.error("FX-SUP-001", f"`{code}` cannot be suppressed", span, "not a finding",
+                               help="only obligation findings (and unknown verdicts) can be suppressed; "
+                                    "fix input errors, and report internal errors")
                     continue
                 self.suppressions.append(ir.Suppression(code, reason, path, line, span))
 

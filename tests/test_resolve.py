@@ -649,3 +649,16 @@ def _diag_order(d: Diagnostic) -> tuple[str, int]:
 @pytest.fixture(scope="module")
 def tmp_path_factory_module(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("fuzz")
+
+
+def test_internal_and_input_codes_cannot_be_suppressed(tmp_path) -> None:
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    p = tmp_path / "s.fx"
+    p.write_text('policy "s"\nfabric { device g: gpu hooks [launch] }  # fx: allow FX-INT-001 reason "x"\n'
+                 '# fx: allow FX-NAM-001 reason "y"\n')
+    pol, diags = load_policy(str(p), SourceMap())
+    assert pol is None
+    assert [(d.code, d.message) for d in diags] == [
+        ("FX-SUP-001", "`FX-INT-001` cannot be suppressed"), ("FX-SUP-001", "`FX-NAM-001` cannot be suppressed")]

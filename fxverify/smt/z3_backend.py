@@ -75,6 +75,7 @@ class Z3Backend:
         return out
 
     def _configure(self, solver: z3.Solver | z3.Optimize) -> None:
+        # Seeds and limits live on each solver, never in z3's global parameters.
         o = self.options
         solver.set("random_seed", o.seed)
         solver.set("timeout", o.timeout_ms)
@@ -87,8 +88,6 @@ class Z3Backend:
         """
         memo: dict[int, z3.ExprRef] = {}
         decls: dict[str, z3.ExprRef] = {}
-        z3.set_param("sat.random_seed", self.options.seed)
-        z3.set_param("smt.random_seed", self.options.seed)
         solver = z3.Solver(ctx=self._ctx)
         self._configure(solver)
         tracked: dict[str, z3.ExprRef] = {}
