@@ -1677,13 +1677,21 @@ class _Resolver:
             return None
         kind, span, key_span = ir.MapOpKind(c.kind), c.span, _span(c.target.key)
         name, entries = m.name, m.max_entries
+        value_type = m.value_type
+        # Values must fit the declared value type (`device` values are device indices, u32 wide).
+        bits = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "device": 32}.get(value_type, 64)
+        val_span = _span(c.value) if c.value is not None else span
 
         def op(env: _Env) -> ir.MapOp:
             key = key_fn(env)
             if not 0 <= key < entries:
                 raise _EvalError("FX-TYP-004", key_span, f"key {key} is out of range for map `{name}`",
                                  f"`{name}` has {entries} entries, keys 0..{entries - 1}", "out of range")
-            return ir.MapOp(name, kind, key, val_fn(env) if val_fn is not None else None, span)
+            value = val_fn(env) if val_fn is not None else None
+            if value is not None and not 0 <= value < (1 << bits):
+                raise _EvalError("FX-TYP-002", val_span, f"value {value} does not fit `{value_type}` of map `{name}`",
+                                 f"`{value_type}` holds 0..{(1 << bits) - 1}", "out of range")
+            return ir.MapOp(name, kind, key, value, span)
         return op
 
     def _build_finals(self) -> list[ir.FinalOwner]:

@@ -662,3 +662,16 @@ def test_internal_and_input_codes_cannot_be_suppressed(tmp_path) -> None:
     assert pol is None
     assert [(d.code, d.message) for d in diags] == [
         ("FX-SUP-001", "`FX-INT-001` cannot be suppressed"), ("FX-SUP-001", "`FX-NAM-001` cannot be suppressed")]
+
+
+def test_map_values_must_fit_their_type(tmp_path) -> None:
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    p = tmp_path / "v.fx"
+    p.write_text('policy "v"\nfabric { device g: gpu hooks [launch] }\nspace s on g size 1 MiB\n'
+                 'region r in s at 0 size 4 KiB owner g\nmap tbl: array<u32, u8>[4] class local(g)\n'
+                 'flow f { edge w: write r by g.launch map_write tbl[1] = 256 }\n')
+    pol, diags = load_policy(str(p), SourceMap())
+    assert pol is None and [d.code for d in diags] == ["FX-TYP-002"]
+    assert "does not fit `u8`" in diags[0].message
