@@ -10,6 +10,7 @@ Emits no diagnostics; cycles are reported by the FX-ORD-001 obligation.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 import networkx as nx
 
@@ -25,29 +26,19 @@ class PolicyGraph:
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
-        self.fabric = nx.Graph()
-        for d in policy.devices:
-            self.fabric.add_node(d.name)
-        for ln in policy.links:
-            # INVARIANT: parallel links between the same devices keep the first declared one for
-            # routing; later ones remain reachable by name for flushes.
-            if not self.fabric.has_edge(ln.a, ln.b):
-                self.fabric.add_edge(ln.a, ln.b, link=ln.name)
+        self._link_graphs: dict[str, nx.Graph] = {}
+        self.fabric = self.link_graph("all", lambda ln: True)
         self.hb = nx.DiGraph()
         self.hb.add_nodes_from(range(len(policy.edges)))
-        self.hb_reasons: dict[tuple[int, int], str] = {}
         last_on_stream: dict[tuple[str, str], int] = {}
         for e in policy.edges:
             for name in e.after:
-                p = policy.edge(name).eid
-                self.hb.add_edge(p, e.eid)
-                self.hb_reasons.setdefault((p, e.eid), "after")
+                self.hb.add_edge(policy.edge(name).eid, e.eid)
             if e.stream is not None:
                 key = (e.device, e.stream)
                 prev = last_on_stream.get(key)
                 if prev is not None:
                     self.hb.add_edge(prev, e.eid)
-                    self.hb_reasons.setdefault((prev, e.eid), f"stream {e.stream}")
                 last_on_stream[key] = e.eid
         self._preds: list[list[int]] = [list(self.hb.predecessors(i)) for i in range(len(policy.edges))]
         self._rank: list[int] | None = None
@@ -127,33 +118,45 @@ class PolicyGraph:
         return down & up
 
     # -- fabric -------------------------------------------------------------------------------
-    def route(self, src_dev: str, dst_dev: str) -> list[str] | None:
-        """Return the link names of the route from ``src_dev`` to ``dst_dev``: the shortest fabric
-        path (fewest hops, ties broken by declaration order). ``[]`` for the same device, ``None``
-        when no path exists."""
-        key = (src_dev, dst_dev)
+    def link_graph(self, kind: str, allowed: Callable[[Link], bool]) -> nx.Graph:
+        """The fabric restricted to links that satisfy ``allowed``, memoised under ``kind``.
+
+        Devices are nodes; between two devices the first declared allowed link is the edge
+        (parallel links stay reachable by name for flushes). Adjacency follows link declaration
+        order, so breadth-first searches, and therefore routes, are deterministic.
+        """
+        g = self._link_graphs.get(kind)
+        if g is None:
+            g = nx.Graph()
+            g.add_nodes_from(d.name for d in self.policy.devices)
+            for ln in self.policy.links:
+                if allowed(ln) and not g.has_edge(ln.a, ln.b):
+                    g.add_edge(ln.a, ln.b, link=ln.name)
+            self._link_graphs[kind] = g
+        return g
+
+    def _path(self, g: nx.Graph, kind: str, src_dev: str, dst_dev: str) -> list[str] | None:
+        key = (kind, src_dev, dst_dev)
         if key not in self._path_cache:
             if src_dev == dst_dev:
                 self._path_cache[key] = []
             else:
-                # Breadth-first from the source, neighbours in link declaration order: the first
-                # shortest path found wins, so routes are deterministic.
-                paths = nx.single_source_shortest_path(self.fabric, src_dev) if src_dev in self.fabric else {}
-                nodes = paths.get(dst_dev)
+                # Breadth-first from the source: the first shortest path found wins.
+                nodes = nx.single_source_shortest_path(g, src_dev).get(dst_dev) if src_dev in g else None
                 self._path_cache[key] = None if nodes is None else [
-                    self.fabric.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
+                    g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
         return self._path_cache[key]
 
-    def route_devices(self, src_dev: str, dst_dev: str) -> list[str] | None:
-        """Return the devices along ``route(src_dev, dst_dev)``, endpoints included."""
-        links = self.route(src_dev, dst_dev)
-        if links is None:
-            return None
-        devs = [src_dev]
-        for name in links:
-            ln = self.policy.link(name)
-            devs.append(ln.b if ln.a == devs[-1] else ln.a)
-        return devs
+    def route(self, src_dev: str, dst_dev: str) -> list[str] | None:
+        """Return the link names of the route from ``src_dev`` to ``dst_dev``: the shortest fabric
+        path (fewest hops, ties broken by declaration order). ``[]`` for the same device, ``None``
+        when no path exists."""
+        return self._path(self.fabric, "all", src_dev, dst_dev)
+
+    def ordered_route(self, src_dev: str, dst_dev: str) -> list[str] | None:
+        """Like ``route``, over ``ordered`` links only (``None`` when no such path exists)."""
+        g = self.link_graph("ordered", lambda ln: ln.order is LinkOrder.ORDERED)
+        return self._path(g, "ordered", src_dev, dst_dev)
 
     def transfer_endpoints(self, e: Edge) -> tuple[str, str]:
         """Return ``(from_device, to_device)`` of the bytes an edge moves.
@@ -169,18 +172,6 @@ class PolicyGraph:
         if e.src is not None:
             return pol.space(e.src.space).device, e.device
         return e.device, e.device
-
-    def ordered_route(self, src_dev: str, dst_dev: str) -> list[str] | None:
-        """Like ``route``, over ``ordered`` links only (``None`` when no such path exists)."""
-        key = ("ordered", src_dev, dst_dev)
-        if key not in self._path_cache:
-            g = nx.Graph()
-            g.add_nodes_from(self.fabric.nodes)
-            g.add_edges_from((u, v, d) for u, v, d in self.fabric.edges(data=True)
-                             if self.policy.link(d["link"]).order is LinkOrder.ORDERED)
-            nodes = nx.single_source_shortest_path(g, src_dev).get(dst_dev) if src_dev in g else None
-            self._path_cache[key] = None if nodes is None else [g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
-        return self._path_cache[key]
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links on the route of an edge's write (empty when none). An edge

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Access, Edge, Policy
+from fxverify.ir import AC_OPS, Access, AccessMode, Edge, Policy
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.encode import f, s
 from fxverify.source import Span
@@ -180,8 +180,6 @@ def conflict_kind(a: Access, b: Access) -> str | None:
     operators, or an operator outside ``ir.AC_OPS``: FX-XF-004), and ``None`` for no conflict
     (two reads, or two reductions with the same associative and commutative operator).
     """
-    from fxverify.ir import AC_OPS, AccessMode
-
     ma, mb = a.mode, b.mode
     if ma is AccessMode.READ and mb is AccessMode.READ:
         return None
@@ -202,8 +200,6 @@ def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
     cached = getattr(ctx, "_overlapping_pairs", None)
     if cached is not None:
         return cached
-    from fxverify.ir import AccessMode
-
     out: list[tuple[int, int, int, int]] = []
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)

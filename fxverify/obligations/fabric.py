@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import networkx as nx
+
 from fxverify.ir import Edge, Link
 from fxverify.obligations.base import Context, Obligation, Witness
 from fxverify.smt.backend import Query, Result
@@ -46,16 +48,7 @@ class CutObligation(Obligation):
 
     def reachable_from(self, u: str) -> set[str]:
         """Devices reachable from ``u`` over allowed links (``u`` included)."""
-        seen, stack = {u}, [u]
-        links = [ln for ln in self.ctx.policy.links if self.allowed(ln)]
-        while stack:
-            n = stack.pop()
-            for ln in links:
-                for x, y in ((ln.a, ln.b), (ln.b, ln.a)):
-                    if x == n and y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-        return seen
+        return set(nx.node_connected_component(self.ctx.graph.link_graph(self.code, self.allowed), u))
 
     def prove_fast(self) -> str | None:
         return "fabric-search" if all(self._reachable(u, v) for u, v in self.pairs) else None

@@ -9,6 +9,7 @@ destination's device; for a ``read``: from the source's device to the driver).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterator
 
 from fxverify.ir import Edge
@@ -74,8 +75,6 @@ class UndeclaredHook(Obligation):
         return f"`{self.dev.name}` declares hooks [{hooks}]; a policy program can run only at a declared hook"
 
     def fix(self, w: Witness) -> str:
-        import difflib
-
         e = self.ctx.edge(self.edges[0])
         near = difflib.get_close_matches(e.hook, self.dev.hooks, n=1)
         return f"did you mean `{e.device}.{near[0]}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"

@@ -19,7 +19,7 @@ from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
-from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_
+from fxverify.smt.terms import FALSE, TRUE, Term, and_, int_var, not_, or_, rename_vars
 
 
 def _handoff_of(ctx: Context, eid: int, region: str):
@@ -312,14 +312,10 @@ class FinalOwner(_Own):
         return None
 
     def _latest(self, h: int, suffix: str) -> Term:
-        from fxverify.smt.terms import int_var
-
         fh = int_var(f"f_{h}{suffix}")
         return and_(*[int_var(f"f_{o}{suffix}") <= fh for o in self.hs if o != h])
 
     def encode(self) -> Query:
-        from fxverify.smt.terms import int_var
-
         init = self.ctx.policy.region(self.region).owner
         base = self._sched()
         if self.declared is not None:
@@ -328,12 +324,8 @@ class FinalOwner(_Own):
             cons = base + [("final_owner_differs", bad)]
             return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
-        def rename(t: Term, suffix: str) -> Term:
-            if t.op == "var":
-                return int_var(t.name + suffix)
-            return Term(t.op, t.sort, tuple(rename(a, suffix) for a in t.args), t.name, t.value)
-
-        cons = [(f"{lbl}__1", rename(t, "__1")) for lbl, t in base] + [(f"{lbl}__2", rename(t, "__2")) for lbl, t in base]
+        cons = [(f"{lbl}__1", rename_vars(t, "__1")) for lbl, t in base] + [
+            (f"{lbl}__2", rename_vars(t, "__2")) for lbl, t in base]
         pairs = [and_(self._latest(a, "__1"), self._latest(b, "__2"))
                  for a in self.hs for b in self.hs if self._dst(a) != self._dst(b)]
         cons.append(("two_schedules_disagree", or_(*pairs)))

@@ -174,3 +174,11 @@ def free_vars(terms: list[Term]) -> list[Term]:
         else:
             stack.extend(reversed(t.args))
     return list(seen.values())
+
+
+def rename_vars(t: Term, suffix: str) -> Term:
+    """``t`` with every variable renamed ``name + suffix`` (a copy of a formula over fresh
+    variables, for queries about two schedules at once)."""
+    if t.op == "var":
+        return Term("var", t.sort, name=t.name + suffix)
+    return Term(t.op, t.sort, tuple(rename_vars(a, suffix) for a in t.args), t.name, t.value)
