@@ -180,6 +180,98 @@ def explain(code: str = typer.Argument(..., help="A code such as FX-ORD-002.")) 
     typer.echo(f"{c.code} ({c.family}, {c.severity.value}): {c.title}\n\n{c.rule}")
 
 
+gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
+                      help="Generate real policies from real input files.")
+app.add_typer(gen_app, name="gen")
+
+
+class KvDtype(str, Enum):
+    """Dtypes of the spilled KV cache (``--kv-dtype``)."""
+
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+
+
+@gen_app.command("prefill")
+def gen_prefill(
+    model: Path = typer.Option(..., "--model", help="Hugging Face config.json of the model."),
+    topology: Optional[Path] = typer.Option(None, "--topology", help="NCCL topology XML (the NCCL_TOPO_FILE format)."),
+    cxl: list[Path] = typer.Option([], "--cxl", help="`cxl list` JSON; repeat to merge listings."),
+    tokens: int = typer.Option(8192, "--tokens", help="Prompt tokens of the request."),
+    block_tokens: int = typer.Option(16, "--block-tokens", help="Tokens per KV-cache block."),
+    tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree (GPUs)."),
+    kv_dtype: KvDtype = typer.Option(KvDtype.fp8, "--kv-dtype", help="Dtype of the KV spilled to CXL."),
+    spill: Optional[str] = typer.Option(None, "--spill", help="Fraction of layers whose KV spills to CXL [default: 0.25 with --cxl, else 0]."),
+    disaggregate: bool = typer.Option(False, "--disaggregate", help="Send the KV to a remote decode node through a NIC or DPU."),
+    unroll: bool = typer.Option(False, "--unroll", help="Emit concrete edges instead of edge families."),
+    layers: Optional[int] = typer.Option(None, "--layers", help="Keep only the first N layers (quick checks)."),
+    hbm_gib: int = typer.Option(80, "--hbm-gib", help="HBM per GPU in GiB (topology files do not record it)."),
+    ckpt_every: Optional[int] = typer.Option(None, "--ckpt-every", help="Checkpoint the hidden states every N layers into pmem; 0 disables [default: 8, widened to fit]."),
+    name: Optional[str] = typer.Option(None, "--name", help="Policy name [default: the output file's stem]."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the policy to FILE (atomically) instead of stdout."),
+    summary_json: Optional[Path] = typer.Option(None, "--summary-json", help="Write a JSON summary of the sizes to FILE."),
+) -> None:
+    """Generate a prefill policy from a model config, and optionally a topology and CXL listings."""
+    raise typer.Exit(_run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype.value, spill, disaggregate,
+                                      unroll, layers, hbm_gib, ckpt_every, name, output, summary_json))
+
+
+def _run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype, spill, disaggregate, unroll, layers,
+                     hbm_gib, ckpt_every, name, output, summary_json) -> int:
+    import json
+    import shlex
+
+    from fxverify.diagnostics.render.text import render_diagnostic, to_plain
+    from fxverify.gen.cxl_list import load_cxl
+    from fxverify.gen.hf_config import load_model
+    from fxverify.gen.nccl_topo import load_topology
+    from fxverify.gen.prefill import PrefillOptions, generate_prefill
+    from fxverify.source import SourceMap
+
+    sources = SourceMap()
+    spec, diags = load_model(str(model), sources)
+    topo = fab = None
+    if not diags and topology is not None:
+        topo, diags = load_topology(str(topology), sources)
+    if not diags and cxl:
+        fab, diags = load_cxl([str(p) for p in cxl], sources)
+    gen = None
+    if not diags:
+        argv = ["fxverify", "gen", "prefill", "--model", str(model)]
+        argv += ["--topology", str(topology)] if topology is not None else []
+        for p in cxl:
+            argv += ["--cxl", str(p)]
+        argv += ["--tokens", str(tokens), "--block-tokens", str(block_tokens), "--tp", str(tp), "--kv-dtype", kv_dtype]
+        argv += (["--spill", spill] if spill is not None else []) + (["--disaggregate"] if disaggregate else [])
+        argv += (["--unroll"] if unroll else []) + (["--layers", str(layers)] if layers is not None else [])
+        argv += (["--hbm-gib", str(hbm_gib)] if hbm_gib != 80 else [])
+        argv += (["--ckpt-every", str(ckpt_every)] if ckpt_every is not None else [])
+        argv += (["--name", name] if name is not None else [])
+        policy_name = name or (output.name.removesuffix(".fx") if output is not None else None)
+        opts = PrefillOptions(tokens=tokens, block_tokens=block_tokens, tp=tp, kv_dtype=kv_dtype, spill=spill,
+                              disaggregate=disaggregate, unroll=unroll, layers=layers, hbm_gib=hbm_gib,
+                              ckpt_every=ckpt_every, name=policy_name, command=shlex.join(argv))
+        gen, diags = generate_prefill(spec, topo, fab, opts)  # type: ignore[arg-type]
+    if diags or gen is None:
+        lines = []
+        for d in diags:
+            lines += render_diagnostic(d, sources) + [[("", "")]]
+        sys.stderr.write(to_plain(lines))
+        return 2
+    try:
+        if summary_json is not None:
+            write_atomic(str(summary_json), json.dumps(gen.summary, indent=2, sort_keys=True) + "\n")
+        if output is not None:
+            write_atomic(str(output), gen.text)
+        else:
+            sys.stdout.write(gen.text)
+    except OSError as err:
+        typer.echo(f"error: cannot write: {err.strerror or err}\n  = help: name a file in an existing, writable folder", err=True)
+        return 2
+    return 0
+
+
 def main() -> None:
     """Console entry point: run the app and turn any escaped exception into FX-INT-001 (exit 3)."""
     try:

@@ -26,6 +26,7 @@ class DeviceKind(Enum):
     CPU = "cpu"
     CXL_MEM = "cxl_mem"
     CXL_SWITCH = "cxl_switch"
+    PCIE_SWITCH = "pcie_switch"
 
 
 class LinkOrder(Enum):
@@ -117,7 +118,8 @@ class Device:
 class Link:
     """An undirected fabric link between devices ``a`` and ``b``.
 
-    ``kind`` is one of ``nvlink``, ``pcie``, ``cxl``, ``rdma``, ``ethernet``.
+    ``kind`` is one of ``nvlink``, ``pcie``, ``cxl``, ``rdma``, ``ethernet``, ``smp`` (the
+    inter-socket interconnect, QPI/UPI/xGMI: NCCL's SYS path).
     ``name`` is ``"a--b"`` unless the policy names it.
     """
 

@@ -63,7 +63,7 @@ UNITS: dict[str, int] = {
     "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
     "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
 }
-LINK_KINDS: tuple[str, ...] = ("nvlink", "pcie", "cxl", "rdma", "ethernet")
+LINK_KINDS: tuple[str, ...] = ("nvlink", "pcie", "cxl", "rdma", "ethernet", "smp")
 DTYPES: tuple[str, ...] = (
     "bf16", "fp16", "f16", "fp32", "f32", "fp64", "f64", "fp8", "fp8_e4m3", "fp8_e5m2",
     "int8", "int4", "uint8", "int16", "int32", "int64",

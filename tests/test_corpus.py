@@ -14,8 +14,9 @@ from fxverify.pipeline import Status3, check
 from tests.conftest import ROOT, corpus_files
 
 EXPECT = re.compile(r"#\s*expect:\s*((?:FX-[A-Z]+-\d{3}[ ,]*)+)")
-REAL_OK = Path("corpus/real/llama-3.1-8b-prefill.fx")
-REAL_BAD = Path("corpus/real/llama-3.1-8b-prefill.bad.fx")
+REAL = sorted(p.relative_to(ROOT) for p in (ROOT / "corpus/real").glob("*.fx"))
+REAL_OK = [p for p in REAL if not p.name.endswith(".bad.fx")]
+REAL_BAD = [p for p in REAL if p.name.endswith(".bad.fx")]
 
 
 def expectations(path: Path) -> set[tuple[str, int]]:
@@ -40,14 +41,14 @@ def findings(path: Path) -> tuple[Status3 | None, set[tuple[str, int]]]:
     return r.verdict, got
 
 
-@pytest.mark.parametrize("path", corpus_files("ok") + [REAL_OK], ids=str)
+@pytest.mark.parametrize("path", corpus_files("ok") + REAL_OK, ids=str)
 def test_ok_policies_are_proved(path: Path, at_root) -> None:
     verdict, got = findings(path)
     assert got == set()
     assert verdict is Status3.PROVED
 
 
-@pytest.mark.parametrize("path", corpus_files("fail") + [REAL_BAD], ids=str)
+@pytest.mark.parametrize("path", corpus_files("fail") + REAL_BAD, ids=str)
 def test_fail_policies_are_refuted_where_expected(path: Path, at_root) -> None:
     want = expectations(path)
     assert want, f"{path} has no `# expect:` comment"

@@ -2,7 +2,7 @@
 
 Every code fxverify can emit is declared here once, with its family, default severity, a short
 title and the full rule text. Obligation codes and their meaning are normative in BRIEF section 3;
-input codes (FX-SYN-, FX-NAM-, FX-TYP-, FX-LIM-, FX-SUP-) are ours. ``specs/obligations.md`` and
+input codes (FX-SYN-, FX-NAM-, FX-TYP-, FX-LIM-, FX-SUP-, FX-GEN-) are ours. ``specs/obligations.md`` and
 ``specs/language.md`` document each of them with examples.
 """
 
@@ -113,6 +113,15 @@ _ALL: tuple[Code, ...] = (
     # Input: limits
     Code("FX-LIM-001", "limits", _E, "input too large",
          "the input exceeds a resource cap (file size, edges, family expansion or nesting)"),
+    # Input: generator inputs (fxverify gen)
+    Code("FX-GEN-001", "generators", _E, "malformed input file",
+         "a model config, topology or CXL listing cannot be read or parsed (JSON or XML syntax)"),
+    Code("FX-GEN-002", "generators", _E, "missing or contradictory field",
+         "a field the generator needs is absent, has the wrong type, or contradicts another field"),
+    Code("FX-GEN-003", "generators", _E, "does not fit",
+         "the requested layout does not fit: too little HBM, CXL capacity or address space, or too few devices"),
+    Code("FX-GEN-004", "generators", _E, "invalid generator option",
+         "a generator option is out of range or conflicts with another option or input"),
     # Suppressions
     Code("FX-SUP-001", "suppressions", _E, "suppression without a reason",
          "an inline suppression must carry `reason \"...\"`"),

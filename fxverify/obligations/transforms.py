@@ -345,11 +345,24 @@ class LostAccumulation(Obligation):
         r, w = self.edges[:2]
         if g.hb_before(w, r):
             return "hb-reachability"
+        # Every shared byte lies in [lo, hi); it is covered when the contiguous reads that are
+        # HB-between r and w, taken together, span that interval (each byte then has such a read
+        # in every schedule). Several chunked reads (a reduce-scatter) cover it as well as one.
+        # Readers are tried lazily, in address order, and only when they would extend the covered
+        # prefix; a topological-rank window drops readers that cannot lie between r and w.
         lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
-        for x, fx in self.readers:
-            if fx.contiguous and fx.lo <= lo and hi <= fx.hi and g.hb_before(r, x) and g.hb_before(x, w):
-                return "hb-reachability"
-        return None
+        rank_r, rank_w = g.rank(r), g.rank(w)
+        cands = sorted((fx.lo, fx.hi, x) for x, fx in self.readers
+                       if fx.contiguous and fx.hi > lo and fx.lo < hi and rank_r < g.rank(x) < rank_w)
+        reach = lo
+        for a, b, x in cands:
+            if a > reach:
+                break
+            if b > reach and g.hb_before(r, x) and g.hb_before(x, w):
+                reach = b
+                if reach >= hi:
+                    return "hb-reachability"
+        return "hb-reachability" if reach >= hi else None
 
     def encode(self) -> Query:
         r, w = self.edges[:2]

@@ -1,0 +1,295 @@
+"""``cxl list`` JSON importer (the ndctl/cxl-cli listing format).
+
+Takes one or more listings (``cxl list -BEMPu``, ``cxl list -BDMu``, ``cxl list -R``, ...) and
+merges them into a ``CxlFabric``: host bridges, switch ports, endpoints with their memdevs (ram and
+pmem sizes, NUMA node), root decoders (host-physical base, size, volatile or pmem, target count)
+and regions (base, size, interleave ways and granularity). The object shapes follow cxl-cli's
+``Documentation/cxl/cxl-list.txt`` and the kernel's ``Documentation/driver-api/cxl/``: an object is
+classified by its identifying key (``bus``, ``port``, ``endpoint``, ``memdev``, ``decoder``,
+``region``); child lists are keyed ``"<kind>s:<parent>"``. Sizes are integers (bytes) or, with
+``-u``, strings like ``"256.00 MiB (268.44 MB)"``; addresses are integers or ``"0x..."`` strings.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from fxverify.diagnostics.model import Diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.source import SourceMap, Span
+
+WHAT = "the JSON output of `cxl list` (for example `cxl list -BEMPu` or `cxl list -BDMu`)"
+_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+@dataclass(frozen=True)
+class CxlPort:
+    """A host bridge (parent is a bus) or a switch port (parent is a port): ``name`` (``port5``),
+    ``host`` (``cxl_host_bridge.1``), ``parent`` and ``span``."""
+
+    name: str
+    host: str
+    parent: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Memdev:
+    """A CXL memory device: ``ram_bytes``/``pmem_bytes`` capacities, ``numa`` node (None when not
+    listed), ``serial``, the ``parent`` port (or bus when no port chain is listed), the
+    ``endpoint`` port name when listed, and ``span``."""
+
+    name: str
+    ram_bytes: int
+    pmem_bytes: int
+    numa: int | None
+    serial: str
+    parent: str
+    endpoint: str | None
+    span: Span
+
+
+@dataclass(frozen=True)
+class Window:
+    """A host-physical window: a root decoder (``kind="decoder"``) or a region (``"region"``).
+
+    ``base``/``size`` in bytes; ``persistent`` for pmem (``pmem_capable`` decoders, regions of type
+    ``pmem``); ``targets`` the decoder's target count or the region's interleave ways;
+    ``granularity`` the region's interleave granularity in bytes (0 for a decoder); ``memdevs``
+    the memdevs listed in the same document (who can back it); ``source`` the file."""
+
+    name: str
+    kind: str
+    base: int
+    size: int
+    persistent: bool
+    targets: int
+    granularity: int
+    memdevs: tuple[str, ...]
+    source: str
+    span: Span
+
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.base + self.size
+
+
+@dataclass
+class CxlFabric:
+    """Merged ``cxl list`` listings: buses, ``host_bridges``, ``switch_ports``, ``endpoints``
+    (name -> memdev), ``memdevs`` (by name), ``root_decoders`` and ``regions`` (sorted by base)."""
+
+    paths: list[str] = field(default_factory=list)
+    buses: list[str] = field(default_factory=list)
+    host_bridges: list[CxlPort] = field(default_factory=list)
+    switch_ports: list[CxlPort] = field(default_factory=list)
+    endpoints: dict[str, str] = field(default_factory=dict)
+    memdevs: dict[str, Memdev] = field(default_factory=dict)
+    root_decoders: list[Window] = field(default_factory=list)
+    regions: list[Window] = field(default_factory=list)
+
+    def windows(self) -> list[Window]:
+        """Windows the generator may place regions in, sorted by base: every region, and every root
+        decoder that contains no listed region (a region is carved from a decoder's window, so
+        using both would place two regions on the same bytes)."""
+        out = list(self.regions)
+        for d in self.root_decoders:
+            if not any(d.base <= r.base < d.end for r in self.regions):
+                out.append(d)
+        return sorted(out, key=lambda w: (w.base, w.name))
+
+    def port_numa(self, port: str) -> int | None:
+        """The NUMA node of a port: that of the first memdev below it that names one."""
+        below = {port}
+        changed = True
+        while changed:
+            changed = False
+            for p in self.switch_ports:
+                if p.parent in below and p.name not in below:
+                    below.add(p.name)
+                    changed = True
+        for m in sorted(self.memdevs.values(), key=lambda m: m.name):
+            if m.parent in below and m.numa is not None:
+                return m.numa
+        return None
+
+
+def parse_size(v: Any) -> int | None:
+    """Bytes of a cxl-cli size: an integer, or ``-u`` text such as ``"256.00 MiB (268.44 MB)"``.
+    Returns ``None`` when ``v`` is neither."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, str):
+        m = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB|TiB)\b", v)
+        if m:
+            return round(float(m.group(1)) * _UNITS[m.group(2)])
+        if re.fullmatch(r"\s*(0x[0-9a-fA-F]+|[0-9]+)\s*", v):
+            return int(v, 0)
+    return None
+
+
+def load_cxl(paths: list[str], sources: SourceMap) -> tuple[CxlFabric | None, list[Diagnostic]]:
+    """Read and merge ``cxl list`` listings, in the order given.
+
+    Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-001 for unreadable or malformed
+    JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
+    two listings that disagree about the same memdev or decoder. Never raises for bad input."""
+    fab = CxlFabric()
+    try:
+        for path in paths:
+            f = InputFile.read(path, sources, WHAT)
+            _Walker(f, fab).walk_doc(f.load_json(WHAT))
+            fab.paths.append(path)
+    except InputProblem as p:
+        return None, [p.diag]
+    fab.root_decoders.sort(key=lambda w: (w.base, w.name))
+    fab.regions.sort(key=lambda w: (w.base, w.name))
+    return fab, []
+
+
+class _Walker:
+    def __init__(self, f: InputFile, fab: CxlFabric) -> None:
+        self.f, self.fab = f, fab
+        self.doc_memdevs: list[str] = []
+        self.doc_windows: list[tuple[dict[str, Any], str, str]] = []  # object, kind, parent list key
+        self.seen = 0
+        self.cursor = 0
+
+    def span_of(self, key: str, value: str) -> Span:
+        """The span of ``"key": "value"`` (the next occurrence from the cursor, then anywhere)."""
+        pat = re.compile(r'"%s"\s*:\s*"%s"' % (re.escape(key), re.escape(value)))
+        m = pat.search(self.f.text, self.cursor) or pat.search(self.f.text)
+        if m is None:
+            return self.f.span(0)
+        self.cursor = m.end()
+        return self.f.span(m.start())
+
+    def bad(self, span: Span, msg: str, help: str, label: str = "") -> InputProblem:
+        return InputProblem(problem("FX-GEN-002", msg, span, help=help, label=label))
+
+    def walk_doc(self, doc: Any) -> None:
+        if isinstance(doc, dict):
+            self.obj(doc, None)
+        elif isinstance(doc, list):
+            for o in doc:
+                if isinstance(o, dict):
+                    self.obj(o, None)
+        if not self.seen:
+            raise self.bad(self.f.span(0), f"`{self.f.path}` holds no CXL bus, port, memdev, decoder or region objects",
+                           help=f"pass {WHAT}")
+        for obj, kind, parent in self.doc_windows:
+            self.window(obj, kind, parent)
+
+    def obj(self, o: dict[str, Any], parent: str | None) -> None:
+        if isinstance(o.get("bus"), str):
+            self.seen += 1
+            name = o["bus"]
+            if name not in self.fab.buses:
+                self.fab.buses.append(name)
+            self.children(o, name, "bus")
+        elif isinstance(o.get("port"), str):
+            self.port(o, parent)
+        elif isinstance(o.get("endpoint"), str):
+            self.seen += 1
+            md = o.get("memdev")
+            if isinstance(md, dict):
+                self.memdev(md, parent or "", endpoint=o["endpoint"])
+            self.children(o, o["endpoint"], "endpoint")
+        elif isinstance(o.get("memdev"), str):
+            self.memdev(o, parent or "", endpoint=None)
+        elif isinstance(o.get("decoder"), str):
+            self.seen += 1
+            self.doc_windows.append((o, "decoder", parent or ""))
+        elif isinstance(o.get("region"), str):
+            self.seen += 1
+            self.doc_windows.append((o, "region", parent or ""))
+
+    def children(self, o: dict[str, Any], name: str, kind: str) -> None:
+        for key, val in o.items():
+            if ":" in key and isinstance(val, list):
+                for c in val:
+                    if isinstance(c, dict):
+                        self.obj(c, name if not key.startswith("decoders:") else f"{kind}:{name}")
+
+    def port(self, o: dict[str, Any], parent: str | None) -> None:
+        self.seen += 1
+        name, host = o["port"], str(o.get("host", ""))
+        span = self.span_of("port", name)
+        p = CxlPort(name, host, parent or "", span)
+        is_bridge = parent in self.fab.buses or "host_bridge" in host
+        group = self.fab.host_bridges if is_bridge else self.fab.switch_ports
+        if not any(q.name == name for q in self.fab.host_bridges + self.fab.switch_ports):
+            group.append(p)
+        self.children(o, name, "port")
+
+    def memdev(self, o: dict[str, Any], parent: str, endpoint: str | None) -> None:
+        self.seen += 1
+        name = o["memdev"]
+        span = self.span_of("memdev", name)
+        sizes = {}
+        for key in ("ram_size", "pmem_size"):
+            v = o.get(key, 0)
+            n = parse_size(v)
+            if n is None or n < 0:
+                raise self.bad(span, f"`{key}` of `{name}` is {v!r}, not a size", help="cxl list writes bytes or `256.00 MiB (...)`",
+                               label=f"`{name}`")
+            sizes[key] = n
+        numa = o.get("numa_node")
+        if numa is not None and (isinstance(numa, bool) or not isinstance(numa, int)):
+            raise self.bad(span, f"`numa_node` of `{name}` is {numa!r}, not an integer", help="cxl list writes e.g. 0",
+                           label=f"`{name}`")
+        m = Memdev(name, sizes["ram_size"], sizes["pmem_size"], numa if numa is None or numa >= 0 else None,
+                   str(o.get("serial", "")), parent, endpoint, span)
+        old = self.fab.memdevs.get(name)
+        if old is not None:
+            if (old.ram_bytes, old.pmem_bytes, old.serial) != (m.ram_bytes, m.pmem_bytes, m.serial):
+                raise self.bad(span, f"`{name}` disagrees with its listing in `{old.span.file}` (sizes or serial)",
+                               help="pass listings of the same machine", label=f"`{name}`")
+            # keep the more specific parent: a port beats a bare bus
+            if old.parent in self.fab.buses and parent not in self.fab.buses:
+                self.fab.memdevs[name] = m
+        else:
+            self.fab.memdevs[name] = m
+        if endpoint:
+            self.fab.endpoints[endpoint] = name
+        if name not in self.doc_memdevs:
+            self.doc_memdevs.append(name)
+
+    def window(self, o: dict[str, Any], kind: str, parent: str) -> None:
+        name = o[kind]
+        span = self.span_of(kind, name)
+        label = f"`{name}`"
+        root = parent.startswith("bus:") or any(k in o for k in ("pmem_capable", "volatile_capable", "accelmem_capable"))
+        if kind == "decoder" and not root:
+            return  # a switch or endpoint decoder: only root decoders open host-physical windows
+        base = parse_size(o.get("resource"))
+        if base is None:
+            raise self.bad(span, f"{kind} `{name}` has no host-physical `resource`", help="cxl list writes `\"resource\": \"0x...\"`",
+                           label=label)
+        size = parse_size(o.get("size"))
+        if not size:
+            raise self.bad(span, f"{kind} `{name}` has no positive `size`", help="cxl list writes bytes or `256.00 MiB (...)`",
+                           label=label)
+        if kind == "decoder":
+            persistent = bool(o.get("pmem_capable")) and not o.get("volatile_capable")
+            targets, gran = int(o.get("nr_targets", 1) or 1), 0
+        else:
+            typ = str(o.get("type", ""))
+            persistent = typ == "pmem"
+            targets, gran = int(o.get("interleave_ways", 1) or 1), int(o.get("interleave_granularity", 0) or 0)
+        w = Window(name, kind, base, size, persistent, targets, gran, tuple(self.doc_memdevs), self.f.path, span)
+        pool = self.fab.root_decoders if kind == "decoder" else self.fab.regions
+        old = next((x for x in pool if x.name == name), None)
+        if old is not None:
+            if (old.base, old.size, old.persistent) != (w.base, w.size, w.persistent):
+                raise self.bad(span, f"`{name}` disagrees with its listing in `{old.source}`", help="pass listings of the same machine",
+                               label=label)
+            return
+        for x in self.fab.root_decoders + self.fab.regions:
+            if x.kind == kind and x.base < w.end and w.base < x.end:
+                raise self.bad(span, f"`{name}` [{w.base:#x}, {w.end:#x}) overlaps `{x.name}` [{x.base:#x}, {x.end:#x})",
+                               help="two windows of one kind never share host-physical addresses", label=label)
+        pool.append(w)

@@ -1,0 +1,98 @@
+"""Input files of the generators, with spans for diagnostics.
+
+Takes the path and text of one input file (JSON or XML); produces ``Span`` values that point at a
+key or element in it, so a problem in a model config or a topology is shown like a policy error:
+``file:line:col``, the line underlined, and a hint. ``InputProblem`` carries one such diagnostic
+out of an importer; importers catch it at their entry and return it in their diagnostics list.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from fxverify.diagnostics.codes import lookup
+from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.source import SourceMap, Span
+
+
+class InputProblem(Exception):
+    """One input error, raised inside an importer and caught at its entry (never escapes
+    ``fxverify.gen``). Not an ``FxError``: it is user input, not a bug."""
+
+    def __init__(self, diag: Diagnostic) -> None:
+        super().__init__(diag.message)
+        self.diag = diag
+
+
+@dataclass
+class InputFile:
+    """One input file: ``path`` as the user named it and its decoded ``text``."""
+
+    path: str
+    text: str
+
+    @classmethod
+    def read(cls, path: str, sources: SourceMap, what: str) -> "InputFile":
+        """Read ``path`` as UTF-8 and register it in ``sources``.
+
+        ``what`` names the expected content in messages ("a Hugging Face config.json").
+        Raises ``InputProblem`` (FX-GEN-001) when the file cannot be read or decoded."""
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read()
+        except OSError as err:
+            raise InputProblem(problem("FX-GEN-001", f"cannot read `{path}`: {err.strerror or err}", None,
+                                       help=f"pass the path of {what}")) from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise InputProblem(problem("FX-GEN-001", f"`{path}` is not UTF-8 text (byte {err.start})", None,
+                                       help=f"pass {what}")) from None
+        sources.add(path, text)
+        return cls(path, text)
+
+    def span(self, start: int, end: int | None = None) -> Span:
+        """The span ``[start, end)`` in this file; ``end`` defaults to the end of the line."""
+        if end is None:
+            nl = self.text.find("\n", start)
+            end = len(self.text) if nl < 0 else nl
+        return Span(self.path, start, max(end, start + 1))
+
+    def line_col_span(self, line: int, col: int) -> Span:
+        """The span from 1-based ``line``/``col`` to the end of that line."""
+        offset = 0
+        for _ in range(line - 1):
+            nl = self.text.find("\n", offset)
+            if nl < 0:
+                break
+            offset = nl + 1
+        return self.span(min(offset + max(col - 1, 0), len(self.text)))
+
+    def key_span(self, path: tuple[str, ...]) -> Span:
+        """The span of the JSON key ``path[-1]`` found after the keys before it (document order),
+        underlined to the end of its line; the first line when a key is absent."""
+        pos = 0
+        for k in path:
+            at = self.text.find(json.dumps(k), pos)
+            if at < 0:
+                return self.span(0)
+            pos = at
+        return self.span(pos)
+
+    def load_json(self, what: str) -> Any:
+        """Parse the text as JSON. Raises ``InputProblem`` (FX-GEN-001) at the syntax error."""
+        try:
+            return json.loads(self.text)
+        except json.JSONDecodeError as err:
+            raise InputProblem(problem("FX-GEN-001", f"`{self.path}` is not valid JSON: {err.msg}",
+                                       self.line_col_span(err.lineno, err.colno),
+                                       help=f"pass {what}", label="here")) from None
+
+
+def problem(code: str, message: str, span: Span | None, *, help: str, label: str = "") -> Diagnostic:
+    """A diagnostic with ``code``'s registry severity, the ``message``, the underlined ``span``
+    (``None`` when there is no place in a file to show) and ``help``."""
+    return Diagnostic(code, lookup(code).severity, message, Label(span, label) if span is not None else None,
+                      help=help)

@@ -1,0 +1,348 @@
+"""``fxverify gen prefill`` and its importers, on the real inputs under corpus/inputs/.
+
+Numbers are checked against hand calculations written out here from the published configs, not
+against the generator's own formulas. Malformed inputs are small copies made inside the tests.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fxverify.cli import app
+from fxverify.gen.cxl_list import load_cxl, parse_size
+from fxverify.gen.hf_config import load_model
+from fxverify.gen.nccl_topo import load_topology
+from fxverify.gen.prefill import PrefillOptions, generate_prefill
+from fxverify.pipeline import Status3, check
+from fxverify.resolve import load_policy
+from fxverify.source import SourceMap
+
+ROOT = Path(__file__).resolve().parents[1]
+INPUTS = ROOT / "corpus/inputs"
+MODELS = sorted((INPUTS / "models").glob("*.json"))
+P4D = INPUTS / "topology/aws-p4d-24xl-topo.xml"
+NDV5 = INPUTS / "topology/azure-ndv5-topo.xml"
+BEMPU = INPUTS / "cxl/cxl_test-list-BEMPu.json"
+BDMU = INPUTS / "cxl/cxl_test-list-BDMu-root-mem3.json"
+REGION = INPUTS / "cxl/ndctl-create-region-example.json"
+runner = CliRunner()
+
+
+def model(name: str):
+    spec, diags = load_model(str(INPUTS / "models" / f"{name}.json"), SourceMap())
+    assert not diags and spec is not None
+    return spec
+
+
+def gen(name: str, *, topo: Path | None = None, cxl: tuple[Path, ...] = (), **kw):
+    spec = model(name)
+    t = load_topology(str(topo), SourceMap())[0] if topo else None
+    c = load_cxl([str(p) for p in cxl], SourceMap())[0] if cxl else None
+    out, diags = generate_prefill(spec, t, c, PrefillOptions(**kw))
+    return out, diags
+
+
+# ---- model configs: hand calculations ----------------------------------------------------------
+
+def test_llama_8b_kv_bytes() -> None:
+    m = model("meta-llama--Meta-Llama-3.1-8B")
+    # 2 (K, V) x 8 KV heads x (4096 / 32 = 128) head_dim x 2 B (bf16)
+    assert m.kv_bytes_per_token_per_layer == 2 * 8 * 128 * 2 == 4096
+    assert m.kv_bytes_per_token == 32 * 4096 == 131072
+    assert m.head_dim_source == "hidden_size / num_attention_heads"
+
+
+def test_deepseek_v3_mla_latent() -> None:
+    m = model("deepseek-ai--DeepSeek-V3")
+    # (kv_lora_rank 512 + qk_rope_head_dim 64) x 2 B per layer, 61 layers, no separate K and V
+    assert m.kv_bytes_per_token_per_layer == 576 * 2
+    assert m.kv_bytes_per_token == 61 * 576 * 2 == 70272
+    assert m.moe is not None and (m.moe.experts, m.moe.active, m.moe.shared, m.moe.first_dense) == (256, 8, 1, 3)
+    assert m.quant is not None and m.quant.block == (128, 128) and m.quant.elem_bytes == 1
+
+
+def test_mixtral_experts() -> None:
+    m = model("mistralai--Mixtral-8x7B-v0.1")
+    assert m.moe is not None and (m.moe.experts, m.moe.active, m.moe.shared, m.moe.first_dense) == (8, 2, 0, 0)
+    assert m.kv_bytes_per_token == 32 * 2 * 8 * 128 * 2
+
+
+def test_qwen3_uses_head_dim_from_config(tmp_path: Path) -> None:
+    m = model("Qwen--Qwen3-8B")
+    assert m.head_dim == 128 and m.head_dim_source == "head_dim"
+    # head_dim may differ from hidden_size / num_attention_heads: then the config's value wins
+    cfg = json.loads((INPUTS / "models/Qwen--Qwen3-8B.json").read_text())
+    cfg["head_dim"] = 256
+    p = tmp_path / "qwen-wide.json"
+    p.write_text(json.dumps(cfg))
+    spec, _ = load_model(str(p), SourceMap())
+    assert spec is not None and spec.kv_bytes_per_token_per_layer == 2 * 8 * 256 * 2
+
+
+def test_text_config_is_read_when_nested(tmp_path: Path) -> None:
+    inner = json.loads((INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json").read_text())
+    p = tmp_path / "vlm.json"
+    p.write_text(json.dumps({"architectures": ["LlavaForConditionalGeneration"], "text_config": inner,
+                             "vision_config": {"hidden_size": 1024}}))
+    spec, diags = load_model(str(p), SourceMap())
+    assert not diags and spec is not None and spec.nested
+    assert spec.kv_bytes_per_token == 131072 and spec.arch == "LlavaForConditionalGeneration"
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda c: c.pop("num_hidden_layers"), "num_hidden_layers"),
+    (lambda c: c.update(num_key_value_heads=7), "num_key_value_heads"),  # 7 does not divide 32 heads
+    (lambda c: c.update(torch_dtype="float8"), "torch_dtype"),
+    (lambda c: c.update(hidden_size="4096"), "hidden_size"),
+    (lambda c: c.update(num_local_experts=8, n_routed_experts=16, num_experts_per_tok=2), "n_routed_experts"),
+])
+def test_bad_config_names_field_and_file(tmp_path: Path, edit, field: str) -> None:
+    cfg = json.loads((INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json").read_text())
+    edit(cfg)
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps(cfg, indent=2))
+    out = tmp_path / "out.fx"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(p), "-o", str(out)])
+    assert r.exit_code == 2
+    assert "FX-GEN-002" in r.output and f"`{field}`" in r.output and "bad.json" in r.output
+    assert re.search(r"bad\.json:\d+:\d+", r.output) and "^" in r.output and "help:" in r.output
+    assert not out.exists()
+
+
+def test_malformed_json_points_at_the_error(tmp_path: Path) -> None:
+    p = tmp_path / "broken.json"
+    p.write_text('{\n  "hidden_size": 4096,\n  "num_hidden_layers": 32\n  "x": 1\n}\n')
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(p)])
+    assert r.exit_code == 2 and "FX-GEN-001" in r.output and "broken.json:4:3" in r.output
+
+
+# ---- NCCL topologies ------------------------------------------------------------------------------
+
+def test_p4d_topology() -> None:
+    t, diags = load_topology(str(P4D), SourceMap())
+    assert not diags and t is not None
+    assert (len(t.gpus), len(t.nics), len(t.switches), t.numa_nodes) == (8, 4, 4, 2)
+    # each switch holds 2 GPUs and 1 NIC: the nearest NIC of GPUs 2k and 2k+1 is NIC k
+    assert [t.nearest_nic(g.name) for g in t.gpus] == [f"nic{i // 2}" for i in range(8)]
+    assert all(n.net == "eth" for n in t.nics)  # EFA: PCI class 0x020000
+    assert t.gpus[0].link is not None and t.gpus[0].link.speed_gts == 8.0 and t.gpus[0].link.width == 16
+
+
+def test_ndv5_topology() -> None:
+    t, diags = load_topology(str(NDV5), SourceMap())
+    assert not diags and t is not None
+    assert (len(t.gpus), len(t.nics), t.numa_nodes) == (8, 8, 2)
+    assert all(n.net == "ib" for n in t.nics)  # class 0x020700
+    assert [t.nearest_nic(g.name) for g in t.gpus] == [f"nic{i}" for i in range(8)]
+    # 32 GT/s x16 with 128b/130b encoding
+    assert abs(t.gpus[0].link.gbps - 32 * 16 * 128 / 130 / 8) < 1e-9  # type: ignore[union-attr]
+
+
+def test_nvlink_children_become_links(tmp_path: Path) -> None:
+    p = tmp_path / "nv.xml"
+    p.write_text('<system version="1"><cpu numaid="0">'
+                 '<pci busid="0000:01:00.0" class="0x030200" link_speed="16 GT/s" link_width="16">'
+                 '<gpu dev="0"><nvlink target="0000:ff:00.0" count="6" tclass="0x068000"/></gpu></pci>'
+                 '<pci busid="0000:02:00.0" class="0x030200" link_speed="16 GT/s" link_width="16">'
+                 '<gpu dev="1"><nvlink target="0000:ff:00.0" count="6" tclass="0x068000"/></gpu></pci>'
+                 '</cpu></system>')
+    t, diags = load_topology(str(p), SourceMap())
+    assert not diags and t is not None and t.nvlinks == (("gpu0", "gpu1", 6),)
+
+
+@pytest.mark.parametrize(("text", "code", "where"), [
+    ('<system version="1"><cpu numaid="0"><pci busid="0:1" class="0x020700"/></cpu></system>', "FX-GEN-002", "no usable GPU"),
+    ('<system version="1">\n<cpu numaid="0">\n<pci busid="0:1" class="0x030200">\n</cpu></system>', "FX-GEN-001", "nv.xml:4:3"),
+    ('<system version="1"><cpu><pci busid="0:1" class="0x030200"/></cpu></system>', "FX-GEN-002", "`numaid`"),
+    ('<!DOCTYPE s [<!ENTITY a "aaaa">]><system/>', "FX-GEN-001", "entities"),
+])
+def test_bad_topology(tmp_path: Path, text: str, code: str, where: str) -> None:
+    p = tmp_path / "nv.xml"
+    p.write_text(text)
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--topology", str(p)])
+    assert r.exit_code == 2 and code in r.output and where in r.output, r.output
+
+
+# ---- cxl list ----------------------------------------------------------------------------------
+
+def test_cxl_test_listing() -> None:
+    c, diags = load_cxl([str(BEMPU), str(BDMU)], SourceMap())
+    assert not diags and c is not None
+    assert (len(c.host_bridges), len(c.switch_ports), len(c.memdevs)) == (2, 4, 8)
+    assert [d.base for d in c.root_decoders] == [0x8020000000, 0x8030000000, 0x8050000000, 0x8060000000]
+    assert [(d.size >> 20, d.persistent, d.targets) for d in c.root_decoders] == [
+        (256, False, 1), (512, False, 2), (256, True, 1), (512, True, 2)]
+    assert all(m.ram_bytes == m.pmem_bytes == 256 << 20 for m in c.memdevs.values())
+    assert c.memdevs["mem3"].numa == 0 and c.memdevs["mem2"].numa == 1
+    assert {h.name: c.port_numa(h.name) for h in c.host_bridges} == {"port5": 1, "port4": 0}
+
+
+def test_region_listing() -> None:
+    c, diags = load_cxl([str(REGION)], SourceMap())
+    assert not diags and c is not None
+    (w,) = c.regions
+    assert (w.base, w.size, w.targets, w.granularity, w.persistent) == (0xC90000000, 512 << 20, 2, 1024, False)
+
+
+def test_sizes() -> None:
+    assert parse_size("256.00 MiB (268.44 MB)") == 256 << 20
+    assert parse_size(268435456) == 268435456
+    assert parse_size("0x8020000000") == 0x8020000000
+    assert parse_size("lots") is None
+
+
+def test_cxl_listing_without_objects(tmp_path: Path) -> None:
+    p = tmp_path / "empty.json"
+    p.write_text('{"provider": "cxl_test"}')
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--cxl", str(p)])
+    assert r.exit_code == 2 and "FX-GEN-002" in r.output
+
+
+# ---- generated policies ------------------------------------------------------------------------
+
+def test_summary_matches_hand_calculation() -> None:
+    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", cxl=(BDMU,), disaggregate=True)
+    assert not diags and out is not None
+    s = out.summary
+    for key in ("model", "layers", "kv_bytes_per_token", "kv_bytes_per_token_per_layer", "blocks_per_layer",
+                "devices", "edges", "regions"):
+        assert key in s
+    assert (s["layers"], s["kv_bytes_per_token"], s["kv_bytes_per_token_per_layer"], s["blocks_per_layer"]) == (
+        32, 131072, 4096, 8192 // 16)
+    # per layer: 512 KV writes, 512 sends, 1 flush, 1 decode read, 1 free and 8 compute edges
+    # (wq, attn, 2 reduces, wf, up, down, embed once); 8 of 32 layers spill 512 blocks; 4 checkpoints
+    assert s["edges"] == 1 + 32 * (512 + 512 + 1 + 1 + 1 + 7) + 8 * 512 + 4
+    assert "# 16 tok x 4096 B = 65536 B" in out.text or "KV block = 16 tok x 4096 B = 65536 B (64 KiB)" in out.text
+
+
+def test_deepseek_summary() -> None:
+    out, diags = gen("deepseek-ai--DeepSeek-V3", tokens=256, tp=8)
+    assert not diags and out is not None
+    s = out.summary
+    assert s["kv_bytes_per_token"] == 70272 and s["kv_replicas"] == 8 and s["kv_heads_per_rank"] == 1
+    assert (s["experts"], s["active_experts"], s["moe_layers"]) == (256, 8, 58)
+
+
+def test_mixtral_summary() -> None:
+    out, diags = gen("mistralai--Mixtral-8x7B-v0.1", tokens=256, tp=2)
+    assert not diags and out is not None
+    assert (out.summary["experts"], out.summary["active_experts"]) == (8, 2)
+    assert "replicate(2) |> scatter(2)" in out.text and "reduce(sum) ye0" in out.text
+
+
+def test_deterministic() -> None:
+    a, _ = gen("mistralai--Mixtral-8x7B-v0.1", topo=P4D, cxl=(BEMPU, BDMU), tokens=128, tp=2, disaggregate=True)
+    b, _ = gen("mistralai--Mixtral-8x7B-v0.1", topo=P4D, cxl=(BEMPU, BDMU), tokens=128, tp=2, disaggregate=True)
+    assert a is not None and b is not None and a.text == b.text and a.summary == b.summary
+
+
+def _resolved(text: str, path: Path):
+    path.write_text(text)
+    pol, diags = load_policy(str(path), SourceMap())
+    assert pol is not None, diags
+    return pol
+
+
+def test_unrolled_declares_the_same_edges(tmp_path: Path) -> None:
+    kw = dict(topo=NDV5, cxl=(BEMPU, BDMU), tokens=64, tp=2, layers=5, disaggregate=True)
+    fam, _ = gen("deepseek-ai--DeepSeek-V3", **kw)
+    unr, _ = gen("deepseek-ai--DeepSeek-V3", unroll=True, **kw)
+    assert fam is not None and unr is not None and "for l in" in fam.text and "for l in" not in unr.text
+    a = _resolved(fam.text, tmp_path / "a.fx")
+    b = _resolved(unr.text, tmp_path / "b.fx")
+    assert len(a.edges) == len(b.edges) == fam.summary["edges"] == unr.summary["edges"]
+    def key(e) -> str:  # everything but source positions
+        return re.sub(r"span=Span\([^)]*\)", "", repr((e.name, e.action, e.device, e.hook, e.src, e.dst, e.after, e.bytes,
+                                                        e.transforms, e.handoffs, e.leases, e.releases, e.map_ops)))
+    assert sorted(map(key, a.edges)) == sorted(map(key, b.edges))
+
+
+def test_regions_disjoint_inside_windows(tmp_path: Path) -> None:
+    out, _ = gen("meta-llama--Meta-Llama-3.1-70B", topo=P4D, cxl=(BEMPU, BDMU), tokens=256, tp=8, layers=8, spill="0.5",
+                 disaggregate=True)
+    assert out is not None
+    pol = _resolved(out.text, tmp_path / "p.fx")
+    by_space: dict[str, list] = {}
+    for r in pol.regions:
+        sp = pol.space(r.space)
+        assert sp.base <= r.base and r.end <= sp.base + sp.size, r.name
+        if r.alias_set is None:
+            by_space.setdefault(r.space, []).append(r)
+    for regs in by_space.values():
+        regs.sort(key=lambda r: r.base)
+        for x, y in zip(regs, regs[1:]):
+            assert x.end <= y.base, (x.name, y.name)
+    windows = {s.name: s for s in pol.spaces if s.base >= 0x8000000000}
+    assert {s.base for s in windows.values()} == {0x8020000000, 0x8030000000, 0x8050000000, 0x8060000000}
+    assert {s.name for s in windows.values() if s.persistent} == {"decoder3_2", "decoder3_3"}
+
+
+def test_too_little_cxl_is_an_error() -> None:
+    # 80 layers x 512 blocks x (32768 fp8 B + 256 scales x 4 B) = 1.29 GiB; the volatile windows hold 768 MiB
+    out, diags = gen("meta-llama--Meta-Llama-3.1-70B", cxl=(BDMU,), spill="1", tp=2)
+    assert out is None and diags[0].code == "FX-GEN-003" and "too little CXL capacity" in diags[0].message
+
+
+@pytest.mark.parametrize(("kw", "code"), [
+    (dict(tokens=100), "FX-GEN-004"),                      # not a multiple of 16
+    (dict(tp=3), "FX-GEN-004"),                             # 3 divides neither 8 KV heads nor is a multiple
+    (dict(spill="0.5"), "FX-GEN-004"),                      # spill without CXL
+    (dict(spill="2"), "FX-GEN-004"),
+    (dict(topo=P4D, tp=16), "FX-GEN-003"),                  # p4d has 8 GPUs
+    (dict(layers=40), "FX-GEN-004"),
+    (dict(hbm_gib=1), "FX-GEN-003"),
+])
+def test_bad_options(kw, code: str) -> None:
+    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", **kw)
+    assert out is None and diags and diags[0].code == code
+
+
+def test_persist_only_into_pmem(tmp_path: Path) -> None:
+    out, _ = gen("meta-llama--Meta-Llama-3.1-8B", cxl=(BDMU,), tokens=256)
+    assert out is not None and "|> persist" in out.text
+    pol = _resolved(out.text, tmp_path / "p.fx")
+    for e in pol.edges:
+        if any(t.kind.value == "persist" for t in e.transforms):
+            assert pol.space(e.dst.space).persistent, e.name
+
+
+def _matrix():
+    cases = []
+    for m in MODELS:
+        stem = m.stem
+        layers = 5 if "DeepSeek" in stem else 3  # DeepSeek's first 3 layers are dense
+        for tp in (1, 2, 8):
+            cases.append(pytest.param(stem, tp, None, (), False, layers, id=f"{stem}-tp{tp}"))
+            cases.append(pytest.param(stem, tp, P4D, (BEMPU, BDMU), True, layers, id=f"{stem}-tp{tp}-p4d-cxl-disagg"))
+        cases.append(pytest.param(stem, 8, NDV5, (), True, layers, id=f"{stem}-tp8-ndv5-disagg"))
+        cases.append(pytest.param(stem, 1, None, (BDMU, REGION), False, layers, id=f"{stem}-tp1-cxl"))
+    return cases
+
+
+@pytest.mark.parametrize(("stem", "tp", "topo", "cxl", "disagg", "layers"), _matrix())
+def test_generated_policy_is_proved(tmp_path: Path, stem: str, tp: int, topo, cxl, disagg: bool, layers: int) -> None:
+    out, diags = gen(stem, topo=topo, cxl=cxl, tp=tp, tokens=64, layers=layers, disaggregate=disagg, spill="0.5" if cxl else None)
+    assert out is not None, diags
+    p = tmp_path / "p.fx"
+    p.write_text(out.text)
+    res = check(str(p))
+    assert res.verdict is Status3.PROVED, [d.message for d in res.diagnostics][:3]
+    if tp > 1 and disagg and stem.startswith("deepseek"):
+        assert "replicate(" in out.text  # the single MLA latent is replicated over the ranks
+
+
+def test_cli_writes_policy_and_summary(tmp_path: Path) -> None:
+    out, summ = tmp_path / "p.fx", tmp_path / "s.json"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64",
+                            "--layers", "2", "--tp", "2", "-o", str(out), "--summary-json", str(summ)])
+    assert r.exit_code == 0, r.output
+    s = json.loads(summ.read_text())
+    assert s["policy"] == "p" and s["kv_bytes_per_token_per_layer"] == 2 * 8 * 128 * 2
+    assert out.read_text().startswith("# Qwen--Qwen3-8B prefill")
