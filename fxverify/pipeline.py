@@ -12,7 +12,8 @@ import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -53,7 +54,15 @@ class Verdict:
 
 @dataclass
 class CheckResult:
-    """Everything ``check`` learned about one policy file."""
+    """Everything ``check`` learned about one policy file.
+
+    ``name`` is the declared policy name, ``None`` when the input could not be loaded. ``policy``
+    is the resolved IR when this process computed the result, ``None`` when the result came from
+    the result cache or a worker process (``fxverify.record``). ``solver_calls`` counts the queries
+    the pipeline needed (the same whether the cache answered them or not); ``cache_hits`` and
+    ``solved`` say how many of them the obligation cache answered and how many Z3 decided.
+    ``from_cache`` is True when the whole result came from the policy cache.
+    """
 
     path: str
     policy: Policy | None
@@ -62,11 +71,19 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
     solver_calls: int = 0
+    name: str | None = None
+    cache_hits: int = 0
+    solved: int = 0
+    from_cache: bool = False
+
+    def __post_init__(self) -> None:
+        if self.name is None and self.policy is not None:
+            self.name = self.policy.name
 
     @property
     def input_error(self) -> bool:
         """True when the input could not be loaded (exit code 2)."""
-        return self.policy is None
+        return self.name is None
 
     @property
     def internal_error(self) -> bool:
@@ -75,13 +92,14 @@ class CheckResult:
 
     @property
     def verdict(self) -> Status3 | None:
-        """Overall verdict: refuted if any obligation is (unsuppressed), else unknown if any is,
-        else proved. ``None`` for input errors."""
-        if self.policy is None:
+        """Overall verdict: refuted if any obligation is (not suppressed nor baselined), else
+        unknown if any is (whatever severity ``--unknown`` gave it), else proved. ``None`` for
+        input errors."""
+        if self.input_error:
             return None
         if any(d.is_error and d.code != "FX-SMT-001" for d in self.diagnostics):
             return Status3.REFUTED
-        if any(d.is_error for d in self.diagnostics):
+        if any(d.active and d.code == "FX-SMT-001" for d in self.diagnostics):
             return Status3.UNKNOWN
         return Status3.PROVED
 
@@ -165,10 +183,24 @@ def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
     return ctx, obs
 
 
-def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | None = None) -> CheckResult:
+def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
+    """The solver options for ``policy``: its own ``rlimit`` tightens the command line's, never
+    loosens it."""
+    if policy.rlimit is not None and policy.rlimit < solver.rlimit:
+        return SolverOptions(seed=solver.seed, rlimit=policy.rlimit, timeout_ms=solver.timeout_ms)
+    return solver
+
+
+def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | None = None,
+          progress: Callable[[int], None] | None = None,
+          make: Callable[[SolverOptions], Backend] | None = None) -> CheckResult:
     """Check one policy file.
 
-    Returns a ``CheckResult``; input problems are diagnostics (``result.policy is None``).
+    ``backend`` overrides the Z3 backend (tests); otherwise ``make`` (default ``make_backend``)
+    builds one from the policy's effective ``SolverOptions`` (the result cache wraps Z3 this
+    way). ``progress`` is called with
+    the number of obligations discharged since its previous call (for a progress bar).
+    Returns a ``CheckResult``; input problems are diagnostics (``result.input_error``).
     Raises only on bugs (``FxError`` or others), which the CLI reports as FX-INT-001.
     """
     t0 = time.perf_counter()
@@ -179,12 +211,8 @@ def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | 
         result.seconds = time.perf_counter() - t0
         return result
     if backend is None:
-        solver = options.solver
-        if policy.rlimit is not None and policy.rlimit < solver.rlimit:
-            # The policy's own budget tightens the command line's, never loosens it.
-            solver = SolverOptions(seed=solver.seed, rlimit=policy.rlimit, timeout_ms=solver.timeout_ms)
-        backend = make_backend(solver)
-    verdicts, found, calls = discharge(policy, options, backend)
+        backend = (make or make_backend)(effective_solver(policy, options.solver))
+    verdicts, found, calls = discharge(policy, options, backend, progress)
     result.verdicts, result.solver_calls = verdicts, calls
     result.diagnostics += found
     _group_instances(result)
@@ -193,9 +221,14 @@ def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | 
     return result
 
 
-def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[list[Verdict], list[Diagnostic], int]:
+_PROGRESS_EVERY = 4096
+
+
+def discharge(policy: Policy, options: CheckOptions, backend: Backend,
+              progress: Callable[[int], None] | None = None) -> tuple[list[Verdict], list[Diagnostic], int]:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then the solver; refutations are replayed by the simulator.
+    ``progress`` (if given) is called with counts of obligations discharged, in batches.
 
     Returns ``(verdicts, diagnostics, solver_calls)``.
     """
@@ -205,7 +238,9 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[
     verdicts: list[Verdict] = []
     diags: list[Diagnostic] = []
     calls = 0
-    for ob in obligations:
+    for i, ob in enumerate(obligations):
+        if progress is not None and i and i % _PROGRESS_EVERY == 0:
+            progress(_PROGRESS_EVERY)
         family = lookup(ob.code).family
         if dump is not None:
             dump.write(ob)
@@ -224,6 +259,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[
         else:
             verdicts.append(Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver"))
             diags.append(_refutation(policy, sim, ob, res))
+    if progress is not None and obligations:
+        progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
     return verdicts, diags, calls
 
 
@@ -233,7 +270,9 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
         f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in ob.edges[:2]) or 'the policy'}: {reason}",
         Label(ob.primary, lookup(ob.code).title),
         help="raise the policy's `rlimit` or the command line's `--rlimit`/`--timeout`, or split the flow; "
-             "unknown is never a pass")
+             "unknown is never a pass",
+        policy=ob.ctx.policy.name, obligation=ob.key, edges=tuple(ob.name(e) for e in ob.edges),
+        witness=f"unknown:{ob.code}")
 
 
 def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnostic:
@@ -246,10 +285,23 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnost
             f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
             Label(ob.primary, "here"),
             notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
-            help="this is a bug in fxverify; please report it with this policy")
+            help="this is a bug in fxverify; please report it with this policy",
+            policy=policy.name, obligation=ob.key)
     trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w), sim)
     return Diagnostic(ob.code, Severity.ERROR, ob.message(w), Label(ob.primary, lookup(ob.code).title),
-                      related=ob.related, help=trace.fix, trace=trace)
+                      related=ob.related, help=trace.fix, trace=trace, policy=policy.name, obligation=ob.key,
+                      edges=tuple(policy.edges[e].name for e in edges), witness=_witness_kind(w, trace))
+
+
+def _witness_kind(w, trace) -> str:
+    """The shape of a witness, without its values: ``cycle``, ``static`` (schedule-independent
+    facts) or ``schedule:<event>`` with the kind of the violating step (``release``, ``map``...)."""
+    if w.cycle:
+        return "cycle"
+    if not w.schedule:
+        return "static"
+    kind = next((ev.kind for ev in trace.events if ev.violation), "")
+    return f"schedule:{kind}"
 
 
 def _group_instances(result: CheckResult) -> None:
@@ -269,9 +321,8 @@ def _group_instances(result: CheckResult) -> None:
         ds = groups[key]
         first = ds[0]
         if len(ds) > 1:
-            first = Diagnostic(first.code, first.severity, first.message, first.primary, first.related,
-                               first.notes + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",),
-                               first.help, first.trace)
+            first = replace(first, notes=first.notes
+                            + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",))
         out.append(first)
     result.diagnostics = out
 
@@ -302,12 +353,12 @@ def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
             out.append(d)
             continue
         used.add(match[0])
-        out.append(Diagnostic(d.code, d.severity, d.message, d.primary, d.related, d.notes, d.help, d.trace,
-                              suppressed_reason=match[1].reason))
+        out.append(replace(d, suppressed_reason=match[1].reason))
     for i, sup in enumerate(policy.suppressions):
         if i not in used:
             out.append(Diagnostic("FX-SUP-002", Severity.WARNING, f"suppression of {sup.code} matched no finding",
-                                  Label(sup.span, "unused"), help="remove it, or move it onto the line of the finding"))
+                                  Label(sup.span, "unused"), help="remove it, or move it onto the line of the finding",
+                                  policy=policy.name))
     result.diagnostics = out
 
 
@@ -323,9 +374,8 @@ class _Dumper:
 
     def write(self, ob: Obligation) -> None:
         import hashlib
-        import os
-        import re
-        import tempfile
+
+        from fxverify.atomic import replace_atomically
 
         q = ob.encode()
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", ob.key.split(":", 1)[-1]).strip("_")
@@ -335,8 +385,4 @@ class _Dumper:
         self.names[name] += 1
         if self.names[name] > 1:
             name += f"__{self.names[name]}"
-        text = query_to_smtlib(q)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".smt2")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, os.path.join(self.dir, name + ".smt2"))
+        replace_atomically(os.path.join(self.dir, name + ".smt2"), query_to_smtlib(q).encode("utf-8"))
