@@ -26,6 +26,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,10 +245,12 @@ def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, st
     Raises only what ``pipeline.check`` raises (bugs)."""
     key = None
     if cache is not None and not options.dump_smt:
+        t0 = time.perf_counter()
         key = policy_key(path, options)
         hit = cache.get_policy(key) if key is not None else None
         if hit is not None:
             stats.policy_hits += 1
+            hit.seconds = time.perf_counter() - t0
             return hit
         stats.policy_misses += 1
     before = (stats.hits, stats.solved)

@@ -68,9 +68,10 @@ class Report:
         for r in self.results:
             out["policies"] += 1
             out[r.verdict.value if r.verdict else "error"] += 1
-            for v in r.verdicts:
-                out["obligations"] += 1
-                out[f"obligations_{v.status.value}"] += 1
+            for c in r.counts().values():
+                for status in ("proved", "refuted", "unknown"):
+                    out["obligations"] += c[status]
+                    out[f"obligations_{status}"] += c[status]
             out["suppressed"] += sum(d.suppressed_reason is not None for d in r.diagnostics)
             out["baselined"] += sum(d.baselined for d in r.diagnostics)
         out["policies"] += len(self.crashed)

@@ -9,6 +9,10 @@ Rendering a result before and after a round trip gives the same bytes. Emits no 
 
 from __future__ import annotations
 
+import base64
+from array import array
+from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from fxverify.diagnostics.model import Diagnostic, Label, Severity
@@ -17,7 +21,7 @@ from fxverify.source import SourceMap, Span
 from fxverify.trace import Trace, TraceEvent
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
-RECORD_VERSION = 1
+RECORD_VERSION = 2
 
 
 def _span(s: Span) -> list:
@@ -72,18 +76,48 @@ def diagnostic_from_record(v: dict[str, Any]) -> Diagnostic:
 
 
 def result_to_record(r: CheckResult) -> dict[str, Any]:
-    """``r`` as a JSON-ready dict. Verdicts are stored column-wise with their families, methods and
-    reasons interned (a real policy has hundreds of thousands of them)."""
-    strings: dict[str, int] = {}
-
-    def intern(x: str) -> int:
-        return strings.setdefault(x, len(strings))
-
-    verdicts = [[v.key, intern(v.code), intern(v.family), intern(v.status.value), intern(v.method), intern(v.reason)]
-                for v in r.verdicts]
+    """``r`` as a JSON-ready dict. A real policy has hundreds of thousands of verdicts, so they are
+    stored compactly: the keys as one newline-joined string, and per verdict the index of its
+    ``(code, family, status, method, reason)`` kind, as base64 of 32-bit integers. The counts per
+    family are stored too, so a summary never needs to decode the verdicts."""
+    kinds: dict[tuple[str, ...], int] = {}
+    ids = array("I", (kinds.setdefault((v.code, v.family, v.status.value, v.method, v.reason), len(kinds))
+                      for v in r.verdicts))
     return {"version": RECORD_VERSION, "path": r.path, "name": r.name, "solver_calls": r.solver_calls,
-            "strings": list(strings), "verdicts": verdicts,
+            "keys": "\n".join(v.key for v in r.verdicts), "kinds": [list(k) for k in kinds],
+            "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),
+            "counts": {fam: dict(c) for fam, c in r.counts().items()},
             "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics]}
+
+
+class _Verdicts(Sequence):
+    """The verdicts of a record, decoded on first use (most reports only need the counts)."""
+
+    def __init__(self, keys: str, kinds: list, ids: bytes) -> None:
+        self._raw: tuple | None = (keys, kinds, ids)
+        self._items: list[Verdict] = []
+
+    def _decode(self) -> list[Verdict]:
+        if self._raw is not None:
+            keys, kinds, ids = self._raw
+            proto = [(str(c), str(f), Status3(s), str(m), str(why)) for c, f, s, m, why in kinds]
+            idx = array("I")
+            idx.frombytes(ids)
+            names = keys.split("\n") if keys else []
+            if len(names) != len(idx):
+                raise ValueError("verdict keys and kinds differ in length")
+            self._items = [Verdict(k, *proto[i]) for k, i in zip(names, idx)]
+            self._raw = None
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._decode())
+
+    def __getitem__(self, i):
+        return self._decode()[i]
+
+    def __iter__(self):
+        return iter(self._decode())
 
 
 def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
@@ -91,8 +125,10 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
     Raises ``KeyError``/``ValueError``/``TypeError``/``IndexError`` on a malformed record."""
     if v.get("version") != RECORD_VERSION:
         raise ValueError(f"record version {v.get('version')!r}")
-    st = v["strings"]
-    verdicts = [Verdict(k, st[c], st[f], Status3(st[s]), st[m], st[why]) for k, c, f, s, m, why in v["verdicts"]]
-    return CheckResult(v["path"], None, sources, verdicts=verdicts,
+    ids = base64.b64decode(v["kind_ids"], validate=True)
+    if len(ids) % array("I").itemsize or any(len(k) != 5 for k in v["kinds"]):
+        raise ValueError("malformed verdict kinds")
+    counts = {str(fam): Counter({str(k): int(n) for k, n in c.items()}) for fam, c in v["counts"].items()}
+    return CheckResult(v["path"], None, sources, verdicts=_Verdicts(str(v["keys"]), v["kinds"], ids),  # type: ignore[arg-type]
                        diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]],
-                       solver_calls=int(v["solver_calls"]), name=v["name"])
+                       solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts)
