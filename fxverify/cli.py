@@ -269,18 +269,43 @@ def _internal(path: str) -> None:
 
 
 @app.command()
-def explain(code: str = typer.Argument(..., help="A code such as FX-ORD-002.")) -> None:
-    """Print the rule behind a diagnostic code."""
+def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
+            list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
+    """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""
     from fxverify.diagnostics.codes import REGISTRY
+    from fxverify.diagnostics.explain import explain as text_of, list_codes, load_examples
 
+    if list_all:
+        sys.stdout.write(list_codes())
+        raise typer.Exit(0)
+    if code is None:
+        typer.echo("error: name a code, such as `fxverify explain FX-ORD-002`, or use `--list`", err=True)
+        raise typer.Exit(2)
     c = REGISTRY.get(code.upper())
     if c is None:
         import difflib
 
         near = difflib.get_close_matches(code.upper(), REGISTRY, n=1)
-        typer.echo(f"error: unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else ""), err=True)
+        typer.echo(f"error: unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else "")
+                   + "\n  = help: `fxverify explain --list` lists every code", err=True)
         raise typer.Exit(2)
-    typer.echo(f"{c.code} ({c.family}, {c.severity.value}): {c.title}\n\n{c.rule}")
+    sys.stdout.write(text_of(c, load_examples()))
+
+
+@app.command()
+def init(directory: Path = typer.Argument(..., help="The folder of the new policy repository."),
+         action: Optional[str] = typer.Option(None, "--action", help="The fxverify action as owner/repo@ref.")) -> None:
+    """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
+    from fxverify.scaffold import DEFAULT_ACTION, ScaffoldError, scaffold
+
+    try:
+        written = scaffold(str(directory), action or DEFAULT_ACTION)
+    except ScaffoldError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2)
+    for p in written:
+        typer.echo(f"wrote {p}")
+    typer.echo(f"next: cd {directory} && fxverify check .")
 
 
 def main() -> None:
