@@ -319,3 +319,34 @@ def test_jobs_output_is_byte_identical(tmp_path: Path, at_root) -> None:
         one = report(tmp_path, fmt, *args, "--jobs", "1")
         two = report(tmp_path, fmt, *args, "--jobs", "2")
         assert one == two and one[0] == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_input_errors_in_every_format(tmp_path: Path, fmt: str) -> None:
+    bad = tmp_path / "typo.fx"
+    bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
+    code, text = report(tmp_path, fmt, str(bad), str(ROOT / RACE))
+    assert code == 2 and "FX-NAM-001" in text and "Traceback" not in text
+    if fmt == "sarif":
+        import jsonschema
+
+        jsonschema.validate(json.loads(text), json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text()))
+    if fmt == "junit":
+        assert ET.fromstring(text).find(".//testcase[@name='load']/error[@type='FX-NAM-001']") is not None
+
+
+def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-m", "fxverify", "check", str(ROOT / RACE), str(ROOT / "corpus/alias/ok/interleaved-strided.fx"),
+            "--no-prune", "--format", "json", "--cache-dir", str(cache)]
+    env = {**os.environ, "NO_COLOR": "1"}
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1, 1], outs
+    assert outs[0][0] == outs[1][0] == outs[2][0]
+    assert not [p for p in cache.rglob("*") if p.name.startswith(".fxverify-")]  # no temporary file left behind
+    assert fx("check", *args[4:])[1] == outs[0][0]
