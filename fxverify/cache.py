@@ -206,16 +206,37 @@ class CachingBackend:
 
     def check(self, query: Query) -> Result:
         """Answer ``query`` from the cache, or decide it with Z3 and store the answer."""
-        key = self.key(query)
-        hit = self.cache.get_result(key)
-        if hit is not None:
-            self.stats.hits += 1
-            return hit
-        self.stats.misses += 1
-        res = self._backend().check(query)
-        self.stats.solved += 1
-        self.cache.put_result(key, res)
-        return res
+        return self.check_many([query])[0]
+
+    def check_many(self, queries: list[Query]) -> list[Result]:
+        """Answer each query from the cache; decide the misses as one batch (``solve_batch``: a
+        pool backend spreads it over processes) and store their answers. Results in input order."""
+        keys = [self.key(q) for q in queries]
+        known: dict[str, Result] = {}
+        todo: dict[str, Query] = {}  # misses, one per key: equal texts are solved once
+        for k, q in zip(keys, queries):
+            if k in known or k in todo:
+                continue
+            hit = self.cache.get_result(k)
+            if hit is None:
+                todo[k] = q
+            else:
+                known[k] = hit
+        self.stats.misses += len(todo)
+        self.stats.hits += len(queries) - len(todo)
+        if todo:
+            solved = pipeline.solve_batch(self._backend(), list(todo.values()))
+            self.stats.solved += len(todo)
+            for k, res in zip(todo, solved):
+                self.cache.put_result(k, res)
+                known[k] = res
+        return [known[k] for k in keys]
+
+    def close(self) -> None:
+        """Close the real backend if it holds resources (a process pool)."""
+        close = getattr(self._inner, "close", None)
+        if close is not None:
+            close()
 
 
 def _solver_version() -> str:
@@ -238,10 +259,11 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                 progress: Callable[[int], None] | None = None) -> CheckResult:
+                 progress: Callable[[int], None] | None = None, jobs: int = 1) -> CheckResult:
     """Check ``path`` through the cache: a policy-level hit returns the stored result; otherwise
     the pipeline runs with a ``CachingBackend`` and the result is stored. With ``cache=None``
-    (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in.
+    (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in. With ``jobs > 1``
+    the queries that reach Z3 are decided in a pool of that many processes (``smt.pool``).
     Raises only what ``pipeline.check`` raises (bugs)."""
     key = None
     if cache is not None and not options.dump_smt:
@@ -254,13 +276,25 @@ def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, st
             return hit
         stats.policy_misses += 1
     before = (stats.hits, stats.solved)
+    made: list = []
+
+    def solver_backend(solver: SolverOptions) -> Backend:
+        if jobs > 1:
+            from fxverify.smt.pool import PoolBackend
+
+            return PoolBackend(solver, jobs)
+        return make_backend(solver)
 
     def make(solver: SolverOptions) -> Backend:
-        if cache is None:
-            return _CountingBackend(make_backend(solver), stats)
-        return CachingBackend(cache, solver, stats)
+        b = _CountingBackend(solver_backend(solver), stats) if cache is None else CachingBackend(cache, solver, stats, solver_backend)
+        made.append(b)
+        return b
 
-    result = pipeline.check(path, options, progress=progress, make=make)
+    try:
+        result = pipeline.check(path, options, progress=progress, make=make)
+    finally:
+        for b in made:
+            b.close()
     result.cache_hits, result.solved = stats.hits - before[0], stats.solved - before[1]
     if cache is not None and key is not None:
         cache.put_policy(key, result)
@@ -277,5 +311,13 @@ class _CountingBackend:
         return self.inner.version()
 
     def check(self, query: Query) -> Result:
-        self.stats.solved += 1
-        return self.inner.check(query)
+        return self.check_many([query])[0]
+
+    def check_many(self, queries: list[Query]) -> list[Result]:
+        self.stats.solved += len(queries)
+        return pipeline.solve_batch(self.inner, queries)
+
+    def close(self) -> None:
+        close = getattr(self.inner, "close", None)
+        if close is not None:
+            close()

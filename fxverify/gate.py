@@ -114,7 +114,8 @@ def _from_worker(out: tuple) -> CheckResult:
 def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, jobs: int = 1,
                on_done: Callable[[str], None] | None = None,
                on_obligations: Callable[[int], None] | None = None) -> tuple[list[CheckResult], list[str], CacheStats]:
-    """Check ``files`` in order, with ``jobs`` worker processes (1: in this process).
+    """Check ``files`` in order, with ``jobs`` worker processes (1: in this process). Several
+    files run one policy per worker; a single file has its solver queries decided by the workers.
 
     ``cache_dir`` is the result cache folder, ``None`` for ``--no-cache``. ``on_done(path)`` is
     called as each policy finishes; ``on_obligations(n)`` as obligations are discharged (only with
@@ -125,10 +126,11 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
     results: list[CheckResult] = []
     crashed: list[str] = []
     if jobs <= 1 or len(files) <= 1:
+        # One policy: its solver queries go to the pool. Several: the policies do (below).
         cache = ResultCache(cache_dir) if cache_dir else None
         for f in files:
             try:
-                r = check_cached(f, options, cache, stats, on_obligations)
+                r = check_cached(f, options, cache, stats, on_obligations, jobs=jobs)
                 results.append(r)
             except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
                 crashed.append(internal_error_text(f, exc))

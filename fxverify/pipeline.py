@@ -25,7 +25,7 @@ from fxverify.obligations import ALL_FAMILIES
 from fxverify.obligations.base import Context, Obligation
 from fxverify.resolve import Limits, load_policy
 from fxverify.simulate import Simulator
-from fxverify.smt.backend import Backend, SolverOptions, Status
+from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.smtlib import query_to_smtlib
 from fxverify.source import SourceMap
 from fxverify.trace import build_trace
@@ -239,33 +239,58 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     _ctx, obligations = generate(policy)
     sim = Simulator(policy)
     dump = _Dumper(options.dump_smt) if options.dump_smt else None
-    verdicts: list[Verdict] = []
+    slots: list[Verdict | None] = []
     diags: list[Diagnostic] = []
+    pending: list[tuple[int, Obligation, Query]] = []
     calls = 0
+
+    def flush() -> None:
+        # Decide the pending queries as one batch (a pool backend spreads it over processes),
+        # then read the answers in obligation order, so verdicts and diagnostics keep their order.
+        nonlocal calls
+        for (i, ob, query), res in zip(pending, solve_batch(backend, [q for _, _, q in pending])):
+            calls += 1
+            family = lookup(ob.code).family
+            if res.status is Status.UNKNOWN:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.UNKNOWN, "solver", res.reason)
+                diags.append(_unknown(ob, res.reason))
+            elif res.status is query.expect:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.PROVED, "solver")
+            else:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver")
+                diags.append(_refutation(policy, sim, ob, res))
+        pending.clear()
+
     for i, ob in enumerate(obligations):
         if progress is not None and i and i % _PROGRESS_EVERY == 0:
             progress(_PROGRESS_EVERY)
-        family = lookup(ob.code).family
         if dump is not None:
             dump.write(ob)
         method = ob.prove_fast() if options.prune else None
         if method is not None:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, method))
+            slots.append(Verdict(ob.key, ob.code, lookup(ob.code).family, Status3.PROVED, method))
             continue
-        query = ob.encode()
-        res = backend.check(query)
-        calls += 1
-        if res.status is Status.UNKNOWN:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.UNKNOWN, "solver", res.reason))
-            diags.append(_unknown(ob, res.reason))
-        elif res.status is query.expect:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, "solver"))
-        else:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver"))
-            diags.append(_refutation(policy, sim, ob, res))
+        slots.append(None)
+        pending.append((i, ob, ob.encode()))
+        if len(pending) >= _BATCH:
+            flush()
+    flush()
     if progress is not None and obligations:
         progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
+    verdicts: list[Verdict] = slots  # type: ignore[assignment]  # INVARIANT: flush filled every slot
     return verdicts, diags, calls
+
+
+#: Queries decided together; bounds the memory held by encoded queries (a policy can have
+#: hundreds of thousands) while giving a process pool enough work per batch.
+_BATCH = 64
+
+
+def solve_batch(backend: Backend, queries: list[Query]) -> list[Result]:
+    """Decide ``queries`` with ``backend``: through its ``check_many`` when it has one (a process
+    pool, the result cache), else one by one. Returns results in input order."""
+    many = getattr(backend, "check_many", None)
+    return many(queries) if many is not None else [backend.check(q) for q in queries]
 
 
 def _unknown(ob: Obligation, reason: str) -> Diagnostic:

@@ -350,3 +350,13 @@ def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
     assert outs[0][0] == outs[1][0] == outs[2][0]
     assert not [p for p in cache.rglob("*") if p.name.startswith(".fxverify-")]  # no temporary file left behind
     assert fx("check", *args[4:])[1] == outs[0][0]
+
+
+def test_jobs_on_one_policy_spreads_its_queries(tmp_path: Path) -> None:
+    """One policy: its solver queries go to the worker processes; same bytes, same counts."""
+    args = (str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c1"))
+    one = report(tmp_path, "json", *args, "--jobs", "1", "--no-cache")
+    two = report(tmp_path, "json", *args, "--jobs", "2")
+    assert one == two and one[0] == 1
+    stats = _stats(tmp_path, str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c2"), "--jobs", "2")
+    assert stats["solved"] == stats["obligation_misses"] > 5
