@@ -1,9 +1,10 @@
 """The pre-merge gate: check many policy files, then decide the exit code.
 
 Takes policy paths (already expanded by ``pipeline.collect_policies``), ``CheckOptions``, a cache
-and a number of worker processes; produces a ``Report`` that every renderer formats. Policies run
-in a process pool with ``jobs > 1``; results are collected in input order and go through the same
-record round trip as cached results, so the report's bytes do not depend on ``jobs``. The exit code
+and a number of worker processes; produces a ``Report`` that every renderer formats. With
+``jobs > 1``, several policies run in a process pool (results collected in input order, through the
+same record round trip as cached results), and a single policy has its solver queries decided by
+the pool; either way the report's bytes do not depend on ``jobs``. The exit code
 follows BRIEF section 6: 0 all proved, 1 a finding fails the gate, 2 an input error, 3 an internal
 error (FX-INT-001). Emits no diagnostics of its own; a check that raises is reported as FX-INT-001
 text on stderr by the caller.
