@@ -94,6 +94,12 @@ class CacheStats:
     policy_hits: int = 0
     policy_misses: int = 0
 
+    def add(self, other: "CacheStats") -> "CacheStats":
+        """Add ``other``'s counts to these (a worker's, say); returns ``self``."""
+        for k in ("hits", "misses", "solved", "policy_hits", "policy_misses"):
+            setattr(self, k, getattr(self, k) + getattr(other, k))
+        return self
+
 
 class ResultCache:
     """The on-disk store (see the module docstring). ``directory`` is created on first write.

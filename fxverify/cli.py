@@ -119,7 +119,7 @@ def _run_check(paths, fmt, output, dump_smt, opts, gate, stats, baselines, cache
     from dataclasses import replace
 
     from fxverify.baseline import BaselineError, apply_baseline, dump_baseline, entries_from, read_baseline
-    from fxverify.cache import default_cache_dir
+    from fxverify.cache import CacheStats, default_cache_dir
     from fxverify.gate import BaselineOutcome, Report, apply_unknown_policy, exit_code, run_checks
     from fxverify.pipeline import collect_policies
 
@@ -149,12 +149,12 @@ def _run_check(paths, fmt, output, dump_smt, opts, gate, stats, baselines, cache
         except OSError as err:
             return _fail(f"cannot write the SMT-LIB dump into `{dump_smt}`: {err.strerror or err}")
         # One policy per option set: the dump folder differs per policy, so they run one by one.
-        results, crashed, cache_stats = [], [], None
+        results, crashed, cache_stats = [], [], CacheStats()
         for f in files:
             r, c, s = run_checks([f], replace(opts, dump_smt=dump_dirs[f]), cache_dir, 1)
             results += r
             crashed += c
-            cache_stats = s if cache_stats is None else _add_stats(cache_stats, s)
+            cache_stats.add(s)
         seconds = sum(r.seconds for r in results)
     else:
         from time import perf_counter
@@ -171,6 +171,8 @@ def _run_check(paths, fmt, output, dump_smt, opts, gate, stats, baselines, cache
         matched, stale = apply_baseline(results, known)
         report.baseline = BaselineOutcome(str(base or update), matched, stale, updated=update is not None)
     report.exit_code = exit_code(report)
+    if (write_to or update) is not None and report.exit_code >= 2:
+        sys.stderr.write(f"note: `{write_to or update}` was not written: fix the errors above first\n")
     try:
         if write_to is not None and report.exit_code < 2:
             write_atomic(str(write_to), dump_baseline(entries_from(results)))
@@ -195,12 +197,6 @@ def _run_check(paths, fmt, output, dump_smt, opts, gate, stats, baselines, cache
     else:
         sys.stdout.write(text)
     return report.exit_code
-
-
-def _add_stats(a, b):
-    for k in ("hits", "misses", "solved", "policy_hits", "policy_misses"):
-        setattr(a, k, getattr(a, k) + getattr(b, k))
-    return a
 
 
 def _render(report, fmt: Format) -> tuple[str, list | None]:

@@ -151,9 +151,7 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
             if out[0] == "crash":
                 crashed.append(out[1])
                 continue
-            s: CacheStats = out[3]
-            for k in ("hits", "misses", "solved", "policy_hits", "policy_misses"):
-                setattr(stats, k, getattr(stats, k) + getattr(s, k))
+            stats.add(out[3])
             results.append(_from_worker(out))
     return results, crashed, stats
 
