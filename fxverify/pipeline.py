@@ -27,7 +27,7 @@ from fxverify.resolve import Limits, load_policy
 from fxverify.simulate import Simulator
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.smtlib import query_to_smtlib
-from fxverify.source import SourceMap
+from fxverify.source import SourceMap, Span
 from fxverify.trace import build_trace
 
 
@@ -356,28 +356,54 @@ def _group_instances(result: CheckResult) -> None:
     result.diagnostics = out
 
 
+def _lines(sources: SourceMap, span: Span) -> tuple[int, int]:
+    """First and last line of ``span`` (``(0, -1)`` when its file is unknown)."""
+    sf = sources.get(span.file)
+    if sf is None:
+        return 0, -1
+    return sf.line_col(span.start)[0], sf.line_col(max(span.start, span.end - 1))[0]
+
+
+def _annotated(policy: Policy, sources: SourceMap, sup) -> list[Span]:
+    """The spans a suppression annotates: the line it is on (trailing) or, alone on its line, the
+    next line; and every edge declaration that contains that line or starts on it."""
+    sf = sources.get(sup.file)
+    if sf is None:
+        return []
+    alone = sf.line_text(sup.line).lstrip().startswith("#")
+    target = sup.line + 1 if alone else sup.line
+    out = []
+    for span in dict.fromkeys(e.span for e in policy.edges if e.span.file == sup.file):
+        l0, l1 = _lines(sources, span)
+        if l0 <= target <= l1:
+            out.append(span)
+    return out
+
+
 def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
-    """Mark findings matched by an inline suppression (its line, or the line above the edge)."""
+    """Mark findings matched by an inline suppression (specs/output.md): a finding of the
+    suppression's code whose primary span includes the suppression's line (or, for a suppression
+    alone on its line, the next line), or lies inside the edge declaration that the suppression
+    annotates (for example a `handoff` clause of that edge on a later line)."""
+    if not policy.suppressions:
+        return
+    edges = [_annotated(policy, result.sources, sup) for sup in policy.suppressions]
     used: set[int] = set()
     out = []
     for d in result.diagnostics:
         if d.primary is None or d.code in ("FX-INT-001",):
             out.append(d)
             continue
-        sf = result.sources.get(d.primary.span.file)
+        p = d.primary.span
+        l0, l1 = _lines(result.sources, p)
         match = None
-        if sf is not None:
-            l0, _ = sf.line_col(d.primary.span.start)
-            l1, _ = sf.line_col(max(d.primary.span.start, d.primary.span.end - 1))
-            for i, sup in enumerate(policy.suppressions):
-                if sup.code != d.code or sup.file != d.primary.span.file:
-                    continue
-                # A trailing suppression covers its own line; one alone on its line annotates
-                # the construct that starts on the next line.
-                alone = sf.line_text(sup.line).lstrip().startswith("#")
-                if l0 <= sup.line <= l1 or (alone and sup.line == l0 - 1):
-                    match = (i, sup)
-                    break
+        for i, sup in enumerate(policy.suppressions):
+            if sup.code != d.code or sup.file != p.file:
+                continue
+            target = sup.line + 1 if result.sources.get(p.file).line_text(sup.line).lstrip().startswith("#") else sup.line
+            if l0 <= target <= l1 or any(e.start <= p.start and p.end <= e.end for e in edges[i]):
+                match = (i, sup)
+                break
         if match is None:
             out.append(d)
             continue

@@ -360,3 +360,19 @@ def test_jobs_on_one_policy_spreads_its_queries(tmp_path: Path) -> None:
     assert one == two and one[0] == 1
     stats = _stats(tmp_path, str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c2"), "--jobs", "2")
     assert stats["solved"] == stats["obligation_misses"] > 5
+
+
+@pytest.mark.parametrize("where", ["trailing", "above"])
+def test_suppression_on_the_edge_covers_its_later_clauses(tmp_path: Path, where: str) -> None:
+    """FX-OWN-003's primary span is the `handoff` clause on the line after `edge to_dpu:`; a
+    suppression on (or above) the edge's first line annotates the whole edge."""
+    src = (ROOT / "corpus/ownership/fail/double-handoff.fx").read_text()
+    sup = '# fx: allow FX-OWN-003 reason "the NIC returns `stage` before the DPU takes it"'
+    if where == "trailing":
+        src = src.replace("after to_nic\n", f"after to_nic  {sup}\n")
+    else:
+        src = src.replace("  edge to_dpu:", f"  {sup}\n  edge to_dpu:")
+    pol = tmp_path / "p.fx"
+    pol.write_text(src)
+    code, out = fx("check", str(pol))
+    assert code == 0 and "suppressed[FX-OWN-003]" in out and "FX-SUP-002" not in out
