@@ -95,7 +95,7 @@ def check(
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies in N worker processes."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
