@@ -95,7 +95,7 @@ README = """\
 # Data-movement policies
 
 The policies in this repository (`*.fx`) describe how bytes move between GPUs, DPUs/NICs and CXL
-memory. [fxverify](https://pypi.org/project/fxverify/) proves them before they merge.
+memory. fxverify proves them before they merge.
 
 ## The gate
 
