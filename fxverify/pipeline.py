@@ -135,7 +135,8 @@ _INCLUDE_LINE = re.compile(r'^\s*include\s+"((?:[^"\\\n]|\\.)*)"', re.MULTILINE)
 def collect_policies(paths: list[str]) -> list[str]:
     """Expand files and folders into the policy files to check, in a deterministic order, once each.
 
-    Folders are searched recursively for ``*.fx`` regular files. A file found in a folder that
+    Folders are searched recursively for ``*.fx`` regular files, in sorted order; a file reached
+    twice (by another name, or through a folder) is checked once. A file found in a folder that
     another file there includes, and that names no policy itself, is a shared fragment (a fabric
     file, say): it is checked as part of its includers, not on its own. Files named explicitly are
     always checked.
@@ -157,7 +158,16 @@ def collect_policies(paths: list[str]) -> list[str]:
             out += [f for f in found if not (os.path.normpath(f) in included and not _POLICY_LINE.search(texts.get(f, "")))]
         else:
             out.append(p)
-    return list(dict.fromkeys(out))
+    # Each file once, under the first name it was reached by (`a.fx`, `./a.fx` and `d/../a.fx`
+    # are one file).
+    seen: set[str] = set()
+    once = []
+    for f in out:
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            once.append(f)
+    return once
 
 
 def make_backend(options: SolverOptions) -> Backend:

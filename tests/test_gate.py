@@ -376,3 +376,12 @@ def test_suppression_on_the_edge_covers_its_later_clauses(tmp_path: Path, where:
     pol.write_text(src)
     code, out = fx("check", str(pol))
     assert code == 0 and "suppressed[FX-OWN-003]" in out and "FX-SUP-002" not in out
+
+
+def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
+    from fxverify.pipeline import collect_policies
+
+    got = collect_policies(["corpus/ordering/ok/kv-offload-ordered.fx", "corpus/ordering", "./corpus/ordering/ok/spill-then-free.fx"])
+    assert got[0] == "corpus/ordering/ok/kv-offload-ordered.fx"
+    assert got[1:] == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "corpus/ordering").rglob("*.fx")
+                             if p.name != "kv-offload-ordered.fx")
