@@ -64,7 +64,7 @@ def report_to_markdown(report) -> str:
     shown = [(r, d) for r in report.results for d in r.diagnostics if not d.baselined]
     outcome = {0: "passed", 1: "failed", 2: "failed: input errors", 3: "failed: internal error"}[report.exit_code]
     out = [f"## fxverify: {outcome}", "",
-           f"{t['policies']} policies, {t['obligations']} obligations checked.", "",
+           f"{t['policies']} polic{'y' if t['policies'] == 1 else 'ies'}, {t['obligations']} obligations checked.", "",
            "| | policies | obligations |", "|---|---:|---:|",
            f"| proved | {t['proved']} | {t['obligations_proved']} |",
            f"| refuted | {t['refuted']} | {t['obligations_refuted']} |",
