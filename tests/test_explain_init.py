@@ -105,3 +105,44 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: b
         if shown:
             on_done("p.fx")
             on_obligations(10)
+
+
+_HARNESS = """policy "t"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device cpu0: cpu hooks [launch]
+  link gpu0 -- cpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+space host0 on cpu0 base 0x1_0000_0000 size 16 GiB
+region kv in hbm0 at 0x2000_0000 size 2 MiB owner gpu0 dtype bf16
+region host in host0 at 0x1_4000_0000 size 2 MiB owner gpu0 dtype bf16
+region pool in host0 at 0x1_8000_0000 size 2 MiB owner gpu0 dtype bf16
+"""
+
+
+def _inline_policy(snippet: str) -> str:
+    """Place an inline example where it belongs: a whole fabric, a device of the fabric, a
+    declaration, or a statement of the flow."""
+    if snippet.startswith("fabric"):
+        return 'policy "t"\n' + snippet + "\n"
+    if snippet.startswith("device"):
+        return 'policy "t"\nfabric {\n' + snippet + "\n}\n"
+    if snippet.startswith(("edge", "for")):
+        return _HARNESS + "flow f {\n" + snippet + "\n}\n"
+    return _HARNESS + snippet + "\nflow f {\nedge w: write kv by gpu0.launch\n}\n"
+
+
+@pytest.mark.parametrize("code", sorted(set(INLINE) - {"FX-SYN-004", "FX-NAM-004", "FX-NAM-005"}))
+def test_inline_examples_fail_and_their_fixes_do_not(tmp_path: Path, code: str) -> None:
+    """Each inline example of `fxverify explain` raises its code, and its fix does not. (Binary
+    files and include trees, FX-SYN-004/NAM-004/NAM-005, are covered by test_resolve.)"""
+    from fxverify.pipeline import check
+
+    (tmp_path / "fabric.fx").write_text("# a shared fragment\n")
+    bad, good = INLINE[code]
+    for text, should in ((bad, True), (good, False)):
+        p = tmp_path / "p.fx"
+        p.write_text(_inline_policy(text))
+        codes = {d.code for d in check(str(p)).diagnostics}
+        assert (code in codes) is should, (code, text, codes)

@@ -94,10 +94,11 @@ CORPUS_PAIRS: dict[str, tuple[str, str]] = {
     "FX-SMT-001": ("corpus/solver/fail/budget-exhausted.fx", "corpus/solver/ok/budget-sufficient.fx"),
 }
 
-#: A failing line and its fix for codes that no corpus policy triggers.
+#: A failing line and its fix for codes that no corpus policy triggers. They use the names of the
+#: harness in tests/test_explain_init.py (devices `gpu0`, `cpu0`; regions `kv`, `host`, `pool`).
 INLINE: dict[str, tuple[str, str]] = {
     "FX-SYN-001": ("edge spill move kv -> pool by gpu0.copy_done", "edge spill: move kv -> pool by gpu0.copy_done"),
-    "FX-SYN-002": ("space hbm0 on gpu0 size 80 GiB $", "space hbm0 on gpu0 size 80 GiB"),
+    "FX-SYN-002": ("space hbm1 on gpu0 size 80 GiB $", "space hbm1 on gpu0 size 80 GiB"),
     "FX-SYN-003": ("fabric {\n  device gpu0: gpu hooks [launch", "fabric {\n  device gpu0: gpu hooks [launch]\n}"),
     "FX-SYN-004": ("(a file saved as UTF-16, or binary data)", "(save the policy as UTF-8 text)"),
     "FX-NAM-001": ("edge a: write kb by gpu0.launch", "edge a: write kv by gpu0.launch"),
@@ -107,14 +108,16 @@ INLINE: dict[str, tuple[str, str]] = {
     "FX-NAM-004": ('include "../../shared/fabric.fx"', 'include "shared/fabric.fx"'),
     "FX-NAM-005": ('# a.fx\ninclude "b.fx"\n# b.fx\ninclude "a.fx"', '# a.fx\ninclude "b.fx"\n# b.fx (no include of a.fx)'),
     "FX-TYP-001": ("edge a: write gpu0 by gpu0.launch", "edge a: write kv by gpu0.launch"),
-    "FX-TYP-002": ("region kv in hbm0 at 0x0 size 0 B owner gpu0", "region kv in hbm0 at 0x0 size 64 MiB owner gpu0"),
-    "FX-TYP-003": ("space hbm0 on gpu0 size 80 Gib", "space hbm0 on gpu0 size 80 GiB"),
-    "FX-TYP-004": ("for l in 0..32 {\n  edge spill[l]: move kv[l] -> pool[l] by gpu0.copy_done after attn[l + 1]\n}",
-                   "for l in 0..32 {\n  edge spill[l]: move kv[l] -> pool[l] by gpu0.copy_done after attn[l]\n}"),
-    "FX-TYP-005": ("edge spill: move kv -> pool by gpu0.copy_done bytes 1 MiB   # kv is 2 MiB",
+    "FX-TYP-002": ("region blk in hbm0 at 0x0 size 0 B owner gpu0", "region blk in hbm0 at 0x0 size 64 MiB owner gpu0"),
+    "FX-TYP-003": ("space hbm1 on gpu0 size 80 Gib", "space hbm1 on gpu0 size 80 GiB"),
+    "FX-TYP-004": ("for l in 0..4 {\n  edge attn[l]: write kv by gpu0.launch\n"
+                   "  edge spill[l]: move kv -> pool by gpu0.copy_done after attn[l + 1]\n}",
+                   "for l in 0..4 {\n  edge attn[l]: write kv by gpu0.launch\n"
+                   "  edge spill[l]: move kv -> pool by gpu0.copy_done after attn[l]\n}"),
+    "FX-TYP-005": ("edge spill: move kv -> pool by gpu0.copy_done bytes 1 MiB  # kv is 2 MiB",
                    "edge spill: move kv -> pool by gpu0.copy_done bytes 2 MiB"),
-    "FX-LIM-001": ("for i in 0..10000000000 {\n  edge e[i]: write r by g.launch\n}",
-                   "for i in 0..4096 {\n  edge e[i]: write r[i*4 KiB, +4 KiB] by g.launch\n}"),
+    "FX-LIM-001": ("for i in 0..10000000000 {\n  edge e[i]: write kv by gpu0.launch\n}",
+                   "for i in 0..512 {\n  edge e[i]: write kv[i*4 KiB, +4 KiB] by gpu0.launch\n}"),
     "FX-SUP-001": ("edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-002",
                    'edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-002 reason "drained by the stream sync in step()"'),
     "FX-SUP-002": ('edge attn: write kv by gpu0.launch  # fx: allow FX-ORD-002 reason "old race, since fixed"',
