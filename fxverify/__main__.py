@@ -2,4 +2,6 @@
 
 from fxverify.cli import main
 
-main()
+# Guarded: worker processes of `check --jobs` import this module again under another name.
+if __name__ == "__main__":
+    main()

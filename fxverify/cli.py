@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import traceback
 from enum import Enum
 from pathlib import Path
 from typing import Optional
@@ -27,6 +25,24 @@ class Format(str, Enum):
 
     text = "text"
     json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    github = "github"
+    markdown = "markdown"
+
+
+class FailOn(str, Enum):
+    """The least severity that fails the gate."""
+
+    error = "error"
+    warning = "warning"
+
+
+class Unknown(str, Enum):
+    """What an unknown verdict does to the gate."""
+
+    fail = "fail"
+    warn = "warn"
 
 
 def _version(value: bool) -> None:
@@ -52,16 +68,9 @@ def write_atomic(path: str, text: str) -> None:
         with open(path, "w", encoding="utf-8") as fh:
             fh.write(text)
         return
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".fxverify-", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from fxverify.atomic import replace_atomically
+
+    replace_atomically(path, text.encode("utf-8"))
 
 
 def _use_color() -> bool:
@@ -78,18 +87,41 @@ def check(
     rlimit: int = typer.Option(20_000_000, "--rlimit", min=1, help="Z3 resource limit per query (deterministic effort)."),
     timeout: int = typer.Option(30_000, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
     seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
-    stats: bool = typer.Option(False, "--stats", help="Add wall times to the report (makes it vary between runs)."),
+    stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Fail (exit 1) on errors only, or on warnings too."),
+    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", help="An unknown verdict fails the gate, or is a warning."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not in this baseline file."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings in FILE and exit 0."),
+    update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
-    code = _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats)
+    from fxverify.gate import GateOptions
+    from fxverify.pipeline import CheckOptions
+    from fxverify.smt.backend import SolverOptions
+
+    opts = CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout))
+    gate = GateOptions(fail_on=fail_on.value, unknown=unknown.value)
+    code = _run_check(paths, fmt, output, dump_smt, opts, gate, stats, (baseline, write_baseline, update_baseline),
+                      None if no_cache else str(cache_dir) if cache_dir else "", jobs, quiet)
     raise typer.Exit(code)
 
 
-def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, stats) -> int:
-    from fxverify.diagnostics.render.json import results_to_json
-    from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
-    from fxverify.pipeline import CheckOptions, CheckResult, Status3, check as run, collect_policies
-    from fxverify.smt.backend import SolverOptions
+def _fail(message: str, help_text: str | None = None) -> int:
+    typer.echo(f"error: {message}" + (f"\n  = help: {help_text}" if help_text else ""), err=True)
+    return 2
+
+
+def _run_check(paths, fmt, output, dump_smt, opts, gate, stats, baselines, cache_dir, jobs, quiet) -> int:
+    from dataclasses import replace
+
+    from fxverify.baseline import BaselineError, apply_baseline, dump_baseline, entries_from, read_baseline
+    from fxverify.cache import CacheStats, default_cache_dir
+    from fxverify.gate import BaselineOutcome, Report, apply_unknown_policy, exit_code, run_checks
+    from fxverify.pipeline import collect_policies
 
     files = collect_policies([str(p) for p in paths])
     if not files:
@@ -98,48 +130,118 @@ def _run_check(paths, fmt, output, dump_smt, no_prune, rlimit, timeout, seed, st
     if dump_smt is not None and dump_smt.exists() and not dump_smt.is_dir():
         typer.echo(f"error[FX-NAM-003]: `--dump-smt {dump_smt}` is not a directory", err=True)
         return 2
-    solver = SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout)
-    results: list[CheckResult] = []
-    crashed = False
-    dump_dirs = _dump_dirs(files, dump_smt)
-    for f in files:
-        opts = CheckOptions(prune=not no_prune, solver=solver, dump_smt=dump_dirs.get(f))
+    base, write_to, update = baselines
+    if sum(x is not None for x in baselines) > 1:
+        return _fail("use only one of `--baseline`, `--write-baseline` and `--update-baseline`")
+    known = None
+    if base is not None or update is not None:
         try:
-            results.append(run(f, opts))
+            known = read_baseline(str(base or update))
+        except BaselineError as err:
+            return _fail(str(err), "record one with `fxverify check --write-baseline FILE`")
+    if cache_dir == "":
+        cache_dir = default_cache_dir()
+    if dump_smt is not None:
+        dump_dirs = _dump_dirs(files, dump_smt)
+        try:
+            for d in dump_dirs.values():
+                os.makedirs(d, exist_ok=True)
         except OSError as err:
-            typer.echo(f"error: cannot write the SMT-LIB dump for {f}: {err.strerror or err}", err=True)
-            return 2
-        except Exception:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
-            _internal(f)  # and go on: the other files' reports are still worth having
-            crashed = True
-    if fmt is Format.json:
-        text = results_to_json(results, stats=stats)
-        lines = None
+            return _fail(f"cannot write the SMT-LIB dump into `{dump_smt}`: {err.strerror or err}")
+        # One policy per option set: the dump folder differs per policy, so they run one by one.
+        results, crashed, cache_stats = [], [], CacheStats()
+        for f in files:
+            r, c, s = run_checks([f], replace(opts, dump_smt=dump_dirs[f]), cache_dir, 1)
+            results += r
+            crashed += c
+            cache_stats.add(s)
+        seconds = sum(r.seconds for r in results)
     else:
-        lines = []
-        for r in results:
-            for d in r.diagnostics:
-                lines += render_diagnostic(d, r.sources) + [[("", "")]]
-            lines += render_summary(r, stats=stats)
-        text = to_plain(lines)
+        from time import perf_counter
+
+        t0 = perf_counter()
+        with _progress(len(files), quiet) as (on_done, on_obligations):
+            results, crashed, cache_stats = run_checks(files, opts, cache_dir, jobs, on_done, on_obligations)
+        seconds = perf_counter() - t0
+    for msg in crashed:
+        sys.stderr.write(msg)
+    apply_unknown_policy(results, gate.unknown)
+    report = Report(results, crashed, cache=cache_stats, seconds=seconds, stats=stats, gate=gate)
+    if known is not None:
+        matched, stale = apply_baseline(results, known)
+        report.baseline = BaselineOutcome(str(base or update), matched, stale, updated=update is not None)
+    report.exit_code = exit_code(report)
+    if (write_to or update) is not None and report.exit_code >= 2:
+        sys.stderr.write(f"note: `{write_to or update}` was not written: fix the errors above first\n")
+    try:
+        if write_to is not None and report.exit_code < 2:
+            write_atomic(str(write_to), dump_baseline(entries_from(results)))
+            report.exit_code = 0
+        if update is not None and report.exit_code < 2:
+            stale = {e.fingerprint for e in report.baseline.stale}
+            write_atomic(str(update), dump_baseline([e for e in known if e.fingerprint not in stale]))
+    except OSError as err:
+        return _fail(f"cannot write the baseline: {err.strerror or err}", "name a file in an existing, writable folder")
+    text, lines = _render(report, fmt)
     if output is not None:
         try:
             write_atomic(str(output), text)
         except OSError as err:
-            typer.echo(f"error: cannot write `{output}`: {err.strerror or err}\n"
-                       f"  = help: name a file in an existing, writable folder", err=True)
-            return 2
+            return _fail(f"cannot write `{output}`: {err.strerror or err}", "name a file in an existing, writable folder")
     elif lines is not None and _use_color():
         from rich.console import Console
+
+        from fxverify.diagnostics.render.text import to_rich
 
         Console(highlight=False, soft_wrap=True).print(to_rich(lines), end="")
     else:
         sys.stdout.write(text)
-    if crashed or any(r.internal_error for r in results):
-        return 3
-    if any(r.input_error for r in results):
-        return 2
-    return 0 if all(r.verdict is Status3.PROVED for r in results) else 1
+    return report.exit_code
+
+
+def _render(report, fmt: Format) -> tuple[str, list | None]:
+    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal)."""
+    if fmt is Format.text:
+        from fxverify.diagnostics.render.text import render_report, to_plain
+
+        lines = render_report(report)
+        return to_plain(lines), lines
+    if fmt is Format.json:
+        from fxverify.diagnostics.render.json import report_to_json as render
+    elif fmt is Format.sarif:
+        from fxverify.diagnostics.render.sarif import report_to_sarif as render
+    elif fmt is Format.junit:
+        from fxverify.diagnostics.render.junit import report_to_junit as render
+    elif fmt is Format.github:
+        from fxverify.diagnostics.render.github import report_to_github as render
+    else:
+        from fxverify.diagnostics.render.markdown import report_to_markdown as render
+    return render(report), None
+
+
+class _progress:
+    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
+    and not ``--quiet``; otherwise nothing. Yields ``(on_done, on_obligations)`` callbacks."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.total, self.enabled, self.bar = total, sys.stderr.isatty() and not quiet, None
+
+    def __enter__(self):
+        if not self.enabled:
+            return None, None
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                            console=Console(stderr=True), transient=True)
+        self.bar.__enter__()
+        pol = self.bar.add_task("policies", total=self.total)
+        obl = self.bar.add_task("obligations discharged", total=None)
+        return (lambda _path: self.bar.advance(pol)), (lambda n: self.bar.advance(obl, n))
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
 
 
 def _dump_dirs(files: list[str], root: Optional[Path]) -> dict[str, str]:
@@ -157,27 +259,49 @@ def _dump_dirs(files: list[str], root: Optional[Path]) -> dict[str, str]:
 
 
 def _internal(path: str) -> None:
-    where = traceback.extract_tb(sys.exc_info()[2])[-1]
-    exc = sys.exc_info()[1]
-    sys.stderr.write(
-        f"error[FX-INT-001]: internal error while checking {path}: {type(exc).__name__}: {exc}\n"
-        f"  = note: at {os.path.basename(where.filename)}:{where.lineno} in {where.name}\n"
-        f"  = help: this is a bug in fxverify; please report it with the policy that triggered it\n")
+    from fxverify.gate import internal_error_text
+
+    sys.stderr.write(internal_error_text(path, sys.exc_info()[1]))
 
 
 @app.command()
-def explain(code: str = typer.Argument(..., help="A code such as FX-ORD-002.")) -> None:
-    """Print the rule behind a diagnostic code."""
+def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
+            list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
+    """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""
     from fxverify.diagnostics.codes import REGISTRY
+    from fxverify.diagnostics.explain import explain as text_of, list_codes, load_examples
 
+    if list_all:
+        sys.stdout.write(list_codes())
+        raise typer.Exit(0)
+    if code is None:
+        typer.echo("error: name a code, such as `fxverify explain FX-ORD-002`, or use `--list`", err=True)
+        raise typer.Exit(2)
     c = REGISTRY.get(code.upper())
     if c is None:
         import difflib
 
         near = difflib.get_close_matches(code.upper(), REGISTRY, n=1)
-        typer.echo(f"error: unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else ""), err=True)
+        typer.echo(f"error: unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else "")
+                   + "\n  = help: `fxverify explain --list` lists every code", err=True)
         raise typer.Exit(2)
-    typer.echo(f"{c.code} ({c.family}, {c.severity.value}): {c.title}\n\n{c.rule}")
+    sys.stdout.write(text_of(c, load_examples()))
+
+
+@app.command()
+def init(directory: Path = typer.Argument(..., help="The folder of the new policy repository."),
+         action: Optional[str] = typer.Option(None, "--action", help="The fxverify action as owner/repo@ref.")) -> None:
+    """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
+    from fxverify.scaffold import DEFAULT_ACTION, ScaffoldError, scaffold
+
+    try:
+        written = scaffold(str(directory), action or DEFAULT_ACTION)
+    except ScaffoldError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2)
+    for p in written:
+        typer.echo(f"wrote {p}")
+    typer.echo(f"next: cd {directory} && fxverify check .")
 
 
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,

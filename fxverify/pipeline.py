@@ -12,7 +12,8 @@ import os
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -24,9 +25,9 @@ from fxverify.obligations import ALL_FAMILIES
 from fxverify.obligations.base import Context, Obligation
 from fxverify.resolve import Limits, load_policy
 from fxverify.simulate import Simulator
-from fxverify.smt.backend import Backend, SolverOptions, Status
+from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.smtlib import query_to_smtlib
-from fxverify.source import SourceMap
+from fxverify.source import SourceMap, Span
 from fxverify.trace import build_trace
 
 
@@ -53,7 +54,15 @@ class Verdict:
 
 @dataclass
 class CheckResult:
-    """Everything ``check`` learned about one policy file."""
+    """Everything ``check`` learned about one policy file.
+
+    ``name`` is the declared policy name, ``None`` when the input could not be loaded. ``policy``
+    is the resolved IR when this process computed the result, ``None`` when the result came from
+    the result cache or a worker process (``fxverify.record``). ``solver_calls`` counts the queries
+    the pipeline needed (the same whether the cache answered them or not); ``cache_hits`` and
+    ``solved`` say how many of them the obligation cache answered and how many Z3 decided.
+    ``from_cache`` is True when the whole result came from the policy cache.
+    """
 
     path: str
     policy: Policy | None
@@ -62,11 +71,20 @@ class CheckResult:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     seconds: float = 0.0
     solver_calls: int = 0
+    name: str | None = None
+    cache_hits: int = 0
+    solved: int = 0
+    from_cache: bool = False
+    tally: dict[str, Counter] | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is None and self.policy is not None:
+            self.name = self.policy.name
 
     @property
     def input_error(self) -> bool:
         """True when the input could not be loaded (exit code 2)."""
-        return self.policy is None
+        return self.name is None
 
     @property
     def internal_error(self) -> bool:
@@ -75,18 +93,22 @@ class CheckResult:
 
     @property
     def verdict(self) -> Status3 | None:
-        """Overall verdict: refuted if any obligation is (unsuppressed), else unknown if any is,
-        else proved. ``None`` for input errors."""
-        if self.policy is None:
+        """Overall verdict: refuted if any obligation is (not suppressed nor baselined), else
+        unknown if any is (whatever severity ``--unknown`` gave it), else proved. ``None`` for
+        input errors."""
+        if self.input_error:
             return None
         if any(d.is_error and d.code != "FX-SMT-001" for d in self.diagnostics):
             return Status3.REFUTED
-        if any(d.is_error for d in self.diagnostics):
+        if any(d.active and d.code == "FX-SMT-001" for d in self.diagnostics):
             return Status3.UNKNOWN
         return Status3.PROVED
 
     def counts(self) -> dict[str, Counter]:
-        """Per family: a counter of statuses and methods."""
+        """Per family: a counter of statuses and methods. ``tally``, when a record round trip set
+        it, is the same counts computed before."""
+        if self.tally is not None:
+            return self.tally
         out: dict[str, Counter] = {}
         for v in self.verdicts:
             c = out.setdefault(v.family, Counter())
@@ -113,7 +135,8 @@ _INCLUDE_LINE = re.compile(r'^\s*include\s+"((?:[^"\\\n]|\\.)*)"', re.MULTILINE)
 def collect_policies(paths: list[str]) -> list[str]:
     """Expand files and folders into the policy files to check, in a deterministic order, once each.
 
-    Folders are searched recursively for ``*.fx`` regular files. A file found in a folder that
+    Folders are searched recursively for ``*.fx`` regular files, in sorted order; a file reached
+    twice (by another name, or through a folder) is checked once. A file found in a folder that
     another file there includes, and that names no policy itself, is a shared fragment (a fabric
     file, say): it is checked as part of its includers, not on its own. Files named explicitly are
     always checked.
@@ -135,7 +158,16 @@ def collect_policies(paths: list[str]) -> list[str]:
             out += [f for f in found if not (os.path.normpath(f) in included and not _POLICY_LINE.search(texts.get(f, "")))]
         else:
             out.append(p)
-    return list(dict.fromkeys(out))
+    # Each file once, under the first name it was reached by (`a.fx`, `./a.fx` and `d/../a.fx`
+    # are one file).
+    seen: set[str] = set()
+    once = []
+    for f in out:
+        real = os.path.realpath(f)
+        if real not in seen:
+            seen.add(real)
+            once.append(f)
+    return once
 
 
 def make_backend(options: SolverOptions) -> Backend:
@@ -165,10 +197,24 @@ def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
     return ctx, obs
 
 
-def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | None = None) -> CheckResult:
+def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
+    """The solver options for ``policy``: its own ``rlimit`` tightens the command line's, never
+    loosens it."""
+    if policy.rlimit is not None and policy.rlimit < solver.rlimit:
+        return SolverOptions(seed=solver.seed, rlimit=policy.rlimit, timeout_ms=solver.timeout_ms)
+    return solver
+
+
+def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | None = None,
+          progress: Callable[[int], None] | None = None,
+          make: Callable[[SolverOptions], Backend] | None = None) -> CheckResult:
     """Check one policy file.
 
-    Returns a ``CheckResult``; input problems are diagnostics (``result.policy is None``).
+    ``backend`` overrides the Z3 backend (tests); otherwise ``make`` (default ``make_backend``)
+    builds one from the policy's effective ``SolverOptions`` (the result cache wraps Z3 this
+    way). ``progress`` is called with
+    the number of obligations discharged since its previous call (for a progress bar).
+    Returns a ``CheckResult``; input problems are diagnostics (``result.input_error``).
     Raises only on bugs (``FxError`` or others), which the CLI reports as FX-INT-001.
     """
     t0 = time.perf_counter()
@@ -179,12 +225,8 @@ def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | 
         result.seconds = time.perf_counter() - t0
         return result
     if backend is None:
-        solver = options.solver
-        if policy.rlimit is not None and policy.rlimit < solver.rlimit:
-            # The policy's own budget tightens the command line's, never loosens it.
-            solver = SolverOptions(seed=solver.seed, rlimit=policy.rlimit, timeout_ms=solver.timeout_ms)
-        backend = make_backend(solver)
-    verdicts, found, calls = discharge(policy, options, backend)
+        backend = (make or make_backend)(effective_solver(policy, options.solver))
+    verdicts, found, calls = discharge(policy, options, backend, progress)
     result.verdicts, result.solver_calls = verdicts, calls
     result.diagnostics += found
     _group_instances(result)
@@ -193,38 +235,72 @@ def check(path: str, options: CheckOptions = CheckOptions(), backend: Backend | 
     return result
 
 
-def discharge(policy: Policy, options: CheckOptions, backend: Backend) -> tuple[list[Verdict], list[Diagnostic], int]:
+_PROGRESS_EVERY = 4096
+
+
+def discharge(policy: Policy, options: CheckOptions, backend: Backend,
+              progress: Callable[[int], None] | None = None) -> tuple[list[Verdict], list[Diagnostic], int]:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then the solver; refutations are replayed by the simulator.
+    ``progress`` (if given) is called with counts of obligations discharged, in batches.
 
     Returns ``(verdicts, diagnostics, solver_calls)``.
     """
     _ctx, obligations = generate(policy)
     sim = Simulator(policy)
     dump = _Dumper(options.dump_smt) if options.dump_smt else None
-    verdicts: list[Verdict] = []
+    slots: list[Verdict | None] = []
     diags: list[Diagnostic] = []
+    pending: list[tuple[int, Obligation, Query]] = []
     calls = 0
-    for ob in obligations:
-        family = lookup(ob.code).family
+
+    def flush() -> None:
+        # Decide the pending queries as one batch (a pool backend spreads it over processes),
+        # then read the answers in obligation order, so verdicts and diagnostics keep their order.
+        nonlocal calls
+        for (i, ob, query), res in zip(pending, solve_batch(backend, [q for _, _, q in pending])):
+            calls += 1
+            family = lookup(ob.code).family
+            if res.status is Status.UNKNOWN:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.UNKNOWN, "solver", res.reason)
+                diags.append(_unknown(ob, res.reason))
+            elif res.status is query.expect:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.PROVED, "solver")
+            else:
+                slots[i] = Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver")
+                diags.append(_refutation(policy, sim, ob, res))
+        pending.clear()
+
+    for i, ob in enumerate(obligations):
+        if progress is not None and i and i % _PROGRESS_EVERY == 0:
+            progress(_PROGRESS_EVERY)
         if dump is not None:
             dump.write(ob)
         method = ob.prove_fast() if options.prune else None
         if method is not None:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, method))
+            slots.append(Verdict(ob.key, ob.code, lookup(ob.code).family, Status3.PROVED, method))
             continue
-        query = ob.encode()
-        res = backend.check(query)
-        calls += 1
-        if res.status is Status.UNKNOWN:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.UNKNOWN, "solver", res.reason))
-            diags.append(_unknown(ob, res.reason))
-        elif res.status is query.expect:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.PROVED, "solver"))
-        else:
-            verdicts.append(Verdict(ob.key, ob.code, family, Status3.REFUTED, "solver"))
-            diags.append(_refutation(policy, sim, ob, res))
+        slots.append(None)
+        pending.append((i, ob, ob.encode()))
+        if len(pending) >= _BATCH:
+            flush()
+    flush()
+    if progress is not None and obligations:
+        progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
+    verdicts: list[Verdict] = slots  # type: ignore[assignment]  # INVARIANT: flush filled every slot
     return verdicts, diags, calls
+
+
+#: Queries decided together; bounds the memory held by encoded queries (a policy can have
+#: hundreds of thousands) while giving a process pool enough work per batch.
+_BATCH = 64
+
+
+def solve_batch(backend: Backend, queries: list[Query]) -> list[Result]:
+    """Decide ``queries`` with ``backend``: through its ``check_many`` when it has one (a process
+    pool, the result cache), else one by one. Returns results in input order."""
+    many = getattr(backend, "check_many", None)
+    return many(queries) if many is not None else [backend.check(q) for q in queries]
 
 
 def _unknown(ob: Obligation, reason: str) -> Diagnostic:
@@ -233,7 +309,9 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
         f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in ob.edges[:2]) or 'the policy'}: {reason}",
         Label(ob.primary, lookup(ob.code).title),
         help="raise the policy's `rlimit` or the command line's `--rlimit`/`--timeout`, or split the flow; "
-             "unknown is never a pass")
+             "unknown is never a pass",
+        policy=ob.ctx.policy.name, obligation=ob.key, edges=tuple(ob.name(e) for e in ob.edges),
+        witness=f"unknown:{ob.code}")
 
 
 def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnostic:
@@ -246,10 +324,23 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, res) -> Diagnost
             f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
             Label(ob.primary, "here"),
             notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
-            help="this is a bug in fxverify; please report it with this policy")
+            help="this is a bug in fxverify; please report it with this policy",
+            policy=policy.name, obligation=ob.key)
     trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w), sim)
     return Diagnostic(ob.code, Severity.ERROR, ob.message(w), Label(ob.primary, lookup(ob.code).title),
-                      related=ob.related, help=trace.fix, trace=trace)
+                      related=ob.related, help=trace.fix, trace=trace, policy=policy.name, obligation=ob.key,
+                      edges=tuple(policy.edges[e].name for e in edges), witness=_witness_kind(w, trace))
+
+
+def _witness_kind(w, trace) -> str:
+    """The shape of a witness, without its values: ``cycle``, ``static`` (schedule-independent
+    facts) or ``schedule:<event>`` with the kind of the violating step (``release``, ``map``...)."""
+    if w.cycle:
+        return "cycle"
+    if not w.schedule:
+        return "static"
+    kind = next((ev.kind for ev in trace.events if ev.violation), "")
+    return f"schedule:{kind}"
 
 
 def _group_instances(result: CheckResult) -> None:
@@ -269,45 +360,70 @@ def _group_instances(result: CheckResult) -> None:
         ds = groups[key]
         first = ds[0]
         if len(ds) > 1:
-            first = Diagnostic(first.code, first.severity, first.message, first.primary, first.related,
-                               first.notes + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",),
-                               first.help, first.trace)
+            first = replace(first, notes=first.notes
+                            + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",))
         out.append(first)
     result.diagnostics = out
 
 
+def _lines(sources: SourceMap, span: Span) -> tuple[int, int]:
+    """First and last line of ``span`` (``(0, -1)`` when its file is unknown)."""
+    sf = sources.get(span.file)
+    if sf is None:
+        return 0, -1
+    return sf.line_col(span.start)[0], sf.line_col(max(span.start, span.end - 1))[0]
+
+
+def _annotated(policy: Policy, sources: SourceMap, sup) -> list[Span]:
+    """The spans a suppression annotates: the line it is on (trailing) or, alone on its line, the
+    next line; and every edge declaration that contains that line or starts on it."""
+    sf = sources.get(sup.file)
+    if sf is None:
+        return []
+    alone = sf.line_text(sup.line).lstrip().startswith("#")
+    target = sup.line + 1 if alone else sup.line
+    out = []
+    for span in dict.fromkeys(e.span for e in policy.edges if e.span.file == sup.file):
+        l0, l1 = _lines(sources, span)
+        if l0 <= target <= l1:
+            out.append(span)
+    return out
+
+
 def _apply_suppressions(policy: Policy, result: CheckResult) -> None:
-    """Mark findings matched by an inline suppression (its line, or the line above the edge)."""
+    """Mark findings matched by an inline suppression (specs/output.md): a finding of the
+    suppression's code whose primary span includes the suppression's line (or, for a suppression
+    alone on its line, the next line), or lies inside the edge declaration that the suppression
+    annotates (for example a `handoff` clause of that edge on a later line)."""
+    if not policy.suppressions:
+        return
+    edges = [_annotated(policy, result.sources, sup) for sup in policy.suppressions]
     used: set[int] = set()
     out = []
     for d in result.diagnostics:
         if d.primary is None or d.code in ("FX-INT-001",):
             out.append(d)
             continue
-        sf = result.sources.get(d.primary.span.file)
+        p = d.primary.span
+        l0, l1 = _lines(result.sources, p)
         match = None
-        if sf is not None:
-            l0, _ = sf.line_col(d.primary.span.start)
-            l1, _ = sf.line_col(max(d.primary.span.start, d.primary.span.end - 1))
-            for i, sup in enumerate(policy.suppressions):
-                if sup.code != d.code or sup.file != d.primary.span.file:
-                    continue
-                # A trailing suppression covers its own line; one alone on its line annotates
-                # the construct that starts on the next line.
-                alone = sf.line_text(sup.line).lstrip().startswith("#")
-                if l0 <= sup.line <= l1 or (alone and sup.line == l0 - 1):
-                    match = (i, sup)
-                    break
+        for i, sup in enumerate(policy.suppressions):
+            if sup.code != d.code or sup.file != p.file:
+                continue
+            target = sup.line + 1 if result.sources.get(p.file).line_text(sup.line).lstrip().startswith("#") else sup.line
+            if l0 <= target <= l1 or any(e.start <= p.start and p.end <= e.end for e in edges[i]):
+                match = (i, sup)
+                break
         if match is None:
             out.append(d)
             continue
         used.add(match[0])
-        out.append(Diagnostic(d.code, d.severity, d.message, d.primary, d.related, d.notes, d.help, d.trace,
-                              suppressed_reason=match[1].reason))
+        out.append(replace(d, suppressed_reason=match[1].reason))
     for i, sup in enumerate(policy.suppressions):
         if i not in used:
             out.append(Diagnostic("FX-SUP-002", Severity.WARNING, f"suppression of {sup.code} matched no finding",
-                                  Label(sup.span, "unused"), help="remove it, or move it onto the line of the finding"))
+                                  Label(sup.span, "unused"), help="remove it, or move it onto the line of the finding",
+                                  policy=policy.name))
     result.diagnostics = out
 
 
@@ -323,9 +439,8 @@ class _Dumper:
 
     def write(self, ob: Obligation) -> None:
         import hashlib
-        import os
-        import re
-        import tempfile
+
+        from fxverify.atomic import replace_atomically
 
         q = ob.encode()
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", ob.key.split(":", 1)[-1]).strip("_")
@@ -335,8 +450,4 @@ class _Dumper:
         self.names[name] += 1
         if self.names[name] > 1:
             name += f"__{self.names[name]}"
-        text = query_to_smtlib(q)
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".smt2")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, os.path.join(self.dir, name + ".smt2"))
+        replace_atomically(os.path.join(self.dir, name + ".smt2"), query_to_smtlib(q).encode("utf-8"))

@@ -77,6 +77,10 @@ class SourceMap:
         """Return the file registered under ``path``, or ``None``."""
         return self._files.get(path)
 
+    def paths(self) -> list[str]:
+        """Return the registered paths, in registration order (the policy file first)."""
+        return list(self._files)
+
     def location(self, span: Span) -> tuple[int, int]:
         """Return the 1-based ``(line, col)`` where ``span`` starts; ``(0, 0)`` for unknown files."""
         sf = self._files.get(span.file)

@@ -36,6 +36,22 @@ def corpus_files(kind: str) -> list[Path]:
 
 os.environ.setdefault("NO_COLOR", "1")
 
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The result cache's default folder comes from platformdirs, which follows XDG_CACHE_HOME:
+    keep the suite's entries out of the user's cache, in one folder per session."""
+    import tempfile
+
+    config._fx_cache = tempfile.mkdtemp(prefix="fxverify-test-cache-")  # type: ignore[attr-defined]
+    os.environ["XDG_CACHE_HOME"] = config._fx_cache  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    import shutil
+
+    shutil.rmtree(getattr(config, "_fx_cache", ""), ignore_errors=True)
+
 # CI runs are derandomized so that a landing never depends on luck; local runs keep exploring.
 from hypothesis import settings  # noqa: E402
 

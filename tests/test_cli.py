@@ -119,7 +119,7 @@ def test_internal_errors_exit_3_without_traceback(monkeypatch: pytest.MonkeyPatc
         raise RuntimeError("invariant broke")
 
     monkeypatch.setattr(pl, "check", boom)
-    monkeypatch.setattr(sys, "argv", ["fxverify", "check", OK])
+    monkeypatch.setattr(sys, "argv", ["fxverify", "check", OK, "--no-cache"])
     monkeypatch.chdir(ROOT)
     with pytest.raises(SystemExit) as exc:
         cli.main()

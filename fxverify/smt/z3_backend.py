@@ -35,7 +35,7 @@ class Z3Backend:
 
     def __init__(self, options: SolverOptions | None = None) -> None:
         self.options = options or SolverOptions()
-        self._ctx = z3.Context()
+        self._ctx: z3.Context | None = None
 
     def version(self) -> str:
         """Return Z3's full version string, for example ``4.13.0.0``."""
@@ -85,7 +85,11 @@ class Z3Backend:
         """Decide ``query``; when sat, minimise ``query.minimize`` lexicographically for the model.
 
         Returns ``Status.UNKNOWN`` with Z3's reason string on timeout or resource exhaustion.
+        Each query gets a fresh Z3 context: terms left by earlier queries would change the new
+        terms' internal ids and with them, possibly, the model. The answer is then a function of
+        the query and the options alone, which the result cache and ``--jobs`` rely on.
         """
+        self._ctx = z3.Context()
         memo: dict[int, z3.ExprRef] = {}
         decls: dict[str, z3.ExprRef] = {}
         solver = z3.Solver(ctx=self._ctx)

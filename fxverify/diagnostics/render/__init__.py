@@ -1,4 +1,6 @@
-"""Renderers: ``text`` (plain text, or styled for rich on a terminal) and ``json``.
+"""Renderers: ``text`` (plain text, or styled for rich on a terminal), ``json``, ``sarif``,
+``junit``, ``github`` and ``markdown`` (the formats of ``fxverify check --format``; specs/output.md).
 
-Renderers only format: they take ``CheckResult``/``Diagnostic``/``Trace`` values and return text.
+Renderers only format: they take ``CheckResult``/``Diagnostic``/``Trace`` values, or a whole
+``gate.Report``, and return text.
 """

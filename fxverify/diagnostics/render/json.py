@@ -1,9 +1,11 @@
-"""Machine-readable rendering (``--format json``).
+"""Machine-readable rendering (``--format json``); the schema is specified in ``specs/output.md``.
 
 Produces one JSON document per run: for each policy, its verdict, obligation counts per family
 and method, and every diagnostic with code, severity, message, spans (file, line, column, offsets),
-related spans, notes, help, suppression and the replayed trace. Keys are sorted; output is
-deterministic unless ``stats=True`` adds the wall time (``seconds``).
+related spans, notes, help, suppression, fingerprint and the replayed trace; then the run's
+summary, the baseline outcome and the exit code. Findings accepted by a baseline are left out
+(they are counted). Keys are sorted; output is deterministic unless ``stats=True`` adds wall times
+and cache counts.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from fxverify.diagnostics.fingerprint import fingerprint
 from fxverify.diagnostics.model import Diagnostic, Label
 from fxverify.source import SourceMap
 
@@ -29,6 +32,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
         "code": d.code, "severity": d.severity.value, "message": d.message,
         "primary": _span(sources, d.primary), "related": [_span(sources, r) for r in d.related],
         "notes": list(d.notes), "help": d.help, "suppressed": d.suppressed_reason,
+        "fingerprint": fingerprint(d), "edges": list(d.edges), "witness_kind": d.witness,
     }
     if d.trace is not None:
         t = d.trace
@@ -42,8 +46,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
     return out
 
 
-def results_to_json(results: list, stats: bool = False) -> str:
-    """Render ``CheckResult``s as one JSON document (sorted keys, two-space indent)."""
+def _results(results: list, stats: bool) -> list[dict[str, Any]]:
     docs = []
     for r in results:
         counts = {fam: dict(sorted(c.items())) for fam, c in sorted(r.counts().items())}
@@ -52,9 +55,35 @@ def results_to_json(results: list, stats: bool = False) -> str:
             "verdict": r.verdict.value if r.verdict else "error",
             "obligations": counts,
             "solver_calls": r.solver_calls,
-            "diagnostics": [diagnostic_to_json(d, r.sources) for d in r.diagnostics],
+            "name": r.name,
+            "diagnostics": [diagnostic_to_json(d, r.sources) for d in r.diagnostics if not d.baselined],
         }
         if stats:
             doc["seconds"] = round(r.seconds, 3)
+            doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved}
         docs.append(doc)
-    return json.dumps({"fxverify": 1, "results": docs}, indent=2, sort_keys=True) + "\n"
+    return docs
+
+
+def results_to_json(results: list, stats: bool = False) -> str:
+    """Render ``CheckResult``s as one JSON document (sorted keys, two-space indent)."""
+    return json.dumps({"fxverify": 1, "results": _results(results, stats)}, indent=2, sort_keys=True) + "\n"
+
+
+def report_to_json(report) -> str:
+    """Render a ``gate.Report`` as the JSON document of ``specs/output.md``."""
+    from fxverify import __version__
+
+    doc: dict[str, Any] = {"fxverify": 1, "tool": {"name": "fxverify", "version": __version__},
+                           "results": _results(report.results, report.stats), "summary": report.totals(),
+                           "exit_code": report.exit_code, "baseline": None}
+    if report.baseline is not None:
+        b = report.baseline
+        doc["baseline"] = {"file": b.path, "matched": b.matched, "updated": b.updated,
+                           "stale": [{"fingerprint": e.fingerprint, "code": e.code, "policy": e.policy, "path": e.path,
+                                      "edges": list(e.edges), "message": e.message} for e in b.stale]}
+    if report.stats:
+        c = report.cache
+        doc["stats"] = {"seconds": round(report.seconds, 3), "obligation_hits": c.hits, "obligation_misses": c.misses,
+                        "solved": c.solved, "policy_hits": c.policy_hits, "policy_misses": c.policy_misses}
+    return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -139,3 +139,45 @@ def to_rich(lines: list[Line]):
             out.append(t, style=st or None)
         out.append("\n")
     return out
+
+
+def render_report(report) -> list[Line]:
+    """A whole run (``gate.Report``): each policy's diagnostics (findings a baseline accepted are
+    left out) and summary, stale baseline entries, then the run's summary table. Wall time and
+    cache counts appear only with ``report.stats``."""
+    lines: list[Line] = []
+    for r in report.results:
+        for d in r.diagnostics:
+            if not d.baselined:
+                lines += render_diagnostic(d, r.sources) + [[("", "")]]
+        lines += render_summary(r, stats=report.stats)
+    b = report.baseline
+    if b is not None:
+        lines.append([("", "")])
+        verb = "dropped from" if b.updated else "no longer occur; `--update-baseline` drops them from"
+        lines.append([("baseline ", "bold"), (f"{b.path}: {b.matched} known finding(s) accepted, "
+                                               f"{len(b.stale)} stale entr{'y' if len(b.stale) == 1 else 'ies'}", "")])
+        for e in b.stale:
+            lines.append([("  stale ", "yellow"), (f"{e.code} in {e.path} ({', '.join(e.edges) or e.policy}): {e.message}", "")])
+        if b.stale:
+            lines.append([("  = note: ", "blue"), (f"these entries {verb} the baseline", "")])
+    t = report.totals()
+    rows = [("", "policies", "obligations"),
+            ("proved", str(t["proved"]), str(t["obligations_proved"])),
+            ("refuted", str(t["refuted"]), str(t["obligations_refuted"])),
+            ("unknown", str(t["unknown"]), str(t["obligations_unknown"])),
+            ("input error", str(t["error"]), "-"),
+            ("suppressed findings", "-", str(t["suppressed"])),
+            ("total", str(t["policies"]), str(t["obligations"]))]
+    if t["baselined"] or b is not None:
+        rows.insert(-1, ("baselined findings", "-", str(t["baselined"])))
+    w = [max(len(r[i]) for r in rows) for i in range(3)]
+    lines.append([("", "")])
+    lines.append([("summary", "bold")])
+    for i, (a, p, o) in enumerate(rows):
+        lines.append([(f"  {a:<{w[0]}}  {p:>{w[1]}}  {o:>{w[2]}}", "bold" if i in (0, len(rows) - 1) else "")])
+    if report.stats:
+        c = report.cache
+        lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {c.policy_misses}; "
+                       f"solver queries: cache hits {c.hits}, misses {c.misses}, solved {c.solved}", "dim")])
+    return lines

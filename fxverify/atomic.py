@@ -1,0 +1,25 @@
+"""Atomic file replacement, shared by every writer of reports, baselines and cache entries.
+
+Takes a path and bytes; produces the file, through a temporary file in the same folder and a
+rename (POSIX ``rename`` is atomic within one file system), so a reader, or a concurrent run,
+never sees half a file. Emits no diagnostics; raises ``OSError`` on I/O failure.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def replace_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically; the temporary file is removed on any failure.
+    Raises ``OSError`` (for example a missing or read-only folder)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".fxverify-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

@@ -1,0 +1,100 @@
+"""JUnit XML rendering (``--format junit``), for CI test reports.
+
+Takes a ``gate.Report``; produces one ``<testsuites>`` document in the widely read JUnit XML shape
+(the Ant/Surefire schema that Jenkins, GitLab and GitHub test reporters parse): one
+``<testsuite>`` per policy file, one ``<testcase>`` per obligation. Instances of an edge family
+(keys that differ only in their indices, ``spill[0]`` ... ``spill[31]``) share one test case named
+with ``[*]`` and their count: a real policy has hundreds of thousands of instances, which no test
+report can show one by one. A refuted obligation is a ``<failure>`` whose body is the plain-text
+diagnostic with its replayed trace; an unknown verdict is an ``<error>``; a suppressed finding is
+``<skipped>`` with its reason; warnings fail only with ``--fail-on warning``. Input errors are an
+``<error>`` of a ``load`` test case. Times appear only with ``--stats``. Output is deterministic.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+from fxverify.diagnostics.model import Diagnostic, Severity
+from fxverify.diagnostics.render.text import render_diagnostic, to_plain
+
+_INDEX = re.compile(r"\[\d+\]")
+
+
+def family_key(key: str) -> str:
+    """An obligation key with every ``[index]`` replaced by ``[*]``: the key of its test case."""
+    return _INDEX.sub("[*]", key)
+
+
+def _outcome(case: ET.Element, d: Diagnostic, sources, fail_on_warning: bool) -> None:
+    body = to_plain(render_diagnostic(d, sources))
+    if d.suppressed_reason is not None:
+        ET.SubElement(case, "skipped", message=f"suppressed {d.code}: {d.suppressed_reason}")
+        return
+    if d.severity is Severity.ERROR or (d.severity is Severity.WARNING and fail_on_warning):
+        tag = "error" if d.code in ("FX-SMT-001", "FX-INT-001") or not d.policy else "failure"
+        el = ET.SubElement(case, tag, message=d.message, type=d.code)
+        el.text = body
+    else:
+        out = case.find("system-out")
+        if out is None:
+            out = ET.SubElement(case, "system-out")
+            out.text = ""
+        out.text += body
+
+
+def _suite(r, fail_on_warning: bool, stats: bool) -> ET.Element:
+    suite = ET.Element("testsuite", name=r.path)
+    props = ET.SubElement(suite, "properties")
+    ET.SubElement(props, "property", name="policy", value=r.name or "")
+    ET.SubElement(props, "property", name="verdict", value=r.verdict.value if r.verdict else "error")
+    cases: dict[str, ET.Element] = {}
+    counts: dict[str, int] = {}
+    for v in r.verdicts:
+        k = family_key(v.key)
+        counts[k] = counts.get(k, 0) + 1
+        if k not in cases:
+            cases[k] = ET.Element("testcase", classname=f"{r.path}.{v.family}", name=k)
+    for k, n in counts.items():
+        if n > 1:
+            cases[k].set("name", f"{k} ({n} instances)")
+    extra: list[ET.Element] = []
+    for d in r.diagnostics:
+        if d.baselined:
+            continue
+        case = cases.get(family_key(d.obligation)) if d.obligation else None
+        if case is None:
+            name = "load" if not d.policy else f"{d.code}: {d.message}"
+            case = ET.Element("testcase", classname=f"{r.path}.{'input' if not d.policy else 'suppressions'}", name=name)
+            extra.append(case)
+        _outcome(case, d, r.sources, fail_on_warning)
+    all_cases = list(cases.values()) + extra
+    for c in all_cases:
+        suite.append(c)
+    suite.set("tests", str(len(all_cases)))
+    for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+        suite.set(attr, str(sum(1 for c in all_cases if c.find(tag) is not None)))
+    if stats:
+        suite.set("time", f"{r.seconds:.3f}")
+    return suite
+
+
+def report_to_junit(report) -> str:
+    """Render a ``gate.Report`` as JUnit XML text (UTF-8, two-space indent)."""
+    root = ET.Element("testsuites", name="fxverify")
+    suites = [_suite(r, report.gate.fail_on == "warning", report.stats) for r in report.results]
+    if report.crashed:
+        s = ET.Element("testsuite", name="internal errors", tests=str(len(report.crashed)), failures="0",
+                       errors=str(len(report.crashed)), skipped="0")
+        for i, msg in enumerate(report.crashed):
+            case = ET.SubElement(s, "testcase", classname="fxverify", name=f"crash {i + 1}")
+            ET.SubElement(case, "error", message=msg.splitlines()[0], type="FX-INT-001").text = msg
+        suites.append(s)
+    for attr in ("tests", "failures", "errors", "skipped"):
+        root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
+    if report.stats:
+        root.set("time", f"{report.seconds:.3f}")
+    root.extend(suites)
+    ET.indent(root, space="  ")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"

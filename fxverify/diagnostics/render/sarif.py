@@ -1,0 +1,166 @@
+"""SARIF 2.1.0 rendering (``--format sarif``), for code scanning and review tools.
+
+Takes a ``gate.Report``; produces one ``sarifLog`` (OASIS SARIF 2.1.0, the section numbers below
+refer to that standard):
+- ``tool.driver.rules`` (3.19.23): one ``reportingDescriptor`` per code of the registry, with
+  ``shortDescription``, ``fullDescription``, ``help`` and ``defaultConfiguration.level`` (3.49);
+- one ``result`` (3.27) per diagnostic, with ``ruleId``/``ruleIndex``, ``level``, ``locations``
+  (the primary span) and ``relatedLocations`` (3.27.22);
+- each replayed trace as ``codeFlows`` (3.36) with one ``threadFlow`` per device (3.37): every
+  step is a ``threadFlowLocation`` (3.38) with its location, message, global ``executionOrder``
+  and ``importance`` (``essential`` for the violating step);
+- ``partialFingerprints`` (3.27.17) under ``fxverify/v1``: the fingerprint of
+  ``fxverify.diagnostics.fingerprint``, free of line numbers;
+- inline suppressions as ``suppressions`` of kind ``inSource`` with the reason as
+  ``justification`` (3.35); with a baseline, ``baselineState`` ``new`` (3.27.24), and the stale
+  entries in the run's property bag;
+- ``columnKind`` ``unicodeCodePoints`` (3.14.5): fxverify counts characters, not UTF-16 units.
+Crashed checks become ``toolExecutionNotifications`` (3.20.21). Output is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fxverify.diagnostics.codes import REGISTRY
+from fxverify.diagnostics.fingerprint import FINGERPRINT_VERSION, fingerprint
+from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.source import SourceMap, Span
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+_LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "note"}
+
+
+def artifact_uri(path: str) -> str:
+    """A policy path as a SARIF ``artifactLocation.uri`` (3.4.3): a relative reference with forward
+    slashes for relative paths (resolved against the repository root by code scanning), a ``file``
+    URI for absolute ones."""
+    if os.path.isabs(path):
+        return Path(path).as_uri()
+    return quote(Path(path).as_posix(), safe="/-._~")
+
+
+def rule_name(title: str) -> str:
+    """A rule's ``name`` (3.49.7): its title in PascalCase, for example ``CyclicHappensBefore``."""
+    return "".join(w[:1].upper() + w[1:] for w in re.findall(r"[A-Za-z0-9]+", title))
+
+
+def _rules() -> list[dict[str, Any]]:
+    out = []
+    for c in REGISTRY.values():
+        out.append({
+            "id": c.code, "name": rule_name(c.title),
+            "shortDescription": {"text": c.title},
+            "fullDescription": {"text": c.rule},
+            "help": {"text": f"{c.rule}. Run `fxverify explain {c.code}` for why it matters and a failing and a fixed example.",
+                     "markdown": f"**{c.code}: {c.title}**\n\n{c.rule}.\n\n"
+                                 f"Run `fxverify explain {c.code}` for why it matters and a failing and a fixed example."},
+            "defaultConfiguration": {"level": _LEVEL[c.severity]},
+            "properties": {"tags": [c.family]},
+        })
+    return out
+
+
+def _physical(sources: SourceMap, span: Span) -> dict[str, Any]:
+    sf = sources.get(span.file)
+    loc: dict[str, Any] = {"artifactLocation": {"uri": artifact_uri(span.file)}}
+    if sf is not None:
+        l0, c0 = sf.line_col(span.start)
+        l1, c1 = sf.line_col(max(span.start, span.end))
+        loc["region"] = {"startLine": l0, "startColumn": c0, "endLine": l1, "endColumn": c1,
+                         "snippet": {"text": sf.text[span.start:span.end]}}
+    return loc
+
+
+def _location(sources: SourceMap, lab: Label, **extra: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {**extra, "physicalLocation": _physical(sources, lab.span)}
+    if lab.message:
+        out["message"] = {"text": lab.message}
+    return out
+
+
+def _code_flows(d: Diagnostic, sources: SourceMap) -> list[dict[str, Any]]:
+    t = d.trace
+    threads: dict[str, list[dict[str, Any]]] = {}
+    for ev in t.events:
+        when = "" if ev.time is None else f"t={ev.time} ns: "
+        text = f"{when}`{ev.edge}` {ev.kind}: {ev.detail}"
+        if ev.owner_before is not None:
+            text += f" [owner {ev.owner_before} -> {ev.owner_after}]"
+        if ev.violation:
+            text += f" <- violation: {t.why}" if t.why else " <- violation"
+        threads.setdefault(ev.device, []).append({
+            "location": {"physicalLocation": _physical(sources, ev.span), "message": {"text": text}},
+            "executionOrder": ev.step,
+            "importance": "essential" if ev.violation else "important",
+            "kinds": [ev.kind],
+            "properties": {"device": ev.device, "hook": ev.hook, "edge": ev.edge},
+        })
+    flows = [{"id": dev, "message": {"text": f"device `{dev}`"}, "locations": locs} for dev, locs in threads.items()]
+    msg = t.why or d.message
+    if t.fix:
+        msg += f"; fix: {t.fix}"
+    return [{"message": {"text": msg}, "threadFlows": flows}]
+
+
+def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_baseline: bool) -> dict[str, Any]:
+    text = d.message + (f"\nhelp: {d.help}" if d.help else "")
+    res: dict[str, Any] = {
+        "ruleId": d.code, "ruleIndex": index[d.code], "level": _LEVEL[d.severity], "message": {"text": text},
+        "partialFingerprints": {f"fxverify/v{FINGERPRINT_VERSION}": fingerprint(d)},
+    }
+    if d.primary is not None:
+        res["locations"] = [_location(sources, d.primary)]
+    if d.related:
+        res["relatedLocations"] = [_location(sources, r, id=i + 1) for i, r in enumerate(d.related)]
+    if d.trace is not None:
+        res["codeFlows"] = _code_flows(d, sources)
+    if d.suppressed_reason is not None:
+        res["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": d.suppressed_reason}]
+    if with_baseline:
+        res["baselineState"] = "new"
+    props: dict[str, Any] = {}
+    if d.edges:
+        props["edges"] = list(d.edges)
+    if d.witness:
+        props["witnessKind"] = d.witness
+    if d.trace is not None and d.trace.facts:
+        props["witness"] = dict(d.trace.facts)
+    if d.notes:
+        props["notes"] = list(d.notes)
+    if props:
+        res["properties"] = props
+    return res
+
+
+def report_to_sarif(report) -> str:
+    """Render a ``gate.Report`` as a SARIF 2.1.0 log (JSON text, sorted keys, two-space indent)."""
+    from fxverify import __version__
+
+    rules = _rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    with_baseline = report.baseline is not None
+    results = [_result(d, r.sources, index, with_baseline)
+               for r in report.results for d in r.diagnostics if not d.baselined]
+    invocation: dict[str, Any] = {"executionSuccessful": report.exit_code in (0, 1), "exitCode": report.exit_code}
+    if report.crashed:
+        invocation["toolExecutionNotifications"] = [
+            {"level": "error", "descriptor": {"id": "FX-INT-001"}, "message": {"text": msg.strip()}} for msg in report.crashed]
+    run: dict[str, Any] = {
+        "tool": {"driver": {"name": "fxverify", "version": __version__, "semanticVersion": __version__, "rules": rules}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [invocation],
+        "results": results,
+    }
+    if with_baseline:
+        run["properties"] = {"baseline": report.baseline.path, "baselineMatched": report.baseline.matched,
+                             "staleBaselineEntries": [{"fingerprint": e.fingerprint, "code": e.code, "path": e.path,
+                                                       "message": e.message} for e in report.baseline.stale]}
+    log = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+    return json.dumps(log, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

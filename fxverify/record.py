@@ -1,0 +1,134 @@
+"""``CheckResult`` <-> plain JSON-ready records, for the result cache and the ``--jobs`` pool.
+
+Takes a ``CheckResult`` (with its diagnostics, traces and verdicts) and produces nested dicts,
+lists, strings and numbers that ``json`` can write; and back. The record keeps everything the
+renderers use, and leaves out the resolved ``Policy`` (``result.policy`` is ``None`` after a round
+trip). Source texts are not in the record: the caller passes them back as a ``SourceMap``.
+Rendering a result before and after a round trip gives the same bytes. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+import base64
+from array import array
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.pipeline import CheckResult, Status3, Verdict
+from fxverify.source import SourceMap, Span
+from fxverify.trace import Trace, TraceEvent
+
+#: Bumped whenever the record layout changes, so old cache entries are never misread.
+RECORD_VERSION = 2
+
+
+def _span(s: Span) -> list:
+    return [s.file, s.start, s.end]
+
+
+def _unspan(v: list) -> Span:
+    return Span(str(v[0]), int(v[1]), int(v[2]))
+
+
+def _label(lab: Label | None) -> list | None:
+    return None if lab is None else [_span(lab.span), lab.message]
+
+
+def _unlabel(v: list | None) -> Label | None:
+    return None if v is None else Label(_unspan(v[0]), v[1])
+
+
+def _trace(t: Trace | None) -> dict | None:
+    if t is None:
+        return None
+    return {"code": t.code, "why": t.why, "fix": t.fix, "facts": [list(f) for f in t.facts],
+            "events": [[e.step, e.time, e.device, e.hook, e.edge, e.kind, e.detail, _span(e.span),
+                        e.owner_before, e.owner_after, e.violation] for e in t.events]}
+
+
+def _untrace(v: dict | None) -> Trace | None:
+    if v is None:
+        return None
+    events = tuple(TraceEvent(step=e[0], time=e[1], device=e[2], hook=e[3], edge=e[4], kind=e[5], detail=e[6],
+                              span=_unspan(e[7]), owner_before=e[8], owner_after=e[9], violation=bool(e[10]))
+                   for e in v["events"])
+    return Trace(code=v["code"], events=events, why=v["why"], fix=v["fix"],
+                 facts=tuple((str(a), str(b)) for a, b in v["facts"]))
+
+
+def diagnostic_to_record(d: Diagnostic) -> dict[str, Any]:
+    """``d`` as a JSON-ready dict (every field, the trace included)."""
+    return {"code": d.code, "severity": d.severity.value, "message": d.message, "primary": _label(d.primary),
+            "related": [_label(r) for r in d.related], "notes": list(d.notes), "help": d.help,
+            "trace": _trace(d.trace), "suppressed": d.suppressed_reason, "policy": d.policy,
+            "obligation": d.obligation, "edges": list(d.edges), "witness": d.witness, "baselined": d.baselined}
+
+
+def diagnostic_from_record(v: dict[str, Any]) -> Diagnostic:
+    """Inverse of ``diagnostic_to_record``. Raises ``KeyError``/``ValueError``/``TypeError`` on a
+    malformed record (the cache treats that as a corrupted entry)."""
+    return Diagnostic(v["code"], Severity(v["severity"]), v["message"], _unlabel(v["primary"]),
+                      tuple(_unlabel(r) for r in v["related"]), tuple(v["notes"]), v["help"], _untrace(v["trace"]),
+                      v["suppressed"], v["policy"], v["obligation"], tuple(v["edges"]), v["witness"],
+                      bool(v["baselined"]))
+
+
+def result_to_record(r: CheckResult) -> dict[str, Any]:
+    """``r`` as a JSON-ready dict. A real policy has hundreds of thousands of verdicts, so they are
+    stored compactly: the keys as one newline-joined string, and per verdict the index of its
+    ``(code, family, status, method, reason)`` kind, as base64 of 32-bit integers. The counts per
+    family are stored too, so a summary never needs to decode the verdicts."""
+    kinds: dict[tuple[str, ...], int] = {}
+    ids = array("I", (kinds.setdefault((v.code, v.family, v.status.value, v.method, v.reason), len(kinds))
+                      for v in r.verdicts))
+    return {"version": RECORD_VERSION, "path": r.path, "name": r.name, "solver_calls": r.solver_calls,
+            "keys": "\n".join(v.key for v in r.verdicts), "kinds": [list(k) for k in kinds],
+            "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),
+            "counts": {fam: dict(c) for fam, c in r.counts().items()},
+            "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics]}
+
+
+class _Verdicts(Sequence):
+    """The verdicts of a record, decoded on first use (most reports only need the counts)."""
+
+    def __init__(self, keys: str, kinds: list, ids: bytes) -> None:
+        self._raw: tuple | None = (keys, kinds, ids)
+        self._items: list[Verdict] = []
+
+    def _decode(self) -> list[Verdict]:
+        if self._raw is not None:
+            keys, kinds, ids = self._raw
+            proto = [(str(c), str(f), Status3(s), str(m), str(why)) for c, f, s, m, why in kinds]
+            idx = array("I")
+            idx.frombytes(ids)
+            names = keys.split("\n") if keys else []
+            if len(names) != len(idx):
+                raise ValueError("verdict keys and kinds differ in length")
+            self._items = [Verdict(k, *proto[i]) for k, i in zip(names, idx)]
+            self._raw = None
+        return self._items
+
+    def __len__(self) -> int:
+        return len(self._decode())
+
+    def __getitem__(self, i):
+        return self._decode()[i]
+
+    def __iter__(self):
+        return iter(self._decode())
+
+
+def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
+    """Inverse of ``result_to_record``; ``sources`` holds the texts the spans point into.
+    Raises ``KeyError``/``ValueError``/``TypeError``/``IndexError`` on a malformed record."""
+    if v.get("version") != RECORD_VERSION:
+        raise ValueError(f"record version {v.get('version')!r}")
+    ids = base64.b64decode(v["kind_ids"], validate=True)
+    if len(ids) % array("I").itemsize or any(len(k) != 5 for k in v["kinds"]):
+        raise ValueError("malformed verdict kinds")
+    counts = {str(fam): Counter({str(k): int(n) for k, n in c.items()}) for fam, c in v["counts"].items()}
+    return CheckResult(v["path"], None, sources, verdicts=_Verdicts(str(v["keys"]), v["kinds"], ids),  # type: ignore[arg-type]
+                       diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]],
+                       solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts)

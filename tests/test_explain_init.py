@@ -1,0 +1,148 @@
+"""``fxverify explain``, ``specs/codes.md`` kept in sync with the registry and the corpus,
+``fxverify init``, the pre-commit hook and the GitHub Action, and the progress bar."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from fxverify.cli import app
+from fxverify.diagnostics.codes import REGISTRY
+from fxverify.diagnostics.explain import CORPUS_PAIRS, INLINE, build_examples, codes_markdown, load_examples
+
+from tests.conftest import ROOT
+
+
+def test_codes_md_and_examples_are_in_sync() -> None:
+    """If this fails, run `python -m fxverify.diagnostics.explain --write` and review the diff."""
+    examples = build_examples(ROOT)
+    assert load_examples() == examples
+    assert (ROOT / "specs/codes.md").read_text() == codes_markdown(examples)
+
+
+def test_every_code_has_a_failing_and_a_fixed_example() -> None:
+    missing = [c for c in REGISTRY if c not in CORPUS_PAIRS and c not in INLINE and c not in ("FX-INT-001", "FX-MAP-101")]
+    assert not missing
+    for code, (fail, ok) in CORPUS_PAIRS.items():
+        assert f"# expect: {code}" in (ROOT / fail).read_text(), fail
+        assert "/ok/" in ok and (ROOT / ok).is_file()
+
+
+def test_explain_prints_rule_why_and_examples() -> None:
+    r = CliRunner().invoke(app, ["explain", "fx-ord-002"])
+    assert r.exit_code == 0
+    for part in ("FX-ORD-002: data race", "rule:", "why it matters:", "failing example (corpus/ordering/fail/",
+                 "# expect: FX-ORD-002", "+  edge offload: move kv_blk -> kv_host by gpu0.copy_done stream copy after attn"):
+        assert part in r.stdout
+    r = CliRunner().invoke(app, ["explain", "FX-OWN-04"])
+    assert r.exit_code == 2 and "did you mean `FX-OWN-004`" in r.stderr
+
+
+def test_explain_list_has_every_code() -> None:
+    r = CliRunner().invoke(app, ["explain", "--list"])
+    assert r.exit_code == 0
+    assert [ln.split()[0] for ln in r.stdout.splitlines()] == list(REGISTRY)
+
+
+def _run_entry(entry: str, cwd: Path) -> subprocess.CompletedProcess:
+    argv = shlex.split(entry)
+    assert argv[0] == "fxverify"
+    return subprocess.run([sys.executable, "-m", "fxverify", *argv[1:]], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "NO_COLOR": "1"})
+
+
+def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
+    repo = tmp_path / "policies-repo"
+    r = CliRunner().invoke(app, ["init", str(repo), "--action", "acme/fxverify@v9"])
+    assert r.exit_code == 0, r.output
+    cfg = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
+    (hook,) = cfg["repos"][0]["hooks"]
+    wf = yaml.safe_load((repo / ".github/workflows/fxverify.yml").read_text())
+    steps = wf["jobs"]["check"]["steps"]
+    assert any(s.get("uses") == "acme/fxverify@v9" for s in steps)
+    assert "README.md" in os.listdir(repo) and "fxverify check" in (repo / "README.md").read_text()
+    done = _run_entry(hook["entry"], repo)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "proved" in done.stdout
+    # Break the example: the same hook now fails the commit.
+    ex = repo / "policies/example.fx"
+    ex.write_text(ex.read_text().replace(" after attn", ""))
+    done = _run_entry(hook["entry"], repo)
+    assert done.returncode == 1 and "FX-ORD-002" in done.stdout
+    # init never overwrites.
+    r = CliRunner().invoke(app, ["init", str(repo)])
+    assert r.exit_code == 2 and "nothing was written" in r.stderr
+
+
+def test_published_hook_and_action_definitions(tmp_path: Path) -> None:
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is False
+    CliRunner().invoke(app, ["init", str(tmp_path)])
+    assert _run_entry(hook["entry"], tmp_path).returncode == 0
+    action = yaml.safe_load((ROOT / "action.yml").read_text())
+    assert action["runs"]["using"] == "composite"
+    steps = action["runs"]["steps"]
+    script = next(s["run"] for s in steps if s.get("id") == "check")
+    assert "--format sarif" in script and "--format markdown" in script and "GITHUB_STEP_SUMMARY" in script
+    assert any(str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@") for s in steps)
+    assert "${{" not in script  # inputs reach the script through the environment only
+
+
+@pytest.mark.parametrize("tty,quiet,shown", [(True, False, True), (True, True, False), (False, False, False)])
+def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, shown: bool) -> None:
+    from fxverify import cli
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
+    with cli._progress(3, quiet) as (on_done, on_obligations):
+        assert (on_done is not None) is shown
+        if shown:
+            on_done("p.fx")
+            on_obligations(10)
+
+
+_HARNESS = """policy "t"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device cpu0: cpu hooks [launch]
+  link gpu0 -- cpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+space host0 on cpu0 base 0x1_0000_0000 size 16 GiB
+region kv in hbm0 at 0x2000_0000 size 2 MiB owner gpu0 dtype bf16
+region host in host0 at 0x1_4000_0000 size 2 MiB owner gpu0 dtype bf16
+region pool in host0 at 0x1_8000_0000 size 2 MiB owner gpu0 dtype bf16
+"""
+
+
+def _inline_policy(snippet: str) -> str:
+    """Place an inline example where it belongs: a whole fabric, a device of the fabric, a
+    declaration, or a statement of the flow."""
+    if snippet.startswith("fabric"):
+        return 'policy "t"\n' + snippet + "\n"
+    if snippet.startswith("device"):
+        return 'policy "t"\nfabric {\n' + snippet + "\n}\n"
+    if snippet.startswith(("edge", "for")):
+        return _HARNESS + "flow f {\n" + snippet + "\n}\n"
+    return _HARNESS + snippet + "\nflow f {\nedge w: write kv by gpu0.launch\n}\n"
+
+
+@pytest.mark.parametrize("code", sorted(set(INLINE) - {"FX-SYN-004", "FX-NAM-004", "FX-NAM-005"}))
+def test_inline_examples_fail_and_their_fixes_do_not(tmp_path: Path, code: str) -> None:
+    """Each inline example of `fxverify explain` raises its code, and its fix does not. (Binary
+    files and include trees, FX-SYN-004/NAM-004/NAM-005, are covered by test_resolve.)"""
+    from fxverify.pipeline import check
+
+    (tmp_path / "fabric.fx").write_text("# a shared fragment\n")
+    bad, good = INLINE[code]
+    for text, should in ((bad, True), (good, False)):
+        p = tmp_path / "p.fx"
+        p.write_text(_inline_policy(text))
+        codes = {d.code for d in check(str(p)).diagnostics}
+        assert (code in codes) is should, (code, text, codes)

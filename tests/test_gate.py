@@ -1,0 +1,387 @@
+"""fxverify as a pre-merge gate, on the corpus: every output format, exit codes, baselines,
+inline suppressions, the result cache and ``--jobs``."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fxverify.cli import app
+from fxverify.diagnostics.codes import REGISTRY
+
+from tests.conftest import ROOT
+
+# Refuted (with traces on several devices, an HB cycle, a handoff), unknown, and proved policies.
+CASES = ["corpus/ordering/fail/kv-offload-unordered.fx", "corpus/ownership/fail/double-handoff.fx",
+         "corpus/ordering/fail/hb-cycle.fx", "corpus/solver/fail/budget-exhausted.fx",
+         "corpus/transforms/ok/compress-worst-case.fx"]
+RACE = "corpus/ordering/fail/kv-offload-unordered.fx"
+
+
+def fx(*args: str) -> tuple[int, str]:
+    """Run the command line in this process; returns ``(exit code, stdout)``."""
+    r = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout
+
+
+def report(tmp_path: Path, fmt: str, *args: str) -> tuple[int, str]:
+    out = tmp_path / f"report.{fmt}"
+    code, stdout = fx("check", *args, "--format", fmt, "-o", str(out))
+    assert stdout == ""
+    return code, out.read_text()
+
+
+@pytest.fixture(scope="module")
+def corpus_json(tmp_path_factory) -> dict:
+    """The JSON report of ``CASES``: what every other format is compared with."""
+    import os
+
+    tmp = tmp_path_factory.mktemp("json")
+    old = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        code, text = report(tmp, "json", *CASES)
+    finally:
+        os.chdir(old)
+    assert code == 1
+    return json.loads(text)
+
+
+def findings(doc: dict) -> list[dict]:
+    return [d for r in doc["results"] for d in r["diagnostics"]]
+
+
+def test_json_schema_fields(corpus_json: dict) -> None:
+    assert corpus_json["exit_code"] == 1 and corpus_json["summary"]["policies"] == len(CASES)
+    fs = findings(corpus_json)
+    assert {d["code"] for d in fs} == {"FX-ORD-002", "FX-OWN-003", "FX-ORD-001", "FX-SMT-001"}
+    for d in fs:
+        assert re.fullmatch(r"[0-9a-f]{32}", d["fingerprint"]) and d["primary"]["line"] > 0
+    race = next(d for d in fs if d["code"] == "FX-ORD-002")
+    assert race["related"] and race["edges"] == ["attn", "offload"] and race["trace"]["events"]
+
+
+def test_sarif_validates_and_carries_flows(tmp_path: Path, at_root, corpus_json: dict) -> None:
+    import jsonschema
+
+    code, text = report(tmp_path, "sarif", *CASES)
+    assert code == 1
+    log = json.loads(text)
+    schema = json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text())
+    jsonschema.validate(log, schema)
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(REGISTRY)
+    assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    want = {d["fingerprint"]: d for d in findings(corpus_json)}
+    assert len(run["results"]) == len(want)
+    for res in run["results"]:
+        d = want[res["partialFingerprints"]["fxverify/v1"]]
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"] == d["code"]
+        assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == d["primary"]["line"]
+        assert len(res.get("relatedLocations", [])) == len(d["related"])
+        if "trace" in d:
+            (flow,) = res["codeFlows"]
+            devices = {ev["device"] for ev in d["trace"]["events"]}
+            assert {t["id"] for t in flow["threadFlows"]} == devices
+            steps = sorted(loc["executionOrder"] for t in flow["threadFlows"] for loc in t["locations"])
+            assert steps == [ev["step"] for ev in d["trace"]["events"]]
+            assert sum(loc["importance"] == "essential" for t in flow["threadFlows"] for loc in t["locations"]) == 1
+    race = next(r for r in run["results"] if r["ruleId"] == "FX-ORD-002")
+    assert len(race["codeFlows"][0]["threadFlows"]) == 1  # both streams run on gpu0
+    handoff = next(r for r in run["results"] if r["ruleId"] == "FX-OWN-003")
+    assert handoff["codeFlows"][0]["threadFlows"]
+
+
+def test_junit_one_case_per_obligation(tmp_path: Path, at_root, corpus_json: dict) -> None:
+    code, text = report(tmp_path, "junit", *CASES)
+    assert code == 1
+    root = ET.fromstring(text)
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == CASES
+    for s, res in zip(suites, corpus_json["results"]):
+        n = sum(sum(v for k, v in c.items() if not k.startswith("by:")) for c in res["obligations"].values())
+        assert int(s.get("tests")) == len(s.findall("testcase")) == n
+        bad = [c for c in s.findall("testcase") if c.find("failure") is not None or c.find("error") is not None]
+        assert len(bad) == len(res["diagnostics"])
+    fail = root.find(".//failure[@type='FX-ORD-002']")
+    assert "trace (replayed by the concrete simulator)" in fail.text and ">>" in fail.text
+    assert root.find(".//error[@type='FX-SMT-001']") is not None
+    assert int(root.get("failures")) == 3 and int(root.get("errors")) == 1
+
+
+def test_github_annotations(tmp_path: Path, at_root, corpus_json: dict) -> None:
+    code, text = report(tmp_path, "github", *CASES)
+    assert code == 1
+    lines = text.splitlines()
+    assert len(lines) == len(findings(corpus_json))
+    for line, d in zip(lines, findings(corpus_json)):
+        m = re.fullmatch(r"::error file=([^,]+),line=(\d+),col=(\d+),endLine=\d+,endColumn=\d+,title=(FX-[A-Z]+-\d+)[^:]*::(.+)", line)
+        assert m, line
+        assert (m[1], int(m[2]), int(m[3]), m[4]) == (d["primary"]["file"], d["primary"]["line"], d["primary"]["column"], d["code"])
+        assert "\n" not in m[5] and m[5].startswith(d["message"].replace("%", "%25"))
+
+
+def test_markdown_table_and_sequence_diagrams(tmp_path: Path, at_root, corpus_json: dict) -> None:
+    code, text = report(tmp_path, "markdown", *CASES)
+    assert code == 1 and text.startswith("## fxverify: failed")
+    fs = findings(corpus_json)
+    rows = [ln for ln in text.splitlines() if ln.startswith("| error | `FX-")]
+    assert len(rows) == len(fs)
+    diagrams = re.findall(r"```mermaid\n(.*?)```", text, re.S)
+    traced = [d for d in fs if "trace" in d]
+    assert len(diagrams) == len(traced)
+    for dia, d in zip(diagrams, traced):
+        assert dia.startswith("sequenceDiagram\n")
+        participants = re.findall(r"participant D\d+ as (\S+)", dia)
+        assert set(participants) >= {ev["device"] for ev in d["trace"]["events"]}
+        assert len(participants) == len(set(participants))
+        assert dia.count("rect rgb") == 1 and ";" not in dia.replace("#59;", "").replace("#35;", "").replace("#60;", "").replace("#62;", "")
+    assert "->>" in text  # the double handoff is drawn as messages between owners
+
+
+def test_text_ends_with_summary_table(at_root) -> None:
+    code, out = fx("check", *CASES)
+    assert code == 1
+    tail = out[out.rindex("summary"):].splitlines()
+    assert re.fullmatch(r"\s+proved\s+1\s+\d+", tail[2]) and re.fullmatch(r"\s+refuted\s+3\s+3", tail[3])
+    assert re.fullmatch(r"\s+unknown\s+1\s+1", tail[4]) and re.fullmatch(r"\s+total\s+5\s+\d+", tail[-1])
+    assert " s;" not in out
+
+
+def test_exit_codes_fail_on_and_unknown(tmp_path: Path, at_root) -> None:
+    budget = "corpus/solver/fail/budget-exhausted.fx"
+    assert fx("check", budget)[0] == 1
+    code, out = fx("check", budget, "--unknown", "warn")
+    assert code == 0 and "warning[FX-SMT-001]" in out
+    assert fx("check", budget, "--unknown", "warn", "--fail-on", "warning")[0] == 1
+    p = tmp_path / "p.fx"
+    p.write_text((ROOT / "corpus/transforms/ok/compress-worst-case.fx").read_text()
+                 + '# fx: allow FX-ORD-002 reason "nothing races here"\n')
+    code, out = fx("check", str(p))
+    assert code == 0 and "warning[FX-SUP-002]" in out
+    assert fx("check", str(p), "--fail-on", "warning")[0] == 1
+    assert fx("check", str(tmp_path / "missing.fx"))[0] == 2
+
+
+# -- baselines ------------------------------------------------------------------------------
+
+def _reformat(text: str) -> str:
+    """Shift every line down and change the spacing, without changing meaning."""
+    body = re.sub(r"[ ]+", "  ", text)
+    return "# reformatted\n\n\n" + body.replace("\nflow", "\n\n# a comment\nflow")
+
+
+def test_baseline_round_trip_survives_reformatting(tmp_path: Path) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text())
+    base = tmp_path / "baseline.json"
+    code, _ = fx("check", str(pol), "--write-baseline", str(base))
+    assert code == 0
+    entries = json.loads(base.read_text())["entries"]
+    assert [e["code"] for e in entries] == ["FX-ORD-002"] and entries[0]["edges"] == ["attn", "offload"]
+    assert fx("check", str(pol))[0] == 1
+    assert fx("check", str(pol), "--baseline", str(base))[0] == 0
+    before = json.loads(report(tmp_path, "json", str(pol), "--no-cache")[1])
+    pol.write_text(_reformat(pol.read_text()))
+    after = json.loads(report(tmp_path, "json", str(pol), "--no-cache")[1])
+    (d0,), (d1,) = findings(before), findings(after)
+    assert d0["primary"]["line"] != d1["primary"]["line"] and d0["fingerprint"] == d1["fingerprint"]
+    code, out = fx("check", str(pol), "--baseline", str(base))
+    assert code == 0 and "FX-ORD-002" not in out.split("summary")[0].split("baseline")[0]
+    assert "1 known finding(s) accepted, 0 stale" in out
+    # A new finding is reported; the known one stays accepted.
+    pol.write_text(re.sub(r"stream\s+compute", "stream compute\n  edge late: write kv_blk by gpu0.launch stream other",
+                          pol.read_text()))
+    code, text = report(tmp_path, "json", str(pol), "--baseline", str(base))
+    doc = json.loads(text)
+    assert code == 1 and doc["baseline"]["matched"] == 1
+    assert {tuple(d["edges"]) for d in findings(doc)} and ("attn", "offload") not in {tuple(d["edges"]) for d in findings(doc)}
+
+
+def test_stale_entries_are_listed_then_dropped(tmp_path: Path) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text())
+    base = tmp_path / "baseline.json"
+    assert fx("check", str(pol), "--write-baseline", str(base))[0] == 0
+    pol.write_text(pol.read_text().replace("stream copy  #", "stream copy after attn  #"))
+    code, out = fx("check", str(pol), "--baseline", str(base))
+    assert code == 0 and "1 stale entry" in out and "stale FX-ORD-002" in out
+    code, out = fx("check", str(pol), "--update-baseline", str(base))
+    assert code == 0 and json.loads(base.read_text())["entries"] == []
+    assert "0 stale entries" in fx("check", str(pol), "--baseline", str(base))[1]
+
+
+def test_bad_baselines_are_input_errors(tmp_path: Path) -> None:
+    (tmp_path / "b.json").write_text("{not json")
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--baseline", str(tmp_path / "b.json")])
+    assert r.exit_code == 2 and "is not JSON" in r.stderr and "Traceback" not in r.output
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--baseline", str(tmp_path / "none.json")])
+    assert r.exit_code == 2 and "does not exist" in r.stderr
+
+
+# -- suppressions ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt,needle", [
+    ("text", "= suppressed: the copy engine drains the compute stream first"),
+    ("json", '"suppressed": "the copy engine drains the compute stream first"'),
+    ("sarif", '"justification": "the copy engine drains the compute stream first"'),
+    ("junit", 'message="suppressed FX-ORD-002: the copy engine drains the compute stream first"'),
+    ("github", "::notice file="),
+    ("markdown", "| suppressed | `FX-ORD-002`"),
+])
+def test_suppressed_findings_show_their_reason_in_every_format(tmp_path: Path, fmt: str, needle: str) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text().replace(
+        "# expect: FX-ORD-002", '# fx: allow FX-ORD-002 reason "the copy engine drains the compute stream first"'))
+    code, text = report(tmp_path, fmt, str(pol))
+    assert code == 0, text
+    assert needle in text
+    assert "the copy engine drains the compute stream first" in text
+
+
+def test_suppression_on_the_line_above_the_edge(tmp_path: Path) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text().replace(
+        "  edge offload:", '  # fx: allow FX-ORD-002 reason "accepted"\n  edge offload:'))
+    code, out = fx("check", str(pol))
+    assert code == 0 and "suppressed[FX-ORD-002]" in out and "FX-SUP-002" not in out
+
+
+def test_suppression_without_reason_is_an_error(tmp_path: Path) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text().replace("# expect: FX-ORD-002", "# fx: allow FX-ORD-002"))
+    code, out = fx("check", str(pol))
+    assert code == 2 and "error[FX-SUP-001]" in out and "kv.fx:19:" in out
+
+
+# -- cache and parallelism --------------------------------------------------------------------
+
+def _stats(tmp_path: Path, *args: str) -> dict:
+    code, text = report(tmp_path, "json", *args, "--stats")
+    return json.loads(text)["stats"]
+
+
+def test_cache_hits_misses_and_rebuilds(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text())
+    args = (str(pol), "--no-prune", "--cache-dir", str(cache))
+    cold = _stats(tmp_path, *args)
+    n = cold["solved"]
+    queries = cold["obligation_hits"] + n
+    # Two obligations with the same SMT-LIB text are solved once.
+    assert n > 5 and cold["obligation_misses"] == n and cold["policy_misses"] == 1
+    warm = _stats(tmp_path, *args)
+    assert (warm["policy_hits"], warm["solved"], warm["obligation_misses"]) == (1, 0, 0)
+    # Same output, cold or warm.
+    assert report(tmp_path, "json", *args)[1] == report(tmp_path, "json", str(pol), "--no-prune", "--no-cache")[1]
+    # Change one edge: only the obligations whose SMT-LIB text changed are solved again.
+    smt0 = tmp_path / "smt0"
+    fx("check", str(pol), "--no-prune", "--no-cache", "--dump-smt", str(smt0))
+    pol.write_text(pol.read_text().replace("stream copy  #", "stream copy after attn  #"))
+    smt1 = tmp_path / "smt1"
+    fx("check", str(pol), "--no-prune", "--no-cache", "--dump-smt", str(smt1))
+
+    def texts(d: Path) -> set[str]:
+        return {"".join(ln for ln in p.read_text().splitlines(True) if not ln.startswith(";")) for p in d.rglob("*.smt2")}
+
+    assert len(texts(smt0)) == n
+    changed = len(texts(smt1) - texts(smt0))
+    edited = _stats(tmp_path, *args)
+    assert 0 < changed < n
+    assert (edited["policy_misses"], edited["solved"]) == (1, changed)
+    assert edited["obligation_hits"] + edited["obligation_misses"] == queries
+    # Corrupted entries are misses, rebuilt by the next run.
+    entries = sorted((cache / "v1").rglob("*.json.gz"))
+    for p in entries:
+        p.write_bytes(b"\x1f\x8b garbage")
+    again = _stats(tmp_path, *args)
+    assert again["policy_misses"] == 1 and again["solved"] == n
+    assert _stats(tmp_path, *args)["policy_hits"] == 1
+
+
+def test_no_cache_writes_nothing(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    stats = _stats(tmp_path, str(ROOT / RACE), "--no-cache", "--cache-dir", str(cache))
+    assert stats["solved"] == 1 and not cache.exists()
+
+
+def test_jobs_output_is_byte_identical(tmp_path: Path, at_root) -> None:
+    args = ("corpus/ordering", "corpus/ownership", "corpus/solver", "--no-cache")
+    for fmt in ("text", "sarif"):
+        one = report(tmp_path, fmt, *args, "--jobs", "1")
+        two = report(tmp_path, fmt, *args, "--jobs", "2")
+        assert one == two and one[0] == 1
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_input_errors_in_every_format(tmp_path: Path, fmt: str) -> None:
+    bad = tmp_path / "typo.fx"
+    bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
+    code, text = report(tmp_path, fmt, str(bad), str(ROOT / RACE))
+    assert code == 2 and "FX-NAM-001" in text and "Traceback" not in text
+    if fmt == "sarif":
+        import jsonschema
+
+        jsonschema.validate(json.loads(text), json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text()))
+    if fmt == "junit":
+        assert ET.fromstring(text).find(".//testcase[@name='load']/error[@type='FX-NAM-001']") is not None
+
+
+def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    cache = tmp_path / "cache"
+    args = [sys.executable, "-m", "fxverify", "check", str(ROOT / RACE), str(ROOT / "corpus/alias/ok/interleaved-strided.fx"),
+            "--no-prune", "--format", "json", "--cache-dir", str(cache)]
+    env = {**os.environ, "NO_COLOR": "1"}
+    procs = [subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1, 1], outs
+    assert outs[0][0] == outs[1][0] == outs[2][0]
+    assert not [p for p in cache.rglob("*") if p.name.startswith(".fxverify-")]  # no temporary file left behind
+    assert fx("check", *args[4:])[1] == outs[0][0]
+
+
+def test_jobs_on_one_policy_spreads_its_queries(tmp_path: Path) -> None:
+    """One policy: its solver queries go to the worker processes; same bytes, same counts."""
+    args = (str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c1"))
+    one = report(tmp_path, "json", *args, "--jobs", "1", "--no-cache")
+    two = report(tmp_path, "json", *args, "--jobs", "2")
+    assert one == two and one[0] == 1
+    stats = _stats(tmp_path, str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c2"), "--jobs", "2")
+    assert stats["solved"] == stats["obligation_misses"] > 5
+
+
+@pytest.mark.parametrize("where", ["trailing", "above"])
+def test_suppression_on_the_edge_covers_its_later_clauses(tmp_path: Path, where: str) -> None:
+    """FX-OWN-003's primary span is the `handoff` clause on the line after `edge to_dpu:`; a
+    suppression on (or above) the edge's first line annotates the whole edge."""
+    src = (ROOT / "corpus/ownership/fail/double-handoff.fx").read_text()
+    sup = '# fx: allow FX-OWN-003 reason "the NIC returns `stage` before the DPU takes it"'
+    if where == "trailing":
+        src = src.replace("after to_nic\n", f"after to_nic  {sup}\n")
+    else:
+        src = src.replace("  edge to_dpu:", f"  {sup}\n  edge to_dpu:")
+    pol = tmp_path / "p.fx"
+    pol.write_text(src)
+    code, out = fx("check", str(pol))
+    assert code == 0 and "suppressed[FX-OWN-003]" in out and "FX-SUP-002" not in out
+
+
+def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
+    from fxverify.pipeline import collect_policies
+
+    got = collect_policies(["corpus/ordering/ok/kv-offload-ordered.fx", "corpus/ordering", "./corpus/ordering/ok/spill-then-free.fx"])
+    assert got[0] == "corpus/ordering/ok/kv-offload-ordered.fx"
+    assert got[1:] == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "corpus/ordering").rglob("*.fx")
+                             if p.name != "kv-offload-ordered.fx")
