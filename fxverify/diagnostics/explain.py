@@ -122,6 +122,17 @@ INLINE: dict[str, tuple[str, str]] = {
                    'edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-002 reason "drained by the stream sync in step()"'),
     "FX-SUP-002": ('edge attn: write kv by gpu0.launch  # fx: allow FX-ORD-002 reason "old race, since fixed"',
                    "edge attn: write kv by gpu0.launch"),
+    # Generator inputs (fxverify gen prefill): a command line or an input file, not policy text.
+    "FX-GEN-001": ('fxverify gen prefill --model config.json\n# config.json: {"hidden_size": 4096 "num_hidden_layers": 32}',
+                   'fxverify gen prefill --model config.json\n# config.json: {"hidden_size": 4096, "num_hidden_layers": 32, ...}'),
+    "FX-GEN-002": ('# config.json: "num_attention_heads": 32, "num_key_value_heads": 7',
+                   '# config.json: "num_attention_heads": 32, "num_key_value_heads": 8'),
+    "FX-GEN-003": ("fxverify gen prefill --model meta-llama--Meta-Llama-3.1-70B.json --tp 2 \\\n"
+                   "    --cxl cxl_test-list-BDMu-root-mem3.json --spill 1",
+                   "fxverify gen prefill --model meta-llama--Meta-Llama-3.1-70B.json --tp 2 \\\n"
+                   "    --cxl cxl_test-list-BDMu-root-mem3.json --spill 0.25"),
+    "FX-GEN-004": ("fxverify gen prefill --model meta-llama--Meta-Llama-3.1-8B.json --tokens 1000",
+                   "fxverify gen prefill --model meta-llama--Meta-Llama-3.1-8B.json --tokens 1008"),
 }
 
 
