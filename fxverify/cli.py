@@ -371,8 +371,8 @@ def _run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype, s
         argv += (["--unroll"] if unroll else []) + (["--layers", str(layers)] if layers is not None else [])
         argv += (["--hbm-gib", str(hbm_gib)] if hbm_gib != 80 else [])
         argv += (["--ckpt-every", str(ckpt_every)] if ckpt_every is not None else [])
-        argv += (["--name", name] if name is not None else [])
         policy_name = name or (output.name.removesuffix(".fx") if output is not None else None)
+        argv += ["--name", policy_name] if policy_name is not None else []  # the echo reproduces the text wherever it is written
         opts = PrefillOptions(tokens=tokens, block_tokens=block_tokens, tp=tp, kv_dtype=kv_dtype, spill=spill,
                               disaggregate=disaggregate, unroll=unroll, layers=layers, hbm_gib=hbm_gib,
                               ckpt_every=ckpt_every, name=policy_name, command=shlex.join(argv))
@@ -383,13 +383,18 @@ def _run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype, s
             lines += render_diagnostic(d, sources) + [[("", "")]]
         sys.stderr.write(to_plain(lines))
         return 2
+    for target in (output, summary_json):  # check both folders first: never leave one file of the pair behind
+        if target is not None and not os.path.isdir(os.path.dirname(os.path.abspath(target))):
+            typer.echo(f"error: cannot write `{target}`: no such folder\n  = help: name a file in an existing, writable folder",
+                       err=True)
+            return 2
     try:
-        if summary_json is not None:
-            write_atomic(str(summary_json), json.dumps(gen.summary, indent=2, sort_keys=True) + "\n")
         if output is not None:
             write_atomic(str(output), gen.text)
         else:
             sys.stdout.write(gen.text)
+        if summary_json is not None:
+            write_atomic(str(summary_json), json.dumps(gen.summary, indent=2, sort_keys=True) + "\n")
     except OSError as err:
         typer.echo(f"error: cannot write: {err.strerror or err}\n  = help: name a file in an existing, writable folder", err=True)
         return 2

@@ -39,8 +39,8 @@ def model(name: str):
     return spec
 
 
-def gen(name: str, *, topo: Path | None = None, cxl: tuple[Path, ...] = (), **kw):
-    spec = model(name)
+def gen(stem: str, *, topo: Path | None = None, cxl: tuple[Path, ...] = (), **kw):
+    spec = model(stem)
     t = load_topology(str(topo), SourceMap())[0] if topo else None
     c = load_cxl([str(p) for p in cxl], SourceMap())[0] if cxl else None
     out, diags = generate_prefill(spec, t, c, PrefillOptions(**kw))
@@ -216,9 +216,10 @@ def test_summary_matches_hand_calculation() -> None:
         assert key in s
     assert (s["layers"], s["kv_bytes_per_token"], s["kv_bytes_per_token_per_layer"], s["blocks_per_layer"]) == (
         32, 131072, 4096, 8192 // 16)
-    # per layer: 512 KV writes, 512 sends, 1 flush, 1 decode read, 1 free and 8 compute edges
-    # (wq, attn, 2 reduces, wf, up, down, embed once); 8 of 32 layers spill 512 blocks; 4 checkpoints
-    assert s["edges"] == 1 + 32 * (512 + 512 + 1 + 1 + 1 + 7) + 8 * 512 + 4
+    # once: the embedding read and the write of the hidden states; per layer: 512 KV writes,
+    # 512 sends, 1 flush, 1 decode read, 1 free and 7 compute edges (wq, attn, 2 reduces, wf, up,
+    # down); 8 of 32 layers spill 512 blocks; 4 checkpoints
+    assert s["edges"] == 2 + 32 * (512 + 512 + 1 + 1 + 1 + 7) + 8 * 512 + 4
     assert "# 16 tok x 4096 B = 65536 B" in out.text or "KV block = 16 tok x 4096 B = 65536 B (64 KiB)" in out.text
 
 
@@ -346,3 +347,109 @@ def test_cli_writes_policy_and_summary(tmp_path: Path) -> None:
     s = json.loads(summ.read_text())
     assert s["policy"] == "p" and s["kv_bytes_per_token_per_layer"] == 2 * 8 * 128 * 2
     assert out.read_text().startswith("# Qwen--Qwen3-8B prefill")
+
+
+# ---- odd but plausible inputs: diagnostics, never a crash --------------------------------------
+
+_LLAMA = json.loads((INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json").read_text())
+
+
+@pytest.mark.parametrize(("edit", "needle"), [
+    (lambda c: c.update(torch_dtype=["bfloat16"]), "`torch_dtype`"),
+    (lambda c: c.update(architectures={"x": 1}), "`architectures`"),
+    (lambda c: c.update(num_local_experts=[8], num_experts_per_tok=2), "`num_local_experts`"),
+    (lambda c: c.update(num_local_experts=8, num_experts_per_tok=2, interleave_moe_layer_step=2), "interleave"),
+    (lambda c: c.update(quantization_config={"quant_method": "fp8", "weight_block_size": [128, True]}), "weight_block_size"),
+])
+def test_odd_configs_are_diagnosed(tmp_path: Path, edit, needle: str) -> None:
+    cfg = json.loads(json.dumps(_LLAMA))
+    edit(cfg)
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(cfg, indent=2))
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(p), "--tokens", "64", "--layers", "1"])
+    assert r.exit_code == 2 and "FX-GEN-002" in r.output and needle in r.output, r.output
+
+
+_GPU = '<pci busid="0000:01:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16"{}>'
+
+
+@pytest.mark.parametrize(("xml", "ok"), [
+    # a bare <nic> (a network plugin device with no PCI entry) and a sysfs "Unknown" speed are fine
+    (f'<system><cpu numaid="0">{_GPU.format("/")}<nic><net name="mlx5_0"/></nic></cpu></system>', True),
+    ('<system><cpu numaid="0"><pci busid="0:1" class="0x030200" link_speed="Unknown" link_width="16"/></cpu></system>', True),
+    (f'<system><cpu numaid="0">{_GPU.format("")}<gpu dev="0"><nvlink target="0:2" count="2" tclass="068000"/></gpu>'
+     '</pci></cpu></system>', False),
+    (f'<system><cpu numaid="-1">{_GPU.format("/")}</cpu></system>', False),
+])
+def test_odd_topologies(tmp_path: Path, xml: str, ok: bool) -> None:
+    p = tmp_path / "t.xml"
+    p.write_text(xml)
+    out = tmp_path / "o.fx"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--topology", str(p), "--tokens", "64", "--layers", "1", "-o", str(out)])
+    if ok:
+        assert r.exit_code == 0, r.output
+        assert check(str(out)).verdict is Status3.PROVED
+    else:
+        assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
+
+
+def test_nvswitch_links_sum_over_switches(tmp_path: Path) -> None:
+    # two GPUs on three NVSwitches with 2 links each: NCCL counts 6 NVLinks between them
+    gpus = "".join(_GPU.format("").replace("01:00", f"0{i}:00") + f'<gpu dev="{i}">'
+                   + "".join(f'<nvlink target="0000:c{k}:00.0" count="2" tclass="0x068000"/>' for k in range(3))
+                   + "</gpu></pci>" for i in (1, 2))
+    p = tmp_path / "nv.xml"
+    p.write_text(f'<system><cpu numaid="0">{gpus}</cpu></system>')
+    t, diags = load_topology(str(p), SourceMap())
+    assert not diags and t is not None and t.nvlinks == (("gpu0", "gpu1", 6),)
+
+
+@pytest.mark.parametrize(("doc", "ok"), [
+    # flat `cxl list -P` from hardware: a top-level port is a host bridge
+    ([{"port": "port1", "host": "pci0000:34", "ports:port1": [{"port": "port2", "host": "0000:35:00.0"}]}], True),
+    # grouped `cxl list -D`
+    ([{"root decoders": [{"decoder": "decoder0.0", "resource": "0x4000000000", "size": "1.00 GiB (1.07 GB)",
+                          "volatile_capable": True, "nr_targets": 1}]}], True),
+    # -u rounding lost the byte count
+    ({"decoder": "decoder0.0", "resource": "0x4000000000", "size": "1.33 GiB (1.43 GB)", "volatile_capable": True}, False),
+    ({"region": "region0", "resource": "0xc90000000", "size": 536870912, "interleave_ways": "x"}, False),
+])
+def test_odd_cxl_listings(tmp_path: Path, doc, ok: bool) -> None:
+    p = tmp_path / "c.json"
+    p.write_text(json.dumps(doc))
+    out = tmp_path / "o.fx"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--cxl", str(p), "--cxl", str(BDMU), "--tokens", "64", "--layers", "1", "-o", str(out)])
+    if ok:
+        assert r.exit_code == 0, r.output
+        assert check(str(out)).verdict is Status3.PROVED
+    else:
+        assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
+
+
+def test_no_half_written_pair(tmp_path: Path) -> None:
+    summ = tmp_path / "s.json"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64",
+                            "--summary-json", str(summ), "-o", str(tmp_path / "missing" / "p.fx")])
+    assert r.exit_code == 2 and not summ.exists()
+
+
+def test_policy_names_cannot_break_the_text() -> None:
+    out, diags = gen("Qwen--Qwen3-8B", tokens=64, layers=1, name='my "x" policy')
+    assert out is None and diags[0].code == "FX-GEN-004"
+
+
+def test_tp_shards_attention_weights_by_hand() -> None:
+    m = model("meta-llama--Meta-Llama-3.1-8B")
+    h, hd = 4096, 128
+    # tp 2: q and o split by 32 heads, k and v by 8 KV heads
+    assert m.attn_weight_bytes(2) == 2 * (h * 16 * hd + 2 * h * 4 * hd + 16 * hd * h)
+    # tp 16 > 8 KV heads: each rank keeps one whole KV head
+    assert m.attn_weight_bytes(16) == 2 * (h * 2 * hd + 2 * h * 1 * hd + 2 * hd * h)
+    d = model("deepseek-ai--DeepSeek-V3")
+    # MLA at tp 8, fp8 with one fp32 scale per 128x128 block: q_a and kv_a replicated, the rest split
+    def fp8(r: int, c: int) -> int:
+        return r * c + 4 * (-(-r // 128)) * (-(-c // 128))
+    want = (fp8(7168, 1536) + fp8(7168, 576) + fp8(1536, 16 * 192) + fp8(512, 16 * 256) + fp8(16 * 128, 7168))
+    assert d.attn_weight_bytes(8) == want

@@ -32,11 +32,13 @@ POLICIES: dict[str, list[str]] = {
                                 "--disaggregate"],
     # Mixtral on two GPUs of an Azure ND H100 v5, KV sent through the GPUs' own InfiniBand NICs.
     "mixtral-8x7b-tp2-ndv5.fx": ["--model", f"{MODELS}/mistralai--Mixtral-8x7B-v0.1.json", "--topology", NDV5,
-                                 "--cxl", BEMPU, "--cxl", BDMU, "--tp", "2", "--tokens", "2048", "--disaggregate"],
-    # DeepSeek-V3 (MLA, 256 experts, fp8 weights) over the 8 GPUs of a p4d.24xlarge: the latent is
-    # replicated on every rank, so one rank spills and sends it.
+                                 "--cxl", BEMPU, "--cxl", BDMU, "--tp", "2", "--tokens", "512", "--disaggregate"],
+    # DeepSeek-V3 (MLA, 256 experts, fp8 weights) over the 8 GPUs (A100 40 GB) of a p4d.24xlarge:
+    # the latent is replicated on every rank, so one rank spills and sends it. The first 12 layers
+    # (3 dense, 9 MoE) keep the check of every pull request short; bench/bench_gen.py runs all 61.
     "deepseek-v3-tp8-p4d.fx": ["--model", f"{MODELS}/deepseek-ai--DeepSeek-V3.json", "--topology", P4D,
-                               "--cxl", BEMPU, "--cxl", BDMU, "--tp", "8", "--tokens", "512", "--disaggregate"],
+                               "--cxl", BEMPU, "--cxl", BDMU, "--tp", "8", "--tokens", "256", "--layers", "12",
+                               "--hbm-gib", "40", "--disaggregate"],
     # Qwen3-8B, unrolled: every edge written out, no families.
     "qwen3-8b-tp2-unrolled.fx": ["--model", f"{MODELS}/Qwen--Qwen3-8B.json", "--tp", "2", "--tokens", "256",
                                  "--unroll"],

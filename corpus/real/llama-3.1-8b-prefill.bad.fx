@@ -13,10 +13,10 @@
 #   KV block = 16 tok x 4096 B = 65536 B (64 KiB); 8192 / 16 = 512 blocks per layer
 #   hidden states = 8192 tok x 4096 x 2 B = 67108864 B; all-reduce chunk = 67108864 / 1 = 67108864 B
 #   attention weights per layer per rank = 83886080 B; dense FFN weights per layer per rank = 3 x 4096 x 14336 (x 2 B) = 352321536 B
-#   weights are resident in HBM; one rank uses 15401484288 B (14.34 GiB) of 80 GiB HBM
+#   weights are resident in HBM; one rank uses 17502830592 B (16.30 GiB) of 80 GiB HBM
 #   spill: floor(1/4 x 32) = 8 layers (from layer 24); slot = 32768 elems x 1 B + ceil(32768 / 128) fp32 scales x 4 B = 33792 B
 #   checkpoints every 8 layers: 4 slots of LZ4_COMPRESSBOUND(67108864) = 67372052 B, page-aligned = 67375104 B
-#   edges = 37189 (as unrolled)
+#   edges = 37190 (as unrolled)
 policy "llama-3.1-8b-prefill.bad"
 
 fabric {
@@ -44,11 +44,13 @@ space rhbm on decode0 size 1 GiB                  # the decode node's KV memory 
 # rank 0 (gpu0): the KV cache of one layer, and its blocks
 region kvl0[l in 0..32] in hbm0 at 0x0 + l * 33554432 size 33554432 owner gpu0 dtype bf16
 region kvb0[l in 0..32, b in 0..512] in hbm0 at 0x0 + (l * 512 + b) * 65536 size 65536 owner gpu0 dtype bf16
+# rank 0: its vocabulary shard of the embedding and the LM head
+region wemb0 in hbm0 at 0x48000000 size 2101346304 owner gpu0 dtype bf16
 region act0 in hbm0 at 0x40000000 size 67108864 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x44000000 size 67108864 owner gpu0 dtype bf16
-region inter0 in hbm0 at 0x48000000 size 234881024 owner gpu0 dtype bf16
-region wattn0[l in 0..32] in hbm0 at 0x56000000 + l * 83886080 size 83886080 owner gpu0 dtype bf16
-region wffn0[l in 0..32] in hbm0 at 0xf6000000 + l * 352321536 size 352321536 owner gpu0 dtype bf16
+region inter0 in hbm0 at 0xc5400000 size 234881024 owner gpu0 dtype bf16
+region wattn0[l in 0..32] in hbm0 at 0xd3400000 + l * 83886080 size 83886080 owner gpu0 dtype bf16
+region wffn0[l in 0..32] in hbm0 at 0x173400000 + l * 352321536 size 352321536 owner gpu0 dtype bf16
 # spilled KV of layers 24..32 (u = layer - 24), KV group 0, in decoder3.0; a layer's 1 group(s) share one 17301504 B unit
 region kvs_decoder3_0_g0[u in 0..8, b in 0..512] in decoder3_0 at 0x8020000000 + u * 17301504 + b * 33792 size 33792 owner gpu0 dtype fp8
 # lz4 checkpoints 0..3 of the hidden states in decoder3.2
@@ -67,7 +69,9 @@ map kv_sent: array<u32, u64>[32] class per_device merge sum     # key l * 1 + NI
 flow prefill {
 
   # rank 0 on gpu0
-  edge embed[0]: write act0 by gpu0.launch
+  # embedding lookup: read the rank's vocabulary shard, write the hidden states
+  edge emb[0]: read wemb0 by gpu0.launch
+  edge embed[0]: write act0 by gpu0.launch after emb[0]
   for l in 0..1 {
     edge wq[l, 0]: read wattn0[l] by gpu0.launch after embed[0] reuse 83886080 rw 1:0
   }

@@ -13,8 +13,8 @@
 #   KV block = 16 tok x 2048 B = 32768 B (32 KiB); 256 / 16 = 16 blocks per layer
 #   hidden states = 256 tok x 4096 x 2 B = 2097152 B; all-reduce chunk = 2097152 / 2 = 1048576 B
 #   attention weights per layer per rank = 41943040 B; dense FFN weights per layer per rank = 3 x 4096 x 6144 (x 2 B) = 150994944 B
-#   weights are resident in HBM; one rank uses 6975127552 B (6.50 GiB) of 80 GiB HBM
-#   edges = 2018 (as unrolled)
+#   weights are resident in HBM; one rank uses 8220835840 B (7.66 GiB) of 80 GiB HBM
+#   edges = 2020 (as unrolled)
 policy "qwen3-8b-tp2-unrolled"
 
 fabric {
@@ -34,21 +34,25 @@ space hbm1 on gpu1 size 80 GiB
 # rank 0 (gpu0): the KV cache of one layer, and its blocks
 region kvl0[l in 0..36] in hbm0 at 0x0 + l * 524288 size 524288 owner gpu0 dtype bf16
 region kvb0[l in 0..36, b in 0..16] in hbm0 at 0x0 + (l * 16 + b) * 32768 size 32768 owner gpu0 dtype bf16
+# rank 0: its vocabulary shard of the embedding and the LM head
+region wemb0 in hbm0 at 0x1600000 size 1244659712 owner gpu0 dtype bf16
 region act0 in hbm0 at 0x1200000 size 2097152 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x1400000 size 2097152 owner gpu0 dtype bf16
-region hs0 in hbm0 at 0x1600000 size 2097152 owner gpu0 dtype bf16
-region inter0 in hbm0 at 0x1800000 size 3145728 owner gpu0 dtype bf16
-region wattn0[l in 0..36] in hbm0 at 0x1c00000 + l * 41943040 size 41943040 owner gpu0 dtype bf16
-region wffn0[l in 0..36] in hbm0 at 0x5bc00000 + l * 150994944 size 150994944 owner gpu0 dtype bf16
+region hs0 in hbm0 at 0x4ba00000 size 2097152 owner gpu0 dtype bf16
+region inter0 in hbm0 at 0x4bc00000 size 3145728 owner gpu0 dtype bf16
+region wattn0[l in 0..36] in hbm0 at 0x4c000000 + l * 41943040 size 41943040 owner gpu0 dtype bf16
+region wffn0[l in 0..36] in hbm0 at 0xa6000000 + l * 150994944 size 150994944 owner gpu0 dtype bf16
 # rank 1 (gpu1): the KV cache of one layer, and its blocks
 region kvl1[l in 0..36] in hbm1 at 0x0 + l * 524288 size 524288 owner gpu1 dtype bf16
 region kvb1[l in 0..36, b in 0..16] in hbm1 at 0x0 + (l * 16 + b) * 32768 size 32768 owner gpu1 dtype bf16
+# rank 1: its vocabulary shard of the embedding and the LM head
+region wemb1 in hbm1 at 0x1600000 size 1244659712 owner gpu1 dtype bf16
 region act1 in hbm1 at 0x1200000 size 2097152 owner gpu1 dtype bf16
 region tmp1 in hbm1 at 0x1400000 size 2097152 owner gpu1 dtype bf16
-region hs1 in hbm1 at 0x1600000 size 2097152 owner gpu1 dtype bf16
-region inter1 in hbm1 at 0x1800000 size 3145728 owner gpu1 dtype bf16
-region wattn1[l in 0..36] in hbm1 at 0x1c00000 + l * 41943040 size 41943040 owner gpu1 dtype bf16
-region wffn1[l in 0..36] in hbm1 at 0x5bc00000 + l * 150994944 size 150994944 owner gpu1 dtype bf16
+region hs1 in hbm1 at 0x4ba00000 size 2097152 owner gpu1 dtype bf16
+region inter1 in hbm1 at 0x4bc00000 size 3145728 owner gpu1 dtype bf16
+region wattn1[l in 0..36] in hbm1 at 0x4c000000 + l * 41943040 size 41943040 owner gpu1 dtype bf16
+region wffn1[l in 0..36] in hbm1 at 0xa6000000 + l * 150994944 size 150994944 owner gpu1 dtype bf16
 alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
 alias_set kvcache1 = [kvl1, kvb1]   # a layer's view and its blocks are the same bytes
 
@@ -58,7 +62,9 @@ map layer_done: array<u32, u32>[72] class causal            # key l * 2 + rank
 flow prefill {
 
   # rank 0 on gpu0: its partial outputs are leased to the other ranks for the all-reduce
-  edge embed[0]: write act0 by gpu0.launch
+  # embedding lookup: read the rank's vocabulary shard, write the hidden states
+  edge emb[0]: read wemb0 by gpu0.launch
+  edge embed[0]: write act0 by gpu0.launch after emb[0]
       lease tmp0 to gpu1
   edge wq[0, 0]: read wattn0[0] by gpu0.launch after embed[0] reuse 41943040 rw 1:0
   edge wq[1, 0]: read wattn0[1] by gpu0.launch after ag_f[0, 0] reuse 41943040 rw 1:0
@@ -1468,7 +1474,9 @@ flow prefill {
   edge down[35, 0]: write tmp0 by gpu0.launch after up[35, 0]
 
   # rank 1 on gpu1: its partial outputs are leased to the other ranks for the all-reduce
-  edge embed[1]: write act1 by gpu1.launch
+  # embedding lookup: read the rank's vocabulary shard, write the hidden states
+  edge emb[1]: read wemb1 by gpu1.launch
+  edge embed[1]: write act1 by gpu1.launch after emb[1]
       lease tmp1 to gpu0
   edge wq[0, 1]: read wattn1[0] by gpu1.launch after embed[1] reuse 41943040 rw 1:0
   edge wq[1, 1]: read wattn1[1] by gpu1.launch after ag_f[0, 1] reuse 41943040 rw 1:0

@@ -20,6 +20,7 @@ from fxverify.diagnostics.model import Diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem, problem
 from fxverify.source import SourceMap, Span
 
+_IDS = ("bus", "port", "endpoint", "memdev", "decoder", "region")
 WHAT = "the JSON output of `cxl list` (for example `cxl list -BEMPu` or `cxl list -BDMu`)"
 _UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
 
@@ -119,13 +120,17 @@ class CxlFabric:
 
 def parse_size(v: Any) -> int | None:
     """Bytes of a cxl-cli size: an integer, or ``-u`` text such as ``"256.00 MiB (268.44 MB)"``.
-    Returns ``None`` when ``v`` is neither."""
+    Returns ``None`` when ``v`` is neither, or when ``-u`` rounding lost the exact byte count."""
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str):
-        m = re.match(r"\s*([0-9]+(?:\.[0-9]+)?)\s*(B|KiB|MiB|GiB|TiB)\b", v)
+        m = re.match(r"\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KiB|MiB|GiB|TiB)\b", v)
         if m:
-            return round(float(m.group(1)) * _UNITS[m.group(2)])
+            whole, frac, unit = m.group(1), m.group(2) or "", _UNITS[m.group(3)]
+            n = int(whole + frac) * unit
+            if n % 10 ** len(frac):
+                return None  # `-u` rounded the size (e.g. "1.33 GiB"): the exact byte count is lost
+            return n // 10 ** len(frac)
         if re.fullmatch(r"\s*(0x[0-9a-fA-F]+|[0-9]+)\s*", v):
             return int(v, 0)
     return None
@@ -171,17 +176,33 @@ class _Walker:
         return InputProblem(problem("FX-GEN-002", msg, span, help=help, label=label))
 
     def walk_doc(self, doc: Any) -> None:
-        if isinstance(doc, dict):
+        if isinstance(doc, dict) and not any(isinstance(doc.get(k), str) for k in _IDS):
+            self.walk_groups(doc)
+        elif isinstance(doc, dict):
             self.obj(doc, None)
         elif isinstance(doc, list):
             for o in doc:
-                if isinstance(o, dict):
+                if isinstance(o, (dict, list)) and not (isinstance(o, dict) and any(isinstance(o.get(k), str) for k in _IDS)):
+                    self.walk_groups(o)
+                elif isinstance(o, dict):
                     self.obj(o, None)
         if not self.seen:
             raise self.bad(self.f.span(0), f"`{self.f.path}` holds no CXL bus, port, memdev, decoder or region objects",
                            help=f"pass {WHAT}")
         for obj, kind, parent in self.doc_windows:
             self.window(obj, kind, parent)
+
+    def walk_groups(self, doc: Any) -> None:
+        """Grouped listings (`cxl list -D`, `-MD`): ``{"root decoders": [...], "anon memdevs": [...]}``,
+        possibly inside a list."""
+        groups = doc if isinstance(doc, list) else [doc]
+        for g in groups:
+            if not isinstance(g, dict):
+                continue
+            for key, val in g.items():
+                for o in val if isinstance(val, list) else []:
+                    if isinstance(o, dict):
+                        self.obj(o, "bus:" if key == "root decoders" else None)
 
     def obj(self, o: dict[str, Any], parent: str | None) -> None:
         if isinstance(o.get("bus"), str):
@@ -195,7 +216,7 @@ class _Walker:
         elif isinstance(o.get("endpoint"), str):
             self.seen += 1
             md = o.get("memdev")
-            if isinstance(md, dict):
+            if isinstance(md, dict) and isinstance(md.get("memdev"), str):
                 self.memdev(md, parent or "", endpoint=o["endpoint"])
             self.children(o, o["endpoint"], "endpoint")
         elif isinstance(o.get("memdev"), str):
@@ -219,7 +240,9 @@ class _Walker:
         name, host = o["port"], str(o.get("host", ""))
         span = self.span_of("port", name)
         p = CxlPort(name, host, parent or "", span)
-        is_bridge = parent in self.fab.buses or "host_bridge" in host
+        # a port whose parent is the root (or which stands at the top of a flat `cxl list -P`) is a
+        # host bridge; a port under a port is a switch port
+        is_bridge = parent is None or parent in self.fab.buses
         group = self.fab.host_bridges if is_bridge else self.fab.switch_ports
         if not any(q.name == name for q in self.fab.host_bridges + self.fab.switch_ports):
             group.append(p)
@@ -258,6 +281,12 @@ class _Walker:
         if name not in self.doc_memdevs:
             self.doc_memdevs.append(name)
 
+    def count(self, o: dict[str, Any], key: str, span: Span, label: str, default: int = 1) -> int:
+        v = o.get(key, default)
+        if type(v) is not int or v < 0:
+            raise self.bad(span, f"`{key}` is {v!r}, not a count", help="cxl list writes a non-negative integer", label=label)
+        return v or default
+
     def window(self, o: dict[str, Any], kind: str, parent: str) -> None:
         name = o[kind]
         span = self.span_of(kind, name)
@@ -267,19 +296,20 @@ class _Walker:
             return  # a switch or endpoint decoder: only root decoders open host-physical windows
         base = parse_size(o.get("resource"))
         if base is None:
-            raise self.bad(span, f"{kind} `{name}` has no host-physical `resource`", help="cxl list writes `\"resource\": \"0x...\"`",
+            raise self.bad(span, f"{kind} `{name}` has no exact host-physical `resource`", help="cxl list writes `\"resource\": \"0x...\"`",
                            label=label)
         size = parse_size(o.get("size"))
         if not size:
-            raise self.bad(span, f"{kind} `{name}` has no positive `size`", help="cxl list writes bytes or `256.00 MiB (...)`",
+            raise self.bad(span, f"{kind} `{name}` has no exact positive `size`",
+                           help="cxl list writes bytes, or with -u `256.00 MiB (...)`; pass a listing without -u when -u rounds",
                            label=label)
         if kind == "decoder":
             persistent = bool(o.get("pmem_capable")) and not o.get("volatile_capable")
-            targets, gran = int(o.get("nr_targets", 1) or 1), 0
+            targets, gran = self.count(o, "nr_targets", span, label), 0
         else:
             typ = str(o.get("type", ""))
             persistent = typ == "pmem"
-            targets, gran = int(o.get("interleave_ways", 1) or 1), int(o.get("interleave_granularity", 0) or 0)
+            targets, gran = self.count(o, "interleave_ways", span, label), self.count(o, "interleave_granularity", span, label, 0)
         w = Window(name, kind, base, size, persistent, targets, gran, tuple(self.doc_memdevs), self.f.path, span)
         pool = self.fab.root_decoders if kind == "decoder" else self.fab.regions
         old = next((x for x in pool if x.name == name), None)

@@ -52,7 +52,8 @@ class WeightQuant:
 @dataclass(frozen=True)
 class Moe:
     """Mixture-of-experts shape: ``experts`` routed experts, ``active`` per token, ``shared``
-    always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN width."""
+    always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN width,
+    ``shared_inter`` the width of one shared expert."""
 
     experts: int
     active: int
@@ -60,6 +61,7 @@ class Moe:
     first_dense: int
     inter: int
     fields: dict[str, str] = field(default_factory=dict)  # which config key gave each value
+    shared_inter: int = 0  # width of one shared expert (``inter`` unless the config names it)
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,7 @@ class ModelSpec:
     dtype: str
     dtype_bytes: int
     nested: bool = False
+    tied: bool = False
     moe: Moe | None = None
     mla: Mla | None = None
     quant: WeightQuant | None = None
@@ -134,24 +137,41 @@ class ModelSpec:
             return self.quant.matrix_bytes(rows, cols)
         return rows * cols * self.dtype_bytes
 
-    def attn_weight_bytes(self) -> int:
-        """Attention projection weights of one layer, unsharded, in bytes.
+    def attn_weight_bytes(self, tp: int = 1) -> int:
+        """Attention projection weights of one layer held by one of ``tp`` ranks, in bytes.
 
-        GQA: q ``hidden x heads*head_dim``, k and v ``hidden x kv_heads*head_dim`` each, o
-        ``heads*head_dim x hidden``. MLA: q_a/q_b (or q), kv_a ``hidden x (kv_lora_rank + rope)``,
-        kv_b ``kv_lora_rank x heads*(nope + v)``, o ``heads*v_head_dim x hidden``."""
+        Sharding follows Megatron-style tensor parallelism as vLLM implements it: q and o are split
+        by heads; k and v are split by KV heads, and when ``tp`` exceeds the KV heads each rank
+        holds one whole KV head (``QKVParallelLinear`` replicates them). GQA shapes: q
+        ``hidden x heads*head_dim``, k and v ``hidden x kv_heads*head_dim``, o ``heads*head_dim x
+        hidden``. MLA (DeepSeek-V2/V3): the down-projections q_a ``hidden x q_lora_rank`` and kv_a
+        ``hidden x (kv_lora_rank + rope)`` are replicated on every rank (``ReplicatedLinear``);
+        q_b ``q_lora_rank x heads*(nope + rope)``, kv_b ``kv_lora_rank x heads*(nope + v)`` and o
+        ``heads*v_head_dim x hidden`` are split by heads."""
         h = self.hidden
         if self.mla is not None:
             m = self.mla
             qk = m.qk_nope_head_dim + m.qk_rope_head_dim
-            q = (self.matrix_bytes(h, m.q_lora_rank) + self.matrix_bytes(m.q_lora_rank, self.heads * qk)
-                 if m.q_lora_rank else self.matrix_bytes(h, self.heads * qk))
-            kv = (self.matrix_bytes(h, m.kv_lora_rank + m.qk_rope_head_dim)
-                  + self.matrix_bytes(m.kv_lora_rank, self.heads * (m.qk_nope_head_dim + m.v_head_dim)))
-            return q + kv + self.matrix_bytes(self.heads * m.v_head_dim, h)
-        q = self.matrix_bytes(h, self.heads * self.head_dim)
-        kv = 2 * self.matrix_bytes(h, self.kv_heads * self.head_dim)
-        return q + kv + self.matrix_bytes(self.heads * self.head_dim, h)
+            hpr = self.heads // tp
+            rep = self.matrix_bytes(h, m.kv_lora_rank + m.qk_rope_head_dim)
+            if m.q_lora_rank:
+                rep += self.matrix_bytes(h, m.q_lora_rank)
+                q = self.matrix_bytes(m.q_lora_rank, hpr * qk)
+            else:
+                q = self.matrix_bytes(h, hpr * qk)
+            kv_b = self.matrix_bytes(m.kv_lora_rank, hpr * (m.qk_nope_head_dim + m.v_head_dim))
+            return rep + q + kv_b + self.matrix_bytes(hpr * m.v_head_dim, h)
+        hpr, kvpr = self.heads // tp, max(self.kv_heads // tp, 1)
+        q = self.matrix_bytes(h, hpr * self.head_dim)
+        kv = 2 * self.matrix_bytes(h, kvpr * self.head_dim)
+        return q + kv + self.matrix_bytes(hpr * self.head_dim, h)
+
+    def embedding_bytes(self, tp: int = 1) -> int:
+        """Token embedding and LM head held by one of ``tp`` ranks (vocabulary-parallel, as
+        vLLM's ``VocabParallelEmbedding``/``ParallelLMHead``): ``ceil(vocab / tp) x hidden`` each,
+        once when ``tie_word_embeddings``; in the model's dtype (quantization leaves them alone)."""
+        rows = -(-self.vocab // tp)
+        return (1 if self.tied else 2) * rows * self.hidden * self.dtype_bytes
 
     def ffn_weight_bytes(self, inter: int) -> int:
         """A gated (SwiGLU) FFN of width ``inter``: gate, up ``hidden x inter`` and down
@@ -216,6 +236,12 @@ class _Reader:
         c = self.cfg
         name = _stem(self.f.path)
         archs = self.top.get("architectures") or c.get("architectures") or ["unknown"]
+        if isinstance(archs, str):
+            archs = [archs]
+        if not (isinstance(archs, list) and archs and all(isinstance(a, str) for a in archs)):
+            raise InputProblem(problem("FX-GEN-002", f"`architectures` in `{self.f.path}` is not a list of names",
+                                       self.f.key_span(("architectures",)), help='write e.g. ["LlamaForCausalLM"]',
+                                       label="`architectures`"))
         layers = self.int_("num_hidden_layers", "the layer count sizes every per-layer family")
         hidden = self.int_("hidden_size", "the hidden size sizes activations and weights")
         heads = self.int_("num_attention_heads", "the head count sizes attention")
@@ -234,16 +260,18 @@ class _Reader:
             head_dim, source = hidden // heads, "hidden_size / num_attention_heads"
         inter = self.int_("intermediate_size", "the FFN width sizes dense FFN weights and activations")
         vocab = self.int_("vocab_size", "the vocabulary sizes the embedding", optional=True) or 0
-        dt = c.get("torch_dtype", self.top.get("torch_dtype", c.get("dtype")))
+        dt = c.get("torch_dtype") or self.top.get("torch_dtype") or c.get("dtype") or self.top.get("dtype")
         if dt is None:
             raise self._missing("torch_dtype", "the dtype sizes every tensor")
-        if dt not in TORCH_DTYPES:
+        if not isinstance(dt, str) or dt not in TORCH_DTYPES:
             raise self._bad("torch_dtype", f"is {json_repr(dt)}, which fxverify does not know",
                             help="use one of: " + ", ".join(sorted(TORCH_DTYPES)))
         dtype, dbytes = TORCH_DTYPES[dt]
         return ModelSpec(name=name, path=self.f.path, arch=str(archs[0]), layers=layers, hidden=hidden, heads=heads,
                          kv_heads=kv_heads, head_dim=head_dim, head_dim_source=source, inter=inter, vocab=vocab,
-                         dtype=dtype, dtype_bytes=dbytes, nested=self.nested, moe=self.moe(layers),
+                         dtype=dtype, dtype_bytes=dbytes, nested=self.nested,
+                         tied=bool(c.get("tie_word_embeddings", self.top.get("tie_word_embeddings", False))),
+                         moe=self.moe(layers),
                          mla=self.mla(heads), quant=self.quant())
 
     def moe(self, layers: int) -> Moe | None:
@@ -251,6 +279,17 @@ class _Reader:
         keys = [k for k in ("num_local_experts", "n_routed_experts", "num_experts") if c.get(k)]
         if not keys:
             return None
+        for k in keys:
+            self.int_(k, "the routed expert count")
+        for key, plain in (("interleave_moe_layer_step", 1), ("decoder_sparse_step", 1), ("moe_layer_freq", 1)):
+            v = c.get(key)
+            if v is not None and v != plain:
+                raise self._bad(key, f"is {json_repr(v)}: MoE layers interleaved with dense ones",
+                                help="the generator places MoE layers after `first_k_dense_replace` only; "
+                                     "interleaved layouts are not supported yet")
+        if c.get("mlp_only_layers"):
+            raise self._bad("mlp_only_layers", "lists dense layers among the MoE layers",
+                            help="the generator places MoE layers after `first_k_dense_replace` only")
         if len(keys) > 1 and len({c[k] for k in keys}) > 1:
             raise self._bad(keys[1], f"({c[keys[1]]}) contradicts `{keys[0]}` ({c[keys[0]]})",
                             help="name the routed expert count once")
@@ -260,6 +299,7 @@ class _Reader:
             raise self._bad("num_experts_per_tok", f"({active}) exceeds the {experts} experts of `{keys[0]}`",
                             help="a token cannot be routed to more experts than exist")
         shared = self.int_("n_shared_experts", "", optional=True, minimum=0) or 0
+        shared_inter = self.int_("shared_expert_intermediate_size", "", optional=True)  # Qwen2-MoE: one wide shared expert
         first = self.int_("first_k_dense_replace", "", optional=True, minimum=0) or 0
         if first >= layers:
             raise self._bad("first_k_dense_replace", f"({first}) leaves no MoE layer of {layers}",
@@ -268,7 +308,13 @@ class _Reader:
             "intermediate_size", "the expert FFN width")
         src = {"experts": keys[0], "active": "num_experts_per_tok",
                "inter": "moe_intermediate_size" if c.get("moe_intermediate_size") else "intermediate_size"}
-        return Moe(experts, active, shared, first, inter, src)
+        if shared_inter:
+            shared = shared or 1
+            if shared_inter % shared:
+                raise self._bad("shared_expert_intermediate_size", f"({shared_inter}) is not a multiple of {shared} shared experts",
+                                help="the shared experts split the width evenly")
+            src["shared_inter"] = "shared_expert_intermediate_size"
+        return Moe(experts, active, shared, first, inter, src, shared_inter // shared if shared_inter else inter)
 
     def mla(self, heads: int) -> Mla | None:
         if self.cfg.get("kv_lora_rank") is None:
@@ -292,7 +338,7 @@ class _Reader:
         blk = q.get("weight_block_size")
         block = None
         if blk is not None:
-            if not (isinstance(blk, list) and len(blk) == 2 and all(isinstance(x, int) and x > 0 for x in blk)):
+            if not (isinstance(blk, list) and len(blk) == 2 and all(type(x) is int and x > 0 for x in blk)):
                 raise self._bad("weight_block_size", f"is {json_repr(blk)}, not two positive integers",
                                 help="fp8 block quantization names [rows, cols] per scale")
             block = (blk[0], blk[1])

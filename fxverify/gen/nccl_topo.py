@@ -125,8 +125,9 @@ def load_topology(path: str, sources: SourceMap) -> tuple[Topology | None, list[
     """Read an NCCL topology XML file.
 
     Returns ``(topology, [])`` or ``(None, [diagnostic])``: FX-GEN-001 for unreadable or malformed
-    XML (at the parser's line and column), FX-GEN-002 for a missing or bad attribute, an unknown
-    element nesting, or a file with no usable GPU entries. Never raises for bad input."""
+    XML (at the parser's line and column), FX-GEN-002 for a missing or bad attribute, a duplicate
+    bus id or NUMA node, or a file with no usable GPU entries. Elements the generator does not use
+    are skipped. Never raises for bad input."""
     try:
         f = InputFile.read(path, sources, WHAT)
         return _Builder(f).build(_parse(f)), []
@@ -194,27 +195,29 @@ class _Builder:
         if not self.gpus:
             raise self.bad(system, f"`{self.f.path}` has no usable GPU entries (PCI class 0x0302xx)",
                            help="a topology for prefill needs at least one GPU; check the file is the one NCCL_TOPO_FILE names")
-        names = {b: n for b, n in self.by_busid.items()}
         nvlinks: dict[tuple[str, str], int] = {}
         switched: dict[str, list[tuple[str, int]]] = {}
         for gpu_bus, target, count, tclass in self.nv:
-            g = names[gpu_bus]
-            if tclass == NVSWITCH_CLASS or target not in names:
+            g = self.by_busid[gpu_bus]
+            if tclass == NVSWITCH_CLASS:
                 switched.setdefault(target, []).append((g, count))
-            else:
-                key = tuple(sorted((g, names[target])))
-                nvlinks[key] = max(nvlinks.get(key, 0), count)  # type: ignore[index]
-        for members in switched.values():  # an NVSwitch connects every pair of its GPUs
+            elif self.by_busid.get(target, "").startswith("gpu"):
+                key = tuple(sorted((g, self.by_busid[target])))
+                nvlinks[key] = max(nvlinks.get(key, 0), count)  # type: ignore[index]  # listed from both ends
+            # an NVLink to a device the file does not list (a GPU left out, a CPU) carries no policy traffic
+        for members in switched.values():  # an NVSwitch connects every pair of its GPUs; NCCL sums over switches
             for i, (a, ca) in enumerate(members):
                 for b, cb in members[i + 1:]:
                     key = tuple(sorted((a, b)))
-                    nvlinks[key] = max(nvlinks.get(key, 0), min(ca, cb))  # type: ignore[index]
+                    nvlinks[key] = nvlinks.get(key, 0) + min(ca, cb)  # type: ignore[index]
         order = {g.name: i for i, g in enumerate(self.gpus)}
         nv = tuple(sorted(((a, b, c) for (a, b), c in nvlinks.items()), key=lambda t: (order[t[0]], order[t[1]])))
         return Topology(self.f.path, tuple(self.cpus), tuple(self.switches), tuple(self.gpus), tuple(self.nics), nv)
 
     def cpu(self, n: _Node) -> None:
         numa = self.int_attr(n, "numaid", "NCCL names each CPU socket by `numaid`")
+        if numa < 0:
+            raise self.bad(n, f"<cpu> has numaid {numa}: an unknown NUMA node", help="give each CPU socket its NUMA node (0, 1, ...)")
         name = f"cpu{numa}"
         if any(c.name == name for c in self.cpus):
             raise self.bad(n, f"two <cpu> elements have numaid {numa}", help="each NUMA node appears once")
@@ -237,7 +240,7 @@ class _Builder:
     def link(self, n: _Node) -> PciLink:
         speed = n.attrs.get("link_speed", "")
         m = re.match(r"\s*([0-9.]+)\s*GT/s", speed)
-        if speed and not m:
+        if speed and not m and speed.strip().lower() != "unknown":  # sysfs reports "Unknown" for some links
             raise self.bad(n, f"`link_speed=\"{speed}\"` is not a speed in GT/s", help="NCCL writes e.g. `16.0 GT/s PCIe`")
         width = n.attrs.get("link_width", "0")
         if not width.isdigit():
@@ -271,7 +274,7 @@ class _Builder:
                     target = nv.attrs.get("target")
                     if target is None:
                         raise self.bad(nv, "<nvlink> has no `target`", help="NCCL names the peer's bus id")
-                    tclass = int(nv.attrs.get("tclass", "0"), 0) if nv.attrs.get("tclass") else 0
+                    tclass = self.int_attr(nv, "tclass", "the peer's PCI class, e.g. 0x068000") if nv.attrs.get("tclass") else 0
                     self.nv.append((busid, target, self.int_attr(nv, "count", "the NVLink count"), tclass))
         elif base in (0x0207, 0x0200):
             self.add_nic(n, busid, cls, numa, parent, link, "ib" if base == 0x0207 else "eth")

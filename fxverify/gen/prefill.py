@@ -7,8 +7,8 @@ describes, per tensor-parallel rank and layer (``specs/generators.md`` gives eve
 
 - stream the layer's attention weights, write the layer's KV cache in blocks of ``block_tokens``
   tokens, attend over the layer's cache, all-reduce the attention output into the residual
-  stream (reduce-scatter with ``reduce(sum)``, then an in-place all-gather, NCCL's ring
-  decomposition);
+  stream (reduce-scatter with ``reduce(sum)``, then an all-gather into a full copy of the hidden
+  states, NCCL's ring decomposition);
 - dense layers: stream FFN weights, up and down projections, all-reduce; MoE layers: scatter the
   tokens to the rank's experts (expert capacity ``tokens x top_k / experts``, GShard/Switch),
   stream each expert's weights from host memory into a double-buffered HBM slot, run the expert,
@@ -37,8 +37,11 @@ from fxverify.gen.nccl_topo import Topology
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 PAGE = 4 * KIB
-QUANT_GROUP = 128  # fp8 elements per fp32 scale (per-group KV quantization, as FP8 KV caches use)
-DEFAULT_CKPT_EVERY = 8
+# fp8 elements per fp32 scale: fine-grained 1x128 groups, as DeepSeek-V3 quantizes activations
+# (DeepSeek-V3 technical report, section 3.3.2).
+QUANT_GROUP = 128
+DEFAULT_CKPT_EVERY = 8  # ours: a checkpoint every 8 layers keeps 4 of Llama-3.1-8B's 32 in the cxl_test pmem
+ALIGN = 2 * MIB  # HBM regions start on 2 MiB boundaries, CUDA's allocation granularity (cuMemGetAllocationGranularity)
 
 
 def lz4_bound(n: int) -> int:
@@ -66,7 +69,7 @@ class PrefillOptions:
     ``spill`` is a fraction of layers as text (``"0.25"``) or ``None`` for the default (0.25 with
     CXL windows, else 0); ``ckpt_every`` ``None`` picks 8, widened until the checkpoints fit the
     pmem windows; ``layers`` keeps only the first N layers (quick checks); ``hbm_gib`` is each
-    GPU's memory, which NCCL topology files do not record; ``name`` the policy name; ``command``
+    GPU's memory, which NCCL topology files do not record (80 GiB: H100 SXM, A100 80 GB); ``name`` the policy name; ``command``
     the command line echoed in the header."""
 
     tokens: int = 8192
@@ -113,7 +116,6 @@ def _fit_error(msg: str, help: str) -> InputProblem:
 @dataclass
 class _Region:
     name: str
-    space: str
     decl: str  # the text after `region `
     instances: int
     comment: str = ""
@@ -123,7 +125,6 @@ class _Region:
 class _Plan:
     def __init__(self, m: ModelSpec, topo: Topology | None, cxl: CxlFabric | None, o: PrefillOptions) -> None:
         self.m, self.topo, self.cxl, self.o = m, topo, cxl, o
-        self.notes: list[str] = []
         self.regions: list[_Region] = []
         self.spaces: list[str] = []
         self.maps: list[str] = []
@@ -171,7 +172,8 @@ class _Plan:
                 raise _opt_error(f"--tp {tp} does not divide {what_} {n} of `{m.name}`",
                                  help="tensor parallelism shards these dimensions evenly")
         self.chunk = self.act // tp
-        self.attn_w = -(-m.attn_weight_bytes() // tp)
+        self.attn_w = m.attn_weight_bytes(tp)
+        self.emb_w = m.embedding_bytes(tp)
         self.fd = min(m.moe.first_dense, self.L) if m.moe else self.L  # dense layers [0, fd)
         self.ffn_w = m.ffn_weight_bytes(m.inter // tp)
         self.inter_act = self.T * (m.inter // tp) * self.db if self.fd else 0
@@ -180,11 +182,7 @@ class _Plan:
             if e.experts % tp:
                 raise _opt_error(f"--tp {tp} does not divide the {e.experts} routed experts of `{m.name}`",
                                  help="experts are spread evenly over the ranks (expert parallelism)")
-            if e.experts % e.active:
-                raise _opt_error(f"{e.active} active experts do not divide the {e.experts} experts of `{m.name}`",
-                                 help="expert capacity tokens x top_k / experts must be whole")
             self.E_loc = e.experts // tp
-            self.W = e.experts // e.active
             if (self.act * e.active) % tp:
                 raise _opt_error(f"the {e.active} expert copies of the hidden states ({self.act} B each) do not split over --tp {tp}",
                                  help="choose --tokens so that the expert slots divide evenly over the ranks")
@@ -194,13 +192,13 @@ class _Plan:
                                  help="each rank must hold a whole number of every token's expert slots")
             self.slices = e.active // tp if e.active % tp == 0 else 1
             self.exp_w = m.ffn_weight_bytes(e.inter)
-            sh = e.shared * e.inter
+            sh = e.shared * e.shared_inter
             if sh % tp:
                 raise _opt_error(f"--tp {tp} does not divide the shared-expert width {sh}", help="choose another --tp")
             self.sh_w = m.ffn_weight_bytes(sh // tp) if sh else 0
             self.sh_act = self.T * (sh // tp) * self.db
         else:
-            self.E_loc = self.W = self.cap = self.exp_w = self.sh_w = self.sh_act = self.slices = 0
+            self.E_loc = self.cap = self.exp_w = self.sh_w = self.sh_act = self.slices = 0
         self.moe_layers = self.L - self.fd
         self.spill_layers = self._spill_count()
 
@@ -236,16 +234,19 @@ class _Plan:
                 self.devices.append((c.name, f"device {c.name}: cpu                         # NUMA node {c.numa}"))
             for d in t.switches + t.gpus + t.nics:
                 hooks = {"gpu": " hooks [launch, copy_done, free]", "nic": " hooks [tx, rx, dma_done]"}.get(d.kind, "")
+                where = f"{d.busid}, class {d.pci_class:#08x}" if d.pci_class is not None else "no PCI entry"
                 extra = f", {'InfiniBand' if d.net == 'ib' else 'Ethernet'}" if d.kind == "nic" else ""
-                self.devices.append((d.name, f"device {d.name}: {d.kind}{hooks}".ljust(50)
-                                     + f"# {d.busid}, class {d.pci_class:#08x}{extra}"))
+                self.devices.append((d.name, f"device {d.name}: {d.kind}{hooks}".ljust(50) + f"# {where}{extra}"))
             for d in t.switches + t.gpus + t.nics:
-                self.links.append(f"link {d.parent} -- {d.name} : pcie ordered".ljust(50) + f"# {d.link.describe()}")  # type: ignore[union-attr]
+                speed = d.link.describe() if d.link is not None else "speed not given"
+                self.links.append(f"link {d.parent} -- {d.name} : pcie ordered".ljust(50) + f"# {speed}")
             for i, a in enumerate(self.cpus):
                 for b in self.cpus[i + 1:]:
                     self.links.append(f"link {a} -- {b} : smp ordered".ljust(50) + "# inter-socket (NCCL SYS path)")
             for a, b, n in t.nvlinks:
                 self.links.append(f"link {a} -- {b} : nvlink ordered".ljust(50) + f"# {n} NVLinks")
+            if not t.nvlinks and o.tp > 1:
+                self.links.append(f"# {t.path} lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)")
         else:
             self.cpus = ["cpu0"]
             self.gpus = [f"gpu{r}" for r in range(o.tp)]
@@ -317,7 +318,6 @@ class _Plan:
     # ---- layout -------------------------------------------------------------------------------
     def _hbm_layout(self) -> None:
         """Per-rank HBM regions at fixed offsets; picks resident or streamed weights."""
-        m = self.m
         self.hbm = self.o.hbm_gib * GIB
         self.stream = False
         self.layer_w = self.attn_w + max(self.ffn_w if self.fd else 0, self.sh_w if self.moe_layers else 0)
@@ -331,12 +331,11 @@ class _Plan:
                              help="raise --tp, lower --tokens, or pass --hbm-gib for larger GPUs")
         self.rank_plan = plan
         self.hbm_used = plan[-1][1]
-        self.resident_w = self.L * self.attn_w + self.fd * self.ffn_w + self.moe_layers * self.sh_w
-        del m
 
     def _rank_plan(self, stream: bool) -> list[tuple[str, int]]:
         """``(item, offset after it)`` for one rank's HBM, in layout order, 2 MiB aligned."""
-        items: list[tuple[str, int]] = [("kv", self.L * self.layer_kv), ("act", self.act), ("tmp", self.act)]
+        items: list[tuple[str, int]] = [("kv", self.L * self.layer_kv), ("act", self.act), ("tmp", self.act),
+                                        ("wemb", self.emb_w)]
         if self.o.tp > 1:
             items.append(("hs", self.act))
         inter = max(self.inter_act, self.sh_act)
@@ -354,7 +353,7 @@ class _Plan:
             items += [("xe", self.cap), ("ye", self.cap), ("wstage", 2 * self.E_loc * self.exp_w)]
         out, at = [], 0
         for name, n in items:
-            at = align(at + n, 2 * MIB)
+            at = align(at + n, ALIGN)
             out.append((name, at))
         return out
 
@@ -371,7 +370,10 @@ class _Plan:
         self._cxl_layout()
         flow = self._flow()
         self._declare_regions()
-        name = self.o.name or f"{self.m.name.split('--')[-1].lower()}-prefill"
+        name = self.o.name or re.sub(r"[^a-z0-9._-]", "_", f"{self.m.name.split('--')[-1].lower()}-prefill")
+        if not re.fullmatch(r"[A-Za-z0-9._ -]+", name):
+            raise _opt_error(f"--name {name!r} has characters a policy name cannot hold",
+                             help="use letters, digits, `.`, `_`, `-` and spaces")
         edges = count(flow)
         lines = self._header(name, edges)
         lines.append(f'policy "{name}"')
@@ -435,7 +437,7 @@ class _Plan:
             "checkpoints": self.n_ckpt,
             "disaggregate": self.o.disaggregate,
             "devices": len(self.devices),
-            "links": len(self.links),
+            "links": sum(1 for ln in self.links if ln.startswith("link ")),
             "edges": edges,
             "regions": sum(r.instances for r in self.regions),
             "windows": [{"name": w.name, "base": w.base, "size": w.size, "persistent": w.persistent,
@@ -483,7 +485,7 @@ class _Plan:
             e = m.moe
             h += [f"#   expert slots per rank = {self.T} tok x top_k {e.active} / tp {o.tp} rows x {m.hidden} x {self.db} B = {self.cap} B "
                   f"(capacity factor 1: GShard drops tokens beyond it); {self.E_loc} experts per rank",
-                  f"#   expert weights = 3 x {m.hidden} x {e.inter} = {self.exp_w} B each; {self.E_loc} per rank streamed per MoE layer "
+                  f"#   expert weights = 3 x {m.hidden} x {e.inter} (x {1 if m.quant else self.db} B{' + block scales' if m.quant else ''}) = {self.exp_w} B each; {self.E_loc} per rank streamed per MoE layer "
                   f"= {self.E_loc * self.exp_w} B"]
         h.append(f"#   weights are {'streamed per layer into two HBM slots' if self.stream else 'resident in HBM'}; "
                  f"one rank uses {self.hbm_used} B ({self.hbm_used / GIB:.2f} GiB) of {o.hbm_gib} GiB HBM")
@@ -493,13 +495,12 @@ class _Plan:
         if self.n_ckpt:
             h.append(f"#   checkpoints every {self.ckpt_every} layers: {self.n_ckpt} slots of "
                      f"LZ4_COMPRESSBOUND({self.act}) = {lz4_bound(self.act)} B, page-aligned = {self.ckpt_slot} B")
-        h += self.notes
         h.append(f"#   edges = {edges} (as unrolled)")
         return h
 
     # ---- CXL layout ---------------------------------------------------------------------------
     def _cxl_layout(self) -> None:
-        o, m = self.o, self.m
+        o = self.o
         fp8 = o.kv_dtype.startswith("fp8")
         self.spill_dtype = "fp8" if fp8 else o.kv_dtype
         elems = self.block // self.db
@@ -566,7 +567,6 @@ class _Plan:
             if take > 0:
                 self.ckpt_windows.append((w, i, i + take))
                 i += take
-        del m
 
     def _smallest_every(self, fits: int) -> int:
         e = 1
@@ -591,6 +591,8 @@ class _Plan:
             self._region(f"kvb{r}", f"hbm{r}", f"kvb{r}[l in 0..{L}, b in 0..{B}] in hbm{r} at {kv:#x} + (l * {B} + b) * {self.block} "
                          f"size {self.block} owner {g} dtype {dt}", L * B)
             self.alias_sets.append(f"alias_set kvcache{r} = [kvl{r}, kvb{r}]   # a layer's view and its blocks are the same bytes")
+            self._region(f"wemb{r}", f"hbm{r}", f"wemb{r} in hbm{r} at {off['wemb']:#x} size {self.emb_w} owner {g} dtype {dt}", 1,
+                         f"rank {r}: its vocabulary shard of the embedding{'' if m.tied else ' and the LM head'}")
             for nm in ("act", "tmp", "hs"):
                 if nm in off:
                     self._region(f"{nm}{r}", f"hbm{r}", f"{nm}{r} in hbm{r} at {off[nm]:#x} size {self.act} owner {g} dtype {dt}", 1)
@@ -601,7 +603,7 @@ class _Plan:
                 self._region(f"wslot{r}", f"hbm{r}", f"wslot{r}[p in 0..2] in hbm{r} at {off['wslot']:#x} + p * {self.layer_w} "
                              f"size {self.layer_w} owner {g}{wdt}", 2, "two slots: layer l streams into slot l % 2")
                 host.setdefault(self._host_space(r), []).append(
-                    _Region(f"whost{r}", "", f"whost{r}[l in 0..{L}] in {{space}} at {{base}} + l * {self.layer_w} size {self.layer_w} "
+                    _Region(f"whost{r}", f"whost{r}[l in 0..{L}] in {{space}} at {{base}} + l * {self.layer_w} size {self.layer_w} "
                             f"owner {self.gpus[r]}{wdt}", L, f"rank {r}: every layer's weights in pinned host memory registered to {self.gpus[r]}",
                             L * self.layer_w))
             else:
@@ -620,7 +622,7 @@ class _Plan:
                                  "expert slots [tokens, top_k / tp, hidden]: inputs" if nm == "xe" else "expert slots: outputs")
                 self._region(f"wstage{r}", f"hbm{r}", f"wstage{r}[p in 0..2] in hbm{r} at {off['wstage']:#x} + p * {ew} size {ew} "
                              f"owner {g}{wdt}", 2, f"weights of the rank's {E} experts, double-buffered: MoE layer j streams into slot j % 2")
-                reg = _Region(f"wexp{r}", "", f"wexp{r}[j in 0..{self.moe_layers}] in {{space}} at {{base}} + j * {ew} size {ew} "
+                reg = _Region(f"wexp{r}", f"wexp{r}[j in 0..{self.moe_layers}] in {{space}} at {{base}} + j * {ew} size {ew} "
                               f"owner {g}{wdt}", self.moe_layers,
                               f"rank {r}: weights of global experts {r * E}..{(r + 1) * E} of every MoE layer, in pinned host memory",
                               self.moe_layers * ew)
@@ -630,9 +632,8 @@ class _Plan:
             at = 0
             for reg in regs:
                 reg.decl = reg.decl.replace("{space}", space).replace("{base}", f"{at:#x}")
-                reg.space = space
                 self.regions.append(reg)
-                at = align(at + reg.size, 2 * MIB)
+                at = align(at + reg.size, ALIGN)
             self.spaces.append(f"space {space} on {cpu} size {size_text(align(at, GIB))}".ljust(50)
                                + "# host memory holding streamed weights (sized to fit them)")
         self._cxl_regions()
@@ -647,7 +648,7 @@ class _Plan:
         return self._host_cpu(r).replace("cpu", "dram")
 
     def _region(self, name: str, space: str, decl: str, n: int, comment: str = "") -> None:
-        self.regions.append(_Region(name, space, decl, n, comment))
+        self.regions.append(_Region(name, decl, n, comment))
 
     def _cxl_regions(self) -> None:
         seen = set()
@@ -729,7 +730,9 @@ class _Plan:
         leases = "".join(f"\n    lease tmp{r} to {p}" for q, p in enumerate(self.gpus) if q != r)
         out: Program = [Note(""), Note(f"rank {r} on {g}" + (": its partial outputs are leased to the other ranks for the"
                                                                " all-reduce" if leases else "")),
-                        Stmt(f"edge embed[{r}]: write act{r} by {g}.launch{leases}")]
+                        Note("embedding lookup: read the rank's vocabulary shard, write the hidden states"),
+                        Stmt(f"edge emb[{r}]: read wemb{r} by {g}.launch"),
+                        Stmt(f"edge embed[{r}]: write act{r} by {g}.launch after emb[{r}]{leases}")]
         if self.stream:
             load = f"edge wload[$(l), {r}]: move whost{r}[$(l)] -> wslot{r}[$(l % 2)] by {g}.copy_done stream h2d"
             last_moe = f"wf[$(l - 2), {r}]" if self.sh_w else f"wq[$(l - 2), {r}]"
@@ -832,7 +835,7 @@ class _Plan:
             before = "down[$(l), *]"
         out: Program = [Note(""), Note(f"{what} all-reduce into the residual stream")]
 
-        def body(before: str, done: bool) -> Program:
+        def body(before: str) -> Program:
             mw = "\n    map_write layer_done[$(l * %d + %d)] = 1" % (tp, 0) if (kind == "f" and tp == 1) else ""
             if tp == 1:
                 return [Stmt(f"edge rs_{kind}[$(l), 0, 0]: reduce(sum) tmp0 -> act0 by {self.gpus[0]}.launch after {before}{mw}")]
@@ -852,10 +855,10 @@ class _Plan:
             return res
 
         if before is None:  # dense layers then MoE layers (DeepSeek's first_k_dense_replace)
-            out.append(Loop("l", 0, self.fd, body("down[$(l), *]", True)))
-            out.append(Loop("l", self.fd, L, body("comb[$(l), *, *]", True)))
+            out.append(Loop("l", 0, self.fd, body("down[$(l), *]")))
+            out.append(Loop("l", self.fd, L, body("comb[$(l), *, *]")))
         else:
-            out.append(Loop("l", 0, L, body(before, True)))
+            out.append(Loop("l", 0, L, body(before)))
         return out
 
     def _checkpoints(self) -> Program:
