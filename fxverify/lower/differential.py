@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fxverify.graph import by_region_uses
 from fxverify.ir import ClassKind, MapOpKind, Policy
 from fxverify.lower.kernel import Decision, Runtime
 from fxverify.pipeline import generate
@@ -231,17 +232,61 @@ def counterexamples(policy: Policy, backend: Backend) -> list[tuple[str, tuple[i
 def _extend(sim: Simulator, sched: Schedule) -> Schedule:
     """Prefix ``sched`` with every ancestor of its edges that it leaves out, run one after another
     before time 0 (a valid schedule: ancestors finish before their descendants start)."""
-    missing = sorted({a for e in sched for a in sim.ancestors(e)} - set(sched), key=lambda a: (len(sim.ancestors(a)), a))
+    missing = _topological(sim, {a for e in sched for a in sim.ancestors(e)} - set(sched))
     shift = 2 * len(missing)
     out = {a: (2 * i, 2 * i + 1) for i, a in enumerate(missing)}
     out.update({e: (s + shift, f + shift) for e, (s, f) in sched.items()})
     return out
 
 
+def _topological(sim: Simulator, ids: set[int]) -> list[int]:
+    """``ids`` in an order that respects happens-before (Kahn's algorithm on the induced graph,
+    smallest edge id first among the ready ones)."""
+    import heapq
+
+    indeg = {e: sum(1 for p in sim.preds[e] if p in ids) for e in ids}
+    succs: dict[int, list[int]] = {e: [] for e in ids}
+    for e in ids:
+        for p in sim.preds[e]:
+            if p in ids:
+                succs[p].append(e)
+    ready = [e for e, n in indeg.items() if n == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        e = heapq.heappop(ready)
+        out.append(e)
+        for s in succs[e]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, s)
+    return out
+
+
+SMALL = 300  # extended schedules up to this many edges are simulated whole
+
+
+def _context(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
+    """The part of the extended schedule ``full`` the simulator runs: all of it when it is small;
+    otherwise the witness plus the ancestors that touch, hand off, lease or release a region the
+    witness uses (the owners, leases and users its rules read). Other ancestors only finish
+    earlier on unrelated regions; the kernel still runs every one of them."""
+    if len(full) <= SMALL:
+        return full
+    uses = by_region_uses(sim.p)  # region -> edges touching, handing off or leasing it
+    for e in sim.p.edges:
+        for x in e.releases:
+            uses.setdefault(x.region, []).append(e.eid)
+    used = {r for r, es in uses.items() if any(e in witness for e in es)}
+    keep = set(witness) | {e for r in used for e in uses[r] if e in full}
+    return {e: full[e] for e in sorted(keep)}
+
+
 def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) -> tuple[int | None, str]:
-    """Index of the earliest event the simulator flags. A violation with a time shows at the last
-    start, among its edges, at that time: the event after which every condition of the violation
-    holds (as the trace marks it: ``trace._violating_index``)."""
+    """Index in ``events`` of the earliest event the simulator flags when it runs ``sched`` (a
+    sub-schedule of the driven one, at the same times). A violation with a time shows
+    at the last start, among its edges, at that time: the event after which every condition of
+    the violation holds (as the trace marks it: ``trace._violating_index``)."""
     best, why = None, ""
     index = {ev: i for i, ev in enumerate(events)}
     for v in sim.run(sched):
@@ -281,7 +326,7 @@ def run_refuted(policy: Policy, d: str, backend: Backend, report: RunReport) -> 
                 continue
             full = _extend(sim, sched)
             events = events_of(full)
-            sim_step, why = _sim_step(sim, full, events)
+            sim_step, why = _sim_step(sim, _context(sim, full, sched), events)
         with Runtime(d) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)

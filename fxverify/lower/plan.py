@@ -263,13 +263,17 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
             out[b].add((a, R[reason]))
 
     for items in ctx.accesses_by_space().values():
-        open_: list[tuple[int, int, object]] = []
+        # Sweep by footprint start; reads only meet open writes, so they are kept apart.
+        open_w: list[tuple[int, object]] = []
+        open_r: list[tuple[int, object]] = []
         for eid, _pos, acc in items:
             fp = acc.footprint
-            open_ = [t for t in open_ if t[2].footprint.hi > fp.lo]
-            for oid, _opos, oacc in open_:
-                if oacc.mode is AccessMode.READ and acc.mode is AccessMode.READ:
-                    continue
+            open_w = [t for t in open_w if t[1].footprint.hi > fp.lo]
+            others = open_w
+            if acc.mode is not AccessMode.READ:
+                open_r = [t for t in open_r if t[1].footprint.hi > fp.lo]
+                others = open_w + open_r
+            for oid, oacc in others:
                 if not _share(fp, oacc.footprint):
                     continue
                 if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
@@ -277,7 +281,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
                         add(eid, oid, "FX-XF-004")
                 else:
                     add(eid, oid, "FX-ORD-002")
-            open_.append((eid, _pos, acc))
+            (open_r if acc.mode is AccessMode.READ else open_w).append((eid, acc))
     writes: dict[tuple[str, int | None], list[tuple[int, object]]] = defaultdict(list)
     for e in pol.edges:
         for op in e.map_ops:
@@ -285,11 +289,13 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
                 writes[(op.map, op.key)].append((e.eid, op))
     for (mname, _key), ws in writes.items():
         decl = pol.map(mname)
-        for i, (a, oa) in enumerate(ws):
-            for b, ob in ws[i + 1:]:
-                commute = oa.kind is MapOpKind.UPDATE and ob.kind is MapOpKind.UPDATE and decl.merge in AC_OPS
+        # Two updates with an associative, commutative merge commute: only pairs with a blind
+        # write (or a non-commuting merge) on one side can lose an update.
+        blind = [(a, oa) for a, oa in ws if not (oa.kind is MapOpKind.UPDATE and decl.merge in AC_OPS)]
+        for a, oa in blind:
+            for b, _ob in ws:
                 slots = decl.cls.kind is ClassKind.PER_DEVICE and pol.edges[a].device != pol.edges[b].device
-                if not commute and not slots:
+                if a != b and not slots:
                     add(a, b, "FX-MAP-002")
     return {k: sorted(v) for k, v in out.items()}
 
