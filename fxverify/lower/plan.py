@@ -442,13 +442,14 @@ def _fill_tables(plan: Plan) -> None:
                     if w != e.eid and stale:
                         ops.append(Op(K["STARTED"], w, 0, R["FX-MAP-003"], 0, 0, op.span))
                 ops.append(Op(K["GUARD"], mid[op.map], 0, R["guard"], key, op.value or 0, op.span))
-            elif op.kind is MapOpKind.AGGREGATE:
+            elif op.kind is MapOpKind.AGGREGATE and m.cls.kind is ClassKind.PER_DEVICE:
                 ws = [w for w in writers.get((op.map, op.key), ()) if w != e.eid]
                 c = counter(f"writers of `{op.map}[{key}]` before `{e.name}` aggregates it", len(ws))
                 for w in ws:
                     end_ops[w].append(Op(K["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
                 ops.append(Op(K["AGG"], mid[op.map], c, R["FX-MAP-004"], key, 0, op.span))
-            elif op.kind is MapOpKind.READ:
+            elif op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE):
+                # An aggregate of a map without slots is one read: FX-MAP-004 is about per_device.
                 ops.append(Op(K["READ"], mid[op.map], 0, 0, key, 0, op.span))
             else:
                 kind = K["UPDATE"] if op.kind is MapOpKind.UPDATE else K["WRITE"]
