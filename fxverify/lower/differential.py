@@ -18,6 +18,9 @@ produces a ``RunReport`` of agreements and disagreements (FX-BPF-006 upstream).
 
 from __future__ import annotations
 
+import heapq
+import json
+import os
 from dataclasses import dataclass, field
 
 from fxverify.graph import by_region_uses
@@ -200,9 +203,6 @@ def expected_maps(policy: Policy, rt: Runtime, sched: Schedule) -> dict[tuple, l
 
 
 def _policy_maps(rt: Runtime) -> list[dict]:
-    import json
-    import os
-
     with open(os.path.join(rt.dir, "maps.json"), encoding="utf-8") as fh:
         return [m for m in json.load(fh)["maps"] if m["kind"] == "policy"]
 
@@ -242,8 +242,6 @@ def _extend(sim: Simulator, sched: Schedule) -> Schedule:
 def _topological(sim: Simulator, ids: set[int]) -> list[int]:
     """``ids`` in an order that respects happens-before (Kahn's algorithm on the induced graph,
     smallest edge id first among the ready ones)."""
-    import heapq
-
     indeg = {e: sum(1 for p in sim.preds[e] if p in ids) for e in ids}
     succs: dict[int, list[int]] = {e: [] for e in ids}
     for e in ids:
