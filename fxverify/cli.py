@@ -264,6 +264,50 @@ def _internal(path: str) -> None:
     sys.stderr.write(internal_error_text(path, sys.exc_info()[1]))
 
 
+class Target(str, Enum):
+    """Lowering targets (BRIEF section 7)."""
+
+    kernel = "kernel"
+    bpftime = "bpftime"
+    dputime = "dputime"
+
+
+@app.command()
+def lower(
+    policy: Path = typer.Argument(..., help="The policy file to lower."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output directory (replaced atomically)."),
+    target: Target = typer.Option(Target.kernel, "--target", help="Runtime to lower for."),
+    no_compile: bool = typer.Option(False, "--no-compile", help="Write C only; do not run clang."),
+    kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
+    kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
+    allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Report format."),
+    rlimit: int = typer.Option(20_000_000, "--rlimit", min=1, help="Z3 resource limit per query."),
+    stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
+) -> None:
+    """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
+    from fxverify.lower.driver import LowerOptions, lower as run_lower
+    from fxverify.lower.report import render_json, render_text
+    from fxverify.smt.backend import SolverOptions
+
+    if output.exists() and not output.is_dir():
+        typer.echo(f"error: `-o {output}` exists and is not a directory", err=True)
+        raise typer.Exit(2)
+    opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
+                        kernel_run=kernel_run, allow_unproved=allow_unproved, solver=SolverOptions(rlimit=rlimit))
+    try:
+        res = run_lower(str(policy), str(output), opts)
+    except OSError as err:
+        typer.echo(f"error: cannot write `{output}`: {err.strerror or err}", err=True)
+        raise typer.Exit(2)
+    except Exception:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
+        _internal(str(policy))
+        raise typer.Exit(3)
+    render = render_json if fmt is Format.json else render_text
+    sys.stdout.write(render(res, str(output), stats=stats))
+    raise typer.Exit(res.exit_code)
+
+
 @app.command()
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:

@@ -1,0 +1,16 @@
+"""eBPF lowering of proved policies (BRIEF section 7, ``specs/lowering.md``).
+
+Stages, in pipeline order:
+- ``targets``: target profiles (consistency class -> map type, hook -> section) for ``kernel``,
+  ``bpftime`` and ``dputime``;
+- ``plan``: a proved ``ir.Policy`` -> a ``Plan``: edge descriptors, runtime-guard operations and
+  initial map contents (data-driven: one program per hook, never one per edge);
+- ``facts``: the lowering's own obligations (key ranges, loop bounds, counter balance), discharged
+  with the Z3 backend;
+- ``emit_c``: libbpf-style restricted C per device, with a source map back to ``.fx`` spans;
+- ``artifacts``: every file of the output directory, written atomically, plus clang compilation;
+- ``libbpf``/``kernel``: loading into the Linux verifier and BPF_PROG_TEST_RUN;
+- ``differential``: kernel decisions compared with the concrete simulator.
+
+Codes emitted by this package: FX-BPF-001 .. FX-BPF-007.
+"""

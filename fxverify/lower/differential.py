@@ -1,0 +1,356 @@
+"""``--kernel-run``: drive the lowered programs with BPF_PROG_TEST_RUN and compare with the simulator.
+
+Takes a policy, its lowering directory and (for refuted policies) counterexample schedules;
+produces a ``RunReport`` of agreements and disagreements (FX-BPF-006 upstream).
+
+- A proved policy is driven in a valid happens-before order: a wavefront schedule where every
+  round starts each edge whose predecessors have finished, then ends them all (so edges that
+  happens-before leaves unordered really overlap). Every decision must be *proceed*; afterwards
+  the kernel's owner map must equal the simulator's final owners, every counter must be zero,
+  every edge done, and every policy map equal to the fold of the schedule's map operations.
+- A refuted policy is driven along each replayed counterexample schedule, prefixed with the
+  ancestors the witness leaves out (all finished before the witness starts, a valid extension).
+  The first event the kernel defers or denies must be the event at which the simulator flags the
+  violation (the start of the flagged edge at the violation's time). Violations that hold in
+  every schedule (no witness schedule) are driven the same way when a runtime guard mirrors them
+  (bounds, local maps, undeclared hooks) and are otherwise counted as static-only.
+"""
+
+from __future__ import annotations
+
+import heapq
+import json
+import os
+from dataclasses import dataclass, field
+
+from fxverify.graph import by_region_uses
+from fxverify.ir import ClassKind, MapOpKind, Policy
+from fxverify.lower.kernel import Decision, Runtime
+from fxverify.pipeline import generate
+from fxverify.simulate import Schedule, Simulator
+from fxverify.smt.backend import Backend, Status
+
+# Schedule-free codes whose runtime guard refuses the violating edge at its start.
+RUNTIME_STATIC = frozenset({"FX-ALIAS-003", "FX-MAP-001", "FX-HOOK-002"})
+_AC_MERGES = {"sum": lambda a, b: a + b, "add": lambda a, b: a + b, "count": lambda a, _b: a + 1,
+              "max": max, "min": min, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
+              "xor": lambda a, b: a ^ b, "prod": lambda a, b: a * b}
+
+
+@dataclass
+class Case:
+    """One driven scenario: its ``name`` (code and edges), the event index the simulator flags
+    (``None`` when it flags none), the first event the kernel refused (``None`` when none), the
+    kernel's decision there, and whether they ``agree``."""
+
+    name: str
+    events: int
+    sim_step: int | None
+    kernel_step: int | None
+    kernel_decision: str = ""
+    kernel_reason: str = ""
+    agree: bool = False
+    detail: str = ""
+
+
+@dataclass
+class RunReport:
+    """Agreement counts of ``--kernel-run``: ``decisions`` compares every driven event,
+    ``final`` compares final-state entries (owners, counters, edge states, policy maps)."""
+
+    cases: list[Case] = field(default_factory=list)
+    decisions_agree: int = 0
+    decisions_total: int = 0
+    final_agree: int = 0
+    final_total: int = 0
+    static_only: list[str] = field(default_factory=list)
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when kernel and simulator agree everywhere."""
+        return not self.mismatches and all(c.agree for c in self.cases)
+
+    def to_json(self) -> dict:
+        """The ``kernel_run`` object of ``--format json``."""
+        return {"ok": self.ok, "decisions_agree": self.decisions_agree, "decisions_total": self.decisions_total,
+                "final_agree": self.final_agree, "final_total": self.final_total,
+                "cases": [c.__dict__ for c in self.cases], "static_only": self.static_only,
+                "mismatches": self.mismatches[:50]}
+
+
+def events_of(sched: Schedule) -> list[tuple[int, int]]:
+    """Events ``(edge, phase)`` of a schedule in time order; at equal times ends come first
+    (intervals are half-open), then edge id order."""
+    ev = [(f, 0, e, 1) for e, (_s, f) in sched.items()] + [(s, 1, e, 0) for e, (s, _f) in sched.items()]
+    return [(e, ph) for _t, _k, e, ph in sorted(ev)]
+
+
+def wavefront(sim: Simulator, n: int) -> Schedule:
+    """A valid schedule of all ``n`` edges: round ``r`` starts at ``2r`` every edge whose
+    predecessors finished in earlier rounds, and ends them at ``2r + 1``. Requires acyclic HB."""
+    level: list[int] = [0] * n
+    succs: list[list[int]] = [[] for _ in range(n)]
+    indeg = [len(sim.preds[e]) for e in range(n)]
+    for e in range(n):
+        for p in sim.preds[e]:
+            succs[p].append(e)
+    ready = [e for e in range(n) if indeg[e] == 0]
+    while ready:  # Kahn's algorithm: each edge's level is one more than its latest predecessor's
+        e = ready.pop()
+        for s in succs[e]:
+            level[s] = max(level[s], level[e] + 1)
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                ready.append(s)
+    return {e: (2 * level[e], 2 * level[e] + 1) for e in range(n)}
+
+
+def _drive(rt: Runtime, events: list[tuple[int, int]], stop_at_refusal: bool) -> list[Decision]:
+    out = []
+    for e, ph in events:
+        d = rt.fire(e, ph)
+        out.append(d)
+        if stop_at_refusal and d.decision != "proceed":
+            break
+    return out
+
+
+def run_proved(policy: Policy, d: str, report: RunReport) -> None:
+    """Drive every edge of a proved policy in a wavefront HB order and compare final states."""
+    sim = Simulator(policy)
+    n = len(policy.edges)
+    sched = wavefront(sim, n)
+    events = events_of(sched)
+    with Runtime(d) as rt:
+        decisions = _drive(rt, events, stop_at_refusal=False)
+        refused = [x for x in decisions if x.decision != "proceed"]
+        report.decisions_total += len(decisions)
+        report.decisions_agree += len(decisions) - len(refused)
+        for x in refused[:20]:
+            report.mismatches.append(f"`{policy.edges[x.edge].name}` {'start' if x.phase == 0 else 'end'}: kernel "
+                                     f"{x.decision} ({x.reason}), simulator proceeds")
+        _compare_final(policy, rt, sim, sched, report)
+    report.cases.append(Case("proved: every edge in happens-before order", len(events), None,
+                             refused[0].edge if refused else None, refused[0].decision if refused else "",
+                             refused[0].reason if refused else "", not refused))
+
+
+def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule, report: RunReport) -> None:
+    n_regions = len(policy.regions)
+    devices = rt.manifest["devices"]
+    owners = rt.read_u32s("fx_own", n_regions, value_size=24)
+    by_region = _handoff_edges(policy, sched)
+    for i, r in enumerate(policy.regions):
+        want = sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched)
+        got = devices[owners[i]] if owners[i] < len(devices) else str(owners[i])
+        _tally(report, want == {got}, f"final owner of `{r.name}`: kernel `{got}`, simulator {sorted(want)}")
+    counters = rt.read_u32s("fx_countdown", len(rt.init["fx_countdown"]["values"]))
+    for i, v in enumerate(counters):
+        _tally(report, v == 0, f"counter {i} is {v} after every edge finished")
+    states = rt.read_u32s("fx_state", len(policy.edges), value_size=24)
+    for e, v in enumerate(states):
+        _tally(report, v == 2, f"`{policy.edges[e].name}` ends in state {v}, not done")
+    for (c_name, key, key_size, value_size, width, slots), want_v in expected_maps(policy, rt, sched).items():
+        raw = rt.read_policy_map(c_name, key, key_size, value_size) or bytes(value_size)
+        got_v = [int.from_bytes(raw[i * width:(i + 1) * width], "little") for i in range(slots)]
+        _tally(report, got_v == want_v, f"policy map `{c_name}`[{key}]: kernel {got_v}, expected {want_v}")
+
+
+def _tally(report: RunReport, agree: bool, mismatch: str) -> None:
+    """Count one final-state comparison; keep the message when it disagrees."""
+    report.final_total += 1
+    if agree:
+        report.final_agree += 1
+    else:
+        report.mismatches.append(mismatch)
+
+
+def _handoff_edges(policy: Policy, sched: Schedule) -> dict[str, list[int]]:
+    """Scheduled edges that hand each region off. ``Simulator.owners_at`` only looks at handoffs
+    of its region, so giving it these ids gives the same owners without a scan of every edge."""
+    out: dict[str, list[int]] = {}
+    for e in sorted(sched):
+        for h in policy.edges[e].handoffs:
+            out.setdefault(h.region, []).append(e)
+    return out
+
+
+def expected_maps(policy: Policy, rt: Runtime, sched: Schedule) -> dict[tuple, list[int]]:
+    """Fold every write and update of the schedule, in end-time order (edge id on ties), into the
+    value each policy-map entry must hold: ``(c_name, key, key_size, value_size, slot width,
+    slots) -> [slot values]``. Values wrap at the slot width, as the BPF atomics do."""
+    maps = {m["name"]: m for m in _policy_maps(rt)}
+    devices = rt.manifest["devices"]
+    out: dict[tuple, list[int]] = {}
+    for e in sorted(sched, key=lambda x: (sched[x][1], x)):
+        edge = policy.edges[e]
+        for op in edge.map_ops:
+            m = maps.get(op.map)
+            if m is None or op.kind not in (MapOpKind.WRITE, MapOpKind.UPDATE) or m["map_type_name"].endswith("RINGBUF"):
+                continue
+            slots = len(m["value_layout"])
+            width = m["value_size"] // slots
+            k = (m["c_name"], op.key or 0, m["key_size"], m["value_size"], width, slots)
+            vals = out.setdefault(k, [0] * slots)
+            slot = devices.index(edge.device) if policy.map(op.map).cls.kind is ClassKind.PER_DEVICE else 0
+            merge = policy.map(op.map).merge
+            v = op.value or 0
+            if op.kind is MapOpKind.UPDATE and merge in _AC_MERGES:
+                v = _AC_MERGES[merge](vals[slot], v)
+            vals[slot] = v % (1 << (8 * width))
+    return out
+
+
+def _policy_maps(rt: Runtime) -> list[dict]:
+    with open(os.path.join(rt.dir, "maps.json"), encoding="utf-8") as fh:
+        return [m for m in json.load(fh)["maps"] if m["kind"] == "policy"]
+
+
+def counterexamples(policy: Policy, backend: Backend) -> list[tuple[str, tuple[int, ...], Schedule | None]]:
+    """Every refuted obligation of ``policy`` as ``(code, edges, witness schedule or None)``, one
+    per (code, edge set), in obligation order. The schedule is the solver's witness decoded by
+    the obligation; ``None`` for schedule-independent violations."""
+    _ctx, obligations = generate(policy)
+    out, seen = [], set()
+    for ob in obligations:
+        if ob.prove_fast() is not None:
+            continue
+        q = ob.encode()
+        res = backend.check(q)
+        if res.status is Status.UNKNOWN or res.status is q.expect:
+            continue
+        w = ob.decode(res)
+        key = (ob.code, tuple(sorted(ob.edges)))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append((ob.code, tuple(ob.edges), dict(w.schedule) if w.schedule else None))
+    return out
+
+
+def _extend(sim: Simulator, sched: Schedule) -> Schedule:
+    """Prefix ``sched`` with every ancestor of its edges that it leaves out, run one after another
+    before time 0 (a valid schedule: ancestors finish before their descendants start)."""
+    missing = _topological(sim, {a for e in sched for a in sim.ancestors(e)} - set(sched))
+    shift = 2 * len(missing)
+    out = {a: (2 * i, 2 * i + 1) for i, a in enumerate(missing)}
+    out.update({e: (s + shift, f + shift) for e, (s, f) in sched.items()})
+    return out
+
+
+def _topological(sim: Simulator, ids: set[int]) -> list[int]:
+    """``ids`` in an order that respects happens-before (Kahn's algorithm on the induced graph,
+    smallest edge id first among the ready ones)."""
+    indeg = {e: sum(1 for p in sim.preds[e] if p in ids) for e in ids}
+    succs: dict[int, list[int]] = {e: [] for e in ids}
+    for e in ids:
+        for p in sim.preds[e]:
+            if p in ids:
+                succs[p].append(e)
+    ready = [e for e, n in indeg.items() if n == 0]
+    heapq.heapify(ready)
+    out = []
+    while ready:
+        e = heapq.heappop(ready)
+        out.append(e)
+        for s in succs[e]:
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, s)
+    return out
+
+
+SMALL = 300  # extended schedules up to this many edges are simulated whole
+
+
+def _context(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
+    """The part of the extended schedule ``full`` the simulator runs: all of it when it is small;
+    otherwise the witness plus the ancestors that touch, hand off, lease or release a region the
+    witness uses (the owners, leases and users its rules read). Other ancestors only finish
+    earlier on unrelated regions; the kernel still runs every one of them."""
+    if len(full) <= SMALL:
+        return full
+    uses = by_region_uses(sim.p)  # region -> edges touching, handing off or leasing it
+    for e in sim.p.edges:
+        for x in e.releases:
+            uses.setdefault(x.region, []).append(e.eid)
+    used = {r for r, es in uses.items() if any(e in witness for e in es)}
+    keep = set(witness) | {e for r in used for e in uses[r] if e in full}
+    return {e: full[e] for e in sorted(keep)}
+
+
+def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) -> tuple[int | None, str]:
+    """Index in ``events`` of the earliest event the simulator flags when it runs ``sched`` (a
+    sub-schedule of the driven one, at the same times). A violation with a time shows
+    at the last start, among its edges, at that time: the event after which every condition of
+    the violation holds (as the trace marks it: ``trace._violating_index``)."""
+    best, why = None, ""
+    index = {ev: i for i, ev in enumerate(events)}
+    for v in sim.run(sched):
+        if v.time is None:
+            continue
+        at = [index[(e, 0)] for e in v.edges if e in sched and sched[e][0] == v.time]
+        if at and (best is None or max(at) < best):
+            best, why = max(at), v.code
+    return best, why
+
+
+def run_refuted(policy: Policy, d: str, backend: Backend, report: RunReport) -> None:
+    """Drive each counterexample of a refuted policy and compare the flagged step."""
+    sim = Simulator(policy)
+    cases = counterexamples(policy, backend)
+    static_seen: set[tuple[str, tuple[int, ...]]] = set()
+    for code, edges, sched in cases:
+        name = f"{code} on {', '.join('`' + policy.edges[e].name + '`' for e in edges) or 'the policy'}"
+        if code == "FX-ORD-001":
+            report.static_only.append(f"{name}: no schedule exists (cyclic happens-before)")
+            continue
+        if sched is None:
+            if code not in RUNTIME_STATIC or not edges:
+                report.static_only.append(f"{name}: holds in every schedule, enforced by the proof, not at runtime")
+                continue
+            if (code, edges) in static_seen:
+                continue
+            static_seen.add((code, edges))
+            target = edges[0]
+            full = _extend(sim, {target: (0, 1)})
+            events = events_of(full)
+            sim_step: int | None = events.index((target, 0))
+            why = code
+        else:
+            if sim.check_schedule(sched) is not None:
+                report.mismatches.append(f"{name}: the witness schedule is not a valid schedule")
+                continue
+            full = _extend(sim, sched)
+            events = events_of(full)
+            sim_step, why = _sim_step(sim, _context(sim, full, sched), events)
+        with Runtime(d) as rt:
+            decisions = _drive(rt, events, stop_at_refusal=True)
+            kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
+            if code == "FX-OWN-005" and sim_step is None and kstep is None:
+                agree = _final_owners_equal(policy, rt, sim, full)
+                case = Case(name, len(events), None, None, "", "", agree, "final owners equal the simulator's"
+                            if agree else "final owners differ from the simulator's")
+            else:
+                x = decisions[kstep] if kstep is not None else None
+                agree = kstep == sim_step
+                case = Case(name, len(events), sim_step, kstep, x.decision if x else "", x.reason if x else "", agree,
+                            f"simulator flags {why or 'nothing'}")
+        report.cases.append(case)
+        report.decisions_total += len(decisions)
+        report.decisions_agree += sum(1 for i, x in enumerate(decisions)
+                                      if (x.decision != "proceed") == (i == sim_step))
+        if not case.agree:
+            report.mismatches.append(f"{name}: simulator flags event {sim_step}, kernel refuses event {kstep}")
+
+
+def _final_owners_equal(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule) -> bool:
+    """FX-OWN-005 witnesses end normally (the violation is about the final state, not a step):
+    kernel and simulator agree when the kernel's owner map holds, for every region, the one final
+    owner the simulator computes for the driven schedule."""
+    devices = rt.manifest["devices"]
+    owners = rt.read_u32s("fx_own", len(policy.regions), value_size=24)
+    by_region = _handoff_edges(policy, sched)
+    return all(sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched) == {devices[owners[i]]}
+               for i, r in enumerate(policy.regions))

@@ -1,0 +1,180 @@
+"""Runs the lowering stages for ``fxverify lower``: check -> plan -> facts -> C -> clang -> write ->
+(kernel verify) -> (kernel run).
+
+Takes a policy path and ``LowerOptions``; returns a ``LowerResult`` with the diagnostics, the
+verification rows and the run report, and writes the output directory atomically. Codes emitted:
+FX-BPF-001 (not proved), FX-BPF-002/003 (from ``plan``), FX-BPF-004 (verifier rejection),
+FX-BPF-005 (clang failure), FX-BPF-006 (kernel/simulator disagreement), FX-BPF-007 (lowering fact
+not proved), FX-BPF-008 (toolchain unavailable); plus every input code of ``check``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.ir import Policy
+from fxverify.lower import artifacts
+from fxverify.lower.differential import RunReport, run_proved, run_refuted
+from fxverify.lower.emit_c import emit_device
+from fxverify.lower.facts import Fact, discharge_facts
+from fxverify.lower.kernel import ProgramReport, verify_dir
+from fxverify.lower.plan import Plan, build_plan
+from fxverify.pipeline import CheckOptions, Status3, check, make_backend
+from fxverify.smt.backend import SolverOptions
+from fxverify.source import NO_SPAN, SourceMap
+
+
+@dataclass(frozen=True)
+class LowerOptions:
+    """Options of ``fxverify lower``: ``target``; ``compile`` with clang; ``kernel_verify`` and
+    ``kernel_run`` (kernel target only); ``allow_unproved`` lowers a refuted or unknown policy and
+    stamps it; ``solver`` limits for the policy check and the lowering facts."""
+
+    target: str = "kernel"
+    compile: bool = True
+    kernel_verify: bool = False
+    kernel_run: bool = False
+    allow_unproved: bool = False
+    solver: SolverOptions = SolverOptions()
+
+
+@dataclass
+class LowerResult:
+    """What one lowering did. ``exit_code`` follows BRIEF section 6 (0 ok, 1 refused/rejected/
+    disagreement, 2 input or environment error). ``seconds`` holds wall times per stage."""
+
+    path: str
+    sources: SourceMap
+    policy: Policy | None = None
+    plan: Plan | None = None
+    proved: bool = False
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)
+    programs: list[ProgramReport] = field(default_factory=list)
+    run: RunReport | None = None
+    written: bool = False
+    exit_code: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def _diag(code: str, msg: str, policy: Policy | None, help: str, notes: tuple[str, ...] = (),
+          severity: Severity = Severity.ERROR) -> Diagnostic:
+    span = policy.span if policy is not None else NO_SPAN
+    return Diagnostic(code, severity, msg, Label(span, "policy") if span != NO_SPAN else None, notes=notes, help=help)
+
+
+def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
+    """Lower the policy at ``path`` into ``out_dir``. Never raises for user input; environment
+    failures of the kernel steps become FX-BPF-008 (exit 2). Bugs propagate (FX-INT-001 in the CLI)."""
+    t0 = time.perf_counter()
+    res = check(path, CheckOptions(solver=opts.solver))
+    out = LowerResult(path, res.sources, res.policy, diagnostics=[])
+    out.seconds["check"] = time.perf_counter() - t0
+    if res.policy is None:
+        out.diagnostics = res.diagnostics
+        out.exit_code = 2
+        return out
+    pol = res.policy
+    out.proved = res.verdict is Status3.PROVED
+    if not out.proved:
+        failing = Counter(d.code for d in res.diagnostics if d.is_error)
+        listed = ", ".join(f"{c} ({n})" for c, n in sorted(failing.items()))
+        if not opts.allow_unproved:
+            out.diagnostics.append(_diag("FX-BPF-001", f"refusing to lower `{pol.name}`: it is not proved ({listed})",
+                                         pol, "fix what `fxverify check` reports; `--allow-unproved` is for "
+                                         "tests and experiments only"))
+            out.exit_code = 1
+            return out
+        out.diagnostics.append(_diag("FX-BPF-001", f"lowering `{pol.name}` although it is not proved ({listed}); "
+                                     "every artifact is stamped UNPROVED", pol,
+                                     "never deploy these programs", severity=Severity.WARNING))
+    if opts.target != "kernel" and (opts.kernel_verify or opts.kernel_run):
+        out.diagnostics.append(_diag("FX-BPF-008", f"--kernel-verify and --kernel-run load programs into Linux; "
+                                     f"target `{opts.target}` is not loadable there", pol, "use `--target kernel`"))
+        out.exit_code = 2
+        return out
+    t1 = time.perf_counter()
+    plan, diags = build_plan(pol, opts.target, out.proved)
+    out.diagnostics += diags
+    if plan is None:
+        out.exit_code = 1
+        return out
+    out.plan = plan
+    out.facts = discharge_facts(plan, make_backend(opts.solver))
+    for f in out.facts:
+        if f.status != "proved":
+            out.diagnostics.append(_diag("FX-BPF-007", f"lowering fact `{f.key}` is {f.status}: {f.what}", pol, f.detail))
+    if any(d.is_error for d in out.diagnostics):
+        out.exit_code = 1
+        return out
+    cfiles = [emit_device(plan, d, res.sources) for d in plan.devices]
+    out.seconds["lower"] = time.perf_counter() - t1
+    objects: dict[str, bytes] = {}
+    clang_ver = None
+    want_objects = opts.compile or opts.kernel_verify or opts.kernel_run
+    if want_objects:
+        if artifacts.clang_path() is None:
+            if opts.kernel_verify or opts.kernel_run:
+                out.diagnostics.append(_diag("FX-BPF-008", "clang is not installed, so no object can be loaded", pol,
+                                             "install clang (Debian/Ubuntu: `apt-get install clang`)"))
+                out.exit_code = 2
+                return out
+            out.diagnostics.append(_diag("FX-BPF-008", "clang is not installed: only C sources were written", pol,
+                                         "install clang, or pass --no-compile", severity=Severity.WARNING))
+        else:
+            t2 = time.perf_counter()
+            clang_ver = artifacts.clang_version()
+            for c in cfiles:
+                r = artifacts.compile_c(c)
+                if not r.ok:
+                    out.diagnostics.append(_diag("FX-BPF-005", f"clang failed on `{c.device}.bpf.c`", pol,
+                                                 "this is a bug in fxverify's C emitter; please report it",
+                                                 notes=tuple(r.log.splitlines()[:20])))
+                else:
+                    objects[c.device] = r.obj
+            out.seconds["compile"] = time.perf_counter() - t2
+    verdicts = Counter(v.status.value for v in res.verdicts)
+    files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver)
+    artifacts.write_dir(out_dir, files)
+    out.written = True
+    if any(d.is_error for d in out.diagnostics):
+        out.exit_code = 1
+        return out
+    if opts.kernel_verify or opts.kernel_run:
+        from fxverify.lower import libbpf
+
+        why = libbpf.bpf_available()
+        if why is not None:
+            out.diagnostics.append(_diag("FX-BPF-008", f"cannot load programs: {why}", pol,
+                                         "run as root (or with CAP_BPF) on a kernel with BPF enabled"))
+            out.exit_code = 2
+            return out
+        t3 = time.perf_counter()
+        out.programs = verify_dir(out_dir)
+        out.seconds["kernel_verify"] = time.perf_counter() - t3
+        for p in out.programs:
+            if not p.accepted:
+                out.diagnostics.append(_diag("FX-BPF-004", f"the Linux verifier rejected `{p.name}` ({p.device}.{p.hook})",
+                                             pol, "the rewritten verifier log below points at the `.fx` spans involved",
+                                             notes=tuple(p.fx_spans) + tuple(p.log.splitlines()[-12:])))
+        if any(not p.accepted for p in out.programs):
+            out.exit_code = 1
+            return out
+    if opts.kernel_run:
+        t4 = time.perf_counter()
+        rep = RunReport()
+        if out.proved:
+            run_proved(pol, out_dir, rep)
+        else:
+            run_refuted(pol, out_dir, make_backend(opts.solver), rep)
+        out.run = rep
+        out.seconds["kernel_run"] = time.perf_counter() - t4
+        if not rep.ok:
+            out.diagnostics.append(_diag("FX-BPF-006", f"kernel and simulator disagree on `{pol.name}`", pol,
+                                         "this is a bug in fxverify's lowering or simulator; please report it",
+                                         notes=tuple(rep.mismatches[:12])))
+            out.exit_code = 1
+    return out

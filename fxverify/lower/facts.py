@@ -1,0 +1,159 @@
+"""The lowering's own obligations: facts the emitted programs rely on, discharged with Z3.
+
+Takes a ``Plan``; produces ``Fact`` records for ``obligations.json``. Each index fact is one SMT
+query "some index the programs derive lies outside ``[0, max_entries)``" over the exact set of
+indices the tables contain (compressed into intervals); ``unsat`` proves it. Counter balance and
+hash-map capacity are established by counting. What the Linux verifier itself must establish
+(memory safety, bounded loops, stack use) is listed per program by ``verifier_obligations``.
+
+Codes emitted upstream from refuted or unknown facts: FX-BPF-007.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from fxverify.ir import ClassKind
+from fxverify.lower.plan import BPF_MAX_LOOPS, K, MAX_DEVICES, Plan
+from fxverify.smt.backend import Backend, Query, Status
+from fxverify.smt.terms import between, int_var, or_
+
+
+MAX_INTERVALS = 64  # beyond this many disjoint intervals a fact is proved over their convex hull
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One lowering obligation: ``key`` identifies it, ``what`` states it, ``status`` is
+    ``proved``, ``refuted`` or ``unknown``, ``method`` is ``z3`` or ``count``."""
+
+    key: str
+    what: str
+    status: str
+    method: str
+    detail: str = ""
+
+
+def merge(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted, merged half-open intervals covering exactly the integers of ``slices``."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(set(slices)):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _range_query(name: str, spans: list[tuple[int, int]], limit: int) -> Query:
+    k = int_var("k")
+    member = or_(*(between(k, lo, hi) for lo, hi in spans))
+    outside = or_(k < 0, k >= limit)
+    return Query(name, ((None, member), ("outside", outside)),
+                 header=(f"lowering fact {name}: every index is in [0, {limit})",))
+
+
+def _index_fact(backend: Backend, key: str, what: str, values: list[int], limit: int) -> Fact:
+    return _span_fact(backend, key, what, [(v, v + 1) for v in values], limit)
+
+
+def _span_fact(backend: Backend, key: str, what: str, slices: list[tuple[int, int]], limit: int) -> Fact:
+    """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``."""
+    if not slices:
+        return Fact(key, what, "proved", "count", "no index is derived")
+    spans = merge(slices)
+    hull = len(spans) > MAX_INTERVALS
+    if hull:
+        # Proving the convex hull in range proves every index in it; it keeps the query small.
+        spans = [(spans[0][0], spans[-1][1])]
+    res = backend.check(_range_query(key, spans, limit))
+    status = {Status.UNSAT: "proved", Status.SAT: "refuted", Status.UNKNOWN: "unknown"}[res.status]
+    detail = (f"{sum(hi - lo for lo, hi in spans)} indices in {len(spans)} interval(s)"
+              f"{' (convex hull of the index set)' if hull else ''}, max_entries {limit}")
+    if res.status is Status.SAT:
+        detail += f"; index {res.model.get('k')} is out of range"
+    elif res.status is Status.UNKNOWN:
+        detail += f"; {res.reason}"
+    return Fact(key, what, status, "z3", detail)
+
+
+def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
+    """Discharge every lowering fact of ``plan`` (deterministic order).
+
+    Index facts (``z3``): edge ids against ``fx_edges``/``fx_state``, op slices against ``fx_ops``,
+    counter, region and state indices named by ops, policy-map keys against ``max_entries``,
+    per-device slot indices, lease bits, ``bpf_loop`` trip counts against ``BPF_MAX_LOOPS``.
+    Counting facts: every counter starts at the number of ``DEC`` ops that target it, and every
+    hash map has room for its distinct keys.
+    """
+    ops = plan.ops
+    n_edges, n_ops = len(plan.edges), len(ops)
+    n_regions, n_count = len(plan.regions), len(plan.countdown)
+    by_kind: dict[int, list] = {}
+    for op in ops:
+        by_kind.setdefault(op.kind, []).append(op)
+
+    def of(*kinds: str, field: str = "a") -> list[int]:
+        return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(K[kd], ())]
+
+    facts = [
+        _index_fact(backend, "edge-ids", "every edge id a hook passes is below fx_edges.max_entries",
+                    list(range(n_edges)), max(1, n_edges)),
+        _span_fact(backend, "op-slices", "every fx_ops index op_first + i (i < op_count) is below fx_ops.max_entries",
+                   [(first, first + count) for _d, _h, first, count in plan.edges if count], max(1, n_ops)),
+        _index_fact(backend, "counter-ids", "every counter index of WAIT, DEC, RELEASE and AGG is below fx_countdown.max_entries",
+                    of("WAIT", "DEC") + of("RELEASE", field="c") + of("AGG", field="b"), max(1, n_count)),
+        _index_fact(backend, "state-ids", "every edge id watched by RUNNING, STARTED, POSTED, ACCUM and READBY is below "
+                    "fx_state.max_entries", of("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"), max(1, n_edges)),
+        _index_fact(backend, "flag-ids", "every flag index of ACCUM and READBY is below fx_flags.max_entries",
+                    of("ACCUM", "READBY", field="c"), max(1, len(plan.flags))),
+        _index_fact(backend, "link-ids", "every link index of POSTED and FLUSH is below fx_links.max_entries",
+                    of("POSTED", field="b") + of("FLUSH"), max(1, plan.links)),
+        _index_fact(backend, "region-ids", "every region index of BOUNDS, OWN, HANDOFF, LEASE and RELEASE is below fx_own.max_entries",
+                    of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), max(1, n_regions)),
+        _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 32-bit lease mask",
+                    of("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
+        _index_fact(backend, "loop-bounds", "every bpf_loop trip count (op_count) is at most BPF_MAX_LOOPS",
+                    [count for *_x, count in plan.edges], BPF_MAX_LOOPS + 1),
+    ]
+    for m in plan.maps:
+        keys = [op.key or 0 for e in plan.policy.edges for op in e.map_ops if op.map == m.decl.name]
+        if m.decl.map_type == "array":
+            facts.append(_index_fact(backend, f"keys:{m.decl.name}",
+                                     f"every key of `{m.decl.name}` is below its max_entries", keys, m.decl.max_entries))
+        elif m.decl.map_type == "hash":
+            distinct = len(set(keys))
+            ok = distinct <= m.decl.max_entries
+            facts.append(Fact(f"keys:{m.decl.name}", f"`{m.decl.name}` has room for every distinct key",
+                              "proved" if ok else "refuted", "count", f"{distinct} distinct keys, max_entries {m.decl.max_entries}"))
+            facts.append(_index_fact(backend, f"key-width:{m.decl.name}", f"every key of `{m.decl.name}` fits its key type",
+                                     keys, 1 << (8 * m.key_size)))
+        if m.decl.cls.kind is ClassKind.PER_DEVICE:
+            slots = [plan.device_id(e.device) for e in plan.policy.edges for op in e.map_ops if op.map == m.decl.name]
+            facts.append(_index_fact(backend, f"slots:{m.decl.name}",
+                                     f"every device slot of `{m.decl.name}` exists", slots, m.slots))
+    decs = Counter(op.a for op in by_kind.get(K["DEC"], ()))
+    bad = [i for i, init in enumerate(plan.countdown) if decs.get(i, 0) != init]
+    facts.append(Fact("counter-balance", "every counter starts at the number of DEC operations that target it, "
+                      "so it reaches zero exactly when every awaited edge has finished",
+                      "refuted" if bad else "proved", "count",
+                      f"{len(plan.countdown)} counters" + (f"; counter {bad[0]} is unbalanced" if bad else "")))
+    return facts
+
+
+def verifier_obligations(plan: Plan) -> list[dict]:
+    """What the Linux verifier must establish for every program (checked at BPF_PROG_LOAD), with
+    the rule's source: the kernel's verifier documentation (Documentation/bpf/verifier.rst)."""
+    return [
+        {"key": "memory-safety", "what": "every map value, stack and context access is in bounds and every "
+         "lookup result is NULL-checked before use", "established_by": "linux-verifier"},
+        {"key": "bounded-loops", "what": "the op interpreter runs under bpf_loop (callback verified once); "
+         f"merge CAS loops are bounded by {8} iterations", "established_by": "linux-verifier"},
+        {"key": "stack", "what": "stack use of each program and callback is at most 512 bytes (MAX_BPF_STACK)",
+         "established_by": "linux-verifier"},
+        {"key": "map-keys", "what": "map keys are stack or map-value memory of the map's key size",
+         "established_by": "linux-verifier"},
+        {"key": "termination", "what": f"at most {plan.max_ops} ops per event (the longest fx_ops slice)",
+         "established_by": "fxverify", "see": "loop-bounds"},
+    ]

@@ -1,0 +1,244 @@
+"""Load lowered programs into the Linux verifier and run them with BPF_PROG_TEST_RUN.
+
+Takes a lowering directory (``manifest.json``, ``maps.init.json``, ``sourcemap.json`` and the
+``.bpf.o`` objects); produces a ``VerifyReport`` (one row per program: accepted, instructions
+processed, peak states, parsed from the verifier log the way veristat does) and a ``Runtime``
+that holds every device's programs loaded with shared maps filled from ``maps.init.json``.
+Rejected programs get their verifier log rewritten so C lines point at ``.fx`` spans.
+Raises ``BpfUnavailable``/``BpfError`` (from ``libbpf``) for environment failures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from dataclasses import dataclass, field
+
+from fxverify.lower import libbpf
+from fxverify.lower.plan import DECISIONS, REASONS
+
+# Verifier log statistics (kernel/bpf/verifier.c, printed with BPF_LOG_STATS = 4); veristat reads
+# the same lines.
+_STATS = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
+                    r"peak_states (\d+) mark_read (\d+)")
+_TIME = re.compile(r"verification time (\d+) usec")
+_STACK = re.compile(r"stack depth ([0-9+]+)")
+_CLINE = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
+
+LOG_STATS = 4  # BPF_LOG_STATS
+LOG_LEVEL1 = 1  # BPF_LOG_LEVEL1
+STATS_LOG_BYTES = 1 << 16
+FULL_LOG_BYTES = 16 << 20
+
+EVENT = struct.Struct("<6I")  # struct fx_event
+_PACK = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<6I"}
+
+
+@dataclass
+class ProgramReport:
+    """One program's verification: ``insns_processed``, ``peak_states``, ``total_states``,
+    ``max_states_per_insn``, ``verification_usec`` and ``stack_depth`` (bytes, per subprogram,
+    ``+``-joined) are ``None`` when the log does not show them. ``log`` is the (rewritten) log of a
+    rejected program, empty when accepted."""
+
+    name: str
+    device: str
+    hook: str
+    section: str
+    accepted: bool
+    insns_processed: int | None = None
+    peak_states: int | None = None
+    total_states: int | None = None
+    max_states_per_insn: int | None = None
+    verification_usec: int | None = None
+    stack_depth: str | None = None
+    errno: int = 0
+    log: str = ""
+    fx_spans: list[str] = field(default_factory=list)
+
+    def row(self) -> dict:
+        """The JSON row of ``--format json`` (``log`` only when rejected)."""
+        out = {k: getattr(self, k) for k in ("name", "device", "hook", "section", "accepted", "insns_processed",
+                                             "peak_states", "total_states", "max_states_per_insn",
+                                             "verification_usec", "stack_depth")}
+        if not self.accepted:
+            out.update(errno=self.errno, log=self.log, fx_spans=self.fx_spans)
+        return out
+
+
+def parse_stats(log: str, rep: ProgramReport) -> None:
+    """Fill ``rep``'s figures from the last statistics lines of a verifier log."""
+    m = None
+    for m in _STATS.finditer(log):
+        pass
+    if m is not None:
+        rep.insns_processed, rep.max_states_per_insn, rep.total_states, rep.peak_states = (
+            int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)))
+    t = _TIME.findall(log)
+    rep.verification_usec = int(t[-1]) if t else None
+    s = _STACK.findall(log)
+    rep.stack_depth = s[-1] if s else None
+
+
+def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
+    """Rewrite a verifier log: each ``; <C> @ file.bpf.c:LINE`` line (BTF line info) gets the
+    ``.fx`` location the source map gives that C line, or the nearest mapped line above it.
+    Returns the new log and the distinct ``.fx`` locations named, in first-seen order."""
+    index: dict[str, list[tuple[int, list | None, str]]] = {
+        f: sorted((ln, where, what) for ln, where, what in rows) for f, rows in sourcemap.get("c", {}).items()}
+    out, spans = [], []
+    for line in log.splitlines():
+        out.append(line)
+        m = _CLINE.search(line)
+        if not m:
+            continue
+        rows = index.get(m.group(1), [])
+        cl = int(m.group(2))
+        best = None
+        for ln, where, what in rows:
+            if ln <= cl:
+                best = (where, what)
+            else:
+                break
+        if best is None:
+            continue
+        where, what = best
+        loc = f"{where[0]}:{where[1]}:{where[2]}" if where else "fxverify runtime"
+        note = f"    --> {loc} ({what})"
+        out.append(note)
+        if where and loc not in spans:
+            spans.append(loc)
+    return "\n".join(out) + ("\n" if log.endswith("\n") else ""), spans
+
+
+def _read_json(d: str, name: str) -> dict:
+    with open(os.path.join(d, name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def verify_dir(d: str) -> list[ProgramReport]:
+    """Load every program of lowering directory ``d`` on its own (BPF_PROG_LOAD through
+    ``bpf_object__load``) and report it. A rejected program is loaded again with
+    ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans."""
+    manifest = _read_json(d, "manifest.json")
+    smap = _read_json(d, "sourcemap.json")
+    out = []
+    for p in manifest["programs"]:
+        obj = os.path.join(d, p["object"])
+        rep = ProgramReport(p["name"], p["device"], p["hook"], p["section"], False)
+        with libbpf.BpfObject(obj) as o:
+            buf = o.only(p["name"], LOG_STATS, STATS_LOG_BYTES)
+            err = o.load()
+            log = buf.value.decode("utf-8", "replace")
+        rep.accepted = err == 0
+        rep.errno = err
+        if not rep.accepted:
+            with libbpf.BpfObject(obj) as o:
+                buf = o.only(p["name"], LOG_LEVEL1 | LOG_STATS, FULL_LOG_BYTES)
+                o.load()
+                log = buf.value.decode("utf-8", "replace") or log
+            rep.log, rep.fx_spans = rewrite_log(log, smap)
+        parse_stats(log, rep)
+        out.append(rep)
+    return out
+
+
+@dataclass
+class Decision:
+    """One test run: the event, the decision (``DECISIONS``), the reason (``REASONS``), the
+    detail operand and the op index inside the edge's slice."""
+
+    edge: int
+    phase: int
+    decision: str
+    reason: str
+    detail: int
+    op: int
+
+
+class Runtime:
+    """Every device object of a lowering directory loaded at once, maps shared by name and filled
+    from ``maps.init.json``. Use as a context manager; ``fire`` runs one event."""
+
+    def __init__(self, d: str) -> None:
+        self.dir = d
+        self.manifest = _read_json(d, "manifest.json")
+        self.init = _read_json(d, "maps.init.json")
+        self.objects: list[libbpf.BpfObject] = []
+        self.fds: dict[str, int] = {}
+        self.progs: dict[tuple[int, int], int] = {}
+
+    def __enter__(self) -> "Runtime":
+        try:
+            self._load()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every object (the kernel frees programs and maps)."""
+        for o in self.objects:
+            o.close()
+        self.objects.clear()
+
+    def _load(self) -> None:
+        objs = sorted({p["object"] for p in self.manifest["programs"]}, key=lambda x: self.manifest["devices"].index(x.split(".")[0]))
+        for name in objs:
+            o = libbpf.BpfObject(os.path.join(self.dir, name))
+            self.objects.append(o)
+            o.reuse({k: v for k, v in self.fds.items() if k != "fx_events"})
+            err = o.load()
+            if err:
+                raise libbpf.BpfError(f"cannot load `{name}` (run --kernel-verify for the verifier log)", err)
+            for k, v in o.map_fds().items():
+                self.fds.setdefault(k, v)
+            for p in self.manifest["programs"]:
+                if p["object"] == name:
+                    self.progs[(p["device_id"], p["hook_id"])] = o.prog_fd(p["name"])
+        self._fill()
+
+    def _fill(self) -> None:
+        for name, fmt in _PACK.items():
+            rows = self.init[name]["rows"]
+            s = struct.Struct(fmt)
+            keys = b"".join(struct.pack("<I", i) for i in range(len(rows)))
+            vals = b"".join(s.pack(*r) for r in rows)
+            libbpf.update_batch(self.fds[name], keys, vals, len(rows))
+        for name in ("fx_countdown", "fx_flags"):
+            vals = self.init[name]["values"]
+            libbpf.update_batch(self.fds[name], b"".join(struct.pack("<I", i) for i in range(len(vals))),
+                                b"".join(struct.pack("<I", v) for v in vals), len(vals))
+
+    def fire(self, edge: int, phase: int) -> Decision:
+        """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has
+        no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run."""
+        dev, hook = self.init["fx_edges"]["rows"][edge][:2]
+        fd = self.progs.get((dev, hook))
+        if fd is None:
+            return Decision(edge, phase, "deny", "FX-HOOK-002", hook, 0)
+        ret, out = libbpf.test_run(fd, EVENT.pack(edge, phase, 0, 0, 0, 0))
+        _e, _p, dec, reason, detail, op = EVENT.unpack(out)
+        if ret != dec:
+            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", 71)
+        return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
+                        REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
+
+    def read_u32s(self, name: str, n: int, width: int = 4, offset: int = 0, value_size: int = 4) -> list[int]:
+        """Read ``n`` entries of array map ``name``: the u32/u64 field at ``offset`` of each value."""
+        fd = self.fds[name]
+        out = []
+        for i in range(n):
+            v = libbpf.lookup(fd, struct.pack("<I", i), value_size) or bytes(value_size)
+            out.append(int.from_bytes(v[offset:offset + width], "little"))
+        return out
+
+    def read_policy_map(self, c_name: str, key: int, key_size: int, value_size: int) -> bytes | None:
+        """Raw value of a policy map entry, or ``None`` when absent."""
+        k = key.to_bytes(key_size, "little")
+        return libbpf.lookup(self.fds[c_name], k, value_size)

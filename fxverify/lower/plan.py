@@ -1,0 +1,473 @@
+"""Plan the lowering of one policy: edge descriptors, runtime-guard operations and map contents.
+
+Takes a resolved ``ir.Policy`` (proved, or explicitly allowed unproved) and a target name;
+produces a ``Plan`` that the C emitter, the artifact writer and the kernel runner all read. The
+programs are data-driven (BRIEF section 7): one program per declared hook, and every edge is a row
+of the ``fx_edges`` map with a slice of the ``fx_ops`` map, so a 53k-edge policy still has one
+small program per hook.
+
+The operations mirror the proved obligations (``specs/lowering.md`` section 3):
+- ``WAIT`` on the edge's predecessor-completion counter (happens-before, BRIEF section 2);
+- ``BOUNDS`` of every footprint against its region (FX-ALIAS-003);
+- ``OWN`` of every governing region: released, in transit, owner or lease (FX-OWN-001/002/004);
+- ``HANDOFF``/``LEASE``/``RELEASE`` (FX-OWN-003/004), with a users-left counter per release;
+- ``MAPHOME``/``GUARD``/``STARTED``/``AGG`` map-class rules (FX-MAP-001/003/004);
+- ``POSTED`` visibility of writes over ``posted`` links: a later flush must have started after
+  the write finished (FX-ORD-003); ``FLUSH`` publishes that at its end;
+- ``ACCUM``/``READBY``: a write over accumulated bytes needs a reader of them in between
+  (FX-XF-004, lost accumulation): a covering reader that starts after the reduction ended clears
+  the pair's flag in ``fx_flags`` at its end, and the writer defers while the flag is set;
+- ``RUNNING`` watches of conflicting edges that happens-before does not order (FX-ORD-002,
+  FX-XF-004, FX-MAP-002). A proved policy has none: those obligations say every such pair is
+  ordered, so the watches are only computed for ``--allow-unproved`` lowerings;
+- ``DEC`` of successor and users-left counters, ``UPDATE``/``WRITE`` of policy maps at the end.
+
+Codes emitted: FX-BPF-002 (class not realisable), FX-BPF-003 (layout limit).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.graph import PolicyGraph
+from fxverify.ir import AC_OPS, AccessMode, ClassKind, Footprint, MapDecl, MapOpKind, Policy
+from fxverify.lower.targets import MapRealisation, Section, Unrealisable, realise_map, section_for
+from fxverify.obligations.base import Context
+from fxverify.source import NO_SPAN, Span
+
+# Operation kinds: values of ``struct fx_op.kind`` in the emitted C (specs/lowering.md section 3).
+OP_KINDS: tuple[str, ...] = (
+    "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
+    "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY",
+)
+K = {name: i for i, name in enumerate(OP_KINDS)}
+
+# Reasons a program defers or denies: values of ``struct fx_event.reason``. ``hb`` is a
+# predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation.
+REASONS: tuple[str, ...] = (
+    "none", "hb", "guard", "internal", "FX-HOOK-002", "FX-ALIAS-003", "FX-ORD-002", "FX-XF-004",
+    "FX-MAP-002", "FX-OWN-001", "FX-OWN-002", "FX-OWN-003", "FX-OWN-004", "FX-MAP-001",
+    "FX-MAP-003", "FX-MAP-004", "FX-ORD-003",
+)
+R = {name: i for i, name in enumerate(REASONS)}
+
+DECISIONS: tuple[str, ...] = ("proceed", "defer", "deny")
+
+# Flags of an ``OWN`` operation.
+OWN_WRITES = 1
+OWN_SKIP_OWNER = 2  # the edge hands the region off itself; FX-OWN-003 checks the handoff instead
+
+# Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop.
+MERGES: tuple[str, ...] = ("last", "sum", "add", "count", "max", "min", "and", "or", "xor", "prod")
+
+MAX_DEVICES = 32  # lease sets are one u32 bit mask per region (specs/lowering.md section 4)
+BPF_MAX_LOOPS = 1 << 23  # bpf_loop's cap on nr_loops (kernel/bpf/bpf_iter.c, BPF_MAX_LOOPS)
+
+
+@dataclass(frozen=True)
+class Op:
+    """One runtime-guard operation of one edge: ``kind`` (``OP_KINDS``), operands ``a``, ``b``,
+    ``c``, ``d`` (meaning per kind, ``specs/lowering.md`` section 3), the ``reason`` reported when
+    it defers or denies, and the ``.fx`` span it comes from."""
+
+    kind: int
+    a: int = 0
+    b: int = 0
+    reason: int = 0
+    c: int = 0
+    d: int = 0
+    span: Span = NO_SPAN
+
+    def row(self) -> list[int]:
+        """The op as the ``fx_ops`` value row ``[kind, a, b, reason, c, d]``."""
+        return [self.kind, self.a, self.b, self.reason, self.c, self.d]
+
+
+@dataclass(frozen=True)
+class Program:
+    """One program: the hook ``device.hook``, its 0-based ``hook_id`` in the device's hook list,
+    its C function ``name`` and its ``section``."""
+
+    name: str
+    device: str
+    device_id: int
+    hook: str
+    hook_id: int
+    section: Section
+    span: Span
+
+
+@dataclass(frozen=True)
+class MapPlan:
+    """One policy map on the target: its C identifier ``c_name``, index (``fx_op.a``), key and
+    value sizes in bytes (``value_size`` includes every per-device slot), ``slots`` (1, or the
+    device count for ``per_device``), the realisation and the devices whose objects declare it."""
+
+    index: int
+    decl: MapDecl
+    c_name: str
+    key_size: int
+    value_size: int
+    slots: int
+    realisation: MapRealisation
+    devices: tuple[str, ...]
+
+
+@dataclass
+class Plan:
+    """Everything the lowering emits, before rendering.
+
+    Tables (one row per entry, in key order): ``edges`` rows ``[device, hook, op_first, op_count]``;
+    ``ops`` rows ``Op``; ``regions`` rows ``[base, end]`` in bytes; ``owners`` initial owner device
+    ids; ``countdown`` initial counter values (indices ``0..n_edges-1`` are predecessor counts).
+    ``countdown_what`` says what each counter past the edges counts; ``flags`` what each
+    ``fx_flags`` entry (initially 1) stands for.
+    """
+
+    policy: Policy
+    target: str
+    proved: bool
+    devices: tuple[str, ...]
+    programs: list[Program]
+    maps: list[MapPlan]
+    edges: list[list[int]] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    regions: list[list[int]] = field(default_factory=list)
+    links: int = 0
+    owners: list[int] = field(default_factory=list)
+    countdown: list[int] = field(default_factory=list)
+    countdown_what: list[str] = field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
+    max_ops: int = 0
+
+    def device_id(self, name: str) -> int:
+        """Index of device ``name`` (``fx_edge.device``)."""
+        return self.devices.index(name)
+
+    def programs_of(self, device: str) -> list[Program]:
+        """Programs of ``device``, in hook declaration order."""
+        return [p for p in self.programs if p.device == device]
+
+    def maps_of(self, device: str) -> list[MapPlan]:
+        """Policy maps declared in ``device``'s object."""
+        return [m for m in self.maps if device in m.devices]
+
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def c_ident(prefix: str, name: str) -> str:
+    """Mangle a policy identifier into a C identifier that cannot inject code.
+
+    Letters, digits and ``_`` are kept; every other character (quotes, ``*/``, ``#``, non-ASCII)
+    becomes ``_xHH`` per UTF-8 byte, so distinct names stay distinct. The result always starts
+    with ``prefix`` and matches ``[A-Za-z_][A-Za-z0-9_]*`` (C11 6.4.2.1).
+    """
+    out = []
+    for ch in name:
+        if ch.isascii() and (ch.isalnum() or ch == "_"):
+            out.append(ch)
+        else:
+            out.extend(f"_x{b:02x}" for b in ch.encode("utf-8"))
+    ident = f"{prefix}{''.join(out)}"
+    assert _IDENT.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
+    return ident
+
+
+def _storage(ty: str) -> int:
+    """Bytes a key or value of declared type ``ty`` takes in a BPF map: 4 or 8 (BPF atomics are
+    32- or 64-bit, so narrower types widen to 4; ``device`` is a u32 device index)."""
+    return 8 if ty in ("u64", "i64") else 4
+
+
+def _bpf_error(code: str, msg: str, span: Span, help: str) -> Diagnostic:
+    return Diagnostic(code, Severity.ERROR, msg, Label(span, "here"), help=help)
+
+
+def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, list[Diagnostic]]:
+    """Plan the lowering of ``policy`` for ``target``.
+
+    Returns ``(plan, diagnostics)``; ``plan`` is ``None`` when a diagnostic is an error
+    (FX-BPF-002 for an unrealisable class, FX-BPF-003 for a layout limit). ``proved`` says whether
+    the policy's obligations all hold; when it does not, conflict watches are computed too.
+    """
+    diags: list[Diagnostic] = []
+    devices = tuple(d.name for d in policy.devices)
+    if len(devices) > MAX_DEVICES:
+        diags.append(_bpf_error("FX-BPF-003", f"{len(devices)} devices exceed the lowering limit of {MAX_DEVICES}",
+                                policy.devices[MAX_DEVICES].span, "lease sets are 32-bit masks; split the fabric"))
+    maps: list[MapPlan] = []
+    users: dict[str, set[str]] = defaultdict(set)
+    for e in policy.edges:
+        for op in e.map_ops:
+            users[op.map].add(e.device)
+    for i, m in enumerate(policy.maps):
+        try:
+            real = realise_map(target, policy, m)
+        except Unrealisable as err:
+            diags.append(_bpf_error("FX-BPF-002", f"`{m.name}` of class `{m.cls}` cannot be realised on target `{target}`",
+                                    m.span, err.reason))
+            continue
+        if m.merge is not None and m.merge not in MERGES:
+            diags.append(_bpf_error("FX-BPF-003", f"merge `{m.merge}` of `{m.name}` has no atomic realisation",
+                                    m.span, f"use one of {', '.join(MERGES)}"))
+            continue
+        slots = len(devices) if m.cls.kind is ClassKind.PER_DEVICE else 1
+        home = {str(m.cls.device)} if m.cls.kind is ClassKind.LOCAL else set()
+        devs = tuple(d for d in devices if d in users[m.name] | home)
+        maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage(m.key_type),
+                            _storage(m.value_type) * slots, slots, real, devs))
+    programs = []
+    taken: set[str] = set()
+    for di, d in enumerate(policy.devices):
+        for hi, h in enumerate(d.hooks):
+            name = c_ident("fx_", f"{d.name}__{h}")
+            if name in taken:  # device `a__b` hook `c` and device `a` hook `b__c` mangle alike
+                name = f"{name}_d{di}h{hi}"
+            taken.add(name)
+            programs.append(Program(name, d.name, di, h, hi, section_for(target, policy, d.name, h), d.span))
+    if any(d.is_error for d in diags):
+        return None, diags
+    plan = Plan(policy, target, proved, devices, programs, maps)
+    _fill_tables(plan)
+    return plan, diags
+
+
+def _share(a: Footprint, b: Footprint) -> bool:
+    """True when two footprints share a byte: exact for strided ones, by walking the elements of
+    the footprint with fewer elements (only used for ``--allow-unproved`` lowerings)."""
+    if a.space != b.space or a.hi <= b.lo or b.hi <= a.lo:
+        return False
+    small, big = (a, b) if a.count <= b.count else (b, a)
+    if small.contiguous:
+        return big.meets(small.lo, small.hi)
+    return any(big.meets(small.base + k * small.stride, small.base + k * small.stride + small.elem)
+               for k in range(small.count))
+
+
+def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
+    """Pairs of edges that conflict and are not ordered by happens-before, as watches
+    ``eid -> [(partner, reason)]`` (FX-ORD-002, FX-XF-004, FX-MAP-002)."""
+    pol, g = ctx.policy, ctx.graph
+    out: dict[int, set[tuple[int, int]]] = defaultdict(set)
+    if not g.is_acyclic():
+        return {}
+
+    def add(a: int, b: int, reason: str) -> None:
+        if a != b and not g.ordered(a, b):
+            out[a].add((b, R[reason]))
+            out[b].add((a, R[reason]))
+
+    for items in ctx.accesses_by_space().values():
+        # Sweep by footprint start; reads only meet open writes, so they are kept apart.
+        open_w: list[tuple[int, object]] = []
+        open_r: list[tuple[int, object]] = []
+        for eid, _pos, acc in items:
+            fp = acc.footprint
+            open_w = [t for t in open_w if t[1].footprint.hi > fp.lo]
+            others = open_w
+            if acc.mode is not AccessMode.READ:
+                open_r = [t for t in open_r if t[1].footprint.hi > fp.lo]
+                others = open_w + open_r
+            for oid, oacc in others:
+                if not _share(fp, oacc.footprint):
+                    continue
+                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
+                    if not (acc.op == oacc.op and acc.op in AC_OPS):
+                        add(eid, oid, "FX-XF-004")
+                else:
+                    add(eid, oid, "FX-ORD-002")
+            (open_r if acc.mode is AccessMode.READ else open_w).append((eid, acc))
+    writes: dict[tuple[str, int | None], list[tuple[int, object]]] = defaultdict(list)
+    for e in pol.edges:
+        for op in e.map_ops:
+            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE):
+                writes[(op.map, op.key)].append((e.eid, op))
+    for (mname, _key), ws in writes.items():
+        decl = pol.map(mname)
+        # Two updates with an associative, commutative merge commute: only pairs with a blind
+        # write (or a non-commuting merge) on one side can lose an update.
+        blind = [(a, oa) for a, oa in ws if not (oa.kind is MapOpKind.UPDATE and decl.merge in AC_OPS)]
+        for a, oa in blind:
+            for b, _ob in ws:
+                slots = decl.cls.kind is ClassKind.PER_DEVICE and pol.edges[a].device != pol.edges[b].device
+                if a != b and not slots:
+                    add(a, b, "FX-MAP-002")
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
+    """Readers of bytes written over a ``posted`` link, from another device: ``reader -> [(writer,
+    link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
+    pol, g = ctx.policy, ctx.graph
+    link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
+    readers: dict[str, list[tuple[int, int, Footprint]]] = defaultdict(list)
+    for e in pol.edges:
+        for acc in e.accesses():
+            if acc.mode is not AccessMode.WRITE:
+                readers[acc.footprint.space].append((acc.footprint.lo, e.eid, acc.footprint))
+    for v in readers.values():
+        v.sort(key=lambda t: (t[0], t[1]))
+    out: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
+    for w in pol.edges:
+        if w.dst is None:
+            continue
+        links = g.posted_links(w)
+        if not links:
+            continue
+        for _lo, r, fp in readers.get(w.dst.space, ()):
+            if fp.lo >= w.dst.hi:
+                break
+            if r == w.eid or pol.edges[r].device == w.device or not _share(fp, w.dst):
+                continue
+            for ln in links:
+                out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
+    return {k: sorted(set(v)) for k, v in out.items()}
+
+
+def _covers(y: Footprint, lo: int, hi: int) -> bool:
+    """True when contiguous footprint ``y`` holds every byte of ``[lo, hi)``."""
+    return y.contiguous and y.lo <= lo and hi <= y.hi
+
+
+def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]]:
+    """Writes over bytes a reduction accumulated: ``writer -> [(reducer, readers)]`` where
+    ``readers`` are the edges whose reads cover every shared byte. The writer must not start while
+    the reducer is done and none of those readers ran in between (FX-XF-004, lost accumulation).
+    Shared bytes are compared as one interval, so they are exact for contiguous footprints."""
+    pol, g = ctx.policy, ctx.graph
+    acyclic = g.is_acyclic()
+    out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
+    for items in ctx.accesses_by_space().values():
+        reduces = [(e, a) for e, _i, a in items if a.mode is AccessMode.REDUCE]
+        if not reduces:
+            continue
+        writes = [(e, a) for e, _i, a in items if a.mode is AccessMode.WRITE]
+        reads = [(e, a) for e, _i, a in items if a.mode is AccessMode.READ]
+        # items are sorted by footprint lo: a write can only meet [lo, hi) if it starts within the
+        # longest write's length before lo.
+        wlos = [a.footprint.lo for _e, a in writes]
+        longest = max((a.footprint.hi - a.footprint.lo for _e, a in writes), default=0)
+        for r, ra in reduces:
+            fr = ra.footprint
+            for w, wa in writes[bisect.bisect_left(wlos, fr.lo - longest):bisect.bisect_left(wlos, fr.hi)]:
+                if w == r or not _share(fr, wa.footprint) or (acyclic and g.hb_before(w, r)):
+                    continue
+                lo, hi = max(fr.lo, wa.footprint.lo), min(fr.hi, wa.footprint.hi)
+                ys = sorted({y for y, ya in reads if y not in (r, w) and _covers(ya.footprint, lo, hi)})
+                out[w].append((r, ys))
+    return dict(out)
+
+
+def _fill_tables(plan: Plan) -> None:
+    pol = plan.policy
+    graph = PolicyGraph(pol)
+    ctx = Context(pol, graph)
+    n = len(pol.edges)
+    rid = {r.name: i for i, r in enumerate(pol.regions)}
+    mid = {m.decl.name: m.index for m in plan.maps}
+    plan.regions = [[r.base, r.end] for r in pol.regions]
+    plan.links = len(pol.links)
+    plan.owners = [plan.device_id(r.owner) for r in pol.regions]
+    plan.countdown = [graph.hb.in_degree(e) for e in range(n)]
+    plan.countdown_what = []
+    start_ops: dict[int, list[Op]] = defaultdict(list)
+    end_ops: dict[int, list[Op]] = defaultdict(list)
+
+    def counter(what: str, initial: int) -> int:
+        plan.countdown.append(initial)
+        plan.countdown_what.append(what)
+        return len(plan.countdown) - 1
+
+    # Release waits: one counter per (releasing edge, region) of the other edges that use it.
+    for region, rs in sorted(ctx.releases.items()):
+        users = set(ctx.uses.get(region, ())) | set(rs)
+        for r in rs:
+            others = sorted(u for u in users if u != r)
+            c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))
+            rel = next(x for x in pol.edges[r].releases if x.region == region)
+            start_ops[r].append(Op(K["RELEASE"], rid[region], 0, R["FX-OWN-004"], c, 0, rel.span))
+            for u in others:
+                end_ops[u].append(Op(K["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
+    # Aggregates wait for every writer of their key.
+    writers: dict[tuple[str, int | None], list[int]] = defaultdict(list)
+    for e in pol.edges:
+        for op in e.map_ops:
+            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE):
+                writers[(op.map, op.key)].append(e.eid)
+    watches = {} if plan.proved else _conflict_watches(ctx)
+    posted = _posted_watches(ctx)
+    accum = _accumulation_watches(ctx)
+    touched = ctx.touched()
+    for e in pol.edges:
+        ops: list[Op] = [Op(K["WAIT"], e.eid, 0, R["hb"], 0, 0, e.span)]
+        for acc in e.accesses():
+            fp = acc.footprint
+            ops.append(Op(K["BOUNDS"], rid[fp.region], 0, R["FX-ALIAS-003"], fp.lo, fp.hi, fp.span))
+        for partner, reason in watches.get(e.eid, ()):
+            ops.append(Op(K["RUNNING"], partner, 0, reason, 0, 0, e.span))
+        for w, link, own_flush in posted.get(e.eid, ()):
+            ops.append(Op(K["POSTED"], w, link, R["FX-ORD-003"], own_flush, 0, e.span))
+        for r, readers in accum.get(e.eid, ()):
+            plan.flags.append(f"`{pol.edges[r].name}`'s accumulation not yet read before `{e.name}` writes")
+            flag = len(plan.flags) - 1
+            ops.append(Op(K["ACCUM"], r, 0, R["FX-XF-004"], flag, 0, e.span))
+            for y in readers:
+                end_ops[y].append(Op(K["READBY"], r, 0, 0, flag, 0, pol.edges[y].span))
+        for region, writes in sorted(touched.get(e.eid, {}).items()):
+            flags = (OWN_WRITES if writes else 0) | (
+                OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
+            ops.append(Op(K["OWN"], rid[region], flags, R["FX-OWN-001"], 0, 0, e.span))
+        for h in e.handoffs:
+            ops.append(Op(K["HANDOFF"], rid[h.region], plan.device_id(h.src), R["FX-OWN-003"],
+                          plan.device_id(h.dst), 0, h.span))
+        for ls in e.leases:
+            ops.append(Op(K["LEASE"], rid[ls.region], plan.device_id(ls.device), R["FX-OWN-003"], 0, 0, ls.span))
+        ops += start_ops[e.eid]
+        for op in e.map_ops:
+            if op.map not in mid:
+                continue  # INVARIANT: build_plan stops before this when a map could not be realised
+            m = pol.map(op.map)
+            key = op.key or 0
+            if m.cls.kind is ClassKind.LOCAL:
+                ops.append(Op(K["MAPHOME"], mid[op.map], plan.device_id(str(m.cls.device)), R["FX-MAP-001"], 0, 0, op.span))
+            if op.kind is MapOpKind.GUARD:
+                for w in writers.get((op.map, op.key), ()):
+                    stale = m.cls.kind is ClassKind.EVENTUAL or (
+                        m.cls.kind is ClassKind.CAUSAL and (not graph.is_acyclic() or not graph.hb_before(w, e.eid)))
+                    if w != e.eid and stale:
+                        ops.append(Op(K["STARTED"], w, 0, R["FX-MAP-003"], 0, 0, op.span))
+                ops.append(Op(K["GUARD"], mid[op.map], 0, R["guard"], key, op.value or 0, op.span))
+            elif op.kind is MapOpKind.AGGREGATE and m.cls.kind is ClassKind.PER_DEVICE:
+                ws = [w for w in writers.get((op.map, op.key), ()) if w != e.eid]
+                c = counter(f"writers of `{op.map}[{key}]` before `{e.name}` aggregates it", len(ws))
+                for w in ws:
+                    end_ops[w].append(Op(K["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
+                ops.append(Op(K["AGG"], mid[op.map], c, R["FX-MAP-004"], key, 0, op.span))
+            elif op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE):
+                # An aggregate of a map without slots is one read: FX-MAP-004 is about per_device.
+                ops.append(Op(K["READ"], mid[op.map], 0, 0, key, 0, op.span))
+            else:
+                kind = K["UPDATE"] if op.kind is MapOpKind.UPDATE else K["WRITE"]
+                ops.append(Op(kind, mid[op.map], 0, 0, key, op.value or 0, op.span))
+        for ln in e.flushes:
+            ops.append(Op(K["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
+        for s in sorted(graph.hb.successors(e.eid)):
+            ops.append(Op(K["DEC"], s, 0, 0, 0, 0, pol.edges[s].span))
+        start_ops[e.eid] = ops
+    for e in pol.edges:
+        ops = start_ops[e.eid] + end_ops[e.eid]
+        plan.edges.append([plan.device_id(e.device), _hook_id(pol, e.device, e.hook), len(plan.ops), len(ops)])
+        plan.ops.extend(ops)
+        plan.max_ops = max(plan.max_ops, len(ops))
+
+
+def _hook_id(pol: Policy, device: str, hook: str) -> int:
+    """Index of ``hook`` in ``device``'s hook list, or the list's length for an undeclared hook (no
+    program has that id, so the edge is denied with FX-HOOK-002 wherever it is delivered)."""
+    hooks = pol.device(device).hooks
+    return hooks.index(hook) if hook in hooks else len(hooks)

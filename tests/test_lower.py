@@ -1,0 +1,321 @@
+"""``fxverify lower`` without the kernel: plans, C text, artifacts, facts, refusals, determinism,
+hostile identifiers and target profiles. Tests that need clang say so when they skip."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from fxverify.ir import ClassKind, ConsistencyClass, MapDecl
+from fxverify.lower import artifacts
+from fxverify.lower.driver import LowerOptions, lower
+from fxverify.lower.emit_c import comment_text, emit_device
+from fxverify.lower.facts import discharge_facts, merge
+from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
+from fxverify.lower.plan import K, Op, build_plan, c_ident
+from fxverify.lower.targets import BPFTIME_GPU_ARRAY, BPFTIME_PERGPUTD_ARRAY, realise_map, section_for
+from fxverify.pipeline import make_backend
+from fxverify.resolve import load_policy
+from fxverify.smt.backend import SolverOptions
+from fxverify.source import SourceMap
+from tests.conftest import ROOT
+from tests.test_cli import run
+
+HAS_CLANG = artifacts.clang_path() is not None
+needs_clang = pytest.mark.skipif(not HAS_CLANG, reason="clang is not installed (apt-get install clang)")
+
+OK = "corpus/maps/ok/per-gpu-counter-aggregated.fx"
+FAIL = "corpus/ownership/fail/double-handoff.fx"
+NO_COMPILE = LowerOptions(compile=False)
+
+
+def load(path: str):
+    pol, diags = load_policy(str(ROOT / path), SourceMap())
+    assert pol is not None, diags
+    return pol
+
+
+def files_of(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(d.iterdir())}
+
+
+def test_one_program_per_hook_and_descriptors_in_maps() -> None:
+    pol = load("corpus/ownership/ok/handoff-round-trip.fx")
+    plan, diags = build_plan(pol, "kernel", proved=True)
+    assert plan is not None and not diags
+    assert [(p.device, p.hook) for p in plan.programs] == [(d.name, h) for d in pol.devices for h in d.hooks]
+    assert len(plan.edges) == len(pol.edges)
+    # Slices are contiguous and cover every op exactly once.
+    firsts = [row[2] for row in plan.edges]
+    assert firsts == sorted(firsts) and sum(row[3] for row in plan.edges) == len(plan.ops)
+    # Every edge waits on its own predecessor counter first.
+    for e, (_d, _h, first, _n) in enumerate(plan.edges):
+        assert plan.ops[first].kind == K["WAIT"] and plan.ops[first].a == e
+    c = emit_device(plan, pol.devices[0].name).text
+    for e in pol.edges:
+        assert f"fx_{e.name}" not in c  # no per-edge code
+
+
+def test_handoff_and_release_ops_mirror_the_policy() -> None:
+    pol = load("corpus/ownership/ok/pinned-free-after-copy.fx")
+    plan, _ = build_plan(pol, "kernel", proved=True)
+    assert plan is not None
+    kinds = {OP: [op for op in plan.ops if op.kind == K[OP]] for OP in ("RELEASE", "HANDOFF", "LEASE", "OWN")}
+    n_rel = sum(len(e.releases) for e in pol.edges)
+    assert len(kinds["RELEASE"]) == n_rel > 0
+    # A release waits on a counter that starts at the number of other users of the region.
+    rel = kinds["RELEASE"][0]
+    assert plan.countdown[int(rel.c)] == sum(1 for op in plan.ops if op.kind == K["DEC"] and op.a == rel.c)
+
+
+def test_c_ident_mangles_hostile_names() -> None:
+    hostile = ['a"b', "x*/y", "#include", "ü", "a b", "", "*/ int evil; /*", "\\\n#define X"]
+    seen = set()
+    for h in hostile:
+        ident = c_ident("pm_", h)
+        assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident), ident
+        seen.add(ident)
+    assert len(seen) == len(hostile)  # distinct names stay distinct
+
+
+def test_comment_text_cannot_end_a_comment_or_splice_lines() -> None:
+    for s in ["*/ evil", "line\\", "a\nb", "??/", "ü€", "\x00", "tab\there"]:
+        out = comment_text(s)
+        assert "\n" not in out and "\\" not in out and "??" not in out and out.isascii()
+        assert all(" " <= ch <= "~" for ch in out)
+
+
+HOSTILE = '''# A policy whose name and comments try to inject C.
+policy "q\\"uote */ #include <evil.h> \\\\ \u00fc\u20ac ??/"
+
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+}
+space hbm0 on gpu0 size 1 MiB
+region kv in hbm0 at 0x0 size 64 KiB owner gpu0
+map m: array<u32, u32>[4] class linearizable merge sum
+
+flow f {
+  edge w: write kv by gpu0.launch update m[1] = 2  # */ int evil_global = 1; /* \\
+  edge r: read kv by gpu0.copy_done after w   # \u00fc #define EVIL 1
+}
+'''
+
+
+def test_hostile_strings_stay_inside_comments(tmp_path: Path) -> None:
+    src = tmp_path / "h\u00fcstile.fx"
+    src.write_text(HOSTILE, encoding="utf-8")
+    out = tmp_path / "out"
+    res = lower(str(src), str(out), LowerOptions(compile=HAS_CLANG))
+    assert res.exit_code == 0, res.diagnostics
+    c = (out / "gpu0.bpf.c").read_text(encoding="ascii")
+    for line in c.splitlines():
+        code = line.split("//", 1)[0]
+        assert "evil" not in code.lower() and "EVIL" not in code, line
+        assert not line.lstrip().startswith("#") or line.startswith(("#include <", "#define FX_")), line
+    assert "<U+00FC>" in c
+    if HAS_CLANG:
+        obj = (out / "gpu0.bpf.o").read_bytes()
+        assert b"evil_global" not in obj
+
+
+def test_refuses_unproved_policy_and_writes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = lower(str(ROOT / FAIL), str(out), NO_COMPILE)
+    assert res.exit_code == 1 and not out.exists()
+    d = res.diagnostics[0]
+    assert d.code == "FX-BPF-001" and "FX-OWN-003" in d.message
+
+
+def test_cli_refusal_lists_codes(tmp_path: Path) -> None:
+    r = run("lower", FAIL, "-o", str(tmp_path / "o"), "--no-compile")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "[FX-BPF-001]" in r.stdout and "FX-OWN-003" in r.stdout and "Traceback" not in r.stdout + r.stderr
+
+
+def test_allow_unproved_stamps_every_artifact(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = lower(str(ROOT / FAIL), str(out), LowerOptions(compile=False, allow_unproved=True))
+    assert res.exit_code == 0
+    assert any(d.code == "FX-BPF-001" and not d.is_error for d in res.diagnostics)
+    for name in ("manifest.json", "maps.json", "obligations.json", "maps.init.json"):
+        assert json.loads((out / name).read_text())["proved"] is False, name
+    assert "UNPROVED" in json.loads((out / "manifest.json").read_text())["stamp"]
+    for c in out.glob("*.bpf.c"):
+        assert "Policy: UNPROVED" in c.read_text()
+
+
+def test_bad_input_is_a_diagnostic_with_exit_2(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.fx"
+    bad.write_text('policy "x"\nfabric {\n  device gpu0 gpu\n}\n')
+    r = run("lower", str(bad), "-o", str(tmp_path / "o"))
+    out = r.stdout + r.stderr
+    assert r.returncode == 2 and "Traceback" not in out and "bad.fx:3:" in out and "^" in out, out
+
+
+@pytest.mark.parametrize("compile_", [False, pytest.param(True, marks=needs_clang)], ids=["c-only", "with-clang"])
+def test_same_input_same_bytes(tmp_path: Path, compile_: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    opts = LowerOptions(compile=compile_)
+    monkeypatch.chdir(ROOT)
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert lower(OK, str(a), opts).exit_code == 0
+    assert lower(OK, str(b), opts).exit_code == 0
+    fa, fb = files_of(a), files_of(b)
+    assert fa == fb
+    assert ("gpu0.bpf.o" in fa) == compile_
+
+
+def test_output_directory_is_replaced_atomically(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "stale.txt").write_text("old")
+    assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
+    assert not (out / "stale.txt").exists() and (out / "manifest.json").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary directories left
+
+
+def test_artifacts_describe_maps_layouts_and_programs(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    res = lower(str(ROOT / OK), str(out), NO_COMPILE)
+    assert res.exit_code == 0
+    maps = {m["name"]: m for m in json.loads((out / "maps.json").read_text())["maps"]}
+    kv = maps["kv_sent"]
+    assert kv["class"] == "per_device" and kv["map_type_name"] == "BPF_MAP_TYPE_ARRAY"
+    assert kv["value_size"] == 8 * len(res.plan.devices) and len(kv["value_layout"]) == len(res.plan.devices)
+    assert maps["fx_ops"]["value_size"] == 32 and maps["fx_edges"]["max_entries"] == len(res.plan.edges)
+    init = json.loads((out / "maps.init.json").read_text())
+    assert init["fx_edges"]["rows"] == res.plan.edges and len(init["fx_ops"]["rows"]) == len(res.plan.ops)
+    man = json.loads((out / "manifest.json").read_text())
+    assert man["runtime"].startswith("Linux") and {p["section"] for p in man["programs"]} == {"syscall"}
+    obl = json.loads((out / "obligations.json").read_text())
+    assert obl["fxverify_facts"] and all(f["status"] == "proved" for f in obl["fxverify_facts"])
+    assert {f["method"] for f in obl["fxverify_facts"]} == {"z3", "count"}
+
+
+def test_source_map_points_c_lines_at_fx_spans(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
+    smap = json.loads((out / "sourcemap.json").read_text())
+    src = (ROOT / OK).read_text().splitlines()
+    c = (out / "gpu0.bpf.c").read_text().splitlines()
+    mapped = [row for row in smap["c"]["gpu0.bpf.c"] if row[1] is not None]
+    assert mapped
+    for line, where, what in mapped:
+        assert 1 <= line <= len(c)
+        assert where[0].endswith(OK) and 1 <= where[1] <= len(src)
+        if what.startswith("map "):
+            assert f"map {what[4:]}" in src[where[1] - 1]
+    hooks = [row for row in mapped if row[2] == "hook gpu0.launch"]
+    assert any("SEC(" in c[line - 1] for line, _w, _x in hooks)
+    assert len(smap["edges"]) == 3 and smap["edges"][0][1] == "send0"
+
+
+def test_rewrite_log_annotates_c_lines_with_fx_spans() -> None:
+    smap = {"c": {"gpu0.bpf.c": [[10, ["p.fx", 4, 1, 4, 9], "map m"], [20, None, "fxverify runtime: op interpreter"]]}}
+    log = "0: (b7) r1 = 0\n; v = lookup(&pm_m, &k); @ gpu0.bpf.c:12\n1: (85) call\n; x @ gpu0.bpf.c:25\n"
+    text, spans = rewrite_log(log, smap)
+    assert "--> p.fx:4:1 (map m)" in text and "--> fxverify runtime" in text and spans == ["p.fx:4:1"]
+
+
+def test_parse_stats_reads_the_veristat_figures() -> None:
+    rep = ProgramReport("p", "d", "h", "syscall", True)
+    parse_stats("verification time 97 usec\nstack depth 112+0+56\nprocessed 1807 insns (limit 1000000) "
+                "max_states_per_insn 3 total_states 150 peak_states 139 mark_read 12\n", rep)
+    assert (rep.insns_processed, rep.peak_states, rep.total_states, rep.max_states_per_insn) == (1807, 139, 150, 3)
+    assert rep.verification_usec == 97 and rep.stack_depth == "112+0+56"
+
+
+def test_facts_are_proved_and_can_fail() -> None:
+    pol = load(OK)
+    plan, _ = build_plan(pol, "kernel", proved=True)
+    assert plan is not None
+    backend = make_backend(SolverOptions())
+    assert all(f.status == "proved" for f in discharge_facts(plan, backend))
+    # A corrupted table: a BOUNDS op naming a region past the end, and an unbalanced counter.
+    plan.ops.append(Op(K["BOUNDS"], len(plan.regions) + 5, 0, 0, 0, 1))
+    plan.countdown[0] += 1
+    bad = {f.key: f for f in discharge_facts(plan, backend) if f.status != "proved"}
+    assert bad["region-ids"].status == "refuted" and str(len(plan.regions) + 5) in bad["region-ids"].detail
+    assert bad["counter-balance"].status == "refuted"
+
+
+def test_merge_intervals() -> None:
+    assert merge([(5, 6), (0, 2), (2, 3), (1, 4), (9, 10)]) == [(0, 4), (5, 6), (9, 10)]
+
+
+def test_unrealisable_class_is_an_error_never_a_downgrade(tmp_path: Path) -> None:
+    src = tmp_path / "p.fx"
+    src.write_text((ROOT / OK).read_text().replace("array<u32, u64>[8] class per_device", "hash<u32, u64>[8] class per_device"))
+    res = lower(str(src), str(tmp_path / "o"), NO_COMPILE)
+    assert res.exit_code == 1 and [d.code for d in res.diagnostics if d.is_error] == ["FX-BPF-002"]
+    assert "slots" in (res.diagnostics[0].help or "") and not (tmp_path / "o").exists()
+
+
+def test_bpftime_profile() -> None:
+    pol = load("corpus/maps/ok/local-map-on-device.fx")
+    gpu = next(d for d in pol.devices if d.kind.value == "gpu")
+    sec = section_for("bpftime", pol, gpu.name, "launch")
+    assert (sec.section, sec.kind) == ("kprobe/cudaLaunchKernel", "kprobe")
+    assert section_for("kernel", pol, gpu.name, "launch").section == "syscall"
+    local = MapDecl("g", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, gpu.name))
+    assert realise_map("bpftime", pol, local).map_type == BPFTIME_GPU_ARRAY
+    hashed = MapDecl("g", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, gpu.name))
+    with pytest.raises(Exception, match="hash"):
+        realise_map("bpftime", pol, hashed)
+
+
+def test_bpftime_per_gpu_thread_array_and_linearizable_refusal(tmp_path: Path) -> None:
+    src = tmp_path / "p.fx"
+    src.write_text('''# GPU-only per-device counter and a linearizable map shared by a GPU and a DPU.
+policy "bt"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device dpu0: dpu hooks [tx]
+  link gpu0 -- dpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 1 MiB
+region kv in hbm0 at 0x0 size 64 KiB owner gpu0
+map c: array<u32, u64>[4] class per_device merge sum
+map o: array<u32, u32>[4] class linearizable merge sum
+flow f {
+  edge w: write kv by gpu0.launch update c[0] = 1 update o[0] = 1 lease kv to dpu0
+  edge r: read kv by dpu0.tx after w update o[0] = 1
+}
+''')
+    res = lower(str(src), str(tmp_path / "o"), LowerOptions(target="bpftime", compile=False))
+    assert [d.code for d in res.diagnostics if d.is_error] == ["FX-BPF-002"], res.diagnostics
+    assert "`o`" in res.diagnostics[0].message
+    src.write_text(src.read_text().replace(" update o[0] = 1 lease", " lease"))
+    res = lower(str(src), str(tmp_path / "o"), LowerOptions(target="bpftime", compile=HAS_CLANG))
+    assert res.exit_code == 0, res.diagnostics
+    maps = {m["name"]: m for m in json.loads((tmp_path / "o" / "maps.json").read_text())["maps"]}
+    assert maps["c"]["map_type"] == BPFTIME_PERGPUTD_ARRAY
+    c = (tmp_path / "o" / "gpu0.bpf.c").read_text()
+    assert 'SEC("kprobe/cudaLaunchKernel")' in c and "1502 /* BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP */" in c
+    if HAS_CLANG:
+        assert (tmp_path / "o" / "gpu0.bpf.o").exists()
+
+
+@needs_clang
+def test_dputime_rx_is_xdp_and_tx_is_tc(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    res = lower(str(ROOT / "corpus/ownership/ok/dpu-reads-leased-kv.fx"), str(out), LowerOptions(target="dputime"))
+    assert res.exit_code == 0, res.diagnostics
+    man = json.loads((out / "manifest.json").read_text())
+    kinds = {(p["device"], p["hook"]): p["section"] for p in man["programs"]}
+    assert kinds[("dpu0", "rx")] == "xdp" and kinds[("dpu0", "tx")] == "tc"
+    assert all((out / p["object"]).exists() for p in man["programs"])
+
+
+def test_no_clang_writes_c_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    res = lower(str(ROOT / OK), str(tmp_path / "o"), LowerOptions())
+    assert res.exit_code == 0
+    assert [d.code for d in res.diagnostics] == ["FX-BPF-008"] and not res.diagnostics[0].is_error
+    assert not list((tmp_path / "o").glob("*.bpf.o")) and list((tmp_path / "o").glob("*.bpf.c"))
+    res = lower(str(ROOT / OK), str(tmp_path / "o2"), LowerOptions(kernel_verify=True))
+    assert res.exit_code == 2 and res.diagnostics[0].code == "FX-BPF-008" and res.diagnostics[0].is_error
