@@ -131,6 +131,23 @@ INLINE: dict[str, tuple[str, str]] = {
                    "    --cxl cxl_test-list-BDMu-root-mem3.json --spill 1",
                    "fxverify gen prefill --model meta-llama--Meta-Llama-3.1-70B.json --tp 2 \\\n"
                    "    --cxl cxl_test-list-BDMu-root-mem3.json --spill 0.25"),
+    # Lowering (fxverify lower): command lines and situations, not policy text.
+    "FX-BPF-001": ("fxverify lower corpus/ordering/fail/kv-offload-unordered.fx -o out",
+                   "fxverify lower corpus/ordering/ok/kv-offload-ordered.fx -o out"),
+    "FX-BPF-002": ("# a map class the chosen --target has no map type for (specs/lowering.md, class table)",
+                   "# pick a class the target realises, or another --target"),
+    "FX-BPF-003": ("# a policy whose tables exceed the target's map layout (key type, device count, table size)",
+                   "# split the policy, or narrow its key types"),
+    "FX-BPF-004": ("fxverify lower p.fx -o out --kernel-verify   # a program the Linux verifier refuses",
+                   "# a bug in fxverify: report it with the rewritten verifier log"),
+    "FX-BPF-005": ("fxverify lower p.fx -o out   # clang fails on the emitted C",
+                   "# a bug in fxverify, or a clang without the BPF target: `clang -print-targets`"),
+    "FX-BPF-006": ("fxverify lower p.fx -o out --kernel-run   # a decision differs from the simulator's",
+                   "# a bug in fxverify: report it with the policy"),
+    "FX-BPF-007": ("# a lowering fact (a key below max_entries, a loop bound) not proved",
+                   "# a bug in fxverify's tables: report it with the policy"),
+    "FX-BPF-008": ("fxverify lower p.fx -o out --kernel-verify   # on a machine without clang or libbpf",
+                   "apt-get install clang libbpf1   # or lower with --no-compile"),
     "FX-GEN-004": ("fxverify gen prefill --model meta-llama--Meta-Llama-3.1-8B.json --tokens 1000",
                    "fxverify gen prefill --model meta-llama--Meta-Llama-3.1-8B.json --tokens 1008"),
 }
