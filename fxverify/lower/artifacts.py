@@ -33,7 +33,7 @@ LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "fx_edge": (("device", 4), ("hook", 4), ("op_first", 4), ("op_count", 4)),
     "fx_op": (("kind", 4), ("a", 4), ("b", 4), ("reason", 4), ("c", 8), ("d", 8)),
     "fx_region": (("base", 8), ("end", 8)),
-    "fx_own": (("owner", 4), ("leases", 4), ("transit", 4), ("released", 4), ("active", 4), ("pad", 4)),
+    "fx_own": (("owner", 4), ("transit", 4), ("leases", 8), ("released", 4), ("active", 4)),
     "fx_st": (("state", 4), ("pad", 4), ("start_seq", 8), ("end_seq", 8)),
     "fx_obs": (("kind", 4), ("edge", 4), ("device", 4), ("decision", 4), ("reason", 4), ("a", 4), ("c", 8), ("d", 8)),
 }
@@ -118,7 +118,7 @@ def maps_init_json(plan: Plan) -> dict:
         "fx_edges": {"fields": [f for f, _ in LAYOUTS["fx_edge"]], "rows": plan.edges},
         "fx_ops": {"fields": [f for f, _ in LAYOUTS["fx_op"]], "rows": [op.row() for op in plan.ops]},
         "fx_regions": {"fields": ["base", "end"], "rows": plan.regions},
-        "fx_own": {"fields": [f for f, _ in LAYOUTS["fx_own"]], "rows": [[o, 0, 0, 0, 0, 0] for o in plan.owners]},
+        "fx_own": {"fields": [f for f, _ in LAYOUTS["fx_own"]], "rows": [[o, 0, 0, 0, 0] for o in plan.owners]},
         "fx_countdown": {"values": plan.countdown,
                          "what": {str(len(plan.edges) + i): w for i, w in enumerate(plan.countdown_what)}},
         "fx_state": {"zero": True},

@@ -298,11 +298,10 @@ struct fx_region {
 
 struct fx_own {
 	__u32 owner;
-	__u32 leases;
 	__u32 transit;
+	__u64 leases;
 	__u32 released;
 	__u32 active;
-	__u32 pad;
 };
 
 struct fx_st {
@@ -539,7 +538,7 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 			if (transit && transit != eid + 1)
 				return fx_refuse(FX_DENY, FX_R_FX_OWN_002, op->a);
 			if (!(op->b & FX_OWN_SKIP_OWNER) && owner != dev &&
-			    ((op->b & FX_OWN_WRITES) || !(own->leases & (1u << (dev & 31)))))
+			    ((op->b & FX_OWN_WRITES) || !(own->leases & (1ull << (dev & 63)))))
 				return fx_refuse(FX_DENY, op->reason, op->a);
 			return 0;
 		case FX_OP_HANDOFF: // FX-OWN-003: only the owner hands off, once at a time
@@ -580,7 +579,7 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 		own->owner = (__u32)op->c;
 		own->transit = 0;
 	} else if (op->kind == FX_OP_LEASE) {
-		__sync_fetch_and_or(&own->leases, 1u << (op->b & 31));
+		__sync_fetch_and_or(&own->leases, 1ull << (op->b & 63));
 	}
 	return 0;
 }

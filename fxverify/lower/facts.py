@@ -112,7 +112,7 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
                     of("POSTED", field="b") + of("FLUSH"), max(1, plan.links)),
         _index_fact(backend, "region-ids", "every region index of BOUNDS, OWN, HANDOFF, LEASE and RELEASE is below fx_own.max_entries",
                     of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), max(1, n_regions)),
-        _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 32-bit lease mask",
+        _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 64-bit lease mask",
                     of("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
         _index_fact(backend, "loop-bounds", "every bpf_loop trip count (op_count) is at most BPF_MAX_LOOPS",
                     [count for *_x, count in plan.edges], BPF_MAX_LOOPS + 1),

@@ -33,7 +33,7 @@ STATS_LOG_BYTES = 1 << 16
 FULL_LOG_BYTES = 16 << 20
 
 EVENT = struct.Struct("<6I")  # struct fx_event
-_PACK = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<6I"}
+_PACK = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
 
 
 @dataclass

@@ -64,7 +64,7 @@ OWN_SKIP_OWNER = 2  # the edge hands the region off itself; FX-OWN-003 checks th
 # Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop.
 MERGES: tuple[str, ...] = ("last", "sum", "add", "count", "max", "min", "and", "or", "xor", "prod")
 
-MAX_DEVICES = 32  # lease sets are one u32 bit mask per region (specs/lowering.md section 4)
+MAX_DEVICES = 64  # lease sets are one u64 bit mask per region (specs/lowering.md section 4)
 BPF_MAX_LOOPS = 1 << 23  # bpf_loop's cap on nr_loops (kernel/bpf/bpf_iter.c, BPF_MAX_LOOPS)
 
 
@@ -199,7 +199,7 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
     devices = tuple(d.name for d in policy.devices)
     if len(devices) > MAX_DEVICES:
         diags.append(_bpf_error("FX-BPF-003", f"{len(devices)} devices exceed the lowering limit of {MAX_DEVICES}",
-                                policy.devices[MAX_DEVICES].span, "lease sets are 32-bit masks; split the fabric"))
+                                policy.devices[MAX_DEVICES].span, "lease sets are 64-bit masks; split the fabric"))
     maps: list[MapPlan] = []
     users: dict[str, set[str]] = defaultdict(set)
     for e in policy.edges:
@@ -335,10 +335,12 @@ def _covers(y: Footprint, lo: int, hi: int) -> bool:
 
 
 def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]]:
-    """Writes over bytes a reduction accumulated: ``writer -> [(reducer, readers)]`` where
-    ``readers`` are the edges whose reads cover every shared byte. The writer must not start while
-    the reducer is done and none of those readers ran in between (FX-XF-004, lost accumulation).
-    Shared bytes are compared as one interval, so they are exact for contiguous footprints."""
+    """Writes over bytes a reduction accumulated: ``writer -> [(reducer, readers)]``, one entry per
+    segment of the shared bytes, where ``readers`` are the edges whose reads cover that segment.
+    The writer must not start while the reducer is done and some segment has not been read by one
+    of its readers in between (FX-XF-004, lost accumulation). Segments are cut at the readers'
+    bounds, so reads in chunks (a reduce-scatter) cover the bytes together, as the checker's proof
+    of FX-XF-004 accepts; shared bytes are compared as intervals, exact for contiguous footprints."""
     pol, g = ctx.policy, ctx.graph
     acyclic = g.is_acyclic()
     out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
@@ -358,8 +360,11 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
                 if w == r or not _share(fr, wa.footprint) or (acyclic and g.hb_before(w, r)):
                     continue
                 lo, hi = max(fr.lo, wa.footprint.lo), min(fr.hi, wa.footprint.hi)
-                ys = sorted({y for y, ya in reads if y not in (r, w) and _covers(ya.footprint, lo, hi)})
-                out[w].append((r, ys))
+                near = [(y, ya.footprint) for y, ya in reads
+                        if y not in (r, w) and ya.footprint.contiguous and ya.footprint.lo < hi and lo < ya.footprint.hi]
+                cuts = sorted({lo, hi} | {min(max(f.lo, lo), hi) for _y, f in near} | {min(max(f.hi, lo), hi) for _y, f in near})
+                for a, b in zip(cuts, cuts[1:]):
+                    out[w].append((r, sorted({y for y, f in near if _covers(f, a, b)})))
     return dict(out)
 
 
