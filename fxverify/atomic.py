@@ -12,12 +12,16 @@ import tempfile
 
 
 def replace_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically; the temporary file is removed on any failure.
+    """Write ``data`` to ``path`` atomically; the temporary file is removed on any failure. The
+    file gets the mode a plain ``open`` would give (0666 less the umask), not mkstemp's 0600.
     Raises ``OSError`` (for example a missing or read-only folder)."""
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".fxverify-", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -427,9 +427,16 @@ def _run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype, s
             lines += render_diagnostic(d, sources) + [[("", "")]]
         sys.stderr.write(to_plain(lines))
         return 2
-    for target in (output, summary_json):  # check both folders first: never leave one file of the pair behind
-        if target is not None and not os.path.isdir(os.path.dirname(os.path.abspath(target))):
-            typer.echo(f"error: cannot write `{target}`: no such folder\n  = help: name a file in an existing, writable folder",
+    if output is not None and summary_json is not None and os.path.abspath(output) == os.path.abspath(summary_json):
+        typer.echo(f"error[FX-GEN-004]: -o and --summary-json both name `{output}`\n  = help: give them different files", err=True)
+        return 2
+    for target in (output, summary_json):  # check both targets first: never leave one file of the pair behind
+        if target is None:
+            continue
+        why = ("no such folder" if not os.path.isdir(os.path.dirname(os.path.abspath(target)))
+               else "it is a folder" if os.path.isdir(target) else None)
+        if why:
+            typer.echo(f"error[FX-GEN-004]: cannot write `{target}`: {why}\n  = help: name a file in an existing, writable folder",
                        err=True)
             return 2
     try:
@@ -440,7 +447,8 @@ def _run_gen_prefill(model, topology, cxl, tokens, block_tokens, tp, kv_dtype, s
         if summary_json is not None:
             write_atomic(str(summary_json), json.dumps(gen.summary, indent=2, sort_keys=True) + "\n")
     except OSError as err:
-        typer.echo(f"error: cannot write: {err.strerror or err}\n  = help: name a file in an existing, writable folder", err=True)
+        typer.echo(f"error[FX-GEN-004]: cannot write `{err.filename or output}`: {err.strerror or err}\n"
+                   f"  = help: name a file in an existing, writable folder", err=True)
         return 2
     return 0
 

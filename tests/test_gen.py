@@ -100,6 +100,8 @@ def test_text_config_is_read_when_nested(tmp_path: Path) -> None:
     (lambda c: c.update(torch_dtype="float8"), "torch_dtype"),
     (lambda c: c.update(hidden_size="4096"), "hidden_size"),
     (lambda c: c.update(num_local_experts=8, n_routed_experts=16, num_experts_per_tok=2), "n_routed_experts"),
+    (lambda c: c.pop("vocab_size"), "vocab_size"),
+    (lambda c: c.update(tie_word_embeddings="yes"), "tie_word_embeddings"),
 ])
 def test_bad_config_names_field_and_file(tmp_path: Path, edit, field: str) -> None:
     cfg = json.loads((INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json").read_text())
@@ -453,3 +455,19 @@ def test_tp_shards_attention_weights_by_hand() -> None:
         return r * c + 4 * (-(-r // 128)) * (-(-c // 128))
     want = (fp8(7168, 1536) + fp8(7168, 576) + fp8(1536, 16 * 192) + fp8(512, 16 * 256) + fp8(16 * 128, 7168))
     assert d.attn_weight_bytes(8) == want
+
+
+def test_output_pair_checked_before_writing(tmp_path: Path) -> None:
+    base = ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64", "--layers", "1"]
+    p = tmp_path / "p.fx"
+    r = runner.invoke(app, base + ["-o", str(p), "--summary-json", str(tmp_path)])  # a folder
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and not p.exists()
+    r = runner.invoke(app, base + ["-o", str(p), "--summary-json", str(p)])
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and not p.exists()
+    r = runner.invoke(app, base + ["-o", str(p)])
+    assert r.exit_code == 0 and p.stat().st_mode & 0o644 == 0o644  # the umask's mode, not mkstemp's 0600
+
+
+def test_addresses_stay_64_bit() -> None:
+    out, diags = gen("Qwen--Qwen3-8B", tokens=64, layers=1, hbm_gib=1 << 40)
+    assert out is None and diags[0].code == "FX-GEN-004"

@@ -3,7 +3,6 @@
 # Do not edit by hand: change the options and regenerate.
 #
 # Model (corpus/inputs/models/deepseek-ai--DeepSeek-V3.json): DeepseekV3ForCausalLM, 61 layers (first 12 kept), hidden 7168, 128 heads, 128 KV heads, dtype bf16 (2 B)
-#   head_dim = 56 (from hidden_size / num_attention_heads)
 #   MLA: kv_lora_rank 512, qk_rope_head_dim 64, qk_nope_head_dim 128, v_head_dim 128, q_lora_rank 1536
 #   MoE: 256 routed experts (n_routed_experts), 8 active per token, 1 shared, first 3 layers dense, expert width 2048
 #   weights quantized: fp8 e4m3 (1 B per weight, 128x128 blocks with one fp32 scale each); activations and KV stay bf16
@@ -15,7 +14,8 @@
 #   KV per token per layer per rank = 1152 B x 1/1 = 1152 B
 #   KV block = 16 tok x 1152 B = 18432 B (18 KiB); 256 / 16 = 16 blocks per layer
 #   hidden states = 256 tok x 7168 x 2 B = 3670016 B; all-reduce chunk = 3670016 / 8 = 458752 B
-#   attention weights per layer per rank = 36643680 B; dense FFN weights per layer per rank = 3 x 7168 x 2304 (x 1 B) = 49557312 B
+#   attention weights per layer per rank = 36643680 B
+#   dense FFN weights per layer per rank = 3 x 7168 x 2304 (x 1 B + block scales) = 49557312 B
 #   expert slots per rank = 256 tok x top_k 8 / tp 8 rows x 7168 x 2 B = 3670016 B (capacity factor 1: GShard drops tokens beyond it); 32 experts per rank
 #   expert weights = 3 x 7168 x 2048 (x 1 B + block scales) = 44050944 B each; 32 per rank streamed per MoE layer = 1409630208 B
 #   weights are resident in HBM; one rank uses 3951034368 B (3.68 GiB) of 40 GiB HBM
@@ -124,7 +124,7 @@ region hs0 in hbm0 at 0x1c600000 size 3670016 owner gpu0 dtype bf16
 region inter0 in hbm0 at 0x1ca00000 size 1179648 owner gpu0 dtype bf16
 region wattn0[l in 0..12] in hbm0 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu0
 region wffn0[l in 0..3] in hbm0 at 0x37000000 + l * 49557312 size 49557312 owner gpu0
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh0[j in 0..9] in hbm0 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu0
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe0 in hbm0 at 0x42e00000 size 3670016 owner gpu0 dtype bf16
@@ -143,7 +143,7 @@ region hs1 in hbm1 at 0x1c600000 size 3670016 owner gpu1 dtype bf16
 region inter1 in hbm1 at 0x1ca00000 size 1179648 owner gpu1 dtype bf16
 region wattn1[l in 0..12] in hbm1 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu1
 region wffn1[l in 0..3] in hbm1 at 0x37000000 + l * 49557312 size 49557312 owner gpu1
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh1[j in 0..9] in hbm1 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu1
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe1 in hbm1 at 0x42e00000 size 3670016 owner gpu1 dtype bf16
@@ -162,7 +162,7 @@ region hs2 in hbm2 at 0x1c600000 size 3670016 owner gpu2 dtype bf16
 region inter2 in hbm2 at 0x1ca00000 size 1179648 owner gpu2 dtype bf16
 region wattn2[l in 0..12] in hbm2 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu2
 region wffn2[l in 0..3] in hbm2 at 0x37000000 + l * 49557312 size 49557312 owner gpu2
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh2[j in 0..9] in hbm2 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu2
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe2 in hbm2 at 0x42e00000 size 3670016 owner gpu2 dtype bf16
@@ -181,7 +181,7 @@ region hs3 in hbm3 at 0x1c600000 size 3670016 owner gpu3 dtype bf16
 region inter3 in hbm3 at 0x1ca00000 size 1179648 owner gpu3 dtype bf16
 region wattn3[l in 0..12] in hbm3 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu3
 region wffn3[l in 0..3] in hbm3 at 0x37000000 + l * 49557312 size 49557312 owner gpu3
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh3[j in 0..9] in hbm3 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu3
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe3 in hbm3 at 0x42e00000 size 3670016 owner gpu3 dtype bf16
@@ -200,7 +200,7 @@ region hs4 in hbm4 at 0x1c600000 size 3670016 owner gpu4 dtype bf16
 region inter4 in hbm4 at 0x1ca00000 size 1179648 owner gpu4 dtype bf16
 region wattn4[l in 0..12] in hbm4 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu4
 region wffn4[l in 0..3] in hbm4 at 0x37000000 + l * 49557312 size 49557312 owner gpu4
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh4[j in 0..9] in hbm4 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu4
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe4 in hbm4 at 0x42e00000 size 3670016 owner gpu4 dtype bf16
@@ -219,7 +219,7 @@ region hs5 in hbm5 at 0x1c600000 size 3670016 owner gpu5 dtype bf16
 region inter5 in hbm5 at 0x1ca00000 size 1179648 owner gpu5 dtype bf16
 region wattn5[l in 0..12] in hbm5 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu5
 region wffn5[l in 0..3] in hbm5 at 0x37000000 + l * 49557312 size 49557312 owner gpu5
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh5[j in 0..9] in hbm5 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu5
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe5 in hbm5 at 0x42e00000 size 3670016 owner gpu5 dtype bf16
@@ -238,7 +238,7 @@ region hs6 in hbm6 at 0x1c600000 size 3670016 owner gpu6 dtype bf16
 region inter6 in hbm6 at 0x1ca00000 size 1179648 owner gpu6 dtype bf16
 region wattn6[l in 0..12] in hbm6 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu6
 region wffn6[l in 0..3] in hbm6 at 0x37000000 + l * 49557312 size 49557312 owner gpu6
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh6[j in 0..9] in hbm6 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu6
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe6 in hbm6 at 0x42e00000 size 3670016 owner gpu6 dtype bf16
@@ -257,7 +257,7 @@ region hs7 in hbm7 at 0x1c600000 size 3670016 owner gpu7 dtype bf16
 region inter7 in hbm7 at 0x1ca00000 size 1179648 owner gpu7 dtype bf16
 region wattn7[l in 0..12] in hbm7 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu7
 region wffn7[l in 0..3] in hbm7 at 0x37000000 + l * 49557312 size 49557312 owner gpu7
-# shared experts of MoE layer fd + j
+# shared experts of MoE layer j (model layer 3 + j)
 region wsh7[j in 0..9] in hbm7 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu7
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe7 in hbm7 at 0x42e00000 size 3670016 owner gpu7 dtype bf16
@@ -353,7 +353,7 @@ flow prefill {
     edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 0]: move wexp0[l - 3] -> wstage0[(l - 3) % 2] by gpu0.copy_done stream h2d after ew[l - 2, 0]
     } else {
       edge wst[l, 0]: move wexp0[l - 3] -> wstage0[(l - 3) % 2] by gpu0.copy_done stream h2d
@@ -407,7 +407,7 @@ flow prefill {
     edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 1]: move wexp1[l - 3] -> wstage1[(l - 3) % 2] by gpu1.copy_done stream h2d after ew[l - 2, 1]
     } else {
       edge wst[l, 1]: move wexp1[l - 3] -> wstage1[(l - 3) % 2] by gpu1.copy_done stream h2d
@@ -461,7 +461,7 @@ flow prefill {
     edge disp[l, 2]: move hs2 -> xe2 by gpu2.launch after ag_a[l, 2]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 2]: move wexp2[l - 3] -> wstage2[(l - 3) % 2] by gpu2.copy_done stream h2d after ew[l - 2, 2]
     } else {
       edge wst[l, 2]: move wexp2[l - 3] -> wstage2[(l - 3) % 2] by gpu2.copy_done stream h2d
@@ -515,7 +515,7 @@ flow prefill {
     edge disp[l, 3]: move hs3 -> xe3 by gpu3.launch after ag_a[l, 3]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 3]: move wexp3[l - 3] -> wstage3[(l - 3) % 2] by gpu3.copy_done stream h2d after ew[l - 2, 3]
     } else {
       edge wst[l, 3]: move wexp3[l - 3] -> wstage3[(l - 3) % 2] by gpu3.copy_done stream h2d
@@ -569,7 +569,7 @@ flow prefill {
     edge disp[l, 4]: move hs4 -> xe4 by gpu4.launch after ag_a[l, 4]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 4]: move wexp4[l - 3] -> wstage4[(l - 3) % 2] by gpu4.copy_done stream h2d after ew[l - 2, 4]
     } else {
       edge wst[l, 4]: move wexp4[l - 3] -> wstage4[(l - 3) % 2] by gpu4.copy_done stream h2d
@@ -623,7 +623,7 @@ flow prefill {
     edge disp[l, 5]: move hs5 -> xe5 by gpu5.launch after ag_a[l, 5]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 5]: move wexp5[l - 3] -> wstage5[(l - 3) % 2] by gpu5.copy_done stream h2d after ew[l - 2, 5]
     } else {
       edge wst[l, 5]: move wexp5[l - 3] -> wstage5[(l - 3) % 2] by gpu5.copy_done stream h2d
@@ -677,7 +677,7 @@ flow prefill {
     edge disp[l, 6]: move hs6 -> xe6 by gpu6.launch after ag_a[l, 6]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 6]: move wexp6[l - 3] -> wstage6[(l - 3) % 2] by gpu6.copy_done stream h2d after ew[l - 2, 6]
     } else {
       edge wst[l, 6]: move wexp6[l - 3] -> wstage6[(l - 3) % 2] by gpu6.copy_done stream h2d
@@ -731,7 +731,7 @@ flow prefill {
     edge disp[l, 7]: move hs7 -> xe7 by gpu7.launch after ag_a[l, 7]
         transform replicate(8) |> scatter(8)
     if l >= 5 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 7]: move wexp7[l - 3] -> wstage7[(l - 3) % 2] by gpu7.copy_done stream h2d after ew[l - 2, 7]
     } else {
       edge wst[l, 7]: move wexp7[l - 3] -> wstage7[(l - 3) % 2] by gpu7.copy_done stream h2d

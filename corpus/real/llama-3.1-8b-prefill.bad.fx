@@ -12,7 +12,8 @@
 #   KV per token per layer per rank = 4096 B x 8/8 = 4096 B
 #   KV block = 16 tok x 4096 B = 65536 B (64 KiB); 8192 / 16 = 512 blocks per layer
 #   hidden states = 8192 tok x 4096 x 2 B = 67108864 B; all-reduce chunk = 67108864 / 1 = 67108864 B
-#   attention weights per layer per rank = 83886080 B; dense FFN weights per layer per rank = 3 x 4096 x 14336 (x 2 B) = 352321536 B
+#   attention weights per layer per rank = 83886080 B
+#   dense FFN weights per layer per rank = 3 x 4096 x 14336 (x 2 B) = 352321536 B
 #   weights are resident in HBM; one rank uses 17502830592 B (16.30 GiB) of 80 GiB HBM
 #   spill: floor(1/4 x 32) = 8 layers (from layer 24); slot = 32768 elems x 1 B + ceil(32768 / 128) fp32 scales x 4 B = 33792 B
 #   checkpoints every 8 layers: 4 slots of LZ4_COMPRESSBOUND(67108864) = 67372052 B, page-aligned = 67375104 B

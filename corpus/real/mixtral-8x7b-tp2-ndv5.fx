@@ -13,7 +13,7 @@
 #   KV per token per layer per rank = 4096 B x 4/8 = 2048 B
 #   KV block = 16 tok x 2048 B = 32768 B (32 KiB); 512 / 16 = 32 blocks per layer
 #   hidden states = 512 tok x 4096 x 2 B = 4194304 B; all-reduce chunk = 4194304 / 2 = 2097152 B
-#   attention weights per layer per rank = 41943040 B; dense FFN weights per layer per rank = 3 x 4096 x 7168 (x 2 B) = 176160768 B
+#   attention weights per layer per rank = 41943040 B
 #   expert slots per rank = 512 tok x top_k 2 / tp 2 rows x 4096 x 2 B = 4194304 B (capacity factor 1: GShard drops tokens beyond it); 4 experts per rank
 #   expert weights = 3 x 4096 x 14336 (x 2 B) = 352321536 B each; 4 per rank streamed per MoE layer = 1409286144 B
 #   weights are resident in HBM; one rank uses 4477419520 B (4.17 GiB) of 80 GiB HBM
@@ -210,7 +210,7 @@ flow prefill {
     edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0]
         transform replicate(2) |> scatter(2)
     if l >= 2 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 0) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 0]: move wexp0[l - 0] -> wstage0[(l - 0) % 2] by gpu0.copy_done stream h2d after ew[l - 2, 0]
     } else {
       edge wst[l, 0]: move wexp0[l - 0] -> wstage0[(l - 0) % 2] by gpu0.copy_done stream h2d
@@ -251,7 +251,7 @@ flow prefill {
     edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1]
         transform replicate(2) |> scatter(2)
     if l >= 2 {
-      # slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it
+      # slot (l - 0) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 1]: move wexp1[l - 0] -> wstage1[(l - 0) % 2] by gpu1.copy_done stream h2d after ew[l - 2, 1]
     } else {
       edge wst[l, 1]: move wexp1[l - 0] -> wstage1[(l - 0) % 2] by gpu1.copy_done stream h2d

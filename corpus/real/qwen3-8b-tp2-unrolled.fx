@@ -12,7 +12,8 @@
 #   KV per token per layer per rank = 4096 B x 4/8 = 2048 B
 #   KV block = 16 tok x 2048 B = 32768 B (32 KiB); 256 / 16 = 16 blocks per layer
 #   hidden states = 256 tok x 4096 x 2 B = 2097152 B; all-reduce chunk = 2097152 / 2 = 1048576 B
-#   attention weights per layer per rank = 41943040 B; dense FFN weights per layer per rank = 3 x 4096 x 6144 (x 2 B) = 150994944 B
+#   attention weights per layer per rank = 41943040 B
+#   dense FFN weights per layer per rank = 3 x 4096 x 6144 (x 2 B) = 150994944 B
 #   weights are resident in HBM; one rank uses 8220835840 B (7.66 GiB) of 80 GiB HBM
 #   edges = 2020 (as unrolled)
 policy "qwen3-8b-tp2-unrolled"

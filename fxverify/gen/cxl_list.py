@@ -303,6 +303,9 @@ class _Walker:
             raise self.bad(span, f"{kind} `{name}` has no exact positive `size`",
                            help="cxl list writes bytes, or with -u `256.00 MiB (...)`; pass a listing without -u when -u rounds",
                            label=label)
+        if base + size > 1 << 64:
+            raise self.bad(span, f"{kind} `{name}` [{base:#x}, +{size}) runs past 64-bit addresses",
+                           help="check `resource` and `size`", label=label)
         if kind == "decoder":
             persistent = bool(o.get("pmem_capable")) and not o.get("volatile_capable")
             targets, gran = self.count(o, "nr_targets", span, label), 0

@@ -227,9 +227,9 @@ class _Reader:
             raise self._missing(key, why)
         v = self.cfg[key]
         if isinstance(v, bool) or not isinstance(v, int):
-            raise self._bad(key, f"is {json_repr(v)}, not an integer", help=f"{why}; it must be an integer")
+            raise self._bad(key, f"is {json_repr(v)}, not an integer", help=_join(why, "it must be an integer"))
         if v < minimum:
-            raise self._bad(key, f"is {v}, below {minimum}", help=f"{why}; it must be at least {minimum}")
+            raise self._bad(key, f"is {v}, below {minimum}", help=_join(why, f"it must be at least {minimum}"))
         return v
 
     def model(self) -> ModelSpec:
@@ -259,7 +259,11 @@ class _Reader:
                                 help="without `head_dim`, head_dim = hidden_size / num_attention_heads must be whole")
             head_dim, source = hidden // heads, "hidden_size / num_attention_heads"
         inter = self.int_("intermediate_size", "the FFN width sizes dense FFN weights and activations")
-        vocab = self.int_("vocab_size", "the vocabulary sizes the embedding", optional=True) or 0
+        vocab = self.int_("vocab_size", "the vocabulary sizes the embedding and the LM head")
+        tied = c.get("tie_word_embeddings", self.top.get("tie_word_embeddings", False))
+        if not isinstance(tied, bool):
+            raise self._bad("tie_word_embeddings", f"is {json_repr(tied)}, not true or false",
+                            help="it says whether the LM head shares the embedding's weights")
         dt = c.get("torch_dtype") or self.top.get("torch_dtype") or c.get("dtype") or self.top.get("dtype")
         if dt is None:
             raise self._missing("torch_dtype", "the dtype sizes every tensor")
@@ -270,7 +274,7 @@ class _Reader:
         return ModelSpec(name=name, path=self.f.path, arch=str(archs[0]), layers=layers, hidden=hidden, heads=heads,
                          kv_heads=kv_heads, head_dim=head_dim, head_dim_source=source, inter=inter, vocab=vocab,
                          dtype=dtype, dtype_bytes=dbytes, nested=self.nested,
-                         tied=bool(c.get("tie_word_embeddings", self.top.get("tie_word_embeddings", False))),
+                         tied=tied,
                          moe=self.moe(layers),
                          mla=self.mla(heads), quant=self.quant())
 
@@ -343,6 +347,10 @@ class _Reader:
                                 help="fp8 block quantization names [rows, cols] per scale")
             block = (blk[0], blk[1])
         return WeightQuant(method, str(q.get("fmt", "e4m3")), 1, block)
+
+
+def _join(why: str, rule: str) -> str:
+    return f"{why}; {rule}" if why else rule
 
 
 def _stem(path: str) -> str:

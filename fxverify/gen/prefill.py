@@ -143,8 +143,8 @@ class _Plan:
                              help=f"use --tokens {align(o.tokens, o.block_tokens)}: paged KV caches allocate whole blocks")
         if o.tp < 1:
             raise _opt_error(f"--tp {o.tp} must be at least 1", help="the tensor-parallel degree counts GPUs")
-        if o.hbm_gib < 1:
-            raise _opt_error(f"--hbm-gib {o.hbm_gib} must be positive", help="for example --hbm-gib 80")
+        if not 1 <= o.hbm_gib < 1 << 34:  # the space must end below 2^64
+            raise _opt_error(f"--hbm-gib {o.hbm_gib} is outside 1..{(1 << 34) - 1}", help="for example --hbm-gib 80")
         self.L = o.layers if o.layers is not None else m.layers
         if not 1 <= self.L <= m.layers:
             raise _opt_error(f"--layers {o.layers} is outside 1..{m.layers}", help=f"`{m.name}` has {m.layers} layers")
@@ -454,7 +454,7 @@ class _Plan:
              f"# Model ({m.path}): {m.arch}, {m.layers} layers" + (f" (first {self.L} kept)" if self.L != m.layers else "")
              + f", hidden {m.hidden}, {m.heads} heads, {m.kv_heads} KV heads, dtype {m.dtype} ({self.db} B)"
              + (", language model under text_config" if m.nested else ""),
-             f"#   head_dim = {m.head_dim} (from {m.head_dim_source})"]
+             ] + ([] if m.mla else [f"#   head_dim = {m.head_dim} (from {m.head_dim_source})"])
         if m.mla:
             x = m.mla
             h.append(f"#   MLA: kv_lora_rank {x.kv_lora_rank}, qk_rope_head_dim {x.qk_rope_head_dim}, "
@@ -479,8 +479,10 @@ class _Plan:
               f"#   KV block = {self.BT} tok x {self.kv_tok} B = {self.block} B ({size_text(self.block)}); "
               f"{self.T} / {self.BT} = {self.B} blocks per layer",
               f"#   hidden states = {self.T} tok x {m.hidden} x {self.db} B = {self.act} B; all-reduce chunk = {self.act} / {o.tp} = {self.chunk} B",
-              f"#   attention weights per layer per rank = {self.attn_w} B; dense FFN weights per layer per rank = "
-              f"3 x {m.hidden} x {m.inter // o.tp} (x {self.db if not m.quant else 1} B) = {self.ffn_w} B"]
+              f"#   attention weights per layer per rank = {self.attn_w} B"]
+        if self.fd:
+            h.append(f"#   dense FFN weights per layer per rank = 3 x {m.hidden} x {m.inter // o.tp} "
+                     f"(x {self.db if not m.quant else 1} B{' + block scales' if m.quant else ''}) = {self.ffn_w} B")
         if m.moe:
             e = m.moe
             h += [f"#   expert slots per rank = {self.T} tok x top_k {e.active} / tp {o.tp} rows x {m.hidden} x {self.db} B = {self.cap} B "
@@ -538,7 +540,8 @@ class _Plan:
                 raise _fit_error(f"too little CXL capacity: spilling {self.spill_layers} layers needs {need} B "
                                  f"({need / MIB:.1f} MiB) in whole-layer units of {unit} B; the volatile windows hold {have} B "
                                  f"({', '.join(w.name for w in volatile)})",
-                                 help="lower --spill, use --kv-dtype fp8, or pass a listing with more CXL memory")
+                                 help="lower --spill" + ("" if fp8 else ", use --kv-dtype fp8")
+                                      + ", or pass a listing with more CXL memory")
         self.ckpt_slot = align(lz4_bound(self.act), PAGE)
         fits = sum(w.size // self.ckpt_slot for w in pmem)
         self.ckpt_windows: list[tuple[Window, int, int]] = []
@@ -614,7 +617,7 @@ class _Plan:
                                  f"size {self.ffn_w} owner {g}{wdt}", self.fd)
                 if self.moe_layers and self.sh_w:
                     self._region(f"wsh{r}", f"hbm{r}", f"wsh{r}[j in 0..{self.moe_layers}] in hbm{r} at {off['wsh']:#x} + j * {self.sh_w} "
-                                 f"size {self.sh_w} owner {g}{wdt}", self.moe_layers, "shared experts of MoE layer fd + j")
+                                 f"size {self.sh_w} owner {g}{wdt}", self.moe_layers, f"shared experts of MoE layer j (model layer {self.fd} + j)")
             if self.moe_layers:
                 E, ew = self.E_loc, self.E_loc * self.exp_w
                 for nm in ("xe", "ye"):
@@ -634,6 +637,7 @@ class _Plan:
                 reg.decl = reg.decl.replace("{space}", space).replace("{base}", f"{at:#x}")
                 self.regions.append(reg)
                 at = align(at + reg.size, ALIGN)
+            _fits64(align(at, GIB), f"host memory `{space}`")
             self.spaces.append(f"space {space} on {cpu} size {size_text(align(at, GIB))}".ljust(50)
                                + "# host memory holding streamed weights (sized to fit them)")
         self._cxl_regions()
@@ -681,6 +685,7 @@ class _Plan:
     def _remote_regions(self) -> None:
         per = self.layer_kv * self.R
         total = self.G * self.L * per
+        _fits64(align(total, GIB), "the decode node's KV memory")
         self.spaces.append(f"space rhbm on decode0 size {size_text(align(total, GIB))}".ljust(50)
                            + "# the decode node's KV memory (sized to fit)")
         for g, r in enumerate(self.primaries):
@@ -805,7 +810,7 @@ class _Plan:
             Note(f"fused MoE: copy each token to its top-{k} expert slots" + (f", keeping this rank's 1/{tp}" if tp > 1 else "")
                  + f"; stream the weights of the rank's {self.E_loc} experts; one grouped GEMM; sum each token's outputs"),
             Stmt(f"edge disp[$(l), {r}]: move {self._hidden(r)} -> xe{r} by {g}.launch after {ready}\n    transform {xf}"),
-            If(f"l >= {fd + 2}", [Note("slot (l - fd) % 2 held MoE layer l - 2: its GEMM must be done with it"),
+            If(f"l >= {fd + 2}", [Note(f"slot (l - {fd}) % 2 held layer l - 2: its GEMM must be done with it"),
                                   Stmt(f"{load} after ew[$(l - 2), {r}]")], [Stmt(load)]),
             Stmt(f"edge ew[$(l), {r}]: read wstage{r}[{p}] by {g}.launch after wst[$(l), {r}] reuse {self.E_loc * self.exp_w} rw 1:0"),
             Stmt(f"edge ex[$(l), {r}]: move xe{r} -> ye{r} by {g}.launch after disp[$(l), {r}], ew[$(l), {r}]"),
@@ -938,6 +943,12 @@ class _Plan:
             out.append(Loop("l", first, self.L, [
                 Stmt(f"edge free[$(l), {r}]: release kvl{r}[$(l)] return_pool by {g}.free after {base}, spill[$(l), {r}, *]")]))
         return out
+
+
+def _fits64(n: int, what: str) -> None:
+    """Raise FX-GEN-003 when a space of ``n`` bytes cannot be addressed with 64 bits."""
+    if n >= 1 << 64:
+        raise _fit_error(f"{what} would need {n} B, beyond 64-bit addresses", help="lower --tokens or the layer count")
 
 
 def _space_name(window: str) -> str:
