@@ -2,10 +2,10 @@
 
 Takes a ``gate.Report``; produces one ``<testsuites>`` document in the widely read JUnit XML shape
 (the Ant/Surefire schema that Jenkins, GitLab and GitHub test reporters parse): one
-``<testsuite>`` per policy file, one ``<testcase>`` per obligation. Instances of an edge family
-(keys that differ only in their indices, ``spill[0]`` ... ``spill[31]``) share one test case named
-with ``[*]`` and their count: a real policy has hundreds of thousands of instances, which no test
-report can show one by one. A refuted obligation is a ``<failure>`` whose body is the plain-text
+``<testsuite>`` per policy file, one ``<testcase>`` per obligation, named by its key. A family's
+refuted instances share one diagnostic (with its trace) in the first instance's test case; the
+others fail with a pointer to it. A real policy has hundreds of thousands of obligations, so its
+report is large (tens of MB). A refuted obligation is a ``<failure>`` whose body is the plain-text
 diagnostic with its replayed trace; an unknown verdict is an ``<error>``; a suppressed finding is
 ``<skipped>`` with its reason; warnings fail only with ``--fail-on warning``. Input errors are an
 ``<error>`` of a ``load`` test case. Times appear only with ``--stats``. Output is deterministic.
@@ -50,25 +50,35 @@ def _suite(r, fail_on_warning: bool, stats: bool) -> ET.Element:
     ET.SubElement(props, "property", name="policy", value=r.name or "")
     ET.SubElement(props, "property", name="verdict", value=r.verdict.value if r.verdict else "error")
     cases: dict[str, ET.Element] = {}
-    counts: dict[str, int] = {}
+    status: dict[str, str] = {}
     for v in r.verdicts:
-        k = family_key(v.key)
-        counts[k] = counts.get(k, 0) + 1
-        if k not in cases:
-            cases[k] = ET.Element("testcase", classname=f"{r.path}.{v.family}", name=k)
-    for k, n in counts.items():
-        if n > 1:
-            cases[k].set("name", f"{k} ({n} instances)")
+        cases[v.key] = ET.Element("testcase", classname=f"{r.path}.{v.family}", name=v.key)
+        status[v.key] = v.status.value
     extra: list[ET.Element] = []
+    shown: dict[str, Diagnostic] = {}  # family key -> the diagnostic that stands for its instances
     for d in r.diagnostics:
         if d.baselined:
             continue
-        case = cases.get(family_key(d.obligation)) if d.obligation else None
+        case = cases.get(d.obligation) if d.obligation else None
         if case is None:
             name = "load" if not d.policy else f"{d.code}: {d.message}"
             case = ET.Element("testcase", classname=f"{r.path}.{'input' if not d.policy else 'suppressions'}", name=name)
             extra.append(case)
+        else:
+            shown.setdefault(family_key(d.obligation), d)
         _outcome(case, d, r.sources, fail_on_warning)
+    # Instances of a family share one diagnostic (its first instance, with "n more instances");
+    # every other refuted or unknown instance still fails its own test case, pointing at it.
+    for key, case in cases.items():
+        d = shown.get(family_key(key))
+        if d is None or status[key] == "proved" or len(case):
+            continue
+        if d.suppressed_reason is not None:
+            ET.SubElement(case, "skipped", message=f"suppressed {d.code}: {d.suppressed_reason}")
+        elif d.severity is Severity.ERROR or fail_on_warning:
+            tag = "error" if d.code in ("FX-SMT-001", "FX-INT-001") else "failure"
+            el = ET.SubElement(case, tag, message=f"another instance of: {d.message}", type=d.code)
+            el.text = f"same finding as `{d.obligation}`; its trace is in that test case\n"
     all_cases = list(cases.values()) + extra
     for c in all_cases:
         suite.append(c)
