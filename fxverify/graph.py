@@ -9,6 +9,7 @@ Emits no diagnostics; cycles are reported by the FX-ORD-001 obligation.
 
 from __future__ import annotations
 
+import random
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -82,8 +83,6 @@ class PolicyGraph:
         ``a`` reaches ``b`` only if ``low[a] <= low[b]`` and ``post[b] <= post[a]`` in every
         labeling. Child orders are fixed (forward, reverse, and a seeded shuffle): deterministic."""
         if self._labels is None:
-            import random
-
             n = len(self._succs)
             roots = [i for i in range(n) if not self._preds[i]]
             rng = random.Random(0)

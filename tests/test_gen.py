@@ -375,6 +375,21 @@ def test_odd_configs_are_diagnosed(tmp_path: Path, edit, needle: str) -> None:
 _GPU = '<pci busid="0000:01:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" link_width="16"{}>'
 
 
+def _gen_from(tmp_path: Path, option: str, name: str, text: str, ok: bool, *extra: str) -> None:
+    """Generate a small Llama-3.1-8B policy with ``option`` pointing at ``text``: either it is
+    proved, or the input is refused with FX-GEN-002 and no policy is written."""
+    p = tmp_path / name
+    p.write_text(text)
+    out = tmp_path / "o.fx"
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            option, str(p), *extra, "--tokens", "64", "--layers", "1", "-o", str(out)])
+    if ok:
+        assert r.exit_code == 0, r.output
+        assert check(str(out)).verdict is Status3.PROVED
+    else:
+        assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
+
+
 @pytest.mark.parametrize(("xml", "ok"), [
     # a bare <nic> (a network plugin device with no PCI entry) and a sysfs "Unknown" speed are fine
     (f'<system><cpu numaid="0">{_GPU.format("/")}<nic><net name="mlx5_0"/></nic></cpu></system>', True),
@@ -384,16 +399,7 @@ _GPU = '<pci busid="0000:01:00.0" class="0x030200" link_speed="16.0 GT/s PCIe" l
     (f'<system><cpu numaid="-1">{_GPU.format("/")}</cpu></system>', False),
 ])
 def test_odd_topologies(tmp_path: Path, xml: str, ok: bool) -> None:
-    p = tmp_path / "t.xml"
-    p.write_text(xml)
-    out = tmp_path / "o.fx"
-    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
-                            "--topology", str(p), "--tokens", "64", "--layers", "1", "-o", str(out)])
-    if ok:
-        assert r.exit_code == 0, r.output
-        assert check(str(out)).verdict is Status3.PROVED
-    else:
-        assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
+    _gen_from(tmp_path, "--topology", "t.xml", xml, ok)
 
 
 def test_nvswitch_links_sum_over_switches(tmp_path: Path) -> None:
@@ -418,16 +424,7 @@ def test_nvswitch_links_sum_over_switches(tmp_path: Path) -> None:
     ({"region": "region0", "resource": "0xc90000000", "size": 536870912, "interleave_ways": "x"}, False),
 ])
 def test_odd_cxl_listings(tmp_path: Path, doc, ok: bool) -> None:
-    p = tmp_path / "c.json"
-    p.write_text(json.dumps(doc))
-    out = tmp_path / "o.fx"
-    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
-                            "--cxl", str(p), "--cxl", str(BDMU), "--tokens", "64", "--layers", "1", "-o", str(out)])
-    if ok:
-        assert r.exit_code == 0, r.output
-        assert check(str(out)).verdict is Status3.PROVED
-    else:
-        assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
+    _gen_from(tmp_path, "--cxl", "c.json", json.dumps(doc), ok, "--cxl", str(BDMU))
 
 
 def test_no_half_written_pair(tmp_path: Path) -> None:

@@ -79,7 +79,6 @@ fabric {
   link sw2 -- nic2 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
   link sw3 -- nic3 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
   link cpu0 -- cpu1 : smp ordered                   # inter-socket (NCCL SYS path)
-  # corpus/inputs/topology/aws-p4d-24xl-topo.xml lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)
   link nic0 -- decode0 : rdma posted                # completion at the sender precedes visibility
   link cpu1 -- port5 : cxl ordered
   link cpu0 -- port4 : cxl ordered
@@ -95,6 +94,7 @@ fabric {
   link port8 -- mem6 : cxl ordered
   link port10 -- mem7 : cxl ordered
   link port12 -- mem8 : cxl ordered
+  # corpus/inputs/topology/aws-p4d-24xl-topo.xml lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)
 }
 
 space hbm0 on gpu0 size 40 GiB

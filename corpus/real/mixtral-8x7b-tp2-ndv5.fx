@@ -93,7 +93,6 @@ fabric {
   link sw6 -- nic6 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
   link sw7 -- nic7 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
   link cpu0 -- cpu1 : smp ordered                   # inter-socket (NCCL SYS path)
-  # corpus/inputs/topology/azure-ndv5-topo.xml lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)
   link nic0 -- decode0 : rdma posted                # completion at the sender precedes visibility
   link nic1 -- decode0 : rdma posted                # completion at the sender precedes visibility
   link cpu1 -- port5 : cxl ordered
@@ -110,6 +109,7 @@ fabric {
   link port8 -- mem6 : cxl ordered
   link port10 -- mem7 : cxl ordered
   link port12 -- mem8 : cxl ordered
+  # corpus/inputs/topology/azure-ndv5-topo.xml lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)
 }
 
 space hbm0 on gpu0 size 80 GiB

@@ -11,11 +11,9 @@ number of edge instances without rendering.
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-_PLACEHOLDER = re.compile(r"\$\(((?:[^()]|\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\))*)\)")  # 3 levels of (...)
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
         ast.GtE, ast.BoolOp, ast.And, ast.Or, ast.Not)
 
@@ -94,7 +92,7 @@ def _render(prog: Program, indent: str, unroll: bool, env: dict[str, int], first
             if first or not unroll:
                 yield indent + "# " + s.text if s.text else ""
         elif isinstance(s, Stmt):
-            text = _fill(s.text, env) if unroll else _PLACEHOLDER.sub(lambda m: _simplify(m.group(1)), s.text)
+            text = _substitute(s.text, (lambda e: str(evaluate(e, env))) if unroll else _simplify)
             for line in text.split("\n"):
                 yield indent + line
         elif isinstance(s, If):
@@ -128,8 +126,17 @@ def _simplify(expr: str) -> str:
         return expr.strip()
 
 
-def _fill(text: str, env: dict[str, int]) -> str:
-    return _PLACEHOLDER.sub(lambda m: str(evaluate(m.group(1), env)), text)
+def _substitute(text: str, fn) -> str:
+    """Replace every ``$(EXPR)`` (parentheses inside ``EXPR`` balanced) by ``fn(EXPR)``."""
+    out, i = [], 0
+    while (j := text.find("$(", i)) >= 0:
+        depth, k = 1, j + 2
+        while depth:
+            depth += {"(": 1, ")": -1}.get(text[k], 0)
+            k += 1
+        out += [text[i:j], fn(text[j + 2:k - 1])]
+        i = k
+    return "".join(out) + text[i:]
 
 
 _CACHE: dict[str, object] = {}

@@ -226,7 +226,7 @@ class _Builder:
             if c.tag == "pci":
                 self.pci(c, name, numa)
             elif c.tag == "nic":
-                self.nic_elem(c, name, numa, None)
+                self.nic_elem(c, name, numa)
 
     def int_attr(self, n: _Node, key: str, why: str) -> int:
         v = n.attrs.get(key)
@@ -264,7 +264,7 @@ class _Builder:
                 if c.tag == "pci":
                     self.pci(c, name, numa)
                 elif c.tag == "nic":
-                    self.nic_elem(c, name, numa, None)
+                    self.nic_elem(c, name, numa)
         elif base == 0x0302:
             name = f"gpu{len(self.gpus)}"
             self.gpus.append(TopoDevice(name, "gpu", busid, cls, numa, parent, link, self.span(n)))
@@ -278,14 +278,12 @@ class _Builder:
                     self.nv.append((busid, target, self.int_attr(nv, "count", "the NVLink count"), tclass))
         elif base in (0x0207, 0x0200):
             self.add_nic(n, busid, cls, numa, parent, link, "ib" if base == 0x0207 else "eth")
-        elif base == 0x0680 or base == 0x0300:
-            pass  # NVSwitch (bridge class 0x0680) or a display controller: not a prefill device
-        # other classes (storage, ...) carry no traffic of the policy and are skipped
+        # other classes (NVSwitch 0x0680, display, storage, ...) carry no traffic of the policy
 
-    def nic_elem(self, n: _Node, parent: str, numa: int, link: PciLink | None) -> None:
+    def nic_elem(self, n: _Node, parent: str, numa: int) -> None:
         # A bare <nic> (no PCI parent element) as NCCL writes for a network plugin device.
         kind = "ib" if any(c.attrs.get("name", "").startswith("mlx") for c in n.children) else "eth"
-        self.add_nic(n, None, None, numa, parent, link, kind)
+        self.add_nic(n, None, None, numa, parent, None, kind)
 
     def add_nic(self, n: _Node, busid: str | None, cls: int | None, numa: int, parent: str, link: PciLink | None,
                 net: str) -> None:

@@ -223,6 +223,7 @@ class _Plan:
         t, o = self.topo, self.o
         self.devices: list[tuple[str, str]] = []  # name, declaration
         self.links: list[str] = []
+        self.fabric_notes: list[str] = []
         if t is not None:
             if o.tp > len(t.gpus):
                 raise _fit_error(f"--tp {o.tp} needs {o.tp} GPUs; `{t.path}` has {len(t.gpus)}",
@@ -246,7 +247,7 @@ class _Plan:
             for a, b, n in t.nvlinks:
                 self.links.append(f"link {a} -- {b} : nvlink ordered".ljust(50) + f"# {n} NVLinks")
             if not t.nvlinks and o.tp > 1:
-                self.links.append(f"# {t.path} lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)")
+                self.fabric_notes.append(f"{t.path} lists no NVLink: traffic between GPUs crosses PCIe (and the inter-socket link)")
         else:
             self.cpus = ["cpu0"]
             self.gpus = [f"gpu{r}" for r in range(o.tp)]
@@ -387,7 +388,7 @@ class _Plan:
         lines.append("  # PCIe and CXL.mem complete a DMA only after its writes: a completion is a posted write that")
         lines.append("  # cannot pass the data before it (PCIe Base Specification, ordering rules), hence `ordered`")
         lines += ["  " + d for _, d in self.devices]
-        lines += ["  " + ln for ln in self.links]
+        lines += ["  " + ln for ln in self.links] + ["  # " + n for n in self.fabric_notes]
         lines.append("}")
         lines.append("")
         lines += self.spaces
@@ -437,7 +438,7 @@ class _Plan:
             "checkpoints": self.n_ckpt,
             "disaggregate": self.o.disaggregate,
             "devices": len(self.devices),
-            "links": sum(1 for ln in self.links if ln.startswith("link ")),
+            "links": len(self.links),
             "edges": edges,
             "regions": sum(r.instances for r in self.regions),
             "windows": [{"name": w.name, "base": w.base, "size": w.size, "persistent": w.persistent,
@@ -589,41 +590,41 @@ class _Plan:
         B, L = self.B, self.L
         for r, g in enumerate(self.gpus):
             kv = off["kv"]
-            self._region(f"kvl{r}", f"hbm{r}", f"kvl{r}[l in 0..{L}] in hbm{r} at {kv:#x} + l * {self.layer_kv} size {self.layer_kv} "
+            self._region(f"kvl{r}", f"kvl{r}[l in 0..{L}] in hbm{r} at {kv:#x} + l * {self.layer_kv} size {self.layer_kv} "
                          f"owner {g} dtype {dt}", L, f"rank {r} ({g}): the KV cache of one layer, and its blocks")
-            self._region(f"kvb{r}", f"hbm{r}", f"kvb{r}[l in 0..{L}, b in 0..{B}] in hbm{r} at {kv:#x} + (l * {B} + b) * {self.block} "
+            self._region(f"kvb{r}", f"kvb{r}[l in 0..{L}, b in 0..{B}] in hbm{r} at {kv:#x} + (l * {B} + b) * {self.block} "
                          f"size {self.block} owner {g} dtype {dt}", L * B)
             self.alias_sets.append(f"alias_set kvcache{r} = [kvl{r}, kvb{r}]   # a layer's view and its blocks are the same bytes")
-            self._region(f"wemb{r}", f"hbm{r}", f"wemb{r} in hbm{r} at {off['wemb']:#x} size {self.emb_w} owner {g} dtype {dt}", 1,
+            self._region(f"wemb{r}", f"wemb{r} in hbm{r} at {off['wemb']:#x} size {self.emb_w} owner {g} dtype {dt}", 1,
                          f"rank {r}: its vocabulary shard of the embedding{'' if m.tied else ' and the LM head'}")
             for nm in ("act", "tmp", "hs"):
                 if nm in off:
-                    self._region(f"{nm}{r}", f"hbm{r}", f"{nm}{r} in hbm{r} at {off[nm]:#x} size {self.act} owner {g} dtype {dt}", 1)
+                    self._region(f"{nm}{r}", f"{nm}{r} in hbm{r} at {off[nm]:#x} size {self.act} owner {g} dtype {dt}", 1)
             if "inter" in off:
                 n = max(self.inter_act, self.sh_act)
-                self._region(f"inter{r}", f"hbm{r}", f"inter{r} in hbm{r} at {off['inter']:#x} size {n} owner {g} dtype {dt}", 1)
+                self._region(f"inter{r}", f"inter{r} in hbm{r} at {off['inter']:#x} size {n} owner {g} dtype {dt}", 1)
             if self.stream:
-                self._region(f"wslot{r}", f"hbm{r}", f"wslot{r}[p in 0..2] in hbm{r} at {off['wslot']:#x} + p * {self.layer_w} "
+                self._region(f"wslot{r}", f"wslot{r}[p in 0..2] in hbm{r} at {off['wslot']:#x} + p * {self.layer_w} "
                              f"size {self.layer_w} owner {g}{wdt}", 2, "two slots: layer l streams into slot l % 2")
                 host.setdefault(self._host_space(r), []).append(
                     _Region(f"whost{r}", f"whost{r}[l in 0..{L}] in {{space}} at {{base}} + l * {self.layer_w} size {self.layer_w} "
                             f"owner {self.gpus[r]}{wdt}", L, f"rank {r}: every layer's weights in pinned host memory registered to {self.gpus[r]}",
                             L * self.layer_w))
             else:
-                self._region(f"wattn{r}", f"hbm{r}", f"wattn{r}[l in 0..{L}] in hbm{r} at {off['wattn']:#x} + l * {self.attn_w} "
+                self._region(f"wattn{r}", f"wattn{r}[l in 0..{L}] in hbm{r} at {off['wattn']:#x} + l * {self.attn_w} "
                              f"size {self.attn_w} owner {g}{wdt}", L)
                 if self.fd:
-                    self._region(f"wffn{r}", f"hbm{r}", f"wffn{r}[l in 0..{self.fd}] in hbm{r} at {off['wffn']:#x} + l * {self.ffn_w} "
+                    self._region(f"wffn{r}", f"wffn{r}[l in 0..{self.fd}] in hbm{r} at {off['wffn']:#x} + l * {self.ffn_w} "
                                  f"size {self.ffn_w} owner {g}{wdt}", self.fd)
                 if self.moe_layers and self.sh_w:
-                    self._region(f"wsh{r}", f"hbm{r}", f"wsh{r}[j in 0..{self.moe_layers}] in hbm{r} at {off['wsh']:#x} + j * {self.sh_w} "
+                    self._region(f"wsh{r}", f"wsh{r}[j in 0..{self.moe_layers}] in hbm{r} at {off['wsh']:#x} + j * {self.sh_w} "
                                  f"size {self.sh_w} owner {g}{wdt}", self.moe_layers, f"shared experts of MoE layer j (model layer {self.fd} + j)")
             if self.moe_layers:
                 E, ew = self.E_loc, self.E_loc * self.exp_w
                 for nm in ("xe", "ye"):
-                    self._region(f"{nm}{r}", f"hbm{r}", f"{nm}{r} in hbm{r} at {off[nm]:#x} size {self.cap} owner {g} dtype {dt}", 1,
+                    self._region(f"{nm}{r}", f"{nm}{r} in hbm{r} at {off[nm]:#x} size {self.cap} owner {g} dtype {dt}", 1,
                                  "expert slots [tokens, top_k / tp, hidden]: inputs" if nm == "xe" else "expert slots: outputs")
-                self._region(f"wstage{r}", f"hbm{r}", f"wstage{r}[p in 0..2] in hbm{r} at {off['wstage']:#x} + p * {ew} size {ew} "
+                self._region(f"wstage{r}", f"wstage{r}[p in 0..2] in hbm{r} at {off['wstage']:#x} + p * {ew} size {ew} "
                              f"owner {g}{wdt}", 2, f"weights of the rank's {E} experts, double-buffered: MoE layer j streams into slot j % 2")
                 reg = _Region(f"wexp{r}", f"wexp{r}[j in 0..{self.moe_layers}] in {{space}} at {{base}} + j * {ew} size {ew} "
                               f"owner {g}{wdt}", self.moe_layers,
@@ -651,7 +652,7 @@ class _Plan:
     def _host_space(self, r: int) -> str:
         return self._host_cpu(r).replace("cpu", "dram")
 
-    def _region(self, name: str, space: str, decl: str, n: int, comment: str = "") -> None:
+    def _region(self, name: str, decl: str, n: int, comment: str = "") -> None:
         self.regions.append(_Region(name, decl, n, comment))
 
     def _cxl_regions(self) -> None:
@@ -671,14 +672,14 @@ class _Plan:
             sp = _space_name(w.name)
             for gi, r in enumerate(self.primaries):
                 at = w.base + gi * B * self.spill_slot
-                self._region(f"kvs_{sp}_g{gi}", sp, f"kvs_{sp}_g{gi}[u in 0..{b - a}, b in 0..{B}] in {sp} at {at:#x} + u * {unit} + "
+                self._region(f"kvs_{sp}_g{gi}", f"kvs_{sp}_g{gi}[u in 0..{b - a}, b in 0..{B}] in {sp} at {at:#x} + u * {unit} + "
                              f"b * {self.spill_slot} size {self.spill_slot} owner {self.gpus[r]} dtype {self.spill_dtype}",
                              (b - a) * B, f"spilled KV of layers {a}..{b} (u = layer - {a}), KV group {gi}, in {w.name}; "
                              f"a layer's {G} group(s) share one {unit} B unit" if gi == 0 else "")
                 self.finals.append(f"final owner kvs_{sp}_g{gi}[*, *] = {self.home[w.name]}")
         for w, a, b in self.ckpt_windows:
             sp = _space_name(w.name)
-            self._region(f"ck_{sp}", sp, f"ck_{sp}[i in 0..{b - a}] in {sp} at {w.base:#x} + i * {self.ckpt_slot} size {self.ckpt_slot} "
+            self._region(f"ck_{sp}", f"ck_{sp}[i in 0..{b - a}] in {sp} at {w.base:#x} + i * {self.ckpt_slot} size {self.ckpt_slot} "
                          f"owner {self.gpus[0]}", b - a, f"lz4 checkpoints {a}..{b} of the hidden states in {w.name}")
             self.finals.append(f"final owner ck_{sp}[*] = {self.home[w.name]}")
 
@@ -691,7 +692,7 @@ class _Plan:
         for g, r in enumerate(self.primaries):
             nic = self.nic_of[r]
             rep = f"; {self.R} replicas per block" if self.R > 1 else ""
-            self._region(f"rkv{g}", "rhbm", f"rkv{g}[l in 0..{self.L}] in rhbm at {g * self.L * per:#x} + l * {per} size {per} "
+            self._region(f"rkv{g}", f"rkv{g}[l in 0..{self.L}] in rhbm at {g * self.L * per:#x} + l * {per} size {per} "
                          f"owner {nic} dtype {self.m.dtype}", self.L, f"KV group {g} on the decode node{rep}")
             self.finals.append(f"final owner rkv{g}[*] = decode0")
 
