@@ -27,3 +27,16 @@ def replace_atomically(path: str, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def write_text(path: str, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (``replace_atomically``). A path that exists
+    and is not a regular file (a terminal, ``/dev/stdout``, a pipe) is written in place instead of
+    being replaced. Raises ``OSError`` on I/O failure (``IsADirectoryError`` for a folder)."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        if os.path.isdir(path):
+            raise IsADirectoryError(21, "is a directory", path)
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        return
+    replace_atomically(path, text.encode("utf-8"))

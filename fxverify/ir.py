@@ -13,32 +13,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import ClassVar
 
+from fxverify.diagnostics.suppress import Suppression
 from fxverify.source import NO_SPAN, Span
+from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
 
-class DeviceKind(Enum):
-    """Device kinds of BRIEF section 1."""
+class EdgeAction(Enum):
+    """What an edge does with bytes (specs/language.md, "Edges"): ``write`` its destination,
+    ``read`` its source, ``move`` source to destination, ``reduce`` the source into the
+    destination, ``release`` regions, or ``flush`` links."""
 
-    GPU = "gpu"
-    DPU = "dpu"
-    NIC = "nic"
-    CPU = "cpu"
-    CXL_MEM = "cxl_mem"
-    CXL_SWITCH = "cxl_switch"
-    PCIE_SWITCH = "pcie_switch"
-
-
-class LinkOrder(Enum):
-    """Ordering semantics of a link (BRIEF section 1).
-
-    ``ORDERED``: completions in submission order. ``UNORDERED``: none. ``POSTED``: a write completes
-    at the sender before it is visible at the receiver; only a flush of the link makes it visible.
-    """
-
-    ORDERED = "ordered"
-    UNORDERED = "unordered"
-    POSTED = "posted"
+    WRITE = "write"
+    READ = "read"
+    MOVE = "move"
+    REDUCE = "reduce"
+    RELEASE = "release"
+    FLUSH = "flush"
 
 
 class AccessMode(Enum):
@@ -47,16 +39,6 @@ class AccessMode(Enum):
     READ = "read"
     WRITE = "write"
     REDUCE = "reduce"
-
-
-class ReleaseKind(Enum):
-    """Ways a region's use ends (BRIEF section 1, FX-OWN-004)."""
-
-    FREE = "free"
-    EVICT = "evict"
-    UNLOCK = "unlock"
-    RETURN_POOL = "return_pool"
-    REUSE = "reuse"
 
 
 class XfKind(Enum):
@@ -87,21 +69,6 @@ class MapOpKind(Enum):
     UPDATE = "update"
     GUARD = "guard"
     AGGREGATE = "aggregate"
-
-
-class ClassKind(Enum):
-    """Consistency classes (BRIEF section 1), weakest first except ``LOCAL``."""
-
-    LOCAL = "local"
-    PER_DEVICE = "per_device"
-    EVENTUAL = "eventual"
-    CAUSAL = "causal"
-    LINEARIZABLE = "linearizable"
-
-
-# Operators that are associative and commutative, so concurrent uses commute (Regent-style
-# reduction privileges; BRIEF section 2).
-AC_OPS: frozenset[str] = frozenset({"sum", "add", "max", "min", "prod", "and", "or", "xor", "count"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -291,30 +258,101 @@ class Access:
 
 
 @dataclass(frozen=True, slots=True)
-class Transform:
-    """One step of an edge's transform chain, with its parameters.
+class Move:
+    """``move``: the bytes pass unchanged."""
 
-    Parameters by kind (all optional unless noted):
-    - ``quantize``: ``src`` and ``dst`` dtypes (required), ``group`` (elements per scale),
-      ``scale`` dtype of the scales (default ``f32``).
-    - ``compress``: ``algo`` (``lz4``, ``zstd``, ``deflate``; required).
-    - ``checksum``: ``algo`` (``crc32c``, ``crc32``, ``xxh64``...).
-    - ``filter``: ``keep`` as a percentage upper bound (default 100).
-    - ``reduce``: ``op``.
-    - ``scatter``/``gather``/``replicate``: ``ways`` (and ``rank`` for an in-place gather).
-    - ``persist``: nothing.
-    """
-
-    kind: XfKind
-    params: tuple[tuple[str, str | int], ...] = ()
     span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.MOVE
 
-    def param(self, key: str, default: str | int | None = None) -> str | int | None:
-        """Return parameter ``key`` or ``default``."""
-        for k, v in self.params:
-            if k == key:
-                return v
-        return default
+
+@dataclass(frozen=True, slots=True)
+class Quantize:
+    """``quantize(src -> dst, group G, scale S)``: elements of dtype ``src`` become ``dst``; with
+    ``group``, one scale of dtype ``scale`` per ``group`` elements travels with them."""
+
+    src: str
+    dst: str
+    group: int | None = None
+    scale: str = "fp32"
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.QUANTIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Compress:
+    """``compress(algo)`` with a codec of ``vocab.CODECS``."""
+
+    algo: str
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.COMPRESS
+
+
+@dataclass(frozen=True, slots=True)
+class Checksum:
+    """``checksum(algo)`` over the bytes as they are at this step (``vocab.CHECKSUMS``)."""
+
+    algo: str
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.CHECKSUM
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    """``filter(keep P)``: at most ``keep`` percent of the bytes pass (0..100)."""
+
+    keep: int = 100
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.FILTER
+
+
+@dataclass(frozen=True, slots=True)
+class Reduce:
+    """``reduce(op)``: the bytes are combined with operator ``op`` (``vocab.OPERATORS``)."""
+
+    op: str
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.REDUCE
+
+
+@dataclass(frozen=True, slots=True)
+class Scatter:
+    """``scatter(W)``: the bytes are split ``ways`` ways; one destination receives one part."""
+
+    ways: int
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.SCATTER
+
+
+@dataclass(frozen=True, slots=True)
+class Gather:
+    """``gather(W, rank R)``: ``ways`` parts are collected; with ``rank``, in place at the rank's
+    own slot of the destination."""
+
+    ways: int
+    rank: int | None = None
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.GATHER
+
+
+@dataclass(frozen=True, slots=True)
+class Replicate:
+    """``replicate(W)``: the bytes are copied ``ways`` times."""
+
+    ways: int
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.REPLICATE
+
+
+@dataclass(frozen=True, slots=True)
+class Persist:
+    """``persist``: the bytes are made durable in a persistent space."""
+
+    span: Span = NO_SPAN
+    kind: ClassVar[XfKind] = XfKind.PERSIST
+
+
+#: One step of an edge's transform chain (BRIEF section 1); ``t.kind`` names its variant.
+Transform = Move | Quantize | Compress | Checksum | Filter | Reduce | Scatter | Gather | Replicate | Persist
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,7 +406,7 @@ class Edge:
 
     ``eid`` is the edge's position in declaration order (0-based) and is its identity.
     ``name`` is the instance name (``spill[3]``); ``family`` the declared name (``spill``).
-    ``action`` is ``write``, ``read``, ``move``, ``reduce``, ``release`` or ``flush``.
+    ``action`` says what it does with bytes (``EdgeAction``).
     ``device``/``hook`` are the driving hook. ``after`` holds the names of predecessor instances.
     ``stream`` puts the edge on a serial in-order queue of its device. ``flushes`` names links the
     edge flushes. ``require_in_order`` asks for in-order delivery over its path (FX-ORD-004).
@@ -379,7 +417,7 @@ class Edge:
     eid: int
     name: str
     family: str
-    action: str
+    action: EdgeAction
     device: str
     hook: str
     src: Footprint | None = None
@@ -416,9 +454,9 @@ class Edge:
         if self.src is not None:
             out.append(Access(self.src, AccessMode.READ))
         if self.dst is not None:
-            if self.action == "reduce":
+            if self.action is EdgeAction.REDUCE:
                 out.append(Access(self.dst, AccessMode.REDUCE, self.reduce_op))
-            elif self.action == "read":
+            elif self.action is EdgeAction.READ:
                 out.append(Access(self.dst, AccessMode.READ))
             else:
                 out.append(Access(self.dst, AccessMode.WRITE))
@@ -432,17 +470,6 @@ class FinalOwner:
 
     region: str
     device: str
-    span: Span = NO_SPAN
-
-
-@dataclass(frozen=True, slots=True)
-class Suppression:
-    """An inline ``# fx: allow CODE reason "..."`` on ``line`` of ``file``."""
-
-    code: str
-    reason: str
-    file: str
-    line: int
     span: Span = NO_SPAN
 
 
@@ -506,18 +533,3 @@ class Policy:
     def has(self, kind: str, name: str) -> bool:
         """True when a ``kind`` (device, space, region, map, edge, link) called ``name`` exists."""
         return name in self._index[kind]
-
-
-# Element widths in bits. Aliases name the same format (``fp8`` is OCP FP8 E4M3, the format
-# Hopper-class GPUs and DeepSeek-V3's weights use).
-DTYPE_BITS: dict[str, int] = {
-    "fp64": 64, "f64": 64, "fp32": 32, "f32": 32, "fp16": 16, "f16": 16, "bf16": 16,
-    "fp8": 8, "fp8_e4m3": 8, "fp8_e5m2": 8, "int8": 8, "uint8": 8, "int4": 4,
-    "int16": 16, "int32": 32, "int64": 64,
-}
-_DTYPE_CANON = {"f64": "fp64", "f32": "fp32", "f16": "fp16", "fp8": "fp8_e4m3"}
-
-
-def canonical_dtype(name: str) -> str:
-    """Return the canonical spelling of a dtype (``f32`` -> ``fp32``, ``fp8`` -> ``fp8_e4m3``)."""
-    return _DTYPE_CANON.get(name, name)

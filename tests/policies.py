@@ -5,9 +5,10 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fxverify.ir import (
-    AliasSet, ClassKind, ConsistencyClass, Device, DeviceKind, Edge, FinalOwner, Footprint, Handoff, Lease, Link,
-    LinkOrder, MapDecl, MapOp, MapOpKind, Policy, Region, Release, ReleaseKind, Space, Transform, XfKind,
+    AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
+    Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Space, Transform,
 )
+from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
 DEVICES = (
     Device("gpu0", DeviceKind.GPU, ("launch", "copy_done", "free")),
@@ -78,14 +79,11 @@ def policies(draw, max_edges: int = 5) -> Policy:
         transforms: tuple[Transform, ...] = ()
         if action == "move" and draw(st.booleans()):
             transforms = tuple(draw(st.lists(st.sampled_from([
-                Transform(XfKind.CHECKSUM, (("algo", "crc32c"),)),
-                Transform(XfKind.COMPRESS, (("algo", "lz4"),)),
-                Transform(XfKind.QUANTIZE, (("src", "bf16"), ("dst", "fp8"))),
-                Transform(XfKind.PERSIST),
+                Checksum("crc32c"), Compress("lz4"), Quantize("bf16", "fp8"), Persist(),
             ]), max_size=3)))
         map_ops = tuple(MapOp(m, k, 0, 1) for m, k in draw(st.lists(st.tuples(
             st.sampled_from([m.name for m in MAPS]), st.sampled_from(list(MapOpKind))), max_size=2)))
-        edges.append(Edge(i, f"e{i}", f"e{i}", action, dev, hook, src=src, dst=dst,
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst,
                           reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
                           after=after, stream=draw(st.sampled_from([None, None, None, "s0"])),
                           flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),

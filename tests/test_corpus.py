@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from fxverify.diagnostics.codes import REGISTRY
-from fxverify.pipeline import Status3, check
+from fxverify.pipeline import check
+from fxverify.result import Verdict
 
 from tests.conftest import ROOT, corpus_files
 
@@ -30,7 +31,7 @@ def expectations(path: Path) -> set[tuple[str, int]]:
     return out
 
 
-def findings(path: Path) -> tuple[Status3 | None, set[tuple[str, int]]]:
+def findings(path: Path) -> tuple[Verdict | None, set[tuple[str, int]]]:
     r = check(str(path))
     assert not r.input_error, [f"{d.code} {d.message}" for d in r.diagnostics]
     assert not r.internal_error, [d.message for d in r.diagnostics]
@@ -45,7 +46,7 @@ def findings(path: Path) -> tuple[Status3 | None, set[tuple[str, int]]]:
 def test_ok_policies_are_proved(path: Path, at_root) -> None:
     verdict, got = findings(path)
     assert got == set()
-    assert verdict is Status3.PROVED
+    assert verdict is Verdict.PROVED
 
 
 @pytest.mark.parametrize("path", corpus_files("fail") + REAL_BAD, ids=str)
@@ -54,7 +55,7 @@ def test_fail_policies_are_refuted_where_expected(path: Path, at_root) -> None:
     assert want, f"{path} has no `# expect:` comment"
     verdict, got = findings(path)
     only_unknown = {code for code, _ in want} == {"FX-SMT-001"}
-    assert verdict is (Status3.UNKNOWN if only_unknown else Status3.REFUTED)
+    assert verdict is (Verdict.UNKNOWN if only_unknown else Verdict.REFUTED)
     assert got == want
 
 

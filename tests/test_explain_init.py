@@ -14,8 +14,9 @@ import yaml
 from typer.testing import CliRunner
 
 from fxverify.cli import app
-from fxverify.diagnostics.codes import REGISTRY
-from fxverify.diagnostics.explain import CORPUS_PAIRS, INLINE, build_examples, codes_markdown, load_examples
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import REGISTRY, CorpusExample, InlineExample
+from fxverify.diagnostics.explain import build_examples, codes_markdown, load_examples
 
 from tests.conftest import ROOT
 
@@ -28,11 +29,12 @@ def test_codes_md_and_examples_are_in_sync() -> None:
 
 
 def test_every_code_has_a_failing_and_a_fixed_example() -> None:
-    missing = [c for c in REGISTRY if c not in CORPUS_PAIRS and c not in INLINE and c not in ("FX-INT-001", "FX-MAP-101")]
+    missing = [c for c in REGISTRY.values() if c.example is None and c not in (codes.INT_001, codes.MAP_101)]
     assert not missing
-    for code, (fail, ok) in CORPUS_PAIRS.items():
-        assert f"# expect: {code}" in (ROOT / fail).read_text(), fail
-        assert "/ok/" in ok and (ROOT / ok).is_file()
+    for code in REGISTRY.values():
+        if isinstance(code.example, CorpusExample):
+            assert f"# expect: {code}" in (ROOT / code.example.fail).read_text(), code.example.fail
+            assert "/ok/" in code.example.fixed and (ROOT / code.example.fixed).is_file()
 
 
 def test_explain_prints_rule_why_and_examples() -> None:
@@ -100,11 +102,12 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: b
     from fxverify import cli
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
-    with cli._progress(3, quiet) as (on_done, on_obligations):
-        assert (on_done is not None) is shown
-        if shown:
-            on_done("p.fx")
-            on_obligations(10)
+    with cli.ProgressBar(quiet) as bar:
+        assert bar.enabled is shown
+        bar.start(3)
+        assert (bar.bar is not None) is shown
+        bar.done("p.fx")
+        bar.obligations(10)
 
 
 _HARNESS = """policy "t"
@@ -133,17 +136,21 @@ def _inline_policy(snippet: str) -> str:
     return _HARNESS + snippet + "\nflow f {\nedge w: write kv by gpu0.launch\n}\n"
 
 
-@pytest.mark.parametrize("code", sorted(c for c in set(INLINE) - {"FX-SYN-004", "FX-NAM-004", "FX-NAM-005"}
-                                         if not c.startswith(("FX-GEN-", "FX-BPF-"))))
+_POLICY_EXAMPLES = sorted(str(c) for c in REGISTRY.values()
+                          if isinstance(c.example, InlineExample) and c.example.kind == "policy")
+
+
+@pytest.mark.parametrize("code", _POLICY_EXAMPLES)
 def test_inline_examples_fail_and_their_fixes_do_not(tmp_path: Path, code: str) -> None:
-    """Each inline example of `fxverify explain` raises its code, and its fix does not. (Binary
-    files and include trees, FX-SYN-004/NAM-004/NAM-005, are covered by test_resolve; the
-    generator's FX-GEN and the lowering's FX-BPF codes, whose examples are command lines, by
-    test_gen and the lowering tests.)"""
+    """Each inline example of `fxverify explain` that is policy text raises its code, and its fix
+    does not. (Situations such as binary files and include trees, FX-SYN-004/NAM-004/NAM-005, are
+    covered by test_resolve; command-line examples of the generator, the lowering and the gate by
+    test_gen, the lowering tests and test_gate.)"""
     from fxverify.pipeline import check
 
     (tmp_path / "fabric.fx").write_text("# a shared fragment\n")
-    bad, good = INLINE[code]
+    ex = REGISTRY[code].example
+    bad, good = ex.bad, ex.good
     for text, should in ((bad, True), (good, False)):
         p = tmp_path / "p.fx"
         p.write_text(_inline_policy(text))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -379,7 +378,7 @@ def test_suppression_on_the_edge_covers_its_later_clauses(tmp_path: Path, where:
 
 
 def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
-    from fxverify.pipeline import collect_policies
+    from fxverify.gate.discover import collect_policies
 
     got = collect_policies(["corpus/ordering/ok/kv-offload-ordered.fx", "corpus/ordering", "./corpus/ordering/ok/spill-then-free.fx"])
     assert got[0] == "corpus/ordering/ok/kv-offload-ordered.fx"

@@ -18,7 +18,8 @@ from fxverify.gen.cxl_list import load_cxl, parse_size
 from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
 from fxverify.gen.prefill import PrefillOptions, generate_prefill
-from fxverify.pipeline import Status3, check
+from fxverify.pipeline import check
+from fxverify.result import Verdict
 from fxverify.resolve import load_policy
 from fxverify.source import SourceMap
 
@@ -336,7 +337,7 @@ def test_generated_policy_is_proved(tmp_path: Path, stem: str, tp: int, topo, cx
     p = tmp_path / "p.fx"
     p.write_text(out.text)
     res = check(str(p))
-    assert res.verdict is Status3.PROVED, [d.message for d in res.diagnostics][:3]
+    assert res.verdict is Verdict.PROVED, [d.message for d in res.diagnostics][:3]
     if tp > 1 and disagg and stem.startswith("deepseek"):
         assert "replicate(" in out.text  # the single MLA latent is replicated over the ranks
 
@@ -385,7 +386,7 @@ def _gen_from(tmp_path: Path, option: str, name: str, text: str, ok: bool, *extr
                             option, str(p), *extra, "--tokens", "64", "--layers", "1", "-o", str(out)])
     if ok:
         assert r.exit_code == 0, r.output
-        assert check(str(out)).verdict is Status3.PROVED
+        assert check(str(out)).verdict is Verdict.PROVED
     else:
         assert r.exit_code == 2 and "FX-GEN-002" in r.output and not out.exists()
 
@@ -458,7 +459,7 @@ def test_output_pair_checked_before_writing(tmp_path: Path) -> None:
     base = ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64", "--layers", "1"]
     p = tmp_path / "p.fx"
     r = runner.invoke(app, base + ["-o", str(p), "--summary-json", str(tmp_path)])  # a folder
-    assert r.exit_code == 2 and "FX-GEN-004" in r.output and not p.exists()
+    assert r.exit_code == 2 and "FX-IO-001" in r.output and not p.exists()
     r = runner.invoke(app, base + ["-o", str(p), "--summary-json", str(p)])
     assert r.exit_code == 2 and "FX-GEN-004" in r.output and not p.exists()
     r = runner.invoke(app, base + ["-o", str(p)])

@@ -16,9 +16,9 @@ from fxverify.lower.driver import LowerOptions, lower
 from fxverify.lower.emit_c import comment_text, emit_device
 from fxverify.lower.facts import discharge_facts, merge
 from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
-from fxverify.lower.plan import K, Op, build_plan, c_ident
+from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
 from fxverify.lower.targets import BPFTIME_GPU_ARRAY, BPFTIME_PERGPUTD_ARRAY, realise_map, section_for
-from fxverify.pipeline import make_backend
+from fxverify.smt.factory import open_backend
 from fxverify.resolve import load_policy
 from fxverify.smt.backend import SolverOptions
 from fxverify.source import SourceMap
@@ -54,7 +54,7 @@ def test_one_program_per_hook_and_descriptors_in_maps() -> None:
     assert firsts == sorted(firsts) and sum(row[3] for row in plan.edges) == len(plan.ops)
     # Every edge waits on its own predecessor counter first.
     for e, (_d, _h, first, _n) in enumerate(plan.edges):
-        assert plan.ops[first].kind == K["WAIT"] and plan.ops[first].a == e
+        assert plan.ops[first].kind == OP_KIND["WAIT"] and plan.ops[first].a == e
     c = emit_device(plan, pol.devices[0].name).text
     for e in pol.edges:
         assert f"fx_{e.name}" not in c  # no per-edge code
@@ -64,12 +64,12 @@ def test_handoff_and_release_ops_mirror_the_policy() -> None:
     pol = load("corpus/ownership/ok/pinned-free-after-copy.fx")
     plan, _ = build_plan(pol, "kernel", proved=True)
     assert plan is not None
-    kinds = {OP: [op for op in plan.ops if op.kind == K[OP]] for OP in ("RELEASE", "HANDOFF", "LEASE", "OWN")}
+    kinds = {OP: [op for op in plan.ops if op.kind == OP_KIND[OP]] for OP in ("RELEASE", "HANDOFF", "LEASE", "OWN")}
     n_rel = sum(len(e.releases) for e in pol.edges)
     assert len(kinds["RELEASE"]) == n_rel > 0
     # A release waits on a counter that starts at the number of other users of the region.
     rel = kinds["RELEASE"][0]
-    assert plan.countdown[int(rel.c)] == sum(1 for op in plan.ops if op.kind == K["DEC"] and op.a == rel.c)
+    assert plan.countdown[int(rel.c)] == sum(1 for op in plan.ops if op.kind == OP_KIND["DEC"] and op.a == rel.c)
 
 
 def test_c_ident_mangles_hostile_names() -> None:
@@ -233,10 +233,10 @@ def test_facts_are_proved_and_can_fail() -> None:
     pol = load(OK)
     plan, _ = build_plan(pol, "kernel", proved=True)
     assert plan is not None
-    backend = make_backend(SolverOptions())
+    backend = open_backend(SolverOptions())
     assert all(f.status == "proved" for f in discharge_facts(plan, backend))
     # A corrupted table: a BOUNDS op naming a region past the end, and an unbalanced counter.
-    plan.ops.append(Op(K["BOUNDS"], len(plan.regions) + 5, 0, 0, 0, 1))
+    plan.ops.append(Op(OP_KIND["BOUNDS"], len(plan.regions) + 5, 0, 0, 0, 1))
     plan.countdown[0] += 1
     bad = {f.key: f for f in discharge_facts(plan, backend) if f.status != "proved"}
     assert bad["region-ids"].status == "refuted" and str(len(plan.regions) + 5) in bad["region-ids"].detail

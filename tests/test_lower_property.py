@@ -18,7 +18,7 @@ from fxverify.lower.differential import RUNTIME_STATIC, _sim_step, events_of
 from fxverify.lower.emit_c import emit_device
 from fxverify.lower.kernel import Runtime
 from fxverify.lower.plan import build_plan
-from fxverify.simulate import Simulator
+from fxverify.replay.simulate import Simulator
 from fxverify.source import SourceMap
 from tests.policies import policies
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from fxverify.diagnostics.render.json import results_to_json
-from fxverify.diagnostics.render.text import render_diagnostic, render_summary, to_plain, to_rich
+from fxverify.render.json import results_to_json
+from fxverify.render.text import render_diagnostic, render_summary, to_plain, to_rich
 from fxverify.pipeline import check
 
 from tests.conftest import ROOT

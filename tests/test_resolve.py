@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,12 +11,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fxverify.diagnostics.codes import REGISTRY
-from fxverify.diagnostics.model import Diagnostic, Severity
+from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic
 from fxverify.ir import (
-    ClassKind, Footprint, Handoff, Lease, LinkOrder, MapOp, MapOpKind, Policy, Release, ReleaseKind, XfKind,
+    Compress, EdgeAction, Filter, Footprint, Gather, Handoff, Lease, MapOp, MapOpKind, Move, Persist, Policy, Quantize, Reduce,
+    Release, Replicate, Scatter, XfKind,
 )
 from fxverify.resolve import Limits, load_policy
-from fxverify.source import SourceMap, Span
+from fxverify.source import NO_SPAN, SourceMap, Span
+from fxverify.vocab import ClassKind, LinkOrder, ReleaseKind
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 HDM = 0x80_2000_0000
@@ -175,10 +179,10 @@ def test_edges_unroll_in_declaration_order(happy) -> None:
 def test_contiguous_and_whole_footprints(happy) -> None:
     p, sources, _ = happy
     attn = p.edge("attn[3]")
-    assert attn.action == "write" and attn.src is None
+    assert attn.action is EdgeAction.WRITE and attn.src is None
     assert attn.dst == Footprint("kv", "hbm0", 6 * MiB, 2 * MiB, 2 * MiB, 1, attn.dst.span)
     spill = p.edge("spill[3]")
-    assert spill.action == "move"
+    assert spill.action is EdgeAction.MOVE
     assert (spill.src.region, spill.src.base, spill.src.nbytes) == ("kv", 6 * MiB, 2 * MiB)
     assert spill.dst == Footprint("pool[3]", "hdm0", HDM + 3 * MiB, MiB, MiB, 1, spill.dst.span)
     assert _text(sources, spill.src.span) == "kv[l*2 MiB, +2 MiB]"
@@ -200,8 +204,8 @@ def test_clauses_of_one_edge(happy) -> None:
     assert e.after == ("attn[3]",)
     assert (e.reuse, e.rw, e.bytes, e.alias) == (3 * MiB, (1, 0), 2 * MiB, "kvs")
     assert [t.kind for t in e.transforms] == [XfKind.QUANTIZE, XfKind.CHECKSUM]
-    assert e.transforms[0].params == (("src", "bf16"), ("dst", "fp8"), ("group", 128), ("scale", "f32"))
-    assert e.transforms[1].params == (("algo", "crc32c"),)
+    assert replace(e.transforms[0], span=NO_SPAN) == Quantize("bf16", "fp8", 128, "f32")
+    assert e.transforms[1].algo == "crc32c"
     assert e.handoffs == (Handoff("pool[3]", "gpu0", "cxl0", e.handoffs[0].span),)
     # Map values that name a device become the device's index in Policy.devices (cxl0 is 2).
     assert e.map_ops == (
@@ -229,33 +233,24 @@ def test_after_refs_with_star_and_arithmetic(happy) -> None:
 
 def test_transforms_params(happy) -> None:
     p, _, _ = happy
-    assert [(t.kind, t.params) for t in p.edge("gat").transforms] == [
-        (XfKind.GATHER, (("ways", 4), ("rank", 1))),
-        (XfKind.COMPRESS, (("algo", "lz4"),)),
-    ]
-    assert [(t.kind, t.params) for t in p.edge("red").transforms] == [
-        (XfKind.REDUCE, (("op", "max"),)),
-        (XfKind.FILTER, (("keep", 50),)),
-        (XfKind.SCATTER, (("ways", 2),)),
-        (XfKind.REPLICATE, (("ways", 3),)),
-        (XfKind.PERSIST, ()),
-        (XfKind.MOVE, ()),
-    ]
+    gat, red = p.edge("gat").transforms, p.edge("red").transforms
+    assert [replace(t, span=NO_SPAN) for t in gat] == [Gather(4, 1), Compress("lz4")]
+    assert [replace(t, span=NO_SPAN) for t in red] == [Reduce("max"), Filter(50), Scatter(2), Replicate(3), Persist(), Move()]
 
 
 def test_reduce_release_lease_flush(happy) -> None:
     p, sources, _ = happy
     red = p.edge("red")
     assert (red.action, red.reduce_op, red.src.region, red.dst.region) == \
-        ("reduce", "max", "kvb[0][1]", "kvb[0][2]")
+        (EdgeAction.REDUCE, "max", "kvb[0][1]", "kvb[0][2]")
     ret = p.edge("ret")
-    assert ret.action == "release" and ret.src is None and ret.dst is None
+    assert ret.action is EdgeAction.RELEASE and ret.src is None and ret.dst is None
     assert ret.releases == (Release("kvb[3][17]", ReleaseKind.RETURN_POOL, ret.releases[0].span),)
     assert ret.leases == (Lease("kv", "dpu0", ret.leases[0].span),)
     assert ret.flushes == ("up0",)
     assert _text(sources, ret.releases[0].span) == "release kvb[3, 17] return_pool"
     fl = p.edge("fl")
-    assert fl.action == "flush" and fl.flushes == ("up0",), "endpoints resolve to the named link"
+    assert fl.action is EdgeAction.FLUSH and fl.flushes == ("up0",), "endpoints resolve to the named link"
     assert [(m.map, m.kind, m.key, m.value) for m in fl.map_ops] == [
         ("block_owner", MapOpKind.GUARD, 7, 1),
         ("ctr", MapOpKind.AGGREGATE, 1, None),
@@ -312,7 +307,7 @@ flow f {
 """
     p, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")
     assert diags == [] and p is not None
-    assert [(e.name, e.action) for e in p.edges] == [
+    assert [(e.name, e.action.value) for e in p.edges] == [
         ("x[0]", "write"), ("x[1]", "read"), ("x[2]", "read"), ("x[3]", "read")]
     assert p.edge("x[2]").after == ("x[1]",) and p.edge("x[2]").src.region == "pool[2]"
 

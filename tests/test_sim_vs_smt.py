@@ -6,20 +6,23 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from fxverify.pipeline import CheckOptions, Status3, discharge, make_backend
-from fxverify.simulate import Simulator
+from fxverify.diagnostics import codes
+from fxverify.pipeline import CheckOptions, discharge
+from fxverify.replay.simulate import Simulator
+from fxverify.result import Verdict
 from fxverify.smt.backend import SolverOptions
+from fxverify.smt.factory import open_backend
 
 from tests.policies import policies
 
-BACKEND = make_backend(SolverOptions())
+BACKEND = open_backend(SolverOptions())
 
 
 def _refuted_codes(policy, prune: bool) -> tuple[set[str], list]:
-    verdicts, diags, _ = discharge(policy, CheckOptions(prune=prune), BACKEND)
-    assert not [d for d in diags if d.code == "FX-INT-001"], [d.message for d in diags]
-    assert all(v.status is not Status3.UNKNOWN for v in verdicts)
-    return {v.code for v in verdicts if v.status is Status3.REFUTED}, verdicts
+    r = discharge(policy, CheckOptions(prune=prune), BACKEND)
+    assert not [d for d in r.diagnostics if d.code is codes.INT_001], [d.message for d in r.diagnostics]
+    assert all(v.verdict is not Verdict.UNKNOWN for v in r.outcomes)
+    return {v.code for v in r.outcomes if v.verdict is Verdict.REFUTED}, list(r.outcomes)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -35,4 +38,4 @@ def test_solver_agrees_with_brute_force(policy):
 def test_pruning_never_changes_a_verdict(policy):
     pruned, vp = _refuted_codes(policy, prune=True)
     full, vf = _refuted_codes(policy, prune=False)
-    assert [(v.key, v.status) for v in vp] == [(v.key, v.status) for v in vf]
+    assert [(v.key, v.verdict) for v in vp] == [(v.key, v.verdict) for v in vf]

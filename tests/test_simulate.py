@@ -5,10 +5,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fxverify.ir import Footprint, Transform, XfKind
-from fxverify.obligations.transforms import _eval, bound_term
-from fxverify.simulate import Simulator, shared_byte, worst_case_output
-from fxverify.smt.terms import const
+from fxverify.ir import Checksum, Compress, Filter, Footprint, Gather, Quantize, Scatter
+from fxverify.obligations.transforms import bound_term
+from fxverify.replay.footprints import shared_byte
+from fxverify.replay.simulate import Simulator
+from fxverify.replay.static_rules import worst_case_output
+from fxverify.smt.terms import const, evaluate
+from fxverify.vocab import CODECS
 
 from tests.policies import policies
 
@@ -44,27 +47,39 @@ def test_membership_and_meets(fp: Footprint, addr: int, width: int) -> None:
 
 
 XFS = [
-    Transform(XfKind.COMPRESS, (("algo", "lz4"),)), Transform(XfKind.COMPRESS, (("algo", "zstd"),)),
-    Transform(XfKind.COMPRESS, (("algo", "deflate"),)), Transform(XfKind.COMPRESS, (("algo", "snappy"),)),
-    Transform(XfKind.QUANTIZE, (("src", "bf16"), ("dst", "fp8"), ("group", 128))),
-    Transform(XfKind.FILTER, (("keep", 37),)), Transform(XfKind.SCATTER, (("ways", 3),)),
-    Transform(XfKind.GATHER, (("ways", 4),)), Transform(XfKind.CHECKSUM, (("algo", "crc32c"),)),
+    Compress("lz4"), Compress("zstd"), Compress("deflate"), Compress("snappy"), Quantize("bf16", "fp8", 128),
+    Filter(37), Scatter(3), Gather(4), Checksum("crc32c"),
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(XFS), max_size=3), st.integers(0, 1 << 22))
 def test_size_bounds_agree_between_encoder_and_simulator(chain, n) -> None:
-    """The encoder's bound terms and the simulator's own formulas are independent code."""
+    """The encoder's bound terms and the simulator's integer arithmetic agree (codec bounds come from
+    one formula in ``vocab.CODECS``, evaluated over terms and over integers; the other transforms
+    are written twice, independently)."""
     t = const(n)
     for x in chain:
         t = bound_term(x, t)
-    assert _eval(t) == worst_case_output(tuple(chain), n)
+    assert evaluate(t, {}) == worst_case_output(tuple(chain), n)
 
 
 def test_lz4_bound_matches_lz4_h() -> None:
     # LZ4_COMPRESSBOUND(isize) = isize + isize/255 + 16
     assert worst_case_output((XFS[0],), 4 << 20) == (4 << 20) + (4 << 20) // 255 + 16
+
+
+def test_codec_bounds_match_their_headers() -> None:
+    """Values computed by hand from each codec's own macro or function."""
+    # LZ4_COMPRESSBOUND(65536) = 65536 + 257 + 16 (lz4.h)
+    assert CODECS["lz4"].bound(65536) == 65809
+    # ZSTD_COMPRESSBOUND: below 128 KiB the margin ((128 KiB - n) >> 11) applies (zstd.h)
+    assert CODECS["zstd"].bound(1000) == 1000 + 3 + 63
+    assert CODECS["zstd"].bound(1 << 20) == (1 << 20) + 4096
+    # compressBound(n) = n + (n >> 12) + (n >> 14) + (n >> 25) + 13 (zlib compress.c)
+    assert CODECS["deflate"].bound(1 << 26) == (1 << 26) + (1 << 14) + (1 << 12) + 2 + 13
+    # MaxCompressedLength(n) = 32 + n + n / 6 (snappy.cc)
+    assert CODECS["snappy"].bound(600) == 732
 
 
 @settings(max_examples=60, deadline=None)

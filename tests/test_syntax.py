@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from fxverify import ast
 from fxverify.diagnostics.codes import REGISTRY
-from fxverify.syntax.parse import decode, parse, parser, scan_comments
+from fxverify.syntax.parse import decode_text, parse, parser, scan_comments
 from fxverify.syntax.to_ast import to_ast
 
 # A policy that uses every construct of the language at least once.
@@ -218,14 +218,14 @@ def test_end_of_file_span_points_at_the_end() -> None:
     ],
 )
 def test_binary_garbage_is_not_text(data: bytes, note: str) -> None:
-    text, diags = decode(data, "bin.fx")
+    text, diags = decode_text(data, "bin.fx")
     assert [d.code for d in diags] == ["FX-SYN-004"]
     assert any(note in n for n in diags[0].notes)
     assert diags[0].primary.span.start <= len(text)
 
 
 def test_decode_accepts_utf8() -> None:
-    text, diags = decode('policy "café"'.encode(), "u.fx")
+    text, diags = decode_text('policy "café"'.encode(), "u.fx")
     assert diags == [] and text == 'policy "café"'
 
 

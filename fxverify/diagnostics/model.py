@@ -1,27 +1,22 @@
-"""The diagnostic model shared by every stage.
+"""The diagnostic model shared by every stage, and its one constructor.
 
-Takes nothing; defines ``Diagnostic``, ``Severity`` and ``Label``. Message style follows Cedar's
-guide: lowercase, no final period, one line, user names in backticks, detail in ``help``.
+Defines ``Label``, ``TraceEvent``, ``Trace`` and ``Diagnostic``. Every diagnostic is made by
+``diagnostic()``, which takes the severity from the code's registry entry, or by
+``internal_error()`` for a broken invariant or an escaped exception (FX-INT-001, the one
+representation of a crash in every format). Message style follows Cedar's guide: lowercase, no
+final period, one line, user names in backticks, detail in ``help``. Emits nothing itself.
 """
 
 from __future__ import annotations
 
+import os
+import traceback
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import TYPE_CHECKING
 
-from fxverify.source import Span
-
-if TYPE_CHECKING:
-    from fxverify.trace import Trace
-
-
-class Severity(Enum):
-    """How bad a diagnostic is. Errors fail the run; warnings and notes do not."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    NOTE = "note"
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code, Severity
+from fxverify.source import NO_SPAN, Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,12 +28,48 @@ class Label:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
-    """One finding or input error.
+class TraceEvent:
+    """One step of a trace (BRIEF section 5).
 
-    ``code`` is a registry code (``fxverify.diagnostics.codes``). ``primary`` is where the problem is;
-    ``related`` are other places involved (for example the other edge of a race). ``trace`` is set
-    for refuted obligations and holds the replayed counterexample.
+    ``time`` is ns in the witness schedule (``None`` for schedule-independent facts). ``kind`` is
+    ``start``, ``end``, ``handoff``, ``lease``, ``release``, ``flush``, ``map`` or ``fact``.
+    ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
+    ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
+    the rule breaks.
+    """
+
+    step: int
+    time: int | None
+    device: str
+    hook: str
+    edge: str
+    kind: str
+    detail: str
+    span: Span = NO_SPAN
+    owner_before: str | None = None
+    owner_after: str | None = None
+    violation: bool = False
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A replayed counterexample: events in time order, the rule broken (``why``), a fix hint and
+    the witness's named ``facts`` (address, space, values)."""
+
+    code: Code
+    events: tuple[TraceEvent, ...]
+    why: str
+    fix: str
+    facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding or input error. Make it with ``diagnostic()``, never directly.
+
+    ``code`` is a registry code. ``primary`` is where the problem is; ``related`` are other places
+    involved (for example the other edge of a race). ``trace`` is set for refuted obligations and
+    holds the replayed counterexample.
 
     Identity, for fingerprints (``fxverify.diagnostics.fingerprint``): ``policy`` is the declared
     policy name, ``obligation`` the obligation's stable key, ``edges`` the policy-relative names of
@@ -48,14 +79,14 @@ class Diagnostic:
     when a baseline file did.
     """
 
-    code: str
+    code: Code
     severity: Severity
     message: str
     primary: Label | None = None
     related: tuple[Label, ...] = ()
     notes: tuple[str, ...] = ()
     help: str | None = None
-    trace: "Trace | None" = field(default=None, compare=False)
+    trace: Trace | None = field(default=None, compare=False)
     suppressed_reason: str | None = None
     policy: str = ""
     obligation: str = ""
@@ -72,3 +103,31 @@ class Diagnostic:
     def is_error(self) -> bool:
         """True when this diagnostic is an error that neither a suppression nor a baseline accepted."""
         return self.severity is Severity.ERROR and self.active
+
+
+def diagnostic(code: Code, message: str, span: Span | None = None, label: str = "", *,
+               related: Sequence[Label] = (), notes: Sequence[str] = (), help: str | None = None,
+               trace: Trace | None = None, policy: str = "", obligation: str = "",
+               edges: Sequence[str] = (), witness: str = "") -> Diagnostic:
+    """The one way to make a diagnostic: ``code``'s registry severity, ``message`` (one line,
+    Cedar style), the primary ``span`` underlined with ``label`` (none for command-line problems),
+    and the optional parts of ``Diagnostic``."""
+    return Diagnostic(code, code.severity, message, Label(span, label) if span is not None else None,
+                      tuple(related), tuple(notes), help, trace, None, policy, obligation, tuple(edges), witness)
+
+
+def internal_error(message: str, span: Span | None = None, *, notes: Sequence[str] = (),
+                   policy: str = "", obligation: str = "") -> Diagnostic:
+    """FX-INT-001: an internal invariant broke. ``message`` says which; the help asks for a report."""
+    return diagnostic(codes.INT_001, message, span, "here" if span is not None else "", notes=notes,
+                      help="this is a bug in fxverify; please report it with this policy",
+                      policy=policy, obligation=obligation)
+
+
+def crash(path: str, exc: BaseException) -> Diagnostic:
+    """FX-INT-001 for an exception that escaped while working on ``path``: its type, message and
+    innermost frame, never a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    notes = (f"at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno} in {frames[-1].name}",) if frames else ()
+    return diagnostic(codes.INT_001, f"internal error while checking {path}: {type(exc).__name__}: {exc}", notes=notes,
+                      help="this is a bug in fxverify; please report it with the policy that triggered it")

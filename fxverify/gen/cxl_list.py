@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem, problem
 from fxverify.source import SourceMap, Span
@@ -173,7 +174,7 @@ class _Walker:
         return self.f.span(m.start())
 
     def bad(self, span: Span, msg: str, help: str, label: str = "") -> InputProblem:
-        return InputProblem(problem("FX-GEN-002", msg, span, help=help, label=label))
+        return InputProblem(problem(codes.GEN_002, msg, span, help=help, label=label))
 
     def walk_doc(self, doc: Any) -> None:
         if isinstance(doc, dict) and not any(isinstance(doc.get(k), str) for k in _IDS):

@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem, problem
 from fxverify.source import SourceMap
@@ -201,7 +202,7 @@ class _Reader:
     def __init__(self, f: InputFile, doc: Any) -> None:
         self.f = f
         if not isinstance(doc, dict):
-            raise InputProblem(problem("FX-GEN-002", f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
+            raise InputProblem(problem(codes.GEN_002, f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
                                        f.span(0), help=f"pass {WHAT}"))
         self.nested = isinstance(doc.get("text_config"), dict)
         self.cfg: dict[str, Any] = doc["text_config"] if self.nested else doc
@@ -213,11 +214,11 @@ class _Reader:
 
     def _missing(self, key: str, why: str) -> InputProblem:
         inside = " under `text_config`" if self.nested else ""
-        return InputProblem(problem("FX-GEN-002", f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
+        return InputProblem(problem(codes.GEN_002, f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
                                     help=f"{why}; add `\"{key}\": ...` to the config"))
 
     def _bad(self, key: str, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem("FX-GEN-002", f"`{key}` in `{self.f.path}` {msg}", self._where(key), help=help,
+        return InputProblem(problem(codes.GEN_002, f"`{key}` in `{self.f.path}` {msg}", self._where(key), help=help,
                                     label=f"`{key}`"))
 
     def int_(self, key: str, why: str, *, optional: bool = False, minimum: int = 1) -> int | None:
@@ -239,7 +240,7 @@ class _Reader:
         if isinstance(archs, str):
             archs = [archs]
         if not (isinstance(archs, list) and archs and all(isinstance(a, str) for a in archs)):
-            raise InputProblem(problem("FX-GEN-002", f"`architectures` in `{self.f.path}` is not a list of names",
+            raise InputProblem(problem(codes.GEN_002, f"`architectures` in `{self.f.path}` is not a list of names",
                                        self.f.key_span(("architectures",)), help='write e.g. ["LlamaForCausalLM"]',
                                        label="`architectures`"))
         layers = self.int_("num_hidden_layers", "the layer count sizes every per-layer family")

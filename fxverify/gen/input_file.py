@@ -12,8 +12,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from fxverify.diagnostics.codes import lookup
-from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.source import SourceMap, Span
 
 
@@ -43,12 +44,12 @@ class InputFile:
             with open(path, "rb") as fh:
                 raw = fh.read()
         except OSError as err:
-            raise InputProblem(problem("FX-GEN-001", f"cannot read `{path}`: {err.strerror or err}", None,
+            raise InputProblem(problem(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}", None,
                                        help=f"pass the path of {what}")) from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise InputProblem(problem("FX-GEN-001", f"`{path}` is not UTF-8 text (byte {err.start})", None,
+            raise InputProblem(problem(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.start})", None,
                                        help=f"pass {what}")) from None
         sources.add(path, text)
         return cls(path, text)
@@ -86,13 +87,12 @@ class InputFile:
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as err:
-            raise InputProblem(problem("FX-GEN-001", f"`{self.path}` is not valid JSON: {err.msg}",
+            raise InputProblem(problem(codes.GEN_001, f"`{self.path}` is not valid JSON: {err.msg}",
                                        self.line_col_span(err.lineno, err.colno),
                                        help=f"pass {what}", label="here")) from None
 
 
-def problem(code: str, message: str, span: Span | None, *, help: str, label: str = "") -> Diagnostic:
-    """A diagnostic with ``code``'s registry severity, the ``message``, the underlined ``span``
-    (``None`` when there is no place in a file to show) and ``help``."""
-    return Diagnostic(code, lookup(code).severity, message, Label(span, label) if span is not None else None,
-                      help=help)
+def problem(code: Code, message: str, span: Span | None, *, help: str, label: str = "") -> Diagnostic:
+    """A diagnostic of ``code`` with the ``message``, the underlined ``span`` (``None`` when there
+    is no place in a file to show) and ``help``."""
+    return diagnostic(code, message, span, label, help=help)

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass, field
 from xml.parsers import expat
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem, problem
 from fxverify.source import SourceMap, Span
@@ -153,7 +154,7 @@ def _parse(f: InputFile) -> _Node:
         stack.pop()
 
     def entity(*_a) -> None:
-        raise InputProblem(problem("FX-GEN-001", f"`{f.path}` declares XML entities, which a topology never needs",
+        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` declares XML entities, which a topology never needs",
                                    f.line_col_span(p.CurrentLineNumber, p.CurrentColumnNumber + 1),
                                    help=f"pass {WHAT}", label="entity declaration"))
 
@@ -161,7 +162,7 @@ def _parse(f: InputFile) -> _Node:
     try:
         p.Parse(f.text.encode("utf-8"), True)
     except expat.ExpatError as err:
-        raise InputProblem(problem("FX-GEN-001", f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
+        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
                                    f.line_col_span(err.lineno, err.offset + 1), help=f"pass {WHAT}",
                                    label="here")) from None
     return root
@@ -181,7 +182,7 @@ class _Builder:
         return self.f.span(n.offset)
 
     def bad(self, n: _Node, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem("FX-GEN-002", msg, self.span(n), help=help, label=f"<{n.tag}>"))
+        return InputProblem(problem(codes.GEN_002, msg, self.span(n), help=help, label=f"<{n.tag}>"))
 
     def build(self, doc: _Node) -> Topology:
         systems = [c for c in doc.children if c.tag == "system"]

@@ -28,12 +28,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.gen.cxl_list import CxlFabric, Window
 from fxverify.gen.emit import If, Loop, Note, Program, Stmt, count, render
 from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem, problem
 from fxverify.gen.nccl_topo import Topology
+from fxverify.vocab import canonical_dtype, dtype_bits
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 PAGE = 4 * KIB
@@ -106,11 +108,11 @@ def generate_prefill(model: ModelSpec, topo: Topology | None, cxl: CxlFabric | N
 
 
 def _opt_error(msg: str, help: str) -> InputProblem:
-    return InputProblem(problem("FX-GEN-004", msg, None, help=help))
+    return InputProblem(problem(codes.GEN_004, msg, None, help=help))
 
 
 def _fit_error(msg: str, help: str) -> InputProblem:
-    return InputProblem(problem("FX-GEN-003", msg, None, help=help))
+    return InputProblem(problem(codes.GEN_003, msg, None, help=help))
 
 
 @dataclass
@@ -511,9 +513,7 @@ class _Plan:
             self.spill_slot = elems + -(-elems // QUANT_GROUP) * 4
             self.spill_derivation = (f"{elems} elems x 1 B + ceil({elems} / {QUANT_GROUP}) fp32 scales x 4 B = {self.spill_slot} B")
         else:
-            from fxverify.ir import DTYPE_BITS, canonical_dtype
-
-            bits = DTYPE_BITS[canonical_dtype(o.kv_dtype)]
+            bits = dtype_bits(canonical_dtype(o.kv_dtype))
             self.spill_slot = elems * bits // 8
             self.spill_derivation = f"{elems} elems x {bits // 8} B ({o.kv_dtype}) = {self.spill_slot} B"
         self.spill_windows: list[tuple[Window, int, int, int]] = []  # window, first layer, end layer, unit

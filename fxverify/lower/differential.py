@@ -23,18 +23,16 @@ import json
 import os
 from dataclasses import dataclass, field
 
+from fxverify.diagnostics import codes
 from fxverify.graph import by_region_uses
-from fxverify.ir import ClassKind, MapOpKind, Policy
+from fxverify.ir import MapOpKind, Policy
 from fxverify.lower.kernel import Decision, Runtime
-from fxverify.pipeline import generate
-from fxverify.simulate import Schedule, Simulator
-from fxverify.smt.backend import Backend, Status
+from fxverify.replay.simulate import Schedule, Simulator
+from fxverify.result import Refutation
+from fxverify.vocab import OPERATORS, ClassKind
 
 # Schedule-free codes whose runtime guard refuses the violating edge at its start.
-RUNTIME_STATIC = frozenset({"FX-ALIAS-003", "FX-MAP-001", "FX-HOOK-002"})
-_AC_MERGES = {"sum": lambda a, b: a + b, "add": lambda a, b: a + b, "count": lambda a, _b: a + 1,
-              "max": max, "min": min, "and": lambda a, b: a & b, "or": lambda a, b: a | b,
-              "xor": lambda a, b: a ^ b, "prod": lambda a, b: a * b}
+RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.HOOK_002})
 
 
 @dataclass
@@ -194,10 +192,10 @@ def expected_maps(policy: Policy, rt: Runtime, sched: Schedule) -> dict[tuple, l
             k = (m["c_name"], op.key or 0, m["key_size"], m["value_size"], width, slots)
             vals = out.setdefault(k, [0] * slots)
             slot = devices.index(edge.device) if policy.map(op.map).cls.kind is ClassKind.PER_DEVICE else 0
-            merge = policy.map(op.map).merge
+            merge = OPERATORS.get(policy.map(op.map).merge or "")
             v = op.value or 0
-            if op.kind is MapOpKind.UPDATE and merge in _AC_MERGES:
-                v = _AC_MERGES[merge](vals[slot], v)
+            if op.kind is MapOpKind.UPDATE and merge is not None and merge.fold is not None:
+                v = merge.fold(vals[slot], v)
             vals[slot] = v % (1 << (8 * width))
     return out
 
@@ -207,25 +205,17 @@ def _policy_maps(rt: Runtime) -> list[dict]:
         return [m for m in json.load(fh)["maps"] if m["kind"] == "policy"]
 
 
-def counterexamples(policy: Policy, backend: Backend) -> list[tuple[str, tuple[int, ...], Schedule | None]]:
-    """Every refuted obligation of ``policy`` as ``(code, edges, witness schedule or None)``, one
-    per (code, edge set), in obligation order. The schedule is the solver's witness decoded by
-    the obligation; ``None`` for schedule-independent violations."""
-    _ctx, obligations = generate(policy)
+def counterexamples(refutations: list[Refutation]) -> list[tuple[str, tuple[int, ...], Schedule | None]]:
+    """The check's refutations as ``(code, edges, witness schedule or None)``, one per (code, edge
+    set), in obligation order. The schedule is the witness the check decoded from the solver's
+    model; ``None`` for schedule-independent violations. Nothing is solved again."""
     out, seen = [], set()
-    for ob in obligations:
-        if ob.prove_fast() is not None:
-            continue
-        q = ob.encode()
-        res = backend.check(q)
-        if res.status is Status.UNKNOWN or res.status is q.expect:
-            continue
-        w = ob.decode(res)
-        key = (ob.code, tuple(sorted(ob.edges)))
+    for x in refutations:
+        key = (x.code, tuple(sorted(x.edges)))
         if key in seen:
             continue
         seen.add(key)
-        out.append((ob.code, tuple(ob.edges), dict(w.schedule) if w.schedule else None))
+        out.append((x.code, x.edges, dict(x.witness.schedule) if x.witness.schedule else None))
     return out
 
 
@@ -296,14 +286,15 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     return best, why
 
 
-def run_refuted(policy: Policy, d: str, backend: Backend, report: RunReport) -> None:
-    """Drive each counterexample of a refuted policy and compare the flagged step."""
+def run_refuted(policy: Policy, d: str, refutations: list[Refutation], report: RunReport) -> None:
+    """Drive each counterexample of a refuted policy (the check's ``refutations``) and compare the
+    flagged step."""
     sim = Simulator(policy)
-    cases = counterexamples(policy, backend)
+    cases = counterexamples(refutations)
     static_seen: set[tuple[str, tuple[int, ...]]] = set()
     for code, edges, sched in cases:
         name = f"{code} on {', '.join('`' + policy.edges[e].name + '`' for e in edges) or 'the policy'}"
-        if code == "FX-ORD-001":
+        if code is codes.ORD_001:
             report.static_only.append(f"{name}: no schedule exists (cyclic happens-before)")
             continue
         if sched is None:
@@ -328,7 +319,7 @@ def run_refuted(policy: Policy, d: str, backend: Backend, report: RunReport) -> 
         with Runtime(d) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
-            if code == "FX-OWN-005" and sim_step is None and kstep is None:
+            if code is codes.OWN_005 and sim_step is None and kstep is None:
                 agree = _final_owners_equal(policy, rt, sim, full)
                 case = Case(name, len(events), None, None, "", "", agree, "final owners equal the simulator's"
                             if agree else "final owners differ from the simulator's")

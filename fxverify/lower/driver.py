@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code, Severity
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.ir import Policy
 from fxverify.lower import artifacts
 from fxverify.lower.differential import RunReport, run_proved, run_refuted
@@ -22,8 +24,10 @@ from fxverify.lower.emit_c import emit_device
 from fxverify.lower.facts import Fact, discharge_facts
 from fxverify.lower.kernel import ProgramReport, verify_dir
 from fxverify.lower.plan import Plan, build_plan
-from fxverify.pipeline import CheckOptions, Status3, check, make_backend
+from fxverify.pipeline import CheckOptions, check
+from fxverify.result import Verdict
 from fxverify.smt.backend import SolverOptions
+from fxverify.smt.factory import open_backend
 from fxverify.source import NO_SPAN, SourceMap
 
 
@@ -60,10 +64,13 @@ class LowerResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _diag(code: str, msg: str, policy: Policy | None, help: str, notes: tuple[str, ...] = (),
-          severity: Severity = Severity.ERROR) -> Diagnostic:
+def _diag(code: Code, msg: str, policy: Policy | None, help: str, notes: tuple[str, ...] = (),
+          warning: bool = False) -> Diagnostic:
+    """A lowering diagnostic at the policy's declaration; ``warning`` lowers its severity (the
+    refusal FX-BPF-001 becomes a warning under ``--allow-unproved``)."""
     span = policy.span if policy is not None else NO_SPAN
-    return Diagnostic(code, severity, msg, Label(span, "policy") if span != NO_SPAN else None, notes=notes, help=help)
+    d = diagnostic(code, msg, span if span != NO_SPAN else None, "policy", notes=notes, help=help)
+    return replace(d, severity=Severity.WARNING) if warning else d
 
 
 def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
@@ -78,21 +85,21 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         out.exit_code = 2
         return out
     pol = res.policy
-    out.proved = res.verdict is Status3.PROVED
+    out.proved = res.verdict is Verdict.PROVED
     if not out.proved:
         failing = Counter(d.code for d in res.diagnostics if d.is_error)
         listed = ", ".join(f"{c} ({n})" for c, n in sorted(failing.items()))
         if not opts.allow_unproved:
-            out.diagnostics.append(_diag("FX-BPF-001", f"refusing to lower `{pol.name}`: it is not proved ({listed})",
+            out.diagnostics.append(_diag(codes.BPF_001, f"refusing to lower `{pol.name}`: it is not proved ({listed})",
                                          pol, "fix what `fxverify check` reports; `--allow-unproved` is for "
                                          "tests and experiments only"))
             out.exit_code = 1
             return out
-        out.diagnostics.append(_diag("FX-BPF-001", f"lowering `{pol.name}` although it is not proved ({listed}); "
+        out.diagnostics.append(_diag(codes.BPF_001, f"lowering `{pol.name}` although it is not proved ({listed}); "
                                      "every artifact is stamped UNPROVED", pol,
-                                     "never deploy these programs", severity=Severity.WARNING))
+                                     "never deploy these programs", warning=True))
     if opts.target != "kernel" and (opts.kernel_verify or opts.kernel_run):
-        out.diagnostics.append(_diag("FX-BPF-008", f"--kernel-verify and --kernel-run load programs into Linux; "
+        out.diagnostics.append(_diag(codes.USE_002, f"--kernel-verify and --kernel-run load programs into Linux; "
                                      f"target `{opts.target}` is not loadable there", pol, "use `--target kernel`"))
         out.exit_code = 2
         return out
@@ -103,10 +110,10 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         out.exit_code = 1
         return out
     out.plan = plan
-    out.facts = discharge_facts(plan, make_backend(opts.solver))
+    out.facts = discharge_facts(plan, open_backend(opts.solver))
     for f in out.facts:
         if f.status != "proved":
-            out.diagnostics.append(_diag("FX-BPF-007", f"lowering fact `{f.key}` is {f.status}: {f.what}", pol, f.detail))
+            out.diagnostics.append(_diag(codes.BPF_007, f"lowering fact `{f.key}` is {f.status}: {f.what}", pol, f.detail))
     if any(d.is_error for d in out.diagnostics):
         out.exit_code = 1
         return out
@@ -118,25 +125,25 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     if want_objects:
         if artifacts.clang_path() is None:
             if opts.kernel_verify or opts.kernel_run:
-                out.diagnostics.append(_diag("FX-BPF-008", "clang is not installed, so no object can be loaded", pol,
+                out.diagnostics.append(_diag(codes.BPF_008, "clang is not installed, so no object can be loaded", pol,
                                              "install clang (Debian/Ubuntu: `apt-get install clang`)"))
                 out.exit_code = 2
                 return out
-            out.diagnostics.append(_diag("FX-BPF-008", "clang is not installed: only C sources were written", pol,
-                                         "install clang, or pass --no-compile", severity=Severity.WARNING))
+            out.diagnostics.append(_diag(codes.BPF_008, "clang is not installed: only C sources were written", pol,
+                                         "install clang, or pass --no-compile", warning=True))
         else:
             t2 = time.perf_counter()
             clang_ver = artifacts.clang_version()
             for c in cfiles:
                 r = artifacts.compile_c(c)
                 if not r.ok:
-                    out.diagnostics.append(_diag("FX-BPF-005", f"clang failed on `{c.device}.bpf.c`", pol,
+                    out.diagnostics.append(_diag(codes.BPF_005, f"clang failed on `{c.device}.bpf.c`", pol,
                                                  "this is a bug in fxverify's C emitter; please report it",
                                                  notes=tuple(r.log.splitlines()[:20])))
                 else:
                     objects[c.device] = r.obj
             out.seconds["compile"] = time.perf_counter() - t2
-    verdicts = Counter(v.status.value for v in res.verdicts)
+    verdicts = Counter(v.verdict.value for v in res.outcomes)
     files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver)
     artifacts.write_dir(out_dir, files)
     out.written = True
@@ -148,7 +155,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
 
         why = libbpf.bpf_available()
         if why is not None:
-            out.diagnostics.append(_diag("FX-BPF-008", f"cannot load programs: {why}", pol,
+            out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {why}", pol,
                                          "run as root (or with CAP_BPF) on a kernel with BPF enabled"))
             out.exit_code = 2
             return out
@@ -157,7 +164,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         out.seconds["kernel_verify"] = time.perf_counter() - t3
         for p in out.programs:
             if not p.accepted:
-                out.diagnostics.append(_diag("FX-BPF-004", f"the Linux verifier rejected `{p.name}` ({p.device}.{p.hook})",
+                out.diagnostics.append(_diag(codes.BPF_004, f"the Linux verifier rejected `{p.name}` ({p.device}.{p.hook})",
                                              pol, "the rewritten verifier log below points at the `.fx` spans involved",
                                              notes=tuple(p.fx_spans) + tuple(p.log.splitlines()[-12:])))
         if any(not p.accepted for p in out.programs):
@@ -169,11 +176,11 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         if out.proved:
             run_proved(pol, out_dir, rep)
         else:
-            run_refuted(pol, out_dir, make_backend(opts.solver), rep)
+            run_refuted(pol, out_dir, res.refutations, rep)
         out.run = rep
         out.seconds["kernel_run"] = time.perf_counter() - t4
         if not rep.ok:
-            out.diagnostics.append(_diag("FX-BPF-006", f"kernel and simulator disagree on `{pol.name}`", pol,
+            out.diagnostics.append(_diag(codes.BPF_006, f"kernel and simulator disagree on `{pol.name}`", pol,
                                          "this is a bug in fxverify's lowering or simulator; please report it",
                                          notes=tuple(rep.mismatches[:12])))
             out.exit_code = 1

@@ -14,10 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fxverify import __version__
-from fxverify.ir import ClassKind
-from fxverify.lower.plan import DECISIONS, K, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, R, REASONS, MapPlan, Plan
+from fxverify.lower.plan import DECISIONS, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS, MapPlan, Plan
 from fxverify.lower.targets import BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
 from fxverify.source import NO_SPAN, SourceMap, Span
+from fxverify.vocab import ClassKind
 
 RINGBUF_BYTES = 1 << 18  # fx_events: 256 KiB, a power-of-two multiple of the page size (bpf ringbuf rule)
 CAS_TRIES = 8  # bounded compare-and-swap retries for max/min/prod merges
@@ -110,9 +110,9 @@ def emit_device(plan: Plan, device: str, sources: SourceMap | None = None) -> CF
     for i, name in enumerate(DECISIONS):
         o(f"#define FX_{name.upper()} {i}u")
     for name in OP_KINDS:
-        o(f"#define FX_OP_{name} {K[name]}u")
+        o(f"#define FX_OP_{name} {OP_KIND[name]}u")
     for name in REASONS:
-        o(f"#define FX_R_{name.replace('-', '_').upper()} {R[name]}u  // {name}")
+        o(f"#define FX_R_{name.replace('-', '_').upper()} {REASON_ID[name]}u  // {name}")
     o("#define FX_MODE_CHECK 0u\n#define FX_MODE_START 1u\n#define FX_MODE_END 2u")
     o("#define FX_IDLE 0u\n#define FX_RUNNING 1u\n#define FX_DONE 2u")
     o("#define FX_OBS_START 1u\n#define FX_OBS_END 2u\n#define FX_OBS_HANDOFF 3u\n#define FX_OBS_RELEASE 4u"
@@ -201,7 +201,7 @@ def _emit_descriptor_comments(o: _Out, plan: Plan, device: str, sources: SourceM
             where = f"{e.span.file}:{line}:{col}"
             text = sf.line_text(line).strip()
         else:
-            where, text = e.span.file, f"edge {e.family}: {e.action} by {e.device}.{e.hook}"
+            where, text = e.span.file, f"edge {e.family}: {e.action.value} by {e.device}.{e.hook}"
         o(f"//   {rows} at {comment_text(where)}:", e.span, f"edge {e.family}")
         o(f"//     {comment_text(text)}", e.span, f"edge {e.family}")
     o("")

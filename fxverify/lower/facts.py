@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from fxverify.ir import ClassKind
-from fxverify.lower.plan import BPF_MAX_LOOPS, K, MAX_DEVICES, Plan
+from fxverify.lower.plan import BPF_MAX_LOOPS, MAX_DEVICES, OP_KIND, Plan
 from fxverify.smt.backend import Backend, Query, Status
 from fxverify.smt.terms import between, int_var, or_
+from fxverify.vocab import ClassKind
 
 
 MAX_INTERVALS = 64  # beyond this many disjoint intervals a fact is proved over their convex hull
@@ -95,7 +95,7 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
         by_kind.setdefault(op.kind, []).append(op)
 
     def of(*kinds: str, field: str = "a") -> list[int]:
-        return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(K[kd], ())]
+        return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(OP_KIND[kd], ())]
 
     facts = [
         _index_fact(backend, "edge-ids", "every edge id a hook passes is below fx_edges.max_entries",
@@ -133,7 +133,7 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
             slots = [plan.device_id(e.device) for e in plan.policy.edges for op in e.map_ops if op.map == m.decl.name]
             facts.append(_index_fact(backend, f"slots:{m.decl.name}",
                                      f"every device slot of `{m.decl.name}` exists", slots, m.slots))
-    decs = Counter(op.a for op in by_kind.get(K["DEC"], ()))
+    decs = Counter(op.a for op in by_kind.get(OP_KIND["DEC"], ()))
     bad = [i for i, init in enumerate(plan.countdown) if decs.get(i, 0) != init]
     facts.append(Fact("counter-balance", "every counter starts at the number of DEC operations that target it, "
                       "so it reaches zero exactly when every awaited edge has finished",

@@ -16,6 +16,7 @@ import re
 import struct
 from dataclasses import dataclass, field
 
+from fxverify.diagnostics import codes
 from fxverify.lower import libbpf
 from fxverify.lower.plan import DECISIONS, REASONS
 
@@ -221,7 +222,7 @@ class Runtime:
         dev, hook = self.init["fx_edges"]["rows"][edge][:2]
         fd = self.progs.get((dev, hook))
         if fd is None:
-            return Decision(edge, phase, "deny", "FX-HOOK-002", hook, 0)
+            return Decision(edge, phase, "deny", codes.HOOK_002, hook, 0)
         ret, out = libbpf.test_run(fd, EVENT.pack(edge, phase, 0, 0, 0, 0))
         _e, _p, dec, reason, detail, op = EVENT.unpack(out)
         if ret != dec:

@@ -32,28 +32,33 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.graph import PolicyGraph
-from fxverify.ir import AC_OPS, AccessMode, ClassKind, Footprint, MapDecl, MapOpKind, Policy
+from fxverify.ir import AccessMode, Footprint, MapDecl, MapOpKind, Policy
 from fxverify.lower.targets import MapRealisation, Section, Unrealisable, realise_map, section_for
 from fxverify.obligations.base import Context
 from fxverify.source import NO_SPAN, Span
+from fxverify.vocab import AC_OPS, ClassKind
 
 # Operation kinds: values of ``struct fx_op.kind`` in the emitted C (specs/lowering.md section 3).
 OP_KINDS: tuple[str, ...] = (
     "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
     "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY",
 )
-K = {name: i for i, name in enumerate(OP_KINDS)}
+#: Operation kind -> its value in ``struct fx_op.kind``.
+OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
 
 # Reasons a program defers or denies: values of ``struct fx_event.reason``. ``hb`` is a
 # predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation.
 REASONS: tuple[str, ...] = (
-    "none", "hb", "guard", "internal", "FX-HOOK-002", "FX-ALIAS-003", "FX-ORD-002", "FX-XF-004",
-    "FX-MAP-002", "FX-OWN-001", "FX-OWN-002", "FX-OWN-003", "FX-OWN-004", "FX-MAP-001",
-    "FX-MAP-003", "FX-MAP-004", "FX-ORD-003",
+    "none", "hb", "guard", "internal", codes.HOOK_002, codes.ALIAS_003, codes.ORD_002, codes.XF_004,
+    codes.MAP_002, codes.OWN_001, codes.OWN_002, codes.OWN_003, codes.OWN_004, codes.MAP_001,
+    codes.MAP_003, codes.MAP_004, codes.ORD_003,
 )
-R = {name: i for i, name in enumerate(REASONS)}
+#: Reason -> its value in ``struct fx_event.reason``.
+REASON_ID: dict[str, int] = {name: i for i, name in enumerate(REASONS)}
 
 DECISIONS: tuple[str, ...] = ("proceed", "defer", "deny")
 
@@ -184,8 +189,8 @@ def _storage(ty: str) -> int:
     return 8 if ty in ("u64", "i64") else 4
 
 
-def _bpf_error(code: str, msg: str, span: Span, help: str) -> Diagnostic:
-    return Diagnostic(code, Severity.ERROR, msg, Label(span, "here"), help=help)
+def _bpf_error(code: Code, msg: str, span: Span, help: str) -> Diagnostic:
+    return diagnostic(code, msg, span, "here", help=help)
 
 
 def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, list[Diagnostic]]:
@@ -198,7 +203,7 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
     diags: list[Diagnostic] = []
     devices = tuple(d.name for d in policy.devices)
     if len(devices) > MAX_DEVICES:
-        diags.append(_bpf_error("FX-BPF-003", f"{len(devices)} devices exceed the lowering limit of {MAX_DEVICES}",
+        diags.append(_bpf_error(codes.BPF_003, f"{len(devices)} devices exceed the lowering limit of {MAX_DEVICES}",
                                 policy.devices[MAX_DEVICES].span, "lease sets are 64-bit masks; split the fabric"))
     maps: list[MapPlan] = []
     users: dict[str, set[str]] = defaultdict(set)
@@ -209,11 +214,11 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
         try:
             real = realise_map(target, policy, m)
         except Unrealisable as err:
-            diags.append(_bpf_error("FX-BPF-002", f"`{m.name}` of class `{m.cls}` cannot be realised on target `{target}`",
+            diags.append(_bpf_error(codes.BPF_002, f"`{m.name}` of class `{m.cls}` cannot be realised on target `{target}`",
                                     m.span, err.reason))
             continue
         if m.merge is not None and m.merge not in MERGES:
-            diags.append(_bpf_error("FX-BPF-003", f"merge `{m.merge}` of `{m.name}` has no atomic realisation",
+            diags.append(_bpf_error(codes.BPF_003, f"merge `{m.merge}` of `{m.name}` has no atomic realisation",
                                     m.span, f"use one of {', '.join(MERGES)}"))
             continue
         slots = len(devices) if m.cls.kind is ClassKind.PER_DEVICE else 1
@@ -259,8 +264,8 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
 
     def add(a: int, b: int, reason: str) -> None:
         if a != b and not g.ordered(a, b):
-            out[a].add((b, R[reason]))
-            out[b].add((a, R[reason]))
+            out[a].add((b, REASON_ID[reason]))
+            out[b].add((a, REASON_ID[reason]))
 
     for items in ctx.accesses_by_space().values():
         # Sweep by footprint start; reads only meet open writes, so they are kept apart.
@@ -278,9 +283,9 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
                     continue
                 if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
                     if not (acc.op == oacc.op and acc.op in AC_OPS):
-                        add(eid, oid, "FX-XF-004")
+                        add(eid, oid, codes.XF_004)
                 else:
-                    add(eid, oid, "FX-ORD-002")
+                    add(eid, oid, codes.ORD_002)
             (open_r if acc.mode is AccessMode.READ else open_w).append((eid, acc))
     writes: dict[tuple[str, int | None], list[tuple[int, object]]] = defaultdict(list)
     for e in pol.edges:
@@ -296,7 +301,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
             for b, _ob in ws:
                 slots = decl.cls.kind is ClassKind.PER_DEVICE and pol.edges[a].device != pol.edges[b].device
                 if a != b and not slots:
-                    add(a, b, "FX-MAP-002")
+                    add(a, b, codes.MAP_002)
     return {k: sorted(v) for k, v in out.items()}
 
 
@@ -341,7 +346,7 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
     of its readers in between (FX-XF-004, lost accumulation). Segments are cut at the readers'
     bounds, so reads in chunks (a reduce-scatter) cover the bytes together, as the checker's proof
     of FX-XF-004 accepts; shared bytes are compared as intervals, exact for contiguous footprints."""
-    pol, g = ctx.policy, ctx.graph
+    g = ctx.graph
     acyclic = g.is_acyclic()
     out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
     for items in ctx.accesses_by_space().values():
@@ -395,9 +400,9 @@ def _fill_tables(plan: Plan) -> None:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))
             rel = next(x for x in pol.edges[r].releases if x.region == region)
-            start_ops[r].append(Op(K["RELEASE"], rid[region], 0, R["FX-OWN-004"], c, 0, rel.span))
+            start_ops[r].append(Op(OP_KIND["RELEASE"], rid[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
             for u in others:
-                end_ops[u].append(Op(K["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
+                end_ops[u].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
     # Aggregates wait for every writer of their key.
     writers: dict[tuple[str, int | None], list[int]] = defaultdict(list)
     for e in pol.edges:
@@ -409,29 +414,29 @@ def _fill_tables(plan: Plan) -> None:
     accum = _accumulation_watches(ctx)
     touched = ctx.touched()
     for e in pol.edges:
-        ops: list[Op] = [Op(K["WAIT"], e.eid, 0, R["hb"], 0, 0, e.span)]
+        ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
             fp = acc.footprint
-            ops.append(Op(K["BOUNDS"], rid[fp.region], 0, R["FX-ALIAS-003"], fp.lo, fp.hi, fp.span))
+            ops.append(Op(OP_KIND["BOUNDS"], rid[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
         for partner, reason in watches.get(e.eid, ()):
-            ops.append(Op(K["RUNNING"], partner, 0, reason, 0, 0, e.span))
+            ops.append(Op(OP_KIND["RUNNING"], partner, 0, reason, 0, 0, e.span))
         for w, link, own_flush in posted.get(e.eid, ()):
-            ops.append(Op(K["POSTED"], w, link, R["FX-ORD-003"], own_flush, 0, e.span))
+            ops.append(Op(OP_KIND["POSTED"], w, link, REASON_ID[codes.ORD_003], own_flush, 0, e.span))
         for r, readers in accum.get(e.eid, ()):
             plan.flags.append(f"`{pol.edges[r].name}`'s accumulation not yet read before `{e.name}` writes")
             flag = len(plan.flags) - 1
-            ops.append(Op(K["ACCUM"], r, 0, R["FX-XF-004"], flag, 0, e.span))
+            ops.append(Op(OP_KIND["ACCUM"], r, 0, REASON_ID[codes.XF_004], flag, 0, e.span))
             for y in readers:
-                end_ops[y].append(Op(K["READBY"], r, 0, 0, flag, 0, pol.edges[y].span))
+                end_ops[y].append(Op(OP_KIND["READBY"], r, 0, 0, flag, 0, pol.edges[y].span))
         for region, writes in sorted(touched.get(e.eid, {}).items()):
             flags = (OWN_WRITES if writes else 0) | (
                 OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
-            ops.append(Op(K["OWN"], rid[region], flags, R["FX-OWN-001"], 0, 0, e.span))
+            ops.append(Op(OP_KIND["OWN"], rid[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
         for h in e.handoffs:
-            ops.append(Op(K["HANDOFF"], rid[h.region], plan.device_id(h.src), R["FX-OWN-003"],
+            ops.append(Op(OP_KIND["HANDOFF"], rid[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                           plan.device_id(h.dst), 0, h.span))
         for ls in e.leases:
-            ops.append(Op(K["LEASE"], rid[ls.region], plan.device_id(ls.device), R["FX-OWN-003"], 0, 0, ls.span))
+            ops.append(Op(OP_KIND["LEASE"], rid[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003], 0, 0, ls.span))
         ops += start_ops[e.eid]
         for op in e.map_ops:
             if op.map not in mid:
@@ -439,30 +444,30 @@ def _fill_tables(plan: Plan) -> None:
             m = pol.map(op.map)
             key = op.key or 0
             if m.cls.kind is ClassKind.LOCAL:
-                ops.append(Op(K["MAPHOME"], mid[op.map], plan.device_id(str(m.cls.device)), R["FX-MAP-001"], 0, 0, op.span))
+                ops.append(Op(OP_KIND["MAPHOME"], mid[op.map], plan.device_id(str(m.cls.device)), REASON_ID[codes.MAP_001], 0, 0, op.span))
             if op.kind is MapOpKind.GUARD:
                 for w in writers.get((op.map, op.key), ()):
                     stale = m.cls.kind is ClassKind.EVENTUAL or (
                         m.cls.kind is ClassKind.CAUSAL and (not graph.is_acyclic() or not graph.hb_before(w, e.eid)))
                     if w != e.eid and stale:
-                        ops.append(Op(K["STARTED"], w, 0, R["FX-MAP-003"], 0, 0, op.span))
-                ops.append(Op(K["GUARD"], mid[op.map], 0, R["guard"], key, op.value or 0, op.span))
+                        ops.append(Op(OP_KIND["STARTED"], w, 0, REASON_ID[codes.MAP_003], 0, 0, op.span))
+                ops.append(Op(OP_KIND["GUARD"], mid[op.map], 0, REASON_ID["guard"], key, op.value or 0, op.span))
             elif op.kind is MapOpKind.AGGREGATE and m.cls.kind is ClassKind.PER_DEVICE:
                 ws = [w for w in writers.get((op.map, op.key), ()) if w != e.eid]
                 c = counter(f"writers of `{op.map}[{key}]` before `{e.name}` aggregates it", len(ws))
                 for w in ws:
-                    end_ops[w].append(Op(K["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
-                ops.append(Op(K["AGG"], mid[op.map], c, R["FX-MAP-004"], key, 0, op.span))
+                    end_ops[w].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
+                ops.append(Op(OP_KIND["AGG"], mid[op.map], c, REASON_ID[codes.MAP_004], key, 0, op.span))
             elif op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE):
                 # An aggregate of a map without slots is one read: FX-MAP-004 is about per_device.
-                ops.append(Op(K["READ"], mid[op.map], 0, 0, key, 0, op.span))
+                ops.append(Op(OP_KIND["READ"], mid[op.map], 0, 0, key, 0, op.span))
             else:
-                kind = K["UPDATE"] if op.kind is MapOpKind.UPDATE else K["WRITE"]
+                kind = OP_KIND["UPDATE"] if op.kind is MapOpKind.UPDATE else OP_KIND["WRITE"]
                 ops.append(Op(kind, mid[op.map], 0, 0, key, op.value or 0, op.span))
         for ln in e.flushes:
-            ops.append(Op(K["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
+            ops.append(Op(OP_KIND["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
         for s in sorted(graph.hb.successors(e.eid)):
-            ops.append(Op(K["DEC"], s, 0, 0, 0, 0, pol.edges[s].span))
+            ops.append(Op(OP_KIND["DEC"], s, 0, 0, 0, 0, pol.edges[s].span))
         start_ops[e.eid] = ops
     for e in pol.edges:
         ops = start_ops[e.eid] + end_ops[e.eid]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 
-from fxverify.diagnostics.render.json import diagnostic_to_json
-from fxverify.diagnostics.render.text import render_diagnostic, to_plain
+from fxverify.render.json import diagnostic_to_json
+from fxverify.render.text import render_diagnostic, to_plain
 from fxverify.lower.driver import LowerResult
 
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fxverify.ir import ClassKind, DeviceKind, MapDecl, Policy
+from fxverify.ir import MapDecl, Policy
+from fxverify.vocab import ClassKind, DeviceKind
 
 TARGETS: tuple[str, ...] = ("kernel", "bpftime", "dputime")
 

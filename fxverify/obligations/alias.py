@@ -2,7 +2,7 @@
 in-place edge), FX-ALIAS-003 (footprint out of its region).
 
 Takes a ``Context``; yields ``Obligation`` objects. Footprint membership is encoded exactly for
-strided footprints (``smt.encode.member``), so interleaved strided footprints are proved disjoint and
+strided footprints (``obligations.encode.member``), so interleaved strided footprints are proved disjoint and
 an overlap is refuted with the address and the element index on each side. BRIEF section 3.
 """
 
@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import Access, Edge, Footprint, Region, XfKind
-from fxverify.obligations.base import Context, Obligation, Witness, overlapping_pairs
+from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
+from fxverify.obligations.base import Context, Obligation, overlapping_pairs
+from fxverify.obligations.encode import member
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.encode import member
-from fxverify.smt.terms import between, const, int_var, not_, or_
+from fxverify.smt.terms import between, const, int_var, not_
 
 
 def alias_of(ctx: Context, e: Edge, fp: Footprint) -> str:
@@ -41,17 +43,17 @@ class _TwoFootprints(Obligation):
         addr = int_var("addr")
         ma, ka = member(self.fa, addr, self.tags[0])
         mb, kb = member(self.fb, addr, self.tags[1])
+        self._probes = (addr, ka, kb)
         cons = [("byte_in_first", ma), ("byte_in_second", mb)] + self.extra()
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
-        ta, tb = self.tags
+    def witness(self, result: Result) -> Witness:
+        addr, ka, kb = self._probes
         els = {}
         if self.edges:
-            els = {self.edges[0]: int(m[f"k_{ta}"]), self.edges[-1]: int(m[f"k_{tb}"])}
-        return Witness(address=int(m["addr"]), space=self.fa.space, elements=els,
-                       values={"k_first": int(m[f"k_{ta}"]), "k_second": int(m[f"k_{tb}"])})
+            els = {self.edges[0]: result.int(ka), self.edges[-1]: result.int(kb)}
+        return Witness(address=result.int(addr), space=self.fa.space, elements=els,
+                       values={"k_first": result.int(ka), "k_second": result.int(kb)})
 
 
 class AliasOverlap(_TwoFootprints):
@@ -59,7 +61,7 @@ class AliasOverlap(_TwoFootprints):
 
     schedule_free = True
 
-    code = "FX-ALIAS-001"
+    code = codes.ALIAS_001
 
     def __init__(self, ctx: Context, a: int, pa: int, acc_a: Access, sa: str, b: int, pb: int, acc_b: Access, sb: str) -> None:
         self.fa, self.fb, self.sa, self.sb = acc_a.footprint, acc_b.footprint, sa, sb
@@ -84,7 +86,7 @@ class RegionOverlap(_TwoFootprints):
 
     schedule_free = True
 
-    code = "FX-ALIAS-001"
+    code = codes.ALIAS_001
 
     def __init__(self, ctx: Context, ra: Region, sa: str, rb: Region, sb: str) -> None:
         self.ra, self.rb, self.sa, self.sb = ra, rb, sa, sb
@@ -111,7 +113,7 @@ class InPlace(_TwoFootprints):
 
     schedule_free = True
 
-    code = "FX-ALIAS-002"
+    code = codes.ALIAS_002
     tags = ("src", "dst")
 
     def __init__(self, ctx: Context, e: Edge) -> None:
@@ -123,8 +125,8 @@ class InPlace(_TwoFootprints):
     def extra(self) -> list:
         return [("not_legal_in_place", not_(const(self.legal)))]
 
-    def decode(self, result: Result) -> Witness:
-        w = super().decode(result)
+    def witness(self, result: Result) -> Witness:
+        w = super().witness(result)
         w.elements = {}
         return w
 
@@ -145,13 +147,13 @@ def _in_place_rule(e: Edge) -> tuple[bool, str]:
     src, dst = e.src, e.dst
     assert src is not None and dst is not None
     for t in e.transforms:
-        if t.kind is XfKind.GATHER and t.param("rank") is not None:
-            rank = int(t.param("rank"))  # type: ignore[arg-type]
+        if isinstance(t, Gather) and t.rank is not None:
+            rank = t.rank
             want = dst.base + rank * src.nbytes
             return (src.base == want,
                     f"an in-place gather must read its send buffer at recv + rank x chunk = {want:#x} "
                     f"(rank {rank}, chunk {src.nbytes} B), not {src.base:#x}")
-    if e.action == "reduce" and (src.base, src.elem, src.stride, src.count) == (dst.base, dst.elem, dst.stride, dst.count):
+    if e.action is EdgeAction.REDUCE and (src.base, src.elem, src.stride, src.count) == (dst.base, dst.elem, dst.stride, dst.count):
         return True, "an in-place reduction reads and writes exactly the same footprint"
     return False, "a copy whose source and destination overlap reads bytes it has already overwritten"
 
@@ -161,7 +163,7 @@ class Bounds(Obligation):
 
     schedule_free = True
 
-    code = "FX-ALIAS-003"
+    code = codes.ALIAS_003
 
     def __init__(self, ctx: Context, e: Edge, pos: int, fp: Footprint) -> None:
         self.fp = fp
@@ -176,12 +178,13 @@ class Bounds(Obligation):
     def encode(self) -> Query:
         addr = int_var("addr")
         m, k = member(self.fp, addr, "a")
+        self._probes = (addr, k)
         out = not_(between(addr, self.region.base, self.region.end))
         return Query(self.key, (("byte_of_footprint", m), ("outside_region", out)), minimize=(k, addr), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
-        return Witness(address=int(m["addr"]), space=self.fp.space, elements={self.edges[0]: int(m["k_a"])})
+    def witness(self, result: Result) -> Witness:
+        addr, k = self._probes
+        return Witness(address=result.int(addr), space=self.fp.space, elements={self.edges[0]: result.int(k)})
 
     def message(self, w: Witness) -> str:
         side = "below" if (w.address or 0) < self.region.base else "past the end of"

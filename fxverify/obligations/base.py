@@ -4,40 +4,27 @@ An ``Obligation`` states one property of a policy. It can:
 - ``prove_fast()``: try an exact proof without the solver (HB reachability, interval arithmetic,
   constant evaluation) and return the method's name, or ``None``;
 - ``encode()``: build the SMT ``Query`` whose answer ``query.expect`` proves it;
-- ``decode(result)``: turn a refuting model into a ``Witness`` of IR values.
+- ``witness(result)``: turn a refuting model into a ``Witness`` of IR values, reading the model
+  through the terms ``encode`` built.
 Families subclass it. ``Context`` carries the policy and its graph, with indexes shared by the
 families. Emits no diagnostics itself.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import defaultdict
-from dataclasses import dataclass, field
+from typing import ClassVar
 
+from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import AC_OPS, Access, AccessMode, Edge, Policy
+from fxverify.ir import Access, AccessMode, Edge, Policy
+from fxverify.obligations.encode import finish, start
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.encode import f, s
 from fxverify.source import Span
-
-
-@dataclass
-class Witness:
-    """A decoded counterexample, in IR terms.
-
-    ``schedule`` maps edge ids to ``(start, finish)`` in ns. ``address``/``space`` locate a shared
-    byte; ``elements`` maps edge ids to the element index of their footprint containing it.
-    ``values`` carries named extras (input bytes, owners, map keys). ``cycle`` lists edge ids of an
-    HB cycle (FX-ORD-001).
-    """
-
-    schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
-    address: int | None = None
-    space: str | None = None
-    elements: dict[int, int] = field(default_factory=dict)
-    values: dict[str, int | str] = field(default_factory=dict)
-    cycle: list[int] = field(default_factory=list)
+from fxverify.vocab import AC_OPS
 
 
 class Context:
@@ -104,17 +91,24 @@ class Context:
         return out
 
 
-class Obligation:
+class Obligation(ABC):
     """One property to discharge. Subclasses set the class attribute ``code`` and implement
-    ``encode`` and ``decode``; ``prove_fast`` is optional.
+    ``encode``, ``witness`` and ``message``; ``prove_fast``, ``why`` and ``fix`` are optional.
 
     ``edges`` are the primary edge ids in role order; ``key`` is stable across runs (names only).
     """
 
-    code: str = ""
+    code: ClassVar[Code]
+    #: The terms of the last ``encode`` that ``witness`` reads the model through.
+    _probes: tuple = ()
     #: True when the property does not depend on the schedule (sizes, bounds, paths, classes):
     #: such obligations are still checked when happens-before is cyclic.
     schedule_free: bool = False
+
+    @property
+    def family(self) -> Family:
+        """The obligation family of ``code``."""
+        return self.code.family
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, primary: Span,
                  related: tuple[Label, ...] = ()) -> None:
@@ -129,17 +123,18 @@ class Obligation:
         """Return the name of an exact non-solver proof that holds, or ``None``."""
         return None
 
+    @abstractmethod
     def encode(self) -> Query:
         """Return the SMT query; ``query.expect`` is the answer that proves the obligation."""
-        raise NotImplementedError(type(self).__name__)
 
-    def decode(self, result: Result) -> Witness:
-        """Turn a refuting solver result into a witness."""
-        raise NotImplementedError(type(self).__name__)
+    @abstractmethod
+    def witness(self, result: Result) -> Witness:
+        """Turn a refuting solver result into a witness; call it on the obligation whose
+        ``encode`` made the query (it reads the model through that query's terms)."""
 
+    @abstractmethod
     def message(self, w: Witness) -> str:
         """One-line message for the refutation (Cedar style: lowercase, names in backticks)."""
-        raise NotImplementedError(type(self).__name__)
 
     def why(self, w: Witness) -> str:
         """The rule that the witness breaks, in one sentence."""
@@ -162,11 +157,11 @@ class Obligation:
             lines.append(f"edge {eid} = {pol.edges[eid].name}")
         return tuple(lines)
 
-    def decode_schedule(self, model: dict[str, int | bool], eids: tuple[int, ...] | None = None) -> dict[int, tuple[int, int]]:
-        """Read ``s_<eid>``/``f_<eid>`` of the primary edges (or ``eids``) from a model."""
+    def schedule_of(self, result: Result, eids: tuple[int, ...] | None = None) -> dict[int, tuple[int, int]]:
+        """The ``(start, finish)`` the model gives the primary edges (or ``eids``), in ns."""
         out: dict[int, tuple[int, int]] = {}
         for e in (self.edges if eids is None else eids):
-            sv, fv = model.get(s(e).name), model.get(f(e).name)
+            sv, fv = result.value(start(e)), result.value(finish(e))
             if isinstance(sv, int) and isinstance(fv, int):
                 out[e] = (sv, fv)
         return out
@@ -177,7 +172,7 @@ def conflict_kind(a: Access, b: Access) -> str | None:
 
     Returns ``"race"`` for a conflict (at least one writes; a reduction against a plain read or
     write counts as a write), ``"reduce"`` for two reductions that do not commute (different
-    operators, or an operator outside ``ir.AC_OPS``: FX-XF-004), and ``None`` for no conflict
+    operators, or an operator outside ``vocab.AC_OPS``: FX-XF-004), and ``None`` for no conflict
     (two reads, or two reductions with the same associative and commutative operator).
     """
     ma, mb = a.mode, b.mode

@@ -13,23 +13,28 @@ from collections.abc import Callable
 import networkx as nx
 
 from fxverify.ir import Edge, Link
-from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, bool_var, eq, not_, or_
 
 
-def cut_constraints(ctx: Context, allowed: Callable[[Link], bool], pairs: list[tuple[str, str]]) -> list[tuple[str | None, Term]]:
-    """Constraints asking for one cut per ``(u, v)`` pair, disjoined: some pair has no path.
+def cut_constraints(ctx: Context, allowed: Callable[[Link], bool], pairs: list[tuple[str, str]]
+                    ) -> tuple[list[tuple[str | None, Term]], list[dict[str, Term]]]:
+    """Constraints asking for one cut per ``(u, v)`` pair, disjoined: some pair has no path; and,
+    per pair, the Boolean variable of each device (true when it lies in that cut).
 
     Variables ``c<i>_<dev>`` mark device membership in cut ``i``.
     """
     pol = ctx.policy
     alts: list[Term] = []
+    members: list[dict[str, Term]] = []
     for i, (u, v) in enumerate(pairs):
         c = {d.name: bool_var(f"c{i}_{d.name}") for d in pol.devices}
+        members.append(c)
         closed = [eq(c[ln.a], c[ln.b]) for ln in pol.links if allowed(ln) and ln.a in c and ln.b in c]
         alts.append(and_(c[u], not_(c[v]), *closed))
-    return [("cut", or_(*alts))]
+    return [("cut", or_(*alts))], members
 
 
 class CutObligation(Obligation):
@@ -55,12 +60,13 @@ class CutObligation(Obligation):
 
     def encode(self) -> Query:
         pairs = [(u, v) for u, v in self.pairs if u != v]
-        return Query(self.key, tuple(cut_constraints(self.ctx, self.allowed, pairs)), header=self.header())
+        cons, self._members = cut_constraints(self.ctx, self.allowed, pairs)
+        return Query(self.key, tuple(cons), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
         pairs = [(u, v) for u, v in self.pairs if u != v]
-        for i, (u, v) in enumerate(pairs):
-            side = sorted(d.name for d in self.ctx.policy.devices if result.model.get(f"c{i}_{d.name}") is True)
+        for (u, v), members in zip(pairs, self._members):
+            side = sorted(d for d, var in members.items() if result.value(var) is True)
             if u in side and v not in side:
                 return Witness(values={"cut": ",".join(side), "from": u, "to": v})
         return Witness(values={"cut": "", "from": self.src_dev, "to": self.dst_dev})

@@ -12,9 +12,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
+from fxverify.diagnostics import codes
 from fxverify.ir import Edge
-from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.fabric import CutObligation
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import eq, int_var, not_, or_
 
@@ -24,7 +26,7 @@ class NoPath(CutObligation):
 
     schedule_free = True
 
-    code = "FX-HOOK-001"
+    code = codes.HOOK_001
 
     def message(self, w: Witness) -> str:
         e = self.name(self.edges[0])
@@ -46,7 +48,7 @@ class UndeclaredHook(Obligation):
 
     schedule_free = True
 
-    code = "FX-HOOK-002"
+    code = codes.HOOK_002
 
     def __init__(self, ctx: Context, e: Edge) -> None:
         self.dev = ctx.policy.device(e.device)
@@ -63,7 +65,7 @@ class UndeclaredHook(Obligation):
         header = self.header() + tuple(f"hook {i} = {x}" for i, x in enumerate(universe))
         return Query(self.key, (("used_hook", eq(h, universe.index(e.hook))), ("undeclared", not_(declared))), header=header)
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
         return Witness(values={"hook": self.ctx.edge(self.edges[0]).hook, "device": self.dev.name})
 
     def message(self, w: Witness) -> str:
@@ -83,7 +85,7 @@ class UndeclaredHook(Obligation):
 class FlushDriver(Obligation):
     """FX-HOOK-001 for flushes: a link can be flushed only from a device at one of its ends."""
 
-    code = "FX-HOOK-001"
+    code = codes.HOOK_001
     schedule_free = True
 
     def __init__(self, ctx: Context, e: Edge, link: str) -> None:
@@ -100,7 +102,7 @@ class FlushDriver(Obligation):
                 ("not_an_endpoint", not_(or_(eq(dev, ids[self.link.a]), eq(dev, ids[self.link.b])))))
         return Query(self.key, cons, header=self.header())
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
         return Witness(values={"link": self.link.name, "device": self.ctx.edge(self.edges[0]).device})
 
     def message(self, w: Witness) -> str:

@@ -13,12 +13,15 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import AC_OPS, ClassKind, Edge, MapDecl, MapOp, MapOpKind
-from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
-from fxverify.smt.terms import and_, const, eq, int_var, not_
+from fxverify.smt.terms import and_, eq, int_var, not_
+from fxverify.vocab import AC_OPS, ClassKind
 
 _WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
 
@@ -33,8 +36,8 @@ class _MapOb(Obligation):
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, cond)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        return Witness(schedule=self.decode_schedule(result.model),
+    def witness(self, result: Result) -> Witness:
+        return Witness(schedule=self.schedule_of(result),
                        values={"map": self.decl.name, "key": -1 if self.op.key is None else self.op.key})
 
 
@@ -43,7 +46,7 @@ class LocalMap(_MapOb):
 
     schedule_free = True
 
-    code = "FX-MAP-001"
+    code = codes.MAP_001
 
     def prove_fast(self) -> str | None:
         return "static-class" if self.ctx.edge(self.edges[0]).device == self.decl.cls.device else None
@@ -56,8 +59,8 @@ class LocalMap(_MapOb):
                 ("off_home_device", not_(eq(dev, ids[self.decl.cls.device or ""]))))
         return Query(self.key, cons, header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        w = super().decode(result)
+    def witness(self, result: Result) -> Witness:
+        w = super().witness(result)
         w.values["device"] = self.ctx.edge(self.edges[0]).device
         return w
 
@@ -76,7 +79,7 @@ class LostUpdate(_MapOb):
     """FX-MAP-002: two writes to the same entry of a shared map either are HB-ordered or commute
     (both ``update`` with an associative and commutative merge)."""
 
-    code = "FX-MAP-002"
+    code = codes.MAP_002
 
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
@@ -101,7 +104,7 @@ class StaleGuard(_MapOb):
     """FX-MAP-003: a guard read on ``m[k]`` sees writer ``w``: on ``causal`` maps ``w`` must
     happen-before the guard or after it; on ``eventual`` maps it must happen after it."""
 
-    code = "FX-MAP-003"
+    code = codes.MAP_003
 
     def prove_fast(self) -> str | None:
         g_, w = self.edges
@@ -115,8 +118,8 @@ class StaleGuard(_MapOb):
     def encode(self) -> Query:
         g_, w = self.edges
         if self.decl.cls.kind is ClassKind.EVENTUAL:
-            return self._timed(s(w) < s(g_), "writer_started_before_guard")
-        return self._timed(and_(s(w) < s(g_), s(g_) < f(w)), "writer_in_flight_at_guard")
+            return self._timed(start(w) < start(g_), "writer_started_before_guard")
+        return self._timed(and_(start(w) < start(g_), start(g_) < finish(w)), "writer_in_flight_at_guard")
 
     def message(self, w: Witness) -> str:
         g_, wr = self.edges
@@ -138,7 +141,7 @@ class PerDeviceRead(_MapOb):
     """FX-MAP-004: a plain read of a ``per_device`` entry is made only on the single device that
     writes it; otherwise the reader must ``aggregate`` after every writer."""
 
-    code = "FX-MAP-004"
+    code = codes.MAP_004
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
                  foreign: tuple[str, ...] = ()) -> None:
@@ -154,12 +157,12 @@ class PerDeviceRead(_MapOb):
     def encode(self) -> Query:
         if self.op.kind is MapOpKind.AGGREGATE:
             r, w = self.edges
-            return self._timed(not_(f(w) <= s(r)), "writer_not_before_aggregate")
+            return self._timed(not_(finish(w) <= start(r)), "writer_not_before_aggregate")
         n = int_var("foreign_writer_devices")
         return Query(self.key, (("foreign_writers", eq(n, len(self.foreign))), ("plain_read", n > 0)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        w = super().decode(result)
+    def witness(self, result: Result) -> Witness:
+        w = super().witness(result)
         if self.foreign:
             w.values["writers"] = ",".join(self.foreign)
         return w
@@ -198,7 +201,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         for i, op in enumerate(e.map_ops):
             decl = pol.map(op.map)
             if decl.cls.kind is ClassKind.LOCAL:
-                yield LocalMap(ctx, (e.eid,), f"FX-MAP-001:{e.name}#{i}|{op.map}", op, decl)
+                yield LocalMap(ctx, (e.eid,), f"{codes.MAP_001}:{e.name}#{i}|{op.map}", op, decl)
             if op.kind in _WRITES:
                 writers[(op.map, op.key)].append((e, op))
             else:
@@ -215,7 +218,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     continue
                 if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
                     continue  # different slots
-                yield LostUpdate(ctx, (ea.eid, eb.eid), f"FX-MAP-002:{_op_id(ea, oa)}|{_op_id(eb, ob)}|{mname}[{key}]", ob, decl,
+                yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, oa)}|{_op_id(eb, ob)}|{mname}[{key}]", ob, decl,
                                  (Label(ea.span, f"`{ea.name}` writes here"),))
     for e, op in readers:
         decl = pol.map(op.map)
@@ -223,11 +226,11 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         me = _op_id(e, op)
         if op.kind is MapOpKind.GUARD and decl.cls.kind in (ClassKind.EVENTUAL, ClassKind.CAUSAL):
             for we, wo in ws:
-                yield StaleGuard(ctx, (e.eid, we.eid), f"FX-MAP-003:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
+                yield StaleGuard(ctx, (e.eid, we.eid), f"{codes.MAP_003}:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
         if decl.cls.kind is ClassKind.PER_DEVICE:
             if op.kind is MapOpKind.AGGREGATE:
                 for we, wo in ws:
-                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"FX-MAP-004:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
+                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"{codes.MAP_004}:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
             else:
                 foreign = tuple(sorted({we.device for we, _ in ws if we.device != e.device}))
-                yield PerDeviceRead(ctx, (e.eid,), f"FX-MAP-004:{me}|{op.map}[{op.key}]", op, decl, foreign)
+                yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign)

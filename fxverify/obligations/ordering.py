@@ -13,15 +13,18 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import Access, AccessMode, LinkOrder
-from fxverify.obligations.base import (
-    Context, Obligation, Witness, conflict_kind, overlapping_pairs,
+from fxverify.ir import Access, AccessMode
+from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
+from fxverify.obligations.encode import (
+    finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
 )
 from fxverify.obligations.fabric import CutObligation
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.encode import f, member, overlap, relevant_edges, s, schedule, time_objectives
 from fxverify.smt.terms import and_, int_var, not_
+from fxverify.vocab import LinkOrder
 
 _MODE_VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
 
@@ -31,7 +34,7 @@ class HbCycle(Obligation):
     whole policy when acyclic) admit a schedule. Proved when the query is sat; refuted with the
     cycle read from the unsat core."""
 
-    code = "FX-ORD-001"
+    code = codes.ORD_001
 
     def prove_fast(self) -> str | None:
         return "topological-sort" if self.ctx.graph.is_acyclic() else None
@@ -40,12 +43,14 @@ class HbCycle(Obligation):
         return Query(self.key, tuple(schedule(self.ctx.graph, self.edges)), expect=Status.SAT,
                      header=self.header(), want_core=True)
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
+        # The core names the HB constraints of the cycle by their labels.
+        hb = self.ctx.graph.hb
+        pairs = {hb_label(p, e): (p, e) for e in self.edges for p in hb.predecessors(e)}
         g = nx.DiGraph()
         for label in result.core:
-            if label.startswith("hb_"):
-                _, a, b = label.split("_")
-                g.add_edge(int(a), int(b))
+            if label in pairs:
+                g.add_edge(*pairs[label])
         cycle = [u for u, _ in nx.find_cycle(g)] if g.number_of_edges() else list(self.edges)
         start = cycle.index(min(cycle))
         return Witness(cycle=cycle[start:] + cycle[:start])
@@ -66,7 +71,7 @@ class Race(Obligation):
     """FX-ORD-002: accesses ``a`` and ``b`` (of different edges) to a shared byte, at least one a
     write, are HB-ordered in every schedule."""
 
-    code = "FX-ORD-002"
+    code = codes.ORD_002
 
     def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
         ea, eb = ctx.edge(a), ctx.edge(b)
@@ -84,15 +89,16 @@ class Race(Obligation):
         addr = int_var("addr")
         ma, ka = member(self.acc_a.footprint, addr, "a")
         mb, kb = member(self.acc_b.footprint, addr, "b")
+        self._probes = (addr, ka, kb)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, (a, b)))
         cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives((a, b))), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
+    def witness(self, result: Result) -> Witness:
         a, b = self.edges
-        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]),
-                       space=self.acc_a.footprint.space, elements={a: int(m["k_a"]), b: int(m["k_b"])})
+        addr, ka, kb = self._probes
+        return Witness(schedule=self.schedule_of(result), address=result.int(addr),
+                       space=self.acc_a.footprint.space, elements={a: result.int(ka), b: result.int(kb)})
 
     def message(self, w: Witness) -> str:
         a, b = self.edges
@@ -114,7 +120,7 @@ class PostedRead(Obligation):
     """FX-ORD-003: reader ``r`` of bytes that ``w`` wrote over posted link ``link`` is HB-after a
     flush of that link that is HB-after ``w``."""
 
-    code = "FX-ORD-003"
+    code = codes.ORD_003
 
     def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...]) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
@@ -139,20 +145,21 @@ class PostedRead(Obligation):
         addr = int_var("addr")
         mw, kw = member(self.acc_w.footprint, addr, "w")
         mr, kr = member(self.acc_r.footprint, addr, "r")
+        self._probes = (addr, kw, kr)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
-        cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", f(w) <= s(r))]
+        cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
         for fl in self.flushes:
             # A flush clause takes effect when its edge finishes; on the writer itself that is
             # right after the write.
-            flushed = f(w) <= s(r) if fl == w else and_(f(w) <= s(fl), f(fl) <= s(r))
+            flushed = finish(w) <= start(r) if fl == w else and_(finish(w) <= start(fl), finish(fl) <= start(r))
             cons.append((f"not_flushed_by_{fl}", not_(flushed)))
         return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
+    def witness(self, result: Result) -> Witness:
         w, r = self.edges[:2]
-        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.acc_w.footprint.space,
-                       elements={w: int(m["k_w"]), r: int(m["k_r"])}, values={"link": self.link})
+        addr, kw, kr = self._probes
+        return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.acc_w.footprint.space,
+                       elements={w: result.int(kw), r: result.int(kr)}, values={"link": self.link})
 
     def message(self, w: Witness) -> str:
         a, b = self.edges[:2]
@@ -172,7 +179,7 @@ class InOrder(CutObligation):
 
     schedule_free = True
 
-    code = "FX-ORD-004"
+    code = codes.ORD_004
 
     def message(self, w: Witness) -> str:
         return (f"`{self.name(self.edges[0])}` requires in-order delivery but every path from "
@@ -182,7 +189,7 @@ class InOrder(CutObligation):
         return "only `ordered` links complete transfers in submission order"
 
     def fix(self, w: Witness) -> str:
-        return f"route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
+        return "route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
@@ -199,9 +206,9 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield InOrder(ctx, e, src, dst, allowed=lambda ln: ln.order is LinkOrder.ORDERED, key_extra="in_order")
     if not g.is_acyclic():
         for comp in g.cyclic_components():
-            yield HbCycle(ctx, tuple(comp), f"FX-ORD-001:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
+            yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
         return
-    yield HbCycle(ctx, tuple(range(len(pol.edges))), "FX-ORD-001:policy", pol.span)
+    yield HbCycle(ctx, tuple(range(len(pol.edges))), f"{codes.ORD_001}:policy", pol.span)
     for a, pa, b, pb in overlapping_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":

@@ -7,19 +7,21 @@ a region starts with its declared owner; a handoff edge ``h`` puts it in transit
 ``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; the owner at time ``t`` is the
 destination of the latest handoff completed by ``t`` (simultaneous completions admit either); a lease
 lets a device read from ``f(g)`` until the next handoff of the region starts; a release at ``s(r)``
-ends all use.
+ends all use. ``s``/``f`` are ``encode.start``/``encode.finish``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge
-from fxverify.obligations.base import Context, Obligation, Witness
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.encode import f, overlap, relevant_edges, s, schedule, time_objectives
-from fxverify.smt.terms import FALSE, TRUE, Term, and_, int_var, not_, or_, rename_vars
+from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_, rename_vars
 
 
 def _handoff_of(ctx: Context, eid: int, region: str):
@@ -30,12 +32,12 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
     """``device`` owns ``region`` at time ``t`` (some latest handoff completed by ``t`` gives it to
     ``device``, or none completed and ``device`` is the initial owner)."""
     init = ctx.policy.region(region).owner
-    none_done = and_(*[not_(f(h) <= t) for h in handoffs])
+    none_done = and_(*[not_(finish(h) <= t) for h in handoffs])
     alts = [and_(none_done, TRUE if init == device else FALSE)]
     for h in handoffs:
         if _handoff_of(ctx, h, region).dst != device:
             continue
-        latest = and_(f(h) <= t, *[not_(and_(f(o) <= t, f(h) < f(o))) for o in handoffs if o != h])
+        latest = and_(finish(h) <= t, *[not_(and_(finish(o) <= t, finish(h) < finish(o))) for o in handoffs if o != h])
         alts.append(latest)
     return or_(*alts)
 
@@ -47,7 +49,7 @@ def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[i
     for g in leases:
         if not any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases):
             continue
-        alts.append(and_(f(g) <= t, *[not_(and_(f(g) <= s(h), s(h) <= t)) for h in handoffs]))
+        alts.append(and_(finish(g) <= t, *[not_(and_(finish(g) <= start(h), start(h) <= t)) for h in handoffs]))
     return or_(*alts)
 
 
@@ -66,15 +68,15 @@ class _Own(Obligation):
     def _sched(self, extra: tuple[int, ...] = ()) -> list:
         return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
 
-    def decode(self, result: Result) -> Witness:
-        return Witness(schedule=self.decode_schedule(result.model), values={"region": self.region})
+    def witness(self, result: Result) -> Witness:
+        return Witness(schedule=self.schedule_of(result), values={"region": self.region})
 
 
 class Unowned(_Own):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
     reads it under a lease."""
 
-    code = "FX-OWN-001"
+    code = codes.OWN_001
 
     def __init__(self, ctx: Context, e: Edge, region: str, writes: bool) -> None:
         self.region, self.device, self.writes = region, e.device, writes
@@ -95,15 +97,15 @@ class Unowned(_Own):
 
     def encode(self) -> Query:
         e = self.edges[0]
-        t = s(e)
+        t = start(e)
         ok = owner_is(self.ctx, self.region, self.device, t, self.hs)
         if not self.writes:
             ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs))
         cons = self._sched() + [("not_owner_nor_lessee", not_(ok))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        w = super().decode(result)
+    def witness(self, result: Result) -> Witness:
+        w = super().witness(result)
         w.values["device"] = self.device
         return w
 
@@ -125,7 +127,7 @@ class Unowned(_Own):
 class InTransit(_Own):
     """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses."""
 
-    code = "FX-OWN-002"
+    code = codes.OWN_002
 
     def __init__(self, ctx: Context, e: Edge, h: int, region: str) -> None:
         self.region = region
@@ -157,7 +159,7 @@ class BadHandoff(_Own):
     """FX-OWN-003: handoff ``h`` of ``region`` from ``A`` starts while ``A`` owns the region and no
     other handoff of it is in flight."""
 
-    code = "FX-OWN-003"
+    code = codes.OWN_003
 
     def __init__(self, ctx: Context, h: int, region: str) -> None:
         self.region = region
@@ -179,13 +181,13 @@ class BadHandoff(_Own):
         h = self.edges[0]
         # The driving device is the one giving the region away: it must be the declared source.
         bad = or_(FALSE if self.driver == self.src else TRUE,
-                  not_(owner_is(self.ctx, self.region, self.src, s(h), self.hs)),
+                  not_(owner_is(self.ctx, self.region, self.src, start(h), self.hs)),
                   *[overlap(h, o) for o in self.hs if o != h])
         cons = self._sched() + [("handoff_by_non_owner", bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        w = super().decode(result)
+    def witness(self, result: Result) -> Witness:
+        w = super().witness(result)
         w.values["from"] = self.src
         return w
 
@@ -220,7 +222,7 @@ class LeaseByNonOwner(_Own):
     """FX-OWN-003 for leases: the device that grants a lease of ``region`` owns it when the
     granting edge starts (nobody can lend what it does not own)."""
 
-    code = "FX-OWN-003"
+    code = codes.OWN_003
 
     def __init__(self, ctx: Context, g: int, region: str, to: str) -> None:
         self.region, self.to = region, to
@@ -235,7 +237,7 @@ class LeaseByNonOwner(_Own):
 
     def encode(self) -> Query:
         g = self.edges[0]
-        cons = self._sched() + [("lender_not_owner", not_(owner_is(self.ctx, self.region, self.device, s(g), self.hs)))]
+        cons = self._sched() + [("lender_not_owner", not_(owner_is(self.ctx, self.region, self.device, start(g), self.hs)))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
     def message(self, w: Witness) -> str:
@@ -253,7 +255,7 @@ class LeaseByNonOwner(_Own):
 class UseAfterRelease(_Own):
     """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``."""
 
-    code = "FX-OWN-004"
+    code = codes.OWN_004
 
     def __init__(self, ctx: Context, r: int, u: int, region: str, kind: str) -> None:
         self.region, self.kind = region, kind
@@ -267,7 +269,7 @@ class UseAfterRelease(_Own):
 
     def encode(self) -> Query:
         r, u = self.edges
-        cons = self._sched() + [("use_not_before_release", not_(f(u) <= s(r)))]
+        cons = self._sched() + [("use_not_before_release", not_(finish(u) <= start(r)))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
     def message(self, w: Witness) -> str:
@@ -290,7 +292,7 @@ class FinalOwner(_Own):
     declared one when declared. Non-uniqueness is a two-schedule query (variables suffixed
     ``__1``/``__2``)."""
 
-    code = "FX-OWN-005"
+    code = codes.OWN_005
 
     def __init__(self, ctx: Context, region: str, declared: str | None, span) -> None:
         self.region, self.declared = region, declared
@@ -312,8 +314,8 @@ class FinalOwner(_Own):
         return None
 
     def _latest(self, h: int, suffix: str) -> Term:
-        fh = int_var(f"f_{h}{suffix}")
-        return and_(*[int_var(f"f_{o}{suffix}") <= fh for o in self.hs if o != h])
+        fh = rename_vars(finish(h), suffix)
+        return and_(*[rename_vars(finish(o), suffix) <= fh for o in self.hs if o != h])
 
     def encode(self) -> Query:
         init = self.ctx.policy.region(self.region).owner
@@ -331,16 +333,17 @@ class FinalOwner(_Own):
         cons.append(("two_schedules_disagree", or_(*pairs)))
         return Query(self.key, tuple(cons), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
+    def witness(self, result: Result) -> Witness:
         if self.declared is not None:
-            w = super().decode(result)
+            w = super().witness(result)
             w.values["declared"] = self.declared
             return w
-        sched = {}
-        for h in self.hs:
-            sched[h] = (int(m.get(f"s_{h}__1", 0)), int(m.get(f"f_{h}__1", 1)))
-        other = {h: (int(m.get(f"s_{h}__2", 0)), int(m.get(f"f_{h}__2", 1))) for h in self.hs}
+
+        def times(h: int, suffix: str) -> tuple[int, int]:
+            s_h, f_h = rename_vars(start(h), suffix), rename_vars(finish(h), suffix)
+            return int(result.value(s_h, 0)), int(result.value(f_h, 1))
+        sched = {h: times(h, "__1") for h in self.hs}
+        other = {h: times(h, "__2") for h in self.hs}
         w = Witness(schedule=sched, values={"region": self.region})
         w.values["other_schedule"] = ";".join(f"{h}:{a}:{b}" for h, (a, b) in sorted(other.items()))
         return w

@@ -3,12 +3,8 @@
 accounting mismatch), FX-XF-004 (unsafe reduction, lost accumulation).
 
 Takes a ``Context``; yields ``Obligation`` objects. Worst-case output sizes (bytes, for an input of
-``n`` bytes) are expansion bounds from each codec's own header, never average ratios:
-- lz4: ``n + n/255 + 16`` (``LZ4_COMPRESSBOUND``, lz4.h);
-- zstd: ``n + n/256 + (n < 128 KiB ? (128 KiB - n)/2048 : 0)`` (``ZSTD_COMPRESSBOUND``, zstd.h);
-- deflate: ``n + n/4096 + n/16384 + n/33554432 + 13`` (``compressBound``, zlib's compress.c);
-- snappy: ``32 + n + n/6`` (``MaxCompressedLength``, snappy.cc).
-Quantize ``a -> b`` maps ``n*8/bits(a)`` elements to ``ceil(elems*bits(b)/8)`` bytes plus, with
+``n`` bytes) are expansion bounds from each codec's own header, never average ratios
+(``vocab.CODECS`` gives each formula and its source). Quantize ``a -> b`` maps ``n*8/bits(a)`` elements to ``ceil(elems*bits(b)/8)`` bytes plus, with
 ``group G``, ``ceil(elems/G)`` scales of the ``scale`` dtype (default fp32). ``filter(keep p)`` keeps
 at most ``ceil(n*p/100)``; ``scatter(W)`` sends ``ceil(n/W)`` to one destination; ``gather(W)`` and
 ``replicate(W)`` need ``n*W``. Checksums travel in the descriptor, not in the destination.
@@ -18,47 +14,55 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import DTYPE_BITS, AccessMode, Edge, Transform, XfKind, canonical_dtype
-from fxverify.obligations.base import Context, Obligation, Witness, conflict_kind, overlapping_pairs
+from fxverify.ir import (
+    AccessMode, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
+)
+from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
+from fxverify.obligations.encode import (
+    contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
+)
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.encode import contains, f, member, overlap, relevant_edges, s, schedule, time_objectives
-from fxverify.smt.terms import FALSE, TRUE, Term, and_, between, bool_var, const, div, eq, int_var, ite, not_, or_
+from fxverify.smt.terms import FALSE, TRUE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, not_, or_
+from fxverify.vocab import CODECS, DTYPES, canonical_dtype, dtype_bits
 
 _VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
-_KIB128 = 128 * 1024
+
+
+class _TermArith:
+    """``vocab.Arith`` over terms, so a codec's one bound formula becomes a term."""
+
+    def div(self, a: Term, c: int) -> Term:
+        return div(a, c)
+
+    def ite(self, cond: Term, then: Term, other: Term | int) -> Term:
+        return ite(cond, then, other)
+
+
+_TERMS = _TermArith()
 
 
 def bound_term(t: Transform, n: Term) -> Term:
     """Worst-case output bytes of transform ``t`` for an input of ``n`` bytes, as a term."""
-    k = t.kind
-    if k is XfKind.COMPRESS:
-        algo = t.param("algo")
-        if algo == "lz4":
-            return n + div(n, 255) + 16
-        if algo == "zstd":
-            return n + div(n, 256) + ite(n < _KIB128, div(_KIB128 - n, 2048), 0)
-        if algo == "deflate":
-            return n + div(n, 4096) + div(n, 16384) + div(n, 33554432) + 13
-        return n + div(n, 6) + 32  # snappy
-    if k is XfKind.QUANTIZE:
-        sb, db = DTYPE_BITS[str(t.param("src"))], DTYPE_BITS[str(t.param("dst"))]
+    if isinstance(t, Compress):
+        return CODECS[t.algo].bound_with(n, _TERMS)
+    if isinstance(t, Quantize):
+        sb, db = dtype_bits(t.src), dtype_bits(t.dst)
         elems = div(n * 8, sb)
         out = div(elems * db + 7, 8)
-        group = t.param("group")
-        if group:
-            scale_bits = DTYPE_BITS[str(t.param("scale", "fp32"))]
-            scales = div(elems + (int(group) - 1), int(group))
+        if t.group:
+            scale_bits = dtype_bits(t.scale)
+            scales = div(elems + (t.group - 1), t.group)
             out = out + div(scales * scale_bits + 7, 8)
         return out
-    if k is XfKind.FILTER:
-        keep = int(t.param("keep", 100))
-        return div(n * keep + 99, 100)
-    if k is XfKind.SCATTER:
-        w = int(t.param("ways", 1))
-        return div(n + (w - 1), w)
-    if k in (XfKind.GATHER, XfKind.REPLICATE):
-        return n * int(t.param("ways", 1))
+    if isinstance(t, Filter):
+        return div(n * t.keep + 99, 100)
+    if isinstance(t, Scatter):
+        return div(n + (t.ways - 1), t.ways)
+    if isinstance(t, (Gather, Replicate)):
+        return n * t.ways
     return n
 
 
@@ -74,7 +78,7 @@ class Overflow(Obligation):
 
     schedule_free = True
 
-    code = "FX-XF-001"
+    code = codes.XF_001
 
     def __init__(self, ctx: Context, e: Edge) -> None:
         assert e.dst is not None
@@ -88,20 +92,25 @@ class Overflow(Obligation):
 
     def prove_fast(self) -> str | None:
         # All bounds are monotone in n, so n = N is the worst case; evaluate it with Python ints.
-        return "arith" if _eval(self._out(const(self.n_max))) <= self.cap else None
+        return "arith" if self._worst() <= self.cap else None
+
+    def _worst(self) -> int:
+        return int(evaluate(self._out(const(self.n_max)), {}))  # type: ignore[arg-type]  # INVARIANT: closed term
 
     def encode(self) -> Query:
         n = int_var("n")
         out = int_var("out")
+        self._probes = (n, out)
         cons = (("input_size", between(n, 0, self.n_max + 1)), ("worst_case_output", eq(out, self._out(n))),
                 ("exceeds_destination", out > self.cap))
         return Query(self.key, cons, minimize=(n,), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        return Witness(values={"n": int(result.model["n"]), "out": int(result.model["out"]), "capacity": self.cap})
+    def witness(self, result: Result) -> Witness:
+        n, out = self._probes
+        return Witness(values={"n": result.int(n), "out": result.int(out), "capacity": self.cap})
 
     def message(self, w: Witness) -> str:
-        worst = _eval(self._out(const(self.n_max)))
+        worst = self._worst()
         return (f"`{self.name(self.edges[0])}` can write up to {worst} B into a {self.cap} B destination: "
                 f"any input of {w.values['n']} B or more overflows it (the source holds {self.n_max} B)")
 
@@ -112,32 +121,8 @@ class Overflow(Obligation):
         return f"the destination must hold the worst-case output of `{chain}`{extra}"
 
     def fix(self, w: Witness) -> str:
-        worst = _eval(self._out(const(self.n_max)))
+        worst = self._worst()
         return f"size the destination for the worst case: at least {worst} B for {self.n_max} B of input"
-
-
-def _eval(t: Term) -> int:
-    """Evaluate a closed integer term (``div`` floors, as SMT-LIB's for positive divisors)."""
-    op = t.op
-    if op == "const":
-        return int(t.value)
-    a = [_eval(x) if x.sort.value == "Int" else _eval_bool(x) for x in t.args]
-    if op == "+":
-        return sum(a)
-    if op == "-":
-        return a[0] - a[1]
-    if op == "*":
-        return a[0] * a[1]
-    if op == "div":
-        return a[0] // a[1]
-    if op == "ite":
-        return a[1] if a[0] else a[2]
-    raise ValueError(op)
-
-
-def _eval_bool(t: Term) -> bool:
-    a = [_eval(x) for x in t.args]
-    return {"<": a[0] < a[1], "<=": a[0] <= a[1], ">": a[0] > a[1], ">=": a[0] >= a[1], "=": a[0] == a[1]}[t.op]
 
 
 class ChecksumChain(Obligation):
@@ -147,7 +132,7 @@ class ChecksumChain(Obligation):
 
     schedule_free = True
 
-    code = "FX-XF-002"
+    code = codes.XF_002
 
     def __init__(self, ctx: Context, e: Edge) -> None:
         self.chain = e.transforms
@@ -186,7 +171,7 @@ class ChecksumChain(Obligation):
         cons.append(("chain_breaks_checksum", or_(*bad)))
         return Query(self.key, tuple(cons), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
         hit = self._walk() or (0, "invalidates")
         return Witness(values={"step": hit[0], "kind": hit[1], "transform": self.chain[hit[0]].kind.value})
 
@@ -211,7 +196,7 @@ class Layout(Obligation):
 
     schedule_free = True
 
-    code = "FX-XF-003"
+    code = codes.XF_003
 
     def __init__(self, ctx: Context, e: Edge) -> None:
         self.problems = _layout_problems(ctx, e)
@@ -231,7 +216,7 @@ class Layout(Obligation):
         cons.append(("some_check_fails", or_(*alts)))
         return Query(self.key, tuple(cons), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
+    def witness(self, result: Result) -> Witness:
         return Witness(values={"problem": self.problems[0][0] if self.problems else ""})
 
     def message(self, w: Witness) -> str:
@@ -244,7 +229,7 @@ class Layout(Obligation):
         return "add or fix the `quantize(a -> b)` step, the region's `dtype`, or the split so the sizes divide"
 
 
-_DT_NAMES = sorted({canonical_dtype(n) for n in DTYPE_BITS})
+_DT_NAMES = sorted({d.canonical for d in DTYPES.values()})
 
 
 def _dt(name: str) -> int:
@@ -260,23 +245,21 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
     cur = src_dt
     n = _input_bytes(e)
     for t in e.transforms:
-        if t.kind is XfKind.QUANTIZE:
-            a, b = str(t.param("src")), str(t.param("dst"))
+        if isinstance(t, Quantize):
+            a, b = t.src, t.dst
             if cur is not None and canonical_dtype(cur) != canonical_dtype(a):
                 out.append((f"quantize expects `{a}` but the source holds `{cur}`", _dt(a), _dt(cur)))
-            bits = DTYPE_BITS[a]
+            bits = dtype_bits(a)
             if (n * 8) % bits:
                 out.append((f"{n} B is not a whole number of `{a}` elements", (n * 8) % bits, 0))
             cur = b
-        elif t.kind is XfKind.SCATTER:
-            w = int(t.param("ways", 1))
-            if n % w:
-                out.append((f"scatter of {n} B into {w} ways leaves {n % w} B unaccounted", n % w, 0))
-        elif t.kind is XfKind.GATHER and t.param("rank") is not None:
-            w, r = int(t.param("ways", 1)), int(t.param("rank"))  # type: ignore[arg-type]
-            if not 0 <= r < w:
-                out.append((f"gather rank {r} is outside 0..{w}", r, 0))
-        elif t.kind is XfKind.PERSIST and e.dst is not None and not pol.space(e.dst.space).persistent:
+        elif isinstance(t, Scatter):
+            if n % t.ways:
+                out.append((f"scatter of {n} B into {t.ways} ways leaves {n % t.ways} B unaccounted", n % t.ways, 0))
+        elif isinstance(t, Gather) and t.rank is not None:
+            if not 0 <= t.rank < t.ways:
+                out.append((f"gather rank {t.rank} is outside 0..{t.ways}", t.rank, 0))
+        elif isinstance(t, Persist) and e.dst is not None and not pol.space(e.dst.space).persistent:
             out.append((f"persist into `{e.dst.space}`, which is not a persistent (pmem) space", 0, 1))
     if dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
         out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))  # type: ignore[union-attr]
@@ -286,7 +269,7 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
 class UnsafeReduce(Obligation):
     """FX-XF-004 (a): two reductions into a shared byte that do not commute are HB-ordered."""
 
-    code = "FX-XF-004"
+    code = codes.XF_004
 
     def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
         ea, eb = ctx.edge(a), ctx.edge(b)
@@ -303,15 +286,16 @@ class UnsafeReduce(Obligation):
         addr = int_var("addr")
         ma, ka = member(self.fa, addr, "a")
         mb, kb = member(self.fb, addr, "b")
+        self._probes = (addr, ka, kb)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
             ("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
+    def witness(self, result: Result) -> Witness:
         a, b = self.edges
-        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.fa.space,
-                       elements={a: int(m["k_a"]), b: int(m["k_b"])})
+        addr, ka, kb = self._probes
+        return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.fa.space,
+                       elements={a: result.int(ka), b: result.int(kb)})
 
     def message(self, w: Witness) -> str:
         a, b = self.edges
@@ -331,7 +315,7 @@ class LostAccumulation(Obligation):
     every shared byte is read between ``r`` finishing and ``w`` starting (else the accumulated value
     is lost). Proved at once when ``w`` happens-before ``r`` (the write initialises the target)."""
 
-    code = "FX-XF-004"
+    code = codes.XF_004
 
     def __init__(self, ctx: Context, r: int, pr: int, w: int, pw: int, readers: list[tuple[int, int]]) -> None:
         er, ew = ctx.edge(r), ctx.edge(w)
@@ -369,17 +353,18 @@ class LostAccumulation(Obligation):
         addr = int_var("addr")
         mr, kr = member(self.fr, addr, "r")
         mw, kw = member(self.fw, addr, "w")
+        self._probes = (addr, kr, kw)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
-            ("shared_byte_r", mr), ("shared_byte_w", mw), ("write_after_reduce", f(r) <= s(w))]
+            ("shared_byte_r", mr), ("shared_byte_w", mw), ("write_after_reduce", finish(r) <= start(w))]
         for i, (x, fx) in enumerate(self.readers):
-            cons.append((f"not_read_by_{x}", not_(and_(contains(fx, addr), f(r) <= s(x), f(x) <= s(w)))))
+            cons.append((f"not_read_by_{x}", not_(and_(contains(fx, addr), finish(r) <= start(x), finish(x) <= start(w)))))
         return Query(self.key, tuple(cons), minimize=(addr, kr, kw, *time_objectives(self.edges[:2])), header=self.header())
 
-    def decode(self, result: Result) -> Witness:
-        m = result.model
+    def witness(self, result: Result) -> Witness:
         r, w = self.edges[:2]
-        return Witness(schedule=self.decode_schedule(m), address=int(m["addr"]), space=self.fr.space,
-                       elements={r: int(m["k_r"]), w: int(m["k_w"])})
+        addr, kr, kw = self._probes
+        return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.fr.space,
+                       elements={r: result.int(kr), w: result.int(kw)})
 
     def message(self, w: Witness) -> str:
         r, wr = self.edges[:2]

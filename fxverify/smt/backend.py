@@ -1,17 +1,21 @@
-"""The solver backend protocol, queries and raw results.
+"""The solver backend protocol, queries and raw results, and the one factory of backends.
 
 An obligation encoder produces a ``Query``; a ``Backend`` decides it and returns a ``Result``.
 ``Query.expect`` says which answer proves the obligation: normally ``unsat`` (no violating
-schedule exists); for FX-ORD-001 it is ``sat`` (a schedule exists). Emits no diagnostics.
+schedule exists); for FX-ORD-001 it is ``sat`` (a schedule exists). Model values are read back
+through the terms that made them (``Result.value``). ``smt.factory.open_backend`` builds the
+backends; the result cache (``smt.caching``) and the SMT-LIB2 recorder (``smt.recording``) wrap any
+backend and implement the whole protocol too. Emits no diagnostics.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
-from fxverify.smt.terms import Term
+from fxverify.smt.terms import Term, evaluate
 
 
 class Status(Enum):
@@ -50,6 +54,20 @@ class Result:
     core: tuple[str, ...] = ()
     reason: str = ""
 
+    def value(self, t: Term, default: int | bool | None = None) -> int | bool | None:
+        """The model's value of term ``t`` (a variable of the query, or a term over them), or
+        ``default`` when the model does not fix it."""
+        v = evaluate(t, self.model)
+        return default if v is None else v
+
+    def int(self, t: Term) -> int:
+        """The model's integer value of ``t``; raises ``KeyError`` when the model does not fix it
+        (a refuting model always fixes the variables its query minimises)."""
+        v = evaluate(t, self.model)
+        if v is None:
+            raise KeyError(t.name or t.op)
+        return int(v)
+
 
 @dataclass(frozen=True)
 class SolverOptions:
@@ -65,7 +83,9 @@ class SolverOptions:
 
 
 class Backend(Protocol):
-    """A decision procedure for ``Query`` objects (pySMT-style protocol)."""
+    """A decision procedure for ``Query`` objects (pySMT-style protocol). Every backend, and every
+    wrapper of one, implements all of it; ``tests/test_smt.py`` runs one conformance table
+    against each."""
 
     name: str
 
@@ -73,6 +93,15 @@ class Backend(Protocol):
         """Decide ``query``. Never raises for solver trouble: that is ``Status.UNKNOWN`` with a reason."""
         ...
 
+    def check_many(self, queries: Sequence[Query]) -> list[Result]:
+        """Decide ``queries`` (a pool spreads them over processes); results in input order."""
+        ...
+
     def version(self) -> str:
         """Return the solver's version string (used in headers and cache keys)."""
         ...
+
+    def close(self) -> None:
+        """Release what the backend holds (worker processes); idempotent."""
+        ...
+

@@ -11,17 +11,17 @@ diagnostics; never raises for solver trouble (that is ``Status.UNKNOWN``).
 from __future__ import annotations
 
 import multiprocessing
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from fxverify.smt.backend import Backend, Query, Result, SolverOptions
+from fxverify.smt.backend import Query, Result, SolverOptions
+from fxverify.smt.z3_backend import Z3Backend
 
-_WORKER_BACKEND: dict[SolverOptions, Backend] = {}
+_WORKER_BACKEND: dict[SolverOptions, Z3Backend] = {}
 
 
 def _solve(options: SolverOptions, query: Query) -> Result:
     """Decide ``query`` in a worker process, with one Z3 backend per option set."""
-    from fxverify.smt.z3_backend import Z3Backend
-
     backend = _WORKER_BACKEND.get(options)
     if backend is None:
         backend = _WORKER_BACKEND[options] = Z3Backend(options)
@@ -40,15 +40,13 @@ class PoolBackend:
 
     def version(self) -> str:
         """Z3's version (asked in this process)."""
-        from fxverify.smt.z3_backend import Z3Backend
-
         return Z3Backend(self.options).version()
 
     def check(self, query: Query) -> Result:
         """Decide one query in this process: a pool is not worth starting for it."""
         return _solve(self.options, query)
 
-    def check_many(self, queries: list[Query]) -> list[Result]:
+    def check_many(self, queries: Sequence[Query]) -> list[Result]:
         """Decide ``queries`` in the pool; results in input order."""
         if len(queries) < 2:
             return [self.check(q) for q in queries]

@@ -1,4 +1,5 @@
-"""SMT-LIB2 writer: prints a ``Query`` as a standalone script other solvers can re-check.
+"""SMT-LIB2 writer: prints a ``Query`` as a standalone script other solvers can re-check, and
+writes such scripts into a folder (``SmtlibDump``).
 
 Takes a ``Query``; returns text. Output is deterministic: variables are declared in
 first-occurrence order and every line is built from the term tree alone. Emits no diagnostics.
@@ -6,6 +7,12 @@ first-occurrence order and every line is built from the term tree alone. Emits n
 
 from __future__ import annotations
 
+import hashlib
+import os
+import re
+from collections import Counter
+
+from fxverify.atomic import replace_atomically
 from fxverify.smt.backend import Query, Status
 from fxverify.smt.terms import Term, free_vars
 
@@ -42,3 +49,32 @@ def query_to_smtlib(q: Query) -> str:
     lines.append("(check-sat)")
     lines.append("(exit)")
     return "\n".join(lines) + "\n"
+
+
+class SmtlibDump:
+    """Writes queries as standalone SMT-LIB2 files into one folder (``check --dump-smt DIR``).
+
+    A query named ``CODE:rest`` (every obligation's key) becomes ``DIR/CODE__<rest>.smt2``, with
+    the rest made file-safe (long names end in a hash) and a ``__2``, ``__3``... suffix when two
+    queries would share a name; files are written atomically. Raises ``OSError`` when the folder
+    cannot be made or written.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.dir = directory
+        os.makedirs(directory, exist_ok=True)
+        self._names: Counter = Counter()
+
+    def write(self, q: Query) -> str:
+        """Write ``q``; returns the file's path."""
+        code, _, rest = q.name.partition(":")
+        slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", rest if rest else code).strip("_")
+        if len(slug) > 100:
+            slug = slug[:80] + "_" + hashlib.sha1(slug.encode()).hexdigest()[:12]
+        name = f"{code}__{slug}"
+        self._names[name] += 1
+        if self._names[name] > 1:
+            name += f"__{self._names[name]}"
+        path = os.path.join(self.dir, name + ".smt2")
+        replace_atomically(path, query_to_smtlib(q).encode("utf-8"))
+        return path

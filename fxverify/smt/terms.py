@@ -124,11 +124,6 @@ def eq(a: "Term | int | bool", b: "Term | int | bool") -> Term:
     return Term("=", Sort.BOOL, (_lift(a), _lift(b)))
 
 
-def ne(a: "Term | int", b: "Term | int") -> Term:
-    """Disequality."""
-    return not_(eq(a, b))
-
-
 def and_(*xs: Term) -> Term:
     """Conjunction (``true`` when empty)."""
     if not xs:
@@ -146,11 +141,6 @@ def or_(*xs: Term) -> Term:
 def not_(x: Term) -> Term:
     """Negation."""
     return Term("not", Sort.BOOL, (x,))
-
-
-def implies(a: Term, b: Term) -> Term:
-    """Implication ``a => b``."""
-    return Term("=>", Sort.BOOL, (a, b))
 
 
 def ite(c: Term, a: "Term | int", b: "Term | int") -> Term:
@@ -182,3 +172,35 @@ def rename_vars(t: Term, suffix: str) -> Term:
     if t.op == "var":
         return Term("var", t.sort, name=t.name + suffix)
     return Term(t.op, t.sort, tuple(rename_vars(a, suffix) for a in t.args), t.name, t.value)
+
+
+def evaluate(t: Term, values: dict[str, int | bool]) -> int | bool | None:
+    """The value of ``t`` when its variables take ``values`` (a model), or ``None`` when a variable
+    of ``t`` has no value there. ``div`` and ``mod`` follow SMT-LIB for positive divisors (floor,
+    and a remainder in ``[0, c)``), which Python's ``//`` and ``%`` match."""
+    op = t.op
+    if op == "var":
+        return values.get(t.name)
+    if op == "const":
+        return t.value
+    args = [evaluate(a, values) for a in t.args]
+    if any(a is None for a in args):
+        return None
+    if op == "and":
+        return all(args)
+    if op == "or":
+        return any(args)
+    if op == "not":
+        return not args[0]
+    if op == "ite":
+        return args[1] if args[0] else args[2]
+    if op == "+":
+        return sum(args)  # type: ignore[arg-type]
+    return _BINARY[op](args[0], args[1])
+
+
+_BINARY = {
+    "-": lambda a, b: a - b, "*": lambda a, b: a * b, "div": lambda a, b: a // b, "mod": lambda a, b: a % b,
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+    "=": lambda a, b: a == b,
+}

@@ -9,6 +9,7 @@ never read as a verdict.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 import z3
 
@@ -24,7 +25,6 @@ _BINOPS = {
     "-": lambda a, b: a - b,
     "div": lambda a, b: a / b,  # z3 Int / Int is SMT-LIB div
     "mod": lambda a, b: a % b,
-    "=>": z3.Implies,
 }
 
 
@@ -128,6 +128,13 @@ class Z3Backend:
             v = model.eval(decls[name], model_completion=True)
             values[name] = bool(z3.is_true(v)) if z3.is_bool(v) else v.as_long()
         return Result(Status.SAT, model=values)
+
+    def check_many(self, queries: Sequence[Query]) -> list[Result]:
+        """Decide ``queries`` one after another, in this process; results in input order."""
+        return [self.check(q) for q in queries]
+
+    def close(self) -> None:
+        """Nothing to release: every query has its own context."""
 
 
 def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:

@@ -20,8 +20,8 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 
-from fxverify.diagnostics.codes import lookup
-from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.source import Span
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -91,6 +91,49 @@ def parser() -> Lark:
 
 
 @functools.cache
+def _lexer() -> Lark:
+    """The grammar's terminals alone (a basic lexer), for scans that need tokens but no tree."""
+    return Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="basic")
+
+
+def unquote(text: str) -> str:
+    """Return the value of a STRING token: quotes removed, ``\\"`` and ``\\\\`` unescaped."""
+    body = str(text)[1:-1]
+    if "\\" not in body:
+        return body
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            out.append(body[i + 1])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def header_decls(text: str) -> tuple[bool, list[str]]:
+    """Whether ``text`` declares a policy, and the paths it includes, read from the grammar's own
+    tokens (``policy STRING``, ``include STRING``) without parsing: what a folder scan needs to
+    tell policies from shared fragments. A token error ends the scan quietly (checking the file
+    reports it)."""
+    declares, includes = False, []
+    prev = None
+    try:
+        for tok in _lexer().lex(text):
+            if tok.type == "STRING" and prev == "POLICY":
+                declares = True
+            elif tok.type == "STRING" and prev == "INCLUDE":
+                includes.append(unquote(tok))
+            prev = tok.type
+    except UnexpectedInput:
+        pass
+    return declares, includes
+
+
+@functools.cache
 def _terminal_words() -> dict[str, str]:
     words = dict(_TERMINAL_WORDS)
     for term in parser().terminals:
@@ -152,7 +195,7 @@ def _token_words(tok: Token) -> str:
     return _terminal_words().get(tok.type, f"`{tok.value}`")
 
 
-def decode(data: bytes, path: str) -> tuple[str, list[Diagnostic]]:
+def decode_text(data: bytes, path: str) -> tuple[str, list[Diagnostic]]:
     """Decode one file's bytes as UTF-8 text.
 
     Returns ``(text, diagnostics)``. On a decoding error or a NUL character the diagnostics hold one
@@ -172,11 +215,8 @@ def decode(data: bytes, path: str) -> tuple[str, list[Diagnostic]]:
 
 
 def _syn004(path: str, at: int, what: str) -> Diagnostic:
-    return Diagnostic(
-        code="FX-SYN-004",
-        severity=lookup("FX-SYN-004").severity,
-        message=f"`{path}` is not a UTF-8 text file",
-        primary=Label(Span(path, at, at + 1), "not text"),
+    return diagnostic(codes.SYN_004, f"`{path}` is not a UTF-8 text file",
+        Span(path, at, at + 1), "not text",
         notes=(f"found {what}",),
         help="policy files are UTF-8 text; check that the path names a policy and not a binary",
     )
@@ -197,11 +237,8 @@ def parse(text: str, path: str, *, max_depth: int = 200) -> tuple[Tree | None, l
     if deep is not None:
         span = Span(path, deep.meta.start_pos, deep.meta.end_pos)
         return None, [
-            Diagnostic(
-                code="FX-LIM-001",
-                severity=lookup("FX-LIM-001").severity,
-                message=f"nesting deeper than the limit of {max_depth} levels",
-                primary=Label(span, "nested too deeply"),
+            diagnostic(codes.LIM_001, f"nesting deeper than the limit of {max_depth} levels",
+                span, "nested too deeply",
                 help="split the expression or the nested blocks into simpler parts",
             )
         ]
@@ -226,11 +263,8 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
     if isinstance(err, UnexpectedToken) and err.token.type == "$END" or isinstance(err, UnexpectedEOF):
         end = len(text.rstrip())
         expected = getattr(err, "accepts", None) or getattr(err, "expected", None)
-        return Diagnostic(
-            code="FX-SYN-003",
-            severity=lookup("FX-SYN-003").severity,
-            message="unexpected end of file",
-            primary=Label(Span(path, end, end), "the file ends here"),
+        return diagnostic(codes.SYN_003, "unexpected end of file",
+            Span(path, end, end), "the file ends here",
             help=_expected_help(expected),
         )
     if isinstance(err, UnexpectedToken):
@@ -241,19 +275,13 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
         expected = err.accepts or err.expected
         if named is not None:
             message, help_text, _ = _NAMED_ERRORS[named]
-            return Diagnostic(
-                code="FX-SYN-001",
-                severity=lookup("FX-SYN-001").severity,
-                message=message,
-                primary=Label(span, f"unexpected {_token_words(tok)}"),
+            return diagnostic(codes.SYN_001, message,
+                span, f"unexpected {_token_words(tok)}",
                 notes=tuple(h for h in (_expected_help(expected),) if h),
                 help=help_text,
             )
-        return Diagnostic(
-            code="FX-SYN-001",
-            severity=lookup("FX-SYN-001").severity,
-            message=f"unexpected {_token_words(tok)}",
-            primary=Label(span, "not expected here"),
+        return diagnostic(codes.SYN_001, f"unexpected {_token_words(tok)}",
+            span, "not expected here",
             help=_expected_help(expected),
         )
     assert isinstance(err, UnexpectedCharacters)
@@ -262,28 +290,19 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
     span = Span(path, pos, pos + 1)
     if ch == '"':
         nl = text.find("\n", pos)
-        return Diagnostic(
-            code="FX-SYN-002",
-            severity=lookup("FX-SYN-002").severity,
-            message="unterminated string",
-            primary=Label(Span(path, pos, nl if nl >= 0 else len(text)), "this string never ends"),
+        return diagnostic(codes.SYN_002, "unterminated string",
+            Span(path, pos, nl if nl >= 0 else len(text)), "this string never ends",
             help='close the string with `"` on the same line (write `\\"` for a quote inside it)',
         )
     shown = ch if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
     if named is not None:
         message, help_text, _ = _NAMED_ERRORS[named]
-        return Diagnostic(
-            code="FX-SYN-002",
-            severity=lookup("FX-SYN-002").severity,
-            message=message,
-            primary=Label(span, f"unexpected character `{shown}`"),
+        return diagnostic(codes.SYN_002, message,
+            span, f"unexpected character `{shown}`",
             help=help_text,
         )
-    return Diagnostic(
-        code="FX-SYN-002",
-        severity=lookup("FX-SYN-002").severity,
-        message=f"unexpected character `{shown}`",
-        primary=Label(span, "no token starts with this character"),
+    return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
+        span, "no token starts with this character",
         help=_expected_help(err.allowed),
     )
 

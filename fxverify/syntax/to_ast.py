@@ -16,9 +16,10 @@ from lark import Token, Transformer, Tree, v_args
 from lark.tree import Meta
 
 from fxverify import ast
-from fxverify.diagnostics.codes import lookup
-from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.source import Span
+from fxverify.syntax.parse import unquote
 
 MAX_DIGITS = 1000
 
@@ -65,11 +66,8 @@ class _Builder(Transformer):
             return int(s[2:], 16)
         if len(s) > MAX_DIGITS:
             self.diagnostics.append(
-                Diagnostic(
-                    code="FX-LIM-001",
-                    severity=lookup("FX-LIM-001").severity,
-                    message=f"number with {len(s)} digits exceeds the limit of {MAX_DIGITS}",
-                    primary=Label(Span(self.path, tok.start_pos, tok.end_pos), "too long"),
+                diagnostic(codes.LIM_001, f"number with {len(s)} digits exceeds the limit of {MAX_DIGITS}",
+                    Span(self.path, tok.start_pos, tok.end_pos), "too long",
                     help="write large constants as products or sizes, such as `4 TiB`",
                 )
             )
@@ -83,13 +81,13 @@ class _Builder(Transformer):
 
     def policy_decl(self, meta: Meta, ch: list[Any]) -> ast.PolicyDecl:
         budget = ch[1] if len(ch) > 1 else None
-        return ast.PolicyDecl(_unquote(ch[0]), self._span(meta), budget)
+        return ast.PolicyDecl(unquote(ch[0]), self._span(meta), budget)
 
     def solver_budget(self, meta: Meta, ch: list[Any]) -> int:
         return int(str(ch[0]).replace("_", ""), 0)
 
     def include_decl(self, meta: Meta, ch: list[Any]) -> ast.IncludeDecl:
-        return ast.IncludeDecl(_unquote(ch[0]), self._span(meta))
+        return ast.IncludeDecl(unquote(ch[0]), self._span(meta))
 
     def fabric_decl(self, meta: Meta, ch: list[Any]) -> ast.FabricDecl:
         return ast.FabricDecl(tuple(ch), self._span(meta))
@@ -342,21 +340,3 @@ class _Builder(Transformer):
 
     def cmp_op(self, meta: Meta, ch: list[Any]) -> str:
         return str(ch[0])
-
-
-def _unquote(tok: Token) -> str:
-    """Return the value of a STRING token: quotes removed, ``\\"`` and ``\\\\`` unescaped."""
-    body = str(tok)[1:-1]
-    if "\\" not in body:
-        return body
-    out: list[str] = []
-    i = 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            out.append(body[i + 1])
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)

@@ -15,7 +15,8 @@ refer to that standard):
   ``justification`` (3.35); with a baseline, ``baselineState`` ``new`` (3.27.24), and the stale
   entries in the run's property bag;
 - ``columnKind`` ``unicodeCodePoints`` (3.14.5): fxverify counts characters, not UTF-16 units.
-Crashed checks become ``toolExecutionNotifications`` (3.20.21). Output is deterministic.
+A crashed check is a result of rule FX-INT-001, and the invocation is not successful (3.20.14).
+Output is deterministic.
 """
 
 from __future__ import annotations
@@ -27,9 +28,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fxverify.diagnostics.codes import REGISTRY
+from fxverify import __version__
+from fxverify.diagnostics.codes import REGISTRY, Severity
 from fxverify.diagnostics.fingerprint import FINGERPRINT_VERSION, fingerprint
-from fxverify.diagnostics.model import Diagnostic, Label, Severity
+from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.gate.report import Report
 from fxverify.source import SourceMap, Span
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -55,14 +58,14 @@ def _rules() -> list[dict[str, Any]]:
     out = []
     for c in REGISTRY.values():
         out.append({
-            "id": c.code, "name": rule_name(c.title),
+            "id": str(c), "name": rule_name(c.title),
             "shortDescription": {"text": c.title},
             "fullDescription": {"text": c.rule},
-            "help": {"text": f"{c.rule}. Run `fxverify explain {c.code}` for why it matters and a failing and a fixed example.",
-                     "markdown": f"**{c.code}: {c.title}**\n\n{c.rule}.\n\n"
-                                 f"Run `fxverify explain {c.code}` for why it matters and a failing and a fixed example."},
+            "help": {"text": f"{c.rule}. Run `fxverify explain {c}` for why it matters and a failing and a fixed example.",
+                     "markdown": f"**{c}: {c.title}**\n\n{c.rule}.\n\n"
+                                 f"Run `fxverify explain {c}` for why it matters and a failing and a fixed example."},
             "defaultConfiguration": {"level": _LEVEL[c.severity]},
-            "properties": {"tags": [c.family]},
+            "properties": {"tags": [c.family.value]},
         })
     return out
 
@@ -139,19 +142,14 @@ def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_basel
     return res
 
 
-def report_to_sarif(report) -> str:
+def report_to_sarif(report: Report) -> str:
     """Render a ``gate.Report`` as a SARIF 2.1.0 log (JSON text, sorted keys, two-space indent)."""
-    from fxverify import __version__
-
     rules = _rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     with_baseline = report.baseline is not None
     results = [_result(d, r.sources, index, with_baseline)
                for r in report.results for d in r.diagnostics if not d.baselined]
     invocation: dict[str, Any] = {"executionSuccessful": report.exit_code in (0, 1), "exitCode": report.exit_code}
-    if report.crashed:
-        invocation["toolExecutionNotifications"] = [
-            {"level": "error", "descriptor": {"id": "FX-INT-001"}, "message": {"text": msg.strip()}} for msg in report.crashed]
     run: dict[str, Any] = {
         "tool": {"driver": {"name": "fxverify", "version": __version__, "semanticVersion": __version__, "rules": rules}},
         "columnKind": "unicodeCodePoints",

@@ -1,56 +1,21 @@
 """Counterexample -> trace: the dataflow events a person reads to see why an obligation failed.
 
 Takes a policy, an obligation's primary edges, a decoded ``Witness`` and the simulator's confirmed
-``Violation``; produces a ``Trace`` of ``TraceEvent``s in time order (BRIEF section 5). Only the
-edges involved appear; at equal times an end comes before a start (intervals are half-open).
-Renderers format traces; they never see solver objects. Emits no diagnostics.
+``Violation``; produces a ``diagnostics.model.Trace`` of ``TraceEvent``s in time order (BRIEF
+section 5). Only the edges involved appear; at equal times an end comes before a start
+(intervals are half-open). Renderers format traces; they never see solver objects. Emits no
+diagnostics.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from fxverify.diagnostics.codes import Code
+from fxverify.diagnostics.model import Trace, TraceEvent
 from fxverify.ir import AccessMode, Footprint, Policy
-from fxverify.obligations.base import Witness
-from fxverify.simulate import Simulator, Violation
-from fxverify.source import NO_SPAN, Span
+from fxverify.obligations.witness import Witness
+from fxverify.replay.simulate import Simulator, Violation
 
 _VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
-
-
-@dataclass(frozen=True)
-class TraceEvent:
-    """One step of a trace.
-
-    ``time`` is ns in the witness schedule (``None`` for schedule-independent facts). ``kind`` is
-    ``start``, ``end``, ``handoff``, ``lease``, ``release``, ``flush``, ``map`` or ``fact``.
-    ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
-    ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
-    the rule breaks.
-    """
-
-    step: int
-    time: int | None
-    device: str
-    hook: str
-    edge: str
-    kind: str
-    detail: str
-    span: Span = NO_SPAN
-    owner_before: str | None = None
-    owner_after: str | None = None
-    violation: bool = False
-
-
-@dataclass(frozen=True)
-class Trace:
-    """A replayed counterexample: events, the rule broken (``why``) and a fix hint."""
-
-    code: str
-    events: tuple[TraceEvent, ...]
-    why: str
-    fix: str
-    facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)
 
 
 def describe_footprint(fp: Footprint, address: int | None = None, element: int | None = None) -> str:
@@ -65,7 +30,7 @@ def describe_footprint(fp: Footprint, address: int | None = None, element: int |
     return out
 
 
-def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v: Violation, why: str, fix: str,
+def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, v: Violation, why: str, fix: str,
                 sim: Simulator | None = None) -> Trace:
     """Build the trace of a confirmed counterexample.
 
@@ -81,7 +46,7 @@ def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v
             e = policy.edges[eid]
             s, f = sched[eid]
             accs = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(eid))}"
-                             for a in e.accesses()) or e.action
+                             for a in e.accesses()) or e.action.value
             for r in e.releases:
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", detail=f"releases `{r.region}` ({r.kind.value})")))
             for op in e.map_ops:
@@ -107,7 +72,7 @@ def build_trace(policy: Policy, code: str, edges: tuple[int, ...], w: Witness, v
         for i, eid in enumerate(edges):
             e = policy.edges[eid]
             detail = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(eid))}"
-                               for a in e.accesses()) or e.action
+                               for a in e.accesses()) or e.action.value
             raw.append(((i,), dict(time=None, e=e, kind="fact", detail=detail)))
     raw.sort(key=lambda t: t[0])
     mark = _violating_index(raw, w, v)

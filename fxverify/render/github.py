@@ -12,7 +12,10 @@ out; stale baseline entries are one ``notice`` each. Output is deterministic.
 
 from __future__ import annotations
 
-from fxverify.diagnostics.model import Diagnostic, Severity
+from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic
+from fxverify.gate.report import Report
+from fxverify.source import SourceMap
 
 _CMD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
 
@@ -27,11 +30,9 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def _command(d: Diagnostic, sources) -> str:
-    from fxverify.diagnostics.codes import REGISTRY
-
+def _command(d: Diagnostic, sources: SourceMap) -> str:
     cmd = "notice" if d.suppressed_reason is not None else _CMD[d.severity]
-    title = f"{d.code} {REGISTRY[d.code].title}" if d.code in REGISTRY else d.code
+    title = f"{d.code} {d.code.title}"
     if d.suppressed_reason is not None:
         title += " (suppressed)"
     params = []
@@ -53,7 +54,7 @@ def _command(d: Diagnostic, sources) -> str:
     return f"::{cmd} {','.join(params)}::{escape_data(chr(10).join(lines))}"
 
 
-def report_to_github(report) -> str:
+def report_to_github(report: Report) -> str:
     """Render a ``gate.Report`` as workflow commands, one per line."""
     out = [_command(d, r.sources) for r in report.results for d in r.diagnostics if not d.baselined]
     if report.baseline is not None:
@@ -61,6 +62,4 @@ def report_to_github(report) -> str:
             out.append(f"::notice file={escape_property(e.path)},title={escape_property('stale baseline entry ' + e.code)}::"
                        + escape_data(f"{e.message} no longer occurs; `fxverify check --update-baseline "
                                      f"{report.baseline.path}` drops it"))
-    for msg in report.crashed:
-        out.append(f"::error title=FX-INT-001 internal error::{escape_data(msg.strip())}")
     return "".join(line + "\n" for line in out)

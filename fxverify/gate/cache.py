@@ -3,15 +3,14 @@
 Two levels, both on disk under one directory (the user's cache directory by default, from
 ``platformdirs``):
 
-- ``obligations/``: one entry per solver query. The key is the SHA-256 of the query's SMT-LIB2
-  text (``smt.smtlib.query_to_smtlib`` without its comment lines, which name files and never change
-  the answer), the solver's version and the solver options (seed, rlimit, timeout). The value is the
-  raw ``Result`` (status, model, core, reason). Changing one edge changes the text of only the
-  obligations that mention it, so only those are solved again.
+- ``obligations/``: one entry per solver query, keyed by ``smt.caching.CachingBackend.key`` (the
+  SHA-256 of the query's SMT-LIB2 text without comment lines, the solver's version and options).
+  The value is the raw ``Result`` (status, model, core, reason). Changing one edge changes the text
+  of only the obligations that mention it, so only those are solved again.
 - ``policies/``: one entry per policy file. The key hashes the path as named, the file's text, the
   check options, the solver version and the source of fxverify itself; the entry lists every file
   the policy read (includes) with its SHA-256, and holds the whole ``CheckResult`` as a record
-  (``fxverify.record``). A hit needs every listed file unchanged. Re-checking an unchanged policy
+  (``gate.serialize``). A hit needs every listed file unchanged. Re-checking an unchanged policy
   therefore loads, generates and solves nothing.
 
 Writes go to a temporary file in the same folder and are renamed into place, so concurrent runs
@@ -32,12 +31,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fxverify
 from fxverify import pipeline
 from fxverify.atomic import replace_atomically
-from fxverify.pipeline import CheckOptions, CheckResult, make_backend
-from fxverify.record import result_from_record, result_to_record
-from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
-from fxverify.smt.smtlib import query_to_smtlib
+from fxverify.gate.serialize import result_from_record, result_to_record
+from fxverify.pipeline import CheckOptions
+from fxverify.result import CheckResult, Verdict
+from fxverify.smt.backend import Backend, Result, SolverOptions, Status
+from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, sha256
+from fxverify.smt.factory import open_backend, solver_version
 from fxverify.source import SourceMap
 
 #: Layout version of the cache directory; a new layout uses a new subfolder.
@@ -52,31 +54,18 @@ def default_cache_dir() -> str:
     return platformdirs.user_cache_dir("fxverify", appauthor=False)
 
 
-def _sha(*parts: str | bytes) -> str:
-    h = hashlib.sha256()
-    for p in parts:
-        h.update(p.encode("utf-8") if isinstance(p, str) else p)
-        h.update(b"\x00")
-    return h.hexdigest()
-
-
 _CODE_HASH: str | None = None
 
 
 def code_fingerprint() -> str:
-    """SHA-256 over fxverify's own source files (``*.py``, ``*.lark``): a policy result computed by
-    other code is never reused."""
+    """SHA-256 over the source files of the whole fxverify package (``*.py``, ``*.lark``): a policy
+    result computed by other code is never reused."""
     global _CODE_HASH
     if _CODE_HASH is None:
-        root = Path(__file__).resolve().parent
+        root = Path(fxverify.__file__).resolve().parent
         files = sorted(p for p in root.rglob("*") if p.suffix in (".py", ".lark") and p.is_file())
-        _CODE_HASH = _sha(*[p.relative_to(root).as_posix().encode() + b"\x00" + p.read_bytes() for p in files])
+        _CODE_HASH = sha256(*[p.relative_to(root).as_posix().encode() + b"\x00" + p.read_bytes() for p in files])
     return _CODE_HASH
-
-
-def obligation_text(query: Query) -> str:
-    """The SMT-LIB2 text that keys a query: ``query_to_smtlib`` without comment lines."""
-    return "".join(ln + "\n" for ln in query_to_smtlib(query).splitlines() if not ln.startswith(";"))
 
 
 def _timed_out(reason: str) -> bool:
@@ -84,13 +73,10 @@ def _timed_out(reason: str) -> bool:
 
 
 @dataclass
-class CacheStats:
+class CacheStats(QueryCounts):
     """Counts of one run. Obligations: ``hits`` answered by the cache, ``misses`` not found
-    (each then solved by Z3: ``solved``). Policies: ``policy_hits``/``policy_misses``."""
+    (each then solved: ``solved``). Policies: ``policy_hits``/``policy_misses``."""
 
-    hits: int = 0
-    misses: int = 0
-    solved: int = 0
     policy_hits: int = 0
     policy_misses: int = 0
 
@@ -169,7 +155,7 @@ class ResultCache:
         errors, internal errors and timed-out verdicts, which must be computed again."""
         if result.input_error or result.internal_error:
             return
-        if any(v.status.value == "unknown" and _timed_out(v.reason) for v in result.verdicts):
+        if any(v.verdict is Verdict.UNKNOWN and _timed_out(v.reason) for v in result.outcomes):
             return
         deps = []
         for path in result.sources.paths():
@@ -184,75 +170,6 @@ class ResultCache:
         self._write("policies", key, {"deps": deps, "record": result_to_record(result)})
 
 
-class CachingBackend:
-    """A ``Backend`` that answers from the ``ResultCache`` and asks Z3 only on a miss.
-
-    ``solver`` is the effective ``SolverOptions`` (part of the key); ``make`` builds the real
-    backend on the first miss. ``stats`` counts hits, misses and solved queries.
-    """
-
-    name = "z3+cache"
-
-    def __init__(self, cache: ResultCache, solver: SolverOptions, stats: CacheStats,
-                 make: Callable[[SolverOptions], Backend] = make_backend) -> None:
-        self.cache, self.solver, self.stats, self._make = cache, solver, stats, make
-        self._inner: Backend | None = None
-
-    def _backend(self) -> Backend:
-        if self._inner is None:
-            self._inner = self._make(self.solver)
-        return self._inner
-
-    def version(self) -> str:
-        """The real solver's version."""
-        return self._backend().version()
-
-    def key(self, query: Query) -> str:
-        """The cache key of ``query``: SHA-256 of its SMT-LIB2 text, solver version and options."""
-        o = self.solver
-        return _sha(obligation_text(query), self.version(), f"seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms}")
-
-    def check(self, query: Query) -> Result:
-        """Answer ``query`` from the cache, or decide it with Z3 and store the answer."""
-        return self.check_many([query])[0]
-
-    def check_many(self, queries: list[Query]) -> list[Result]:
-        """Answer each query from the cache; decide the misses as one batch (``solve_batch``: a
-        pool backend spreads it over processes) and store their answers. Results in input order."""
-        keys = [self.key(q) for q in queries]
-        known: dict[str, Result] = {}
-        todo: dict[str, Query] = {}  # misses, one per key: equal texts are solved once
-        for k, q in zip(keys, queries):
-            if k in known or k in todo:
-                continue
-            hit = self.cache.get_result(k)
-            if hit is None:
-                todo[k] = q
-            else:
-                known[k] = hit
-        self.stats.misses += len(todo)
-        self.stats.hits += len(queries) - len(todo)
-        if todo:
-            solved = pipeline.solve_batch(self._backend(), list(todo.values()))
-            self.stats.solved += len(todo)
-            for k, res in zip(todo, solved):
-                self.cache.put_result(k, res)
-                known[k] = res
-        return [known[k] for k in keys]
-
-    def close(self) -> None:
-        """Close the real backend if it holds resources (a process pool)."""
-        close = getattr(self._inner, "close", None)
-        if close is not None:
-            close()
-
-
-def _solver_version() -> str:
-    from fxverify.smt.z3_backend import Z3Backend
-
-    return Z3Backend().version()
-
-
 def policy_key(path: str, options: CheckOptions) -> str | None:
     """The policy-level key of ``path`` under ``options``; ``None`` when the file cannot be read
     (the check itself then reports it)."""
@@ -263,15 +180,15 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
         return None
     o = options.solver
     opts = f"prune={options.prune} seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms} limits={options.limits!r}"
-    return _sha(path, raw, opts, _solver_version(), code_fingerprint())
+    return sha256(path, raw, opts, solver_version(), code_fingerprint())
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
                  progress: Callable[[int], None] | None = None, jobs: int = 1) -> CheckResult:
     """Check ``path`` through the cache: a policy-level hit returns the stored result; otherwise
-    the pipeline runs with a ``CachingBackend`` and the result is stored. With ``cache=None``
-    (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in. With ``jobs > 1``
-    the queries that reach Z3 are decided in a pool of that many processes (``smt.pool``).
+    the pipeline runs with a ``CachingBackend`` over the solver and the result is stored. With
+    ``cache=None`` (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in. With
+    ``jobs > 1`` the queries that reach the solver are decided in a pool of that many processes.
     Raises only what ``pipeline.check`` raises (bugs)."""
     key = None
     if cache is not None and not options.dump_smt:
@@ -284,48 +201,13 @@ def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, st
             return hit
         stats.policy_misses += 1
     before = (stats.hits, stats.solved)
-    made: list = []
-
-    def solver_backend(solver: SolverOptions) -> Backend:
-        if jobs > 1:
-            from fxverify.smt.pool import PoolBackend
-
-            return PoolBackend(solver, jobs)
-        return make_backend(solver)
 
     def make(solver: SolverOptions) -> Backend:
-        b = _CountingBackend(solver_backend(solver), stats) if cache is None else CachingBackend(cache, solver, stats, solver_backend)
-        made.append(b)
-        return b
+        inner = open_backend(solver, jobs=jobs)
+        return CountingBackend(inner, stats) if cache is None else CachingBackend(inner, cache, solver, stats)
 
-    try:
-        result = pipeline.check(path, options, progress=progress, make=make)
-    finally:
-        for b in made:
-            b.close()
+    result = pipeline.check(path, options, make=make, progress=progress)
     result.cache_hits, result.solved = stats.hits - before[0], stats.solved - before[1]
     if cache is not None and key is not None:
         cache.put_policy(key, result)
     return result
-
-
-class _CountingBackend:
-    """Counts the queries a backend decides (``--no-cache`` still reports ``solved``)."""
-
-    def __init__(self, inner: Backend, stats: CacheStats) -> None:
-        self.inner, self.stats, self.name = inner, stats, inner.name
-
-    def version(self) -> str:
-        return self.inner.version()
-
-    def check(self, query: Query) -> Result:
-        return self.check_many([query])[0]
-
-    def check_many(self, queries: list[Query]) -> list[Result]:
-        self.stats.solved += len(queries)
-        return pipeline.solve_batch(self.inner, queries)
-
-    def close(self) -> None:
-        close = getattr(self.inner, "close", None)
-        if close is not None:
-            close()

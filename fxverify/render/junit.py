@@ -16,8 +16,12 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from fxverify.diagnostics.model import Diagnostic, Severity
-from fxverify.diagnostics.render.text import render_diagnostic, to_plain
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic
+from fxverify.gate.report import Report
+from fxverify.render.text import render_diagnostic, to_plain
+from fxverify.result import CheckResult
 
 _INDEX = re.compile(r"\[\d+\]")
 
@@ -33,7 +37,7 @@ def _outcome(case: ET.Element, d: Diagnostic, sources, fail_on_warning: bool) ->
         ET.SubElement(case, "skipped", message=f"suppressed {d.code}: {d.suppressed_reason}")
         return
     if d.severity is Severity.ERROR or (d.severity is Severity.WARNING and fail_on_warning):
-        tag = "error" if d.code in ("FX-SMT-001", "FX-INT-001") or not d.policy else "failure"
+        tag = "error" if d.code in (codes.SMT_001, codes.INT_001) or not d.policy else "failure"
         el = ET.SubElement(case, tag, message=d.message, type=d.code)
         el.text = body
     else:
@@ -44,16 +48,16 @@ def _outcome(case: ET.Element, d: Diagnostic, sources, fail_on_warning: bool) ->
         out.text += body
 
 
-def _suite(r, fail_on_warning: bool, stats: bool) -> ET.Element:
+def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
     suite = ET.Element("testsuite", name=r.path)
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="policy", value=r.name or "")
     ET.SubElement(props, "property", name="verdict", value=r.verdict.value if r.verdict else "error")
     cases: dict[str, ET.Element] = {}
     status: dict[str, str] = {}
-    for v in r.verdicts:
-        cases[v.key] = ET.Element("testcase", classname=f"{r.path}.{v.family}", name=v.key)
-        status[v.key] = v.status.value
+    for v in r.outcomes:
+        cases[v.key] = ET.Element("testcase", classname=f"{r.path}.{v.family.value}", name=v.key)
+        status[v.key] = v.verdict.value
     extra: list[ET.Element] = []
     shown: dict[str, Diagnostic] = {}  # family key -> the diagnostic that stands for its instances
     for d in r.diagnostics:
@@ -76,7 +80,7 @@ def _suite(r, fail_on_warning: bool, stats: bool) -> ET.Element:
         if d.suppressed_reason is not None:
             ET.SubElement(case, "skipped", message=f"suppressed {d.code}: {d.suppressed_reason}")
         elif d.severity is Severity.ERROR or fail_on_warning:
-            tag = "error" if d.code in ("FX-SMT-001", "FX-INT-001") else "failure"
+            tag = "error" if d.code in (codes.SMT_001, codes.INT_001) else "failure"
             el = ET.SubElement(case, tag, message=f"another instance of: {d.message}", type=d.code)
             el.text = f"same finding as `{d.obligation}`; its trace is in that test case\n"
     all_cases = list(cases.values()) + extra
@@ -90,17 +94,10 @@ def _suite(r, fail_on_warning: bool, stats: bool) -> ET.Element:
     return suite
 
 
-def report_to_junit(report) -> str:
+def report_to_junit(report: Report) -> str:
     """Render a ``gate.Report`` as JUnit XML text (UTF-8, two-space indent)."""
     root = ET.Element("testsuites", name="fxverify")
     suites = [_suite(r, report.gate.fail_on == "warning", report.stats) for r in report.results]
-    if report.crashed:
-        s = ET.Element("testsuite", name="internal errors", tests=str(len(report.crashed)), failures="0",
-                       errors=str(len(report.crashed)), skipped="0")
-        for i, msg in enumerate(report.crashed):
-            case = ET.SubElement(s, "testcase", classname="fxverify", name=f"crash {i + 1}")
-            ET.SubElement(case, "error", message=msg.splitlines()[0], type="FX-INT-001").text = msg
-        suites.append(s)
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
     if report.stats:

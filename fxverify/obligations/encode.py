@@ -1,9 +1,11 @@
-"""Shared encodings of the execution model (BRIEF section 2) into ``Term``s.
+"""The encoding of IR facts into solver-neutral terms: the execution model of BRIEF section 2.
 
-Schedules: each edge ``e`` gets integer variables ``s_<eid>`` and ``f_<eid>`` (ns) with
-``0 <= s < f``; an HB pair ``a -> b`` becomes ``f_a <= s_b``. Footprints: membership of an address
-``x`` is ``x = base + k*stride + o`` with ``0 <= k < count`` and ``0 <= o < elem`` (exact for strided
-footprints, linear because strides are constants). Emits no diagnostics.
+Schedules: each edge ``e`` gets integer variables ``start(e)`` and ``finish(e)`` (ns, printed
+``s_<eid>`` and ``f_<eid>``) with ``0 <= start < finish``; an HB pair ``a -> b`` becomes
+``finish(a) <= start(b)``. Footprints: membership of an address ``x`` is
+``x = base + k*stride + o`` with ``0 <= k < count`` and ``0 <= o < elem`` (exact for strided
+footprints, linear because strides are constants). Obligations build their queries from these and
+read model values back through the same terms. Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -15,19 +17,19 @@ from fxverify.ir import Footprint
 from fxverify.smt.terms import Term, and_, between, eq, int_var, mod
 
 
-def s(eid: int) -> Term:
-    """Start time variable of edge ``eid``."""
+def start(eid: int) -> Term:
+    """The start time of edge ``eid``, in ns."""
     return int_var(f"s_{eid}")
 
 
-def f(eid: int) -> Term:
-    """Finish time variable of edge ``eid``."""
+def finish(eid: int) -> Term:
+    """The finish time of edge ``eid``, in ns (the interval is ``[start, finish)``)."""
     return int_var(f"f_{eid}")
 
 
 def overlap(a: int, b: int) -> Term:
     """The half-open intervals of edges ``a`` and ``b`` intersect."""
-    return and_(s(a) < f(b), s(b) < f(a))
+    return and_(start(a) < finish(b), start(b) < finish(a))
 
 
 def relevant_edges(graph: PolicyGraph, primary: Iterable[int]) -> set[int]:
@@ -56,12 +58,17 @@ def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, 
     keep = set(ids)
     out: list[tuple[str | None, Term]] = []
     for e in ids:
-        out.append((f"dur_{e}", and_(0 <= s(e), s(e) < f(e))))
+        out.append((f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))))
     for e in ids:
         for p in sorted(graph.hb.predecessors(e)):
             if p in keep:
-                out.append((f"hb_{p}_{e}", f(p) <= s(e)))
+                out.append((hb_label(p, e), finish(p) <= start(e)))
     return out
+
+
+def hb_label(a: int, b: int) -> str:
+    """The label of the constraint ``a`` happens-before ``b`` (what an unsat core names)."""
+    return f"hb_{a}_{b}"
 
 
 def member(fp: Footprint, addr: Term, tag: str) -> tuple[Term, Term]:
@@ -85,5 +92,5 @@ def time_objectives(eids: Iterable[int]) -> list[Term]:
     """Minimisation objectives that make witness schedules small and deterministic."""
     out: list[Term] = []
     for e in sorted(set(eids)):
-        out.extend((f(e), s(e)))
+        out.extend((finish(e), start(e)))
     return out

@@ -9,9 +9,11 @@ marked, the rule (``why``) and a fix hint.
 
 from __future__ import annotations
 
-from fxverify.diagnostics.model import Diagnostic, Severity
+from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic, Trace
+from fxverify.gate.report import Report
+from fxverify.result import CheckResult, Verdict
 from fxverify.source import SourceMap, Span
-from fxverify.trace import Trace
 
 Seg = tuple[str, str]
 Line = list[Seg]
@@ -104,13 +106,11 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
     return out
 
 
-def render_summary(result, stats: bool = False) -> list[Line]:
+def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
     """Summary lines: verdict, obligations per family with how they were discharged; with
     ``stats``, wall time too (left out by default so that output is byte-for-byte repeatable)."""
-    from fxverify.pipeline import Status3
-
     v = result.verdict
-    style = {Status3.PROVED: "bold green", Status3.REFUTED: "bold red", Status3.UNKNOWN: "bold yellow"}.get(v, "bold red")
+    style = {Verdict.PROVED: "bold green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "bold yellow"}.get(v, "bold red")
     out: list[Line] = []
     counts = result.counts()
     total = sum(sum(c[k] for k in ("proved", "refuted", "unknown")) for c in counts.values())
@@ -141,7 +141,7 @@ def to_rich(lines: list[Line]):
     return out
 
 
-def render_report(report) -> list[Line]:
+def render_report(report: Report) -> list[Line]:
     """A whole run (``gate.Report``): each policy's diagnostics (findings a baseline accepted are
     left out) and summary, stale baseline entries, then the run's summary table. Wall time and
     cache counts appear only with ``report.stats``."""

@@ -6,7 +6,7 @@ two-space indent, entries sorted), documented in ``specs/output.md``:
 ``{"fxverify_baseline": 1, "entries": [{"fingerprint", "code", "policy", "path", "edges",
 "witness", "message"}]}``. Only the fingerprint decides a match; the other fields are there for the
 person reviewing the file. Emits no diagnostics; a file that cannot be read or decoded raises
-``BaselineError``, which the command line reports with exit code 2.
+``BaselineError``, which the gate reports as FX-GATE-001 (exit code 2).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ import json
 from dataclasses import asdict, dataclass, replace
 
 from fxverify.diagnostics.fingerprint import fingerprint
-from fxverify.diagnostics.model import Severity
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Severity
 from fxverify.errors import FxError
 
 BASELINE_VERSION = 1
@@ -41,7 +42,7 @@ class BaselineEntry:
 def baselinable(d) -> bool:
     """Findings a baseline can accept: active errors and warnings of a loaded policy (not notes,
     not input or internal errors, not already suppressed)."""
-    return d.active and d.severity is not Severity.NOTE and bool(d.policy) and d.code != "FX-INT-001"
+    return d.active and d.severity is not Severity.NOTE and bool(d.policy) and d.code is not codes.INT_001
 
 
 def entries_from(results: list) -> list[BaselineEntry]:

@@ -1,10 +1,12 @@
-"""``CheckResult`` <-> plain JSON-ready records, for the result cache and the ``--jobs`` pool.
+"""Serialising results: ``CheckResult`` <-> plain JSON-ready records, for the result cache and
+the worker processes of ``--jobs``.
 
-Takes a ``CheckResult`` (with its diagnostics, traces and verdicts) and produces nested dicts,
-lists, strings and numbers that ``json`` can write; and back. The record keeps everything the
-renderers use, and leaves out the resolved ``Policy`` (``result.policy`` is ``None`` after a round
-trip). Source texts are not in the record: the caller passes them back as a ``SourceMap``.
-Rendering a result before and after a round trip gives the same bytes. Emits no diagnostics.
+Takes a ``CheckResult`` (with its diagnostics, traces, outcomes and refutations) and produces
+nested dicts, lists, strings and numbers that ``json`` can write; and back. The record keeps
+everything the renderers and the lowering use, and leaves out the resolved ``Policy``
+(``result.policy`` is ``None`` after a round trip). Source texts are not in the record: the caller
+passes them back as a ``SourceMap``. Rendering a result before and after a round trip gives the
+same bytes. Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -15,13 +17,14 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from fxverify.diagnostics.model import Diagnostic, Label, Severity
-from fxverify.pipeline import CheckResult, Status3, Verdict
+from fxverify.diagnostics.codes import Severity, lookup_strict
+from fxverify.diagnostics.model import Diagnostic, Label, Trace, TraceEvent
+from fxverify.obligations.witness import Witness
+from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.source import SourceMap, Span
-from fxverify.trace import Trace, TraceEvent
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
-RECORD_VERSION = 2
+RECORD_VERSION = 3
 
 
 def _span(s: Span) -> list:
@@ -54,7 +57,7 @@ def _untrace(v: dict | None) -> Trace | None:
     events = tuple(TraceEvent(step=e[0], time=e[1], device=e[2], hook=e[3], edge=e[4], kind=e[5], detail=e[6],
                               span=_unspan(e[7]), owner_before=e[8], owner_after=e[9], violation=bool(e[10]))
                    for e in v["events"])
-    return Trace(code=v["code"], events=events, why=v["why"], fix=v["fix"],
+    return Trace(code=lookup_strict(v["code"]), events=events, why=v["why"], fix=v["fix"],
                  facts=tuple((str(a), str(b)) for a, b in v["facts"]))
 
 
@@ -69,44 +72,58 @@ def diagnostic_to_record(d: Diagnostic) -> dict[str, Any]:
 def diagnostic_from_record(v: dict[str, Any]) -> Diagnostic:
     """Inverse of ``diagnostic_to_record``. Raises ``KeyError``/``ValueError``/``TypeError`` on a
     malformed record (the cache treats that as a corrupted entry)."""
-    return Diagnostic(v["code"], Severity(v["severity"]), v["message"], _unlabel(v["primary"]),
+    return Diagnostic(lookup_strict(v["code"]), Severity(v["severity"]), v["message"], _unlabel(v["primary"]),
                       tuple(_unlabel(r) for r in v["related"]), tuple(v["notes"]), v["help"], _untrace(v["trace"]),
                       v["suppressed"], v["policy"], v["obligation"], tuple(v["edges"]), v["witness"],
                       bool(v["baselined"]))
 
 
+def _witness(w: Witness) -> dict[str, Any]:
+    return {"schedule": [[e, s, f] for e, (s, f) in sorted(w.schedule.items())], "address": w.address, "space": w.space,
+            "elements": [[e, k] for e, k in sorted(w.elements.items())], "values": [[k, v] for k, v in w.values.items()],
+            "cycle": list(w.cycle)}
+
+
+def _unwitness(v: dict[str, Any]) -> Witness:
+    return Witness(schedule={int(e): (int(s), int(f)) for e, s, f in v["schedule"]},
+                   address=None if v["address"] is None else int(v["address"]), space=v["space"],
+                   elements={int(e): int(k) for e, k in v["elements"]},
+                   values={str(k): x if isinstance(x, str) else int(x) for k, x in v["values"]},
+                   cycle=[int(e) for e in v["cycle"]])
+
+
 def result_to_record(r: CheckResult) -> dict[str, Any]:
-    """``r`` as a JSON-ready dict. A real policy has hundreds of thousands of verdicts, so they are
-    stored compactly: the keys as one newline-joined string, and per verdict the index of its
-    ``(code, family, status, method, reason)`` kind, as base64 of 32-bit integers. The counts per
-    family are stored too, so a summary never needs to decode the verdicts."""
+    """``r`` as a JSON-ready dict. A real policy has hundreds of thousands of outcomes, so they are
+    stored compactly: the keys as one newline-joined string, and per outcome the index of its
+    ``(code, verdict, method, reason)`` kind, as base64 of 32-bit integers. The counts per family
+    are stored too, so a summary never needs to decode the outcomes."""
     kinds: dict[tuple[str, ...], int] = {}
-    ids = array("I", (kinds.setdefault((v.code, v.family, v.status.value, v.method, v.reason), len(kinds))
-                      for v in r.verdicts))
+    ids = array("I", (kinds.setdefault((v.code, v.verdict.value, v.method, v.reason), len(kinds)) for v in r.outcomes))
     return {"version": RECORD_VERSION, "path": r.path, "name": r.name, "solver_calls": r.solver_calls,
-            "keys": "\n".join(v.key for v in r.verdicts), "kinds": [list(k) for k in kinds],
+            "keys": "\n".join(v.key for v in r.outcomes), "kinds": [list(k) for k in kinds],
             "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),
             "counts": {fam: dict(c) for fam, c in r.counts().items()},
-            "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics]}
+            "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics],
+            "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations]}
 
 
-class _Verdicts(Sequence):
-    """The verdicts of a record, decoded on first use (most reports only need the counts)."""
+class _Outcomes(Sequence):
+    """The outcomes of a record, decoded on first use (most reports only need the counts)."""
 
     def __init__(self, keys: str, kinds: list, ids: bytes) -> None:
         self._raw: tuple | None = (keys, kinds, ids)
-        self._items: list[Verdict] = []
+        self._items: list[Outcome] = []
 
-    def _decode(self) -> list[Verdict]:
+    def _decode(self) -> list[Outcome]:
         if self._raw is not None:
             keys, kinds, ids = self._raw
-            proto = [(str(c), str(f), Status3(s), str(m), str(why)) for c, f, s, m, why in kinds]
+            proto = [(lookup_strict(str(c)), Verdict(s), str(m), str(why)) for c, s, m, why in kinds]
             idx = array("I")
             idx.frombytes(ids)
             names = keys.split("\n") if keys else []
             if len(names) != len(idx):
-                raise ValueError("verdict keys and kinds differ in length")
-            self._items = [Verdict(k, *proto[i]) for k, i in zip(names, idx)]
+                raise ValueError("outcome keys and kinds differ in length")
+            self._items = [Outcome(k, *proto[i]) for k, i in zip(names, idx)]
             self._raw = None
         return self._items
 
@@ -126,9 +143,11 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
     if v.get("version") != RECORD_VERSION:
         raise ValueError(f"record version {v.get('version')!r}")
     ids = base64.b64decode(v["kind_ids"], validate=True)
-    if len(ids) % array("I").itemsize or any(len(k) != 5 for k in v["kinds"]):
-        raise ValueError("malformed verdict kinds")
+    if len(ids) % array("I").itemsize or any(len(k) != 4 for k in v["kinds"]):
+        raise ValueError("malformed outcome kinds")
     counts = {str(fam): Counter({str(k): int(n) for k, n in c.items()}) for fam, c in v["counts"].items()}
-    return CheckResult(v["path"], None, sources, verdicts=_Verdicts(str(v["keys"]), v["kinds"], ids),  # type: ignore[arg-type]
-                       diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]],
+    refutations = [Refutation(str(k), lookup_strict(c), tuple(int(e) for e in edges), _unwitness(w))
+                   for k, c, edges, w in v["refutations"]]
+    return CheckResult(v["path"], None, sources, outcomes=_Outcomes(str(v["keys"]), v["kinds"], ids),
+                       diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]], refutations=refutations,
                        solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts)

@@ -14,7 +14,10 @@ import json
 from typing import Any
 
 from fxverify.diagnostics.fingerprint import fingerprint
+from fxverify import __version__
 from fxverify.diagnostics.model import Diagnostic, Label
+from fxverify.gate.report import Report
+from fxverify.result import CheckResult
 from fxverify.source import SourceMap
 
 
@@ -46,7 +49,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
     return out
 
 
-def _results(results: list, stats: bool) -> list[dict[str, Any]]:
+def _results(results: list[CheckResult], stats: bool) -> list[dict[str, Any]]:
     docs = []
     for r in results:
         counts = {fam: dict(sorted(c.items())) for fam, c in sorted(r.counts().items())}
@@ -65,15 +68,13 @@ def _results(results: list, stats: bool) -> list[dict[str, Any]]:
     return docs
 
 
-def results_to_json(results: list, stats: bool = False) -> str:
+def results_to_json(results: list[CheckResult], stats: bool = False) -> str:
     """Render ``CheckResult``s as one JSON document (sorted keys, two-space indent)."""
     return json.dumps({"fxverify": 1, "results": _results(results, stats)}, indent=2, sort_keys=True) + "\n"
 
 
-def report_to_json(report) -> str:
+def report_to_json(report: Report) -> str:
     """Render a ``gate.Report`` as the JSON document of ``specs/output.md``."""
-    from fxverify import __version__
-
     doc: dict[str, Any] = {"fxverify": 1, "tool": {"name": "fxverify", "version": __version__},
                            "results": _results(report.results, report.stats), "summary": report.totals(),
                            "exit_code": report.exit_code, "baseline": None}

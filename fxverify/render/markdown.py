@@ -11,10 +11,9 @@ cannot break the diagram. Output is deterministic.
 
 from __future__ import annotations
 
-from fxverify.diagnostics.codes import REGISTRY
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.diagnostics.render.text import location
-from fxverify.trace import Trace
+from fxverify.diagnostics.model import Diagnostic, Trace
+from fxverify.gate.report import Report
+from fxverify.render.text import location
 
 
 def _cell(s: str) -> str:
@@ -58,7 +57,7 @@ def _status(d: Diagnostic) -> str:
     return "suppressed" if d.suppressed_reason is not None else d.severity.value
 
 
-def report_to_markdown(report) -> str:
+def report_to_markdown(report: Report) -> str:
     """Render a ``gate.Report`` as Markdown."""
     t = report.totals()
     shown = [(r, d) for r in report.results for d in r.diagnostics if not d.baselined]
@@ -80,7 +79,7 @@ def report_to_markdown(report) -> str:
         out += ["### Findings", "", "| status | code | location | message |", "|---|---|---|---|"]
         for r, d in shown:
             where = f"`{_cell(location(r.sources, d.primary.span))}`" if d.primary is not None else f"`{_cell(r.path)}`"
-            title = REGISTRY[d.code].title if d.code in REGISTRY else ""
+            title = d.code.title
             msg = _cell(d.message) + (f" (reason: {_cell(d.suppressed_reason)})" if d.suppressed_reason is not None else "")
             out.append(f"| {_status(d)} | `{d.code}` {_cell(title)} | {where} | {msg} |")
         out.append("")
@@ -100,6 +99,4 @@ def report_to_markdown(report) -> str:
             if d.trace.fix:
                 out.append(f"- help: {_cell(d.trace.fix)}")
             out.append("")
-    for msg in report.crashed:
-        out += ["```", msg.strip(), "```", ""]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -1,0 +1,183 @@
+"""The pre-merge gate: one typed request in, one typed report out.
+
+``run_gate(GateRequest)`` finds the policy files (``discover``), reads the baseline
+(``baseline``), checks every policy through the result cache (``run``, ``cache``), applies the
+``--unknown`` policy and the baseline, writes a new baseline when asked, and decides the exit code
+(``report``). Problems of the run itself are diagnostics of their own codes in
+``Report.problems``: FX-USE-001 (no policy files), FX-USE-002 (conflicting options), FX-IO-001
+(an output that cannot be written), FX-GATE-001 (a baseline that cannot be read) and FX-GATE-002
+(a note: the baseline was not written because of input errors). The caller renders the report.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+from time import perf_counter
+from typing import Protocol
+
+from fxverify.atomic import write_text
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gate.baseline import BaselineEntry, BaselineError, apply_baseline, dump_baseline, entries_from, read_baseline
+from fxverify.gate.cache import CacheStats
+from fxverify.gate.discover import collect_policies
+from fxverify.gate.report import BaselineOutcome, GateOptions, Report
+from fxverify.gate.run import run_checks
+from fxverify.pipeline import CheckOptions
+from fxverify.result import CheckResult
+
+__all__ = ["BaselineOutcome", "GateOptions", "GateRequest", "Progress", "Report", "run_gate"]
+
+
+class Progress(Protocol):
+    """Where the gate reports progress (a progress bar): the number of policies, each one done,
+    and obligations as they are discharged (one policy at a time in this process only)."""
+
+    def start(self, policies: int) -> None:
+        """``policies`` files will be checked."""
+        ...
+
+    def done(self, path: str) -> None:
+        """The check of ``path`` finished."""
+        ...
+
+    def obligations(self, n: int) -> None:
+        """``n`` more obligations were discharged."""
+        ...
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """What ``fxverify check`` was asked: the ``paths`` (files and folders), the ``check`` options,
+    the ``gate`` options, at most one of ``baseline`` (report only new findings),
+    ``write_baseline`` (record the findings, exit 0) and ``update_baseline`` (like ``baseline``,
+    then drop stale entries), the result cache folder (``None``: no cache), ``jobs`` worker
+    processes, ``dump_smt`` (a folder that receives ``<policy stem>/<obligation>.smt2``),
+    ``stats`` (wall times and cache counts in the report) and where ``progress`` goes."""
+
+    paths: tuple[str, ...]
+    check: CheckOptions = CheckOptions()
+    gate: GateOptions = GateOptions()
+    baseline: str | None = None
+    write_baseline: str | None = None
+    update_baseline: str | None = None
+    cache_dir: str | None = None
+    jobs: int = 1
+    dump_smt: str | None = None
+    stats: bool = False
+    progress: Progress | None = None
+
+
+def run_gate(req: GateRequest) -> Report:
+    """Run the gate (see the module docstring). Never raises for bad input or unwritable outputs:
+    those are ``Report.problems``; a check that crashes is a result holding FX-INT-001."""
+    report = Report(stats=req.stats, gate=req.gate)
+    files = collect_policies(list(req.paths))
+    if not files:
+        return _stop(report, diagnostic(codes.USE_001, f"no policy files (*.fx) found in {', '.join(req.paths)}",
+                                        help="name policy files, or folders that hold them"))
+    if req.dump_smt is not None and os.path.exists(req.dump_smt) and not os.path.isdir(req.dump_smt):
+        return _stop(report, diagnostic(codes.IO_001, f"`--dump-smt {req.dump_smt}` is not a directory",
+                                        help="name a folder (it is created if missing)"))
+    chosen = [x for x in (req.baseline, req.write_baseline, req.update_baseline) if x is not None]
+    if len(chosen) > 1:
+        return _stop(report, diagnostic(codes.USE_002,
+                                        "use only one of `--baseline`, `--write-baseline` and `--update-baseline`"))
+    known: list[BaselineEntry] | None = None
+    read_from = req.baseline or req.update_baseline
+    if read_from is not None:
+        try:
+            known = read_baseline(read_from)
+        except BaselineError as err:
+            return _stop(report, diagnostic(codes.GATE_001, str(err),
+                                            help="record one with `fxverify check --write-baseline FILE`"))
+    if req.dump_smt is not None:
+        results, cache, seconds, problem = _run_dumping(files, req)
+        if problem is not None:
+            return _stop(report, problem)
+    else:
+        t0 = perf_counter()
+        p = req.progress
+        if p is not None:
+            p.start(len(files))
+        results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p.done if p else None,
+                                    p.obligations if p else None)
+        seconds = perf_counter() - t0
+    if req.gate.unknown == "warn":
+        _unknown_as_warning(results)
+    report.results, report.cache, report.seconds = results, cache, seconds
+    if known is not None:
+        matched, stale = apply_baseline(results, known)
+        report.baseline = BaselineOutcome(str(read_from), matched, stale, updated=req.update_baseline is not None)
+    report.decide()
+    _write_baseline(report, req, known)
+    return report
+
+
+def _stop(report: Report, problem: Diagnostic) -> Report:
+    report.problems.append(problem)
+    report.decide()
+    return report
+
+
+def _run_dumping(files: list[str], req: GateRequest) -> tuple[list[CheckResult], CacheStats, float, Diagnostic | None]:
+    """One policy at a time, each dumping into its own folder (``dump_dirs``)."""
+    assert req.dump_smt is not None
+    dirs = dump_dirs(files, req.dump_smt)
+    try:
+        for d in dirs.values():
+            os.makedirs(d, exist_ok=True)
+    except OSError as err:
+        return [], CacheStats(), 0.0, diagnostic(
+            codes.IO_001, f"cannot write the SMT-LIB dump into `{req.dump_smt}`: {err.strerror or err}",
+            help="name a folder you can write")
+    results: list[CheckResult] = []
+    cache = CacheStats()
+    for f in files:
+        r, s = run_checks([f], replace(req.check, dump_smt=dirs[f]), req.cache_dir, 1)
+        results += r
+        cache.add(s)
+    return results, cache, sum(r.seconds for r in results), None
+
+
+def dump_dirs(files: list[str], root: str) -> dict[str, str]:
+    """``--dump-smt DIR`` writes each policy's obligations into ``DIR/<policy stem>/`` (with a
+    numeric suffix when two policies share a stem), so several policies never overwrite each other."""
+    out: dict[str, str] = {}
+    used: dict[str, int] = {}
+    for f in files:
+        stem = Path(f).name.removesuffix(".fx")
+        used[stem] = used.get(stem, 0) + 1
+        out[f] = str(Path(root) / (stem if used[stem] == 1 else f"{stem}.{used[stem]}"))
+    return out
+
+
+def _unknown_as_warning(results: list[CheckResult]) -> None:
+    """With ``--unknown warn``, unknown verdicts (FX-SMT-001) become warnings, in every format."""
+    for r in results:
+        r.diagnostics = [replace(d, severity=Severity.WARNING) if d.code is codes.SMT_001 else d for d in r.diagnostics]
+
+
+def _write_baseline(report: Report, req: GateRequest, known: list[BaselineEntry] | None) -> None:
+    """``--write-baseline`` records every finding (and the run passes); ``--update-baseline``
+    drops the stale entries. Neither is written after an input error (FX-GATE-002)."""
+    target = req.write_baseline or req.update_baseline
+    if target is None:
+        return
+    if report.exit_code >= 2:
+        report.problems.append(diagnostic(codes.GATE_002, f"`{target}` was not written: fix the errors above first"))
+        return
+    try:
+        if req.write_baseline is not None:
+            write_text(req.write_baseline, dump_baseline(entries_from(report.results)))
+            report.exit_code = 0
+        elif known is not None and report.baseline is not None:
+            stale = {e.fingerprint for e in report.baseline.stale}
+            write_text(target, dump_baseline([e for e in known if e.fingerprint not in stale]))
+    except OSError as err:
+        report.problems.append(diagnostic(codes.IO_001, f"cannot write the baseline: {err.strerror or err}",
+                                          help="name a file in an existing, writable folder"))
+        report.decide()

@@ -1,0 +1,103 @@
+"""Running the checks of a gate: in this process, or in a pool of worker processes.
+
+``run_checks`` checks policy files in order, through the result cache. With ``jobs > 1``, several
+policies run in a process pool (each worker returns a ``WorkerOutcome``, the result serialised
+as the cache stores it, collected in input order), and a single policy has its solver queries
+decided by the pool; either way the report's bytes do not depend on ``jobs``. A check that raises
+becomes a result holding its FX-INT-001 diagnostic (``crashed``), the one representation of a
+crash in every format. Emits FX-INT-001 only.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+from fxverify.diagnostics.model import Diagnostic, crash
+from fxverify.gate.cache import CacheStats, ResultCache, check_cached
+from fxverify.gate.serialize import result_from_record, result_to_record
+from fxverify.pipeline import CheckOptions
+from fxverify.result import CheckResult
+from fxverify.source import SourceMap
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """What a worker process sends back for one policy: the result as a record (``None`` when the
+    check crashed, and then ``crash`` holds its FX-INT-001), the texts of the files it read, its
+    cache counts, and the result's timing and cache fields."""
+
+    path: str
+    record: dict | None = None
+    texts: dict[str, str] = field(default_factory=dict)
+    stats: CacheStats = field(default_factory=CacheStats)
+    from_cache: bool = False
+    seconds: float = 0.0
+    cache_hits: int = 0
+    solved: int = 0
+    crash: Diagnostic | None = None
+
+    def result(self) -> CheckResult:
+        """The ``CheckResult`` this outcome carries."""
+        if self.record is None:
+            return crashed(self.path, self.crash)
+        sources = SourceMap()
+        for p, t in self.texts.items():
+            sources.add(p, t)
+        r = result_from_record(self.record, sources)
+        r.from_cache, r.seconds, r.cache_hits, r.solved = self.from_cache, self.seconds, self.cache_hits, self.solved
+        return r
+
+
+def crashed(path: str, diag: Diagnostic | None) -> CheckResult:
+    """The result of a check of ``path`` that crashed with ``diag`` (FX-INT-001)."""
+    return CheckResult(path, None, SourceMap(), diagnostics=[diag] if diag is not None else [])
+
+
+def _worker(path: str, options: CheckOptions, cache_dir: str | None) -> WorkerOutcome:
+    """Check one policy in a worker process; never raises (a raise would lose the message)."""
+    stats = CacheStats()
+    try:
+        cache = ResultCache(cache_dir) if cache_dir else None
+        r = check_cached(path, options, cache, stats)
+        texts = {p: r.sources.get(p).text for p in r.sources.paths()}
+        return WorkerOutcome(path, result_to_record(r), texts, stats, r.from_cache, r.seconds, r.cache_hits, r.solved)
+    except Exception as exc:  # noqa: BLE001 - reported as FX-INT-001
+        return WorkerOutcome(path, crash=crash(path, exc))
+
+
+def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, jobs: int = 1,
+               on_done: Callable[[str], None] | None = None,
+               on_obligations: Callable[[int], None] | None = None) -> tuple[list[CheckResult], CacheStats]:
+    """Check ``files`` in order, with ``jobs`` worker processes (1: in this process). Several
+    files run one policy per worker; a single file has its solver queries decided by the workers.
+
+    ``cache_dir`` is the result cache folder, ``None`` for ``--no-cache``. ``on_done(path)`` is
+    called as each policy finishes; ``on_obligations(n)`` as obligations are discharged (only with
+    ``jobs == 1``). Returns one result per file, in input order, and the cache counts.
+    """
+    stats = CacheStats()
+    results: list[CheckResult] = []
+    if jobs <= 1 or len(files) <= 1:
+        cache = ResultCache(cache_dir) if cache_dir else None
+        for f in files:
+            try:
+                results.append(check_cached(f, options, cache, stats, on_obligations, jobs=jobs))
+            except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
+                results.append(crashed(f, crash(f, exc)))
+            if on_done is not None:
+                on_done(f)
+        return results, stats
+    # spawn, not fork: the parent may already hold a Z3 context, which must not be forked.
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures: list[Future] = [pool.submit(_worker, f, options, cache_dir) for f in files]
+        if on_done is not None:
+            for f, fut in zip(files, futures):
+                fut.add_done_callback(lambda _fut, f=f: on_done(f))
+        for fut in futures:
+            out: WorkerOutcome = fut.result()
+            stats.add(out.stats)
+            results.append(out.result())
+    return results, stats

@@ -1,0 +1,28 @@
+"""The decoded counterexample of a refuted obligation, in IR terms.
+
+An obligation turns a refuting solver model into a ``Witness`` (``Obligation.witness``); the
+simulator replays it (``fxverify.replay``), the trace is built from it, and the lowering's
+kernel differential drives it. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Witness:
+    """A decoded counterexample.
+
+    ``schedule`` maps edge ids to ``(start, finish)`` in ns. ``address``/``space`` locate a shared
+    byte; ``elements`` maps edge ids to the element index of their footprint containing it.
+    ``values`` carries named extras (input bytes, owners, map keys). ``cycle`` lists edge ids of an
+    HB cycle (FX-ORD-001).
+    """
+
+    schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
+    address: int | None = None
+    space: str | None = None
+    elements: dict[int, int] = field(default_factory=dict)
+    values: dict[str, int | str] = field(default_factory=dict)
+    cycle: list[int] = field(default_factory=list)

@@ -1,0 +1,202 @@
+"""The schedule-dependent rules of the execution model (BRIEF sections 2 and 3), on one concrete
+schedule: races and non-commuting reductions that overlap, posted writes read without a flush,
+ownership (owner or lease at the start, in transit, handoff by the owner, use after release,
+final owners), map classes (lost updates, stale guards, early aggregates) and lost accumulations.
+
+``violations(world, sched)`` returns every violation the schedule exhibits among its edges,
+sorted. Written from the execution model, not from the SMT encoding. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from fxverify.diagnostics import codes
+from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
+from fxverify.replay.footprints import intersections, shared_byte
+from fxverify.replay.world import Schedule, Violation, World
+from fxverify.vocab import AC_OPS, ClassKind, LinkOrder
+
+
+def violations(w: World, sched: Schedule) -> list[Violation]:
+    """Every violation ``sched`` exhibits among its edges (sorted, deterministic)."""
+    out: list[Violation] = []
+    ids = sorted(sched)
+    E = w.p.edges
+    for i, a in enumerate(ids):
+        for b in ids[i + 1:]:
+            out += _pair(w, E[a], E[b], sched)
+    out += _posted(w, ids, sched)
+    out += _ownership(w, ids, sched)
+    out += _maps(w, ids, sched)
+    out += _accumulation(w, ids, sched)
+    return sorted(set(out))
+
+
+def _overlap(sched: Schedule, a: int, b: int) -> bool:
+    return sched[a][0] < sched[b][1] and sched[b][0] < sched[a][1]
+
+
+def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
+    out: list[Violation] = []
+    if not _overlap(sched, ea.eid, eb.eid):
+        return out
+    for xa in ea.accesses():
+        for xb in eb.accesses():
+            if xa.mode is AccessMode.READ and xb.mode is AccessMode.READ:
+                continue
+            addr = shared_byte(xa.footprint, xb.footprint)
+            if addr is None:
+                continue
+            t = max(sched[ea.eid][0], sched[eb.eid][0])
+            if xa.mode is AccessMode.REDUCE and xb.mode is AccessMode.REDUCE:
+                if not (xa.op == xb.op and xa.op in AC_OPS):
+                    out.append(Violation(codes.XF_004, (ea.eid, eb.eid), t, addr, "non-commuting reductions overlap"))
+            else:
+                out.append(Violation(codes.ORD_002, (ea.eid, eb.eid), t, addr, "conflicting accesses overlap"))
+    return out
+
+
+def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
+    out: list[Violation] = []
+    E = wd.p.edges
+    for w in ids:
+        ew = E[w]
+        src, dst = wd.endpoints(ew)
+        route = (wd.route(src, dst, only_ordered=True) if ew.require_in_order else None) or wd.route(src, dst)
+        posted = [ln for ln in (route or []) if wd.p.link(ln).order is LinkOrder.POSTED]
+        if not posted or ew.dst is None:
+            continue
+        for r in ids:
+            er = E[r]
+            if r == w or er.device == ew.device or sched[w][1] > sched[r][0]:
+                continue
+            for xr in er.accesses():
+                if xr.mode is AccessMode.WRITE:
+                    continue
+                addr = shared_byte(ew.dst, xr.footprint)
+                if addr is None:
+                    continue
+                for ln in posted:
+                    # A flush takes effect when its edge finishes; the writer may flush its own link.
+                    flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
+                                  and sched[x][1] <= sched[r][0] for x in ids)
+                    if not flushed:
+                        out.append(Violation(codes.ORD_003, (w, r), sched[r][0], addr, f"no flush of {ln}"))
+    return out
+
+
+def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
+    out: list[Violation] = []
+    E = w.p.edges
+    for e in ids:
+        ee = E[e]
+        touched = w.governing_regions(ee)
+        for r, writes in touched.items():
+            if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
+                continue
+            s = sched[e][0]
+            if ee.device not in w.owners_at(r, s, ids, sched):
+                leased = (not writes) and any(
+                    any(ls.region == r and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
+                    and not any(ho.region == r and sched[g][1] <= sched[h][0] <= s
+                                for h in ids for ho in E[h].handoffs)
+                    for g in ids)
+                if not leased:
+                    out.append(Violation(codes.OWN_001, (e,), s, None, f"{ee.device} does not own {r}"))
+            for h in ids:
+                if h != e and any(ho.region == r for ho in E[h].handoffs) and _overlap(sched, e, h):
+                    out.append(Violation(codes.OWN_002, (e, h), max(sched[e][0], sched[h][0]), None, r))
+    for g in ids:
+        for ls in E[g].leases:
+            if E[g].device not in w.owners_at(ls.region, sched[g][0], ids, sched):
+                out.append(Violation(codes.OWN_003, (g,), sched[g][0], None, f"lease of {ls.region}"))
+    for h in ids:
+        for ho in E[h].handoffs:
+            s = sched[h][0]
+            bad = ho.src != E[h].device or ho.src not in w.owners_at(ho.region, s, ids, sched) or any(
+                o != h and _overlap(sched, h, o) and any(x.region == ho.region for x in E[o].handoffs)
+                for o in ids)
+            if bad:
+                out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
+    for r in ids:
+        for rel in E[r].releases:
+            for u in ids:
+                if u == r:
+                    continue
+                eu = E[u]
+                reg = w.p.region(rel.region)
+                whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
+                uses = ({x.region for x in eu.handoffs} | {x.region for x in eu.leases}
+                        | {x.region for x in eu.releases})
+                touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())
+                if (touches or rel.region in uses) and sched[u][1] > sched[r][0]:
+                    out.append(Violation(codes.OWN_004, (r, u), sched[r][0], None, rel.region))
+    declared = {fo.region: fo.device for fo in w.p.final_owners}
+    for region, dev in declared.items():
+        finals = w.owners_at(region, float("inf"), ids, sched)
+        if any(d != dev for d in finals):
+            out.append(Violation(codes.OWN_005, (), None, None, region))
+    return out
+
+
+def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
+    out: list[Violation] = []
+    E = wd.p.edges
+    ops = [(e, op) for e in ids for op in E[e].map_ops]
+    for i, (a, oa) in enumerate(ops):
+        decl = wd.p.map(oa.map)
+        for b, ob in ops[i + 1:]:
+            if a == b or oa.map != ob.map or oa.key != ob.key:
+                continue
+            both_write = oa.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and ob.kind in (MapOpKind.WRITE, MapOpKind.UPDATE)
+            commute = oa.kind is MapOpKind.UPDATE and ob.kind is MapOpKind.UPDATE and decl.merge in AC_OPS
+            slots = decl.cls.kind is ClassKind.PER_DEVICE and E[a].device != E[b].device
+            if both_write and not commute and not slots and _overlap(sched, a, b):
+                out.append(Violation(codes.MAP_002, (a, b), max(sched[a][0], sched[b][0]), None, oa.map))
+    for g, og in ops:
+        decl = wd.p.map(og.map)
+        for w, ow in ops:
+            if w == g or ow.map != og.map or ow.key != og.key or ow.kind not in (MapOpKind.WRITE, MapOpKind.UPDATE):
+                continue
+            sg, (sw, fw) = sched[g][0], sched[w]
+            if og.kind is MapOpKind.GUARD and decl.cls.kind is ClassKind.EVENTUAL and sw < sg:
+                out.append(Violation(codes.MAP_003, (g, w), sg, None, og.map))
+            if og.kind is MapOpKind.GUARD and decl.cls.kind is ClassKind.CAUSAL and (
+                    sw < sg < fw or (fw <= sg and not wd.hb(w, g))):
+                out.append(Violation(codes.MAP_003, (g, w), sg, None, og.map))
+            if og.kind is MapOpKind.AGGREGATE and decl.cls.kind is ClassKind.PER_DEVICE and fw > sg:
+                out.append(Violation(codes.MAP_004, (g, w), sg, None, og.map))
+    return out
+
+
+def _accumulation(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
+    out: list[Violation] = []
+    E = wd.p.edges
+    for r in ids:
+        for xr in E[r].accesses():
+            if xr.mode is not AccessMode.REDUCE:
+                continue
+            for w in ids:
+                if w == r or sched[r][1] > sched[w][0]:
+                    continue
+                for xw in E[w].accesses():
+                    if xw.mode is not AccessMode.WRITE:
+                        continue
+                    addr = _unread_shared(wd, xr.footprint, xw.footprint, r, w, ids, sched)
+                    if addr is not None:
+                        out.append(Violation(codes.XF_004, (r, w), sched[w][0], addr, "accumulated bytes overwritten"))
+    return out
+
+
+def _unread_shared(wd: World, fr: Footprint, fw: Footprint, r: int, w: int, ids: list[int], sched: Schedule) -> int | None:
+    """Lowest byte in both footprints that no edge reads between ``r`` finishing and ``w`` starting."""
+    E = wd.p.edges
+    readers = [x.footprint for y in ids if y != r and sched[r][1] <= sched[y][0] and sched[y][1] <= sched[w][0]
+               for x in E[y].accesses() if x.mode is AccessMode.READ]
+    for lo, hi in intersections(fr, fw):
+        x = lo
+        while x < hi:
+            cover = [fx for fx in readers if fx.contains(x)]
+            if not cover:
+                return x
+            x = max(fx.base + (fx.element_of(x) or 0) * fx.stride + fx.elem for fx in cover)
+    return None

@@ -1,0 +1,164 @@
+"""What the simulator knows about one policy before any rule runs: happens-before recomputed from
+``after`` clauses and streams by its own search, routes by its own breadth-first search, and the
+owners and governing regions of the ownership model (BRIEF sections 1 and 2).
+
+``World`` is the base of ``simulate.Simulator``; the rule modules read it. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fxverify.diagnostics.codes import Code
+from fxverify.ir import AccessMode, Edge, Footprint, Policy
+from fxverify.replay.footprints import shared_byte
+from fxverify.vocab import LinkOrder
+
+#: A concrete schedule: edge id -> ``(start, finish)`` in ns, with ``0 <= start < finish``.
+Schedule = dict[int, tuple[int, int]]
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    """One violation the simulator observed: its code, the edges involved (ids, in role order),
+    the time (ns) and byte address where it shows, when they apply, and a short detail."""
+
+    code: Code
+    edges: tuple[int, ...]
+    time: int | None = None
+    address: int | None = None
+    detail: str = ""
+
+
+class World:
+    """Happens-before, routes and owners of one policy, recomputed (memoised)."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.p = policy
+        self.preds: list[set[int]] = [set() for _ in policy.edges]
+        by_name = {e.name: e.eid for e in policy.edges}
+        stream_last: dict[tuple[str, str], int] = {}
+        for e in policy.edges:
+            for n in e.after:
+                self.preds[e.eid].add(by_name[n])
+            if e.stream is not None:
+                k = (e.device, e.stream)
+                if k in stream_last:
+                    self.preds[e.eid].add(stream_last[k])
+                stream_last[k] = e.eid
+        self._anc: dict[int, frozenset[int]] = {}
+        self._governing: dict[int, dict[str, bool]] = {}
+        self._regions: dict[str, list] = {}
+        for r in policy.regions:
+            self._regions.setdefault(r.space, []).append(r)
+
+    # -- happens-before, recomputed ------------------------------------------------------------
+    def ancestors(self, e: int) -> frozenset[int]:
+        """Every edge that must finish before ``e`` starts (transitively)."""
+        if e in self._anc:
+            return self._anc[e]
+        seen: set[int] = set()
+        stack = list(self.preds[e])
+        while stack:
+            x = stack.pop()
+            if x in seen:
+                continue
+            seen.add(x)
+            stack.extend(self.preds[x])
+        self._anc[e] = frozenset(seen)
+        return self._anc[e]
+
+    def hb(self, a: int, b: int) -> bool:
+        """True when ``a`` must finish before ``b`` starts."""
+        return a in self.ancestors(b)
+
+    def check_schedule(self, sched: Schedule) -> str | None:
+        """Return why ``sched`` is not a legal schedule of its edges, or ``None`` when it is."""
+        for e, (s, f) in sched.items():
+            if not 0 <= s < f:
+                return f"edge {e} has interval [{s}, {f})"
+        for b, (sb, _) in sched.items():
+            for a in self.ancestors(b):
+                if a in sched and sched[a][1] > sb:
+                    return f"edge {a} must finish before edge {b} starts"
+        return None
+
+    # -- routes, recomputed --------------------------------------------------------------------
+    def route(self, src: str, dst: str, only_ordered: bool = False) -> list[str] | None:
+        """Links of the first shortest path found breadth-first (neighbours in link order)."""
+        if src == dst:
+            return []
+        adj: dict[str, list[tuple[str, str]]] = {}
+        seen_pairs: set[frozenset[str]] = set()
+        for ln in self.p.links:
+            if only_ordered and ln.order is not LinkOrder.ORDERED:
+                continue
+            pair = frozenset((ln.a, ln.b))
+            if pair in seen_pairs:
+                continue
+            seen_pairs.add(pair)
+            adj.setdefault(ln.a, []).append((ln.b, ln.name))
+            adj.setdefault(ln.b, []).append((ln.a, ln.name))
+        prev: dict[str, tuple[str, str] | None] = {src: None}
+        frontier = [src]
+        while frontier:
+            nxt = []
+            for n in frontier:
+                for m, lname in adj.get(n, []):
+                    if m not in prev:
+                        prev[m] = (n, lname)
+                        nxt.append(m)
+            frontier = nxt
+        if dst not in prev:
+            return None
+        out, cur = [], dst
+        while (step := prev[cur]) is not None:
+            n, lname = step
+            out.append(lname)
+            cur = n
+        return out[::-1]
+
+    def endpoints(self, e: Edge) -> tuple[str, str]:
+        """Where an edge's bytes come from and go to (devices)."""
+        sp = self.p.space
+        if e.src is not None and e.dst is not None:
+            return sp(e.src.space).device, sp(e.dst.space).device
+        if e.dst is not None:
+            return e.device, sp(e.dst.space).device
+        if e.src is not None:
+            return sp(e.src.space).device, e.device
+        return e.device, e.device
+
+    # -- owners --------------------------------------------------------------------------------
+    def owners_at(self, region: str, t: float, ids: list[int], sched: Schedule) -> set[str]:
+        """Possible owners of ``region`` at time ``t``: the destination of the latest handoff that
+        completed by ``t`` (every one of them on a tie), else the initial owner."""
+        done = [(sched[h][1], ho.dst) for h in ids for ho in self.p.edges[h].handoffs
+                if ho.region == region and sched[h][1] <= t]
+        if not done:
+            return {self.p.region(region).owner}
+        last = max(x for x, _ in done)
+        return {d for x, d in done if x == last}
+
+    def final_owners(self, region: str, sched: Schedule) -> set[str]:
+        """Possible owners of ``region`` after every edge of ``sched`` finished."""
+        return self.owners_at(region, float("inf"), sorted(sched), sched)
+
+    def governing_regions(self, e: Edge) -> dict[str, bool]:
+        """Regions whose owner decides an edge's access, with whether it writes there: for every
+        byte touched, the smallest regions containing it (BRIEF section 1: one owner per region;
+        nested regions of an alias set delegate to the innermost). Memoised per edge."""
+        if e.eid in self._governing:
+            return self._governing[e.eid]
+        out: dict[str, bool] = {}
+        for acc in e.accesses():
+            fp = acc.footprint
+            regs = [r for r in self._regions.get(fp.space, ()) if r.base < fp.hi and fp.lo < r.end
+                    and shared_byte(fp, Footprint(r.name, r.space, r.base, r.size, r.size, 1)) is not None]
+            for r in regs:
+                lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
+                if any(q.size < r.size and q.base <= lo and hi <= q.end for q in regs):
+                    continue
+                out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
+        self._governing[e.eid] = out
+        return out

@@ -1,0 +1,276 @@
+"""Edges: one declaration compiled once into a builder of ``ir.Edge`` instances.
+
+``edge_plan`` resolves an edge declaration's action and clauses (``after``, ``stream``,
+``bytes``, ``reuse``, ``rw``, ``alias``, ``require``, ``transform``, ``handoff``, ``lease``,
+``release``, ``flush`` and the map operations) and returns ``build(env, eid, name, flow)``, which
+evaluates the instance's index arithmetic. Emits FX-TYP-002 (a clause given twice, a value out of
+range), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
+footprint), and the codes of the references, words and expressions it uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from fxverify import ast, ir
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Label
+from fxverify.resolve.expressions import checked, compile_expr
+from fxverify.resolve.names import device, known
+from fxverify.resolve.references import TupleFn, edge_set, footprint, link, region_set
+from fxverify.resolve.state import Env, EvalError, State
+from fxverify.resolve.vocabulary import OPERATOR_WORDS, compile_transform, word
+from fxverify.source import Span
+from fxverify.vocab import MAP_SCALAR_BITS, ReleaseKind
+
+_CLAUSE_WORD: dict[type, str] = {
+    ast.StreamClause: "stream", ast.BytesClause: "bytes", ast.ReuseClause: "reuse",
+    ast.RwClause: "rw", ast.AliasClause: "alias", ast.RequireClause: "require",
+}
+
+
+def _concat(fns: Sequence[TupleFn], dedupe: bool = False) -> TupleFn:
+    """Return ``env -> the concatenation of f(env) for f in fns`` (optionally without repeats)."""
+    if not fns:
+        return lambda env: ()
+    if len(fns) == 1:
+        return fns[0]
+    fs = tuple(fns)
+    if dedupe:
+        return lambda env: tuple(dict.fromkeys(x for f in fs for x in f(env)))
+    return lambda env: tuple(x for f in fs for x in f(env))
+
+
+def _collect(fns: Sequence[Callable[[Env], Any]]) -> TupleFn:
+    """Return ``env -> tuple(f(env) for f in fns)``."""
+    if not fns:
+        return lambda env: ()
+    if len(fns) == 1:
+        f0 = fns[0]
+        return lambda env: (f0(env),)
+    fs = tuple(fns)
+    return lambda env: tuple([f(env) for f in fs])
+
+
+class _Parts:
+    """The compiled parts of one edge declaration, gathered clause by clause."""
+
+    def __init__(self) -> None:
+        self.ok = True
+        self.src_fn: Callable[[Env], ir.Footprint] | None = None
+        self.dst_fn: Callable[[Env], ir.Footprint] | None = None
+        self.reduce_op: str | None = None
+        self.flushes: list[str] = []
+        self.after: list[TupleFn] = []
+        self.single: dict[str, tuple[ast.Clause, Any]] = {}
+        self.xfs: list[Callable[[Env], ir.Transform]] = []
+        self.handoffs: list[TupleFn] = []
+        self.leases: list[TupleFn] = []
+        self.releases: list[TupleFn] = []
+        self.map_ops: list[Callable[[Env], ir.MapOp]] = []
+
+    def need(self, part: Any) -> Any:
+        """Keep ``part``; a ``None`` (a reported error) fails the declaration."""
+        self.ok &= part is not None
+        return part
+
+
+def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir.EdgeAction:
+    a = d.action
+    if isinstance(a, ast.WriteAction):
+        p.dst_fn = p.need(footprint(st, a.dst, scope))
+        return ir.EdgeAction.WRITE
+    if isinstance(a, ast.ReadAction):
+        p.src_fn = p.need(footprint(st, a.src, scope))
+        return ir.EdgeAction.READ
+    if isinstance(a, (ast.MoveAction, ast.ReduceAction)):
+        src, dst = footprint(st, a.src, scope), footprint(st, a.dst, scope)
+        p.ok &= src is not None and dst is not None
+        p.src_fn, p.dst_fn = src, dst
+        if isinstance(a, ast.ReduceAction):
+            p.ok &= word(st, a.op, "reduction operator", OPERATOR_WORDS)
+            p.reduce_op = a.op.name
+            return ir.EdgeAction.REDUCE
+        return ir.EdgeAction.MOVE
+    if isinstance(a, ast.ReleaseAction):
+        fn = p.need(_release(st, a.ref, a.kind, scope, a.span))
+        if fn is not None:
+            p.releases.append(fn)
+        return ir.EdgeAction.RELEASE
+    assert isinstance(a, ast.FlushAction)
+    name = p.need(link(st, a.link))
+    if name is not None:
+        p.flushes.append(name)
+    return ir.EdgeAction.FLUSH
+
+
+def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAction, p: _Parts) -> None:
+    if isinstance(c, ast.AfterClause):
+        for ref in c.refs:
+            fn = p.need(edge_set(st, ref, scope))
+            if fn is not None:
+                p.after.append(fn)
+    elif isinstance(c, tuple(_CLAUSE_WORD)):
+        kw = _CLAUSE_WORD[type(c)]
+        if kw in p.single:
+            st.error(codes.TYP_002, f"`{kw}` given twice", c.span, "given again here",
+                     related=(Label(p.single[kw][0].span, "first given here"),), help=f"an edge takes one `{kw}` clause")
+            p.ok = False
+            return
+        value = p.need(_single_clause(st, c, scope, p.dst_fn or p.src_fn, action))
+        p.single[kw] = (c, value)
+    elif isinstance(c, ast.TransformClause):
+        for step in c.steps:
+            fn = p.need(compile_transform(st, step, scope))
+            if fn is not None:
+                p.xfs.append(fn)
+    elif isinstance(c, ast.HandoffClause):
+        fn = p.need(_handoff(st, c, scope))
+        if fn is not None:
+            p.handoffs.append(fn)
+    elif isinstance(c, ast.LeaseClause):
+        fn = p.need(_lease(st, c, scope))
+        if fn is not None:
+            p.leases.append(fn)
+    elif isinstance(c, ast.ReleaseClause):
+        fn = p.need(_release(st, c.ref, c.kind, scope, c.span))
+        if fn is not None:
+            p.releases.append(fn)
+    elif isinstance(c, ast.FlushClause):
+        name = p.need(link(st, c.link))
+        if name is not None:
+            p.flushes.append(name)
+    else:
+        assert isinstance(c, ast.MapOpClause)
+        fn = p.need(_map_op(st, c, scope))
+        if fn is not None:
+            p.map_ops.append(fn)
+
+
+def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..., ir.Edge] | None:
+    """Compile one edge declaration once; the result builds an ``ir.Edge`` per instance, or
+    raises ``EvalError`` for a problem of that instance. ``None`` after a static error."""
+    p = _Parts()
+    p.ok = known(st, d.device, "device")
+    action = _action(st, d, scope, p)
+    for c in d.clauses:
+        _clause(st, c, scope, action, p)
+    if not p.ok:
+        return None
+    src_fn, dst_fn, reduce_op, single = p.src_fn, p.dst_fn, p.reduce_op, p.single
+    device_name, hook, family = d.device.name, d.hook.name, d.name.name
+    span, hook_span = d.span, d.hook.span
+    flush_t = tuple(dict.fromkeys(p.flushes))
+    stream = single["stream"][1] if "stream" in single else None
+    alias = single["alias"][1] if "alias" in single else None
+    in_order = "require" in single
+    bytes_c = single.get("bytes")
+    reuse_fn = single["reuse"][1] if "reuse" in single else None
+    rw_fn = single["rw"][1] if "rw" in single else None
+    after_of = _concat(p.after, dedupe=True)
+    transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
+    handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
+    releases_of = _concat(p.releases)
+
+    def build(env: Env, eid: int, name: str, flow: str) -> ir.Edge:
+        src = src_fn(env) if src_fn is not None else None
+        dst = dst_fn(env) if dst_fn is not None else None
+        nbytes = None
+        if bytes_c is not None:
+            nbytes = bytes_c[1](env)
+            fp = src if src is not None else dst
+            if fp is not None and nbytes != fp.nbytes:
+                raise EvalError(codes.TYP_005, bytes_c[0].span,
+                                f"`bytes` says {nbytes} but the footprint covers {fp.nbytes}",
+                                f"the {'source' if src is not None else 'destination'} "
+                                f"`{fp.region}` covers {fp.nbytes} bytes", "disagrees with the footprint")
+        return ir.Edge(
+            eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,
+            src=src, dst=dst, reduce_op=reduce_op, after=after_of(env), stream=stream,
+            flushes=flush_t, require_in_order=in_order, alias=alias, bytes=nbytes,
+            reuse=reuse_fn(env) if reuse_fn is not None else None,
+            rw=rw_fn(env) if rw_fn is not None else None,
+            transforms=transforms_of(env), handoffs=handoffs_of(env), leases=leases_of(env),
+            releases=releases_of(env), map_ops=map_ops_of(env),
+            flow=flow, span=span, hook_span=hook_span,
+        )
+    return build
+
+
+def _single_clause(st: State, c: ast.Clause, scope: tuple[str, ...], fp_fn: Any, action: ir.EdgeAction) -> Any:
+    """Compile a clause that may appear once: stream, bytes, reuse, rw, alias, require."""
+    if isinstance(c, ast.StreamClause):
+        return c.name.name
+    if isinstance(c, ast.AliasClause):
+        return c.name.name if known(st, c.name, "alias set") else None
+    if isinstance(c, ast.RequireClause):
+        return True
+    if isinstance(c, ast.BytesClause):
+        if fp_fn is None:
+            st.error(codes.TYP_005, f"`bytes` on a `{action.value}` edge", c.span, "no footprint",
+                     help="only edges that read or write bytes declare `bytes`")
+            return None
+        return checked(st, c.value, scope, 1, "`bytes`")
+    if isinstance(c, ast.ReuseClause):
+        return checked(st, c.value, scope, 0, "`reuse`")
+    assert isinstance(c, ast.RwClause)
+    r = checked(st, c.read, scope, 0, "a read share")
+    w = checked(st, c.write, scope, 0, "a write share")
+    if r is None or w is None:
+        return None
+    return lambda env: (r(env), w(env))
+
+
+def _handoff(st: State, c: ast.HandoffClause, scope: tuple[str, ...]) -> TupleFn | None:
+    regions = region_set(st, c.ref, scope, "a handoff")
+    src, dst = device(st, c.src), device(st, c.dst)
+    if regions is None or src is None or dst is None:
+        return None
+    span = c.span
+    return lambda env: tuple([ir.Handoff(r, src, dst, span) for r in regions(env)])
+
+
+def _lease(st: State, c: ast.LeaseClause, scope: tuple[str, ...]) -> TupleFn | None:
+    regions = region_set(st, c.ref, scope, "a lease")
+    dev = device(st, c.device)
+    if regions is None or dev is None:
+        return None
+    span = c.span
+    return lambda env: tuple([ir.Lease(r, dev, span) for r in regions(env)])
+
+
+def _release(st: State, ref: ast.Ref, kind: ast.Ident, scope: tuple[str, ...], span: Span) -> TupleFn | None:
+    ok = word(st, kind, "release kind", [k.value for k in ReleaseKind])
+    regions = region_set(st, ref, scope, "a release")
+    if not ok or regions is None:
+        return None
+    rk = ReleaseKind(kind.name)
+    return lambda env: tuple([ir.Release(r, rk, span) for r in regions(env)])
+
+
+def _map_op(st: State, c: ast.MapOpClause, scope: tuple[str, ...]) -> Callable[[Env], ir.MapOp] | None:
+    ok = known(st, c.target.map, "map")
+    key_fn = compile_expr(st, c.target.key, scope, devices=True)
+    val_fn = compile_expr(st, c.value, scope, devices=True) if c.value is not None else None
+    m = st.maps.get(c.target.map.name)
+    if not ok or m is None or key_fn is None or (c.value is not None and val_fn is None):
+        return None
+    kind, span, key_span = ir.MapOpKind(c.kind), c.span, c.target.key.span
+    name, entries = m.name, m.max_entries
+    value_type = m.value_type
+    # Values must fit the declared value type (`device` values are device indices, u32 wide).
+    bits = MAP_SCALAR_BITS.get(value_type, 64)
+    val_span = c.value.span if c.value is not None else span
+
+    def op(env: Env) -> ir.MapOp:
+        key = key_fn(env)
+        if not 0 <= key < entries:
+            raise EvalError(codes.TYP_004, key_span, f"key {key} is out of range for map `{name}`",
+                            f"`{name}` has {entries} entries, keys 0..{entries - 1}", "out of range")
+        value = val_fn(env) if val_fn is not None else None
+        if value is not None and not 0 <= value < (1 << bits):
+            raise EvalError(codes.TYP_002, val_span, f"value {value} does not fit `{value_type}` of map `{name}`",
+                            f"`{value_type}` holds 0..{(1 << bits) - 1}", "out of range")
+        return ir.MapOp(name, kind, key, value, span)
+    return op

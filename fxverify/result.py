@@ -1,0 +1,124 @@
+"""The result model of checking one policy: verdicts, outcomes, refutations, diagnostics.
+
+``pipeline.check`` produces a ``CheckResult``; the gate, the cache, the worker processes, the
+lowering and every renderer read it. Verdicts are three-valued (BRIEF section 1): ``proved``,
+``refuted`` (with a counterexample), ``unknown`` (with a reason), and unknown is never a pass.
+Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code, Family
+from fxverify.diagnostics.model import Diagnostic
+from fxverify.ir import Policy
+from fxverify.obligations.witness import Witness
+from fxverify.source import SourceMap
+
+
+class Verdict(Enum):
+    """The three verdicts (BRIEF section 1). ``unknown`` is never a pass."""
+
+    PROVED = "proved"
+    REFUTED = "refuted"
+    UNKNOWN = "unknown"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How one obligation was discharged: its ``verdict``, and the ``method`` (``solver``,
+    ``hb-reachability``, ``interval``...); ``reason`` explains ``unknown``."""
+
+    key: str
+    code: Code
+    verdict: Verdict
+    method: str
+    reason: str = ""
+
+    @property
+    def family(self) -> Family:
+        """The obligation family of the code."""
+        return self.code.family
+
+
+@dataclass(frozen=True)
+class Refutation:
+    """A refuted obligation's decoded counterexample: the obligation's ``key`` and ``code``, its
+    primary ``edges`` (ids, in role order) and the ``witness`` the solver's model gave."""
+
+    key: str
+    code: Code
+    edges: tuple[int, ...]
+    witness: Witness
+
+
+@dataclass
+class CheckResult:
+    """Everything ``check`` learned about one policy file.
+
+    ``name`` is the declared policy name, ``None`` when the input could not be loaded. ``policy``
+    is the resolved IR when this process computed the result, ``None`` when the result came from
+    the result cache or a worker process (``gate.serialize``). ``outcomes`` has one entry per
+    obligation, in obligation order; ``refutations`` one per refuted obligation, with its witness.
+    ``solver_calls`` counts the queries the pipeline needed (the same whether the cache answered
+    them or not); ``cache_hits`` and ``solved`` say how many of them the obligation cache answered
+    and how many the solver decided. ``from_cache`` is True when the whole result came from the
+    policy cache. ``tally``, when set, holds ``counts()`` computed before a round trip.
+    """
+
+    path: str
+    policy: Policy | None
+    sources: SourceMap
+    outcomes: Sequence[Outcome] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    refutations: list[Refutation] = field(default_factory=list)
+    seconds: float = 0.0
+    solver_calls: int = 0
+    name: str | None = None
+    cache_hits: int = 0
+    solved: int = 0
+    from_cache: bool = False
+    tally: dict[str, Counter] | None = None
+
+    def __post_init__(self) -> None:
+        if self.name is None and self.policy is not None:
+            self.name = self.policy.name
+
+    @property
+    def input_error(self) -> bool:
+        """True when the input could not be loaded (exit code 2)."""
+        return self.name is None and not self.internal_error
+
+    @property
+    def internal_error(self) -> bool:
+        """True when an internal invariant broke or the check crashed (exit code 3)."""
+        return any(d.code is codes.INT_001 for d in self.diagnostics)
+
+    @property
+    def verdict(self) -> Verdict | None:
+        """Overall verdict: refuted if any obligation is (not suppressed nor baselined), else
+        unknown if any is (whatever severity ``--unknown`` gave it), else proved. ``None`` for
+        input errors and crashes."""
+        if self.name is None:
+            return None
+        if any(d.is_error and d.code is not codes.SMT_001 for d in self.diagnostics):
+            return Verdict.REFUTED
+        if any(d.active and d.code is codes.SMT_001 for d in self.diagnostics):
+            return Verdict.UNKNOWN
+        return Verdict.PROVED
+
+    def counts(self) -> dict[str, Counter]:
+        """Per family name: a counter of verdicts (``proved``...) and methods (``by:<method>``)."""
+        if self.tally is not None:
+            return self.tally
+        out: dict[str, Counter] = {}
+        for v in self.outcomes:
+            c = out.setdefault(v.code.family.value, Counter())
+            c[v.verdict.value] += 1
+            c[f"by:{v.method}"] += 1
+        return out

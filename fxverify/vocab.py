@@ -1,0 +1,232 @@
+"""The vocabulary of the policy language: every fixed word and the facts attached to it.
+
+Defined once here and used by the resolver (which checks words against it), the obligations, the
+simulator, the lowering, the generators and the documentation (specs/language.md):
+- size units (``KiB``...) in bytes;
+- dtypes with their bit widths and canonical spellings;
+- codecs with their worst-case output bound and the source of each formula;
+- checksum algorithms;
+- operators of reductions and map merges, and which of them are associative and commutative;
+- device kinds, link kinds and link orders, address-space words;
+- BPF map types, key and value scalars with their widths, consistency classes;
+- release kinds.
+
+Emits no diagnostics; a word not found here is an input error the resolver reports (FX-TYP-003).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Protocol
+
+# ---- sizes ------------------------------------------------------------------------------------
+
+KIB, MIB, GIB, TIB = 1 << 10, 1 << 20, 1 << 30, 1 << 40
+
+#: Size units and their value in bytes: IEC binary prefixes and SI decimal ones (IEC 80000-13).
+UNITS: dict[str, int] = {
+    "B": 1, "KiB": KIB, "MiB": MIB, "GiB": GIB, "TiB": TIB,
+    "KB": 10**3, "MB": 10**6, "GB": 10**9, "TB": 10**12,
+}
+
+#: One past the largest byte address: spaces, regions and footprints are 64-bit.
+U64_END = 1 << 64
+
+
+def size_text(n: int) -> str:
+    """A byte count as ``64 KiB`` / ``80 GiB`` when it is an exact multiple, else ``12345 B``."""
+    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
+        if n and n % unit == 0:
+            return f"{n // unit} {name}"
+    return f"{n} B"
+
+
+# ---- dtypes -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Dtype:
+    """An element type: its ``bits`` per element and the ``canonical`` spelling its aliases share."""
+
+    name: str
+    bits: int
+    canonical: str
+
+
+def _dtypes(*rows: tuple[str, int, str | None]) -> dict[str, Dtype]:
+    return {name: Dtype(name, bits, canon or name) for name, bits, canon in rows}
+
+
+#: Element types in the order the help texts list them. Aliases name the same format: ``fp8`` is
+#: OCP FP8 E4M3 (OCP 8-bit Floating Point Specification 1.0), the format Hopper-class GPUs and
+#: DeepSeek-V3's weights use.
+DTYPES: dict[str, Dtype] = _dtypes(
+    ("bf16", 16, None), ("fp16", 16, None), ("f16", 16, "fp16"), ("fp32", 32, None), ("f32", 32, "fp32"),
+    ("fp64", 64, None), ("f64", 64, "fp64"), ("fp8", 8, "fp8_e4m3"), ("fp8_e4m3", 8, None), ("fp8_e5m2", 8, None),
+    ("int8", 8, None), ("int4", 4, None), ("uint8", 8, None), ("int16", 16, None), ("int32", 32, None),
+    ("int64", 64, None),
+)
+
+
+def dtype_bits(name: str) -> int:
+    """Bits per element of dtype ``name``; raises ``KeyError`` for a word the resolver rejected."""
+    return DTYPES[name].bits
+
+
+def canonical_dtype(name: str) -> str:
+    """The canonical spelling of a dtype (``f32`` -> ``fp32``, ``fp8`` -> ``fp8_e4m3``); a word that
+    is not a dtype is returned unchanged."""
+    d = DTYPES.get(name)
+    return d.canonical if d is not None else name
+
+
+# ---- codecs -----------------------------------------------------------------------------------
+
+
+class Arith(Protocol):
+    """The two operations beyond ``+``, ``-`` and ``*`` that a bound formula needs, so one formula
+    evaluates over Python integers (``INT_ARITH``) and over SMT terms (the obligations' own)."""
+
+    def div(self, a: Any, c: int) -> Any:
+        """``floor(a / c)`` for a positive constant ``c``."""
+        ...
+
+    def ite(self, cond: Any, then: Any, other: Any) -> Any:
+        """``then`` if ``cond`` else ``other``."""
+        ...
+
+
+class _IntArith:
+    def div(self, a: int, c: int) -> int:
+        return a // c
+
+    def ite(self, cond: bool, then: int, other: int) -> int:
+        return then if cond else other
+
+
+INT_ARITH: Arith = _IntArith()
+
+
+@dataclass(frozen=True)
+class Codec:
+    """A compression codec and its worst-case output size for ``n`` input bytes: an expansion
+    bound from the codec's own header, never an average ratio (BRIEF section 3, FX-XF-001).
+
+    ``formula`` is the bound as documentation prints it, ``source`` where it comes from, and
+    ``bound_with(n, arith)`` evaluates it over integers or terms.
+    """
+
+    name: str
+    formula: str
+    source: str
+    bound_with: Callable[[Any, Arith], Any]
+
+    def bound(self, n: int) -> int:
+        """Worst-case output bytes for ``n >= 0`` input bytes."""
+        return self.bound_with(n, INT_ARITH)
+
+
+_KIB128 = 128 * KIB
+
+#: Codecs by name, in the order the help texts list them.
+CODECS: dict[str, Codec] = {c.name: c for c in (
+    Codec("lz4", "n + n/255 + 16", "LZ4_COMPRESSBOUND, lz4.h",
+          lambda n, a: n + a.div(n, 255) + 16),
+    Codec("zstd", "n + n/256 + (n < 128 KiB ? (128 KiB - n)/2048 : 0)", "ZSTD_COMPRESSBOUND, zstd.h",
+          lambda n, a: n + a.div(n, 256) + a.ite(n < _KIB128, a.div(_KIB128 - n, 2048), 0)),
+    Codec("deflate", "n + n/4096 + n/16384 + n/33554432 + 13", "compressBound, zlib's compress.c",
+          lambda n, a: n + a.div(n, 4096) + a.div(n, 16384) + a.div(n, 33554432) + 13),
+    Codec("snappy", "32 + n + n/6", "MaxCompressedLength, snappy.cc",
+          lambda n, a: n + a.div(n, 6) + 32),
+)}
+
+#: Checksum algorithms: a checksum travels in the edge's descriptor, not in the destination.
+CHECKSUMS: tuple[str, ...] = ("crc32c", "crc32", "xxh64", "adler32")
+
+# ---- operators --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A reduction or map-merge operator. ``commutes`` when it is associative and commutative, so
+    concurrent uses commute (Regent-style reduction privileges, BRIEF section 2). ``fold(old, v)``
+    is the value an ``update`` leaves, for the operators that commute."""
+
+    name: str
+    commutes: bool
+    fold: Callable[[int, int], int] | None = None
+
+
+OPERATORS: dict[str, Operator] = {o.name: o for o in (
+    Operator("sum", True, lambda a, b: a + b), Operator("add", True, lambda a, b: a + b),
+    Operator("max", True, max), Operator("min", True, min), Operator("prod", True, lambda a, b: a * b),
+    Operator("and", True, lambda a, b: a & b), Operator("or", True, lambda a, b: a | b),
+    Operator("xor", True, lambda a, b: a ^ b), Operator("count", True, lambda a, _b: a + 1),
+    Operator("last", False), Operator("first", False), Operator("sub", False), Operator("avg", False),
+)}
+
+#: Operators that are associative and commutative.
+AC_OPS: frozenset[str] = frozenset(o.name for o in OPERATORS.values() if o.commutes)
+
+# ---- fabric -----------------------------------------------------------------------------------
+
+
+class DeviceKind(Enum):
+    """Device kinds of BRIEF section 1 (plus ``pcie_switch``, which NCCL topologies list)."""
+
+    GPU = "gpu"
+    DPU = "dpu"
+    NIC = "nic"
+    CPU = "cpu"
+    CXL_MEM = "cxl_mem"
+    CXL_SWITCH = "cxl_switch"
+    PCIE_SWITCH = "pcie_switch"
+
+
+#: Link kinds: ``smp`` is the inter-socket interconnect (QPI/UPI/xGMI: NCCL's SYS path).
+LINK_KINDS: tuple[str, ...] = ("nvlink", "pcie", "cxl", "rdma", "ethernet", "smp")
+
+
+class LinkOrder(Enum):
+    """Ordering semantics of a link (BRIEF section 1).
+
+    ``ORDERED``: completions in submission order. ``UNORDERED``: none. ``POSTED``: a write completes
+    at the sender before it is visible at the receiver; only a flush of the link makes it visible.
+    """
+
+    ORDERED = "ordered"
+    UNORDERED = "unordered"
+    POSTED = "posted"
+
+
+# ---- maps -------------------------------------------------------------------------------------
+
+MAP_TYPES: tuple[str, ...] = ("hash", "array", "ringbuf")
+
+#: Map key and value scalars and their widths in bits; a ``device`` value is a device index (u32).
+MAP_SCALAR_BITS: dict[str, int] = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "device": 32}
+
+
+class ClassKind(Enum):
+    """Consistency classes (BRIEF section 1), weakest first except ``LOCAL``."""
+
+    LOCAL = "local"
+    PER_DEVICE = "per_device"
+    EVENTUAL = "eventual"
+    CAUSAL = "causal"
+    LINEARIZABLE = "linearizable"
+
+
+# ---- ownership --------------------------------------------------------------------------------
+
+
+class ReleaseKind(Enum):
+    """Ways a region's use ends (BRIEF section 1, FX-OWN-004)."""
+
+    FREE = "free"
+    EVICT = "evict"
+    UNLOCK = "unlock"
+    RETURN_POOL = "return_pool"
+    REUSE = "reuse"
