@@ -1,4 +1,5 @@
-"""Shared fixtures and the ``--update-goldens`` switch (rewrites golden files for review)."""
+"""Shared fixtures, the ``--update-goldens`` and ``--update-expect`` switches (they rewrite golden
+files and the corpus's expected messages for review), and the ``slow`` marker."""
 
 from __future__ import annotations
 
@@ -12,13 +13,21 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", default=False,
-                     help="rewrite golden files (obligations/, tests/goldens/) instead of comparing")
+                     help="rewrite golden files (smt-goldens/, tests/goldens/) instead of comparing")
+    parser.addoption("--update-expect", action="store_true", default=False,
+                     help="rewrite the `# ^ message` lines of the corpus's fail policies instead of comparing")
 
 
 @pytest.fixture
 def update_goldens(request: pytest.FixtureRequest) -> bool:
     """True when the run should rewrite goldens."""
     return bool(request.config.getoption("--update-goldens"))
+
+
+@pytest.fixture
+def update_expect(request: pytest.FixtureRequest) -> bool:
+    """True when the run should rewrite the corpus's expected messages."""
+    return bool(request.config.getoption("--update-expect"))
 
 
 @pytest.fixture
@@ -40,9 +49,12 @@ os.environ.setdefault("NO_COLOR", "1")
 
 def pytest_configure(config: pytest.Config) -> None:
     """The result cache's default folder comes from platformdirs, which follows XDG_CACHE_HOME:
-    keep the suite's entries out of the user's cache, in one folder per session."""
+    keep the suite's entries out of the user's cache, in one folder per session. ``slow`` marks
+    tests of the real policies (seconds to minutes each); CI runs them too, `-m "not slow"` skips
+    them while editing."""
     import tempfile
 
+    config.addinivalue_line("markers", "slow: checks a real (generated) policy; seconds to minutes each")
     config._fx_cache = tempfile.mkdtemp(prefix="fxverify-test-cache-")  # type: ignore[attr-defined]
     os.environ["XDG_CACHE_HOME"] = config._fx_cache  # type: ignore[attr-defined]
 

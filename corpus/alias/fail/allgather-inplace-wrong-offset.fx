@@ -14,4 +14,5 @@ alias_set ag_buf = [recv, shard]
 
 flow allgather {
   edge ag: move shard -> recv by gpu2.launch transform gather(4, rank 2)  # expect: FX-ALIAS-002
+  # ^ `ag` reads and writes overlapping bytes and is not a legal in-place operation
 }

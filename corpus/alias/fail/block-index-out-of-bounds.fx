@@ -12,4 +12,5 @@ region kv_pages in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16
 flow decode {
   edge fill: write kv_pages by gpu0.launch stream compute
   edge attend: read kv_pages[16 * 64 KiB, +64 KiB] by gpu0.launch stream compute  # expect: FX-ALIAS-003
+  # ^ `attend` touches 0x60100000, past the end of region `kv_pages`
 }

@@ -18,4 +18,5 @@ alias_set v_lanes = [v_new]
 flow append {
   edge put_k: move k_new -> page[0, elem 64, stride 128, count 512] by gpu0.launch alias k_lanes
   edge put_v: move v_new -> page[64, elem 64, stride 96, count 512] by gpu0.copy_done alias v_lanes after put_k  # expect: FX-ALIAS-001
+  # ^ `put_k` (alias set `k_lanes`) and `put_v` (alias set `v_lanes`) touch the same byte
 }

@@ -19,4 +19,5 @@ region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner nic0 dtype bf16
 
 flow spill {
   edge spill: move kv -> pool by nic0.doorbell  # expect: FX-HOOK-001
+  # ^ `spill` is driven by `nic0`, which has no fabric path between `gpu0` and `cxl0`
 }

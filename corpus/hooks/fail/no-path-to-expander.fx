@@ -16,4 +16,5 @@ region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu1 dtype bf16
 
 flow spill {
   edge spill: move kv1 -> pool by gpu1.copy_done  # expect: FX-HOOK-001
+  # ^ `spill` moves bytes from `gpu1` to `cxl0` but no fabric path joins them
 }

@@ -16,4 +16,5 @@ region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0 dtype bf16
 flow spill {
   edge attn: write kv by gpu0.launch
   edge spill: move kv -> pool by gpu0.copy_complete after attn  # expect: FX-HOOK-002
+  # ^ `spill` is driven by `gpu0.copy_complete`, but `gpu0` declares no hook `copy_complete`
 }

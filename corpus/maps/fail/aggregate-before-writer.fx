@@ -23,4 +23,5 @@ flow step {
   edge send1: write kv1 by gpu1.launch update kv_sent[0] = 4 MiB
   edge report: write stats by cpu0.poll after send0
       aggregate kv_sent[0]  # expect: FX-MAP-004
+      # ^ `report` aggregates `kv_sent[0]` before `send1` has written its slot
 }

@@ -18,4 +18,5 @@ flow send {
       update layer_done[3] = 1
   edge xmit: read kv by dpu0.tx after attn
       guard layer_done[3] == 1  # expect: FX-MAP-003
+      # ^ guard `layer_done[3]` in `xmit` may miss the write by `attn` (eventual map)
 }

@@ -18,4 +18,5 @@ flow send {
   edge fill: write kv by gpu0.launch update gpu_stats[0] = 1 lease kv to dpu0
   edge xmit: move kv -> txq by dpu0.dma_done after fill
       update gpu_stats[1] = 1 MiB  # expect: FX-MAP-001
+      # ^ `xmit` on `dpu0` accesses `gpu_stats`, which is local to `gpu0`
 }

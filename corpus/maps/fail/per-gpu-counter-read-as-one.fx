@@ -24,4 +24,5 @@ flow step {
   edge send1: write kv1 by gpu1.launch update kv_sent[0] = 4 MiB
   edge report: write stats by cpu0.poll after send0, send1
       map_read kv_sent[0]  # expect: FX-MAP-004
+      # ^ `report` reads per-device map `kv_sent[0]` as one value, but `gpu0`, `gpu1` write their own slots
 }

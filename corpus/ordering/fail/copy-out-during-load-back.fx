@@ -18,4 +18,5 @@ region host_blk in host0 at 0x1_4000_0000 size 1 MiB owner gpu0 dtype bf16
 flow swap_in {
   edge load_back: move host_blk -> kv_slot by gpu0.copy_done stream h2d
   edge copy_out: move kv_slot -> kv_share by gpu0.copy_done stream d2d  # expect: FX-ORD-002
+  # ^ data race (write-read) on `kv_slot`: `load_back` and `copy_out` may overlap in time
 }

@@ -17,4 +17,5 @@ region host_blk[b in 0..2] in host0 at 0x1_4000_0000 + b * 4 MiB size 4 MiB owne
 flow step {
   edge off0: move kv[0] -> host_blk[1] by gpu0.copy_done stream copy0
   edge off1: move kv[1] -> host_blk[1] by gpu0.copy_done stream copy1  # expect: FX-ORD-002
+  # ^ data race (write-write) on `host_blk[1]`: `off0` and `off1` may overlap in time
 }

@@ -15,4 +15,5 @@ flow backward {
   edge bw_main: write bucket[0, +16 MiB] by gpu0.launch stream main
   edge bw_side: write bucket[16 MiB, +16 MiB] by gpu0.launch stream side
   edge allreduce: reduce(sum) bucket -> accum by gpu0.launch stream comm after bw_main  # expect: FX-ORD-002
+  # ^ data race (write-read) on `bucket`: `bw_side` and `allreduce` may overlap in time
 }

@@ -16,5 +16,6 @@ region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0 dtype bf16
 
 flow spill {
   edge spill: move kv -> pool by gpu0.copy_done after verify  # expect: FX-ORD-001
+  # ^ happens-before cycle: `spill` -> `verify` -> `spill`
   edge verify: read pool by gpu0.launch after spill
 }

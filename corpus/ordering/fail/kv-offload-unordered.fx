@@ -17,4 +17,5 @@ region kv_host in host0 at 0x1_4000_0000 size 2 MiB owner gpu0 dtype bf16
 flow decode_step {
   edge attn: write kv_blk by gpu0.launch stream compute
   edge offload: move kv_blk -> kv_host by gpu0.copy_done stream copy  # expect: FX-ORD-002
+  # ^ data race (write-read) on `kv_blk`: `attn` and `offload` may overlap in time
 }

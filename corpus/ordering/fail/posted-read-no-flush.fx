@@ -17,4 +17,5 @@ region stage in dram0 at 0x10_0800_0000 size 4 MiB owner gpu0 dtype bf16
 flow send {
   edge push: move act -> stage by gpu0.copy_done handoff stage: gpu0 -> dpu0
   edge xmit: read stage by dpu0.tx after push  # expect: FX-ORD-003
+  # ^ `xmit` reads bytes that `push` wrote over posted link `up0` with no flush in between
 }

@@ -15,4 +15,5 @@ region kv_blk in hbm0 at 0x2000_0000 size 256 KiB owner gpu0 dtype bf16
 flow prefill_to_decode {
   edge attn: write kv_blk by gpu0.launch
   edge send: read kv_blk by dpu0.tx after attn  # expect: FX-OWN-001
+  # ^ `send` reads `kv_blk` from `dpu0`, which neither owns nor leases it then
 }

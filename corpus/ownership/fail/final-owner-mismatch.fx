@@ -18,4 +18,5 @@ region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0 dtype bf16
 flow spill {
   edge spill: move kv -> pool by gpu0.copy_done handoff pool: gpu0 -> dpu0
   final owner pool = cxl0  # expect: FX-OWN-005
+  # ^ the final owner of `pool` may differ from the declared `cxl0`
 }

@@ -18,4 +18,5 @@ flow load_weights {
   edge fill: write pinned by cpu0.launch lease pinned to gpu0
   edge h2d: move pinned -> weights by gpu0.copy_done after fill
   edge free_pinned: release pinned free by cpu0.free after fill  # expect: FX-OWN-004
+  # ^ `free_pinned` releases `pinned` (free) while `h2d` may still use it
 }

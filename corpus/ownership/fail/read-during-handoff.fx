@@ -16,5 +16,6 @@ flow prefill_to_decode {
   edge attn: write kv_blk by gpu0.launch
   edge give: read kv_blk by gpu0.copy_done after attn handoff kv_blk: gpu0 -> dpu0 lease kv_blk to gpu0
   edge score: read kv_blk by gpu0.launch after attn  # expect: FX-OWN-002
+  # ^ `score` accesses `kv_blk` while `give` is handing it off
   edge send: read kv_blk by dpu0.tx after give
 }

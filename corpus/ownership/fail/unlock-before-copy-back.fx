@@ -19,4 +19,5 @@ flow swap_in {
   edge post: write desc by cpu0.launch
   edge copy_back: move kv_host -> kv_blk by gpu0.copy_done after post
   edge unlock: release kv_host unlock by cpu0.free after post  # expect: FX-OWN-004
+  # ^ `unlock` releases `kv_host` (unlock) while `copy_back` may still use it
 }

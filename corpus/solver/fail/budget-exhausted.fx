@@ -13,4 +13,5 @@ region page in hbm0 at 0x1000_0000 size 64 KiB owner gpu0 dtype bf16
 flow fill {
   edge even: write page[0, elem 64, stride 128, count 512] by gpu0.launch
   edge odd: write page[64, elem 64, stride 128, count 512] by gpu0.copy_done  # expect: FX-SMT-001
+  # ^ could not decide FX-ORD-002 for `even`, `odd`: max. resource limit exceeded
 }

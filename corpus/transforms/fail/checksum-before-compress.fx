@@ -16,4 +16,5 @@ region saved in pmem0 at 0x80_2000_0000 size 2 MiB owner gpu0
 
 flow spill {
   edge keep: move kv -> saved by gpu0.copy_done transform checksum(crc32c) |> compress(deflate) |> persist  # expect: FX-XF-002
+  # ^ `compress` in `keep` changes bytes after their checksum was taken
 }

@@ -16,4 +16,5 @@ region ckpt in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0
 
 flow checkpoint {
   edge save: move act -> ckpt by gpu0.copy_done transform compress(lz4)  # expect: FX-XF-001
+  # ^ `save` can write up to 4210768 B into a 2097152 B destination: any input of 2088946 B or more overflows it (the source holds 4194304 B)
 }

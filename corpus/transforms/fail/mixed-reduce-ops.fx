@@ -15,4 +15,5 @@ region logits in hbm0 at 0x1020_0000 size 512 KiB owner gpu0 dtype fp32
 flow combine {
   edge fold0: reduce(sum) part0 -> logits by gpu0.launch
   edge fold1: reduce(max) part1 -> logits by gpu0.copy_done  # expect: FX-XF-004
+  # ^ `fold0` (`sum`) and `fold1` (`max`) reduce into the same bytes in either order, and the result depends on it
 }

@@ -14,5 +14,6 @@ region acc in hbm0 at 0x1200_0000 size 8 MiB owner gpu0 dtype fp32
 flow accumulate {
   edge mb0: reduce(sum) g0 -> acc by gpu0.launch stream main
   edge mb1: move g1 -> acc by gpu0.launch stream main  # expect: FX-XF-004
+  # ^ `mb1` overwrites bytes that `mb0` accumulated before anyone read them
   edge step: read acc by gpu0.launch stream main
 }

@@ -16,4 +16,5 @@ region kv8 in hdm0 at 0x80_2000_0000 size 33 KiB owner gpu0 dtype fp8
 
 flow spill {
   edge spill: move kv -> kv8 by gpu0.copy_done transform quantize(fp16 -> fp8, group 128, scale f32)  # expect: FX-XF-003
+  # ^ `spill`: quantize expects `fp16` but the source holds `bf16`
 }
