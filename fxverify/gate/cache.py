@@ -27,7 +27,7 @@ import hashlib
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -82,8 +82,8 @@ class CacheStats(QueryCounts):
 
     def add(self, other: "CacheStats") -> "CacheStats":
         """Add ``other``'s counts to these (a worker's, say); returns ``self``."""
-        for k in ("hits", "misses", "solved", "policy_hits", "policy_misses"):
-            setattr(self, k, getattr(self, k) + getattr(other, k))
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         return self
 
 
