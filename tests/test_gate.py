@@ -384,3 +384,42 @@ def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
     assert got[0] == "corpus/ordering/ok/kv-offload-ordered.fx"
     assert got[1:] == sorted(str(p.relative_to(ROOT)) for p in (ROOT / "corpus/ordering").rglob("*.fx")
                              if p.name != "kv-offload-ordered.fx")
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
+    """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in
+    every format, beside the other policies' results; the exit code is 3 and no traceback is
+    printed."""
+    import fxverify.pipeline as pl
+
+    real = pl.check
+
+    def boom(path, *a, **k):
+        if path.endswith("compress-worst-case.fx"):
+            raise RuntimeError("invariant broke")
+        return real(path, *a, **k)
+
+    monkeypatch.setattr(pl, "check", boom)
+    ok = "corpus/ordering/ok/kv-offload-ordered.fx"
+    r = CliRunner().invoke(app, ["check", ok, "corpus/transforms/ok/compress-worst-case.fx", "--no-cache",
+                                 "--format", fmt, "-o", str(tmp_path / "out")], catch_exceptions=False)
+    assert r.exit_code == 3 and "Traceback" not in r.output
+    text = (tmp_path / "out").read_text()
+    assert "FX-INT-001" in text and "invariant broke" in text
+    if fmt == "json":
+        doc = json.loads(text)
+        (good, bad) = doc["results"]
+        assert good["verdict"] == "proved" and bad["verdict"] == "error"
+        assert [d["code"] for d in bad["diagnostics"]] == ["FX-INT-001"]
+    elif fmt == "sarif":
+        import jsonschema
+
+        log = json.loads(text)
+        jsonschema.validate(log, json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text()))
+        run = log["runs"][0]
+        assert [x["ruleId"] for x in run["results"]] == ["FX-INT-001"]
+        assert run["invocations"][0]["executionSuccessful"] is False
+    elif fmt == "junit":
+        errors = ET.fromstring(text).findall(".//error")
+        assert [e.get("type") for e in errors] == ["FX-INT-001"]

@@ -1,0 +1,96 @@
+"""One policy through the pipeline: outcomes, refutations with their witnesses, the SMT-LIB2 dump
+encoding each query once, and results surviving the round trip through a stored record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fxverify.diagnostics import codes
+from fxverify.gate.serialize import result_from_record, result_to_record
+from fxverify.lower.differential import counterexamples
+from fxverify.obligations.base import Obligation
+from fxverify.pipeline import CheckOptions, check
+from fxverify.render.json import results_to_json
+from fxverify.replay.simulate import Simulator
+from fxverify.result import Verdict
+
+from tests.conftest import corpus_files
+
+FAILS = corpus_files("fail")
+
+
+@pytest.mark.parametrize("path", FAILS, ids=str)
+def test_every_refuted_obligation_carries_a_witness_that_replays(path: Path, at_root) -> None:
+    r = check(str(path))
+    refuted = [o for o in r.outcomes if o.verdict is Verdict.REFUTED]
+    assert [x.key for x in r.refutations] == [o.key for o in refuted]
+    sim = Simulator(r.policy)
+    for x in r.refutations:
+        w = x.witness
+        edges = tuple(w.cycle) if w.cycle else x.edges
+        assert sim.confirm(x.code, edges, w.schedule, w.address, w.values) is not None, x.key
+
+
+def test_the_kernel_differential_reads_the_witnesses(at_root) -> None:
+    r = check("corpus/ownership/fail/pinned-free-before-copy.fx")
+    cases = counterexamples(r.refutations)
+    assert cases and all(code is codes.OWN_004 for code, _, _ in cases)
+    assert all(sched for _, _, sched in cases)  # schedule witnesses, decoded once by the check
+
+
+@pytest.mark.parametrize("path", ["corpus/ordering/fail/hb-cycle.fx", "corpus/ownership/fail/final-owner-mismatch.fx",
+                                  "corpus/alias/fail/strided-overlap.fx"])
+def test_results_survive_a_stored_record(path: str, at_root) -> None:
+    r = check(path)
+    back = result_from_record(result_to_record(r), r.sources)
+    assert results_to_json([back]) == results_to_json([r])
+    assert [(x.key, x.code, x.edges, x.witness) for x in back.refutations] == \
+        [(x.key, x.code, x.edges, x.witness) for x in r.refutations]
+    assert [(o.key, o.code, o.verdict, o.method) for o in back.outcomes] == \
+        [(o.key, o.code, o.verdict, o.method) for o in r.outcomes]
+
+
+def test_dump_encodes_each_query_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
+    """With ``--dump-smt`` every obligation is written, fast-proved or not, and each query is
+    encoded once: the object written is the object the solver decides."""
+    calls: dict[str, int] = {}
+    for cls in _subclasses(Obligation):
+        if "encode" in cls.__dict__:
+            monkeypatch.setattr(cls, "encode", _wrap(cls.__dict__["encode"], calls))
+    r = check("corpus/ordering/fail/kv-offload-unordered.fx", CheckOptions(dump_smt=str(tmp_path)))
+    files = list(tmp_path.glob("*.smt2"))
+    assert len(files) == len(r.outcomes) == len(calls)
+    assert set(calls.values()) == {1}
+
+
+def _subclasses(cls: type) -> list[type]:
+    out = []
+    for c in cls.__subclasses__():
+        out += [c, *_subclasses(c)]
+    return out
+
+
+def _wrap(fn, calls: dict[str, int]):
+    def encode(self):
+        calls[self.key] = calls.get(self.key, 0) + 1
+        return fn(self)
+    return encode
+
+
+def test_refutation_edges_name_the_primary_edges(at_root) -> None:
+    r = check("corpus/ordering/fail/kv-offload-unordered.fx")
+    (x,) = r.refutations
+    assert x.code is codes.ORD_002
+    assert [r.policy.edges[e].name for e in x.edges] == ["attn", "offload"]
+    assert x.witness.address == 0x2000_0000 and x.witness.space == "hbm0"
+
+
+def test_discharge_order_is_obligation_order(at_root) -> None:
+    """Outcomes come in obligation order whether an obligation was proved fast or by the solver."""
+    from fxverify.obligations import generate
+
+    r = check("corpus/maps/fail/lost-owner-update.fx")
+    _, obs = generate(r.policy)
+    assert [o.key for o in r.outcomes] == [ob.key for ob in obs]
