@@ -31,6 +31,8 @@ class Context:
     """The policy, its graph and indexes that several families share."""
 
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
+        self._touched: dict[int, dict[str, bool]] | None = None
+        self._pairs: list[tuple[int, int, int, int]] | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -54,9 +56,8 @@ class Context:
         contains all of them (a block inside its layer's view: the block's owner and leases
         decide). Ties keep both, so each owner is checked.
         """
-        cached = getattr(self, "_touched", None)
-        if cached is not None:
-            return cached
+        if self._touched is not None:
+            return self._touched
         per_edge: dict[int, list] = defaultdict(list)
         for region, eids in self.uses.items():
             reg = self.policy.region(region)
@@ -192,9 +193,8 @@ def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
     Returns ``(eid_a, pos_a, eid_b, pos_b)`` with ``eid_a < eid_b``, sorted. Read-read pairs are
     skipped. Cached on the context.
     """
-    cached = getattr(ctx, "_overlapping_pairs", None)
-    if cached is not None:
-        return cached
+    if ctx._pairs is not None:
+        return ctx._pairs
     out: list[tuple[int, int, int, int]] = []
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
@@ -210,6 +210,6 @@ def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
                 out.append((a[0], a[1], b[0], b[1]))
             active.append((acc.footprint.hi, eid, pos, acc))
     out.sort()
-    ctx._overlapping_pairs = out  # type: ignore[attr-defined]
+    ctx._pairs = out
     return out
 

@@ -95,7 +95,9 @@ class Overflow(Obligation):
         return "arith" if self._worst() <= self.cap else None
 
     def _worst(self) -> int:
-        return int(evaluate(self._out(const(self.n_max)), {}))  # type: ignore[arg-type]  # INVARIANT: closed term
+        worst = evaluate(self._out(const(self.n_max)), {})
+        assert isinstance(worst, int)  # INVARIANT: a closed integer term
+        return worst
 
     def encode(self) -> Query:
         n = int_var("n")
@@ -261,8 +263,8 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
                 out.append((f"gather rank {t.rank} is outside 0..{t.ways}", t.rank, 0))
         elif isinstance(t, Persist) and e.dst is not None and not pol.space(e.dst.space).persistent:
             out.append((f"persist into `{e.dst.space}`, which is not a persistent (pmem) space", 0, 1))
-    if dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
-        out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))  # type: ignore[union-attr]
+    if e.dst is not None and dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
+        out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))
     return out
 
 
