@@ -423,3 +423,44 @@ def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeyp
     elif fmt == "junit":
         errors = ET.fromstring(text).findall(".//error")
         assert [e.get("type") for e in errors] == ["FX-INT-001"]
+
+
+def _gate(*paths: str, **kw):
+    from fxverify.gate import GateRequest, run_gate
+
+    return run_gate(GateRequest(paths=paths, **kw))
+
+
+@pytest.mark.parametrize("case", ["no policy files", "dump into a file"])
+def test_problems_of_the_run_stop_it_with_their_own_codes(tmp_path: Path, case: str) -> None:
+    if case == "no policy files":
+        report, code = _gate(str(tmp_path)), "FX-USE-001"
+    else:
+        report, code = _gate(str(ROOT / RACE), dump_smt=__file__), "FX-IO-001"
+    assert [p.code for p in report.problems] == [code] and report.stopped and report.exit_code == 2
+    assert report.results == []
+
+
+def test_conflicting_baseline_options_are_a_usage_error(tmp_path: Path) -> None:
+    report = _gate(str(ROOT / RACE), baseline=str(tmp_path / "a"), write_baseline=str(tmp_path / "b"))
+    assert [p.code for p in report.problems] == ["FX-USE-002"] and report.exit_code == 2
+    assert not (tmp_path / "b").exists()
+
+
+def test_an_unreadable_baseline_is_fx_gate_001(tmp_path: Path) -> None:
+    report = _gate(str(ROOT / RACE), baseline=str(tmp_path / "missing.json"))
+    assert [p.code for p in report.problems] == ["FX-GATE-001"] and "does not exist" in report.problems[0].message
+
+
+def test_no_baseline_is_written_after_an_input_error(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.fx"
+    bad.write_text('policy "x"\nfabric { device gpu0 gpu hooks [launch] }\n')
+    out = tmp_path / "b.json"
+    report = _gate(str(bad), str(ROOT / RACE), write_baseline=str(out))
+    assert report.exit_code == 2 and not out.exists()
+    assert [(p.code, p.severity.value) for p in report.problems] == [("FX-GATE-002", "note")] and not report.stopped
+
+
+def test_an_unwritable_baseline_is_fx_io_001(tmp_path: Path) -> None:
+    report = _gate(str(ROOT / RACE), write_baseline=str(tmp_path / "no" / "b.json"))
+    assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2
