@@ -64,9 +64,14 @@ class CutObligation(Obligation):
         return Query(self.key, tuple(cons), header=self.header())
 
     def witness(self, result: Result) -> Witness:
+        # The model satisfies at least one pair's disjunct; only that pair's variables form a cut
+        # (the others are unconstrained), so the pair is the one whose side is closed under the
+        # allowed links, holds its source and leaves out its target.
         pairs = [(u, v) for u, v in self.pairs if u != v]
+        links = [ln for ln in self.ctx.policy.links if self.allowed(ln)]
         for (u, v), members in zip(pairs, self._members):
-            side = sorted(d for d, var in members.items() if result.value(var) is True)
-            if u in side and v not in side:
-                return Witness(values={"cut": ",".join(side), "from": u, "to": v})
+            side = {d for d, var in members.items() if result.value(var) is True}
+            closed = all((ln.a in side) == (ln.b in side) for ln in links if ln.a in members and ln.b in members)
+            if closed and u in side and v not in side:
+                return Witness(values={"cut": ",".join(sorted(side)), "from": u, "to": v})
         return Witness(values={"cut": "", "from": self.src_dev, "to": self.dst_dev})

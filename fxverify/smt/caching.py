@@ -1,8 +1,8 @@
 """Backend wrappers that answer from a result store, or count what reaches the solver.
 
 ``CachingBackend`` keys each query by the SHA-256 of its SMT-LIB2 text (without comment lines,
-which name files and never change the answer), the solver's version and the solver options, and
-asks the inner backend only on a miss; equal texts in one batch are solved once. The store is
+which name files and never change the answer) with its minimisation objectives and core request,
+the solver's version and the solver options, and asks the inner backend only on a miss; equal texts in one batch are solved once. The store is
 anything with ``get_result``/``put_result`` (the on-disk ``gate.cache.ResultCache``).
 ``CountingBackend`` only counts (``--no-cache`` still reports how many queries were solved). Both
 implement the whole ``Backend`` protocol. Emits no diagnostics.
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions
-from fxverify.smt.smtlib import query_to_smtlib
+from fxverify.smt.smtlib import query_to_smtlib, term_to_smtlib
 
 
 @dataclass
@@ -51,8 +51,13 @@ def sha256(*parts: str | bytes) -> str:
 
 
 def obligation_text(query: Query) -> str:
-    """The SMT-LIB2 text that keys a query: ``query_to_smtlib`` without comment lines."""
-    return "".join(ln + "\n" for ln in query_to_smtlib(query).splitlines() if not ln.startswith(";"))
+    """The text that keys a query: ``query_to_smtlib`` without comment lines (which name files and
+    never change the answer), then everything else that shapes the answer but SMT-LIB2 does not
+    print: the minimisation objectives, in order (they fix the model), and whether an unsat core
+    is asked for."""
+    body = "".join(ln + "\n" for ln in query_to_smtlib(query).splitlines() if not ln.startswith(";"))
+    objectives = " ".join(term_to_smtlib(t) for t in query.minimize)
+    return body + f"; minimize lex: {objectives}\n; unsat core: {'yes' if query.want_core else 'no'}\n"
 
 
 class CachingBackend:
