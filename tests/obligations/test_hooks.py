@@ -72,6 +72,33 @@ def test_no_path_refuted(make, key, values) -> None:
     assert v is not None and v.code == codes.HOOK_001 and v.edges == (0,)
 
 
+def closed(pol, cut: str) -> bool:
+    """No link leaves the set of devices ``cut`` (what a cut must be)."""
+    side = set(cut.split(",")) if cut else set()
+    return all((ln.a in side) == (ln.b in side) for ln in pol.links)
+
+
+@pytest.mark.parametrize("src,dst,key,values", [
+    # gpu0 -> nic0 driven by dpu0: the leg gpu0 -> dpu0 exists, dpu0 -> nic0 does not.
+    pytest.param(A_LO, NB_LO, "FX-HOOK-001:m:gpu0>dpu0>nic0", {"cut": "cxl0,dpu0,gpu0", "from": "dpu0", "to": "nic0"},
+                 id="second-leg-missing"),
+    # nic0 -> gpu0 driven by dpu0: the leg nic0 -> dpu0 is missing, dpu0 -> gpu0 exists.
+    pytest.param(NB_LO, A_LO, "FX-HOOK-001:m:nic0>dpu0>gpu0", {"cut": "nic0", "from": "nic0", "to": "dpu0"},
+                 id="first-leg-missing"),
+])
+def test_no_path_refuted_names_the_missing_leg(src, dst, key, values) -> None:
+    pol = policy(move("m", src, dst, device="dpu0"))
+    ob = the(hooks, pol, NoPath, key)
+    w = refute(ob)
+    # The witness names the leg that has no path, with the devices its start reaches: a closed cut.
+    assert w.values == values
+    assert closed(pol, str(w.values["cut"]))
+    assert ob.fix(w) == (f"declare a `link` that joins `{values['from']}` to `{values['to']}`, "
+                         f"or drive the edge from a device on the path")
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.HOOK_001 and v.edges == (0,)
+
+
 def test_no_path_refuted_driver_off_the_path() -> None:
     # nic0 drives a copy inside gpu0's memory: bytes gpu0 -> gpu0, but via an island.
     pol = policy(move("m", A_LO, fp(B, 0x100, 0x40), device="nic0"))
@@ -82,6 +109,7 @@ def test_no_path_refuted_driver_off_the_path() -> None:
     reach = {"gpu0": "cxl0,dpu0,gpu0", "nic0": "nic0"}
     assert (w.values["from"], w.values["to"]) in ob.pairs
     assert w.values["cut"] == reach[str(w.values["from"])]
+    assert closed(pol, str(w.values["cut"]))
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.HOOK_001 and v.edges == (0,)
 
