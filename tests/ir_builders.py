@@ -190,7 +190,8 @@ def assert_solver_proves(ob: Obligation) -> None:
 
 def refute(ob: Obligation) -> Witness:
     """Assert that no fast proof applies and the solver refutes ``ob``; return its witness."""
-    assert ob.prove_fast() is None
+    method = ob.prove_fast()
+    assert method is None, f"{ob.key} is proved by {method!r}"
     q, r = decide(ob)
     assert r.status is not Status.UNKNOWN, r.reason
     assert r.status is not q.expect, ob.key
