@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from fxverify.diagnostics import codes
+from fxverify.ir import AliasSet, Region
 from fxverify.obligations import ownership
 from fxverify.obligations.ownership import (
     BadHandoff, FinalOwner, InTransit, LeaseByNonOwner, Unowned, UseAfterRelease,
@@ -21,7 +22,7 @@ from fxverify.obligations.ownership import (
 from fxverify.replay.simulate import Simulator
 
 from tests.ir_builders import (
-    A, B, BUF, assert_solver_proves, fp, generated, handoff, keys_of, lease, move, overlaps, policy, read, refute,
+    A, B, BUF, REGIONS, assert_solver_proves, fp, generated, handoff, keys_of, lease, move, overlaps, policy, read, refute,
     release, replay, the, write,
 )
 
@@ -273,6 +274,57 @@ def test_final_owner_not_unique_refuted() -> None:
     assert len(finals(one)) == len(finals(other)) == 1 and finals(one) != finals(other)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.OWN_005
+
+
+def test_double_release_fails_even_when_ordered() -> None:
+    # Two releases of a are uses of each other: f2 after f1 holds, f1 before f2 cannot.
+    pol = policy(release("f1", A), release("f2", A, after=("f1",)))
+    assert the(ownership, pol, UseAfterRelease, "FX-OWN-004:f2|f1|a").prove_fast() == "hb-reachability"
+    ob = the(ownership, pol, UseAfterRelease, "FX-OWN-004:f1|f2|a")
+    w = refute(ob)
+    assert w.schedule == {0: (0, 1), 1: (1, 2)}
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.OWN_004 and v.edges == (0, 1)
+
+
+# ---- governing regions ----------------------------------------------------------------------
+# kv = [0x1000, 0x1100) owned by gpu0; blk = [0x1000, 0x1040) inside it, owned by dpu0; one alias set.
+KV = Region("kv", "kv", "hbm0", 0x1000, 0x100, "gpu0", alias_set="kvs")
+BLK = Region("blk", "blk", "hbm0", 0x1000, 0x40, "dpu0", alias_set="kvs")
+
+
+def nested(*edges):
+    return policy(*edges, regions=REGIONS + (KV, BLK), alias_sets=(AliasSet("kvs", ("kv", "blk")),))
+
+
+def test_innermost_region_governs() -> None:
+    # fill names kv, but every byte it touches lies in the smaller blk: blk's owner decides.
+    pol = nested(write("fill", fp(KV, 0x1000, 0x20), device="dpu0"))
+    assert keys_of(generated(ownership, pol), Unowned) == ["FX-OWN-001:fill|blk"]
+    assert the(ownership, pol, Unowned, "FX-OWN-001:fill|blk").prove_fast() == "static-owner"
+
+
+def test_every_touched_region_governs_the_bytes_outside_the_inner_one() -> None:
+    # wipe touches kv outside blk too: both govern, and gpu0 does not own blk.
+    pol = nested(write("wipe", fp(KV, 0x1000, 0x80)))
+    assert keys_of(generated(ownership, pol), Unowned) == ["FX-OWN-001:wipe|blk", "FX-OWN-001:wipe|kv"]
+    assert the(ownership, pol, Unowned, "FX-OWN-001:wipe|kv").prove_fast() == "static-owner"
+    ob = the(ownership, pol, Unowned, "FX-OWN-001:wipe|blk")
+    w = refute(ob)
+    assert w.values == {"region": "blk", "device": "gpu0"} and w.schedule == {0: (0, 1)}
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.OWN_001 and v.edges == (0,)
+
+
+def test_strided_footprint_governed_only_where_it_has_bytes() -> None:
+    # mid = [0x1050, 0x1070) inside kv, owned by dpu0. w writes 0x10 B every 0x40 from 0x1040:
+    # 0x1040-0x104f and 0x1080-0x108f. Its bounding interval meets mid, its bytes do not: only kv
+    # governs, for ownership and for the release of mid.
+    mid = Region("mid", "mid", "hbm0", 0x1050, 0x20, "dpu0", alias_set="kvs")
+    pol = policy(write("w", fp(KV, 0x1040, 0x10, 0x40, 2)), release("f", mid, device="dpu0"),
+                 regions=REGIONS + (KV, mid), alias_sets=(AliasSet("kvs", ("kv", "mid")),))
+    assert keys_of(generated(ownership, pol), Unowned) == ["FX-OWN-001:w|kv"]
+    assert keys_of(generated(ownership, pol), UseAfterRelease) == []
 
 
 # ---- not generated ----------------------------------------------------------------------------
