@@ -39,6 +39,12 @@ def self_loop():
     return policy(write("z", fp(A, 0x0, 0x10), after=("z",)))
 
 
+def two_cycles():
+    # a <-> b and c <-> d: two strongly connected components.
+    return policy(write("a", fp(A, 0x0, 0x10), after=("b",)), write("b", fp(A, 0x10, 0x10), after=("a",)),
+                  write("c", fp(A, 0x20, 0x10), after=("d",)), write("d", fp(A, 0x30, 0x10), after=("c",)))
+
+
 def stream_ordered_pair():
     # Same serial stream on gpu0: w before r, with no `after`.
     return policy(write("w", fp(A, 0x0, 0x40), stream="s0"), read("r", fp(A, 0x20, 0x40), stream="s0"))
@@ -142,6 +148,13 @@ def test_proved_by_solver(make, cls, key) -> None:
 @pytest.mark.parametrize("make,key,cycle", [
     pytest.param(three_cycle, "FX-ORD-001:x0", [0, 2, 1], id="three-cycle"),
     pytest.param(self_loop, "FX-ORD-001:z", [0], id="self-loop"),
+    # The stream puts e0 before e1; `after e1` on e0 closes the cycle.
+    pytest.param(lambda: policy(write("e0", fp(A, 0x0, 0x10), stream="s", after=("e1",)),
+                                write("e1", fp(A, 0x10, 0x10), stream="s")), "FX-ORD-001:e0", [0, 1],
+                 id="stream-and-after"),
+    # Two separate cycles: one obligation each, keyed by the component's first edge.
+    pytest.param(two_cycles, "FX-ORD-001:a", [0, 1], id="first-of-two-components"),
+    pytest.param(two_cycles, "FX-ORD-001:c", [2, 3], id="second-of-two-components"),
 ])
 def test_hb_cycle_refuted(make, key, cycle) -> None:
     pol = make()
@@ -226,6 +239,7 @@ def test_in_order_refuted(order) -> None:
 
 ABSENT = [
     pytest.param(three_cycle, HbCycle, ["FX-ORD-001:x0"], id="ord001-cyclic-only-the-component"),
+    pytest.param(two_cycles, HbCycle, ["FX-ORD-001:a", "FX-ORD-001:c"], id="ord001-one-per-component"),
     pytest.param(lambda: policy(), HbCycle, ["FX-ORD-001:policy"], id="ord001-empty-policy-one"),
     pytest.param(three_cycle, Race, [], id="ord002-none-when-hb-cyclic"),
     pytest.param(lambda: policy(read("r0", fp(A, 0x0, 0x40)), read("r1", fp(A, 0x0, 0x40), device="dpu0")),
