@@ -1,0 +1,59 @@
+"""``obligations.generate``: every family in discharge order, obligations that a cyclic HB makes
+vacuous left out, and repeated keys dropped (hand-built IR)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from fxverify.ir import Compress, Handoff
+from fxverify.obligations import generate
+from fxverify.obligations.alias import Bounds
+from fxverify.obligations.hooks import NoPath, UndeclaredHook
+from fxverify.obligations.maps import LocalMap, PerDeviceRead
+from fxverify.obligations.ordering import HbCycle, InOrder
+from fxverify.obligations.ownership import BadHandoff
+from fxverify.obligations.transforms import ChecksumChain, Layout, Overflow
+
+from tests.ir_builders import A, B, POOL, edge, fp, handoff, mapop, move, policy, read, write
+
+
+def cyclic():
+    # w0 and w1 wait for each other (and would race on a[0x00, 0x40)); the other edges carry one
+    # schedule-free obligation each, and a few schedule-dependent ones.
+    return policy(
+        write("w0", fp(A, 0x0, 0x40), after=("w1",), map_ops=(mapop("cnt", "update"), mapop("lin", "write"))),
+        write("w1", fp(A, 0x0, 0x40), device="dpu0", hook="rx", after=("w0",),
+              map_ops=(mapop("loc", "read"), mapop("cnt", "update"), mapop("lin", "write"))),
+        move("m", fp(A, 0x40, 0x40), fp(POOL, 0x8000_0000, 0x40), require_in_order=True,
+             transforms=(Compress("lz4"),), handoffs=handoff(POOL, "gpu0", "cxl0")),
+        edge("r", "read", "gpu0", "launch", src=fp(B, 0x100, 0x10), map_ops=(mapop("cnt", "read"),)),
+    )
+
+
+def test_cyclic_hb_keeps_only_the_cycle_and_schedule_free_obligations() -> None:
+    _ctx, obs = generate(cyclic())
+    kinds = {(type(o).__name__, o.key) for o in obs}
+    assert ("HbCycle", "FX-ORD-001:w0") in kinds
+    assert all(o.schedule_free or type(o) is HbCycle for o in obs), sorted(kinds)
+    assert {type(o) for o in obs} == {HbCycle, InOrder, Bounds, LocalMap, PerDeviceRead, Overflow, ChecksumChain,
+                                      Layout, NoPath, UndeclaredHook}
+    # The plain per-device read (schedule-free) is kept: w1 on dpu0 writes the entry r reads on gpu0.
+    assert [o.key for o in obs if type(o) is PerDeviceRead] == ["FX-MAP-004:r#0|cnt[0]"]
+
+
+def test_acyclic_keeps_every_family_in_discharge_order() -> None:
+    pol = policy(*(replace(e, after=()) for e in cyclic().edges))
+    _ctx, obs = generate(pol)
+    families = [o.family.value for o in obs]
+    order = ["ordering", "alias", "ownership", "maps", "transforms", "hooks"]
+    assert families == sorted(families, key=order.index)
+    assert set(families) == set(order)
+    assert [o.key for o in obs if o.key.startswith("FX-ORD-001")] == ["FX-ORD-001:policy"]
+
+
+def test_repeated_key_is_generated_once() -> None:
+    # Two identical handoff clauses on one edge state the same FX-OWN-003 property twice.
+    pol = policy(read("h", fp(A, 0x0, 0x40), handoffs=(Handoff("a", "gpu0", "dpu0"),) * 2))
+    _ctx, obs = generate(pol)
+    assert [o.key for o in obs if type(o) is BadHandoff] == ["FX-OWN-003:h|a"]
+    assert len({o.key for o in obs}) == len(obs)
