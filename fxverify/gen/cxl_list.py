@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
 
 _IDS = ("bus", "port", "endpoint", "memdev", "decoder", "region")
@@ -174,7 +174,7 @@ class _Walker:
         return self.f.span(m.start())
 
     def bad(self, span: Span, msg: str, help: str, label: str = "") -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, msg, span, help=help, label=label))
+        return InputProblem(diagnostic(codes.GEN_002, msg, span, label, help=help))
 
     def walk_doc(self, doc: Any) -> None:
         if isinstance(doc, dict) and not any(isinstance(doc.get(k), str) for k in _IDS):

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap
 
 # ``torch_dtype`` names -> (fx dtype, bytes per element).
@@ -202,8 +202,8 @@ class _Reader:
     def __init__(self, f: InputFile, doc: Any) -> None:
         self.f = f
         if not isinstance(doc, dict):
-            raise InputProblem(problem(codes.GEN_002, f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
-                                       f.span(0), help=f"pass {WHAT}"))
+            raise InputProblem(diagnostic(codes.GEN_002, f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
+                                          f.span(0), help=f"pass {WHAT}"))
         self.nested = isinstance(doc.get("text_config"), dict)
         self.cfg: dict[str, Any] = doc["text_config"] if self.nested else doc
         self.top = doc
@@ -214,12 +214,12 @@ class _Reader:
 
     def _missing(self, key: str, why: str) -> InputProblem:
         inside = " under `text_config`" if self.nested else ""
-        return InputProblem(problem(codes.GEN_002, f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
-                                    help=f"{why}; add `\"{key}\": ...` to the config"))
+        return InputProblem(diagnostic(codes.GEN_002, f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
+                                       help=f"{why}; add `\"{key}\": ...` to the config"))
 
     def _bad(self, key: str, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, f"`{key}` in `{self.f.path}` {msg}", self._where(key), help=help,
-                                    label=f"`{key}`"))
+        return InputProblem(diagnostic(codes.GEN_002, f"`{key}` in `{self.f.path}` {msg}", self._where(key), f"`{key}`",
+                                       help=help))
 
     def int_(self, key: str, why: str, *, optional: bool = False, minimum: int = 1) -> int | None:
         if key not in self.cfg or self.cfg[key] is None:
@@ -240,9 +240,9 @@ class _Reader:
         if isinstance(archs, str):
             archs = [archs]
         if not (isinstance(archs, list) and archs and all(isinstance(a, str) for a in archs)):
-            raise InputProblem(problem(codes.GEN_002, f"`architectures` in `{self.f.path}` is not a list of names",
-                                       self.f.key_span(("architectures",)), help='write e.g. ["LlamaForCausalLM"]',
-                                       label="`architectures`"))
+            raise InputProblem(diagnostic(codes.GEN_002, f"`architectures` in `{self.f.path}` is not a list of names",
+                                          self.f.key_span(("architectures",)), "`architectures`",
+                                          help='write e.g. ["LlamaForCausalLM"]'))
         layers = self.int_("num_hidden_layers", "the layer count sizes every per-layer family")
         hidden = self.int_("hidden_size", "the hidden size sizes activations and weights")
         heads = self.int_("num_attention_heads", "the head count sizes attention")

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from xml.parsers import expat
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
 
 WHAT = "an NCCL topology XML file (the NCCL_TOPO_FILE format)"
@@ -154,17 +154,17 @@ def _parse(f: InputFile) -> _Node:
         stack.pop()
 
     def entity(*_a) -> None:
-        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` declares XML entities, which a topology never needs",
-                                   f.line_col_span(p.CurrentLineNumber, p.CurrentColumnNumber + 1),
-                                   help=f"pass {WHAT}", label="entity declaration"))
+        raise InputProblem(diagnostic(codes.GEN_001, f"`{f.path}` declares XML entities, which a topology never needs",
+                                      f.line_col_span(p.CurrentLineNumber, p.CurrentColumnNumber + 1),
+                                      "entity declaration", help=f"pass {WHAT}"))
 
     p.StartElementHandler, p.EndElementHandler, p.EntityDeclHandler = start, end, entity
     try:
         p.Parse(f.text.encode("utf-8"), True)
     except expat.ExpatError as err:
-        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
-                                   f.line_col_span(err.lineno, err.offset + 1), help=f"pass {WHAT}",
-                                   label="here")) from None
+        raise InputProblem(diagnostic(codes.GEN_001, f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
+                                      f.line_col_span(err.lineno, err.offset + 1), "here",
+                                      help=f"pass {WHAT}")) from None
     return root
 
 
@@ -182,7 +182,7 @@ class _Builder:
         return self.f.span(n.offset)
 
     def bad(self, n: _Node, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, msg, self.span(n), help=help, label=f"<{n.tag}>"))
+        return InputProblem(diagnostic(codes.GEN_002, msg, self.span(n), f"<{n.tag}>", help=help))
 
     def build(self, doc: _Node) -> Topology:
         systems = [c for c in doc.children if c.tag == "system"]

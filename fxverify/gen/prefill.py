@@ -29,11 +29,11 @@ from fractions import Fraction
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.gen.cxl_list import CxlFabric, Window
 from fxverify.gen.emit import If, Loop, Note, Program, Stmt, count, render
 from fxverify.gen.hf_config import ModelSpec
-from fxverify.gen.input_file import InputProblem, problem
+from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
 from fxverify.vocab import canonical_dtype, dtype_bits
 
@@ -108,11 +108,11 @@ def generate_prefill(model: ModelSpec, topo: Topology | None, cxl: CxlFabric | N
 
 
 def _opt_error(msg: str, help: str) -> InputProblem:
-    return InputProblem(problem(codes.GEN_004, msg, None, help=help))
+    return InputProblem(diagnostic(codes.GEN_004, msg, help=help))
 
 
 def _fit_error(msg: str, help: str) -> InputProblem:
-    return InputProblem(problem(codes.GEN_003, msg, None, help=help))
+    return InputProblem(diagnostic(codes.GEN_003, msg, help=help))
 
 
 @dataclass
