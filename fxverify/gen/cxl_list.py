@@ -20,10 +20,15 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
+from fxverify.vocab import U64_END, UNITS
 
 _IDS = ("bus", "port", "endpoint", "memdev", "decoder", "region")
 WHAT = "the JSON output of `cxl list` (for example `cxl list -BEMPu` or `cxl list -BDMu`)"
-_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+# `-u` sizes come from `display_size()` in ndctl's util/json.c: an IEC figure, then its decimal
+# twin in parentheses ("256.00 MiB (268.44 MB)"). Only the IEC units are read, so the decimal
+# figure is never taken for the size.
+_CXL_UNITS: dict[str, int] = {u: UNITS[u] for u in ("B", "KiB", "MiB", "GiB", "TiB")}
+_SIZE_TEXT = re.compile(r"\s*([0-9]+)(?:\.([0-9]+))?\s*(%s)\b" % "|".join(_CXL_UNITS))
 
 
 @dataclass(frozen=True)
@@ -125,9 +130,9 @@ def parse_size(v: Any) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str):
-        m = re.match(r"\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KiB|MiB|GiB|TiB)\b", v)
+        m = _SIZE_TEXT.match(v)
         if m:
-            whole, frac, unit = m.group(1), m.group(2) or "", _UNITS[m.group(3)]
+            whole, frac, unit = m.group(1), m.group(2) or "", _CXL_UNITS[m.group(3)]
             n = int(whole + frac) * unit
             if n % 10 ** len(frac):
                 return None  # `-u` rounded the size (e.g. "1.33 GiB"): the exact byte count is lost
@@ -304,7 +309,7 @@ class _Walker:
             raise self.bad(span, f"{kind} `{name}` has no exact positive `size`",
                            help="cxl list writes bytes, or with -u `256.00 MiB (...)`; pass a listing without -u when -u rounds",
                            label=label)
-        if base + size > 1 << 64:
+        if base + size > U64_END:
             raise self.bad(span, f"{kind} `{name}` [{base:#x}, +{size}) runs past 64-bit addresses",
                            help="check `resource` and `size`", label=label)
         if kind == "decoder":

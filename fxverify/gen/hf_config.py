@@ -25,11 +25,15 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap
+from fxverify.vocab import dtype_bits
 
-# ``torch_dtype`` names -> (fx dtype, bytes per element).
-TORCH_DTYPES: dict[str, tuple[str, int]] = {
-    "bfloat16": ("bf16", 2), "float16": ("fp16", 2), "half": ("fp16", 2), "float32": ("fp32", 4), "float": ("fp32", 4),
+#: ``torch_dtype`` names (``torch.bfloat16`` and its aliases, as ``transformers`` writes them) ->
+#: the fx dtype; the element width comes from ``vocab.dtype_bits``.
+TORCH_DTYPES: dict[str, str] = {
+    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
 }
+#: Bytes of one block scale of fp8 block quantization: scales are fp32 (``weight_scale_inv``).
+SCALE_BYTES = dtype_bits("fp32") // 8
 WHAT = "a Hugging Face config.json"
 
 
@@ -45,9 +49,10 @@ class WeightQuant:
     block: tuple[int, int] | None
 
     def matrix_bytes(self, rows: int, cols: int) -> int:
-        """Bytes of a ``rows x cols`` weight matrix: elements plus one fp32 (4 B) scale per block."""
+        """Bytes of a ``rows x cols`` weight matrix: elements plus one fp32 scale per block (one
+        per tensor without blocks)."""
         scales = math.ceil(rows / self.block[0]) * math.ceil(cols / self.block[1]) if self.block else 1
-        return rows * cols * self.elem_bytes + 4 * scales
+        return rows * cols * self.elem_bytes + SCALE_BYTES * scales
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,8 @@ class _Reader:
         if not isinstance(dt, str) or dt not in TORCH_DTYPES:
             raise self._bad("torch_dtype", f"is {json_repr(dt)}, which fxverify does not know",
                             help="use one of: " + ", ".join(sorted(TORCH_DTYPES)))
-        dtype, dbytes = TORCH_DTYPES[dt]
+        dtype = TORCH_DTYPES[dt]
+        dbytes = dtype_bits(dtype) // 8
         return ModelSpec(name=name, path=self.f.path, arch=str(archs[0]), layers=layers, hidden=hidden, heads=heads,
                          kv_heads=kv_heads, head_dim=head_dim, head_dim_source=source, inter=inter, vocab=vocab,
                          dtype=dtype, dtype_bytes=dbytes, nested=self.nested,
@@ -347,7 +353,7 @@ class _Reader:
                 raise self._bad("weight_block_size", f"is {json_repr(blk)}, not two positive integers",
                                 help="fp8 block quantization names [rows, cols] per scale")
             block = (blk[0], blk[1])
-        return WeightQuant(method, str(q.get("fmt", "e4m3")), 1, block)
+        return WeightQuant(method, str(q.get("fmt", "e4m3")), dtype_bits("fp8") // 8, block)
 
 
 def _join(why: str, rule: str) -> str:
