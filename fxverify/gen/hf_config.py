@@ -184,10 +184,6 @@ class ModelSpec:
         ``inter x hidden``, in bytes."""
         return 2 * self.matrix_bytes(self.hidden, inter) + self.matrix_bytes(inter, self.hidden)
 
-    def is_moe_layer(self, layer: int) -> bool:
-        """True when ``layer`` (0-based) routes tokens to experts."""
-        return self.moe is not None and layer >= self.moe.first_dense
-
 
 def load_model(path: str, sources: SourceMap) -> tuple[ModelSpec | None, list[Diagnostic]]:
     """Read a Hugging Face ``config.json`` into a ``ModelSpec``.
