@@ -35,33 +35,24 @@ from fxverify.gen.emit import If, Loop, Note, Program, Stmt, count, render
 from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
-from fxverify.vocab import canonical_dtype, dtype_bits
+from fxverify.vocab import CODECS, GIB, KIB, MIB, U64_END, canonical_dtype, dtype_bits, size_text
 
-KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 PAGE = 4 * KIB
 # fp8 elements per fp32 scale: fine-grained 1x128 groups, as DeepSeek-V3 quantizes activations
 # (DeepSeek-V3 technical report, section 3.3.2).
 QUANT_GROUP = 128
+FP8_BYTES = dtype_bits("fp8") // 8
+SCALE_BYTES = dtype_bits("fp32") // 8
 DEFAULT_CKPT_EVERY = 8  # ours: a checkpoint every 8 layers keeps 4 of Llama-3.1-8B's 32 in the cxl_test pmem
 ALIGN = 2 * MIB  # HBM regions start on 2 MiB boundaries, CUDA's allocation granularity (cuMemGetAllocationGranularity)
-
-
-def lz4_bound(n: int) -> int:
-    """``LZ4_COMPRESSBOUND(n)`` from lz4.h: the worst-case output for ``n`` input bytes."""
-    return n + n // 255 + 16
+# Checkpoints of the hidden states are lz4-compressed (a compressible intermediate); their slots
+# are sized by the codec's worst-case bound (LZ4_COMPRESSBOUND, lz4.h), never an average ratio.
+CHECKPOINT_CODEC = CODECS["lz4"]
 
 
 def align(n: int, a: int) -> int:
     """``n`` rounded up to a multiple of ``a``."""
     return -(-n // a) * a
-
-
-def size_text(n: int) -> str:
-    """A byte count as ``64 KiB`` / ``80 GiB`` when exact, else ``12345 B``."""
-    for unit, name in ((GIB, "GiB"), (MIB, "MiB"), (KIB, "KiB")):
-        if n and n % unit == 0:
-            return f"{n // unit} {name}"
-    return f"{n} B"
 
 
 @dataclass(frozen=True)
@@ -145,8 +136,8 @@ class _Plan:
                              help=f"use --tokens {align(o.tokens, o.block_tokens)}: paged KV caches allocate whole blocks")
         if o.tp < 1:
             raise _opt_error(f"--tp {o.tp} must be at least 1", help="the tensor-parallel degree counts GPUs")
-        if not 1 <= o.hbm_gib < 1 << 34:  # the space must end below 2^64
-            raise _opt_error(f"--hbm-gib {o.hbm_gib} is outside 1..{(1 << 34) - 1}", help="for example --hbm-gib 80")
+        if not 1 <= o.hbm_gib < U64_END // GIB:  # the space must end below 2^64
+            raise _opt_error(f"--hbm-gib {o.hbm_gib} is outside 1..{U64_END // GIB - 1}", help="for example --hbm-gib 80")
         self.L = o.layers if o.layers is not None else m.layers
         if not 1 <= self.L <= m.layers:
             raise _opt_error(f"--layers {o.layers} is outside 1..{m.layers}", help=f"`{m.name}` has {m.layers} layers")
@@ -469,7 +460,7 @@ class _Plan:
         if m.quant:
             q = m.quant
             blk = f", {q.block[0]}x{q.block[1]} blocks with one fp32 scale each" if q.block else ""
-            h.append(f"#   weights quantized: {q.method} {q.fmt} (1 B per weight{blk}); activations and KV stay {m.dtype}")
+            h.append(f"#   weights quantized: {q.method} {q.fmt} ({q.elem_bytes} B per weight{blk}); activations and KV stay {m.dtype}")
         h += ["#", "# Derivation:",
               f"#   KV per token per layer = {m.kv_derivation()}",
               f"#   KV per token = {self.L} layers x {m.kv_bytes_per_token_per_layer} B = {self.L * m.kv_bytes_per_token_per_layer} B"]
@@ -485,12 +476,12 @@ class _Plan:
               f"#   attention weights per layer per rank = {self.attn_w} B"]
         if self.fd:
             h.append(f"#   dense FFN weights per layer per rank = 3 x {m.hidden} x {m.inter // o.tp} "
-                     f"(x {self.db if not m.quant else 1} B{' + block scales' if m.quant else ''}) = {self.ffn_w} B")
+                     f"(x {m.quant.elem_bytes if m.quant else self.db} B{' + block scales' if m.quant else ''}) = {self.ffn_w} B")
         if m.moe:
             e = m.moe
             h += [f"#   expert slots per rank = {self.T} tok x top_k {e.active} / tp {o.tp} rows x {m.hidden} x {self.db} B = {self.cap} B "
                   f"(capacity factor 1: GShard drops tokens beyond it); {self.E_loc} experts per rank",
-                  f"#   expert weights = 3 x {m.hidden} x {e.inter} (x {1 if m.quant else self.db} B{' + block scales' if m.quant else ''}) = {self.exp_w} B each; {self.E_loc} per rank streamed per MoE layer "
+                  f"#   expert weights = 3 x {m.hidden} x {e.inter} (x {m.quant.elem_bytes if m.quant else self.db} B{' + block scales' if m.quant else ''}) = {self.exp_w} B each; {self.E_loc} per rank streamed per MoE layer "
                   f"= {self.E_loc * self.exp_w} B"]
         h.append(f"#   weights are {'streamed per layer into two HBM slots' if self.stream else 'resident in HBM'}; "
                  f"one rank uses {self.hbm_used} B ({self.hbm_used / GIB:.2f} GiB) of {o.hbm_gib} GiB HBM")
@@ -499,7 +490,7 @@ class _Plan:
                      f"slot = {self.spill_derivation}")
         if self.n_ckpt:
             h.append(f"#   checkpoints every {self.ckpt_every} layers: {self.n_ckpt} slots of "
-                     f"LZ4_COMPRESSBOUND({self.act}) = {lz4_bound(self.act)} B, page-aligned = {self.ckpt_slot} B")
+                     f"LZ4_COMPRESSBOUND({self.act}) = {CHECKPOINT_CODEC.bound(self.act)} B, page-aligned = {self.ckpt_slot} B")
         h.append(f"#   edges = {edges} (as unrolled)")
         return h
 
@@ -510,8 +501,8 @@ class _Plan:
         self.spill_dtype = "fp8" if fp8 else o.kv_dtype
         elems = self.block // self.db
         if fp8:
-            self.spill_slot = elems + -(-elems // QUANT_GROUP) * 4
-            self.spill_derivation = (f"{elems} elems x 1 B + ceil({elems} / {QUANT_GROUP}) fp32 scales x 4 B = {self.spill_slot} B")
+            self.spill_slot = elems * FP8_BYTES + -(-elems // QUANT_GROUP) * SCALE_BYTES
+            self.spill_derivation = (f"{elems} elems x {FP8_BYTES} B + ceil({elems} / {QUANT_GROUP}) fp32 scales x {SCALE_BYTES} B = {self.spill_slot} B")
         else:
             bits = dtype_bits(canonical_dtype(o.kv_dtype))
             self.spill_slot = elems * bits // 8
@@ -543,7 +534,7 @@ class _Plan:
                                  f"({', '.join(w.name for w in volatile)})",
                                  help="lower --spill" + ("" if fp8 else ", use --kv-dtype fp8")
                                       + ", or pass a listing with more CXL memory")
-        self.ckpt_slot = align(lz4_bound(self.act), PAGE)
+        self.ckpt_slot = align(CHECKPOINT_CODEC.bound(self.act), PAGE)
         fits = sum(w.size // self.ckpt_slot for w in pmem)
         self.ckpt_windows: list[tuple[Window, int, int]] = []
         every = o.ckpt_every
@@ -680,7 +671,7 @@ class _Plan:
         for w, a, b in self.ckpt_windows:
             sp = _space_name(w.name)
             self._region(f"ck_{sp}", f"ck_{sp}[i in 0..{b - a}] in {sp} at {w.base:#x} + i * {self.ckpt_slot} size {self.ckpt_slot} "
-                         f"owner {self.gpus[0]}", b - a, f"lz4 checkpoints {a}..{b} of the hidden states in {w.name}")
+                         f"owner {self.gpus[0]}", b - a, f"{CHECKPOINT_CODEC.name} checkpoints {a}..{b} of the hidden states in {w.name}")
             self.finals.append(f"final owner ck_{sp}[*] = {self.home[w.name]}")
 
     def _remote_regions(self) -> None:
@@ -871,7 +862,8 @@ class _Plan:
         if not self.n_ckpt:
             return []
         e, g = self.ckpt_every, self.gpus[0]
-        out: Program = [Note(""), Note(f"every {e} layers, checkpoint the hidden states: lz4 (a compressible intermediate;"
+        codec = CHECKPOINT_CODEC.name
+        out: Program = [Note(""), Note(f"every {e} layers, checkpoint the hidden states: {codec} (a compressible intermediate;"
                                        " slots sized by the worst case), crc32c, persist")]
         for w, a, b in self.ckpt_windows:
             sp = _space_name(w.name)
@@ -879,7 +871,7 @@ class _Plan:
             slot = f"$(i - {a})" if a else "$(i)"
             out.append(Loop("i", a, b, [Stmt(
                 f"edge ckpt[$(i)]: move {self._hidden(0)} -> ck_{sp}[{slot}] by {g}.copy_done after {self._ar_done('f', f'$(i * {e} + {e - 1})', 0)}\n"
-                f"    transform compress(lz4) |> checksum(crc32c) |> persist\n"
+                f"    transform compress({codec}) |> checksum(crc32c) |> persist\n"
                 f"    handoff ck_{sp}[{slot}]: {g} -> {home}")]))
         return out
 
@@ -948,7 +940,7 @@ class _Plan:
 
 def _fits64(n: int, what: str) -> None:
     """Raise FX-GEN-003 when a space of ``n`` bytes cannot be addressed with 64 bits."""
-    if n >= 1 << 64:
+    if n >= U64_END:
         raise _fit_error(f"{what} would need {n} B, beyond 64-bit addresses", help="lower --tokens or the layer count")
 
 
