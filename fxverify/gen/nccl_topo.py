@@ -22,6 +22,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
+from fxverify.vocab import DeviceKind
 
 WHAT = "an NCCL topology XML file (the NCCL_TOPO_FILE format)"
 NVSWITCH_CLASS = 0x068000
@@ -59,12 +60,13 @@ class PciLink:
 @dataclass(frozen=True)
 class TopoDevice:
     """One device of the topology: ``name`` (``gpu0``, ``nic2``, ``sw1``, ``cpu0``), ``kind``
-    (``gpu``, ``nic``, ``pcie_switch``, ``cpu``), PCI ``busid`` and ``pci_class`` (None for a
-    CPU), the ``numa`` node it hangs under, its ``parent`` device name (None for a CPU), the
-    ``link`` to that parent, ``net`` (``ib`` or ``eth`` for NICs) and ``span`` (its element)."""
+    (a ``vocab.DeviceKind``: GPU, NIC, PCIE_SWITCH or CPU), PCI ``busid`` and ``pci_class``
+    (None for a CPU), the ``numa`` node it hangs under, its ``parent`` device name (None for a
+    CPU), the ``link`` to that parent, ``net`` (``ib`` or ``eth`` for NICs) and ``span`` (its
+    element)."""
 
     name: str
-    kind: str
+    kind: DeviceKind
     busid: str | None
     pci_class: int | None
     numa: int
@@ -222,7 +224,7 @@ class _Builder:
         name = f"cpu{numa}"
         if any(c.name == name for c in self.cpus):
             raise self.bad(n, f"two <cpu> elements have numaid {numa}", help="each NUMA node appears once")
-        self.cpus.append(TopoDevice(name, "cpu", None, None, numa, None, None, self.span(n)))
+        self.cpus.append(TopoDevice(name, DeviceKind.CPU, None, None, numa, None, None, self.span(n)))
         for c in n.children:
             if c.tag == "pci":
                 self.pci(c, name, numa)
@@ -259,7 +261,7 @@ class _Builder:
         link = self.link(n)
         if base == 0x0604:
             name = f"sw{len(self.switches)}"
-            self.switches.append(TopoDevice(name, "pcie_switch", busid, cls, numa, parent, link, self.span(n)))
+            self.switches.append(TopoDevice(name, DeviceKind.PCIE_SWITCH, busid, cls, numa, parent, link, self.span(n)))
             self.by_busid[busid] = name
             for c in n.children:
                 if c.tag == "pci":
@@ -268,7 +270,7 @@ class _Builder:
                     self.nic_elem(c, name, numa)
         elif base == 0x0302:
             name = f"gpu{len(self.gpus)}"
-            self.gpus.append(TopoDevice(name, "gpu", busid, cls, numa, parent, link, self.span(n)))
+            self.gpus.append(TopoDevice(name, DeviceKind.GPU, busid, cls, numa, parent, link, self.span(n)))
             self.by_busid[busid] = name
             for g in (c for c in n.children if c.tag == "gpu"):
                 for nv in (c for c in g.children if c.tag == "nvlink"):
@@ -289,6 +291,6 @@ class _Builder:
     def add_nic(self, n: _Node, busid: str | None, cls: int | None, numa: int, parent: str, link: PciLink | None,
                 net: str) -> None:
         name = f"nic{len(self.nics)}"
-        self.nics.append(TopoDevice(name, "nic", busid, cls, numa, parent, link, self.span(n), net))
+        self.nics.append(TopoDevice(name, DeviceKind.NIC, busid, cls, numa, parent, link, self.span(n), net))
         if busid is not None:
             self.by_busid[busid] = name

@@ -101,10 +101,10 @@ def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: 
         for c in topo.cpus:
             devices.append(Device(c.name, DeviceKind.CPU, (), f"NUMA node {c.numa}"))
         for d in topo.switches + topo.gpus + topo.nics:
-            hooks = {"gpu": GPU_HOOKS, "nic": NIC_HOOKS}.get(d.kind, ())
+            hooks = {DeviceKind.GPU: GPU_HOOKS, DeviceKind.NIC: NIC_HOOKS}.get(d.kind, ())
             where = f"{d.busid}, class {d.pci_class:#08x}" if d.pci_class is not None else "no PCI entry"
-            extra = f", {'InfiniBand' if d.net == 'ib' else 'Ethernet'}" if d.kind == "nic" else ""
-            devices.append(Device(d.name, DeviceKind(d.kind), hooks, f"{where}{extra}"))
+            extra = f", {'InfiniBand' if d.net == 'ib' else 'Ethernet'}" if d.kind is DeviceKind.NIC else ""
+            devices.append(Device(d.name, d.kind, hooks, f"{where}{extra}"))
         for d in topo.switches + topo.gpus + topo.nics:
             speed = d.link.describe() if d.link is not None else "speed not given"
             # INVARIANT: only CPUs lack a parent, and CPUs are not in this list
