@@ -8,6 +8,10 @@ and regions (base, size, interleave ways and granularity). The object shapes fol
 classified by its identifying key (``bus``, ``port``, ``endpoint``, ``memdev``, ``decoder``,
 ``region``); child lists are keyed ``"<kind>s:<parent>"``. Sizes are integers (bytes) or, with
 ``-u``, strings like ``"256.00 MiB (268.44 MB)"``; addresses are integers or ``"0x..."`` strings.
+
+Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
+a missing or bad field, a listing with no CXL object, listings that disagree, overlapping
+windows).
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ KV-cache bytes per token per layer (the cache a serving engine keeps, in the mod
 - MLA (DeepSeek-V2/V3, ``kv_lora_rank`` present): one latent of ``kv_lora_rank + qk_rope_head_dim``
   elements, no separate K and V (DeepSeek-V2 paper, section 2.1.2: the cache holds the compressed
   latent and the decoupled RoPE key).
+
+Element widths come from ``vocab.dtype_bits``. Emits FX-GEN-001 (a file that cannot be read or is
+not valid JSON) and FX-GEN-002 (a missing, mistyped or contradictory field, named with its place
+in the file).
 """
 
 from __future__ import annotations
@@ -40,8 +44,8 @@ WHAT = "a Hugging Face config.json"
 @dataclass(frozen=True)
 class WeightQuant:
     """Weight quantization from ``quantization_config``: ``method`` (``fp8``), element ``fmt``
-    (``e4m3``), bytes per weight element and the ``block`` (rows, cols) sharing one fp32 scale
-    (``weight_block_size``; ``None`` for per-tensor scales)."""
+    (``e4m3``), ``elem_bytes`` per weight element and the ``block`` (rows, cols, in elements)
+    sharing one fp32 scale (``weight_block_size``; ``None`` for per-tensor scales)."""
 
     method: str
     fmt: str
@@ -57,9 +61,10 @@ class WeightQuant:
 
 @dataclass(frozen=True)
 class Moe:
-    """Mixture-of-experts shape: ``experts`` routed experts, ``active`` per token, ``shared``
-    always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN width,
-    ``shared_inter`` the width of one shared expert."""
+    """Mixture-of-experts shape: ``experts`` routed experts, ``active`` per token (top-k),
+    ``shared`` always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN
+    width and ``shared_inter`` the width of one shared expert (elements); ``fields`` names the
+    config key that gave each value, for messages and headers."""
 
     experts: int
     active: int
@@ -72,7 +77,9 @@ class Moe:
 
 @dataclass(frozen=True)
 class Mla:
-    """Multi-head latent attention dimensions (DeepSeek-V2/V3)."""
+    """Multi-head latent attention dimensions (DeepSeek-V2/V3), in elements: the KV latent rank,
+    the query latent rank (``None`` when queries are not compressed), and the per-head widths of
+    the non-RoPE and RoPE query/key parts and of the values (DeepSeek-V2 paper, section 2.1)."""
 
     kv_lora_rank: int
     q_lora_rank: int | None
@@ -138,7 +145,8 @@ class ModelSpec:
                 f"= {self.kv_bytes_per_token_per_layer} B")
 
     def matrix_bytes(self, rows: int, cols: int) -> int:
-        """Bytes of a weight matrix in the stored format (quantized when the config says so)."""
+        """Bytes of a ``rows x cols`` weight matrix (element counts) in the stored format:
+        quantized when the config says so, else the model's dtype."""
         if self.quant is not None:
             return self.quant.matrix_bytes(rows, cols)
         return rows * cols * self.dtype_bytes

@@ -23,8 +23,9 @@ class InputProblem(Exception):
     """One input error: ``diag`` is the diagnostic (built by ``diagnostic()``) to report.
 
     Raised deep inside an importer (``hf_config``, ``nccl_topo``, ``cxl_list``) or the prefill
-    generator and caught at that stage's entry point (``load_model``, ``load_topology``,
-    ``load_cxl``, ``generate_prefill``), which returns ``diag``; it never escapes ``fxverify.gen``. Not an ``FxError``: it reports user input, not a bug."""
+    planner (``prefill_plan``, ``prefill_fabric``) and caught at that stage's entry point
+    (``load_model``, ``load_topology``, ``load_cxl``, ``generate_prefill``), which returns
+    ``diag``; it never escapes ``fxverify.gen``. Not an ``FxError``: it reports user input, not a bug."""
 
     def __init__(self, diag: Diagnostic) -> None:
         super().__init__(diag.message)

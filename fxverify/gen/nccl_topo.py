@@ -10,6 +10,9 @@ Specification): ``0x0302xx`` 3D controller (GPU), ``0x0207xx`` InfiniBand, ``0x0
 
 Link bandwidth: ``link_speed`` GT/s per lane x ``link_width`` lanes x encoding efficiency
 (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PCIe Base Specification 3.0 section 4.2.2) / 8 bits.
+
+Emits FX-GEN-001 (a file that cannot be read, malformed XML, entity declarations) and FX-GEN-002
+(a missing or bad attribute, a duplicate bus id or NUMA node, no usable GPU).
 """
 
 from __future__ import annotations
