@@ -4,9 +4,10 @@ Takes a finished ``prefill_plan.PrefillPlan``; produces the ``flow prefill`` blo
 ``If``/``Stmt``/``Note`` values, which ``emit.render`` writes as ``for`` families or unrolled and
 ``emit.count`` counts. Per rank and layer (``specs/generators.md``, "The generated flow"):
 
-- ``wq`` streams the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the
-  layer's cache, and the attention all-reduce (``rs_a`` reduce-scatter, ``ag_a`` all-gather,
-  NCCL's ring decomposition) adds the partial outputs into the residual stream;
+- ``wload`` streams the layer's weights from host memory when they are not resident, ``wq`` reads
+  the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the layer's cache,
+  and the attention all-reduce (``rs_a`` reduce-scatter, ``ag_a`` all-gather, NCCL's ring
+  decomposition) adds the partial outputs into the residual stream;
 - dense layers: ``wf``, ``up``, ``down``; MoE layers: ``disp`` scatters the tokens to the rank's
   expert slots, ``wst``/``ew`` stream the experts' weights through two HBM slots, ``ex`` runs
   them, ``comb`` gathers the outputs back with ``reduce(sum)``; then the FFN all-reduce, which

@@ -4,8 +4,8 @@ Takes a finished ``prefill_plan.PrefillPlan``; produces a ``Generated``: the pol
 header with every derivation, the fabric, spaces, regions, alias sets, maps and the flow, which
 ``prefill_flow`` builds and ``emit`` writes as ``for`` families or unrolled) and the summary
 dictionary of ``--summary-json`` (``specs/generators.md``, "Summary JSON"). Only formats: every
-size, address and placement is read from the plan, and nothing here can fail, so it emits no
-diagnostics.
+size, address and placement is read from the plan, and nothing here fails on a plan that
+``plan_prefill`` returned, so it emits no diagnostics.
 """
 
 from __future__ import annotations
