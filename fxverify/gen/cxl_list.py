@@ -8,6 +8,10 @@ and regions (base, size, interleave ways and granularity). The object shapes fol
 classified by its identifying key (``bus``, ``port``, ``endpoint``, ``memdev``, ``decoder``,
 ``region``); child lists are keyed ``"<kind>s:<parent>"``. Sizes are integers (bytes) or, with
 ``-u``, strings like ``"256.00 MiB (268.44 MB)"``; addresses are integers or ``"0x..."`` strings.
+
+Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
+a missing or bad field, a listing with no CXL object, listings that disagree, overlapping
+windows).
 """
 
 from __future__ import annotations
@@ -17,13 +21,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
+from fxverify.vocab import U64_END, UNITS
 
 _IDS = ("bus", "port", "endpoint", "memdev", "decoder", "region")
 WHAT = "the JSON output of `cxl list` (for example `cxl list -BEMPu` or `cxl list -BDMu`)"
-_UNITS = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+# `-u` sizes come from `display_size()` in ndctl's util/json.c: an IEC figure, then its decimal
+# twin in parentheses ("256.00 MiB (268.44 MB)"). Only the IEC units are read, so the decimal
+# figure is never taken for the size.
+_CXL_UNITS: dict[str, int] = {u: UNITS[u] for u in ("B", "KiB", "MiB", "GiB", "TiB")}
+_SIZE_TEXT = re.compile(r"\s*([0-9]+)(?:\.([0-9]+))?\s*(%s)\b" % "|".join(_CXL_UNITS))
 
 
 @dataclass(frozen=True)
@@ -125,9 +134,9 @@ def parse_size(v: Any) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if isinstance(v, str):
-        m = re.match(r"\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KiB|MiB|GiB|TiB)\b", v)
+        m = _SIZE_TEXT.match(v)
         if m:
-            whole, frac, unit = m.group(1), m.group(2) or "", _UNITS[m.group(3)]
+            whole, frac, unit = m.group(1), m.group(2) or "", _CXL_UNITS[m.group(3)]
             n = int(whole + frac) * unit
             if n % 10 ** len(frac):
                 return None  # `-u` rounded the size (e.g. "1.33 GiB"): the exact byte count is lost
@@ -174,7 +183,7 @@ class _Walker:
         return self.f.span(m.start())
 
     def bad(self, span: Span, msg: str, help: str, label: str = "") -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, msg, span, help=help, label=label))
+        return InputProblem(diagnostic(codes.GEN_002, msg, span, label, help=help))
 
     def walk_doc(self, doc: Any) -> None:
         if isinstance(doc, dict) and not any(isinstance(doc.get(k), str) for k in _IDS):
@@ -304,7 +313,7 @@ class _Walker:
             raise self.bad(span, f"{kind} `{name}` has no exact positive `size`",
                            help="cxl list writes bytes, or with -u `256.00 MiB (...)`; pass a listing without -u when -u rounds",
                            label=label)
-        if base + size > 1 << 64:
+        if base + size > U64_END:
             raise self.bad(span, f"{kind} `{name}` [{base:#x}, +{size}) runs past 64-bit addresses",
                            help="check `resource` and `size`", label=label)
         if kind == "decoder":

@@ -1,17 +1,18 @@
 """A small program of ``.fx`` statements that renders as edge families or unrolled edges.
 
-The generator builds its flow as ``Loop``/``Stmt``/``Note`` values. ``Stmt`` text holds
+``prefill_flow`` builds its flow as ``Loop``/``If``/``Stmt``/``Note`` values. ``Stmt`` text holds
 placeholders ``$(EXPR)``, where ``EXPR`` is an ``.fx`` integer expression over loop variables
 (``+ - * / %``, ``/`` the language's floor division). Rendered as families, a placeholder is its
 expression and a loop is a ``for`` block; unrolled, loops are expanded and each placeholder is
 evaluated, so both renderings declare the same edge instances by construction. ``count`` gives the
-number of edge instances without rendering.
+number of edge instances without rendering. Emits no diagnostics: the programs are generated, so a
+construct outside that expression language is a generator bug (``ValueError``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt,
@@ -82,7 +83,9 @@ def _has_if(prog: Program) -> bool:
 
 
 def render(prog: Program, indent: str, unroll: bool) -> Iterator[str]:
-    """Yield the program's lines (without newlines), as families or unrolled."""
+    """Yield the program's lines (without newlines), each prefixed by ``indent``, as ``for``
+    families or (``unroll``) with every loop expanded and every placeholder evaluated. Raises
+    ``ValueError`` for a placeholder outside the expression language (a generator bug)."""
     yield from _render(prog, indent, unroll, {}, True)
 
 
@@ -126,7 +129,7 @@ def _simplify(expr: str) -> str:
         return expr.strip()
 
 
-def _substitute(text: str, fn) -> str:
+def _substitute(text: str, fn: Callable[[str], str]) -> str:
     """Replace every ``$(EXPR)`` (parentheses inside ``EXPR`` balanced) by ``fn(EXPR)``."""
     out, i = [], 0
     while (j := text.find("$(", i)) >= 0:

@@ -12,6 +12,10 @@ KV-cache bytes per token per layer (the cache a serving engine keeps, in the mod
 - MLA (DeepSeek-V2/V3, ``kv_lora_rank`` present): one latent of ``kv_lora_rank + qk_rope_head_dim``
   elements, no separate K and V (DeepSeek-V2 paper, section 2.1.2: the cache holds the compressed
   latent and the decoupled RoPE key).
+
+Element widths come from ``vocab.dtype_bits``. Emits FX-GEN-001 (a file that cannot be read or is
+not valid JSON) and FX-GEN-002 (a missing, mistyped or contradictory field, named with its place
+in the file).
 """
 
 from __future__ import annotations
@@ -22,22 +26,26 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap
+from fxverify.vocab import dtype_bits
 
-# ``torch_dtype`` names -> (fx dtype, bytes per element).
-TORCH_DTYPES: dict[str, tuple[str, int]] = {
-    "bfloat16": ("bf16", 2), "float16": ("fp16", 2), "half": ("fp16", 2), "float32": ("fp32", 4), "float": ("fp32", 4),
+#: ``torch_dtype`` names (``torch.bfloat16`` and its aliases, as ``transformers`` writes them) ->
+#: the fx dtype; the element width comes from ``vocab.dtype_bits``.
+TORCH_DTYPES: dict[str, str] = {
+    "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
 }
+#: Bytes of one block scale of fp8 block quantization: scales are fp32 (``weight_scale_inv``).
+SCALE_BYTES = dtype_bits("fp32") // 8
 WHAT = "a Hugging Face config.json"
 
 
 @dataclass(frozen=True)
 class WeightQuant:
     """Weight quantization from ``quantization_config``: ``method`` (``fp8``), element ``fmt``
-    (``e4m3``), bytes per weight element and the ``block`` (rows, cols) sharing one fp32 scale
-    (``weight_block_size``; ``None`` for per-tensor scales)."""
+    (``e4m3``), ``elem_bytes`` per weight element and the ``block`` (rows, cols, in elements)
+    sharing one fp32 scale (``weight_block_size``; ``None`` for per-tensor scales)."""
 
     method: str
     fmt: str
@@ -45,16 +53,18 @@ class WeightQuant:
     block: tuple[int, int] | None
 
     def matrix_bytes(self, rows: int, cols: int) -> int:
-        """Bytes of a ``rows x cols`` weight matrix: elements plus one fp32 (4 B) scale per block."""
+        """Bytes of a ``rows x cols`` weight matrix: elements plus one fp32 scale per block (one
+        per tensor without blocks)."""
         scales = math.ceil(rows / self.block[0]) * math.ceil(cols / self.block[1]) if self.block else 1
-        return rows * cols * self.elem_bytes + 4 * scales
+        return rows * cols * self.elem_bytes + SCALE_BYTES * scales
 
 
 @dataclass(frozen=True)
 class Moe:
-    """Mixture-of-experts shape: ``experts`` routed experts, ``active`` per token, ``shared``
-    always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN width,
-    ``shared_inter`` the width of one shared expert."""
+    """Mixture-of-experts shape: ``experts`` routed experts, ``active`` per token (top-k),
+    ``shared`` always-on experts, ``first_dense`` leading dense layers, ``inter`` the expert FFN
+    width and ``shared_inter`` the width of one shared expert (elements); ``fields`` names the
+    config key that gave each value, for messages and headers."""
 
     experts: int
     active: int
@@ -67,7 +77,9 @@ class Moe:
 
 @dataclass(frozen=True)
 class Mla:
-    """Multi-head latent attention dimensions (DeepSeek-V2/V3)."""
+    """Multi-head latent attention dimensions (DeepSeek-V2/V3), in elements: the KV latent rank,
+    the query latent rank (``None`` when queries are not compressed), and the per-head widths of
+    the non-RoPE and RoPE query/key parts and of the values (DeepSeek-V2 paper, section 2.1)."""
 
     kv_lora_rank: int
     q_lora_rank: int | None
@@ -133,7 +145,8 @@ class ModelSpec:
                 f"= {self.kv_bytes_per_token_per_layer} B")
 
     def matrix_bytes(self, rows: int, cols: int) -> int:
-        """Bytes of a weight matrix in the stored format (quantized when the config says so)."""
+        """Bytes of a ``rows x cols`` weight matrix (element counts) in the stored format:
+        quantized when the config says so, else the model's dtype."""
         if self.quant is not None:
             return self.quant.matrix_bytes(rows, cols)
         return rows * cols * self.dtype_bytes
@@ -179,10 +192,6 @@ class ModelSpec:
         ``inter x hidden``, in bytes."""
         return 2 * self.matrix_bytes(self.hidden, inter) + self.matrix_bytes(inter, self.hidden)
 
-    def is_moe_layer(self, layer: int) -> bool:
-        """True when ``layer`` (0-based) routes tokens to experts."""
-        return self.moe is not None and layer >= self.moe.first_dense
-
 
 def load_model(path: str, sources: SourceMap) -> tuple[ModelSpec | None, list[Diagnostic]]:
     """Read a Hugging Face ``config.json`` into a ``ModelSpec``.
@@ -202,8 +211,8 @@ class _Reader:
     def __init__(self, f: InputFile, doc: Any) -> None:
         self.f = f
         if not isinstance(doc, dict):
-            raise InputProblem(problem(codes.GEN_002, f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
-                                       f.span(0), help=f"pass {WHAT}"))
+            raise InputProblem(diagnostic(codes.GEN_002, f"`{f.path}` holds a JSON {type(doc).__name__}, not an object",
+                                          f.span(0), help=f"pass {WHAT}"))
         self.nested = isinstance(doc.get("text_config"), dict)
         self.cfg: dict[str, Any] = doc["text_config"] if self.nested else doc
         self.top = doc
@@ -214,12 +223,12 @@ class _Reader:
 
     def _missing(self, key: str, why: str) -> InputProblem:
         inside = " under `text_config`" if self.nested else ""
-        return InputProblem(problem(codes.GEN_002, f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
-                                    help=f"{why}; add `\"{key}\": ...` to the config"))
+        return InputProblem(diagnostic(codes.GEN_002, f"`{self.f.path}` has no `{key}`{inside}", self.f.key_span(self.prefix),
+                                       help=f"{why}; add `\"{key}\": ...` to the config"))
 
     def _bad(self, key: str, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, f"`{key}` in `{self.f.path}` {msg}", self._where(key), help=help,
-                                    label=f"`{key}`"))
+        return InputProblem(diagnostic(codes.GEN_002, f"`{key}` in `{self.f.path}` {msg}", self._where(key), f"`{key}`",
+                                       help=help))
 
     def int_(self, key: str, why: str, *, optional: bool = False, minimum: int = 1) -> int | None:
         if key not in self.cfg or self.cfg[key] is None:
@@ -240,9 +249,9 @@ class _Reader:
         if isinstance(archs, str):
             archs = [archs]
         if not (isinstance(archs, list) and archs and all(isinstance(a, str) for a in archs)):
-            raise InputProblem(problem(codes.GEN_002, f"`architectures` in `{self.f.path}` is not a list of names",
-                                       self.f.key_span(("architectures",)), help='write e.g. ["LlamaForCausalLM"]',
-                                       label="`architectures`"))
+            raise InputProblem(diagnostic(codes.GEN_002, f"`architectures` in `{self.f.path}` is not a list of names",
+                                          self.f.key_span(("architectures",)), "`architectures`",
+                                          help='write e.g. ["LlamaForCausalLM"]'))
         layers = self.int_("num_hidden_layers", "the layer count sizes every per-layer family")
         hidden = self.int_("hidden_size", "the hidden size sizes activations and weights")
         heads = self.int_("num_attention_heads", "the head count sizes attention")
@@ -271,7 +280,8 @@ class _Reader:
         if not isinstance(dt, str) or dt not in TORCH_DTYPES:
             raise self._bad("torch_dtype", f"is {json_repr(dt)}, which fxverify does not know",
                             help="use one of: " + ", ".join(sorted(TORCH_DTYPES)))
-        dtype, dbytes = TORCH_DTYPES[dt]
+        dtype = TORCH_DTYPES[dt]
+        dbytes = dtype_bits(dtype) // 8
         return ModelSpec(name=name, path=self.f.path, arch=str(archs[0]), layers=layers, hidden=hidden, heads=heads,
                          kv_heads=kv_heads, head_dim=head_dim, head_dim_source=source, inter=inter, vocab=vocab,
                          dtype=dtype, dtype_bytes=dbytes, nested=self.nested,
@@ -347,7 +357,7 @@ class _Reader:
                 raise self._bad("weight_block_size", f"is {json_repr(blk)}, not two positive integers",
                                 help="fp8 block quantization names [rows, cols] per scale")
             block = (blk[0], blk[1])
-        return WeightQuant(method, str(q.get("fmt", "e4m3")), 1, block)
+        return WeightQuant(method, str(q.get("fmt", "e4m3")), dtype_bits("fp8") // 8, block)
 
 
 def _join(why: str, rule: str) -> str:

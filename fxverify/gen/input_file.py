@@ -2,8 +2,10 @@
 
 Takes the path and text of one input file (JSON or XML); produces ``Span`` values that point at a
 key or element in it, so a problem in a model config or a topology is shown like a policy error:
-``file:line:col``, the line underlined, and a hint. ``InputProblem`` carries one such diagnostic
-out of an importer; importers catch it at their entry and return it in their diagnostics list.
+``file:line:col``, the line underlined, and a hint. ``InputProblem`` carries one diagnostic, made
+by ``fxverify.diagnostics.model.diagnostic()``, out of an importer or the prefill planner to its
+entry point, which returns it in its diagnostics list. Emits FX-GEN-001 (a file that cannot be
+read, is not UTF-8 or is not valid JSON).
 """
 
 from __future__ import annotations
@@ -13,14 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.source import SourceMap, Span
 
 
 class InputProblem(Exception):
-    """One input error, raised inside an importer and caught at its entry (never escapes
-    ``fxverify.gen``). Not an ``FxError``: it is user input, not a bug."""
+    """One input error: ``diag`` is the diagnostic (built by ``diagnostic()``) to report.
+
+    Raised deep inside an importer (``hf_config``, ``nccl_topo``, ``cxl_list``) or the prefill
+    planner (``prefill_plan``, ``prefill_fabric``) and caught at that stage's entry point
+    (``load_model``, ``load_topology``, ``load_cxl``, ``generate_prefill``), which returns
+    ``diag``; it never escapes ``fxverify.gen``. Not an ``FxError``: it reports user input, not a bug."""
 
     def __init__(self, diag: Diagnostic) -> None:
         super().__init__(diag.message)
@@ -44,13 +49,13 @@ class InputFile:
             with open(path, "rb") as fh:
                 raw = fh.read()
         except OSError as err:
-            raise InputProblem(problem(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}", None,
-                                       help=f"pass the path of {what}")) from None
+            raise InputProblem(diagnostic(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}",
+                                          help=f"pass the path of {what}")) from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
-            raise InputProblem(problem(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.start})", None,
-                                       help=f"pass {what}")) from None
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.start})",
+                                          help=f"pass {what}")) from None
         sources.add(path, text)
         return cls(path, text)
 
@@ -87,12 +92,6 @@ class InputFile:
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as err:
-            raise InputProblem(problem(codes.GEN_001, f"`{self.path}` is not valid JSON: {err.msg}",
-                                       self.line_col_span(err.lineno, err.colno),
-                                       help=f"pass {what}", label="here")) from None
-
-
-def problem(code: Code, message: str, span: Span | None, *, help: str, label: str = "") -> Diagnostic:
-    """A diagnostic of ``code`` with the ``message``, the underlined ``span`` (``None`` when there
-    is no place in a file to show) and ``help``."""
-    return diagnostic(code, message, span, label, help=help)
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{self.path}` is not valid JSON: {err.msg}",
+                                          self.line_col_span(err.lineno, err.colno), "here",
+                                          help=f"pass {what}")) from None

@@ -10,6 +10,9 @@ Specification): ``0x0302xx`` 3D controller (GPU), ``0x0207xx`` InfiniBand, ``0x0
 
 Link bandwidth: ``link_speed`` GT/s per lane x ``link_width`` lanes x encoding efficiency
 (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PCIe Base Specification 3.0 section 4.2.2) / 8 bits.
+
+Emits FX-GEN-001 (a file that cannot be read, malformed XML, entity declarations) and FX-GEN-002
+(a missing or bad attribute, a duplicate bus id or NUMA node, no usable GPU).
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ from dataclasses import dataclass, field
 from xml.parsers import expat
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic
-from fxverify.gen.input_file import InputFile, InputProblem, problem
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.input_file import InputFile, InputProblem
 from fxverify.source import SourceMap, Span
+from fxverify.vocab import DeviceKind
 
 WHAT = "an NCCL topology XML file (the NCCL_TOPO_FILE format)"
 NVSWITCH_CLASS = 0x068000
@@ -59,12 +63,13 @@ class PciLink:
 @dataclass(frozen=True)
 class TopoDevice:
     """One device of the topology: ``name`` (``gpu0``, ``nic2``, ``sw1``, ``cpu0``), ``kind``
-    (``gpu``, ``nic``, ``pcie_switch``, ``cpu``), PCI ``busid`` and ``pci_class`` (None for a
-    CPU), the ``numa`` node it hangs under, its ``parent`` device name (None for a CPU), the
-    ``link`` to that parent, ``net`` (``ib`` or ``eth`` for NICs) and ``span`` (its element)."""
+    (a ``vocab.DeviceKind``: GPU, NIC, PCIE_SWITCH or CPU), PCI ``busid`` and ``pci_class``
+    (None for a CPU), the ``numa`` node it hangs under, its ``parent`` device name (None for a
+    CPU), the ``link`` to that parent, ``net`` (``ib`` or ``eth`` for NICs) and ``span`` (its
+    element)."""
 
     name: str
-    kind: str
+    kind: DeviceKind
     busid: str | None
     pci_class: int | None
     numa: int
@@ -154,17 +159,17 @@ def _parse(f: InputFile) -> _Node:
         stack.pop()
 
     def entity(*_a) -> None:
-        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` declares XML entities, which a topology never needs",
-                                   f.line_col_span(p.CurrentLineNumber, p.CurrentColumnNumber + 1),
-                                   help=f"pass {WHAT}", label="entity declaration"))
+        raise InputProblem(diagnostic(codes.GEN_001, f"`{f.path}` declares XML entities, which a topology never needs",
+                                      f.line_col_span(p.CurrentLineNumber, p.CurrentColumnNumber + 1),
+                                      "entity declaration", help=f"pass {WHAT}"))
 
     p.StartElementHandler, p.EndElementHandler, p.EntityDeclHandler = start, end, entity
     try:
         p.Parse(f.text.encode("utf-8"), True)
     except expat.ExpatError as err:
-        raise InputProblem(problem(codes.GEN_001, f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
-                                   f.line_col_span(err.lineno, err.offset + 1), help=f"pass {WHAT}",
-                                   label="here")) from None
+        raise InputProblem(diagnostic(codes.GEN_001, f"`{f.path}` is not well-formed XML: {expat.ErrorString(err.code)}",
+                                      f.line_col_span(err.lineno, err.offset + 1), "here",
+                                      help=f"pass {WHAT}")) from None
     return root
 
 
@@ -182,7 +187,7 @@ class _Builder:
         return self.f.span(n.offset)
 
     def bad(self, n: _Node, msg: str, help: str) -> InputProblem:
-        return InputProblem(problem(codes.GEN_002, msg, self.span(n), help=help, label=f"<{n.tag}>"))
+        return InputProblem(diagnostic(codes.GEN_002, msg, self.span(n), f"<{n.tag}>", help=help))
 
     def build(self, doc: _Node) -> Topology:
         systems = [c for c in doc.children if c.tag == "system"]
@@ -222,7 +227,7 @@ class _Builder:
         name = f"cpu{numa}"
         if any(c.name == name for c in self.cpus):
             raise self.bad(n, f"two <cpu> elements have numaid {numa}", help="each NUMA node appears once")
-        self.cpus.append(TopoDevice(name, "cpu", None, None, numa, None, None, self.span(n)))
+        self.cpus.append(TopoDevice(name, DeviceKind.CPU, None, None, numa, None, None, self.span(n)))
         for c in n.children:
             if c.tag == "pci":
                 self.pci(c, name, numa)
@@ -259,7 +264,7 @@ class _Builder:
         link = self.link(n)
         if base == 0x0604:
             name = f"sw{len(self.switches)}"
-            self.switches.append(TopoDevice(name, "pcie_switch", busid, cls, numa, parent, link, self.span(n)))
+            self.switches.append(TopoDevice(name, DeviceKind.PCIE_SWITCH, busid, cls, numa, parent, link, self.span(n)))
             self.by_busid[busid] = name
             for c in n.children:
                 if c.tag == "pci":
@@ -268,7 +273,7 @@ class _Builder:
                     self.nic_elem(c, name, numa)
         elif base == 0x0302:
             name = f"gpu{len(self.gpus)}"
-            self.gpus.append(TopoDevice(name, "gpu", busid, cls, numa, parent, link, self.span(n)))
+            self.gpus.append(TopoDevice(name, DeviceKind.GPU, busid, cls, numa, parent, link, self.span(n)))
             self.by_busid[busid] = name
             for g in (c for c in n.children if c.tag == "gpu"):
                 for nv in (c for c in g.children if c.tag == "nvlink"):
@@ -289,6 +294,6 @@ class _Builder:
     def add_nic(self, n: _Node, busid: str | None, cls: int | None, numa: int, parent: str, link: PciLink | None,
                 net: str) -> None:
         name = f"nic{len(self.nics)}"
-        self.nics.append(TopoDevice(name, "nic", busid, cls, numa, parent, link, self.span(n), net))
+        self.nics.append(TopoDevice(name, DeviceKind.NIC, busid, cls, numa, parent, link, self.span(n), net))
         if busid is not None:
             self.by_busid[busid] = name
