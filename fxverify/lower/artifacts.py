@@ -76,13 +76,6 @@ def _dump(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=True) + "\n"
 
 
-def _entries(plan: Plan, name: str) -> int:
-    return max(1, {"fx_edges": len(plan.edges), "fx_ops": len(plan.ops), "fx_regions": len(plan.regions),
-                   "fx_own": len(plan.regions), "fx_countdown": len(plan.countdown),
-                   "fx_state": len(plan.edges), "fx_links": plan.links, "fx_clock": 1,
-                   "fx_flags": len(plan.flags), "fx_stats": 4}[name])
-
-
 def maps_json(plan: Plan) -> dict:
     """``maps.json``: each map's type on the target, key/value layout in bytes, consistency class
     and home device."""
@@ -91,7 +84,7 @@ def maps_json(plan: Plan) -> dict:
         vsize = struct_size(value) if isinstance(value, str) else value
         out.append({"name": name, "c_name": name, "kind": "runtime", "what": what, "map_type": BPF_MAP_TYPE_ARRAY,
                     "map_type_name": MAP_TYPE_NAMES[BPF_MAP_TYPE_ARRAY], "key_size": 4, "value_size": vsize,
-                    "max_entries": _entries(plan, name), "class": "linearizable" if name != "fx_stats" else "eventual",
+                    "max_entries": plan.max_entries(name), "class": "linearizable" if name != "fx_stats" else "eventual",
                     "home_device": None, "devices": list(plan.devices),
                     "value_layout": layout(value) if isinstance(value, str) else [{"name": "value", "offset": 0, "size": vsize}]})
     out.append({"name": "fx_events", "c_name": "fx_events", "kind": "runtime", "what": "observation events, one per device",

@@ -120,25 +120,21 @@ def emit_device(plan: Plan, device: str, sources: SourceMap | None = None) -> CF
     o(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u")
     o("")
     o(_STRUCTS)
-    n_edges = max(1, len(plan.edges))
     tables = (
-        ("fx_edges", "BPF_MAP_TYPE_ARRAY", n_edges, "__u32", "struct fx_edge", "edge descriptors, key = edge id"),
-        ("fx_ops", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.ops)), "__u32", "struct fx_op", "runtime-guard operations"),
-        ("fx_regions", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.regions)), "__u32", "struct fx_region", "region bounds"),
-        ("fx_own", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.regions)), "__u32", "struct fx_own", "ownership map"),
-        ("fx_countdown", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.countdown)), "__u32", "__u32",
-         "predecessor-completion and users-left counters"),
-        ("fx_state", "BPF_MAP_TYPE_ARRAY", n_edges, "__u32", "struct fx_st", "edge state and its start/end event numbers"),
-        ("fx_links", "BPF_MAP_TYPE_ARRAY", max(1, plan.links), "__u32", "__u64",
-         "per link: start event number of the latest finished flush"),
-        ("fx_clock", "BPF_MAP_TYPE_ARRAY", 1, "__u32", "__u64", "event counter (orders starts and ends)"),
-        ("fx_flags", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.flags)), "__u32", "__u32",
-         "1 while an accumulation has not been read by a covering reader"),
-        ("fx_stats", "BPF_MAP_TYPE_ARRAY", 4, "__u32", "__u64", "[0] observation events dropped"),
+        ("fx_edges", "__u32", "struct fx_edge", "edge descriptors, key = edge id"),
+        ("fx_ops", "__u32", "struct fx_op", "runtime-guard operations"),
+        ("fx_regions", "__u32", "struct fx_region", "region bounds"),
+        ("fx_own", "__u32", "struct fx_own", "ownership map"),
+        ("fx_countdown", "__u32", "__u32", "predecessor-completion and users-left counters"),
+        ("fx_state", "__u32", "struct fx_st", "edge state and its start/end event numbers"),
+        ("fx_links", "__u32", "__u64", "per link: start event number of the latest finished flush"),
+        ("fx_clock", "__u32", "__u64", "event counter (orders starts and ends)"),
+        ("fx_flags", "__u32", "__u32", "1 while an accumulation has not been read by a covering reader"),
+        ("fx_stats", "__u32", "__u64", "[0] observation events dropped"),
     )
-    for name, ty, entries, kt, vt, what in tables:
+    for name, kt, vt, what in tables:
         o(f"// {what}")
-        o(f"struct {{\n\t__uint(type, {ty});\n\t__uint(max_entries, {entries});\n\t__type(key, {kt});\n"
+        o(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n\t__uint(max_entries, {plan.max_entries(name)});\n\t__type(key, {kt});\n"
           f"\t__type(value, {vt});\n}} {name} SEC(\".maps\");")
     o("// observation events (movement commands, completions, ownership transitions)")
     o(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {RINGBUF_BYTES});\n}} fx_events SEC(\".maps\");")

@@ -88,8 +88,7 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
     hash map has room for its distinct keys.
     """
     ops = plan.ops
-    n_edges, n_ops = len(plan.edges), len(ops)
-    n_regions, n_count = len(plan.regions), len(plan.countdown)
+    n_edges = len(plan.edges)
     by_kind: dict[int, list] = {}
     for op in ops:
         by_kind.setdefault(op.kind, []).append(op)
@@ -99,19 +98,19 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
 
     facts = [
         _index_fact(backend, "edge-ids", "every edge id a hook passes is below fx_edges.max_entries",
-                    list(range(n_edges)), max(1, n_edges)),
+                    list(range(n_edges)), plan.max_entries("fx_edges")),
         _span_fact(backend, "op-slices", "every fx_ops index op_first + i (i < op_count) is below fx_ops.max_entries",
-                   [(first, first + count) for _d, _h, first, count in plan.edges if count], max(1, n_ops)),
+                   [(first, first + count) for _d, _h, first, count in plan.edges if count], plan.max_entries("fx_ops")),
         _index_fact(backend, "counter-ids", "every counter index of WAIT, DEC, RELEASE and AGG is below fx_countdown.max_entries",
-                    of("WAIT", "DEC") + of("RELEASE", field="c") + of("AGG", field="b"), max(1, n_count)),
+                    of("WAIT", "DEC") + of("RELEASE", field="c") + of("AGG", field="b"), plan.max_entries("fx_countdown")),
         _index_fact(backend, "state-ids", "every edge id watched by RUNNING, STARTED, POSTED, ACCUM and READBY is below "
-                    "fx_state.max_entries", of("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"), max(1, n_edges)),
+                    "fx_state.max_entries", of("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"), plan.max_entries("fx_state")),
         _index_fact(backend, "flag-ids", "every flag index of ACCUM and READBY is below fx_flags.max_entries",
-                    of("ACCUM", "READBY", field="c"), max(1, len(plan.flags))),
+                    of("ACCUM", "READBY", field="c"), plan.max_entries("fx_flags")),
         _index_fact(backend, "link-ids", "every link index of POSTED and FLUSH is below fx_links.max_entries",
-                    of("POSTED", field="b") + of("FLUSH"), max(1, plan.links)),
+                    of("POSTED", field="b") + of("FLUSH"), plan.max_entries("fx_links")),
         _index_fact(backend, "region-ids", "every region index of BOUNDS, OWN, HANDOFF, LEASE and RELEASE is below fx_own.max_entries",
-                    of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), max(1, n_regions)),
+                    of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), plan.max_entries("fx_own")),
         _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 64-bit lease mask",
                     of("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
         _index_fact(backend, "loop-bounds", "every bpf_loop trip count (op_count) is at most BPF_MAX_LOOPS",

@@ -161,6 +161,18 @@ class Plan:
         """Policy maps declared in ``device``'s object."""
         return [m for m in self.maps if device in m.devices]
 
+    def max_entries(self, runtime_map: str) -> int:
+        """``max_entries`` of the runtime array map ``runtime_map`` (``fx_edges`` .. ``fx_stats``;
+        not the ``fx_events`` ring buffer, sized in bytes by ``emit_c.RINGBUF_BYTES``): one entry
+        per table row, and at least 1, since the kernel refuses an array map of 0 entries
+        (``array_map_alloc_check`` in ``kernel/bpf/arraymap.c``). ``fx_clock`` has 1 entry and
+        ``fx_stats`` 4 (``[0]`` counts dropped events, the rest are reserved). Raises ``KeyError``
+        for any other name."""
+        rows = {"fx_edges": len(self.edges), "fx_ops": len(self.ops), "fx_regions": len(self.regions),
+                "fx_own": len(self.regions), "fx_countdown": len(self.countdown), "fx_state": len(self.edges),
+                "fx_links": self.links, "fx_clock": 1, "fx_flags": len(self.flags), "fx_stats": 4}[runtime_map]
+        return max(1, rows)
+
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
