@@ -230,13 +230,13 @@ class Runtime:
         return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
                         REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
 
-    def read_u32s(self, name: str, n: int, width: int = 4, offset: int = 0, value_size: int = 4) -> list[int]:
-        """Read ``n`` entries of array map ``name``: the u32/u64 field at ``offset`` of each value."""
+    def read_u32s(self, name: str, n: int, value_size: int = 4) -> list[int]:
+        """Read ``n`` entries of array map ``name``: the u32 at the start of each value."""
         fd = self.fds[name]
         out = []
         for i in range(n):
             v = libbpf.lookup(fd, struct.pack("<I", i), value_size) or bytes(value_size)
-            out.append(int.from_bytes(v[offset:offset + width], "little"))
+            out.append(int.from_bytes(v[:4], "little"))
         return out
 
     def read_policy_map(self, c_name: str, key: int, key_size: int, value_size: int) -> bytes | None:

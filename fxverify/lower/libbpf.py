@@ -12,7 +12,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-from dataclasses import dataclass
 
 from fxverify.errors import FxError
 
@@ -68,9 +67,7 @@ def lib() -> ctypes.CDLL:
         "bpf_object__close": (None, [vp]),
         "bpf_object__next_program": (vp, [vp, vp]),
         "bpf_object__next_map": (vp, [vp, vp]),
-        "bpf_object__find_map_by_name": (vp, [vp, ctypes.c_char_p]),
         "bpf_program__name": (ctypes.c_char_p, [vp]),
-        "bpf_program__section_name": (ctypes.c_char_p, [vp]),
         "bpf_program__set_autoload": (i, [vp, ctypes.c_bool]),
         "bpf_program__set_log_level": (i, [vp, u32]),
         "bpf_program__set_log_buf": (i, [vp, ctypes.c_char_p, sz]),
@@ -98,15 +95,6 @@ def _errno() -> int:
 def _err(rc: int) -> int:
     """libbpf 1.x returns ``-errno``; fall back to ``errno`` for plain ``-1``."""
     return -rc if rc < -1 else _errno()
-
-
-@dataclass
-class LoadResult:
-    """Outcome of loading one program: ``accepted``, the verifier ``log`` text and ``errno``."""
-
-    accepted: bool
-    log: str
-    errno: int = 0
 
 
 class BpfObject:
