@@ -72,7 +72,7 @@ def struct_size(struct: str) -> int:
     return sum(size for _n, size in LAYOUTS[struct])
 
 
-def _dump(obj: object) -> str:
+def _indented_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=True) + "\n"
 
 
@@ -123,7 +123,7 @@ def maps_init_json(plan: Plan) -> dict:
     }
 
 
-def _where(sources: SourceMap, span: Span) -> list | None:
+def _fx_location(sources: SourceMap, span: Span) -> list | None:
     if span == NO_SPAN or sources.get(span.file) is None:
         return None
     sf = sources.get(span.file)
@@ -137,8 +137,8 @@ def sourcemap_json(plan: Plan, cfiles: list[CFile], sources: SourceMap) -> dict:
     """``sourcemap.json``: C line -> ``.fx`` span (``[file, line, col, end_line, end_col]``) and role,
     per C file; and every edge id -> its name and span (descriptors are rows, not C lines)."""
     return {
-        "c": {f"{c.device}.bpf.c": [[m.line, _where(sources, m.span), m.what] for m in c.lines] for c in cfiles},
-        "edges": [[e.eid, e.name, _where(sources, e.span)] for e in plan.policy.edges],
+        "c": {f"{c.device}.bpf.c": [[m.line, _fx_location(sources, m.span), m.what] for m in c.lines] for c in cfiles},
+        "edges": [[e.eid, e.name, _fx_location(sources, e.span)] for e in plan.policy.edges],
     }
 
 
@@ -266,10 +266,10 @@ def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter
     """Every file of the lowering directory, name -> bytes."""
     files: dict[str, bytes] = {f"{c.device}.bpf.c": c.text.encode("ascii") for c in cfiles}
     files.update({f"{dev}.bpf.o": obj for dev, obj in objects.items()})
-    files["maps.json"] = _dump(maps_json(plan)).encode()
+    files["maps.json"] = _indented_json(maps_json(plan)).encode()
     files["maps.init.json"] = json.dumps(maps_init_json(plan), sort_keys=True, separators=(",", ":")).encode() + b"\n"
-    files["obligations.json"] = _dump(obligations_json(plan, facts, verdicts)).encode()
-    files["manifest.json"] = _dump(manifest_json(plan, bool(objects), clang_ver)).encode()
+    files["obligations.json"] = _indented_json(obligations_json(plan, facts, verdicts)).encode()
+    files["manifest.json"] = _indented_json(manifest_json(plan, bool(objects), clang_ver)).encode()
     files["sourcemap.json"] = json.dumps(sourcemap_json(plan, cfiles, sources), sort_keys=True,
                                          separators=(",", ":")).encode() + b"\n"
     return files

@@ -107,20 +107,20 @@ def wavefront(sim: Simulator, n: int) -> Schedule:
 def _drive(rt: Runtime, events: list[tuple[int, int]], stop_at_refusal: bool) -> list[Decision]:
     out = []
     for e, ph in events:
-        d = rt.fire(e, ph)
-        out.append(d)
-        if stop_at_refusal and d.decision != "proceed":
+        decision = rt.fire(e, ph)
+        out.append(decision)
+        if stop_at_refusal and decision.decision != "proceed":
             break
     return out
 
 
-def run_proved(policy: Policy, d: str, report: RunReport) -> None:
+def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
     """Drive every edge of a proved policy in a wavefront HB order and compare final states."""
     sim = Simulator(policy)
     n = len(policy.edges)
     sched = wavefront(sim, n)
     events = events_of(sched)
-    with Runtime(d) as rt:
+    with Runtime(out_dir) as rt:
         decisions = _drive(rt, events, stop_at_refusal=False)
         refused = [x for x in decisions if x.decision != "proceed"]
         report.decisions_total += len(decisions)
@@ -251,15 +251,15 @@ def _topological(sim: Simulator, ids: set[int]) -> list[int]:
     return out
 
 
-SMALL = 300  # extended schedules up to this many edges are simulated whole
+WHOLE_SCHEDULE_EDGES = 300  # extended schedules up to this many edges are simulated whole
 
 
-def _context(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
+def _simulated_part(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
     """The part of the extended schedule ``full`` the simulator runs: all of it when it is small;
     otherwise the witness plus the ancestors that touch, hand off, lease or release a region the
     witness uses (the owners, leases and users its rules read). Other ancestors only finish
     earlier on unrelated regions; the kernel still runs every one of them."""
-    if len(full) <= SMALL:
+    if len(full) <= WHOLE_SCHEDULE_EDGES:
         return full
     uses = by_region_uses(sim.p)  # region -> edges touching, handing off or leasing it
     for e in sim.p.edges:
@@ -286,7 +286,7 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     return best, why
 
 
-def run_refuted(policy: Policy, d: str, refutations: list[Refutation], report: RunReport) -> None:
+def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], report: RunReport) -> None:
     """Drive each counterexample of a refuted policy (the check's ``refutations``) and compare the
     flagged step."""
     sim = Simulator(policy)
@@ -315,8 +315,8 @@ def run_refuted(policy: Policy, d: str, refutations: list[Refutation], report: R
                 continue
             full = _extend(sim, sched)
             events = events_of(full)
-            sim_step, why = _sim_step(sim, _context(sim, full, sched), events)
-        with Runtime(d) as rt:
+            sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
+        with Runtime(out_dir) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
             if code is codes.OWN_005 and sim_step is None and kstep is None:

@@ -35,7 +35,7 @@ class Fact:
     detail: str = ""
 
 
-def merge(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def merge_intervals(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Sorted, merged half-open intervals covering exactly the integers of ``slices``."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(set(slices)):
@@ -62,7 +62,7 @@ def _span_fact(backend: Backend, key: str, what: str, slices: list[tuple[int, in
     """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``."""
     if not slices:
         return Fact(key, what, "proved", "count", "no index is derived")
-    spans = merge(slices)
+    spans = merge_intervals(slices)
     hull = len(spans) > MAX_INTERVALS
     if hull:
         # Proving the convex hull in range proves every index in it; it keeps the query small.
@@ -93,26 +93,29 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
     for op in ops:
         by_kind.setdefault(op.kind, []).append(op)
 
-    def of(*kinds: str, field: str = "a") -> list[int]:
+    def operands(*kinds: str, field: str = "a") -> list[int]:
         return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(OP_KIND[kd], ())]
 
     facts = [
         _index_fact(backend, "edge-ids", "every edge id a hook passes is below fx_edges.max_entries",
                     list(range(n_edges)), plan.max_entries("fx_edges")),
         _span_fact(backend, "op-slices", "every fx_ops index op_first + i (i < op_count) is below fx_ops.max_entries",
-                   [(first, first + count) for _d, _h, first, count in plan.edges if count], plan.max_entries("fx_ops")),
+                   [(first, first + count) for _d, _h, first, count in plan.edges if count],
+                   plan.max_entries("fx_ops")),
         _index_fact(backend, "counter-ids", "every counter index of WAIT, DEC, RELEASE and AGG is below fx_countdown.max_entries",
-                    of("WAIT", "DEC") + of("RELEASE", field="c") + of("AGG", field="b"), plan.max_entries("fx_countdown")),
+                    operands("WAIT", "DEC") + operands("RELEASE", field="c") + operands("AGG", field="b"),
+                    plan.max_entries("fx_countdown")),
         _index_fact(backend, "state-ids", "every edge id watched by RUNNING, STARTED, POSTED, ACCUM and READBY is below "
-                    "fx_state.max_entries", of("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"), plan.max_entries("fx_state")),
+                    "fx_state.max_entries", operands("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"),
+                    plan.max_entries("fx_state")),
         _index_fact(backend, "flag-ids", "every flag index of ACCUM and READBY is below fx_flags.max_entries",
-                    of("ACCUM", "READBY", field="c"), plan.max_entries("fx_flags")),
+                    operands("ACCUM", "READBY", field="c"), plan.max_entries("fx_flags")),
         _index_fact(backend, "link-ids", "every link index of POSTED and FLUSH is below fx_links.max_entries",
-                    of("POSTED", field="b") + of("FLUSH"), plan.max_entries("fx_links")),
+                    operands("POSTED", field="b") + operands("FLUSH"), plan.max_entries("fx_links")),
         _index_fact(backend, "region-ids", "every region index of BOUNDS, OWN, HANDOFF, LEASE and RELEASE is below fx_own.max_entries",
-                    of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), plan.max_entries("fx_own")),
+                    operands("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), plan.max_entries("fx_own")),
         _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 64-bit lease mask",
-                    of("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
+                    operands("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
         _index_fact(backend, "loop-bounds", "every bpf_loop trip count (op_count) is at most BPF_MAX_LOOPS",
                     [count for *_x, count in plan.edges], BPF_MAX_LOOPS + 1),
     ]

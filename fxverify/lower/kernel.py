@@ -10,6 +10,7 @@ Raises ``BpfUnavailable``/``BpfError`` (from ``libbpf``) for environment failure
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -22,19 +23,19 @@ from fxverify.lower.plan import DECISIONS, REASONS
 
 # Verifier log statistics (kernel/bpf/verifier.c, printed with BPF_LOG_STATS = 4); veristat reads
 # the same lines.
-_STATS = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
+_STATS_LINE = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
                     r"peak_states (\d+) mark_read (\d+)")
-_TIME = re.compile(r"verification time (\d+) usec")
-_STACK = re.compile(r"stack depth ([0-9+]+)")
-_CLINE = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
+_TIME_LINE = re.compile(r"verification time (\d+) usec")
+_STACK_LINE = re.compile(r"stack depth ([0-9+]+)")
+_C_LINE_INFO = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
 
-LOG_STATS = 4  # BPF_LOG_STATS
-LOG_LEVEL1 = 1  # BPF_LOG_LEVEL1
+BPF_LOG_STATS = 4  # BPF_LOG_STATS
+BPF_LOG_LEVEL1 = 1  # BPF_LOG_LEVEL1
 STATS_LOG_BYTES = 1 << 16
 FULL_LOG_BYTES = 16 << 20
 
-EVENT = struct.Struct("<6I")  # struct fx_event
-_PACK = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
+FX_EVENT = struct.Struct("<6I")  # struct fx_event
+_ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
 
 
 @dataclass
@@ -72,14 +73,14 @@ class ProgramReport:
 def parse_stats(log: str, rep: ProgramReport) -> None:
     """Fill ``rep``'s figures from the last statistics lines of a verifier log."""
     m = None
-    for m in _STATS.finditer(log):
+    for m in _STATS_LINE.finditer(log):
         pass
     if m is not None:
         rep.insns_processed, rep.max_states_per_insn, rep.total_states, rep.peak_states = (
             int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)))
-    t = _TIME.findall(log)
+    t = _TIME_LINE.findall(log)
     rep.verification_usec = int(t[-1]) if t else None
-    s = _STACK.findall(log)
+    s = _STACK_LINE.findall(log)
     rep.stack_depth = s[-1] if s else None
 
 
@@ -92,7 +93,7 @@ def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
     out, spans = [], []
     for line in log.splitlines():
         out.append(line)
-        m = _CLINE.search(line)
+        m = _C_LINE_INFO.search(line)
         if not m:
             continue
         rows = index.get(m.group(1), [])
@@ -114,31 +115,31 @@ def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
     return "\n".join(out) + ("\n" if log.endswith("\n") else ""), spans
 
 
-def _read_json(d: str, name: str) -> dict:
-    with open(os.path.join(d, name), encoding="utf-8") as fh:
+def _read_json(out_dir: str, name: str) -> dict:
+    with open(os.path.join(out_dir, name), encoding="utf-8") as fh:
         return json.load(fh)
 
 
-def verify_dir(d: str) -> list[ProgramReport]:
-    """Load every program of lowering directory ``d`` on its own (BPF_PROG_LOAD through
+def verify_dir(out_dir: str) -> list[ProgramReport]:
+    """Load every program of lowering directory ``out_dir`` on its own (BPF_PROG_LOAD through
     ``bpf_object__load``) and report it. A rejected program is loaded again with
     ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans."""
-    manifest = _read_json(d, "manifest.json")
-    smap = _read_json(d, "sourcemap.json")
+    manifest = _read_json(out_dir, "manifest.json")
+    smap = _read_json(out_dir, "sourcemap.json")
     out = []
     for p in manifest["programs"]:
-        obj = os.path.join(d, p["object"])
+        path = os.path.join(out_dir, p["object"])
         rep = ProgramReport(p["name"], p["device"], p["hook"], p["section"], False)
-        with libbpf.BpfObject(obj) as o:
-            buf = o.only(p["name"], LOG_STATS, STATS_LOG_BYTES)
-            err = o.load()
+        with libbpf.BpfObject(path) as obj:
+            buf = obj.only(p["name"], BPF_LOG_STATS, STATS_LOG_BYTES)
+            err = obj.load()
             log = buf.value.decode("utf-8", "replace")
         rep.accepted = err == 0
         rep.errno = err
         if not rep.accepted:
-            with libbpf.BpfObject(obj) as o:
-                buf = o.only(p["name"], LOG_LEVEL1 | LOG_STATS, FULL_LOG_BYTES)
-                o.load()
+            with libbpf.BpfObject(path) as obj:
+                buf = obj.only(p["name"], BPF_LOG_LEVEL1 | BPF_LOG_STATS, FULL_LOG_BYTES)
+                obj.load()
                 log = buf.value.decode("utf-8", "replace") or log
             rep.log, rep.fx_spans = rewrite_log(log, smap)
         parse_stats(log, rep)
@@ -163,10 +164,10 @@ class Runtime:
     """Every device object of a lowering directory loaded at once, maps shared by name and filled
     from ``maps.init.json``. Use as a context manager; ``fire`` runs one event."""
 
-    def __init__(self, d: str) -> None:
-        self.dir = d
-        self.manifest = _read_json(d, "manifest.json")
-        self.init = _read_json(d, "maps.init.json")
+    def __init__(self, out_dir: str) -> None:
+        self.dir = out_dir
+        self.manifest = _read_json(out_dir, "manifest.json")
+        self.init = _read_json(out_dir, "maps.init.json")
         self.objects: list[libbpf.BpfObject] = []
         self.fds: dict[str, int] = {}
         self.progs: dict[tuple[int, int], int] = {}
@@ -184,28 +185,28 @@ class Runtime:
 
     def close(self) -> None:
         """Close every object (the kernel frees programs and maps)."""
-        for o in self.objects:
-            o.close()
+        for obj in self.objects:
+            obj.close()
         self.objects.clear()
 
     def _load(self) -> None:
         objs = sorted({p["object"] for p in self.manifest["programs"]}, key=lambda x: self.manifest["devices"].index(x.split(".")[0]))
         for name in objs:
-            o = libbpf.BpfObject(os.path.join(self.dir, name))
-            self.objects.append(o)
-            o.reuse({k: v for k, v in self.fds.items() if k != "fx_events"})
-            err = o.load()
+            obj = libbpf.BpfObject(os.path.join(self.dir, name))
+            self.objects.append(obj)
+            obj.reuse({k: v for k, v in self.fds.items() if k != "fx_events"})
+            err = obj.load()
             if err:
                 raise libbpf.BpfError(f"cannot load `{name}` (run --kernel-verify for the verifier log)", err)
-            for k, v in o.map_fds().items():
+            for k, v in obj.map_fds().items():
                 self.fds.setdefault(k, v)
             for p in self.manifest["programs"]:
                 if p["object"] == name:
-                    self.progs[(p["device_id"], p["hook_id"])] = o.prog_fd(p["name"])
+                    self.progs[(p["device_id"], p["hook_id"])] = obj.prog_fd(p["name"])
         self._fill()
 
     def _fill(self) -> None:
-        for name, fmt in _PACK.items():
+        for name, fmt in _ROW_FORMATS.items():
             rows = self.init[name]["rows"]
             s = struct.Struct(fmt)
             keys = b"".join(struct.pack("<I", i) for i in range(len(rows)))
@@ -223,10 +224,10 @@ class Runtime:
         fd = self.progs.get((dev, hook))
         if fd is None:
             return Decision(edge, phase, "deny", codes.HOOK_002, hook, 0)
-        ret, out = libbpf.test_run(fd, EVENT.pack(edge, phase, 0, 0, 0, 0))
-        _e, _p, dec, reason, detail, op = EVENT.unpack(out)
+        ret, out = libbpf.test_run(fd, FX_EVENT.pack(edge, phase, 0, 0, 0, 0))
+        _e, _p, dec, reason, detail, op = FX_EVENT.unpack(out)
         if ret != dec:
-            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", 71)
+            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", errno.EPROTO)
         return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
                         REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
 

@@ -174,7 +174,7 @@ class Plan:
         return max(1, rows)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def c_ident(prefix: str, name: str) -> str:
@@ -191,11 +191,11 @@ def c_ident(prefix: str, name: str) -> str:
         else:
             out.extend(f"_x{b:02x}" for b in ch.encode("utf-8"))
     ident = f"{prefix}{''.join(out)}"
-    assert _IDENT.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
+    assert _C_IDENTIFIER.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
     return ident
 
 
-def _storage(ty: str) -> int:
+def _storage_bytes(ty: str) -> int:
     """Bytes a key or value of declared type ``ty`` takes in a BPF map: 4 or 8 (BPF atomics are
     32- or 64-bit, so narrower types widen to 4; ``device`` is a u32 device index)."""
     return 8 if ty in ("u64", "i64") else 4
@@ -236,8 +236,8 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
         slots = len(devices) if m.cls.kind is ClassKind.PER_DEVICE else 1
         home = {str(m.cls.device)} if m.cls.kind is ClassKind.LOCAL else set()
         devs = tuple(d for d in devices if d in users[m.name] | home)
-        maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage(m.key_type),
-                            _storage(m.value_type) * slots, slots, real, devs))
+        maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage_bytes(m.key_type),
+                            _storage_bytes(m.value_type) * slots, slots, real, devs))
     programs = []
     taken: set[str] = set()
     for di, d in enumerate(policy.devices):
@@ -254,7 +254,7 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
     return plan, diags
 
 
-def _share(a: Footprint, b: Footprint) -> bool:
+def _share_a_byte(a: Footprint, b: Footprint) -> bool:
     """True when two footprints share a byte: exact for strided ones, by walking the elements of
     the footprint with fewer elements (only used for ``--allow-unproved`` lowerings)."""
     if a.space != b.space or a.hi <= b.lo or b.hi <= a.lo:
@@ -269,13 +269,13 @@ def _share(a: Footprint, b: Footprint) -> bool:
 def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
     """Pairs of edges that conflict and are not ordered by happens-before, as watches
     ``eid -> [(partner, reason)]`` (FX-ORD-002, FX-XF-004, FX-MAP-002)."""
-    pol, g = ctx.policy, ctx.graph
+    pol, graph = ctx.policy, ctx.graph
     out: dict[int, set[tuple[int, int]]] = defaultdict(set)
-    if not g.is_acyclic():
+    if not graph.is_acyclic():
         return {}
 
     def add(a: int, b: int, reason: str) -> None:
-        if a != b and not g.ordered(a, b):
+        if a != b and not graph.ordered(a, b):
             out[a].add((b, REASON_ID[reason]))
             out[b].add((a, REASON_ID[reason]))
 
@@ -291,7 +291,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
                 open_r = [t for t in open_r if t[1].footprint.hi > fp.lo]
                 others = open_w + open_r
             for oid, oacc in others:
-                if not _share(fp, oacc.footprint):
+                if not _share_a_byte(fp, oacc.footprint):
                     continue
                 if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
                     if not (acc.op == oacc.op and acc.op in AC_OPS):
@@ -320,7 +320,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
 def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link, from another device: ``reader -> [(writer,
     link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
-    pol, g = ctx.policy, ctx.graph
+    pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
     readers: dict[str, list[tuple[int, int, Footprint]]] = defaultdict(list)
     for e in pol.edges:
@@ -333,13 +333,13 @@ def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     for w in pol.edges:
         if w.dst is None:
             continue
-        links = g.posted_links(w)
+        links = graph.posted_links(w)
         if not links:
             continue
         for _lo, r, fp in readers.get(w.dst.space, ()):
             if fp.lo >= w.dst.hi:
                 break
-            if r == w.eid or pol.edges[r].device == w.device or not _share(fp, w.dst):
+            if r == w.eid or pol.edges[r].device == w.device or not _share_a_byte(fp, w.dst):
                 continue
             for ln in links:
                 out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
@@ -358,8 +358,8 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
     of its readers in between (FX-XF-004, lost accumulation). Segments are cut at the readers'
     bounds, so reads in chunks (a reduce-scatter) cover the bytes together, as the checker's proof
     of FX-XF-004 accepts; shared bytes are compared as intervals, exact for contiguous footprints."""
-    g = ctx.graph
-    acyclic = g.is_acyclic()
+    graph = ctx.graph
+    acyclic = graph.is_acyclic()
     out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
     for items in ctx.accesses_by_space().values():
         reduces = [(e, a) for e, _i, a in items if a.mode is AccessMode.REDUCE]
@@ -374,7 +374,7 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
         for r, ra in reduces:
             fr = ra.footprint
             for w, wa in writes[bisect.bisect_left(wlos, fr.lo - longest):bisect.bisect_left(wlos, fr.hi)]:
-                if w == r or not _share(fr, wa.footprint) or (acyclic and g.hb_before(w, r)):
+                if w == r or not _share_a_byte(fr, wa.footprint) or (acyclic and graph.hb_before(w, r)):
                     continue
                 lo, hi = max(fr.lo, wa.footprint.lo), min(fr.hi, wa.footprint.hi)
                 near = [(y, ya.footprint) for y, ya in reads
@@ -390,8 +390,8 @@ def _fill_tables(plan: Plan) -> None:
     graph = PolicyGraph(pol)
     ctx = Context(pol, graph)
     n = len(pol.edges)
-    rid = {r.name: i for i, r in enumerate(pol.regions)}
-    mid = {m.decl.name: m.index for m in plan.maps}
+    region_id = {r.name: i for i, r in enumerate(pol.regions)}
+    map_id = {m.decl.name: m.index for m in plan.maps}
     plan.regions = [[r.base, r.end] for r in pol.regions]
     plan.links = len(pol.links)
     plan.owners = [plan.device_id(r.owner) for r in pol.regions]
@@ -412,7 +412,7 @@ def _fill_tables(plan: Plan) -> None:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))
             rel = next(x for x in pol.edges[r].releases if x.region == region)
-            start_ops[r].append(Op(OP_KIND["RELEASE"], rid[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
+            start_ops[r].append(Op(OP_KIND["RELEASE"], region_id[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
             for u in others:
                 end_ops[u].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
     # Aggregates wait for every writer of their key.
@@ -429,7 +429,7 @@ def _fill_tables(plan: Plan) -> None:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
             fp = acc.footprint
-            ops.append(Op(OP_KIND["BOUNDS"], rid[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
+            ops.append(Op(OP_KIND["BOUNDS"], region_id[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
         for partner, reason in watches.get(e.eid, ()):
             ops.append(Op(OP_KIND["RUNNING"], partner, 0, reason, 0, 0, e.span))
         for w, link, own_flush in posted.get(e.eid, ()):
@@ -443,39 +443,41 @@ def _fill_tables(plan: Plan) -> None:
         for region, writes in sorted(touched.get(e.eid, {}).items()):
             flags = (OWN_WRITES if writes else 0) | (
                 OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
-            ops.append(Op(OP_KIND["OWN"], rid[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
+            ops.append(Op(OP_KIND["OWN"], region_id[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
         for h in e.handoffs:
-            ops.append(Op(OP_KIND["HANDOFF"], rid[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
+            ops.append(Op(OP_KIND["HANDOFF"], region_id[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                           plan.device_id(h.dst), 0, h.span))
         for ls in e.leases:
-            ops.append(Op(OP_KIND["LEASE"], rid[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003], 0, 0, ls.span))
+            ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
+                          0, 0, ls.span))
         ops += start_ops[e.eid]
         for op in e.map_ops:
-            if op.map not in mid:
+            if op.map not in map_id:
                 continue  # INVARIANT: build_plan stops before this when a map could not be realised
             m = pol.map(op.map)
             key = op.key or 0
             if m.cls.kind is ClassKind.LOCAL:
-                ops.append(Op(OP_KIND["MAPHOME"], mid[op.map], plan.device_id(str(m.cls.device)), REASON_ID[codes.MAP_001], 0, 0, op.span))
+                ops.append(Op(OP_KIND["MAPHOME"], map_id[op.map], plan.device_id(str(m.cls.device)),
+                              REASON_ID[codes.MAP_001], 0, 0, op.span))
             if op.kind is MapOpKind.GUARD:
                 for w in writers.get((op.map, op.key), ()):
                     stale = m.cls.kind is ClassKind.EVENTUAL or (
                         m.cls.kind is ClassKind.CAUSAL and (not graph.is_acyclic() or not graph.hb_before(w, e.eid)))
                     if w != e.eid and stale:
                         ops.append(Op(OP_KIND["STARTED"], w, 0, REASON_ID[codes.MAP_003], 0, 0, op.span))
-                ops.append(Op(OP_KIND["GUARD"], mid[op.map], 0, REASON_ID["guard"], key, op.value or 0, op.span))
+                ops.append(Op(OP_KIND["GUARD"], map_id[op.map], 0, REASON_ID["guard"], key, op.value or 0, op.span))
             elif op.kind is MapOpKind.AGGREGATE and m.cls.kind is ClassKind.PER_DEVICE:
                 ws = [w for w in writers.get((op.map, op.key), ()) if w != e.eid]
                 c = counter(f"writers of `{op.map}[{key}]` before `{e.name}` aggregates it", len(ws))
                 for w in ws:
                     end_ops[w].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
-                ops.append(Op(OP_KIND["AGG"], mid[op.map], c, REASON_ID[codes.MAP_004], key, 0, op.span))
+                ops.append(Op(OP_KIND["AGG"], map_id[op.map], c, REASON_ID[codes.MAP_004], key, 0, op.span))
             elif op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE):
                 # An aggregate of a map without slots is one read: FX-MAP-004 is about per_device.
-                ops.append(Op(OP_KIND["READ"], mid[op.map], 0, 0, key, 0, op.span))
+                ops.append(Op(OP_KIND["READ"], map_id[op.map], 0, 0, key, 0, op.span))
             else:
                 kind = OP_KIND["UPDATE"] if op.kind is MapOpKind.UPDATE else OP_KIND["WRITE"]
-                ops.append(Op(kind, mid[op.map], 0, 0, key, op.value or 0, op.span))
+                ops.append(Op(kind, map_id[op.map], 0, 0, key, op.value or 0, op.span))
         for ln in e.flushes:
             ops.append(Op(OP_KIND["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
         for s in sorted(graph.hb.successors(e.eid)):

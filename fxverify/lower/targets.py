@@ -85,7 +85,7 @@ class Section:
     attach: str
 
 
-def _hook_devices(policy: Policy, m: MapDecl) -> set[str]:
+def _user_devices(policy: Policy, m: MapDecl) -> set[str]:
     return {e.device for e in policy.edges for op in e.map_ops if op.map == m.name}
 
 
@@ -109,8 +109,8 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
             if m.map_type != "array":
                 raise Unrealisable(f"bpftime has no GPU-resident hash map for `local({m.cls.device})`; declare it an array")
             return MapRealisation(BPFTIME_GPU_ARRAY, "local map of a GPU: bpftime GPU array in device memory")
-        writers_on_gpu = any(policy.device(d).kind is DeviceKind.GPU for d in _hook_devices(policy, m))
-        if cls is ClassKind.LINEARIZABLE and writers_on_gpu and len(_hook_devices(policy, m)) > 1:
+        writers_on_gpu = any(policy.device(d).kind is DeviceKind.GPU for d in _user_devices(policy, m))
+        if cls is ClassKind.LINEARIZABLE and writers_on_gpu and len(_user_devices(policy, m)) > 1:
             raise Unrealisable("bpftime GPU maps give no linearizable read-modify-write shared between a GPU "
                                "and another device")
         return MapRealisation(base, f"{cls.value} map: host shared-memory {m.map_type} with atomic updates")
@@ -125,7 +125,7 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
 
 
 def _gpu_only(policy: Policy, m: MapDecl) -> bool:
-    devs = _hook_devices(policy, m)
+    devs = _user_devices(policy, m)
     return bool(devs) and all(policy.device(d).kind is DeviceKind.GPU for d in devs)
 
 
