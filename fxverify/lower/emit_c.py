@@ -117,6 +117,7 @@ def _key_ctype(m: MapPlan) -> str:
 
 
 def _is_ringbuf(m: MapPlan) -> bool:
+    """True when policy map ``m`` is realised as a ring buffer (kernel's or bpftime's GPU one)."""
     return m.realisation.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF)
 
 

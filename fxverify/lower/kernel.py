@@ -1,11 +1,12 @@
 """Load lowered programs into the Linux verifier and run them with BPF_PROG_TEST_RUN.
 
 Takes a lowering directory (``manifest.json``, ``maps.init.json``, ``sourcemap.json`` and the
-``.bpf.o`` objects); produces a ``VerifyReport`` (one row per program: accepted, instructions
-processed, peak states, parsed from the verifier log the way veristat does) and a ``Runtime``
-that holds every device's programs loaded with shared maps filled from ``maps.init.json``.
-Rejected programs get their verifier log rewritten so C lines point at ``.fx`` spans.
-Raises ``BpfUnavailable``/``BpfError`` (from ``libbpf``) for environment failures.
+``.bpf.o`` objects); produces ``ProgramReport`` rows (``verify_dir``: one per program, accepted,
+instructions processed, peak states, parsed from the verifier log the way veristat does) and a
+``Runtime`` that holds every device's programs loaded with shared maps filled from
+``maps.init.json`` (``specs/lowering.md`` sections 7 and 8). Rejected programs get their verifier
+log rewritten so C lines point at ``.fx`` spans. Raises ``BpfUnavailable``/``BpfError`` (from
+``libbpf``) for environment failures. Emits no diagnostics (``driver`` reports FX-BPF-004).
 """
 
 from __future__ import annotations
@@ -21,20 +22,27 @@ from fxverify.diagnostics import codes
 from fxverify.lower import libbpf
 from fxverify.lower.plan import DECISIONS, REASONS
 
-# Verifier log statistics (kernel/bpf/verifier.c, printed with BPF_LOG_STATS = 4); veristat reads
-# the same lines.
+# Verifier log statistics (``print_verification_stats`` in kernel/bpf/verifier.c, printed with
+# BPF_LOG_STATS); veristat reads the same lines. _C_LINE_INFO matches the BTF line info the
+# kernel prints before an instruction at log level 1: "; <C source> @ <file>.bpf.c:<line>".
 _STATS_LINE = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
                     r"peak_states (\d+) mark_read (\d+)")
 _TIME_LINE = re.compile(r"verification time (\d+) usec")
 _STACK_LINE = re.compile(r"stack depth ([0-9+]+)")
 _C_LINE_INFO = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
 
-BPF_LOG_STATS = 4  # BPF_LOG_STATS
-BPF_LOG_LEVEL1 = 1  # BPF_LOG_LEVEL1
+#: Verifier log levels (include/linux/bpf_verifier.h): statistics only, and every instruction.
+BPF_LOG_STATS = 4
+BPF_LOG_LEVEL1 = 1
+#: Log buffer sizes in bytes: 64 KiB holds the statistics lines; 16 MiB a full log of a rejected
+#: program (the kernel accepts up to UINT_MAX >> 2: ``bpf_verifier_log_attr_valid``, kernel/bpf/log.c).
 STATS_LOG_BYTES = 1 << 16
 FULL_LOG_BYTES = 16 << 20
 
-FX_EVENT = struct.Struct("<6I")  # struct fx_event
+#: ``struct fx_event`` (``c/fx_structs.h``, 24 bytes): edge, phase, decision, reason, detail, op.
+FX_EVENT = struct.Struct("<6I")
+# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_edge, fx_op, fx_region,
+# fx_own), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
 _ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
 
 
@@ -71,7 +79,9 @@ class ProgramReport:
 
 
 def parse_stats(log: str, rep: ProgramReport) -> None:
-    """Fill ``rep``'s figures from the last statistics lines of a verifier log."""
+    """Fill ``rep``'s figures (instructions, states, verification time in microseconds, stack
+    depth in bytes) from the last statistics lines of a verifier log; figures the log lacks stay
+    or become ``None``. Returns nothing; never raises."""
     m = None
     for m in _STATS_LINE.finditer(log):
         pass
@@ -87,7 +97,8 @@ def parse_stats(log: str, rep: ProgramReport) -> None:
 def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
     """Rewrite a verifier log: each ``; <C> @ file.bpf.c:LINE`` line (BTF line info) gets the
     ``.fx`` location the source map gives that C line, or the nearest mapped line above it.
-    Returns the new log and the distinct ``.fx`` locations named, in first-seen order."""
+    ``sourcemap`` is the parsed ``sourcemap.json``. Returns the new log and the distinct ``.fx``
+    locations (``file:line:col``) named, in first-seen order."""
     index: dict[str, list[tuple[int, list | None, str]]] = {
         f: sorted((ln, where, what) for ln, where, what in rows) for f, rows in sourcemap.get("c", {}).items()}
     out, spans = [], []
@@ -116,6 +127,7 @@ def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
 
 
 def _read_json(out_dir: str, name: str) -> dict:
+    """The parsed JSON file ``name`` of lowering directory ``out_dir``."""
     with open(os.path.join(out_dir, name), encoding="utf-8") as fh:
         return json.load(fh)
 
@@ -123,7 +135,9 @@ def _read_json(out_dir: str, name: str) -> dict:
 def verify_dir(out_dir: str) -> list[ProgramReport]:
     """Load every program of lowering directory ``out_dir`` on its own (BPF_PROG_LOAD through
     ``bpf_object__load``) and report it. A rejected program is loaded again with
-    ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans."""
+    ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans. Returns one
+    ``ProgramReport`` per ``manifest.json`` program, in manifest order. Raises ``BpfUnavailable``
+    without libbpf, ``BpfError`` when an object cannot be opened, ``OSError`` for missing files."""
     manifest = _read_json(out_dir, "manifest.json")
     smap = _read_json(out_dir, "sourcemap.json")
     out = []
@@ -161,8 +175,10 @@ class Decision:
 
 
 class Runtime:
-    """Every device object of a lowering directory loaded at once, maps shared by name and filled
-    from ``maps.init.json``. Use as a context manager; ``fire`` runs one event."""
+    """Every device object of a lowering directory loaded at once, maps shared by name (each device
+    keeps its own ``fx_events``) and filled from ``maps.init.json`` (``specs/lowering.md`` section
+    8). Use as a context manager, which loads on entry and raises ``BpfError`` when an object does
+    not load; ``fire`` runs one event."""
 
     def __init__(self, out_dir: str) -> None:
         self.dir = out_dir
@@ -190,6 +206,7 @@ class Runtime:
         self.objects.clear()
 
     def _load(self) -> None:
+        """Load the objects in device order, each reusing the maps the earlier ones created."""
         objs = sorted({p["object"] for p in self.manifest["programs"]}, key=lambda x: self.manifest["devices"].index(x.split(".")[0]))
         for name in objs:
             obj = libbpf.BpfObject(os.path.join(self.dir, name))
@@ -206,6 +223,7 @@ class Runtime:
         self._fill()
 
     def _fill(self) -> None:
+        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps."""
         for name, fmt in _ROW_FORMATS.items():
             rows = self.init[name]["rows"]
             s = struct.Struct(fmt)
@@ -219,7 +237,9 @@ class Runtime:
 
     def fire(self, edge: int, phase: int) -> Decision:
         """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has
-        no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run."""
+        no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run.
+        Returns the ``Decision``; raises ``BpfError`` when the run fails or the program's return
+        value differs from the decision it wrote."""
         dev, hook = self.init["fx_edges"]["rows"][edge][:2]
         fd = self.progs.get((dev, hook))
         if fd is None:
@@ -232,7 +252,8 @@ class Runtime:
                         REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
 
     def read_u32s(self, name: str, n: int, value_size: int = 4) -> list[int]:
-        """Read ``n`` entries of array map ``name``: the u32 at the start of each value."""
+        """Read entries ``0..n-1`` of array map ``name`` (values of ``value_size`` bytes): the u32
+        at the start of each value, 0 for a missing entry. Raises ``KeyError`` for an unknown map."""
         fd = self.fds[name]
         out = []
         for i in range(n):
@@ -241,6 +262,7 @@ class Runtime:
         return out
 
     def read_policy_map(self, c_name: str, key: int, key_size: int, value_size: int) -> bytes | None:
-        """Raw value of a policy map entry, or ``None`` when absent."""
+        """Raw value (``value_size`` bytes) of entry ``key`` (``key_size`` bytes, little-endian) of
+        the policy map whose C name is ``c_name``, or ``None`` when absent."""
         k = key.to_bytes(key_size, "little")
         return libbpf.lookup(self.fds[c_name], k, value_size)

@@ -31,7 +31,8 @@ class BpfError(FxError):
 
 
 class _TestRunOpts(ctypes.Structure):
-    # struct bpf_test_run_opts (bpf.h, libbpf 1.x)
+    """``struct bpf_test_run_opts`` (libbpf 1.x ``bpf.h``), field for field."""
+
     _fields_ = [("sz", ctypes.c_size_t), ("data_in", ctypes.c_void_p), ("data_out", ctypes.c_void_p),
                 ("data_size_in", ctypes.c_uint32), ("data_size_out", ctypes.c_uint32),
                 ("ctx_in", ctypes.c_void_p), ("ctx_out", ctypes.c_void_p),
@@ -41,13 +42,15 @@ class _TestRunOpts(ctypes.Structure):
 
 
 class _BatchOpts(ctypes.Structure):
-    # struct bpf_map_batch_opts (bpf.h)
+    """``struct bpf_map_batch_opts`` (libbpf ``bpf.h``), field for field."""
+
     _fields_ = [("sz", ctypes.c_size_t), ("elem_flags", ctypes.c_uint64), ("flags", ctypes.c_uint64)]
 
 
 def lib() -> ctypes.CDLL:
     """Load ``libbpf.so.1`` once, declare the signatures used here and silence libbpf's own
-    printing (``libbpf_set_print(NULL)``). Raises ``BpfUnavailable`` when it is not installed."""
+    printing (``libbpf_set_print(NULL)``). Returns the loaded library; raises ``BpfUnavailable``
+    when it is not installed."""
     global _LIBRARY
     if _LIBRARY is not None:
         return _LIBRARY
@@ -89,6 +92,7 @@ def lib() -> ctypes.CDLL:
 
 
 def _last_errno() -> int:
+    """The ``errno`` the last libbpf call left, or 1 (EPERM) when it left none."""
     return ctypes.get_errno() or 1
 
 
@@ -98,7 +102,8 @@ def _errno_of(rc: int) -> int:
 
 
 class BpfObject:
-    """One opened ELF object (``bpf_object``). Close it with ``close`` (or use ``with``)."""
+    """One opened ELF object (``bpf_object__open_file``). Close it with ``close`` (or use
+    ``with``). Raises ``BpfError`` when ``path`` cannot be opened as a BPF object."""
 
     def __init__(self, path: str) -> None:
         libbpf_so = lib()
@@ -106,6 +111,8 @@ class BpfObject:
         self.ptr = libbpf_so.bpf_object__open_file(path.encode(), None)
         if not self.ptr:
             raise BpfError(f"cannot open `{path}`", _last_errno())
+        # INVARIANT: libbpf keeps only a pointer to each log buffer until load; holding them here
+        # keeps them alive that long.
         self._bufs: list = []
 
     def __enter__(self) -> "BpfObject":
@@ -122,6 +129,7 @@ class BpfObject:
             self.ptr = None
 
     def _walk(self, next_fn: str, name_fn: str) -> dict[str, int]:
+        """Name -> pointer of every item the libbpf iterator ``next_fn`` yields, in ELF order."""
         libbpf_so, out, item = lib(), {}, None
         while True:
             item = getattr(libbpf_so, next_fn)(self.ptr, item)
@@ -152,7 +160,8 @@ class BpfObject:
         return buf
 
     def reuse(self, fds: dict[str, int]) -> None:
-        """Before load: make maps of these names use existing map fds (shared across objects)."""
+        """Before load: make maps of these names use existing map fds (shared across objects,
+        ``bpf_map__reuse_fd``). Raises ``BpfError`` when libbpf refuses one."""
         libbpf_so = lib()
         for name, m in self.maps().items():
             if name in fds:
@@ -167,18 +176,20 @@ class BpfObject:
         return 0 if rc == 0 else _errno_of(rc)
 
     def prog_fd(self, name: str) -> int:
-        """File descriptor of loaded program ``name``."""
+        """File descriptor of loaded program ``name`` (negative when it is not loaded). Raises
+        ``KeyError`` for a name the object does not hold."""
         return lib().bpf_program__fd(self.programs()[name])
 
     def map_fds(self) -> dict[str, int]:
-        """Map name -> file descriptor (after load)."""
+        """Map name -> file descriptor (after load; negative for a map not created)."""
         libbpf_so = lib()
         return {n: libbpf_so.bpf_map__fd(m) for n, m in self.maps().items()}
 
 
 def update_batch(fd: int, keys: bytes, values: bytes, count: int) -> None:
     """Write ``count`` entries at once (``BPF_MAP_UPDATE_BATCH``, kernel 5.6+); ``keys`` and
-    ``values`` are packed arrays. Falls back to one update per entry when batching is refused."""
+    ``values`` are packed arrays of ``count`` equal-sized keys and values. Falls back to one update
+    per entry when batching is refused; raises ``BpfError`` when an update fails."""
     libbpf_so = lib()
     if count == 0:
         return
@@ -203,7 +214,8 @@ def update(fd: int, key: bytes, value: bytes) -> None:
 
 
 def lookup(fd: int, key: bytes, value_size: int) -> bytes | None:
-    """``bpf_map_lookup_elem``: the value bytes, or ``None`` when the key is absent."""
+    """``bpf_map_lookup_elem``: the ``value_size`` value bytes, or ``None`` when the key is absent
+    (or the lookup fails)."""
     out = ctypes.create_string_buffer(value_size)
     ctypes.set_errno(0)
     rc = lib().bpf_map_lookup_elem(fd, key, out)
@@ -228,12 +240,14 @@ def test_run(prog_fd: int, ctx: bytes) -> tuple[int, bytes]:
 
 def bpf_available() -> str | None:
     """``None`` when libbpf loads and the kernel lets this process create a map; otherwise the
-    reason (used to skip kernel steps and tests honestly)."""
+    reason (used to skip kernel steps and tests honestly). Never raises."""
     try:
         lib()
     except BpfUnavailable as err:
         return str(err)
-    # BPF_MAP_CREATE of a 1-entry array through the raw syscall (bpf(2), attr layout in bpf.h).
+    # BPF_MAP_CREATE (command 0) of a 1-entry array through the raw syscall (bpf(2); the layout of
+    # union bpf_attr in include/uapi/linux/bpf.h, zero past the fields used). __NR_bpf is 321 on
+    # x86_64 (arch/x86/entry/syscalls/syscall_64.tbl) and 280 on aarch64 (asm-generic/unistd.h).
     libc = ctypes.CDLL(None, use_errno=True)
     attr = (ctypes.c_uint32 * 30)()
     attr[0], attr[1], attr[2], attr[3] = 2, 4, 4, 1  # map_type ARRAY, key 4, value 4, 1 entry

@@ -42,7 +42,8 @@ from fxverify.obligations.base import Context
 from fxverify.source import NO_SPAN, Span
 from fxverify.vocab import AC_OPS, ClassKind
 
-# Operation kinds: values of ``struct fx_op.kind`` in the emitted C (specs/lowering.md section 3).
+#: Operation kinds, in the order of their values in ``struct fx_op.kind`` of the emitted C and in
+#: ``manifest.json`` ``abi.op_kinds`` (the op table of ``specs/lowering.md`` section 3).
 OP_KINDS: tuple[str, ...] = (
     "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
     "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY",
@@ -50,8 +51,10 @@ OP_KINDS: tuple[str, ...] = (
 #: Operation kind -> its value in ``struct fx_op.kind``.
 OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
 
-# Reasons a program defers or denies: values of ``struct fx_event.reason``. ``hb`` is a
-# predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation.
+#: Reasons a program defers or denies, in the order of their values in ``struct fx_event.reason``
+#: and ``manifest.json`` ``abi.reasons`` (``specs/lowering.md`` section 3, "The event"). ``hb`` is a
+#: predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation;
+#: ``internal`` a table lookup that failed (a bug, never a policy verdict).
 REASONS: tuple[str, ...] = (
     "none", "hb", "guard", "internal", codes.HOOK_002, codes.ALIAS_003, codes.ORD_002, codes.XF_004,
     codes.MAP_002, codes.OWN_001, codes.OWN_002, codes.OWN_003, codes.OWN_004, codes.MAP_001,
@@ -60,24 +63,33 @@ REASONS: tuple[str, ...] = (
 #: Reason -> its value in ``struct fx_event.reason``.
 REASON_ID: dict[str, int] = {name: i for i, name in enumerate(REASONS)}
 
+#: A program's decisions, in the order of their values (``struct fx_event.decision`` and the return
+#: value; ``specs/lowering.md`` section 3).
 DECISIONS: tuple[str, ...] = ("proceed", "defer", "deny")
 
-# Flags of an ``OWN`` operation.
+#: Flag bits of an ``OWN`` operation's ``b`` operand (``specs/lowering.md`` section 3, ``OWN`` row):
+#: the edge writes the region, so a lease does not suffice (FX-OWN-001).
 OWN_WRITES = 1
-OWN_SKIP_OWNER = 2  # the edge hands the region off itself; FX-OWN-003 checks the handoff instead
+#: The edge hands the region off itself; FX-OWN-003 checks the handoff instead of the owner.
+OWN_SKIP_OWNER = 2
 
-# Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop.
+#: Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop
+#: (``specs/lowering.md`` sections 2 and 4); any other merge is FX-BPF-003.
 MERGES: tuple[str, ...] = ("last", "sum", "add", "count", "max", "min", "and", "or", "xor", "prod")
 
-MAX_DEVICES = 64  # lease sets are one u64 bit mask per region (specs/lowering.md section 4)
-BPF_MAX_LOOPS = 1 << 23  # bpf_loop's cap on nr_loops (kernel/bpf/bpf_iter.c, BPF_MAX_LOOPS)
+#: Most devices a lowering takes: lease sets are one u64 bit mask per region (``specs/lowering.md``
+#: section 4); more is FX-BPF-003.
+MAX_DEVICES = 64
+#: ``bpf_loop``'s cap on ``nr_loops``, in iterations (``BPF_MAX_LOOPS`` in ``kernel/bpf/bpf_iter.c``).
+BPF_MAX_LOOPS = 1 << 23
 
 
 @dataclass(frozen=True)
 class Op:
-    """One runtime-guard operation of one edge: ``kind`` (``OP_KINDS``), operands ``a``, ``b``,
-    ``c``, ``d`` (meaning per kind, ``specs/lowering.md`` section 3), the ``reason`` reported when
-    it defers or denies, and the ``.fx`` span it comes from."""
+    """One runtime-guard operation of one edge: ``kind`` (an ``OP_KIND`` value), operands ``a``,
+    ``b`` (u32) and ``c``, ``d`` (u64), whose meaning depends on the kind (``specs/lowering.md``
+    section 3; for ``BOUNDS``, ``[c, d)`` is the footprint in bytes), the ``reason``
+    (a ``REASON_ID`` value) reported when it defers or denies, and the ``.fx`` span it comes from."""
 
     kind: int
     a: int = 0
@@ -94,8 +106,9 @@ class Op:
 
 @dataclass(frozen=True)
 class Program:
-    """One program: the hook ``device.hook``, its 0-based ``hook_id`` in the device's hook list,
-    its C function ``name`` and its ``section``."""
+    """One program: the hook ``device.hook`` (``device_id`` is the device's index in
+    ``Plan.devices``, ``hook_id`` the 0-based index of the hook in the device's hook list), its C
+    function ``name`` (a ``c_ident``), its ``section`` on the target and the device's span."""
 
     name: str
     device: str
@@ -130,7 +143,8 @@ class Plan:
     ``ops`` rows ``Op``; ``regions`` rows ``[base, end]`` in bytes; ``owners`` initial owner device
     ids; ``countdown`` initial counter values (indices ``0..n_edges-1`` are predecessor counts).
     ``countdown_what`` says what each counter past the edges counts; ``flags`` what each
-    ``fx_flags`` entry (initially 1) stands for.
+    ``fx_flags`` entry (initially 1) stands for. ``links`` is the number of fabric links (entries
+    of ``fx_links``) and ``max_ops`` the longest op slice (ops run per event).
     """
 
     policy: Policy
@@ -150,7 +164,8 @@ class Plan:
     max_ops: int = 0
 
     def device_id(self, name: str) -> int:
-        """Index of device ``name`` (``fx_edge.device``)."""
+        """Index of device ``name`` in ``devices`` (``fx_edge.device``, ``FX_DEVICE_ID``). Raises
+        ``ValueError`` for a name that is not a device of the plan."""
         return self.devices.index(name)
 
     def programs_of(self, device: str) -> list[Program]:
@@ -202,15 +217,18 @@ def _storage_bytes(ty: str) -> int:
 
 
 def _bpf_error(code: Code, msg: str, span: Span, help: str) -> Diagnostic:
+    """A planning error (FX-BPF-002 or FX-BPF-003) underlining ``span``."""
     return diagnostic(code, msg, span, "here", help=help)
 
 
 def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, list[Diagnostic]]:
     """Plan the lowering of ``policy`` for ``target``.
 
-    Returns ``(plan, diagnostics)``; ``plan`` is ``None`` when a diagnostic is an error
-    (FX-BPF-002 for an unrealisable class, FX-BPF-003 for a layout limit). ``proved`` says whether
-    the policy's obligations all hold; when it does not, conflict watches are computed too.
+    ``target`` is one of ``targets.TARGETS``. Returns ``(plan, diagnostics)``; ``plan`` is ``None``
+    when a diagnostic is an error (FX-BPF-002 for an unrealisable class, FX-BPF-003 for more than
+    ``MAX_DEVICES`` devices or a merge outside ``MERGES``). ``proved`` says whether the policy's
+    obligations all hold; when it does not, conflict watches are computed too. Reports problems as
+    diagnostics, never by raising.
     """
     diags: list[Diagnostic] = []
     devices = tuple(d.name for d in policy.devices)
@@ -386,6 +404,8 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
 
 
 def _fill_tables(plan: Plan) -> None:
+    """Fill ``plan``'s tables: region bounds, owners, counters and each edge's op slice (its start
+    ops, then the end ops other edges' plans give it), in edge id order."""
     pol = plan.policy
     graph = PolicyGraph(pol)
     ctx = Context(pol, graph)
