@@ -6,7 +6,7 @@ indices the tables contain (compressed into intervals); ``unsat`` proves it. Cou
 hash-map capacity are established by counting. What the Linux verifier itself must establish
 (memory safety, bounded loops, stack use) is listed per program by ``verifier_obligations``.
 
-Codes emitted upstream from refuted or unknown facts: FX-BPF-007.
+Emits no diagnostics; ``driver`` reports each refuted or unknown fact as FX-BPF-007.
 """
 
 from __future__ import annotations
@@ -14,19 +14,23 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from fxverify.lower.emit_c import CAS_TRIES
 from fxverify.lower.plan import BPF_MAX_LOOPS, MAX_DEVICES, OP_KIND, Plan
 from fxverify.smt.backend import Backend, Query, Status
 from fxverify.smt.terms import between, int_var, or_
 from fxverify.vocab import ClassKind
 
-
-MAX_INTERVALS = 64  # beyond this many disjoint intervals a fact is proved over their convex hull
+#: Beyond this many disjoint intervals an index fact is proved over their convex hull (a stronger
+#: statement that keeps the SMT query small).
+MAX_INTERVALS = 64
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One lowering obligation: ``key`` identifies it, ``what`` states it, ``status`` is
-    ``proved``, ``refuted`` or ``unknown``, ``method`` is ``z3`` or ``count``."""
+    """One lowering obligation (``specs/lowering.md`` section 6): ``key`` identifies it, ``what``
+    states it, ``status`` is ``proved``, ``refuted`` or ``unknown``, ``method`` is ``z3`` or
+    ``count``, and ``detail`` gives the figures (index counts, ``max_entries``, a counterexample
+    index or the solver's reason for ``unknown``)."""
 
     key: str
     what: str
@@ -36,7 +40,8 @@ class Fact:
 
 
 def merge_intervals(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, merged half-open intervals covering exactly the integers of ``slices``."""
+    """Merge half-open integer intervals ``[lo, hi)``: returns them sorted, with overlapping and
+    touching intervals joined, so they cover exactly the integers ``slices`` covers."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(set(slices)):
         if out and lo <= out[-1][1]:
@@ -47,6 +52,8 @@ def merge_intervals(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _range_query(name: str, spans: list[tuple[int, int]], limit: int) -> Query:
+    """The query "some ``k`` in one of ``spans`` (half-open) lies outside ``[0, limit)``": ``unsat``
+    proves every index of the spans in range; a model's ``k`` is an index out of range."""
     k = int_var("k")
     member = or_(*(between(k, lo, hi) for lo, hi in spans))
     outside = or_(k < 0, k >= limit)
@@ -55,11 +62,13 @@ def _range_query(name: str, spans: list[tuple[int, int]], limit: int) -> Query:
 
 
 def _index_fact(backend: Backend, key: str, what: str, values: list[int], limit: int) -> Fact:
+    """Prove every index in ``values`` lies in ``[0, limit)`` (``limit`` is a ``max_entries``)."""
     return _span_fact(backend, key, what, [(v, v + 1) for v in values], limit)
 
 
 def _span_fact(backend: Backend, key: str, what: str, slices: list[tuple[int, int]], limit: int) -> Fact:
-    """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``."""
+    """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``: a ``Fact`` proved by
+    counting when there is no index, else by one ``backend`` query."""
     if not slices:
         return Fact(key, what, "proved", "count", "no index is derived")
     spans = merge_intervals(slices)
@@ -85,7 +94,8 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
     counter, region and state indices named by ops, policy-map keys against ``max_entries``,
     per-device slot indices, lease bits, ``bpf_loop`` trip counts against ``BPF_MAX_LOOPS``.
     Counting facts: every counter starts at the number of ``DEC`` ops that target it, and every
-    hash map has room for its distinct keys.
+    hash map has room for its distinct keys. Returns one ``Fact`` per obligation; never raises for
+    solver trouble (``Backend.check`` makes it an ``unknown`` fact).
     """
     ops = plan.ops
     n_edges = len(plan.edges)
@@ -94,6 +104,7 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
         by_kind.setdefault(op.kind, []).append(op)
 
     def operands(*kinds: str, field: str = "a") -> list[int]:
+        """Operand ``field`` of every op of the given kinds (``OP_KINDS`` names)."""
         return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(OP_KIND[kd], ())]
 
     facts = [
@@ -145,13 +156,15 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
 
 
 def verifier_obligations(plan: Plan) -> list[dict]:
-    """What the Linux verifier must establish for every program (checked at BPF_PROG_LOAD), with
-    the rule's source: the kernel's verifier documentation (Documentation/bpf/verifier.rst)."""
+    """What the Linux verifier must establish for every program (checked at BPF_PROG_LOAD), as
+    ``obligations.json`` rows ``{"key", "what", "established_by"[, "see"]}``. The rules are the
+    kernel's (``Documentation/bpf/verifier.rst``; the 512-byte stack is ``MAX_BPF_STACK`` in
+    ``include/linux/filter.h``); the merge CAS bound is ``emit_c.CAS_TRIES``."""
     return [
         {"key": "memory-safety", "what": "every map value, stack and context access is in bounds and every "
          "lookup result is NULL-checked before use", "established_by": "linux-verifier"},
         {"key": "bounded-loops", "what": "the op interpreter runs under bpf_loop (callback verified once); "
-         f"merge CAS loops are bounded by {8} iterations", "established_by": "linux-verifier"},
+         f"merge CAS loops are bounded by {CAS_TRIES} iterations", "established_by": "linux-verifier"},
         {"key": "stack", "what": "stack use of each program and callback is at most 512 bytes (MAX_BPF_STACK)",
          "established_by": "linux-verifier"},
         {"key": "map-keys", "what": "map keys are stack or map-value memory of the map's key size",
