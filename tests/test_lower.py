@@ -14,7 +14,7 @@ from fxverify.ir import ClassKind, ConsistencyClass, MapDecl
 from fxverify.lower import artifacts
 from fxverify.lower.driver import LowerOptions, lower
 from fxverify.lower.emit_c import comment_text, emit_device
-from fxverify.lower.facts import discharge_facts, merge
+from fxverify.lower.facts import discharge_facts, merge_intervals
 from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
 from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
 from fxverify.lower.targets import BPFTIME_GPU_ARRAY, BPFTIME_PERGPUTD_ARRAY, realise_map, section_for
@@ -244,7 +244,7 @@ def test_facts_are_proved_and_can_fail() -> None:
 
 
 def test_merge_intervals() -> None:
-    assert merge([(5, 6), (0, 2), (2, 3), (1, 4), (9, 10)]) == [(0, 4), (5, 6), (9, 10)]
+    assert merge_intervals([(5, 6), (0, 2), (2, 3), (1, 4), (9, 10)]) == [(0, 4), (5, 6), (9, 10)]
 
 
 def test_unrealisable_class_is_an_error_never_a_downgrade(tmp_path: Path) -> None:

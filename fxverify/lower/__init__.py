@@ -1,16 +1,21 @@
 """eBPF lowering of proved policies (BRIEF section 7, ``specs/lowering.md``).
 
-Stages, in pipeline order:
+Takes a policy path and ``driver.LowerOptions``; produces a lowering directory (the files of
+``specs/lowering.md`` section 5) and a ``driver.LowerResult`` that ``report`` renders. Stages, in
+pipeline order:
 - ``targets``: target profiles (consistency class -> map type, hook -> section) for ``kernel``,
   ``bpftime`` and ``dputime``;
 - ``plan``: a proved ``ir.Policy`` -> a ``Plan``: edge descriptors, runtime-guard operations and
   initial map contents (data-driven: one program per hook, never one per edge);
 - ``facts``: the lowering's own obligations (key ranges, loop bounds, counter balance), discharged
   with the Z3 backend;
-- ``emit_c``: libbpf-style restricted C per device, with a source map back to ``.fx`` spans;
+- ``emit_c``: libbpf-style restricted C per device, with a source map back to ``.fx`` spans; the
+  fixed runtime C it splices in is package data in ``c/`` (``c/README.md``);
 - ``artifacts``: every file of the output directory, written atomically, plus clang compilation;
 - ``libbpf``/``kernel``: loading into the Linux verifier and BPF_PROG_TEST_RUN;
-- ``differential``: kernel decisions compared with the concrete simulator.
+- ``differential``: kernel decisions compared with the concrete simulator;
+- ``driver`` runs the stages for ``fxverify lower``; ``report`` renders the result as text or JSON.
 
-Codes emitted by this package: FX-BPF-001 .. FX-BPF-007.
+Codes emitted by this package: FX-BPF-001 .. FX-BPF-008 and FX-USE-002 (all from ``driver``,
+FX-BPF-002/003 planned by ``plan``).
 """

@@ -5,7 +5,7 @@ Takes a ``Plan``, its ``CFile``s and ``Fact``s; produces (in memory, then atomic
 ``maps.json``, ``maps.init.json``, ``obligations.json``, ``manifest.json`` and ``sourcemap.json``
 (``specs/lowering.md`` section 5). JSON is written with sorted keys and fixed separators, and
 objects are compiled with the build directory mapped away, so the same input gives the same bytes.
-Emits no diagnostics; compilation failures are returned as text (FX-BPF-005 upstream).
+Emits no diagnostics; compilation failures are returned as text (``driver`` reports FX-BPF-005).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from fxverify.lower.plan import DECISIONS, OP_KINDS, REASONS, Plan
 from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, MAP_TYPE_NAMES
 from fxverify.source import NO_SPAN, SourceMap, Span
 
-# Runtime structs of the emitted C, field by field: (name, bytes). Offsets follow C layout rules
-# for these naturally aligned fields (no padding inside).
+#: Runtime structs of the emitted C (``c/fx_structs.h``), field by field: (name, bytes). Offsets
+#: follow C layout rules for these naturally aligned fields (no padding inside).
 LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "fx_event": (("edge", 4), ("phase", 4), ("decision", 4), ("reason", 4), ("detail", 4), ("op", 4)),
     "fx_edge": (("device", 4), ("hook", 4), ("op_first", 4), ("op_count", 4)),
@@ -38,7 +38,8 @@ LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "fx_obs": (("kind", 4), ("edge", 4), ("device", 4), ("decision", 4), ("reason", 4), ("a", 4), ("c", 8), ("d", 8)),
 }
 
-# Runtime maps: (name, value struct or scalar size, what). Every object declares them all.
+#: Runtime maps: (name, value struct or scalar size in bytes, what). Every object declares them all
+#: (``emit_c``); their ``max_entries`` are ``Plan.max_entries``.
 RUNTIME_MAPS: tuple[tuple[str, str | int, str], ...] = (
     ("fx_edges", "fx_edge", "edge descriptors, key = edge id"),
     ("fx_ops", "fx_op", "runtime-guard operations, sliced per edge"),
@@ -52,6 +53,8 @@ RUNTIME_MAPS: tuple[tuple[str, str | int, str], ...] = (
     ("fx_stats", 8, "[0] observation events dropped because the ring buffer was full"),
 )
 
+#: clang flags of every compilation (``specs/lowering.md`` section 1): ``-mcpu=v3`` for the atomic
+#: instructions of the merges (Linux 5.12+), ``-g`` for the BTF the maps and the line info need.
 CLANG_FLAGS: tuple[str, ...] = ("-target", "bpf", "-mcpu=v3", "-O2", "-g", "-Wall")
 # uname machine -> the __TARGET_ARCH_* name bpf_tracing.h expects (libbpf's bpf_tracing.h).
 _TRACING_ARCH = {"x86_64": "x86", "aarch64": "arm64", "s390x": "s390", "ppc64le": "powerpc",
@@ -59,7 +62,8 @@ _TRACING_ARCH = {"x86_64": "x86", "aarch64": "arm64", "s390x": "s390", "ppc64le"
 
 
 def layout(struct: str) -> list[dict]:
-    """Fields of a runtime struct with ``offset`` and ``size`` in bytes."""
+    """Fields of runtime struct ``struct`` (a ``LAYOUTS`` key) as ``{"name", "offset", "size"}``
+    rows, offset and size in bytes. Raises ``KeyError`` for another name."""
     out, off = [], 0
     for name, size in LAYOUTS[struct]:
         out.append({"name": name, "offset": off, "size": size})
@@ -68,30 +72,28 @@ def layout(struct: str) -> list[dict]:
 
 
 def struct_size(struct: str) -> int:
-    """Size of a runtime struct in bytes."""
+    """Size of runtime struct ``struct`` (a ``LAYOUTS`` key) in bytes. Raises ``KeyError`` for
+    another name."""
     return sum(size for _n, size in LAYOUTS[struct])
 
 
-def _dump(obj: object) -> str:
+def _indented_json(obj: object) -> str:
+    """``obj`` as JSON with sorted keys, one-space indent and ASCII only, ending in a newline."""
     return json.dumps(obj, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=True) + "\n"
 
 
-def _entries(plan: Plan, name: str) -> int:
-    return max(1, {"fx_edges": len(plan.edges), "fx_ops": len(plan.ops), "fx_regions": len(plan.regions),
-                   "fx_own": len(plan.regions), "fx_countdown": len(plan.countdown),
-                   "fx_state": len(plan.edges), "fx_links": plan.links, "fx_clock": 1,
-                   "fx_flags": len(plan.flags), "fx_stats": 4}[name])
-
-
 def maps_json(plan: Plan) -> dict:
-    """``maps.json``: each map's type on the target, key/value layout in bytes, consistency class
-    and home device."""
+    """``maps.json`` as ``{"target", "proved", "maps": [...]}``: every runtime map, then
+    ``fx_events``, then every policy map, each with its map type on the target (number and name),
+    key and value sizes and value layout in bytes, ``max_entries`` (bytes for ring buffers),
+    consistency class, merge, home device, the devices whose objects declare it and, for policy
+    maps, the realisation rule (``specs/lowering.md`` section 5)."""
     out = []
     for name, value, what in RUNTIME_MAPS:
         vsize = struct_size(value) if isinstance(value, str) else value
         out.append({"name": name, "c_name": name, "kind": "runtime", "what": what, "map_type": BPF_MAP_TYPE_ARRAY,
                     "map_type_name": MAP_TYPE_NAMES[BPF_MAP_TYPE_ARRAY], "key_size": 4, "value_size": vsize,
-                    "max_entries": _entries(plan, name), "class": "linearizable" if name != "fx_stats" else "eventual",
+                    "max_entries": plan.max_entries(name), "class": "linearizable" if name != "fx_stats" else "eventual",
                     "home_device": None, "devices": list(plan.devices),
                     "value_layout": layout(value) if isinstance(value, str) else [{"name": "value", "offset": 0, "size": vsize}]})
     out.append({"name": "fx_events", "c_name": "fx_events", "kind": "runtime", "what": "observation events, one per device",
@@ -112,7 +114,9 @@ def maps_json(plan: Plan) -> dict:
 
 def maps_init_json(plan: Plan) -> dict:
     """``maps.init.json``: initial contents of every runtime map, rows in key order (fields named
-    in ``fields``); policy maps start zeroed (arrays) or empty (hash maps)."""
+    in ``fields``, values as ``LAYOUTS`` gives them), counters with what each non-edge counter
+    waits for; maps marked ``zero`` and every policy map start zeroed (arrays) or empty (hash
+    maps)."""
     return {
         "proved": plan.proved,
         "fx_edges": {"fields": [f for f, _ in LAYOUTS["fx_edge"]], "rows": plan.edges},
@@ -130,7 +134,9 @@ def maps_init_json(plan: Plan) -> dict:
     }
 
 
-def _where(sources: SourceMap, span: Span) -> list | None:
+def _fx_location(sources: SourceMap, span: Span) -> list | None:
+    """``[file, line, col, end_line, end_col]`` of ``span`` (1-based), or ``None`` for ``NO_SPAN``
+    or a file ``sources`` does not hold."""
     if span == NO_SPAN or sources.get(span.file) is None:
         return None
     sf = sources.get(span.file)
@@ -144,14 +150,15 @@ def sourcemap_json(plan: Plan, cfiles: list[CFile], sources: SourceMap) -> dict:
     """``sourcemap.json``: C line -> ``.fx`` span (``[file, line, col, end_line, end_col]``) and role,
     per C file; and every edge id -> its name and span (descriptors are rows, not C lines)."""
     return {
-        "c": {f"{c.device}.bpf.c": [[m.line, _where(sources, m.span), m.what] for m in c.lines] for c in cfiles},
-        "edges": [[e.eid, e.name, _where(sources, e.span)] for e in plan.policy.edges],
+        "c": {f"{c.device}.bpf.c": [[m.line, _fx_location(sources, m.span), m.what] for m in c.lines] for c in cfiles},
+        "edges": [[e.eid, e.name, _fx_location(sources, e.span)] for e in plan.policy.edges],
     }
 
 
 def obligations_json(plan: Plan, facts: list[Fact], verdicts: Counter) -> dict:
-    """``obligations.json``: per program what the verifier must establish, the lowering facts
-    fxverify proved with Z3, and the policy's own verdict counts."""
+    """``obligations.json``: per program what the verifier must establish
+    (``facts.verifier_obligations``), every lowering fact with its status and method (``z3`` or
+    ``count``), and the policy's own verdict counts (``verdicts``: verdict value -> obligations)."""
     vo = verifier_obligations(plan)
     return {
         "proved": plan.proved,
@@ -163,8 +170,10 @@ def obligations_json(plan: Plan, facts: list[Fact], verdicts: Counter) -> dict:
 
 
 def manifest_json(plan: Plan, compiled: bool, clang_version: str | None) -> dict:
-    """``manifest.json``: programs with hooks, sections and attach points, objects, the target
-    runtime, the ABI (event layout, decisions, reasons, op kinds) and the proof stamp."""
+    """``manifest.json``: programs with hooks, sections and attach points, objects (``None`` unless
+    ``compiled``), the target runtime, the compiler command and ``clang_version``, the ABI (event
+    layout, decisions, reasons, op kinds), table sizes and the proof stamp. Raises ``KeyError``
+    for a target outside ``targets.TARGETS``."""
     runtime = {"kernel": "Linux kernel eBPF via libbpf (BPF_PROG_LOAD, BPF_PROG_TEST_RUN)",
                "bpftime": "bpftime userspace/GPU eBPF runtime",
                "dputime": "DPU/NIC runtime with XDP and tc programs"}[plan.target]
@@ -191,7 +200,8 @@ def manifest_json(plan: Plan, compiled: bool, clang_version: str | None) -> dict
 
 @dataclass
 class CompileResult:
-    """Outcome of compiling one C file: ``ok``, clang's diagnostics text, the object bytes."""
+    """Outcome of compiling one device's C file: ``ok``, clang's diagnostics text (``log``) and
+    the object bytes (empty when not ``ok``)."""
 
     device: str
     ok: bool
@@ -205,7 +215,8 @@ def clang_path() -> str | None:
 
 
 def clang_version() -> str | None:
-    """First line of ``clang --version`` (recorded in the manifest), or ``None``."""
+    """First line of ``clang --version`` (recorded in the manifest), or ``None`` when clang is
+    missing or prints nothing. Raises ``OSError`` when clang cannot be run."""
     path = clang_path()
     if path is None:
         return None
@@ -218,7 +229,9 @@ def compile_c(cfile: CFile) -> CompileResult:
 
     ``-mcpu=v3`` enables the atomic instructions the merges use (kernel 5.12+). The scratch
     directory is mapped to ``.`` in the debug info, so objects are byte-identical across runs.
-    The platform's multiarch include directory is added for ``<asm/types.h>``.
+    The platform's multiarch include directory is added for ``<asm/types.h>``. Returns a
+    ``CompileResult`` (clang's failure is a result, not an exception); raises ``OSError`` when the
+    scratch directory or clang cannot be used.
     """
     path = clang_path()
     assert path is not None  # INVARIANT: callers check clang_path() first
@@ -270,13 +283,15 @@ def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
 
 def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter, sources: SourceMap,
            objects: dict[str, bytes], clang_ver: str | None) -> dict[str, bytes]:
-    """Every file of the lowering directory, name -> bytes."""
+    """Every file of the lowering directory, name -> bytes: the C sources, the ``objects``
+    (device -> ``.bpf.o`` bytes, empty without clang) and the five JSON files
+    (``specs/lowering.md`` section 5). ``clang_ver`` goes into the manifest."""
     files: dict[str, bytes] = {f"{c.device}.bpf.c": c.text.encode("ascii") for c in cfiles}
     files.update({f"{dev}.bpf.o": obj for dev, obj in objects.items()})
-    files["maps.json"] = _dump(maps_json(plan)).encode()
+    files["maps.json"] = _indented_json(maps_json(plan)).encode()
     files["maps.init.json"] = json.dumps(maps_init_json(plan), sort_keys=True, separators=(",", ":")).encode() + b"\n"
-    files["obligations.json"] = _dump(obligations_json(plan, facts, verdicts)).encode()
-    files["manifest.json"] = _dump(manifest_json(plan, bool(objects), clang_ver)).encode()
+    files["obligations.json"] = _indented_json(obligations_json(plan, facts, verdicts)).encode()
+    files["manifest.json"] = _indented_json(manifest_json(plan, bool(objects), clang_ver)).encode()
     files["sourcemap.json"] = json.dumps(sourcemap_json(plan, cfiles, sources), sort_keys=True,
                                          separators=(",", ":")).encode() + b"\n"
     return files

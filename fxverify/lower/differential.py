@@ -14,6 +14,9 @@ produces a ``RunReport`` of agreements and disagreements (FX-BPF-006 upstream).
   violation (the start of the flagged edge at the violation's time). Violations that hold in
   every schedule (no witness schedule) are driven the same way when a runtime guard mirrors them
   (bounds, local maps, undeclared hooks) and are otherwise counted as static-only.
+
+Emits no diagnostics; ``driver`` reports a disagreement as FX-BPF-006 (``specs/lowering.md``
+section 8). Raises ``BpfError`` (from ``libbpf``) when the programs cannot be loaded or run.
 """
 
 from __future__ import annotations
@@ -26,20 +29,23 @@ from dataclasses import dataclass, field
 from fxverify.diagnostics import codes
 from fxverify.graph import by_region_uses
 from fxverify.ir import MapOpKind, Policy
+from fxverify.lower.artifacts import struct_size
 from fxverify.lower.kernel import Decision, Runtime
 from fxverify.replay.simulate import Schedule, Simulator
 from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
 
-# Schedule-free codes whose runtime guard refuses the violating edge at its start.
+#: Schedule-free codes whose runtime guard refuses the violating edge at its start (the
+#: ``BOUNDS``, ``MAPHOME`` ops and the hook check of ``fx_run``; ``specs/lowering.md`` section 8).
 RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.HOOK_002})
 
 
 @dataclass
 class Case:
-    """One driven scenario: its ``name`` (code and edges), the event index the simulator flags
-    (``None`` when it flags none), the first event the kernel refused (``None`` when none), the
-    kernel's decision there, and whether they ``agree``."""
+    """One driven scenario: its ``name`` (code and edges), the number of ``events`` driven, the
+    event index the simulator flags (``None`` when it flags none), the first event the kernel
+    refused (``None`` when none), the kernel's decision and reason there, whether they ``agree``
+    and a ``detail`` sentence."""
 
     name: str
     events: int
@@ -86,7 +92,9 @@ def events_of(sched: Schedule) -> list[tuple[int, int]]:
 
 def wavefront(sim: Simulator, n: int) -> Schedule:
     """A valid schedule of all ``n`` edges: round ``r`` starts at ``2r`` every edge whose
-    predecessors finished in earlier rounds, and ends them at ``2r + 1``. Requires acyclic HB."""
+    predecessors finished in earlier rounds, and ends them at ``2r + 1``. Returns edge ->
+    ``(start, end)`` in schedule time units. Requires acyclic HB (``run_proved`` runs it for proved
+    policies only)."""
     level: list[int] = [0] * n
     succs: list[list[int]] = [[] for _ in range(n)]
     indeg = [len(sim.preds[e]) for e in range(n)]
@@ -105,22 +113,25 @@ def wavefront(sim: Simulator, n: int) -> Schedule:
 
 
 def _drive(rt: Runtime, events: list[tuple[int, int]], stop_at_refusal: bool) -> list[Decision]:
+    """Fire ``events`` in order; with ``stop_at_refusal``, stop after the first refused one."""
     out = []
     for e, ph in events:
-        d = rt.fire(e, ph)
-        out.append(d)
-        if stop_at_refusal and d.decision != "proceed":
+        decision = rt.fire(e, ph)
+        out.append(decision)
+        if stop_at_refusal and decision.decision != "proceed":
             break
     return out
 
 
-def run_proved(policy: Policy, d: str, report: RunReport) -> None:
-    """Drive every edge of a proved policy in a wavefront HB order and compare final states."""
+def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
+    """Drive every edge of a proved policy (lowered into ``out_dir``) in a wavefront HB order and
+    compare final states; adds one ``Case`` and the counts to ``report``. Raises ``BpfError``
+    when the programs cannot be loaded or run."""
     sim = Simulator(policy)
     n = len(policy.edges)
     sched = wavefront(sim, n)
     events = events_of(sched)
-    with Runtime(d) as rt:
+    with Runtime(out_dir) as rt:
         decisions = _drive(rt, events, stop_at_refusal=False)
         refused = [x for x in decisions if x.decision != "proceed"]
         report.decisions_total += len(decisions)
@@ -135,9 +146,10 @@ def run_proved(policy: Policy, d: str, report: RunReport) -> None:
 
 
 def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule, report: RunReport) -> None:
+    """Tally the kernel's final owners, counters, edge states and policy maps after ``sched``."""
     n_regions = len(policy.regions)
     devices = rt.manifest["devices"]
-    owners = rt.read_u32s("fx_own", n_regions, value_size=24)
+    owners = rt.read_u32s("fx_own", n_regions, value_size=struct_size("fx_own"))
     by_region = _handoff_edges(policy, sched)
     for i, r in enumerate(policy.regions):
         want = sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched)
@@ -146,7 +158,7 @@ def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule,
     counters = rt.read_u32s("fx_countdown", len(rt.init["fx_countdown"]["values"]))
     for i, v in enumerate(counters):
         _tally(report, v == 0, f"counter {i} is {v} after every edge finished")
-    states = rt.read_u32s("fx_state", len(policy.edges), value_size=24)
+    states = rt.read_u32s("fx_state", len(policy.edges), value_size=struct_size("fx_st"))
     for e, v in enumerate(states):
         _tally(report, v == 2, f"`{policy.edges[e].name}` ends in state {v}, not done")
     for (c_name, key, key_size, value_size, width, slots), want_v in expected_maps(policy, rt, sched).items():
@@ -201,6 +213,7 @@ def expected_maps(policy: Policy, rt: Runtime, sched: Schedule) -> dict[tuple, l
 
 
 def _policy_maps(rt: Runtime) -> list[dict]:
+    """The policy maps' rows of the lowering's ``maps.json``."""
     with open(os.path.join(rt.dir, "maps.json"), encoding="utf-8") as fh:
         return [m for m in json.load(fh)["maps"] if m["kind"] == "policy"]
 
@@ -251,15 +264,17 @@ def _topological(sim: Simulator, ids: set[int]) -> list[int]:
     return out
 
 
-SMALL = 300  # extended schedules up to this many edges are simulated whole
+#: Extended schedules up to this many edges are simulated whole; longer ones only in the part
+#: ``_simulated_part`` keeps (``specs/lowering.md`` section 8).
+WHOLE_SCHEDULE_EDGES = 300
 
 
-def _context(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
+def _simulated_part(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
     """The part of the extended schedule ``full`` the simulator runs: all of it when it is small;
     otherwise the witness plus the ancestors that touch, hand off, lease or release a region the
     witness uses (the owners, leases and users its rules read). Other ancestors only finish
     earlier on unrelated regions; the kernel still runs every one of them."""
-    if len(full) <= SMALL:
+    if len(full) <= WHOLE_SCHEDULE_EDGES:
         return full
     uses = by_region_uses(sim.p)  # region -> edges touching, handing off or leasing it
     for e in sim.p.edges:
@@ -286,9 +301,11 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     return best, why
 
 
-def run_refuted(policy: Policy, d: str, refutations: list[Refutation], report: RunReport) -> None:
-    """Drive each counterexample of a refuted policy (the check's ``refutations``) and compare the
-    flagged step."""
+def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], report: RunReport) -> None:
+    """Drive each counterexample of a refuted policy (lowered into ``out_dir``; the check's
+    ``refutations``) and compare the flagged step; adds one ``Case`` per counterexample (or a
+    ``static_only`` line) and the counts to ``report``. Raises ``BpfError`` when the programs
+    cannot be loaded or run."""
     sim = Simulator(policy)
     cases = counterexamples(refutations)
     static_seen: set[tuple[str, tuple[int, ...]]] = set()
@@ -315,8 +332,8 @@ def run_refuted(policy: Policy, d: str, refutations: list[Refutation], report: R
                 continue
             full = _extend(sim, sched)
             events = events_of(full)
-            sim_step, why = _sim_step(sim, _context(sim, full, sched), events)
-        with Runtime(d) as rt:
+            sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
+        with Runtime(out_dir) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
             if code is codes.OWN_005 and sim_step is None and kstep is None:
@@ -341,7 +358,7 @@ def _final_owners_equal(policy: Policy, rt: Runtime, sim: Simulator, sched: Sche
     kernel and simulator agree when the kernel's owner map holds, for every region, the one final
     owner the simulator computes for the driven schedule."""
     devices = rt.manifest["devices"]
-    owners = rt.read_u32s("fx_own", len(policy.regions), value_size=24)
+    owners = rt.read_u32s("fx_own", len(policy.regions), value_size=struct_size("fx_own"))
     by_region = _handoff_edges(policy, sched)
     return all(sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched) == {devices[owners[i]]}
                for i, r in enumerate(policy.regions))

@@ -5,7 +5,8 @@ Takes a policy path and ``LowerOptions``; returns a ``LowerResult`` with the dia
 verification rows and the run report, and writes the output directory atomically. Codes emitted:
 FX-BPF-001 (not proved), FX-BPF-002/003 (from ``plan``), FX-BPF-004 (verifier rejection),
 FX-BPF-005 (clang failure), FX-BPF-006 (kernel/simulator disagreement), FX-BPF-007 (lowering fact
-not proved), FX-BPF-008 (toolchain unavailable); plus every input code of ``check``.
+not proved), FX-BPF-008 (toolchain unavailable), FX-USE-002 (``--kernel-*`` with a target other
+than ``kernel``); plus every input and obligation code of ``check``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from fxverify.source import NO_SPAN, SourceMap
 class LowerOptions:
     """Options of ``fxverify lower``: ``target``; ``compile`` with clang; ``kernel_verify`` and
     ``kernel_run`` (kernel target only); ``allow_unproved`` lowers a refuted or unknown policy and
-    stamps it; ``solver`` limits for the policy check and the lowering facts."""
+    stamps it; ``solver`` limits for the policy check and the lowering facts
+    (``specs/lowering.md`` section 1)."""
 
     target: str = "kernel"
     compile: bool = True
@@ -48,7 +50,8 @@ class LowerOptions:
 @dataclass
 class LowerResult:
     """What one lowering did. ``exit_code`` follows BRIEF section 6 (0 ok, 1 refused/rejected/
-    disagreement, 2 input or environment error). ``seconds`` holds wall times per stage."""
+    disagreement, 2 input or environment error). ``seconds`` holds wall times per stage, in
+    seconds; ``written`` says whether the output directory was written."""
 
     path: str
     sources: SourceMap

@@ -1,32 +1,58 @@
 """Emit libbpf-style restricted C for one device of a ``Plan``.
 
-Takes a ``Plan`` and a device name; produces the text of ``<device>.bpf.c`` and its source map
-(C line -> ``.fx`` span or runtime role). The C holds BTF-defined maps and one program per hook of
-the device; every program runs the same data-driven interpreter of ``fx_ops`` rows
-(``specs/lowering.md`` section 3), iterated with ``bpf_loop`` so the verifier's work does not grow
-with the number of edges. Policy identifiers only reach the C mangled by ``plan.c_ident``, and
-policy text only inside ``//`` comments escaped by ``comment_text``, so they cannot inject code.
-Emits no diagnostics.
+Takes a ``Plan``, a device name and (optionally) the ``SourceMap`` of the policy; produces a
+``CFile``: the text of ``<device>.bpf.c`` and its source map (C line -> ``.fx`` span or runtime
+role). The C holds BTF-defined maps and one program per hook of the device; every program runs the
+same data-driven interpreter of ``fx_ops`` rows (``specs/lowering.md`` section 3), iterated with
+``bpf_loop`` so the verifier's work does not grow with the number of edges.
+
+The fixed part of the runtime lives in C files shipped next to this module (``c/``, see
+``c/README.md``) and is spliced into every emitted file verbatim, without substitutions:
+``fx_structs.h`` (the runtime structs), ``fx_helpers.h`` (event, counter and clock helpers) and
+``fx_interp.c`` (``fx_exec``, ``fx_step``, ``fx_run``). This module writes what depends on the
+plan around them: the ``#define``s of the ABI, the maps, the policy-map accessors and the hook
+entry functions. Policy identifiers only reach the C mangled by ``plan.c_ident``, and policy text
+only inside ``//`` comments escaped by ``comment_text``, so they cannot inject code.
+
+Emits no diagnostics (a C file clang rejects is FX-BPF-005 in ``driver``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 
 from fxverify import __version__
 from fxverify.lower.plan import DECISIONS, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS, MapPlan, Plan
-from fxverify.lower.targets import BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
+from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
 from fxverify.source import NO_SPAN, SourceMap, Span
 from fxverify.vocab import ClassKind
 
-RINGBUF_BYTES = 1 << 18  # fx_events: 256 KiB, a power-of-two multiple of the page size (bpf ringbuf rule)
-CAS_TRIES = 8  # bounded compare-and-swap retries for max/min/prod merges
+#: Size of every device's ``fx_events`` ring buffer in bytes: 256 KiB. The kernel requires a
+#: power-of-two multiple of the page size (``ringbuf_map_alloc`` in ``kernel/bpf/ringbuf.c``).
+RINGBUF_BYTES = 1 << 18
+#: Bound on the compare-and-swap retries of a ``max``/``min``/``prod`` merge; a merge that runs out
+#: reports an internal refusal, never a lost update (``specs/lowering.md`` section 2).
+CAS_TRIES = 8
+#: Kernel map types are below this; bpftime's runtime-specific types (``targets``) are above it.
+_RUNTIME_MAP_TYPES = 1000
+
+
+@cache
+def _runtime_c(name: str) -> str:
+    """The text of the runtime C file ``c/<name>`` (``fx_structs.h``, ``fx_helpers.h`` or
+    ``fx_interp.c``), read from the package data with ``importlib.resources``; every line ends
+    with a newline. Raises ``FileNotFoundError`` when the installation lacks the file (package
+    data missing from the wheel: ``[tool.setuptools.package-data]`` in ``pyproject.toml``)."""
+    return (resources.files("fxverify.lower") / "c" / name).read_text(encoding="ascii")
 
 
 def comment_text(text: str) -> str:
     """Make ``text`` safe inside a ``//`` comment: printable ASCII except backslash stays, anything
     else (newlines, backslashes that would splice lines, non-ASCII) becomes ``<U+XXXX>``, and
-    ``??`` is split so no trigraph can form."""
+    ``??`` is split so no trigraph can form (C11 5.1.1.2 translation phases 1-2). Returns the
+    escaped text; never raises."""
     out = []
     for ch in text:
         if " " <= ch <= "~" and ch != "\\":
@@ -38,7 +64,8 @@ def comment_text(text: str) -> str:
 
 @dataclass
 class SourceMapLine:
-    """One mapped C line: 1-based ``line``; ``span`` into the policy (or ``NO_SPAN``) and ``what``."""
+    """One mapped C line: 1-based ``line``; ``span`` into the policy (or ``NO_SPAN`` for runtime
+    code) and ``what`` the line is (``map m``, ``hook gpu0.launch``, ``fxverify runtime: ...``)."""
 
     line: int
     span: Span
@@ -47,41 +74,56 @@ class SourceMapLine:
 
 @dataclass
 class CFile:
-    """The emitted C text of one device and its source map."""
+    """The emitted C of one device: ``text`` (ASCII, ends with a newline) and ``lines``, its
+    source map in C line order."""
 
     device: str
     text: str
     lines: list[SourceMapLine] = field(default_factory=list)
 
 
-class _Out:
+class _Emitter:
+    """Collects the lines of one C file and its source map. Called with a block of text (one or
+    more lines) and, for mapped lines, ``what`` they are: with a ``span`` every line of the block
+    is mapped to it, without one only the block's first line is (runtime code)."""
+
     def __init__(self) -> None:
-        self.buf: list[str] = []
+        self.lines: list[str] = []
         self.map: list[SourceMapLine] = []
 
     def __call__(self, text: str = "", span: Span | None = None, what: str | None = None) -> None:
-        for i, ln in enumerate(text.split("\n")):
-            self.buf.append(ln)
+        for i, line in enumerate(text.split("\n")):
+            self.lines.append(line)
             if what is not None and (i == 0 or span is not None):
-                self.map.append(SourceMapLine(len(self.buf), span or NO_SPAN, what))
+                self.map.append(SourceMapLine(len(self.lines), span or NO_SPAN, what))
 
 
-def _type(map_type: int) -> str:
-    """``BPF_MAP_TYPE_*`` for kernel map types (linux/bpf.h defines them); the number otherwise,
-    for runtime-specific types such as bpftime's GPU maps."""
+def _map_type_expr(map_type: int) -> str:
+    """The ``__uint(type, ...)`` value: the ``BPF_MAP_TYPE_*`` name for kernel map types (defined
+    by ``linux/bpf.h``), the number with its name in a comment for runtime-specific types such as
+    bpftime's GPU maps, which no kernel header defines."""
     name = MAP_TYPE_NAMES[map_type]
-    return name if map_type < 1000 else f"{map_type} /* {name} */"
+    return name if map_type < _RUNTIME_MAP_TYPES else f"{map_type} /* {name} */"
 
 
-def _val_t(m: MapPlan) -> str:
+def _slot_ctype(m: MapPlan) -> str:
+    """C type of one value slot of policy map ``m``: ``__u64`` for 8-byte slots, else ``__u32``."""
     return "__u64" if m.value_size // m.slots == 8 else "__u32"
 
 
-def _key_t(m: MapPlan) -> str:
+def _key_ctype(m: MapPlan) -> str:
+    """C type of the key of policy map ``m``: ``__u64`` for 8-byte keys, else ``__u32``."""
     return "__u64" if m.key_size == 8 else "__u32"
 
 
-def _ringbuf_size(m: MapPlan) -> int:
+def _is_ringbuf(m: MapPlan) -> bool:
+    """True when policy map ``m`` is realised as a ring buffer (kernel's or bpftime's GPU one)."""
+    return m.realisation.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF)
+
+
+def _ringbuf_bytes(m: MapPlan) -> int:
+    """Bytes of a policy ring buffer: room for ``max_entries`` 16-byte ``{key, value}`` records,
+    at least one 4 KiB page, rounded up to a power of two (the kernel's ring buffer rule)."""
     want = max(4096, m.decl.max_entries * 16)
     size = 4096
     while size < want:
@@ -90,104 +132,189 @@ def _ringbuf_size(m: MapPlan) -> int:
 
 
 def emit_device(plan: Plan, device: str, sources: SourceMap | None = None) -> CFile:
-    """Return the C file of ``device``: header, structs, maps, the op interpreter, policy-map
-    accessors and one entry function per hook. With ``sources``, each descriptor comment quotes
-    the first line of its ``.fx`` statement (escaped). Deterministic for a given plan."""
-    o = _Out()
-    pol = plan.policy
-    dev_id = plan.device_id(device)
-    stamp = "PROVED" if plan.proved else "UNPROVED (lowered with --allow-unproved; not for deployment)"
-    o("// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)")
-    o(f"// Generated by fxverify {__version__}; do not edit. Target: {plan.target}. Policy: {stamp}.")
-    o(f"// Policy `{comment_text(pol.name)}`, device `{comment_text(device)}`.", pol.span, "policy")
-    o("// One program per hook; edges are rows of fx_edges with op slices in fx_ops (specs/lowering.md).")
-    o("#include <linux/bpf.h>")
-    o("#include <bpf/bpf_helpers.h>")
-    if any(p.section.kind in ("kprobe", "kretprobe") for p in plan.programs_of(device)):
-        o("#include <linux/ptrace.h>\n#include <bpf/bpf_tracing.h>")
-    o("")
-    o(f"#define FX_DEVICE_ID {dev_id}u")
-    for i, name in enumerate(DECISIONS):
-        o(f"#define FX_{name.upper()} {i}u")
-    for name in OP_KINDS:
-        o(f"#define FX_OP_{name} {OP_KIND[name]}u")
-    for name in REASONS:
-        o(f"#define FX_R_{name.replace('-', '_').upper()} {REASON_ID[name]}u  // {name}")
-    o("#define FX_MODE_CHECK 0u\n#define FX_MODE_START 1u\n#define FX_MODE_END 2u")
-    o("#define FX_IDLE 0u\n#define FX_RUNNING 1u\n#define FX_DONE 2u")
-    o("#define FX_OBS_START 1u\n#define FX_OBS_END 2u\n#define FX_OBS_HANDOFF 3u\n#define FX_OBS_RELEASE 4u"
-      "\n#define FX_OBS_MAP 5u\n#define FX_OBS_FLUSH 6u\n#define FX_OBS_REFUSED 7u")
-    o(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u")
-    o("")
-    o(_STRUCTS)
-    n_edges = max(1, len(plan.edges))
-    tables = (
-        ("fx_edges", "BPF_MAP_TYPE_ARRAY", n_edges, "__u32", "struct fx_edge", "edge descriptors, key = edge id"),
-        ("fx_ops", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.ops)), "__u32", "struct fx_op", "runtime-guard operations"),
-        ("fx_regions", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.regions)), "__u32", "struct fx_region", "region bounds"),
-        ("fx_own", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.regions)), "__u32", "struct fx_own", "ownership map"),
-        ("fx_countdown", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.countdown)), "__u32", "__u32",
-         "predecessor-completion and users-left counters"),
-        ("fx_state", "BPF_MAP_TYPE_ARRAY", n_edges, "__u32", "struct fx_st", "edge state and its start/end event numbers"),
-        ("fx_links", "BPF_MAP_TYPE_ARRAY", max(1, plan.links), "__u32", "__u64",
-         "per link: start event number of the latest finished flush"),
-        ("fx_clock", "BPF_MAP_TYPE_ARRAY", 1, "__u32", "__u64", "event counter (orders starts and ends)"),
-        ("fx_flags", "BPF_MAP_TYPE_ARRAY", max(1, len(plan.flags)), "__u32", "__u32",
-         "1 while an accumulation has not been read by a covering reader"),
-        ("fx_stats", "BPF_MAP_TYPE_ARRAY", 4, "__u32", "__u64", "[0] observation events dropped"),
-    )
-    for name, ty, entries, kt, vt, what in tables:
-        o(f"// {what}")
-        o(f"struct {{\n\t__uint(type, {ty});\n\t__uint(max_entries, {entries});\n\t__type(key, {kt});\n"
-          f"\t__type(value, {vt});\n}} {name} SEC(\".maps\");")
-    o("// observation events (movement commands, completions, ownership transitions)")
-    o(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {RINGBUF_BYTES});\n}} fx_events SEC(\".maps\");")
-    o("")
+    """Return the C file of ``device`` (a name in ``plan.devices``): header and ABI ``#define``s,
+    runtime structs and maps, the device's policy maps, the runtime helpers, the policy-map
+    accessors, the op interpreter, descriptor comments and one entry function per hook.
+
+    With ``sources``, each descriptor comment quotes the first line of its ``.fx`` statement
+    (escaped). Deterministic for a given plan. Raises ``ValueError`` when ``device`` is not a
+    device of the plan."""
+    emit = _Emitter()
     maps = plan.maps_of(device)
+    _emit_header(emit, plan, device)
+    emit(_runtime_c("fx_structs.h"))
+    _emit_runtime_maps(emit, plan)
+    _emit_policy_maps(emit, maps)
+    emit(_runtime_c("fx_helpers.h"), what="fxverify runtime: helpers")
+    _emit_map_read(emit, maps)
+    _emit_map_apply(emit, maps)
+    emit(_runtime_c("fx_interp.c"), what="fxverify runtime: op interpreter")
+    _emit_descriptor_comments(emit, plan, device, sources)
+    _emit_programs(emit, plan, device)
+    emit('char LICENSE[] SEC("license") = "Dual BSD/GPL";')
+    return CFile(device, "\n".join(emit.lines) + "\n", emit.map)
+
+
+def _emit_header(emit: _Emitter, plan: Plan, device: str) -> None:
+    """The licence, the proof stamp, the includes and the ABI constants: decisions, op kinds and
+    reasons (the indices ``manifest.json`` ``abi`` lists), modes, edge states, observation kinds
+    and ``OWN`` flags."""
+    pol = plan.policy
+    stamp = "PROVED" if plan.proved else "UNPROVED (lowered with --allow-unproved; not for deployment)"
+    emit("// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)")
+    emit(f"// Generated by fxverify {__version__}; do not edit. Target: {plan.target}. Policy: {stamp}.")
+    emit(f"// Policy `{comment_text(pol.name)}`, device `{comment_text(device)}`.", pol.span, "policy")
+    emit("// One program per hook; edges are rows of fx_edges with op slices in fx_ops (specs/lowering.md).")
+    emit("#include <linux/bpf.h>")
+    emit("#include <bpf/bpf_helpers.h>")
+    if any(p.section.kind in ("kprobe", "kretprobe") for p in plan.programs_of(device)):
+        emit("#include <linux/ptrace.h>\n#include <bpf/bpf_tracing.h>")
+    emit("")
+    emit(f"#define FX_DEVICE_ID {plan.device_id(device)}u")
+    for i, name in enumerate(DECISIONS):
+        emit(f"#define FX_{name.upper()} {i}u")
+    for name in OP_KINDS:
+        emit(f"#define FX_OP_{name} {OP_KIND[name]}u")
+    for name in REASONS:
+        emit(f"#define FX_R_{name.replace('-', '_').upper()} {REASON_ID[name]}u  // {name}")
+    emit("#define FX_MODE_CHECK 0u\n#define FX_MODE_START 1u\n#define FX_MODE_END 2u")
+    emit("#define FX_IDLE 0u\n#define FX_RUNNING 1u\n#define FX_DONE 2u")
+    emit("#define FX_OBS_START 1u\n#define FX_OBS_END 2u\n#define FX_OBS_HANDOFF 3u\n#define FX_OBS_RELEASE 4u"
+         "\n#define FX_OBS_MAP 5u\n#define FX_OBS_FLUSH 6u\n#define FX_OBS_REFUSED 7u")
+    emit(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u")
+    emit("")
+
+
+# The runtime maps every object declares: (name, key type, value type, comment). Their sizes are
+# ``Plan.max_entries``; ``artifacts.RUNTIME_MAPS`` describes the same maps for ``maps.json``.
+_RUNTIME_TABLES: tuple[tuple[str, str, str, str], ...] = (
+    ("fx_edges", "__u32", "struct fx_edge", "edge descriptors, key = edge id"),
+    ("fx_ops", "__u32", "struct fx_op", "runtime-guard operations"),
+    ("fx_regions", "__u32", "struct fx_region", "region bounds"),
+    ("fx_own", "__u32", "struct fx_own", "ownership map"),
+    ("fx_countdown", "__u32", "__u32", "predecessor-completion and users-left counters"),
+    ("fx_state", "__u32", "struct fx_st", "edge state and its start/end event numbers"),
+    ("fx_links", "__u32", "__u64", "per link: start event number of the latest finished flush"),
+    ("fx_clock", "__u32", "__u64", "event counter (orders starts and ends)"),
+    ("fx_flags", "__u32", "__u32", "1 while an accumulation has not been read by a covering reader"),
+    ("fx_stats", "__u32", "__u64", "[0] observation events dropped"),
+)
+
+
+def _emit_runtime_maps(emit: _Emitter, plan: Plan) -> None:
+    """The runtime's array maps, sized by the plan, and the ``fx_events`` ring buffer."""
+    for name, key_t, value_t, what in _RUNTIME_TABLES:
+        emit(f"// {what}")
+        emit(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n"
+             f"\t__uint(max_entries, {plan.max_entries(name)});\n\t__type(key, {key_t});\n"
+             f"\t__type(value, {value_t});\n}} {name} SEC(\".maps\");")
+    emit("// observation events (movement commands, completions, ownership transitions)")
+    emit(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {RINGBUF_BYTES});\n}} fx_events SEC(\".maps\");")
+    emit("")
+
+
+def _emit_policy_maps(emit: _Emitter, maps: list[MapPlan]) -> None:
+    """One BTF map definition per policy map of the device: a ring buffer, or a map whose value
+    struct ``<c_name>_val`` holds ``slots`` slots."""
     for m in maps:
         d = m.decl
         real = m.realisation
-        o(f"// policy map `{comment_text(d.name)}`: {comment_text(f'{d.map_type}<{d.key_type}, {d.value_type}>')}[{d.max_entries}] "
-          f"class {comment_text(str(d.cls))}; {real.type_name} ({comment_text(real.rule)})", d.span, f"map {d.name}")
-        if real.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF):
-            o(f"struct {{\n\t__uint(type, {_type(real.map_type)});\n\t__uint(max_entries, {_ringbuf_size(m)});\n}} {m.c_name} SEC(\".maps\");",
-              d.span, f"map {d.name}")
+        what = f"map {d.name}"
+        emit(f"// policy map `{comment_text(d.name)}`: {comment_text(f'{d.map_type}<{d.key_type}, {d.value_type}>')}"
+             f"[{d.max_entries}] class {comment_text(str(d.cls))}; {real.type_name} ({comment_text(real.rule)})",
+             d.span, what)
+        if _is_ringbuf(m):
+            emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {_ringbuf_bytes(m)});\n"
+                 f"}} {m.c_name} SEC(\".maps\");", d.span, what)
             continue
-        o(f"struct {m.c_name}_val {{ {_val_t(m)} slot[{m.slots}]; }};", d.span, f"map {d.name}")
-        o(f"struct {{\n\t__uint(type, {_type(real.map_type)});\n\t__uint(max_entries, {d.max_entries});\n\t__type(key, {_key_t(m)});\n"
-          f"\t__type(value, struct {m.c_name}_val);\n}} {m.c_name} SEC(\".maps\");", d.span, f"map {d.name}")
-    o("")
-    o(_HELPERS, what="fxverify runtime: helpers")
-    _emit_map_access(o, plan, maps)
-    o(_INTERPRETER, what="fxverify runtime: op interpreter")
-    _emit_descriptor_comments(o, plan, device, sources)
-    for p in plan.programs_of(device):
-        o(f"// {comment_text(device)}.{comment_text(p.hook)}: {p.section.kind} at {comment_text(p.section.attach)}",
-          p.span, f"hook {device}.{p.hook}")
-        o(f"SEC(\"{p.section.section}\")", p.span, f"hook {device}.{p.hook}")
-        if p.section.kind == "syscall":
-            o(f"int {p.name}(struct fx_event *ev)\n{{\n\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, f"hook {device}.{p.hook}")
-        elif p.section.kind in ("xdp", "tc"):
-            ctx_t = "struct xdp_md" if p.section.kind == "xdp" else "struct __sk_buff"
-            o(f"int {p.name}({ctx_t} *ctx)\n{{\n"
-              "\tvoid *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;\n"
-              "\tstruct fx_event *ev = data;\n\n"
-              "\tif ((void *)(ev + 1) > end)\n\t\treturn FX_DENY;\n"
-              f"\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, f"hook {device}.{p.hook}")
-        else:
-            o(f"int {p.name}(struct pt_regs *ctx)\n{{\n\tstruct fx_event ev = {{}};\n\n"
-              "\tif (bpf_probe_read_user(&ev, sizeof(ev), (void *)PT_REGS_PARM1(ctx)))\n\t\treturn FX_DENY;\n"
-              f"\treturn fx_run(&ev, {p.hook_id}u);\n}}", p.span, f"hook {device}.{p.hook}")
-        o("")
-    o('char LICENSE[] SEC("license") = "Dual BSD/GPL";')
-    return CFile(device, "\n".join(o.buf) + "\n", o.map)
+        emit(f"struct {m.c_name}_val {{ {_slot_ctype(m)} slot[{m.slots}]; }};", d.span, what)
+        emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {d.max_entries});\n"
+             f"\t__type(key, {_key_ctype(m)});\n\t__type(value, struct {m.c_name}_val);\n}} {m.c_name} SEC(\".maps\");",
+             d.span, what)
+    emit("")
 
 
-def _emit_descriptor_comments(o: _Out, plan: Plan, device: str, sources: SourceMap | None) -> None:
+def _slot_expr(m: MapPlan) -> str:
+    """The slot a device uses: its own (``dev``) in a ``per_device`` map, else slot 0."""
+    return "dev" if m.decl.cls.kind is ClassKind.PER_DEVICE else "0"
+
+
+def _emit_map_read(emit: _Emitter, maps: list[MapPlan]) -> None:
+    """``fx_map_read(m, key, dev, agg, *out)``: one ``case`` per readable policy map (index
+    ``MapPlan.index``); ``agg`` sums every per-device slot. Returns 0, or -1 for a missing slot or
+    an unknown map."""
+    emit("// Read a policy map entry: one slot (agg == 0) or the sum of every per-device slot.")
+    emit("static __always_inline int fx_map_read(__u32 m, __u64 key, __u32 dev, __u32 agg, __u64 *out)\n{")
+    emit("\t*out = 0;\n\tswitch (m) {")
+    for m in maps:
+        if _is_ringbuf(m):
+            continue
+        d = m.decl
+        what = f"map {d.name}"
+        emit(f"\tcase {m.index}: {{ // `{comment_text(d.name)}`", d.span, what)
+        emit(f"\t\t{_key_ctype(m)} k = key;\n\t\tstruct {m.c_name}_val *v = bpf_map_lookup_elem(&{m.c_name}, &k);\n\n"
+             "\t\tif (!v)\n\t\t\treturn 0;", d.span, what)
+        if d.cls.kind is ClassKind.PER_DEVICE:
+            emit(f"\t\tif (agg) {{\n\t\t\tfor (int i = 0; i < {m.slots}; i++)\n\t\t\t\t*out += v->slot[i];\n"
+                 "\t\t\treturn 0;\n\t\t}", d.span, what)
+        slot = _slot_expr(m)
+        emit(f"\t\tif ({slot} >= {m.slots})\n\t\t\treturn -1;\n\t\t*out = v->slot[{slot}];\n\t\treturn 0;\n\t}}",
+             d.span, what)
+    emit("\t}\n\treturn -1;\n}\n")
+
+
+def _merge_body(merge: str, slot_t: str) -> str:
+    """The C that applies an update with merge operator ``merge`` (one of ``plan.MERGES``) to the
+    slot ``*p`` of type ``slot_t``: one atomic instruction (``-mcpu=v3``), an aligned store, or a
+    compare-and-swap loop bounded by ``CAS_TRIES`` (``specs/lowering.md`` section 2)."""
+    if merge in ("sum", "add"):
+        return "\t\t__sync_fetch_and_add(p, x);"
+    if merge == "count":
+        return "\t\t__sync_fetch_and_add(p, 1);"
+    if merge in ("and", "or", "xor"):
+        return f"\t\t__sync_fetch_and_{merge}(p, x);"
+    if merge == "last":
+        return f"\t\t*(volatile {slot_t} *)p = x; // an aligned store is single-copy atomic"
+    new = {"max": "old > x ? old : x", "min": "old < x ? old : x", "prod": "old * x"}[merge]
+    return (f"\t\tfor (int t = 0; t < {CAS_TRIES}; t++) {{\n\t\t\t{slot_t} old = *(volatile {slot_t} *)p;\n\n"
+            f"\t\t\tif (__sync_val_compare_and_swap(p, old, {new}) == old)\n\t\t\t\treturn 0;\n\t\t}}\n\t\treturn -1;")
+
+
+def _emit_map_apply(emit: _Emitter, maps: list[MapPlan]) -> None:
+    """``fx_map_apply(m, key, dev, val, update)``: one ``case`` per policy map. A ring buffer gets
+    a ``{key, val}`` record; other maps a blind store (``update == 0``) or the map's merge. Hash
+    maps create the entry on first use. Returns 0, or -1 on failure or an unknown map."""
+    emit("// Apply a write (blind store) or an update (the map's merge operator) to a policy map entry.")
+    emit("static __always_inline int fx_map_apply(__u32 m, __u64 key, __u32 dev, __u64 val, __u32 update)\n{")
+    emit("\tswitch (m) {")
+    for m in maps:
+        d = m.decl
+        what = f"map {d.name}"
+        emit(f"\tcase {m.index}: {{ // `{comment_text(d.name)}` merge {comment_text(str(d.merge))}", d.span, what)
+        if _is_ringbuf(m):
+            emit(f"\t\t__u64 rec[2] = {{key, val}};\n\n\t\treturn bpf_ringbuf_output(&{m.c_name}, rec, sizeof(rec), 0) ? -1 : 0;\n\t}}",
+                 d.span, what)
+            continue
+        slot_t = _slot_ctype(m)
+        emit(f"\t\t{_key_ctype(m)} k = key;\n\t\tstruct {m.c_name}_val *v = bpf_map_lookup_elem(&{m.c_name}, &k);\n"
+             f"\t\t{slot_t} *p, x = val;\n", d.span, what)
+        if m.realisation.map_type != BPF_MAP_TYPE_ARRAY:  # not a kernel array: the entry may not exist yet
+            emit(f"\t\tif (!v) {{\n\t\t\tstruct {m.c_name}_val zero = {{}};\n\n"
+                 f"\t\t\tbpf_map_update_elem(&{m.c_name}, &k, &zero, BPF_NOEXIST);\n"
+                 f"\t\t\tv = bpf_map_lookup_elem(&{m.c_name}, &k);\n\t\t}}", d.span, what)
+        slot = _slot_expr(m)
+        emit(f"\t\tif (!v || {slot} >= {m.slots})\n\t\t\treturn -1;\n\t\tp = &v->slot[{slot}];", d.span, what)
+        emit(f"\t\tif (!update) {{\n\t\t\t*(volatile {slot_t} *)p = x; // an aligned store is single-copy atomic\n"
+             "\t\t\treturn 0;\n\t\t}", d.span, what)
+        emit(_merge_body(d.merge or "last", slot_t) + "\n\t\treturn 0;\n\t}", d.span, what)
+    emit("\t}\n\treturn -1;\n}\n")
+
+
+def _emit_descriptor_comments(emit: _Emitter, plan: Plan, device: str, sources: SourceMap | None) -> None:
     """One comment per ``.fx`` statement (an edge family) whose descriptors ``device`` drives,
     with its location and, when ``sources`` has the file, its first source line."""
     pol = plan.policy
-    o(f"// Edge descriptors driven by {comment_text(device)}'s hooks (rows of fx_edges, by .fx statement):")
+    emit(f"// Edge descriptors driven by {comment_text(device)}'s hooks (rows of fx_edges, by .fx statement):")
     groups: dict[object, list[int]] = {}
     for e in pol.edges:
         if e.device == device:
@@ -195,466 +322,39 @@ def _emit_descriptor_comments(o: _Out, plan: Plan, device: str, sources: SourceM
     for ids in groups.values():
         e = pol.edges[ids[0]]
         rows = f"edge {ids[0]}" if len(ids) == 1 else f"{len(ids)} edges, ids {ids[0]}..{ids[-1]}"
-        sf = sources.get(e.span.file) if sources is not None else None
-        if sf is not None:
-            line, col = sf.line_col(e.span.start)
+        source = sources.get(e.span.file) if sources is not None else None
+        if source is not None:
+            line, col = source.line_col(e.span.start)
             where = f"{e.span.file}:{line}:{col}"
-            text = sf.line_text(line).strip()
+            text = source.line_text(line).strip()
         else:
             where, text = e.span.file, f"edge {e.family}: {e.action.value} by {e.device}.{e.hook}"
-        o(f"//   {rows} at {comment_text(where)}:", e.span, f"edge {e.family}")
-        o(f"//     {comment_text(text)}", e.span, f"edge {e.family}")
-    o("")
+        emit(f"//   {rows} at {comment_text(where)}:", e.span, f"edge {e.family}")
+        emit(f"//     {comment_text(text)}", e.span, f"edge {e.family}")
+    emit("")
 
 
-def _emit_map_access(o: _Out, plan: Plan, maps: list[MapPlan]) -> None:
-    """``fx_map_read`` and ``fx_map_apply``: one ``case`` per policy map of the device."""
-    o("// Read a policy map entry: one slot (agg == 0) or the sum of every per-device slot.")
-    o("static __always_inline int fx_map_read(__u32 m, __u64 key, __u32 dev, __u32 agg, __u64 *out)\n{")
-    o("\t*out = 0;\n\tswitch (m) {")
-    for m in maps:
-        if m.realisation.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF):
-            continue
-        d = m.decl
-        slot = "dev" if d.cls.kind is ClassKind.PER_DEVICE else "0"
-        o(f"\tcase {m.index}: {{ // `{comment_text(d.name)}`", d.span, f"map {d.name}")
-        o(f"\t\t{_key_t(m)} k = key;\n\t\tstruct {m.c_name}_val *v = bpf_map_lookup_elem(&{m.c_name}, &k);\n\n"
-          "\t\tif (!v)\n\t\t\treturn 0;", d.span, f"map {d.name}")
-        if d.cls.kind is ClassKind.PER_DEVICE:
-            o(f"\t\tif (agg) {{\n\t\t\tfor (int i = 0; i < {m.slots}; i++)\n\t\t\t\t*out += v->slot[i];\n"
-              "\t\t\treturn 0;\n\t\t}", d.span, f"map {d.name}")
-        o(f"\t\tif ({slot} >= {m.slots})\n\t\t\treturn -1;\n\t\t*out = v->slot[{slot}];\n\t\treturn 0;\n\t}}",
-          d.span, f"map {d.name}")
-    o("\t}\n\treturn -1;\n}\n")
-    o("// Apply a write (blind store) or an update (the map's merge operator) to a policy map entry.")
-    o("static __always_inline int fx_map_apply(__u32 m, __u64 key, __u32 dev, __u64 val, __u32 update)\n{")
-    o("\tswitch (m) {")
-    for m in maps:
-        d = m.decl
-        o(f"\tcase {m.index}: {{ // `{comment_text(d.name)}` merge {comment_text(str(d.merge))}", d.span, f"map {d.name}")
-        if m.realisation.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF):
-            o(f"\t\t__u64 rec[2] = {{key, val}};\n\n\t\treturn bpf_ringbuf_output(&{m.c_name}, rec, sizeof(rec), 0) ? -1 : 0;\n\t}}",
-              d.span, f"map {d.name}")
-            continue
-        vt = _val_t(m)
-        slot = "dev" if d.cls.kind is ClassKind.PER_DEVICE else "0"
-        o(f"\t\t{_key_t(m)} k = key;\n\t\tstruct {m.c_name}_val *v = bpf_map_lookup_elem(&{m.c_name}, &k);\n\t\t{vt} *p, x = val;\n",
-          d.span, f"map {d.name}")
-        if m.realisation.map_type != 2:  # hash-like maps: create the entry on first use
-            o(f"\t\tif (!v) {{\n\t\t\tstruct {m.c_name}_val zero = {{}};\n\n"
-              f"\t\t\tbpf_map_update_elem(&{m.c_name}, &k, &zero, BPF_NOEXIST);\n"
-              f"\t\t\tv = bpf_map_lookup_elem(&{m.c_name}, &k);\n\t\t}}", d.span, f"map {d.name}")
-        o(f"\t\tif (!v || {slot} >= {m.slots})\n\t\t\treturn -1;\n\t\tp = &v->slot[{slot}];", d.span, f"map {d.name}")
-        merge = d.merge or "last"
-        o(f"\t\tif (!update) {{\n\t\t\t*(volatile {vt} *)p = x; // an aligned store is single-copy atomic\n\t\t\treturn 0;\n\t\t}}", d.span, f"map {d.name}")
-        if merge in ("sum", "add"):
-            body = "\t\t__sync_fetch_and_add(p, x);"
-        elif merge == "count":
-            body = "\t\t__sync_fetch_and_add(p, 1);"
-        elif merge in ("and", "or", "xor"):
-            body = f"\t\t__sync_fetch_and_{merge}(p, x);"
-        elif merge == "last":
-            body = f"\t\t*(volatile {vt} *)p = x; // an aligned store is single-copy atomic"
+def _emit_programs(emit: _Emitter, plan: Plan, device: str) -> None:
+    """One entry function per hook of ``device``, in its ELF section: a ``syscall`` program takes
+    the ``struct fx_event`` as its context; XDP and tc programs read it from the packet
+    (bounds-checked, a short packet is denied); probes read it through the first argument pointer
+    (``specs/lowering.md`` section 2)."""
+    for p in plan.programs_of(device):
+        what = f"hook {device}.{p.hook}"
+        emit(f"// {comment_text(device)}.{comment_text(p.hook)}: {p.section.kind} at {comment_text(p.section.attach)}",
+             p.span, what)
+        emit(f"SEC(\"{p.section.section}\")", p.span, what)
+        if p.section.kind == "syscall":
+            emit(f"int {p.name}(struct fx_event *ev)\n{{\n\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, what)
+        elif p.section.kind in ("xdp", "tc"):
+            ctx_t = "struct xdp_md" if p.section.kind == "xdp" else "struct __sk_buff"
+            emit(f"int {p.name}({ctx_t} *ctx)\n{{\n"
+                 "\tvoid *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;\n"
+                 "\tstruct fx_event *ev = data;\n\n"
+                 "\tif ((void *)(ev + 1) > end)\n\t\treturn FX_DENY;\n"
+                 f"\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, what)
         else:
-            new = {"max": "old > x ? old : x", "min": "old < x ? old : x", "prod": "old * x"}[merge]
-            body = (f"\t\tfor (int t = 0; t < {CAS_TRIES}; t++) {{\n\t\t\t{vt} old = *(volatile {vt} *)p;\n\n"
-                    f"\t\t\tif (__sync_val_compare_and_swap(p, old, {new}) == old)\n\t\t\t\treturn 0;\n\t\t}}\n\t\treturn -1;")
-        o(body + "\n\t\treturn 0;\n\t}", d.span, f"map {d.name}")
-    o("\t}\n\treturn -1;\n}\n")
-
-
-_STRUCTS = """\
-// The event a hook passes: which edge, and whether it starts (0) or ends (1). The program writes
-// its decision, the reason (FX_R_*) and a detail (the op's first operand) back into it.
-struct fx_event {
-	__u32 edge;
-	__u32 phase;
-	__u32 decision;
-	__u32 reason;
-	__u32 detail;
-	__u32 op;
-};
-
-struct fx_edge {
-	__u32 device;
-	__u32 hook;
-	__u32 op_first;
-	__u32 op_count;
-};
-
-struct fx_op {
-	__u32 kind;
-	__u32 a;
-	__u32 b;
-	__u32 reason;
-	__u64 c;
-	__u64 d;
-};
-
-struct fx_region {
-	__u64 base;
-	__u64 end;
-};
-
-struct fx_own {
-	__u32 owner;
-	__u32 transit;
-	__u64 leases;
-	__u32 released;
-	__u32 active;
-};
-
-struct fx_st {
-	__u32 state;
-	__u32 pad;
-	__u64 start_seq;
-	__u64 end_seq;
-};
-
-struct fx_obs {
-	__u32 kind;
-	__u32 edge;
-	__u32 device;
-	__u32 decision;
-	__u32 reason;
-	__u32 a;
-	__u64 c;
-	__u64 d;
-};
-
-struct fx_ctx {
-	__u32 eid;
-	__u32 mode;
-	__u32 decision;
-	__u32 reason;
-	__u32 detail;
-	__u32 op_first;
-	__u32 op;
-	__u64 my_start;
-};
-"""
-
-_HELPERS = """\
-static __always_inline void fx_emit(__u32 kind, __u32 edge, __u32 decision, __u32 reason, __u32 a, __u64 c, __u64 d)
-{
-	struct fx_obs obs = {kind, edge, FX_DEVICE_ID, decision, reason, a, c, d};
-
-	if (bpf_ringbuf_output(&fx_events, &obs, sizeof(obs), 0)) {
-		__u32 k = 0;
-		__u64 *drops = bpf_map_lookup_elem(&fx_stats, &k);
-
-		if (drops)
-			__sync_fetch_and_add(drops, 1);
-	}
-}
-
-static __always_inline __u32 *fx_counter(__u32 idx)
-{
-	return bpf_map_lookup_elem(&fx_countdown, &idx);
-}
-
-static __always_inline struct fx_st *fx_edge_state(__u32 eid)
-{
-	return bpf_map_lookup_elem(&fx_state, &eid);
-}
-
-// The next event number (1, 2, ...): a total order of starts and ends across every hook.
-static __always_inline __u64 fx_tick(void)
-{
-	__u32 k = 0;
-	__u64 *c = bpf_map_lookup_elem(&fx_clock, &k);
-
-	return c ? __sync_fetch_and_add(c, 1) + 1 : 0;
-}
-"""
-
-_INTERPRETER = """\
-// fxverify runtime: the op interpreter (specs/lowering.md section 3).
-// A refusal packed into one scalar: decision in bits 0-7, reason in bits 8-15, detail above.
-static __always_inline __u64 fx_refuse(__u32 decision, __u32 reason, __u32 detail)
-{
-	return ((__u64)detail << 32) | (reason << 8) | decision;
-}
-
-// One fx_ops row, in one mode: CHECK (start guards, no effects), START (start effects), END.
-// A global function: the verifier checks it once for all argument values, so its cost does not
-// grow with the number of ops or edges. Returns 0 to go on, or a packed refusal.
-__attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 my_start)
-{
-	struct fx_op *op = bpf_map_lookup_elem(&fx_ops, &idx);
-	struct fx_own *own = 0;
-	struct fx_st *w;
-	__u64 *vis;
-	__u32 *n, dev = FX_DEVICE_ID;
-	__u64 v = 0;
-
-	if (!op)
-		return fx_refuse(FX_DENY, FX_R_INTERNAL, idx);
-	switch (op->kind) {
-	case FX_OP_WAIT: // happens-before: every predecessor has finished
-		if (mode != FX_MODE_CHECK)
-			return 0;
-		n = fx_counter(op->a);
-		if (!n)
-			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-		if (*(volatile __u32 *)n)
-			return fx_refuse(FX_DEFER, op->reason, op->a);
-		return 0;
-	case FX_OP_BOUNDS: { // FX-ALIAS-003: the footprint [c, d) lies inside region a
-		struct fx_region *r;
-
-		if (mode != FX_MODE_CHECK)
-			return 0;
-		r = bpf_map_lookup_elem(&fx_regions, &op->a);
-		if (!r)
-			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-		if (op->c < r->base || op->d > r->end || op->c >= op->d)
-			return fx_refuse(FX_DENY, op->reason, op->a);
-		return 0;
-	}
-	case FX_OP_RUNNING: // a conflicting edge that happens-before does not order is in flight
-	case FX_OP_STARTED: // a write the guard may not see has started
-	case FX_OP_POSTED: // FX-ORD-003: a posted write is visible only after a later flush
-	case FX_OP_ACCUM: // FX-XF-004: accumulated bytes must be read before they are overwritten
-		if (mode != FX_MODE_CHECK)
-			return 0;
-		w = fx_edge_state(op->a);
-		if (!w)
-			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-		if (op->kind == FX_OP_RUNNING && *(volatile __u32 *)&w->state == FX_RUNNING)
-			return fx_refuse(FX_DEFER, op->reason, op->a);
-		if (op->kind == FX_OP_STARTED && *(volatile __u32 *)&w->state != FX_IDLE)
-			return fx_refuse(FX_DENY, op->reason, op->a);
-		if (op->kind == FX_OP_POSTED && *(volatile __u32 *)&w->state == FX_DONE && !op->c) {
-			vis = bpf_map_lookup_elem(&fx_links, &op->b);
-			if (!vis)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->b);
-			if (w->end_seq >= *(volatile __u64 *)vis)
-				return fx_refuse(FX_DEFER, op->reason, op->a);
-		}
-		if (op->kind == FX_OP_ACCUM && *(volatile __u32 *)&w->state == FX_DONE) {
-			__u32 f = (__u32)op->c;
-
-			n = bpf_map_lookup_elem(&fx_flags, &f);
-			if (!n)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, f);
-			if (*(volatile __u32 *)n)
-				return fx_refuse(FX_DEFER, op->reason, op->a);
-		}
-		return 0;
-	case FX_OP_READBY: // this reader covers the accumulated bytes: clear the flag if it ran after
-		if (mode == FX_MODE_END) {
-			__u32 f = (__u32)op->c;
-
-			w = fx_edge_state(op->a);
-			n = bpf_map_lookup_elem(&fx_flags, &f);
-			if (!w || !n)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, f);
-			if (*(volatile __u32 *)&w->state == FX_DONE && my_start > w->end_seq)
-				*(volatile __u32 *)n = 0;
-		}
-		return 0;
-	case FX_OP_OWN: // FX-OWN-001/002/004: owner or lease, not in transit, not released
-	case FX_OP_HANDOFF:
-	case FX_OP_LEASE:
-	case FX_OP_RELEASE:
-		own = bpf_map_lookup_elem(&fx_own, &op->a);
-		if (!own)
-			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-		break;
-	case FX_OP_DEC:
-		if (mode == FX_MODE_END) {
-			n = fx_counter(op->a);
-			if (!n)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-			__sync_fetch_and_add(n, -1);
-		}
-		return 0;
-	case FX_OP_MAPHOME: // FX-MAP-001: a local map is used only on its home device
-		if (mode == FX_MODE_CHECK && dev != op->b)
-			return fx_refuse(FX_DENY, op->reason, op->a);
-		return 0;
-	case FX_OP_GUARD: // the guard's value decides: defer until it holds
-		if (mode != FX_MODE_CHECK)
-			return 0;
-		if (fx_map_read(op->a, op->c, dev, 0, &v))
-			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-		if (v != op->d)
-			return fx_refuse(FX_DEFER, op->reason, op->a);
-		return 0;
-	case FX_OP_AGG: // FX-MAP-004: aggregate only after every writer of the entry
-		if (mode == FX_MODE_CHECK) {
-			n = fx_counter(op->b);
-			if (!n)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->b);
-			if (*(volatile __u32 *)n)
-				return fx_refuse(FX_DEFER, op->reason, op->a);
-		} else if (mode == FX_MODE_START) {
-			if (fx_map_read(op->a, op->c, dev, 1, &v))
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-			fx_emit(FX_OBS_MAP, eid, FX_PROCEED, 0, op->a, op->c, v);
-		}
-		return 0;
-	case FX_OP_READ:
-		if (mode == FX_MODE_START) {
-			if (fx_map_read(op->a, op->c, dev, 0, &v))
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-			fx_emit(FX_OBS_MAP, eid, FX_PROCEED, 0, op->a, op->c, v);
-		}
-		return 0;
-	case FX_OP_UPDATE:
-	case FX_OP_WRITE:
-		if (mode == FX_MODE_END) {
-			if (fx_map_apply(op->a, op->c, dev, op->d, op->kind == FX_OP_UPDATE))
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-			fx_emit(FX_OBS_MAP, eid, FX_PROCEED, 0, op->a, op->c, op->d);
-		}
-		return 0;
-	case FX_OP_FLUSH: // publish: writes that ended before this flush started are now visible
-		if (mode == FX_MODE_END) {
-			vis = bpf_map_lookup_elem(&fx_links, &op->a);
-			if (!vis)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
-			for (int t = 0; t < 8; t++) {
-				__u64 old = *(volatile __u64 *)vis;
-
-				if (old >= my_start || __sync_val_compare_and_swap(vis, old, my_start) == old)
-					break;
-			}
-			fx_emit(FX_OBS_FLUSH, eid, FX_PROCEED, 0, op->a, my_start, 0);
-		}
-		return 0;
-	default:
-		return fx_refuse(FX_DENY, FX_R_INTERNAL, op->kind);
-	}
-	// Ownership operations on region op->a (own is set).
-	if (mode == FX_MODE_CHECK) {
-		__u32 owner = *(volatile __u32 *)&own->owner, transit = *(volatile __u32 *)&own->transit;
-
-		if (*(volatile __u32 *)&own->released && op->kind != FX_OP_RELEASE)
-			return fx_refuse(FX_DENY, FX_R_FX_OWN_004, op->a);
-		switch (op->kind) {
-		case FX_OP_OWN:
-			if (transit && transit != eid + 1)
-				return fx_refuse(FX_DENY, FX_R_FX_OWN_002, op->a);
-			if (!(op->b & FX_OWN_SKIP_OWNER) && owner != dev &&
-			    ((op->b & FX_OWN_WRITES) || !(own->leases & (1ull << (dev & 63)))))
-				return fx_refuse(FX_DENY, op->reason, op->a);
-			return 0;
-		case FX_OP_HANDOFF: // FX-OWN-003: only the owner hands off, once at a time
-			if (dev != op->b || owner != op->b || transit)
-				return fx_refuse(FX_DENY, op->reason, op->a);
-			if (*(volatile __u32 *)&own->active) // FX-OWN-002: others still access it
-				return fx_refuse(FX_DEFER, FX_R_FX_OWN_002, op->a);
-			return 0;
-		case FX_OP_LEASE:
-			if (owner != dev)
-				return fx_refuse(FX_DENY, op->reason, op->a);
-			return 0;
-		default: // FX_OP_RELEASE: every other user of the region has finished (FX-OWN-004)
-			n = fx_counter((__u32)op->c);
-			if (!n)
-				return fx_refuse(FX_DENY, FX_R_INTERNAL, (__u32)op->c);
-			if (*(volatile __u32 *)n)
-				return fx_refuse(FX_DEFER, op->reason, op->a);
-			return 0;
-		}
-	}
-	if (mode == FX_MODE_START) {
-		if (op->kind == FX_OP_OWN) {
-			__sync_fetch_and_add(&own->active, 1);
-		} else if (op->kind == FX_OP_HANDOFF) {
-			own->transit = eid + 1;
-			own->leases = 0;
-		} else if (op->kind == FX_OP_RELEASE) {
-			own->released = 1;
-			fx_emit(FX_OBS_RELEASE, eid, FX_PROCEED, 0, op->a, 0, 0);
-		}
-		return 0;
-	}
-	if (op->kind == FX_OP_OWN) {
-		__sync_fetch_and_add(&own->active, -1);
-	} else if (op->kind == FX_OP_HANDOFF) {
-		fx_emit(FX_OBS_HANDOFF, eid, FX_PROCEED, 0, op->a, own->owner, op->c);
-		own->owner = (__u32)op->c;
-		own->transit = 0;
-	} else if (op->kind == FX_OP_LEASE) {
-		__sync_fetch_and_or(&own->leases, 1ull << (op->b & 63));
-	}
-	return 0;
-}
-
-static long fx_step(__u64 i, void *data)
-{
-	struct fx_ctx *x = data;
-	__u64 r = fx_exec(x->op_first + (__u32)i, x->mode, x->eid, x->my_start);
-
-	if (!r)
-		return 0;
-	x->decision = r & 0xff;
-	x->reason = (r >> 8) & 0xff;
-	x->detail = r >> 32;
-	x->op = (__u32)i;
-	return 1;
-}
-
-static __always_inline void fx_set(struct fx_ctx *x, __u32 decision, __u32 reason, __u32 detail)
-{
-	x->decision = decision;
-	x->reason = reason;
-	x->detail = detail;
-}
-
-// The program body of every hook: look up the descriptor, run the guards, record the effects,
-// emit observation events and return proceed, defer or deny.
-static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
-{
-	struct fx_ctx x = {};
-	struct fx_edge *d;
-	struct fx_st *st;
-	__u64 now = fx_tick();
-
-	x.eid = ev->edge;
-	d = bpf_map_lookup_elem(&fx_edges, &x.eid);
-	st = fx_edge_state(x.eid);
-	if (!d || !st) {
-		fx_set(&x, FX_DENY, FX_R_INTERNAL, x.eid);
-	} else if (d->device != FX_DEVICE_ID || d->hook != hook) {
-		fx_set(&x, FX_DENY, FX_R_FX_HOOK_002, d->hook);
-	} else if (ev->phase == 0) {
-		x.op_first = d->op_first;
-		if (st->state != FX_IDLE) {
-			fx_set(&x, FX_DENY, FX_R_INTERNAL, st->state);
-		} else {
-			x.mode = FX_MODE_CHECK;
-			bpf_loop(d->op_count, fx_step, &x, 0);
-			if (x.decision == FX_PROCEED) {
-				st->start_seq = now;
-				st->state = FX_RUNNING;
-				x.mode = FX_MODE_START;
-				bpf_loop(d->op_count, fx_step, &x, 0);
-				fx_emit(FX_OBS_START, x.eid, FX_PROCEED, 0, d->hook, d->op_first, d->op_count);
-			}
-		}
-	} else {
-		x.op_first = d->op_first;
-		if (st->state != FX_RUNNING) {
-			fx_set(&x, FX_DENY, FX_R_INTERNAL, st->state);
-		} else {
-			st->end_seq = now;
-			st->state = FX_DONE;
-			x.my_start = st->start_seq;
-			x.mode = FX_MODE_END;
-			bpf_loop(d->op_count, fx_step, &x, 0);
-			fx_emit(FX_OBS_END, x.eid, x.decision, x.reason, d->hook, 0, 0);
-		}
-	}
-	if (x.decision != FX_PROCEED)
-		fx_emit(FX_OBS_REFUSED, x.eid, x.decision, x.reason, x.detail, x.op, ev->phase);
-	ev->decision = x.decision;
-	ev->reason = x.reason;
-	ev->detail = x.detail;
-	ev->op = x.op;
-	return x.decision;
-}
-"""
+            emit(f"int {p.name}(struct pt_regs *ctx)\n{{\n\tstruct fx_event ev = {{}};\n\n"
+                 "\tif (bpf_probe_read_user(&ev, sizeof(ev), (void *)PT_REGS_PARM1(ctx)))\n\t\treturn FX_DENY;\n"
+                 f"\treturn fx_run(&ev, {p.hook_id}u);\n}}", p.span, what)
+        emit("")

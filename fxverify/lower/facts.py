@@ -6,7 +6,7 @@ indices the tables contain (compressed into intervals); ``unsat`` proves it. Cou
 hash-map capacity are established by counting. What the Linux verifier itself must establish
 (memory safety, bounded loops, stack use) is listed per program by ``verifier_obligations``.
 
-Codes emitted upstream from refuted or unknown facts: FX-BPF-007.
+Emits no diagnostics; ``driver`` reports each refuted or unknown fact as FX-BPF-007.
 """
 
 from __future__ import annotations
@@ -14,19 +14,23 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from fxverify.lower.emit_c import CAS_TRIES
 from fxverify.lower.plan import BPF_MAX_LOOPS, MAX_DEVICES, OP_KIND, Plan
 from fxverify.smt.backend import Backend, Query, Status
 from fxverify.smt.terms import between, int_var, or_
 from fxverify.vocab import ClassKind
 
-
-MAX_INTERVALS = 64  # beyond this many disjoint intervals a fact is proved over their convex hull
+#: Beyond this many disjoint intervals an index fact is proved over their convex hull (a stronger
+#: statement that keeps the SMT query small).
+MAX_INTERVALS = 64
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One lowering obligation: ``key`` identifies it, ``what`` states it, ``status`` is
-    ``proved``, ``refuted`` or ``unknown``, ``method`` is ``z3`` or ``count``."""
+    """One lowering obligation (``specs/lowering.md`` section 6): ``key`` identifies it, ``what``
+    states it, ``status`` is ``proved``, ``refuted`` or ``unknown``, ``method`` is ``z3`` or
+    ``count``, and ``detail`` gives the figures (index counts, ``max_entries``, a counterexample
+    index or the solver's reason for ``unknown``)."""
 
     key: str
     what: str
@@ -35,8 +39,9 @@ class Fact:
     detail: str = ""
 
 
-def merge(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted, merged half-open intervals covering exactly the integers of ``slices``."""
+def merge_intervals(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Merge half-open integer intervals ``[lo, hi)``: returns them sorted, with overlapping and
+    touching intervals joined, so they cover exactly the integers ``slices`` covers."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(set(slices)):
         if out and lo <= out[-1][1]:
@@ -47,6 +52,8 @@ def merge(slices: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _range_query(name: str, spans: list[tuple[int, int]], limit: int) -> Query:
+    """The query "some ``k`` in one of ``spans`` (half-open) lies outside ``[0, limit)``": ``unsat``
+    proves every index of the spans in range; a model's ``k`` is an index out of range."""
     k = int_var("k")
     member = or_(*(between(k, lo, hi) for lo, hi in spans))
     outside = or_(k < 0, k >= limit)
@@ -55,14 +62,16 @@ def _range_query(name: str, spans: list[tuple[int, int]], limit: int) -> Query:
 
 
 def _index_fact(backend: Backend, key: str, what: str, values: list[int], limit: int) -> Fact:
+    """Prove every index in ``values`` lies in ``[0, limit)`` (``limit`` is a ``max_entries``)."""
     return _span_fact(backend, key, what, [(v, v + 1) for v in values], limit)
 
 
 def _span_fact(backend: Backend, key: str, what: str, slices: list[tuple[int, int]], limit: int) -> Fact:
-    """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``."""
+    """Prove every integer of the half-open ``slices`` lies in ``[0, limit)``: a ``Fact`` proved by
+    counting when there is no index, else by one ``backend`` query."""
     if not slices:
         return Fact(key, what, "proved", "count", "no index is derived")
-    spans = merge(slices)
+    spans = merge_intervals(slices)
     hull = len(spans) > MAX_INTERVALS
     if hull:
         # Proving the convex hull in range proves every index in it; it keeps the query small.
@@ -85,35 +94,39 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
     counter, region and state indices named by ops, policy-map keys against ``max_entries``,
     per-device slot indices, lease bits, ``bpf_loop`` trip counts against ``BPF_MAX_LOOPS``.
     Counting facts: every counter starts at the number of ``DEC`` ops that target it, and every
-    hash map has room for its distinct keys.
+    hash map has room for its distinct keys. Returns one ``Fact`` per obligation; never raises for
+    solver trouble (``Backend.check`` makes it an ``unknown`` fact).
     """
     ops = plan.ops
-    n_edges, n_ops = len(plan.edges), len(ops)
-    n_regions, n_count = len(plan.regions), len(plan.countdown)
+    n_edges = len(plan.edges)
     by_kind: dict[int, list] = {}
     for op in ops:
         by_kind.setdefault(op.kind, []).append(op)
 
-    def of(*kinds: str, field: str = "a") -> list[int]:
+    def operands(*kinds: str, field: str = "a") -> list[int]:
+        """Operand ``field`` of every op of the given kinds (``OP_KINDS`` names)."""
         return [int(getattr(op, field)) for kd in kinds for op in by_kind.get(OP_KIND[kd], ())]
 
     facts = [
         _index_fact(backend, "edge-ids", "every edge id a hook passes is below fx_edges.max_entries",
-                    list(range(n_edges)), max(1, n_edges)),
+                    list(range(n_edges)), plan.max_entries("fx_edges")),
         _span_fact(backend, "op-slices", "every fx_ops index op_first + i (i < op_count) is below fx_ops.max_entries",
-                   [(first, first + count) for _d, _h, first, count in plan.edges if count], max(1, n_ops)),
+                   [(first, first + count) for _d, _h, first, count in plan.edges if count],
+                   plan.max_entries("fx_ops")),
         _index_fact(backend, "counter-ids", "every counter index of WAIT, DEC, RELEASE and AGG is below fx_countdown.max_entries",
-                    of("WAIT", "DEC") + of("RELEASE", field="c") + of("AGG", field="b"), max(1, n_count)),
+                    operands("WAIT", "DEC") + operands("RELEASE", field="c") + operands("AGG", field="b"),
+                    plan.max_entries("fx_countdown")),
         _index_fact(backend, "state-ids", "every edge id watched by RUNNING, STARTED, POSTED, ACCUM and READBY is below "
-                    "fx_state.max_entries", of("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"), max(1, n_edges)),
+                    "fx_state.max_entries", operands("RUNNING", "STARTED", "POSTED", "ACCUM", "READBY"),
+                    plan.max_entries("fx_state")),
         _index_fact(backend, "flag-ids", "every flag index of ACCUM and READBY is below fx_flags.max_entries",
-                    of("ACCUM", "READBY", field="c"), max(1, len(plan.flags))),
+                    operands("ACCUM", "READBY", field="c"), plan.max_entries("fx_flags")),
         _index_fact(backend, "link-ids", "every link index of POSTED and FLUSH is below fx_links.max_entries",
-                    of("POSTED", field="b") + of("FLUSH"), max(1, plan.links)),
+                    operands("POSTED", field="b") + operands("FLUSH"), plan.max_entries("fx_links")),
         _index_fact(backend, "region-ids", "every region index of BOUNDS, OWN, HANDOFF, LEASE and RELEASE is below fx_own.max_entries",
-                    of("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), max(1, n_regions)),
+                    operands("BOUNDS", "OWN", "HANDOFF", "LEASE", "RELEASE"), plan.max_entries("fx_own")),
         _index_fact(backend, "lease-bits", "every leasing device id is a bit of the 64-bit lease mask",
-                    of("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
+                    operands("LEASE", field="b") + list(range(len(plan.devices))), MAX_DEVICES),
         _index_fact(backend, "loop-bounds", "every bpf_loop trip count (op_count) is at most BPF_MAX_LOOPS",
                     [count for *_x, count in plan.edges], BPF_MAX_LOOPS + 1),
     ]
@@ -143,13 +156,15 @@ def discharge_facts(plan: Plan, backend: Backend) -> list[Fact]:
 
 
 def verifier_obligations(plan: Plan) -> list[dict]:
-    """What the Linux verifier must establish for every program (checked at BPF_PROG_LOAD), with
-    the rule's source: the kernel's verifier documentation (Documentation/bpf/verifier.rst)."""
+    """What the Linux verifier must establish for every program (checked at BPF_PROG_LOAD), as
+    ``obligations.json`` rows ``{"key", "what", "established_by"[, "see"]}``. The rules are the
+    kernel's (``Documentation/bpf/verifier.rst``; the 512-byte stack is ``MAX_BPF_STACK`` in
+    ``include/linux/filter.h``); the merge CAS bound is ``emit_c.CAS_TRIES``."""
     return [
         {"key": "memory-safety", "what": "every map value, stack and context access is in bounds and every "
          "lookup result is NULL-checked before use", "established_by": "linux-verifier"},
         {"key": "bounded-loops", "what": "the op interpreter runs under bpf_loop (callback verified once); "
-         f"merge CAS loops are bounded by {8} iterations", "established_by": "linux-verifier"},
+         f"merge CAS loops are bounded by {CAS_TRIES} iterations", "established_by": "linux-verifier"},
         {"key": "stack", "what": "stack use of each program and callback is at most 512 bytes (MAX_BPF_STACK)",
          "established_by": "linux-verifier"},
         {"key": "map-keys", "what": "map keys are stack or map-value memory of the map's key size",

@@ -1,15 +1,17 @@
 """Load lowered programs into the Linux verifier and run them with BPF_PROG_TEST_RUN.
 
 Takes a lowering directory (``manifest.json``, ``maps.init.json``, ``sourcemap.json`` and the
-``.bpf.o`` objects); produces a ``VerifyReport`` (one row per program: accepted, instructions
-processed, peak states, parsed from the verifier log the way veristat does) and a ``Runtime``
-that holds every device's programs loaded with shared maps filled from ``maps.init.json``.
-Rejected programs get their verifier log rewritten so C lines point at ``.fx`` spans.
-Raises ``BpfUnavailable``/``BpfError`` (from ``libbpf``) for environment failures.
+``.bpf.o`` objects); produces ``ProgramReport`` rows (``verify_dir``: one per program, accepted,
+instructions processed, peak states, parsed from the verifier log the way veristat does) and a
+``Runtime`` that holds every device's programs loaded with shared maps filled from
+``maps.init.json`` (``specs/lowering.md`` sections 7 and 8). Rejected programs get their verifier
+log rewritten so C lines point at ``.fx`` spans. Raises ``BpfUnavailable``/``BpfError`` (from
+``libbpf``) for environment failures. Emits no diagnostics (``driver`` reports FX-BPF-004).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -20,21 +22,28 @@ from fxverify.diagnostics import codes
 from fxverify.lower import libbpf
 from fxverify.lower.plan import DECISIONS, REASONS
 
-# Verifier log statistics (kernel/bpf/verifier.c, printed with BPF_LOG_STATS = 4); veristat reads
-# the same lines.
-_STATS = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
+# Verifier log statistics (``print_verification_stats`` in kernel/bpf/verifier.c, printed with
+# BPF_LOG_STATS); veristat reads the same lines. _C_LINE_INFO matches the BTF line info the
+# kernel prints before an instruction at log level 1: "; <C source> @ <file>.bpf.c:<line>".
+_STATS_LINE = re.compile(r"processed (\d+) insns \(limit \d+\) max_states_per_insn (\d+) total_states (\d+) "
                     r"peak_states (\d+) mark_read (\d+)")
-_TIME = re.compile(r"verification time (\d+) usec")
-_STACK = re.compile(r"stack depth ([0-9+]+)")
-_CLINE = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
+_TIME_LINE = re.compile(r"verification time (\d+) usec")
+_STACK_LINE = re.compile(r"stack depth ([0-9+]+)")
+_C_LINE_INFO = re.compile(r"@ ([A-Za-z0-9_.-]+\.bpf\.c):(\d+)\s*$")
 
-LOG_STATS = 4  # BPF_LOG_STATS
-LOG_LEVEL1 = 1  # BPF_LOG_LEVEL1
+#: Verifier log levels (include/linux/bpf_verifier.h): statistics only, and every instruction.
+BPF_LOG_STATS = 4
+BPF_LOG_LEVEL1 = 1
+#: Log buffer sizes in bytes: 64 KiB holds the statistics lines; 16 MiB a full log of a rejected
+#: program (the kernel accepts up to UINT_MAX >> 2: ``bpf_verifier_log_attr_valid``, kernel/bpf/log.c).
 STATS_LOG_BYTES = 1 << 16
 FULL_LOG_BYTES = 16 << 20
 
-EVENT = struct.Struct("<6I")  # struct fx_event
-_PACK = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
+#: ``struct fx_event`` (``c/fx_structs.h``, 24 bytes): edge, phase, decision, reason, detail, op.
+FX_EVENT = struct.Struct("<6I")
+# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_edge, fx_op, fx_region,
+# fx_own), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
+_ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
 
 
 @dataclass
@@ -70,29 +79,32 @@ class ProgramReport:
 
 
 def parse_stats(log: str, rep: ProgramReport) -> None:
-    """Fill ``rep``'s figures from the last statistics lines of a verifier log."""
+    """Fill ``rep``'s figures (instructions, states, verification time in microseconds, stack
+    depth in bytes) from the last statistics lines of a verifier log; figures the log lacks stay
+    or become ``None``. Returns nothing; never raises."""
     m = None
-    for m in _STATS.finditer(log):
+    for m in _STATS_LINE.finditer(log):
         pass
     if m is not None:
         rep.insns_processed, rep.max_states_per_insn, rep.total_states, rep.peak_states = (
             int(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)))
-    t = _TIME.findall(log)
+    t = _TIME_LINE.findall(log)
     rep.verification_usec = int(t[-1]) if t else None
-    s = _STACK.findall(log)
+    s = _STACK_LINE.findall(log)
     rep.stack_depth = s[-1] if s else None
 
 
 def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
     """Rewrite a verifier log: each ``; <C> @ file.bpf.c:LINE`` line (BTF line info) gets the
     ``.fx`` location the source map gives that C line, or the nearest mapped line above it.
-    Returns the new log and the distinct ``.fx`` locations named, in first-seen order."""
+    ``sourcemap`` is the parsed ``sourcemap.json``. Returns the new log and the distinct ``.fx``
+    locations (``file:line:col``) named, in first-seen order."""
     index: dict[str, list[tuple[int, list | None, str]]] = {
         f: sorted((ln, where, what) for ln, where, what in rows) for f, rows in sourcemap.get("c", {}).items()}
     out, spans = [], []
     for line in log.splitlines():
         out.append(line)
-        m = _CLINE.search(line)
+        m = _C_LINE_INFO.search(line)
         if not m:
             continue
         rows = index.get(m.group(1), [])
@@ -114,31 +126,34 @@ def rewrite_log(log: str, sourcemap: dict) -> tuple[str, list[str]]:
     return "\n".join(out) + ("\n" if log.endswith("\n") else ""), spans
 
 
-def _read_json(d: str, name: str) -> dict:
-    with open(os.path.join(d, name), encoding="utf-8") as fh:
+def _read_json(out_dir: str, name: str) -> dict:
+    """The parsed JSON file ``name`` of lowering directory ``out_dir``."""
+    with open(os.path.join(out_dir, name), encoding="utf-8") as fh:
         return json.load(fh)
 
 
-def verify_dir(d: str) -> list[ProgramReport]:
-    """Load every program of lowering directory ``d`` on its own (BPF_PROG_LOAD through
+def verify_dir(out_dir: str) -> list[ProgramReport]:
+    """Load every program of lowering directory ``out_dir`` on its own (BPF_PROG_LOAD through
     ``bpf_object__load``) and report it. A rejected program is loaded again with
-    ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans."""
-    manifest = _read_json(d, "manifest.json")
-    smap = _read_json(d, "sourcemap.json")
+    ``BPF_LOG_LEVEL1`` to get the full log, which is rewritten to ``.fx`` spans. Returns one
+    ``ProgramReport`` per ``manifest.json`` program, in manifest order. Raises ``BpfUnavailable``
+    without libbpf, ``BpfError`` when an object cannot be opened, ``OSError`` for missing files."""
+    manifest = _read_json(out_dir, "manifest.json")
+    smap = _read_json(out_dir, "sourcemap.json")
     out = []
     for p in manifest["programs"]:
-        obj = os.path.join(d, p["object"])
+        path = os.path.join(out_dir, p["object"])
         rep = ProgramReport(p["name"], p["device"], p["hook"], p["section"], False)
-        with libbpf.BpfObject(obj) as o:
-            buf = o.only(p["name"], LOG_STATS, STATS_LOG_BYTES)
-            err = o.load()
+        with libbpf.BpfObject(path) as obj:
+            buf = obj.only(p["name"], BPF_LOG_STATS, STATS_LOG_BYTES)
+            err = obj.load()
             log = buf.value.decode("utf-8", "replace")
         rep.accepted = err == 0
         rep.errno = err
         if not rep.accepted:
-            with libbpf.BpfObject(obj) as o:
-                buf = o.only(p["name"], LOG_LEVEL1 | LOG_STATS, FULL_LOG_BYTES)
-                o.load()
+            with libbpf.BpfObject(path) as obj:
+                buf = obj.only(p["name"], BPF_LOG_LEVEL1 | BPF_LOG_STATS, FULL_LOG_BYTES)
+                obj.load()
                 log = buf.value.decode("utf-8", "replace") or log
             rep.log, rep.fx_spans = rewrite_log(log, smap)
         parse_stats(log, rep)
@@ -160,13 +175,15 @@ class Decision:
 
 
 class Runtime:
-    """Every device object of a lowering directory loaded at once, maps shared by name and filled
-    from ``maps.init.json``. Use as a context manager; ``fire`` runs one event."""
+    """Every device object of a lowering directory loaded at once, maps shared by name (each device
+    keeps its own ``fx_events``) and filled from ``maps.init.json`` (``specs/lowering.md`` section
+    8). Use as a context manager, which loads on entry and raises ``BpfError`` when an object does
+    not load; ``fire`` runs one event."""
 
-    def __init__(self, d: str) -> None:
-        self.dir = d
-        self.manifest = _read_json(d, "manifest.json")
-        self.init = _read_json(d, "maps.init.json")
+    def __init__(self, out_dir: str) -> None:
+        self.dir = out_dir
+        self.manifest = _read_json(out_dir, "manifest.json")
+        self.init = _read_json(out_dir, "maps.init.json")
         self.objects: list[libbpf.BpfObject] = []
         self.fds: dict[str, int] = {}
         self.progs: dict[tuple[int, int], int] = {}
@@ -184,28 +201,30 @@ class Runtime:
 
     def close(self) -> None:
         """Close every object (the kernel frees programs and maps)."""
-        for o in self.objects:
-            o.close()
+        for obj in self.objects:
+            obj.close()
         self.objects.clear()
 
     def _load(self) -> None:
+        """Load the objects in device order, each reusing the maps the earlier ones created."""
         objs = sorted({p["object"] for p in self.manifest["programs"]}, key=lambda x: self.manifest["devices"].index(x.split(".")[0]))
         for name in objs:
-            o = libbpf.BpfObject(os.path.join(self.dir, name))
-            self.objects.append(o)
-            o.reuse({k: v for k, v in self.fds.items() if k != "fx_events"})
-            err = o.load()
+            obj = libbpf.BpfObject(os.path.join(self.dir, name))
+            self.objects.append(obj)
+            obj.reuse({k: v for k, v in self.fds.items() if k != "fx_events"})
+            err = obj.load()
             if err:
                 raise libbpf.BpfError(f"cannot load `{name}` (run --kernel-verify for the verifier log)", err)
-            for k, v in o.map_fds().items():
+            for k, v in obj.map_fds().items():
                 self.fds.setdefault(k, v)
             for p in self.manifest["programs"]:
                 if p["object"] == name:
-                    self.progs[(p["device_id"], p["hook_id"])] = o.prog_fd(p["name"])
+                    self.progs[(p["device_id"], p["hook_id"])] = obj.prog_fd(p["name"])
         self._fill()
 
     def _fill(self) -> None:
-        for name, fmt in _PACK.items():
+        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps."""
+        for name, fmt in _ROW_FORMATS.items():
             rows = self.init[name]["rows"]
             s = struct.Struct(fmt)
             keys = b"".join(struct.pack("<I", i) for i in range(len(rows)))
@@ -218,28 +237,32 @@ class Runtime:
 
     def fire(self, edge: int, phase: int) -> Decision:
         """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has
-        no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run."""
+        no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run.
+        Returns the ``Decision``; raises ``BpfError`` when the run fails or the program's return
+        value differs from the decision it wrote."""
         dev, hook = self.init["fx_edges"]["rows"][edge][:2]
         fd = self.progs.get((dev, hook))
         if fd is None:
             return Decision(edge, phase, "deny", codes.HOOK_002, hook, 0)
-        ret, out = libbpf.test_run(fd, EVENT.pack(edge, phase, 0, 0, 0, 0))
-        _e, _p, dec, reason, detail, op = EVENT.unpack(out)
+        ret, out = libbpf.test_run(fd, FX_EVENT.pack(edge, phase, 0, 0, 0, 0))
+        _e, _p, dec, reason, detail, op = FX_EVENT.unpack(out)
         if ret != dec:
-            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", 71)
+            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", errno.EPROTO)
         return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
                         REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
 
-    def read_u32s(self, name: str, n: int, width: int = 4, offset: int = 0, value_size: int = 4) -> list[int]:
-        """Read ``n`` entries of array map ``name``: the u32/u64 field at ``offset`` of each value."""
+    def read_u32s(self, name: str, n: int, value_size: int = 4) -> list[int]:
+        """Read entries ``0..n-1`` of array map ``name`` (values of ``value_size`` bytes): the u32
+        at the start of each value, 0 for a missing entry. Raises ``KeyError`` for an unknown map."""
         fd = self.fds[name]
         out = []
         for i in range(n):
             v = libbpf.lookup(fd, struct.pack("<I", i), value_size) or bytes(value_size)
-            out.append(int.from_bytes(v[offset:offset + width], "little"))
+            out.append(int.from_bytes(v[:4], "little"))
         return out
 
     def read_policy_map(self, c_name: str, key: int, key_size: int, value_size: int) -> bytes | None:
-        """Raw value of a policy map entry, or ``None`` when absent."""
+        """Raw value (``value_size`` bytes) of entry ``key`` (``key_size`` bytes, little-endian) of
+        the policy map whose C name is ``c_name``, or ``None`` when absent."""
         k = key.to_bytes(key_size, "little")
         return libbpf.lookup(self.fds[c_name], k, value_size)

@@ -12,11 +12,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
-from dataclasses import dataclass
 
 from fxverify.errors import FxError
 
-_LIB: ctypes.CDLL | None = None
+_LIBRARY: ctypes.CDLL | None = None
 
 
 class BpfUnavailable(FxError):
@@ -32,7 +31,8 @@ class BpfError(FxError):
 
 
 class _TestRunOpts(ctypes.Structure):
-    # struct bpf_test_run_opts (bpf.h, libbpf 1.x)
+    """``struct bpf_test_run_opts`` (libbpf 1.x ``bpf.h``), field for field."""
+
     _fields_ = [("sz", ctypes.c_size_t), ("data_in", ctypes.c_void_p), ("data_out", ctypes.c_void_p),
                 ("data_size_in", ctypes.c_uint32), ("data_size_out", ctypes.c_uint32),
                 ("ctx_in", ctypes.c_void_p), ("ctx_out", ctypes.c_void_p),
@@ -42,24 +42,26 @@ class _TestRunOpts(ctypes.Structure):
 
 
 class _BatchOpts(ctypes.Structure):
-    # struct bpf_map_batch_opts (bpf.h)
+    """``struct bpf_map_batch_opts`` (libbpf ``bpf.h``), field for field."""
+
     _fields_ = [("sz", ctypes.c_size_t), ("elem_flags", ctypes.c_uint64), ("flags", ctypes.c_uint64)]
 
 
 def lib() -> ctypes.CDLL:
     """Load ``libbpf.so.1`` once, declare the signatures used here and silence libbpf's own
-    printing (``libbpf_set_print(NULL)``). Raises ``BpfUnavailable`` when it is not installed."""
-    global _LIB
-    if _LIB is not None:
-        return _LIB
+    printing (``libbpf_set_print(NULL)``). Returns the loaded library; raises ``BpfUnavailable``
+    when it is not installed."""
+    global _LIBRARY
+    if _LIBRARY is not None:
+        return _LIBRARY
     name = "libbpf.so.1"
     try:
-        L = ctypes.CDLL(name, use_errno=True)
+        libbpf_so = ctypes.CDLL(name, use_errno=True)
     except OSError:
         found = ctypes.util.find_library("bpf")
         if found is None:
             raise BpfUnavailable("libbpf.so.1 is not installed (Debian/Ubuntu package libbpf1)") from None
-        L = ctypes.CDLL(found, use_errno=True)
+        libbpf_so = ctypes.CDLL(found, use_errno=True)
     vp, i, u32, sz = ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_size_t
     sigs = {
         "libbpf_set_print": (vp, [vp]),
@@ -68,9 +70,7 @@ def lib() -> ctypes.CDLL:
         "bpf_object__close": (None, [vp]),
         "bpf_object__next_program": (vp, [vp, vp]),
         "bpf_object__next_map": (vp, [vp, vp]),
-        "bpf_object__find_map_by_name": (vp, [vp, ctypes.c_char_p]),
         "bpf_program__name": (ctypes.c_char_p, [vp]),
-        "bpf_program__section_name": (ctypes.c_char_p, [vp]),
         "bpf_program__set_autoload": (i, [vp, ctypes.c_bool]),
         "bpf_program__set_log_level": (i, [vp, u32]),
         "bpf_program__set_log_buf": (i, [vp, ctypes.c_char_p, sz]),
@@ -84,40 +84,35 @@ def lib() -> ctypes.CDLL:
         "bpf_prog_test_run_opts": (i, [i, ctypes.POINTER(_TestRunOpts)]),
     }
     for fn, (res, args) in sigs.items():
-        f = getattr(L, fn)
+        f = getattr(libbpf_so, fn)
         f.restype, f.argtypes = res, args
-    L.libbpf_set_print(None)
-    _LIB = L
-    return L
+    libbpf_so.libbpf_set_print(None)
+    _LIBRARY = libbpf_so
+    return libbpf_so
 
 
-def _errno() -> int:
+def _last_errno() -> int:
+    """The ``errno`` the last libbpf call left, or 1 (EPERM) when it left none."""
     return ctypes.get_errno() or 1
 
 
-def _err(rc: int) -> int:
+def _errno_of(rc: int) -> int:
     """libbpf 1.x returns ``-errno``; fall back to ``errno`` for plain ``-1``."""
-    return -rc if rc < -1 else _errno()
-
-
-@dataclass
-class LoadResult:
-    """Outcome of loading one program: ``accepted``, the verifier ``log`` text and ``errno``."""
-
-    accepted: bool
-    log: str
-    errno: int = 0
+    return -rc if rc < -1 else _last_errno()
 
 
 class BpfObject:
-    """One opened ELF object (``bpf_object``). Close it with ``close`` (or use ``with``)."""
+    """One opened ELF object (``bpf_object__open_file``). Close it with ``close`` (or use
+    ``with``). Raises ``BpfError`` when ``path`` cannot be opened as a BPF object."""
 
     def __init__(self, path: str) -> None:
-        L = lib()
+        libbpf_so = lib()
         ctypes.set_errno(0)
-        self.ptr = L.bpf_object__open_file(path.encode(), None)
+        self.ptr = libbpf_so.bpf_object__open_file(path.encode(), None)
         if not self.ptr:
-            raise BpfError(f"cannot open `{path}`", _errno())
+            raise BpfError(f"cannot open `{path}`", _last_errno())
+        # INVARIANT: libbpf keeps only a pointer to each log buffer until load; holding them here
+        # keeps them alive that long.
         self._bufs: list = []
 
     def __enter__(self) -> "BpfObject":
@@ -134,12 +129,13 @@ class BpfObject:
             self.ptr = None
 
     def _walk(self, next_fn: str, name_fn: str) -> dict[str, int]:
-        L, out, x = lib(), {}, None
+        """Name -> pointer of every item the libbpf iterator ``next_fn`` yields, in ELF order."""
+        libbpf_so, out, item = lib(), {}, None
         while True:
-            x = getattr(L, next_fn)(self.ptr, x)
-            if not x:
+            item = getattr(libbpf_so, next_fn)(self.ptr, item)
+            if not item:
                 return out
-            out[getattr(L, name_fn)(x).decode()] = x
+            out[getattr(libbpf_so, name_fn)(item).decode()] = item
 
     def programs(self) -> dict[str, int]:
         """Program name -> ``bpf_program`` pointer, in ELF order."""
@@ -153,52 +149,55 @@ class BpfObject:
         """Load only program ``name`` (others not autoloaded) and capture its verifier log at
         ``log_level`` (1 instructions, 2 more detail, 4 statistics: ``BPF_LOG_*`` in bpf.h) into a
         buffer of ``log_size`` bytes, which is returned."""
-        L = lib()
+        libbpf_so = lib()
         buf = ctypes.create_string_buffer(log_size)
         for pname, p in self.programs().items():
-            L.bpf_program__set_autoload(p, pname == name)
+            libbpf_so.bpf_program__set_autoload(p, pname == name)
             if pname == name:
-                L.bpf_program__set_log_level(p, log_level)
-                L.bpf_program__set_log_buf(p, buf, log_size)
+                libbpf_so.bpf_program__set_log_level(p, log_level)
+                libbpf_so.bpf_program__set_log_buf(p, buf, log_size)
         self._bufs.append(buf)
         return buf
 
     def reuse(self, fds: dict[str, int]) -> None:
-        """Before load: make maps of these names use existing map fds (shared across objects)."""
-        L = lib()
+        """Before load: make maps of these names use existing map fds (shared across objects,
+        ``bpf_map__reuse_fd``). Raises ``BpfError`` when libbpf refuses one."""
+        libbpf_so = lib()
         for name, m in self.maps().items():
             if name in fds:
-                rc = L.bpf_map__reuse_fd(m, fds[name])
+                rc = libbpf_so.bpf_map__reuse_fd(m, fds[name])
                 if rc:
-                    raise BpfError(f"cannot reuse map `{name}`", _err(rc))
+                    raise BpfError(f"cannot reuse map `{name}`", _errno_of(rc))
 
     def load(self) -> int:
         """``bpf_object__load``: create maps and load programs. Returns 0 or a positive errno."""
         ctypes.set_errno(0)
         rc = lib().bpf_object__load(self.ptr)
-        return 0 if rc == 0 else _err(rc)
+        return 0 if rc == 0 else _errno_of(rc)
 
     def prog_fd(self, name: str) -> int:
-        """File descriptor of loaded program ``name``."""
+        """File descriptor of loaded program ``name`` (negative when it is not loaded). Raises
+        ``KeyError`` for a name the object does not hold."""
         return lib().bpf_program__fd(self.programs()[name])
 
     def map_fds(self) -> dict[str, int]:
-        """Map name -> file descriptor (after load)."""
-        L = lib()
-        return {n: L.bpf_map__fd(m) for n, m in self.maps().items()}
+        """Map name -> file descriptor (after load; negative for a map not created)."""
+        libbpf_so = lib()
+        return {n: libbpf_so.bpf_map__fd(m) for n, m in self.maps().items()}
 
 
 def update_batch(fd: int, keys: bytes, values: bytes, count: int) -> None:
     """Write ``count`` entries at once (``BPF_MAP_UPDATE_BATCH``, kernel 5.6+); ``keys`` and
-    ``values`` are packed arrays. Falls back to one update per entry when batching is refused."""
-    L = lib()
+    ``values`` are packed arrays of ``count`` equal-sized keys and values. Falls back to one update
+    per entry when batching is refused; raises ``BpfError`` when an update fails."""
+    libbpf_so = lib()
     if count == 0:
         return
     kbuf, vbuf = ctypes.create_string_buffer(keys, len(keys)), ctypes.create_string_buffer(values, len(values))
     n = ctypes.c_uint32(count)
     opts = _BatchOpts(ctypes.sizeof(_BatchOpts), 0, 0)
     ctypes.set_errno(0)
-    rc = L.bpf_map_update_batch(fd, kbuf, vbuf, ctypes.byref(n), ctypes.byref(opts))
+    rc = libbpf_so.bpf_map_update_batch(fd, kbuf, vbuf, ctypes.byref(n), ctypes.byref(opts))
     if rc == 0 and n.value == count:
         return
     ks, vs = len(keys) // count, len(values) // count
@@ -211,11 +210,12 @@ def update(fd: int, key: bytes, value: bytes) -> None:
     ctypes.set_errno(0)
     rc = lib().bpf_map_update_elem(fd, key, value, 0)
     if rc:
-        raise BpfError("map update failed", _err(rc))
+        raise BpfError("map update failed", _errno_of(rc))
 
 
 def lookup(fd: int, key: bytes, value_size: int) -> bytes | None:
-    """``bpf_map_lookup_elem``: the value bytes, or ``None`` when the key is absent."""
+    """``bpf_map_lookup_elem``: the ``value_size`` value bytes, or ``None`` when the key is absent
+    (or the lookup fails)."""
     out = ctypes.create_string_buffer(value_size)
     ctypes.set_errno(0)
     rc = lib().bpf_map_lookup_elem(fd, key, out)
@@ -234,18 +234,20 @@ def test_run(prog_fd: int, ctx: bytes) -> tuple[int, bytes]:
     ctypes.set_errno(0)
     rc = lib().bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
     if rc:
-        raise BpfError("BPF_PROG_TEST_RUN failed", _err(rc))
+        raise BpfError("BPF_PROG_TEST_RUN failed", _errno_of(rc))
     return opts.retval, cin.raw
 
 
 def bpf_available() -> str | None:
     """``None`` when libbpf loads and the kernel lets this process create a map; otherwise the
-    reason (used to skip kernel steps and tests honestly)."""
+    reason (used to skip kernel steps and tests honestly). Never raises."""
     try:
         lib()
     except BpfUnavailable as err:
         return str(err)
-    # BPF_MAP_CREATE of a 1-entry array through the raw syscall (bpf(2), attr layout in bpf.h).
+    # BPF_MAP_CREATE (command 0) of a 1-entry array through the raw syscall (bpf(2); the layout of
+    # union bpf_attr in include/uapi/linux/bpf.h, zero past the fields used). __NR_bpf is 321 on
+    # x86_64 (arch/x86/entry/syscalls/syscall_64.tbl) and 280 on aarch64 (asm-generic/unistd.h).
     libc = ctypes.CDLL(None, use_errno=True)
     attr = (ctypes.c_uint32 * 30)()
     attr[0], attr[1], attr[2], attr[3] = 2, 4, 4, 1  # map_type ARRAY, key 4, value 4, 1 entry

@@ -42,7 +42,8 @@ from fxverify.obligations.base import Context
 from fxverify.source import NO_SPAN, Span
 from fxverify.vocab import AC_OPS, ClassKind
 
-# Operation kinds: values of ``struct fx_op.kind`` in the emitted C (specs/lowering.md section 3).
+#: Operation kinds, in the order of their values in ``struct fx_op.kind`` of the emitted C and in
+#: ``manifest.json`` ``abi.op_kinds`` (the op table of ``specs/lowering.md`` section 3).
 OP_KINDS: tuple[str, ...] = (
     "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
     "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY",
@@ -50,8 +51,10 @@ OP_KINDS: tuple[str, ...] = (
 #: Operation kind -> its value in ``struct fx_op.kind``.
 OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
 
-# Reasons a program defers or denies: values of ``struct fx_event.reason``. ``hb`` is a
-# predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation.
+#: Reasons a program defers or denies, in the order of their values in ``struct fx_event.reason``
+#: and ``manifest.json`` ``abi.reasons`` (``specs/lowering.md`` section 3, "The event"). ``hb`` is a
+#: predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation;
+#: ``internal`` a table lookup that failed (a bug, never a policy verdict).
 REASONS: tuple[str, ...] = (
     "none", "hb", "guard", "internal", codes.HOOK_002, codes.ALIAS_003, codes.ORD_002, codes.XF_004,
     codes.MAP_002, codes.OWN_001, codes.OWN_002, codes.OWN_003, codes.OWN_004, codes.MAP_001,
@@ -60,24 +63,33 @@ REASONS: tuple[str, ...] = (
 #: Reason -> its value in ``struct fx_event.reason``.
 REASON_ID: dict[str, int] = {name: i for i, name in enumerate(REASONS)}
 
+#: A program's decisions, in the order of their values (``struct fx_event.decision`` and the return
+#: value; ``specs/lowering.md`` section 3).
 DECISIONS: tuple[str, ...] = ("proceed", "defer", "deny")
 
-# Flags of an ``OWN`` operation.
+#: Flag bits of an ``OWN`` operation's ``b`` operand (``specs/lowering.md`` section 3, ``OWN`` row):
+#: the edge writes the region, so a lease does not suffice (FX-OWN-001).
 OWN_WRITES = 1
-OWN_SKIP_OWNER = 2  # the edge hands the region off itself; FX-OWN-003 checks the handoff instead
+#: The edge hands the region off itself; FX-OWN-003 checks the handoff instead of the owner.
+OWN_SKIP_OWNER = 2
 
-# Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop.
+#: Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop
+#: (``specs/lowering.md`` sections 2 and 4); any other merge is FX-BPF-003.
 MERGES: tuple[str, ...] = ("last", "sum", "add", "count", "max", "min", "and", "or", "xor", "prod")
 
-MAX_DEVICES = 64  # lease sets are one u64 bit mask per region (specs/lowering.md section 4)
-BPF_MAX_LOOPS = 1 << 23  # bpf_loop's cap on nr_loops (kernel/bpf/bpf_iter.c, BPF_MAX_LOOPS)
+#: Most devices a lowering takes: lease sets are one u64 bit mask per region (``specs/lowering.md``
+#: section 4); more is FX-BPF-003.
+MAX_DEVICES = 64
+#: ``bpf_loop``'s cap on ``nr_loops``, in iterations (``BPF_MAX_LOOPS`` in ``kernel/bpf/bpf_iter.c``).
+BPF_MAX_LOOPS = 1 << 23
 
 
 @dataclass(frozen=True)
 class Op:
-    """One runtime-guard operation of one edge: ``kind`` (``OP_KINDS``), operands ``a``, ``b``,
-    ``c``, ``d`` (meaning per kind, ``specs/lowering.md`` section 3), the ``reason`` reported when
-    it defers or denies, and the ``.fx`` span it comes from."""
+    """One runtime-guard operation of one edge: ``kind`` (an ``OP_KIND`` value), operands ``a``,
+    ``b`` (u32) and ``c``, ``d`` (u64), whose meaning depends on the kind (``specs/lowering.md``
+    section 3; for ``BOUNDS``, ``[c, d)`` is the footprint in bytes), the ``reason``
+    (a ``REASON_ID`` value) reported when it defers or denies, and the ``.fx`` span it comes from."""
 
     kind: int
     a: int = 0
@@ -94,8 +106,9 @@ class Op:
 
 @dataclass(frozen=True)
 class Program:
-    """One program: the hook ``device.hook``, its 0-based ``hook_id`` in the device's hook list,
-    its C function ``name`` and its ``section``."""
+    """One program: the hook ``device.hook`` (``device_id`` is the device's index in
+    ``Plan.devices``, ``hook_id`` the 0-based index of the hook in the device's hook list), its C
+    function ``name`` (a ``c_ident``), its ``section`` on the target and the device's span."""
 
     name: str
     device: str
@@ -130,7 +143,8 @@ class Plan:
     ``ops`` rows ``Op``; ``regions`` rows ``[base, end]`` in bytes; ``owners`` initial owner device
     ids; ``countdown`` initial counter values (indices ``0..n_edges-1`` are predecessor counts).
     ``countdown_what`` says what each counter past the edges counts; ``flags`` what each
-    ``fx_flags`` entry (initially 1) stands for.
+    ``fx_flags`` entry (initially 1) stands for. ``links`` is the number of fabric links (entries
+    of ``fx_links``) and ``max_ops`` the longest op slice (ops run per event).
     """
 
     policy: Policy
@@ -150,7 +164,8 @@ class Plan:
     max_ops: int = 0
 
     def device_id(self, name: str) -> int:
-        """Index of device ``name`` (``fx_edge.device``)."""
+        """Index of device ``name`` in ``devices`` (``fx_edge.device``, ``FX_DEVICE_ID``). Raises
+        ``ValueError`` for a name that is not a device of the plan."""
         return self.devices.index(name)
 
     def programs_of(self, device: str) -> list[Program]:
@@ -161,8 +176,20 @@ class Plan:
         """Policy maps declared in ``device``'s object."""
         return [m for m in self.maps if device in m.devices]
 
+    def max_entries(self, runtime_map: str) -> int:
+        """``max_entries`` of the runtime array map ``runtime_map`` (``fx_edges`` .. ``fx_stats``;
+        not the ``fx_events`` ring buffer, sized in bytes by ``emit_c.RINGBUF_BYTES``): one entry
+        per table row, and at least 1, since the kernel refuses an array map of 0 entries
+        (``array_map_alloc_check`` in ``kernel/bpf/arraymap.c``). ``fx_clock`` has 1 entry and
+        ``fx_stats`` 4 (``[0]`` counts dropped events, the rest are reserved). Raises ``KeyError``
+        for any other name."""
+        rows = {"fx_edges": len(self.edges), "fx_ops": len(self.ops), "fx_regions": len(self.regions),
+                "fx_own": len(self.regions), "fx_countdown": len(self.countdown), "fx_state": len(self.edges),
+                "fx_links": self.links, "fx_clock": 1, "fx_flags": len(self.flags), "fx_stats": 4}[runtime_map]
+        return max(1, rows)
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def c_ident(prefix: str, name: str) -> str:
@@ -179,26 +206,29 @@ def c_ident(prefix: str, name: str) -> str:
         else:
             out.extend(f"_x{b:02x}" for b in ch.encode("utf-8"))
     ident = f"{prefix}{''.join(out)}"
-    assert _IDENT.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
+    assert _C_IDENTIFIER.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
     return ident
 
 
-def _storage(ty: str) -> int:
+def _storage_bytes(ty: str) -> int:
     """Bytes a key or value of declared type ``ty`` takes in a BPF map: 4 or 8 (BPF atomics are
     32- or 64-bit, so narrower types widen to 4; ``device`` is a u32 device index)."""
     return 8 if ty in ("u64", "i64") else 4
 
 
 def _bpf_error(code: Code, msg: str, span: Span, help: str) -> Diagnostic:
+    """A planning error (FX-BPF-002 or FX-BPF-003) underlining ``span``."""
     return diagnostic(code, msg, span, "here", help=help)
 
 
 def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, list[Diagnostic]]:
     """Plan the lowering of ``policy`` for ``target``.
 
-    Returns ``(plan, diagnostics)``; ``plan`` is ``None`` when a diagnostic is an error
-    (FX-BPF-002 for an unrealisable class, FX-BPF-003 for a layout limit). ``proved`` says whether
-    the policy's obligations all hold; when it does not, conflict watches are computed too.
+    ``target`` is one of ``targets.TARGETS``. Returns ``(plan, diagnostics)``; ``plan`` is ``None``
+    when a diagnostic is an error (FX-BPF-002 for an unrealisable class, FX-BPF-003 for more than
+    ``MAX_DEVICES`` devices or a merge outside ``MERGES``). ``proved`` says whether the policy's
+    obligations all hold; when it does not, conflict watches are computed too. Reports problems as
+    diagnostics, never by raising.
     """
     diags: list[Diagnostic] = []
     devices = tuple(d.name for d in policy.devices)
@@ -224,8 +254,8 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
         slots = len(devices) if m.cls.kind is ClassKind.PER_DEVICE else 1
         home = {str(m.cls.device)} if m.cls.kind is ClassKind.LOCAL else set()
         devs = tuple(d for d in devices if d in users[m.name] | home)
-        maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage(m.key_type),
-                            _storage(m.value_type) * slots, slots, real, devs))
+        maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage_bytes(m.key_type),
+                            _storage_bytes(m.value_type) * slots, slots, real, devs))
     programs = []
     taken: set[str] = set()
     for di, d in enumerate(policy.devices):
@@ -242,7 +272,7 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
     return plan, diags
 
 
-def _share(a: Footprint, b: Footprint) -> bool:
+def _share_a_byte(a: Footprint, b: Footprint) -> bool:
     """True when two footprints share a byte: exact for strided ones, by walking the elements of
     the footprint with fewer elements (only used for ``--allow-unproved`` lowerings)."""
     if a.space != b.space or a.hi <= b.lo or b.hi <= a.lo:
@@ -257,13 +287,13 @@ def _share(a: Footprint, b: Footprint) -> bool:
 def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
     """Pairs of edges that conflict and are not ordered by happens-before, as watches
     ``eid -> [(partner, reason)]`` (FX-ORD-002, FX-XF-004, FX-MAP-002)."""
-    pol, g = ctx.policy, ctx.graph
+    pol, graph = ctx.policy, ctx.graph
     out: dict[int, set[tuple[int, int]]] = defaultdict(set)
-    if not g.is_acyclic():
+    if not graph.is_acyclic():
         return {}
 
     def add(a: int, b: int, reason: str) -> None:
-        if a != b and not g.ordered(a, b):
+        if a != b and not graph.ordered(a, b):
             out[a].add((b, REASON_ID[reason]))
             out[b].add((a, REASON_ID[reason]))
 
@@ -279,7 +309,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
                 open_r = [t for t in open_r if t[1].footprint.hi > fp.lo]
                 others = open_w + open_r
             for oid, oacc in others:
-                if not _share(fp, oacc.footprint):
+                if not _share_a_byte(fp, oacc.footprint):
                     continue
                 if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
                     if not (acc.op == oacc.op and acc.op in AC_OPS):
@@ -308,7 +338,7 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
 def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link, from another device: ``reader -> [(writer,
     link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
-    pol, g = ctx.policy, ctx.graph
+    pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
     readers: dict[str, list[tuple[int, int, Footprint]]] = defaultdict(list)
     for e in pol.edges:
@@ -321,13 +351,13 @@ def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     for w in pol.edges:
         if w.dst is None:
             continue
-        links = g.posted_links(w)
+        links = graph.posted_links(w)
         if not links:
             continue
         for _lo, r, fp in readers.get(w.dst.space, ()):
             if fp.lo >= w.dst.hi:
                 break
-            if r == w.eid or pol.edges[r].device == w.device or not _share(fp, w.dst):
+            if r == w.eid or pol.edges[r].device == w.device or not _share_a_byte(fp, w.dst):
                 continue
             for ln in links:
                 out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
@@ -346,8 +376,8 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
     of its readers in between (FX-XF-004, lost accumulation). Segments are cut at the readers'
     bounds, so reads in chunks (a reduce-scatter) cover the bytes together, as the checker's proof
     of FX-XF-004 accepts; shared bytes are compared as intervals, exact for contiguous footprints."""
-    g = ctx.graph
-    acyclic = g.is_acyclic()
+    graph = ctx.graph
+    acyclic = graph.is_acyclic()
     out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
     for items in ctx.accesses_by_space().values():
         reduces = [(e, a) for e, _i, a in items if a.mode is AccessMode.REDUCE]
@@ -362,7 +392,7 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
         for r, ra in reduces:
             fr = ra.footprint
             for w, wa in writes[bisect.bisect_left(wlos, fr.lo - longest):bisect.bisect_left(wlos, fr.hi)]:
-                if w == r or not _share(fr, wa.footprint) or (acyclic and g.hb_before(w, r)):
+                if w == r or not _share_a_byte(fr, wa.footprint) or (acyclic and graph.hb_before(w, r)):
                     continue
                 lo, hi = max(fr.lo, wa.footprint.lo), min(fr.hi, wa.footprint.hi)
                 near = [(y, ya.footprint) for y, ya in reads
@@ -374,12 +404,14 @@ def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]
 
 
 def _fill_tables(plan: Plan) -> None:
+    """Fill ``plan``'s tables: region bounds, owners, counters and each edge's op slice (its start
+    ops, then the end ops other edges' plans give it), in edge id order."""
     pol = plan.policy
     graph = PolicyGraph(pol)
     ctx = Context(pol, graph)
     n = len(pol.edges)
-    rid = {r.name: i for i, r in enumerate(pol.regions)}
-    mid = {m.decl.name: m.index for m in plan.maps}
+    region_id = {r.name: i for i, r in enumerate(pol.regions)}
+    map_id = {m.decl.name: m.index for m in plan.maps}
     plan.regions = [[r.base, r.end] for r in pol.regions]
     plan.links = len(pol.links)
     plan.owners = [plan.device_id(r.owner) for r in pol.regions]
@@ -400,7 +432,7 @@ def _fill_tables(plan: Plan) -> None:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))
             rel = next(x for x in pol.edges[r].releases if x.region == region)
-            start_ops[r].append(Op(OP_KIND["RELEASE"], rid[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
+            start_ops[r].append(Op(OP_KIND["RELEASE"], region_id[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
             for u in others:
                 end_ops[u].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
     # Aggregates wait for every writer of their key.
@@ -417,7 +449,7 @@ def _fill_tables(plan: Plan) -> None:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
             fp = acc.footprint
-            ops.append(Op(OP_KIND["BOUNDS"], rid[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
+            ops.append(Op(OP_KIND["BOUNDS"], region_id[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
         for partner, reason in watches.get(e.eid, ()):
             ops.append(Op(OP_KIND["RUNNING"], partner, 0, reason, 0, 0, e.span))
         for w, link, own_flush in posted.get(e.eid, ()):
@@ -431,39 +463,41 @@ def _fill_tables(plan: Plan) -> None:
         for region, writes in sorted(touched.get(e.eid, {}).items()):
             flags = (OWN_WRITES if writes else 0) | (
                 OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
-            ops.append(Op(OP_KIND["OWN"], rid[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
+            ops.append(Op(OP_KIND["OWN"], region_id[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
         for h in e.handoffs:
-            ops.append(Op(OP_KIND["HANDOFF"], rid[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
+            ops.append(Op(OP_KIND["HANDOFF"], region_id[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                           plan.device_id(h.dst), 0, h.span))
         for ls in e.leases:
-            ops.append(Op(OP_KIND["LEASE"], rid[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003], 0, 0, ls.span))
+            ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
+                          0, 0, ls.span))
         ops += start_ops[e.eid]
         for op in e.map_ops:
-            if op.map not in mid:
+            if op.map not in map_id:
                 continue  # INVARIANT: build_plan stops before this when a map could not be realised
             m = pol.map(op.map)
             key = op.key or 0
             if m.cls.kind is ClassKind.LOCAL:
-                ops.append(Op(OP_KIND["MAPHOME"], mid[op.map], plan.device_id(str(m.cls.device)), REASON_ID[codes.MAP_001], 0, 0, op.span))
+                ops.append(Op(OP_KIND["MAPHOME"], map_id[op.map], plan.device_id(str(m.cls.device)),
+                              REASON_ID[codes.MAP_001], 0, 0, op.span))
             if op.kind is MapOpKind.GUARD:
                 for w in writers.get((op.map, op.key), ()):
                     stale = m.cls.kind is ClassKind.EVENTUAL or (
                         m.cls.kind is ClassKind.CAUSAL and (not graph.is_acyclic() or not graph.hb_before(w, e.eid)))
                     if w != e.eid and stale:
                         ops.append(Op(OP_KIND["STARTED"], w, 0, REASON_ID[codes.MAP_003], 0, 0, op.span))
-                ops.append(Op(OP_KIND["GUARD"], mid[op.map], 0, REASON_ID["guard"], key, op.value or 0, op.span))
+                ops.append(Op(OP_KIND["GUARD"], map_id[op.map], 0, REASON_ID["guard"], key, op.value or 0, op.span))
             elif op.kind is MapOpKind.AGGREGATE and m.cls.kind is ClassKind.PER_DEVICE:
                 ws = [w for w in writers.get((op.map, op.key), ()) if w != e.eid]
                 c = counter(f"writers of `{op.map}[{key}]` before `{e.name}` aggregates it", len(ws))
                 for w in ws:
                     end_ops[w].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[w].span))
-                ops.append(Op(OP_KIND["AGG"], mid[op.map], c, REASON_ID[codes.MAP_004], key, 0, op.span))
+                ops.append(Op(OP_KIND["AGG"], map_id[op.map], c, REASON_ID[codes.MAP_004], key, 0, op.span))
             elif op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE):
                 # An aggregate of a map without slots is one read: FX-MAP-004 is about per_device.
-                ops.append(Op(OP_KIND["READ"], mid[op.map], 0, 0, key, 0, op.span))
+                ops.append(Op(OP_KIND["READ"], map_id[op.map], 0, 0, key, 0, op.span))
             else:
                 kind = OP_KIND["UPDATE"] if op.kind is MapOpKind.UPDATE else OP_KIND["WRITE"]
-                ops.append(Op(kind, mid[op.map], 0, 0, key, op.value or 0, op.span))
+                ops.append(Op(kind, map_id[op.map], 0, 0, key, op.value or 0, op.span))
         for ln in e.flushes:
             ops.append(Op(OP_KIND["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
         for s in sorted(graph.hb.successors(e.eid)):

@@ -3,7 +3,8 @@
 Text: the diagnostics (with ``file:line:col`` and the underlined source line), a one-line summary,
 the verification table (name, device, hook, accepted, instructions processed, peak states) and the
 ``--kernel-run`` agreement counts. JSON: ``{"policy", "target", "output", "proved", "programs":
-[...], "kernel_run", "facts", "diagnostics", "exit_code"}`` with sorted keys.
+[...], "kernel_run", "facts", "diagnostics", "exit_code"}`` with sorted keys. Emits no
+diagnostics.
 """
 
 from __future__ import annotations
@@ -16,12 +17,15 @@ from fxverify.lower.driver import LowerResult
 
 
 def _table(rows: list[list[str]]) -> list[str]:
+    """``rows`` (the first one the header) as left-aligned columns indented by two spaces."""
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
 
 
 def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
-    """Plain text report (no colour). ``stats`` adds stage wall times, which vary between runs."""
+    """Plain text report of ``r`` (no colour), naming ``out_dir`` as the output. ``stats`` adds
+    stage wall times, which vary between runs. Returns the text, ending in a newline when not
+    empty."""
     lines: list = []
     for d in r.diagnostics:
         lines += render_diagnostic(d, r.sources) + [[("", "")]]
@@ -63,7 +67,8 @@ def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
 
 
 def render_json(r: LowerResult, out_dir: str, stats: bool = False) -> str:
-    """The JSON report (sorted keys; ``seconds`` only with ``stats``)."""
+    """The JSON report of ``r`` (sorted keys, two-space indent, ending in a newline; ``seconds``
+    only with ``stats``); ``output`` is ``out_dir`` when the directory was written, else null."""
     obj = {
         "policy": r.policy.name if r.policy else None,
         "path": r.path,

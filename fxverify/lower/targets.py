@@ -2,7 +2,8 @@
 
 Takes a target name, a map declaration or a (device, hook) pair; produces the BPF map type, the
 ELF section of a program and its attach point. A class that a target cannot realise is reported as
-``Unrealisable`` (FX-BPF-002 upstream); it is never downgraded to a weaker map.
+``Unrealisable`` (``plan`` reports it as FX-BPF-002); it is never downgraded to a weaker map.
+Emits no diagnostics.
 
 Sources of the numeric map types:
 - kernel map types: ``enum bpf_map_type`` in ``include/uapi/linux/bpf.h`` (HASH 1, ARRAY 2,
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from fxverify.ir import MapDecl, Policy
 from fxverify.vocab import ClassKind, DeviceKind
 
+#: The runtimes ``fxverify lower --target`` accepts (``specs/lowering.md`` section 2).
 TARGETS: tuple[str, ...] = ("kernel", "bpftime", "dputime")
 
 # enum bpf_map_type (include/uapi/linux/bpf.h)
@@ -29,6 +31,7 @@ BPFTIME_PERGPUTD_ARRAY = 1502
 BPFTIME_GPU_ARRAY = 1503
 BPFTIME_GPU_RINGBUF = 1527
 
+#: Map type number -> its ``BPF_MAP_TYPE_*`` name (bpftime's names for its GPU types).
 MAP_TYPE_NAMES: dict[int, str] = {
     BPF_MAP_TYPE_HASH: "BPF_MAP_TYPE_HASH",
     BPF_MAP_TYPE_ARRAY: "BPF_MAP_TYPE_ARRAY",
@@ -85,7 +88,8 @@ class Section:
     attach: str
 
 
-def _hook_devices(policy: Policy, m: MapDecl) -> set[str]:
+def _user_devices(policy: Policy, m: MapDecl) -> set[str]:
+    """Devices whose edges operate on map ``m``."""
     return {e.device for e in policy.edges for op in e.map_ops if op.map == m.name}
 
 
@@ -93,7 +97,8 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
     """Return the map type that realises ``m``'s consistency class on ``target``.
 
     Rules (``specs/lowering.md`` section 2): a stronger realisation than the class asks is allowed,
-    a weaker one never is. Raises ``Unrealisable`` when no map type gives the class.
+    a weaker one never is. ``target`` is one of ``TARGETS``. Returns the ``MapRealisation``;
+    raises ``Unrealisable`` when no map type gives the class.
     """
     cls = m.cls.kind
     if m.map_type == "ringbuf":
@@ -109,8 +114,8 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
             if m.map_type != "array":
                 raise Unrealisable(f"bpftime has no GPU-resident hash map for `local({m.cls.device})`; declare it an array")
             return MapRealisation(BPFTIME_GPU_ARRAY, "local map of a GPU: bpftime GPU array in device memory")
-        writers_on_gpu = any(policy.device(d).kind is DeviceKind.GPU for d in _hook_devices(policy, m))
-        if cls is ClassKind.LINEARIZABLE and writers_on_gpu and len(_hook_devices(policy, m)) > 1:
+        writers_on_gpu = any(policy.device(d).kind is DeviceKind.GPU for d in _user_devices(policy, m))
+        if cls is ClassKind.LINEARIZABLE and writers_on_gpu and len(_user_devices(policy, m)) > 1:
             raise Unrealisable("bpftime GPU maps give no linearizable read-modify-write shared between a GPU "
                                "and another device")
         return MapRealisation(base, f"{cls.value} map: host shared-memory {m.map_type} with atomic updates")
@@ -125,7 +130,8 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
 
 
 def _gpu_only(policy: Policy, m: MapDecl) -> bool:
-    devs = _hook_devices(policy, m)
+    """True when map ``m`` is used, and only from GPU devices' hooks."""
+    devs = _user_devices(policy, m)
     return bool(devs) and all(policy.device(d).kind is DeviceKind.GPU for d in devs)
 
 
@@ -136,6 +142,8 @@ def section_for(target: str, policy: Policy, device: str, hook: str) -> Section:
     BPF_PROG_TEST_RUN-style invocation (the one program type whose context the caller supplies).
     bpftime: GPU hooks are kprobe/kretprobe on CUDA runtime symbols; others are syscall programs.
     dputime: NIC/DPU ``rx`` hooks are XDP, other NIC/DPU hooks tc; others are syscall programs.
+    (``specs/lowering.md`` section 2, "Hook -> section".) Returns the ``Section``; never raises for
+    a device of ``policy``.
     """
     kind = policy.device(device).kind
     if target == "bpftime" and kind is DeviceKind.GPU:
