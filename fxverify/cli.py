@@ -229,7 +229,7 @@ def lower(
 ) -> None:
     """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
     from fxverify.lower.driver import LowerOptions, lower as run_lower
-    from fxverify.lower.report import render_json, render_text
+    from fxverify.render.lower import render_json, render_text
     from fxverify.smt.backend import SolverOptions
 
     if output.exists() and not output.is_dir():

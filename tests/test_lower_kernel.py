@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from fxverify.diagnostics import codes
 from fxverify.lower import artifacts, libbpf
 from fxverify.lower.driver import LowerOptions, lower
 from fxverify.lower.emit_c import CFile
@@ -67,11 +68,12 @@ def real(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     out = tmp_path_factory.mktemp("real") / "o"
     path = str(ROOT / request.param)
     res = lower(path, str(out), VERIFY_RUN)
-    if res.exit_code == 1 and res.diagnostics and res.diagnostics[0].code == "FX-BPF-001":
+    if res.exit_code == 1 and res.diagnostics and res.diagnostics[0].code is codes.BPF_001:
         res = lower(path, str(out), LowerOptions(kernel_verify=True, kernel_run=True, allow_unproved=True))
     return res, out
 
 
+@pytest.mark.slow
 def test_real_policy_programs_are_accepted(real) -> None:
     res, out = real
     assert res.exit_code == 0, [d.message for d in res.diagnostics]
@@ -83,6 +85,7 @@ def test_real_policy_programs_are_accepted(real) -> None:
         assert p.insns_processed < 50_000
 
 
+@pytest.mark.slow
 def test_real_policy_kernel_run_agrees(real) -> None:
     res, _out = real
     rr = res.run

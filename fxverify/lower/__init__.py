@@ -1,7 +1,8 @@
 """eBPF lowering of proved policies (BRIEF section 7, ``specs/lowering.md``).
 
 Takes a policy path and ``driver.LowerOptions``; produces a lowering directory (the files of
-``specs/lowering.md`` section 5) and a ``driver.LowerResult`` that ``report`` renders. Stages, in
+``specs/lowering.md`` section 5) and a ``driver.LowerResult`` that ``fxverify.render.lower`` renders.
+Stages, in
 pipeline order:
 - ``targets``: target profiles (consistency class -> map type, hook -> section) for ``kernel``,
   ``bpftime`` and ``dputime``;
@@ -14,7 +15,7 @@ pipeline order:
 - ``artifacts``: every file of the output directory, written atomically, plus clang compilation;
 - ``libbpf``/``kernel``: loading into the Linux verifier and BPF_PROG_TEST_RUN;
 - ``differential``: kernel decisions compared with the concrete simulator;
-- ``driver`` runs the stages for ``fxverify lower``; ``report`` renders the result as text or JSON.
+- ``driver`` runs the stages for ``fxverify lower``.
 
 Codes emitted by this package: FX-BPF-001 .. FX-BPF-008 and FX-USE-002 (all from ``driver``,
 FX-BPF-002/003 planned by ``plan``).

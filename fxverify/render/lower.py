@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import json
 
+from fxverify.lower.driver import LowerResult
 from fxverify.render.json import diagnostic_to_json
 from fxverify.render.text import render_diagnostic, to_plain
-from fxverify.lower.driver import LowerResult
 
 
 def _table(rows: list[list[str]]) -> list[str]:
