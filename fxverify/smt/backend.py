@@ -1,4 +1,4 @@
-"""The solver backend protocol, queries and raw results, and the one factory of backends.
+"""The solver backend protocol, queries and raw results.
 
 An obligation encoder produces a ``Query``; a ``Backend`` decides it and returns a ``Result``.
 ``Query.expect`` says which answer proves the obligation: normally ``unsat`` (no violating
