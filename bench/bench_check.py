@@ -57,7 +57,7 @@ def main() -> int:
 
     (pol, _), t_parse = _timed(lambda: load_policy(str(REAL), SourceMap()))
     res, t_check = _timed(lambda: check(str(REAL)))
-    total = len(res.verdicts)
+    total = len(res.outcomes)
     print(f"real policy: {REAL.relative_to(ROOT)}")
     print(f"  edges {len(pol.edges)}, regions {len(pol.regions)}, obligations {total}, solver calls {res.solver_calls}")
     print(f"  verdict {res.verdict.value if res.verdict else 'error'}")
@@ -70,8 +70,8 @@ def main() -> int:
         small.write_text(_reduced(args.reduced_tokens, args.reduced_layers))
         r1, t_pruned = _timed(lambda: check(str(small)))
         r2, t_naive = _timed(lambda: check(str(small), CheckOptions(prune=False)))
-    same = [(v.key, v.status) for v in r1.verdicts] == [(v.key, v.status) for v in r2.verdicts]
-    print(f"reduced policy: {args.reduced_layers} layers, {args.reduced_tokens} tokens, {len(r1.verdicts)} obligations")
+    same = [(v.key, v.verdict) for v in r1.outcomes] == [(v.key, v.verdict) for v in r2.outcomes]
+    print(f"reduced policy: {args.reduced_layers} layers, {args.reduced_tokens} tokens, {len(r1.outcomes)} obligations")
     print(f"  pruned {t_pruned:.2f} s ({r1.solver_calls} solver calls) | naive all-solver {t_naive:.2f} s "
           f"({r2.solver_calls} solver calls) | naive/pruned ratio {t_naive / t_pruned:.1f} | same verdicts: {same}")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -63,7 +63,7 @@ def main() -> int:
             t_check = time.perf_counter() - t1
         verdict = res.verdict.value if res.verdict else "error"
         print(f"{name:<24}{out.summary['edges']:>9}{t_gen:>8.2f}{t_check:>9.1f}{t_check / t_gen:>10.0f}  {verdict} "
-              f"({len(res.verdicts)} obligations, {res.solver_calls} solver calls)")
+              f"({len(res.outcomes)} obligations, {res.solver_calls} solver calls)")
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS {peak:.0f} MiB")
     return 0

@@ -22,6 +22,7 @@ import typer
 from fxverify import __version__
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
+from fxverify.smt.backend import SolverOptions
 from fxverify.source import SourceMap
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -37,6 +38,13 @@ class Format(str, Enum):
     junit = "junit"
     github = "github"
     markdown = "markdown"
+
+
+class LowerFormat(str, Enum):
+    """Report formats of ``lower``."""
+
+    text = "text"
+    json = "json"
 
 
 class FailOn(str, Enum):
@@ -91,8 +99,8 @@ def check(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
     no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    rlimit: int = typer.Option(20_000_000, "--rlimit", min=1, help="Z3 resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(30_000, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Z3 resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
     seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Fail (exit 1) on errors only, or on warnings too."),
@@ -110,7 +118,6 @@ def check(
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
-    from fxverify.smt.backend import SolverOptions
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -223,27 +230,21 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Report format."),
-    rlimit: int = typer.Option(20_000_000, "--rlimit", min=1, help="Z3 resource limit per query."),
+    fmt: LowerFormat = typer.Option(LowerFormat.text, "--format", "-f", help="Report format."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Z3 resource limit per query."),
     stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
 ) -> None:
     """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
-    from fxverify.lower.driver import LowerOptions, lower as run_lower
+    from fxverify.lower.driver import LowerOptions, LowerResult, lower as run_lower
     from fxverify.render.lower import render_json, render_text
-    from fxverify.smt.backend import SolverOptions
 
-    if output.exists() and not output.is_dir():
-        raise _stop(codes.IO_001, f"`-o {output}` exists and is not a directory", "name a folder, new or existing")
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
                         kernel_run=kernel_run, allow_unproved=allow_unproved, solver=SolverOptions(rlimit=rlimit))
     try:
         res = run_lower(str(policy), str(output), opts)
-    except OSError as err:
-        raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}", "name a folder you can write")
-    except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
-        _problems([crash(str(policy), exc)])
-        raise typer.Exit(3)
-    render = render_json if fmt is Format.json else render_text
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001 in the chosen format
+        res = LowerResult(str(policy), SourceMap(), diagnostics=[crash(str(policy), exc)], exit_code=3)
+    render = render_json if fmt is LowerFormat.json else render_text
     sys.stdout.write(render(res, str(output), stats=stats))
     raise typer.Exit(res.exit_code)
 
@@ -258,7 +259,8 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
         sys.stdout.write(list_codes())
         raise typer.Exit(0)
     if code is None:
-        raise _stop(codes.USE_004, "name a code, such as `fxverify explain FX-ORD-002`, or use `--list`")
+        raise _stop(codes.USE_004, "name a code, such as `fxverify explain FX-ORD-002`, or use `--list`",
+                    "`fxverify explain --list` lists every code")
     c = codes.lookup(code.upper())
     if c is None:
         near = difflib.get_close_matches(code.upper(), codes.REGISTRY, n=1)
@@ -271,12 +273,12 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 def init(directory: Path = typer.Argument(..., help="The folder of the new policy repository."),
          action: Optional[str] = typer.Option(None, "--action", help="The fxverify action as owner/repo@ref.")) -> None:
     """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import DEFAULT_ACTION, ScaffoldError, scaffold
+    from fxverify.gate.scaffold import DEFAULT_ACTION, scaffold
 
-    try:
-        written = scaffold(str(directory), action or DEFAULT_ACTION)
-    except ScaffoldError as err:
-        raise _stop(codes.IO_002, str(err))
+    written, problems = scaffold(str(directory), action or DEFAULT_ACTION)
+    if problems:
+        _problems(problems)
+        raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
     typer.echo(f"next: cd {directory} && fxverify check .")
@@ -330,17 +332,40 @@ def gen_prefill(
 
 
 def main() -> None:
-    """Console entry point: run the app and turn any escaped exception into FX-INT-001 (exit 3)."""
+    """Console entry point: run the app; a command line the parser refuses is FX-USE-004 (a missing
+    argument) or FX-USE-005 (anything else), exit 2; any other escaped exception is FX-INT-001,
+    exit 3."""
     try:
-        app()
+        code = app(standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)
     except Exception as exc:  # noqa: BLE001
-        _problems([crash("<command line>", exc)])
-        sys.exit(3)
+        usage = _usage_problem(exc)
+        if usage is None:
+            _problems([crash("<command line>", exc)])
+            sys.exit(3)
+        if usage.code is not codes.USE_004 and type(exc).__name__ == "NoArgsIsHelpError":
+            exc.show()  # type: ignore[attr-defined]  # the parser's own help page, as for a bare `fxverify`
+        else:
+            _problems([usage])
+        sys.exit(2)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _usage_problem(exc: Exception) -> Diagnostic | None:
+    """The diagnostic of a command line the parser refused (click's ``UsageError`` family, found by
+    name: typer ships its own copy of click in some versions), or ``None`` for any other exception."""
+    kinds = {c.__name__ for c in type(exc).__mro__}
+    if "UsageError" not in kinds or not hasattr(exc, "format_message"):
+        return None
+    text = str(exc.format_message()).strip().rstrip(".")
+    message = text[:1].lower() + text[1:]
+    ctx = getattr(exc, "ctx", None)
+    where = f"`{ctx.command_path} --help` lists the options" if ctx is not None else "`fxverify --help` lists the commands"
+    return diagnostic(codes.USE_004 if "MissingParameter" in kinds else codes.USE_005, message, help=where)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
 from fxverify.ir import Policy
-from fxverify.obligations import generate
+from fxverify.obligations.families import generate
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
@@ -171,7 +171,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness) -> D
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
-    confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values)
+    confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
         return internal_error(f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),

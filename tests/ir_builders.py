@@ -201,7 +201,7 @@ def refute(ob: Obligation) -> Witness:
 def replay(pol: Policy, ob: Obligation, w: Witness) -> Violation | None:
     """What the concrete simulator observes when it replays ``w`` (as the pipeline calls it)."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
-    return Simulator(pol).confirm(ob.code, edges, w.schedule, w.address, w.values)
+    return Simulator(pol).confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
 
 
 def overlaps(sched: dict[int, tuple[int, int]], a: int, b: int) -> bool:

@@ -23,7 +23,9 @@ MODULES = {".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__
 
 
 def _imports(name: str, path: Path) -> set[str]:
-    """The fxverify modules that module ``name`` imports (the deepest module each import names)."""
+    """The fxverify modules that module ``name`` imports: the deepest module each import names, and
+    the packages above it (importing ``a.b.c`` runs ``a/b/__init__.py`` too), but not the packages
+    ``name`` itself lives in."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     out: set[str] = set()
     for node in ast.walk(tree):
@@ -39,8 +41,10 @@ def _imports(name: str, path: Path) -> set[str]:
         for t in targets:
             while t and t not in MODULES:
                 t = t.rpartition(".")[0]
-            if t and t != name and t != "fxverify" and not name.startswith(t + "."):
-                out.add(t)
+            while t and t != "fxverify":
+                if t != name and not name.startswith(t + "."):
+                    out.add(t)
+                t = t.rpartition(".")[0]
     return out
 
 

@@ -160,3 +160,34 @@ def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path
     r = run("check", str(tmp_path))
     assert r.returncode == 0, r.stdout
     assert "common.fx:" not in r.stdout.split("main.fx")[-1]
+
+
+@pytest.mark.parametrize("args,code,words", [
+    (["check"], "FX-USE-004", "missing argument"),
+    (["check", OK, "--format", "xml"], "FX-USE-005", "'xml' is not one of"),
+    (["check", OK, "--bogus"], "FX-USE-005", "no such option"),
+    (["lower", OK, "-o", "out", "--format", "sarif"], "FX-USE-005", "'sarif' is not one of"),
+    (["explain"], "FX-USE-004", "name a code"),
+    (["explain", "FX-ORD-02"], "FX-USE-003", "did you mean `FX-ORD-002`"),
+])
+def test_command_line_problems_have_codes(args: list[str], code: str, words: str) -> None:
+    """A command line the parser refuses is a diagnostic of its own code, exit 2, no traceback."""
+    r = run(*args)
+    assert r.returncode == 2 and f"error[{code}]: " in r.stderr and words in r.stderr, r.stderr
+    assert "= help: " in r.stderr and "Traceback" not in r.stdout + r.stderr
+
+
+def test_lower_crash_is_fx_int_001_in_the_chosen_format(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    from fxverify import cli
+    from fxverify.lower import driver
+
+    def boom(*a, **k):
+        raise RuntimeError("invariant broke")
+
+    monkeypatch.setattr(driver, "lower", boom)
+    monkeypatch.setattr(sys, "argv", ["fxverify", "lower", str(ROOT / OK), "-o", str(tmp_path / "o"), "--format", "json"])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 3
+    doc = json.loads(capsys.readouterr().out)
+    assert [d["code"] for d in doc["diagnostics"]] == ["FX-INT-001"] and doc["exit_code"] == 3

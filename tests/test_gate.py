@@ -464,3 +464,35 @@ def test_no_baseline_is_written_after_an_input_error(tmp_path: Path) -> None:
 def test_an_unwritable_baseline_is_fx_io_001(tmp_path: Path) -> None:
     report = _gate(str(ROOT / RACE), write_baseline=str(tmp_path / "no" / "b.json"))
     assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2
+
+
+def test_a_dead_worker_loses_no_result(monkeypatch: pytest.MonkeyPatch, at_root) -> None:
+    """When the worker pool breaks (a worker killed or out of memory), the unfinished policies are
+    checked in this process: every policy still has its result, in input order."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from fxverify.gate import run as gate_run
+
+    files = ["corpus/ordering/ok/kv-offload-ordered.fx", RACE, "corpus/transforms/ok/compress-worst-case.fx"]
+    real_submit = gate_run.ProcessPoolExecutor.submit
+
+    def submit(self, fn, path, *a):
+        if path == RACE:
+            fut: Future = Future()
+            fut.set_exception(BrokenProcessPool("a worker died"))
+            return fut
+        return real_submit(self, fn, path, *a)
+
+    monkeypatch.setattr(gate_run.ProcessPoolExecutor, "submit", submit)
+    results, _stats = gate_run.run_checks(files, gate_run.CheckOptions(), None, jobs=2)
+    assert [r.path for r in results] == files
+    assert [r.verdict.value for r in results] == ["proved", "refuted", "proved"]
+
+
+def test_an_unwritable_dump_file_is_fx_io_001(tmp_path: Path, at_root) -> None:
+    """A dump file that cannot be written (here a folder stands where the file goes) is an
+    unwritable output, exit 2, never an internal error."""
+    (tmp_path / "kv-offload-unordered" / "FX-ORD-001__policy.smt2").mkdir(parents=True)
+    report = _gate(RACE, dump_smt=str(tmp_path), cache_dir=None)
+    assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2

@@ -30,7 +30,7 @@ def test_every_refuted_obligation_carries_a_witness_that_replays(path: Path, at_
     for x in r.refutations:
         w = x.witness
         edges = tuple(w.cycle) if w.cycle else x.edges
-        assert sim.confirm(x.code, edges, w.schedule, w.address, w.values) is not None, x.key
+        assert sim.confirm(x.code, edges, w.schedule, w.address, w.values, w.other_schedule) is not None, x.key
 
 
 def test_the_kernel_differential_reads_the_witnesses(at_root) -> None:
@@ -89,7 +89,7 @@ def test_refutation_edges_name_the_primary_edges(at_root) -> None:
 
 def test_discharge_order_is_obligation_order(at_root) -> None:
     """Outcomes come in obligation order whether an obligation was proved fast or by the solver."""
-    from fxverify.obligations import generate
+    from fxverify.obligations.families import generate
 
     r = check("corpus/maps/fail/lost-owner-update.fx")
     _, obs = generate(r.policy)

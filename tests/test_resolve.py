@@ -437,9 +437,9 @@ ERRORS = [
      "FX-SUP-001", "suppression of `FX-ORD-002` has no reason", 'reason "', "# fx: allow FX-ORD-002"),
     ("suppression-empty-reason", HEAD + '# fx: allow FX-ORD-002 reason ""\n',
      "FX-SUP-001", "has no reason", None, None),
-    ("suppression-malformed", HEAD + "# fx: allow\n", "FX-SUP-001", "malformed suppression", None, None),
+    ("suppression-malformed", HEAD + "# fx: allow\n", "FX-SUP-003", "malformed suppression", None, None),
     ("suppression-unknown-code", HEAD + '# fx: allow FX-ORD-009 reason "x"\n',
-     "FX-TYP-003", "unknown diagnostic code `FX-ORD-009`", "did you mean", None),
+     "FX-SUP-003", "unknown diagnostic code `FX-ORD-009`", "did you mean", None),
     ("huge-range", HEAD + "flow f { for i in 0..10000000000 { edge a[i]: write kv by gpu0.launch } }",
      "FX-LIM-001", "range of 10000000000 iterations exceeds the limit", None, "0..10000000000"),
     ("huge-product", HEAD + "flow f { for i in 0..100000 { for j in 0..100000 { edge a[i][j]: write kv by gpu0.launch } } }",
@@ -656,7 +656,7 @@ def test_internal_and_input_codes_cannot_be_suppressed(tmp_path) -> None:
     pol, diags = load_policy(str(p), SourceMap())
     assert pol is None
     assert [(d.code, d.message) for d in diags] == [
-        ("FX-SUP-001", "`FX-INT-001` cannot be suppressed"), ("FX-SUP-001", "`FX-NAM-001` cannot be suppressed")]
+        ("FX-SUP-003", "`FX-INT-001` cannot be suppressed"), ("FX-SUP-003", "`FX-NAM-001` cannot be suppressed")]
 
 
 def test_map_values_must_fit_their_type(tmp_path) -> None:

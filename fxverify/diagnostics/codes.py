@@ -338,6 +338,18 @@ BPF_008 = _code(
     "the requested step needs clang, libbpf or the bpf() call; without them nothing was compiled or loaded",
     InlineExample("fxverify lower p.fx -o out --kernel-verify   # on a machine without clang or libbpf",
                   "apt-get install clang libbpf1   # or lower with --no-compile", "command"))
+BPF_009 = _code(
+    "FX-BPF-009", F.LOWERING, _W, "lowered without a proof",
+    "`--allow-unproved` lowered a policy that is not proved; every artifact is stamped UNPROVED",
+    "such programs enforce rules the checker found broken; they are for tests and experiments only",
+    InlineExample("fxverify lower corpus/ordering/fail/kv-offload-unordered.fx -o out --allow-unproved",
+                  "fxverify lower corpus/ordering/ok/kv-offload-ordered.fx -o out", "command"))
+BPF_010 = _code(
+    "FX-BPF-010", F.LOWERING, _W, "objects not compiled",
+    "clang is not installed, so only the C sources were written",
+    "without objects nothing can be loaded; the C can still be reviewed or compiled elsewhere",
+    InlineExample("fxverify lower p.fx -o out   # on a machine without clang",
+                  "apt-get install clang   # or pass --no-compile to ask for C only", "command"))
 # ---- input: syntax ----------------------------------------------------------------------------
 SYN_001 = _code(
     "FX-SYN-001", F.SYNTAX, _E, "unexpected token", "the parser met a token it did not expect", _INPUT_WHY,
@@ -361,7 +373,8 @@ NAM_002 = _code(
     InlineExample("device gpu0: gpu hooks [launch]\ndevice gpu0: gpu hooks [launch]",
                   "device gpu0: gpu hooks [launch]\ndevice gpu1: gpu hooks [launch]"))
 NAM_003 = _code(
-    "FX-NAM-003", F.NAMES, _E, "include not found", "an included file does not exist", _INPUT_WHY,
+    "FX-NAM-003", F.NAMES, _E, "file not found",
+    "the policy file or a file it includes does not exist or cannot be read", _INPUT_WHY,
     InlineExample('include "fabirc.fx"', 'include "fabric.fx"'))
 NAM_004 = _code(
     "FX-NAM-004", F.NAMES, _E, "include outside the repository",
@@ -441,6 +454,13 @@ SUP_002 = _code(
     "a suppression that matches nothing hides the next finding on that line without anyone noticing",
     InlineExample('edge attn: write kv by gpu0.launch  # fx: allow FX-ORD-002 reason "old race, since fixed"',
                   "edge attn: write kv by gpu0.launch"))
+SUP_003 = _code(
+    "FX-SUP-003", F.SUPPRESSIONS, _E, "malformed suppression",
+    "an inline suppression cannot be read, names a code that does not exist, or names a code that cannot be "
+    "suppressed (only obligation findings and unknown verdicts can)",
+    "a suppression that does not say exactly what it accepts is either ignored or accepts the wrong thing",
+    InlineExample('edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-02 reason "drained"',
+                  'edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-002 reason "drained"'))
 # ---- command line and gate --------------------------------------------------------------------
 USE_001 = _code(
     "FX-USE-001", F.USAGE, _E, "no policy files",
@@ -459,6 +479,10 @@ USE_004 = _code(
     "FX-USE-004", F.USAGE, _E, "missing argument",
     "a command needs an argument that was not given", _USE_WHY,
     InlineExample("fxverify explain", "fxverify explain FX-ORD-002   # or: fxverify explain --list", "command"))
+USE_005 = _code(
+    "FX-USE-005", F.USAGE, _E, "invalid command line",
+    "an option or argument is unknown, or its value is not one the command accepts", _USE_WHY,
+    InlineExample("fxverify check . --format xml", "fxverify check . --format junit", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",

@@ -2,8 +2,8 @@
 findings (specs/output.md, "Suppressions").
 
 ``read_suppressions`` takes the comments of one file (from ``syntax.parse.scan_comments``) and
-returns the ``Suppression``s they declare, with FX-SUP-001 (malformed, no reason, not a finding's
-code) and FX-TYP-003 (unknown code) diagnostics. ``apply_suppressions`` marks the findings a
+returns the ``Suppression``s they declare, with FX-SUP-001 (no reason) and FX-SUP-003 (unreadable,
+an unknown code, or a code that is not a finding's) diagnostics. ``apply_suppressions`` marks the findings a
 suppression accepts (``Diagnostic.suppressed_reason``) and adds FX-SUP-002 for every suppression
 that matched nothing. Only obligation findings and unknown verdicts can be suppressed
 (``codes.Family.suppressible``).
@@ -53,7 +53,7 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
         line = sf.line_col(start)[0]
         a = _ALLOW_RE.match(m.group("rest"))
         if a is None or a.group("tail"):
-            diags.append(diagnostic(codes.SUP_001, "malformed suppression", span, "cannot read this", help=f"write {_FORM}"))
+            diags.append(diagnostic(codes.SUP_003, "malformed suppression", span, "cannot read this", help=f"write {_FORM}"))
             continue
         names = [c.strip() for c in a.group("codes").split(",")]
         reason = a.group("reason")
@@ -66,11 +66,11 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
             code = codes.lookup(name)
             if code is None:
                 near = difflib.get_close_matches(name, sorted(codes.REGISTRY), n=1, cutoff=0.5)
-                diags.append(diagnostic(codes.TYP_003, f"unknown diagnostic code `{name}`", span, "not a fxverify code",
+                diags.append(diagnostic(codes.SUP_003, f"unknown diagnostic code `{name}`", span, "not a fxverify code",
                                         help=f"did you mean `{near[0]}`?" if near else "`fxverify explain` lists the codes"))
                 continue
             if not code.family.suppressible:
-                diags.append(diagnostic(codes.SUP_001, f"`{code}` cannot be suppressed", span, "not a finding",
+                diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed", span, "not a finding",
                                         help="only obligation findings (and unknown verdicts) can be suppressed; "
                                              "fix input errors, and report internal errors"))
                 continue

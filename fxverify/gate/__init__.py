@@ -20,12 +20,12 @@ from typing import Protocol
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Severity
-from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
 from fxverify.gate.baseline import BaselineEntry, BaselineError, apply_baseline, dump_baseline, entries_from, read_baseline
-from fxverify.gate.cache import CacheStats
+from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
 from fxverify.gate.report import BaselineOutcome, GateOptions, Report
-from fxverify.gate.run import run_checks
+from fxverify.gate.run import crashed, run_checks
 from fxverify.pipeline import CheckOptions
 from fxverify.result import CheckResult
 
@@ -135,12 +135,18 @@ def _run_dumping(files: list[str], req: GateRequest) -> tuple[list[CheckResult],
             codes.IO_001, f"cannot write the SMT-LIB dump into `{req.dump_smt}`: {err.strerror or err}",
             help="name a folder you can write")
     results: list[CheckResult] = []
-    cache = CacheStats()
+    stats = CacheStats()
+    store = ResultCache(req.cache_dir) if req.cache_dir else None
     for f in files:
-        r, s = run_checks([f], replace(req.check, dump_smt=dirs[f]), req.cache_dir, 1)
-        results += r
-        cache.add(s)
-    return results, cache, sum(r.seconds for r in results), None
+        try:
+            results.append(check_cached(f, replace(req.check, dump_smt=dirs[f]), store, stats))
+        except OSError as err:
+            return [], stats, 0.0, diagnostic(
+                codes.IO_001, f"cannot write the SMT-LIB dump into `{dirs[f]}`: {err.strerror or err}",
+                help="name a folder you can write")
+        except Exception as exc:  # noqa: BLE001 - any other escape is a bug, reported as FX-INT-001
+            results.append(crashed(f, crash(f, exc)))
+    return results, stats, sum(r.seconds for r in results), None
 
 
 def dump_dirs(files: list[str], root: str) -> dict[str, str]:

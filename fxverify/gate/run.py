@@ -5,7 +5,8 @@ policies run in a process pool (each worker returns a ``WorkerOutcome``, the res
 as the cache stores it, collected in input order), and a single policy has its solver queries
 decided by the pool; either way the report's bytes do not depend on ``jobs``. A check that raises
 becomes a result holding its FX-INT-001 diagnostic (``crashed``), the one representation of a
-crash in every format. Emits FX-INT-001 only.
+crash in every format. When a worker dies (killed, out of memory), the policies it left unfinished
+are checked in this process instead, so no result is lost. Emits FX-INT-001 only.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 from fxverify.diagnostics.model import Diagnostic, crash
@@ -96,8 +98,22 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
         if on_done is not None:
             for f, fut in zip(files, futures):
                 fut.add_done_callback(lambda _fut, f=f: on_done(f))
-        for fut in futures:
-            out: WorkerOutcome = fut.result()
+        for f, fut in zip(files, futures):
+            try:
+                out: WorkerOutcome = fut.result()
+            except BrokenProcessPool:
+                # A worker died (killed, out of memory): every policy not finished by then is
+                # checked again here, so the others' results are kept.
+                results.append(_in_process(f, options, cache_dir, stats))
+                continue
             stats.add(out.stats)
             results.append(out.result())
     return results, stats
+
+
+def _in_process(path: str, options: CheckOptions, cache_dir: str | None, stats: CacheStats) -> CheckResult:
+    """Check ``path`` in this process; a raise is that policy's FX-INT-001."""
+    try:
+        return check_cached(path, options, ResultCache(cache_dir) if cache_dir else None, stats)
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
+        return crashed(path, crash(path, exc))

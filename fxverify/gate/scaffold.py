@@ -4,8 +4,8 @@ Takes a target folder and the reference of the fxverify GitHub Action; produces 
 new policy repository: an example policy that fxverify proves, a pre-commit configuration whose
 hook runs ``fxverify check``, a GitHub Actions workflow that uses the fxverify action (SARIF upload
 and a Markdown job summary), and a README that explains the gate. Existing files are never
-overwritten. Emits no diagnostics; ``ScaffoldError`` (an environment failure) names the files
-that already exist.
+overwritten. Emits FX-IO-002 (files already there: nothing is written) and FX-IO-001 (the folder
+cannot be written).
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from pathlib import Path
 
 from fxverify import __version__
 from fxverify.atomic import replace_atomically
-from fxverify.errors import FxError
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic, diagnostic
 
 #: The fxverify action, as ``owner/repository@ref``; ``fxverify init --action`` points elsewhere
 #: (a fork or an internal mirror).
@@ -135,10 +136,6 @@ Results are cached in your user cache folder: re-checking unchanged policies sol
 """
 
 
-class ScaffoldError(FxError):
-    """``fxverify init`` would overwrite files, or cannot write the folder."""
-
-
 def files(action: str = DEFAULT_ACTION) -> dict[str, str]:
     """The scaffold: relative path -> text."""
     return {
@@ -149,22 +146,22 @@ def files(action: str = DEFAULT_ACTION) -> dict[str, str]:
     }
 
 
-def scaffold(target: str, action: str = DEFAULT_ACTION) -> list[str]:
-    """Write the scaffold into ``target`` (created if missing). Returns the paths written, sorted.
-
-    Raises ``ScaffoldError`` if any file already exists (nothing is written then) or cannot be
-    written.
-    """
+def scaffold(target: str, action: str = DEFAULT_ACTION) -> tuple[list[str], list[Diagnostic]]:
+    """Write the scaffold into ``target`` (created if missing). Returns the paths written, sorted,
+    and the diagnostics: FX-IO-002 when any file already exists (nothing is written then), FX-IO-001
+    when the folder cannot be written."""
     plan = files(action)
     root = Path(target)
     existing = sorted(p for p in plan if (root / p).exists())
     if existing:
-        raise ScaffoldError(f"`{target}` already has {', '.join(f'`{p}`' for p in existing)}; nothing was written")
+        return [], [diagnostic(codes.IO_002, f"`{target}` already has {', '.join(f'`{p}`' for p in existing)}; "
+                               "nothing was written", help="scaffold into a new folder")]
     try:
         for rel, text in sorted(plan.items()):
             path = root / rel
             os.makedirs(path.parent, exist_ok=True)
             replace_atomically(str(path), text.encode("utf-8"))
     except OSError as err:
-        raise ScaffoldError(f"cannot write into `{target}`: {err.strerror or err}") from None
-    return sorted(str(root / p) for p in plan)
+        return [], [diagnostic(codes.IO_001, f"cannot write into `{target}`: {err.strerror or err}",
+                               help="name a folder you can write")]
+    return sorted(str(root / p) for p in plan), []

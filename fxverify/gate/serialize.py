@@ -81,7 +81,7 @@ def diagnostic_from_record(v: dict[str, Any]) -> Diagnostic:
 def _witness(w: Witness) -> dict[str, Any]:
     return {"schedule": [[e, s, f] for e, (s, f) in sorted(w.schedule.items())], "address": w.address, "space": w.space,
             "elements": [[e, k] for e, k in sorted(w.elements.items())], "values": [[k, v] for k, v in w.values.items()],
-            "cycle": list(w.cycle)}
+            "cycle": list(w.cycle), "other": [[e, s, f] for e, (s, f) in sorted(w.other_schedule.items())]}
 
 
 def _unwitness(v: dict[str, Any]) -> Witness:
@@ -89,7 +89,8 @@ def _unwitness(v: dict[str, Any]) -> Witness:
                    address=None if v["address"] is None else int(v["address"]), space=v["space"],
                    elements={int(e): int(k) for e, k in v["elements"]},
                    values={str(k): x if isinstance(x, str) else int(x) for k, x in v["values"]},
-                   cycle=[int(e) for e in v["cycle"]])
+                   cycle=[int(e) for e in v["cycle"]],
+                   other_schedule={int(e): (int(s), int(f)) for e, s, f in v["other"]})
 
 
 def result_to_record(r: CheckResult) -> dict[str, Any]:

@@ -5,21 +5,24 @@ Takes a policy path and ``LowerOptions``; returns a ``LowerResult`` with the dia
 verification rows and the run report, and writes the output directory atomically. Codes emitted:
 FX-BPF-001 (not proved), FX-BPF-002/003 (from ``plan``), FX-BPF-004 (verifier rejection),
 FX-BPF-005 (clang failure), FX-BPF-006 (kernel/simulator disagreement), FX-BPF-007 (lowering fact
-not proved), FX-BPF-008 (toolchain unavailable), FX-USE-002 (``--kernel-*`` with a target other
-than ``kernel``); plus every input and obligation code of ``check``.
+not proved), FX-BPF-008 (toolchain unavailable), FX-BPF-009 (warning: lowered without a proof,
+under ``--allow-unproved``), FX-BPF-010 (warning: no clang, C only), FX-IO-001 (the output folder
+cannot be written), FX-USE-002 (``--kernel-*`` with a target other than ``kernel``); plus every
+input and obligation code of ``check``, and its FX-INT-001.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.codes import Code, Severity
+from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.ir import Policy
-from fxverify.lower import artifacts
+from fxverify.lower import artifacts, libbpf
 from fxverify.lower.differential import RunReport, run_proved, run_refuted
 from fxverify.lower.emit_c import emit_device
 from fxverify.lower.facts import Fact, discharge_facts
@@ -67,22 +70,29 @@ class LowerResult:
     seconds: dict[str, float] = field(default_factory=dict)
 
 
-def _diag(code: Code, msg: str, policy: Policy | None, help: str, notes: tuple[str, ...] = (),
-          warning: bool = False) -> Diagnostic:
-    """A lowering diagnostic at the policy's declaration; ``warning`` lowers its severity (the
-    refusal FX-BPF-001 becomes a warning under ``--allow-unproved``)."""
+def _diag(code: Code, msg: str, policy: Policy | None, help: str, notes: tuple[str, ...] = ()) -> Diagnostic:
+    """A lowering diagnostic at the policy's declaration."""
     span = policy.span if policy is not None else NO_SPAN
-    d = diagnostic(code, msg, span if span != NO_SPAN else None, "policy", notes=notes, help=help)
-    return replace(d, severity=Severity.WARNING) if warning else d
+    return diagnostic(code, msg, span if span != NO_SPAN else None, "policy", notes=notes, help=help)
 
 
 def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
-    """Lower the policy at ``path`` into ``out_dir``. Never raises for user input; environment
-    failures of the kernel steps become FX-BPF-008 (exit 2). Bugs propagate (FX-INT-001 in the CLI)."""
+    """Lower the policy at ``path`` into ``out_dir``. Never raises for user input: a missing libbpf
+    or ``bpf()`` permission is FX-BPF-008 (exit 2), an output folder that cannot be written
+    FX-IO-001 (exit 2), and a check that broke an invariant keeps its FX-INT-001 (exit 3). Other
+    exceptions are bugs (FX-INT-001 in the command line)."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        return LowerResult(path, SourceMap(), diagnostics=[diagnostic(
+            codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")],
+            exit_code=2)
     t0 = time.perf_counter()
     res = check(path, CheckOptions(solver=opts.solver))
     out = LowerResult(path, res.sources, res.policy, diagnostics=[])
     out.seconds["check"] = time.perf_counter() - t0
+    if res.internal_error:
+        out.diagnostics = res.diagnostics
+        out.exit_code = 3
+        return out
     if res.policy is None:
         out.diagnostics = res.diagnostics
         out.exit_code = 2
@@ -98,9 +108,8 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
                                          "tests and experiments only"))
             out.exit_code = 1
             return out
-        out.diagnostics.append(_diag(codes.BPF_001, f"lowering `{pol.name}` although it is not proved ({listed}); "
-                                     "every artifact is stamped UNPROVED", pol,
-                                     "never deploy these programs", warning=True))
+        out.diagnostics.append(_diag(codes.BPF_009, f"lowering `{pol.name}` although it is not proved ({listed}); "
+                                     "every artifact is stamped UNPROVED", pol, "never deploy these programs"))
     if opts.target != "kernel" and (opts.kernel_verify or opts.kernel_run):
         out.diagnostics.append(_diag(codes.USE_002, f"--kernel-verify and --kernel-run load programs into Linux; "
                                      f"target `{opts.target}` is not loadable there", pol, "use `--target kernel`"))
@@ -113,7 +122,11 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         out.exit_code = 1
         return out
     out.plan = plan
-    out.facts = discharge_facts(plan, open_backend(opts.solver))
+    solver = open_backend(opts.solver)
+    try:
+        out.facts = discharge_facts(plan, solver)
+    finally:
+        solver.close()
     for f in out.facts:
         if f.status != "proved":
             out.diagnostics.append(_diag(codes.BPF_007, f"lowering fact `{f.key}` is {f.status}: {f.what}", pol, f.detail))
@@ -132,8 +145,8 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
                                              "install clang (Debian/Ubuntu: `apt-get install clang`)"))
                 out.exit_code = 2
                 return out
-            out.diagnostics.append(_diag(codes.BPF_008, "clang is not installed: only C sources were written", pol,
-                                         "install clang, or pass --no-compile", warning=True))
+            out.diagnostics.append(_diag(codes.BPF_010, "clang is not installed: only C sources were written", pol,
+                                         "install clang, or pass --no-compile"))
         else:
             t2 = time.perf_counter()
             clang_ver = artifacts.clang_version()
@@ -148,14 +161,18 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
             out.seconds["compile"] = time.perf_counter() - t2
     verdicts = Counter(v.verdict.value for v in res.outcomes)
     files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver)
-    artifacts.write_dir(out_dir, files)
+    try:
+        artifacts.write_dir(out_dir, files)
+    except OSError as err:
+        out.diagnostics.append(diagnostic(codes.IO_001, f"cannot write `{out_dir}`: {err.strerror or err}",
+                                          help="name a folder you can write"))
+        out.exit_code = 2
+        return out
     out.written = True
     if any(d.is_error for d in out.diagnostics):
         out.exit_code = 1
         return out
     if opts.kernel_verify or opts.kernel_run:
-        from fxverify.lower import libbpf
-
         why = libbpf.bpf_available()
         if why is not None:
             out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {why}", pol,
@@ -163,7 +180,13 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
             out.exit_code = 2
             return out
         t3 = time.perf_counter()
-        out.programs = verify_dir(out_dir)
+        try:
+            out.programs = verify_dir(out_dir)
+        except libbpf.BpfUnavailable as err:
+            out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {err}", pol,
+                                         "install libbpf (Debian/Ubuntu: `apt-get install libbpf1`)"))
+            out.exit_code = 2
+            return out
         out.seconds["kernel_verify"] = time.perf_counter() - t3
         for p in out.programs:
             if not p.accepted:

@@ -344,9 +344,7 @@ class FinalOwner(_Own):
             return int(result.value(s_h, 0)), int(result.value(f_h, 1))
         sched = {h: times(h, "__1") for h in self.hs}
         other = {h: times(h, "__2") for h in self.hs}
-        w = Witness(schedule=sched, values={"region": self.region})
-        w.values["other_schedule"] = ";".join(f"{h}:{a}:{b}" for h, (a, b) in sorted(other.items()))
-        return w
+        return Witness(schedule=sched, values={"region": self.region}, other_schedule=other)
 
     def message(self, w: Witness) -> str:
         if self.declared is not None:

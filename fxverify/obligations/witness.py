@@ -17,7 +17,8 @@ class Witness:
     ``schedule`` maps edge ids to ``(start, finish)`` in ns. ``address``/``space`` locate a shared
     byte; ``elements`` maps edge ids to the element index of their footprint containing it.
     ``values`` carries named extras (input bytes, owners, map keys). ``cycle`` lists edge ids of an
-    HB cycle (FX-ORD-001).
+    HB cycle (FX-ORD-001). ``other_schedule`` is a second schedule, for a violation that needs two
+    (a final owner that differs between schedules, FX-OWN-005).
     """
 
     schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -26,3 +27,4 @@ class Witness:
     elements: dict[int, int] = field(default_factory=dict)
     values: dict[str, int | str] = field(default_factory=dict)
     cycle: list[int] = field(default_factory=list)
+    other_schedule: dict[int, tuple[int, int]] = field(default_factory=dict)

@@ -3,9 +3,12 @@
 Takes an ``ir.Policy`` and a concrete schedule (edge id -> ``(start, finish)`` in ns) and reports
 every violation that the schedule exhibits, by executing the execution model of BRIEF section 2
 event by event. It is written from that model, not from the SMT encoding: it imports nothing from
-``fxverify.smt`` or ``fxverify.obligations``, recomputes happens-before from ``after`` clauses and
-streams by its own search, routes transfers by its own breadth-first search (``world``), and
-recomputes worst-case transform sizes from the codecs' published bounds (``static_rules``).
+``fxverify.smt`` or ``fxverify.obligations`` (but the ``Witness`` it replays), recomputes
+happens-before from ``after`` clauses and streams by its own search, routes transfers by its own
+breadth-first search (``world``), and recomputes worst-case transform sizes with its own integer
+arithmetic (``static_rules``). The one fact it shares with the encoder is each codec's bound
+formula, defined once in ``vocab.CODECS`` and checked against the values the codecs' own headers
+give (``tests/test_simulate.py``).
 
 Uses:
 - ``Simulator.confirm`` replays a counterexample before it is shown (BRIEF section 5);
@@ -43,9 +46,11 @@ class Simulator(World):
 
     # -- replay and brute force ----------------------------------------------------------------
     def confirm(self, code: Code, edges: tuple[int, ...], sched: Schedule, address: int | None = None,
-                values: dict | None = None) -> Violation | None:
-        """Replay a counterexample: return the matching violation the simulator observes, or
-        ``None`` when the witness does not exhibit ``code`` (which is an internal error upstream)."""
+                values: dict | None = None, other: Schedule | None = None) -> Violation | None:
+        """Replay a counterexample: ``sched`` (and ``other``, the second schedule of a final owner
+        that differs between schedules), the shared byte ``address`` and named ``values``. Returns
+        the matching violation the simulator observes, or ``None`` when the witness does not exhibit
+        ``code`` (which is an internal error upstream)."""
         values = values or {}
         if code == codes.ORD_001:
             cyc = list(edges)
@@ -57,11 +62,7 @@ class Simulator(World):
             region = str(values["region"])
             finals = self.final_owners(region, sched)
             return Violation(code, edges, detail=region) if any(d != values["declared"] for d in finals) else None
-        if code == codes.OWN_005 and "other_schedule" in values:
-            other: Schedule = {}
-            for item in str(values["other_schedule"]).split(";"):
-                h, s, f = (int(x) for x in item.split(":"))
-                other[h] = (s, f)
+        if code == codes.OWN_005 and other:
             if self.check_schedule(sched) or self.check_schedule(other):
                 return None
             region = str(values["region"])

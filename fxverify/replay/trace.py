@@ -80,13 +80,10 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                          kind=d["kind"], detail=d["detail"], span=d["e"].span, owner_before=d.get("owner_before"),
                          owner_after=d.get("owner_after"), violation=i == mark)
               for i, (_k, d) in enumerate(raw)]
-    facts = tuple((k, str(val)) for k, val in sorted(w.values.items()) if k != "other_schedule")
-    if "other_schedule" in w.values:
+    facts = tuple((k, str(val)) for k, val in sorted(w.values.items()))
+    if w.other_schedule:
         # A non-unique final owner needs two schedules: the events show one, this line the other.
-        other = []
-        for item in str(w.values["other_schedule"]).split(";"):
-            eid, s, f = (int(x) for x in item.split(":"))
-            other.append(f"`{policy.edges[eid].name}` [{s}, {f})")
+        other = [f"`{policy.edges[eid].name}` [{s}, {f})" for eid, (s, f) in sorted(w.other_schedule.items())]
         facts += (("other schedule", ", ".join(other)),)
     if w.address is not None:
         facts = (("address", f"{w.address:#x}"), ("space", str(w.space))) + facts

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from fxverify.ir import Compress, Handoff
-from fxverify.obligations import generate
+from fxverify.obligations.families import generate
 from fxverify.obligations.alias import Bounds
 from fxverify.obligations.hooks import NoPath, UndeclaredHook
 from fxverify.obligations.maps import LocalMap, PerDeviceRead

@@ -1,0 +1,27 @@
+"""The benchmarks under bench/ run (at small sizes) and print what they measure: a benchmark that
+no longer runs measures nothing. They are scripts, not timed tests: nothing here asserts a time."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+RUNS = {
+    "bench_check.py": ["--reduced-layers", "1", "--reduced-tokens", "64"],
+    "bench_gen.py": ["--tokens", "64", "--only", "llama-3.1-8b"],
+    "bench_cache.py": ["--jobs", "2", "--paths", "corpus/ordering/ok"],
+    "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(RUNS))
+def test_benchmark_runs(script: str) -> None:
+    r = subprocess.run([sys.executable, str(ROOT / "bench" / script), *RUNS[script]], cwd=ROOT,
+                       capture_output=True, text=True, timeout=1200)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.strip() and "Traceback" not in r.stderr
