@@ -22,6 +22,8 @@ import typer
 from fxverify import __version__
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
+from fxverify.gen import KV_DTYPES
+from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
 from fxverify.source import SourceMap
 
@@ -212,13 +214,8 @@ class ProgressBar:
             self.bar.__exit__(*exc)
 
 
-def _targets() -> type[Enum]:
-    from fxverify.lower.targets import TARGETS
-
-    return Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[return-value]
-
-
-Target = _targets()
+#: Lowering targets (BRIEF section 7), as the lowering defines them.
+Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
 
 @app.command()
@@ -289,12 +286,8 @@ gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
 app.add_typer(gen_app, name="gen")
 
 
-class KvDtype(str, Enum):
-    """Dtypes of the spilled KV cache (``--kv-dtype``)."""
-
-    bf16 = "bf16"
-    fp16 = "fp16"
-    fp8 = "fp8"
+#: Dtypes of the spilled KV cache (``--kv-dtype``), as the generator defines them.
+KvDtype = Enum("KvDtype", {d: d for d in KV_DTYPES}, type=str)  # type: ignore[misc]
 
 
 @gen_app.command("prefill")
@@ -305,7 +298,7 @@ def gen_prefill(
     tokens: int = typer.Option(8192, "--tokens", help="Prompt tokens of the request."),
     block_tokens: int = typer.Option(16, "--block-tokens", help="Tokens per KV-cache block."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree (GPUs)."),
-    kv_dtype: KvDtype = typer.Option(KvDtype.fp8, "--kv-dtype", help="Dtype of the KV spilled to CXL."),
+    kv_dtype: KvDtype = typer.Option(KvDtype("fp8"), "--kv-dtype", help="Dtype of the KV spilled to CXL."),  # type: ignore[valid-type]
     spill: Optional[str] = typer.Option(None, "--spill", help="Fraction of layers whose KV spills to CXL [default: 0.25 with --cxl, else 0]."),
     disaggregate: bool = typer.Option(False, "--disaggregate", help="Send the KV to a remote decode node through a NIC or DPU."),
     unroll: bool = typer.Option(False, "--unroll", help="Emit concrete edges instead of edge families."),

@@ -15,3 +15,7 @@ The stages of ``fxverify gen prefill``, each a module:
 Every stage returns its result plus diagnostics; ``InputProblem`` carries a diagnostic only from
 deep inside a stage to its entry point, and bad input never becomes a traceback.
 """
+
+#: Dtypes the spilled KV cache may have (``--kv-dtype``): fp8 with per-group fp32 scales, or 16-bit.
+#: Defined with the package, which imports nothing else, so the command line offers them cheaply.
+KV_DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8")

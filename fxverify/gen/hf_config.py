@@ -37,7 +37,7 @@ TORCH_DTYPES: dict[str, str] = {
     "bfloat16": "bf16", "float16": "fp16", "half": "fp16", "float32": "fp32", "float": "fp32",
 }
 #: Bytes of one block scale of fp8 block quantization: scales are fp32 (``weight_scale_inv``).
-SCALE_BYTES = dtype_bits("fp32") // 8
+SCALE_BYTES = dtype_bits("fp32") // 8  # one fp32 scale per quantization block
 WHAT = "a Hugging Face config.json"
 
 

@@ -22,6 +22,7 @@ from fractions import Fraction
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import diagnostic
+from fxverify.gen import KV_DTYPES
 from fxverify.gen.cxl_list import CxlFabric, Window
 from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem
@@ -259,6 +260,9 @@ def plan_prefill(m: ModelSpec, topo: Topology | None, cxl: CxlFabric | None, o: 
 
 def _sizes(m: ModelSpec, cxl: CxlFabric | None, o: PrefillOptions) -> Sizes:
     """Check the options against the model and size everything on one rank (FX-GEN-004)."""
+    if o.kv_dtype not in KV_DTYPES:
+        raise InputProblem(diagnostic(codes.GEN_004, f"--kv-dtype {o.kv_dtype} is not one of {', '.join(KV_DTYPES)}",
+                                      help="spilled KV blocks are fp8 (with per-group scales), bf16 or fp16"))
     if o.tokens < 1 or o.block_tokens < 1:
         raise InputProblem(diagnostic(codes.GEN_004, "--tokens and --block-tokens must be positive",
                                       help="for example --tokens 8192 --block-tokens 16"))

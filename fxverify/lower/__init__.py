@@ -17,6 +17,12 @@ pipeline order:
 - ``differential``: kernel decisions compared with the concrete simulator;
 - ``driver`` runs the stages for ``fxverify lower``.
 
+``TARGETS`` names the runtimes (the package itself imports nothing else, so the command line can
+offer them without loading the lowering).
+
 Codes emitted by this package: FX-BPF-001 .. FX-BPF-008 and FX-USE-002 (all from ``driver``,
 FX-BPF-002/003 planned by ``plan``).
 """
+
+#: The runtimes a policy can be lowered for (``specs/lowering.md`` section 2).
+TARGETS: tuple[str, ...] = ("kernel", "bpftime", "dputime")

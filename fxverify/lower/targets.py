@@ -19,9 +19,6 @@ from dataclasses import dataclass
 from fxverify.ir import MapDecl, Policy
 from fxverify.vocab import ClassKind, DeviceKind
 
-#: The runtimes ``fxverify lower --target`` accepts (``specs/lowering.md`` section 2).
-TARGETS: tuple[str, ...] = ("kernel", "bpftime", "dputime")
-
 # enum bpf_map_type (include/uapi/linux/bpf.h)
 BPF_MAP_TYPE_HASH = 1
 BPF_MAP_TYPE_ARRAY = 2
