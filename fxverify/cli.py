@@ -9,7 +9,6 @@ traceback ever reaches the user.
 
 from __future__ import annotations
 
-import difflib
 import os
 import sys
 from dataclasses import replace
@@ -21,7 +20,7 @@ import typer
 
 from fxverify import __version__
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
+from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
@@ -260,8 +259,8 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
                     "`fxverify explain --list` lists every code")
     c = codes.lookup(code.upper())
     if c is None:
-        near = difflib.get_close_matches(code.upper(), codes.REGISTRY, n=1)
-        raise _stop(codes.USE_003, f"unknown code `{code}`" + (f"; did you mean `{near[0]}`?" if near else ""),
+        near = nearest(code.upper(), codes.REGISTRY)
+        raise _stop(codes.USE_003, f"unknown code `{code}`" + (f"; did you mean `{near}`?" if near else ""),
                     "`fxverify explain --list` lists every code")
     sys.stdout.write(text_of(c, load_examples()))
 

@@ -12,11 +12,11 @@ and (through ``diagnostics.suppress``) FX-SUP-002 for unused suppressions.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic, diagnostic, internal_error
+from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
 from fxverify.ir import Policy
 from fxverify.obligations.families import generate
@@ -182,7 +182,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness) -> D
                       edges=[policy.edges[e].name for e in edges], witness=_witness_kind(w, trace.events))
 
 
-def _witness_kind(w: Witness, events) -> str:
+def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
     """The shape of a witness, without its values: ``cycle``, ``static`` (schedule-independent
     facts) or ``schedule:<event>`` with the kind of the violating step (``release``, ``map``...)."""
     if w.cycle:

@@ -1,5 +1,7 @@
 """Shared fixtures, the ``--update-goldens`` and ``--update-expect`` switches (they rewrite golden
-files and the corpus's expected messages for review), and the ``slow`` marker."""
+files and the corpus's expected messages for review). The ``slow`` marker (declared in
+pyproject.toml) marks tests of the real policies; CI runs them too, ``-m "not slow"`` skips them
+while editing."""
 
 from __future__ import annotations
 
@@ -46,15 +48,11 @@ def corpus_files(kind: str) -> list[Path]:
 os.environ.setdefault("NO_COLOR", "1")
 
 
-
 def pytest_configure(config: pytest.Config) -> None:
     """The result cache's default folder comes from platformdirs, which follows XDG_CACHE_HOME:
-    keep the suite's entries out of the user's cache, in one folder per session. ``slow`` marks
-    tests of the real policies (seconds to minutes each); CI runs them too, `-m "not slow"` skips
-    them while editing."""
+    keep the suite's entries out of the user's cache, in one folder per session."""
     import tempfile
 
-    config.addinivalue_line("markers", "slow: checks a real (generated) policy; seconds to minutes each")
     config._fx_cache = tempfile.mkdtemp(prefix="fxverify-test-cache-")  # type: ignore[attr-defined]
     os.environ["XDG_CACHE_HOME"] = config._fx_cache  # type: ignore[attr-defined]
 

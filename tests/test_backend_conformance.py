@@ -110,9 +110,10 @@ TABLE = [
 ]
 CASES = {c.name: c for c in TABLE}
 DEFAULT_CASES = [c for c in TABLE if c.options == DEFAULT]
-# Rows whose SMT-LIB2 text is shared by no other row. `lex-x-first` and `lex-y-first` differ only in
-# their objectives, which the text (and so the cache key) leaves out: the batch tests below use the
-# distinct rows, and `test_cache_key_*` shows the collision on its own.
+# Rows whose cache-key text (`obligation_text`: SMT-LIB2 plus objectives and core request) is shared
+# by no other row; the batch tests below use these. Rows that differ only in what SMT-LIB2 does not
+# print (`lex-x-first`/`lex-y-first`, their objectives) are kept apart by the key, as
+# `test_cache_key_*` shows.
 _TEXTS = [obligation_text(c.query()) for c in DEFAULT_CASES]
 DISTINCT_CASES = [c for c, t in zip(DEFAULT_CASES, _TEXTS) if _TEXTS.count(t) == 1]
 

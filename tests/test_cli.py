@@ -191,3 +191,12 @@ def test_lower_crash_is_fx_int_001_in_the_chosen_format(tmp_path: Path, monkeypa
     assert exc.value.code == 3
     doc = json.loads(capsys.readouterr().out)
     assert [d["code"] for d in doc["diagnostics"]] == ["FX-INT-001"] and doc["exit_code"] == 3
+
+
+def test_header_scan_resumes_after_a_stray_character() -> None:
+    """A byte no token starts with does not hide the ``policy`` and ``include`` after it."""
+    from fxverify.syntax.parse import header_decls
+
+    assert header_decls('$ policy "p"\ninclude "a.fx"\n') == (True, ["a.fx"])
+    assert header_decls('include "a.fx" ` include "b.fx"\n') == (False, ["a.fx", "b.fx"])
+    assert header_decls('fabric { device g: gpu hooks [launch] }\n') == (False, [])

@@ -28,6 +28,17 @@ def test_codes_md_and_examples_are_in_sync() -> None:
     assert (ROOT / "specs/codes.md").read_text() == codes_markdown(examples)
 
 
+def test_obligation_semantics_headings_use_the_registry_titles() -> None:
+    """specs/obligations.md names each code it explains by the title ``fxverify explain`` prints."""
+    import re
+
+    text = (ROOT / "specs/obligations.md").read_text()
+    headings = re.findall(r"^#+ .*?(FX-[A-Z]+-\d+) ([^\n]*)", text, flags=re.M)
+    assert headings
+    wrong = [(c, t) for c, t in headings if not t.lower().startswith(REGISTRY[c].title.lower())]
+    assert not wrong, wrong
+
+
 def test_every_code_has_a_failing_and_a_fixed_example() -> None:
     missing = [c for c in REGISTRY.values() if c.example is None and c not in (codes.INT_001, codes.MAP_101)]
     assert not missing

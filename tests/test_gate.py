@@ -412,6 +412,9 @@ def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeyp
         (good, bad) = doc["results"]
         assert good["verdict"] == "proved" and bad["verdict"] == "error"
         assert [d["code"] for d in bad["diagnostics"]] == ["FX-INT-001"]
+        assert (doc["summary"]["internal_error"], doc["summary"]["error"], doc["summary"]["proved"]) == (1, 0, 1)
+    elif fmt in ("text", "markdown"):
+        assert re.search(r"internal error \|? *1 ", text) and re.search(r"input error \|? *0 ", text), text
     elif fmt == "sarif":
         import jsonschema
 
@@ -421,8 +424,9 @@ def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeyp
         assert [x["ruleId"] for x in run["results"]] == ["FX-INT-001"]
         assert run["invocations"][0]["executionSuccessful"] is False
     elif fmt == "junit":
-        errors = ET.fromstring(text).findall(".//error")
-        assert [e.get("type") for e in errors] == ["FX-INT-001"]
+        cases = [c for c in ET.fromstring(text).iter("testcase") if c.find("error") is not None]
+        assert [(c.get("classname"), c.get("name"), c.find("error").get("type")) for c in cases] == [
+            ("corpus/transforms/ok/compress-worst-case.fx.internal", "check", "FX-INT-001")]
 
 
 def _gate(*paths: str, **kw):

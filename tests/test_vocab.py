@@ -1,5 +1,6 @@
 """The one vocabulary (``fxverify.vocab``): the documentation names every word of it, the resolver
-accepts exactly its words, and its facts are consistent."""
+accepts each of its codecs and checksums and refuses a word outside it (FX-TYP-003), and its facts
+are consistent."""
 
 from __future__ import annotations
 
@@ -30,6 +31,23 @@ WORDS = {
 def test_language_reference_names_every_word(kind: str, word: str) -> None:
     assert any(re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", c) for c in CODE), \
         f"{kind} `{word}` is not documented in specs/language.md"
+
+
+_PERSIST = (ROOT / "corpus/transforms/ok/compress-then-checksum-persist.fx").read_text()
+
+
+@pytest.mark.parametrize("kind,word", [("codec", w) for w in vocab.CODECS] + [("checksum", w) for w in vocab.CHECKSUMS]
+                         + [("codec", "zstd9"), ("checksum", "md5")])
+def test_resolver_accepts_exactly_the_words(kind: str, word: str, tmp_path) -> None:
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    src = _PERSIST.replace("deflate", word) if kind == "codec" else _PERSIST.replace("crc32c", word)
+    (tmp_path / "p.fx").write_text(src)
+    policy, diags = load_policy(str(tmp_path / "p.fx"), SourceMap())
+    known = word in (vocab.CODECS if kind == "codec" else vocab.CHECKSUMS)
+    assert (policy is not None) is known, [d.message for d in diags]
+    assert [d.code for d in diags if d.is_error] == ([] if known else ["FX-TYP-003"])
 
 
 def test_dtype_aliases_agree_with_their_canonical_spelling() -> None:

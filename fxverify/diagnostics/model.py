@@ -9,9 +9,10 @@ final period, one line, user names in backticks, detail in ``help``. Emits nothi
 
 from __future__ import annotations
 
+import difflib
 import os
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from fxverify.diagnostics import codes
@@ -103,6 +104,14 @@ class Diagnostic:
     def is_error(self) -> bool:
         """True when this diagnostic is an error that neither a suppression nor a baseline accepted."""
         return self.severity is Severity.ERROR and self.active
+
+
+def nearest(name: str, candidates: Iterable[str]) -> str | None:
+    """The candidate closest to ``name`` (``difflib`` ratio at least 0.5, not difflib's 0.6, so that
+    short names such as `kx` for `kv` still get one), or ``None``: what every did-you-mean uses.
+    Candidates are compared in sorted order, so the answer does not depend on their order."""
+    match = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.5)
+    return match[0] if match else None
 
 
 def diagnostic(code: Code, message: str, span: Span | None = None, label: str = "", *,

@@ -11,13 +11,12 @@ that matched nothing. Only obligation findings and unknown verdicts can be suppr
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
 from fxverify.source import NO_SPAN, SourceFile, SourceMap, Span
 
 _SUPPRESS_RE = re.compile(r"^\s*fx:\s*(?P<rest>.*)$")
@@ -65,9 +64,9 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
         for name in names:
             code = codes.lookup(name)
             if code is None:
-                near = difflib.get_close_matches(name, sorted(codes.REGISTRY), n=1, cutoff=0.5)
+                near = nearest(name, codes.REGISTRY)
                 diags.append(diagnostic(codes.SUP_003, f"unknown diagnostic code `{name}`", span, "not a fxverify code",
-                                        help=f"did you mean `{near[0]}`?" if near else "`fxverify explain` lists the codes"))
+                                        help=f"did you mean `{near}`?" if near else "`fxverify explain` lists the codes"))
                 continue
             if not code.family.suppressible:
                 diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed", span, "not a finding",

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass, replace
 from fxverify.diagnostics.fingerprint import fingerprint
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Severity
+from fxverify.diagnostics.model import Diagnostic
 from fxverify.errors import FxError
 
 BASELINE_VERSION = 1
@@ -39,7 +40,7 @@ class BaselineEntry:
     message: str
 
 
-def baselinable(d) -> bool:
+def baselinable(d: Diagnostic) -> bool:
     """Findings a baseline can accept: active errors and warnings of a loaded policy (not notes,
     not input or internal errors, not already suppressed)."""
     return d.active and d.severity is not Severity.NOTE and bool(d.policy) and d.code is not codes.INT_001

@@ -4,7 +4,9 @@ Two levels, both on disk under one directory (the user's cache directory by defa
 ``platformdirs``):
 
 - ``obligations/``: one entry per solver query, keyed by ``smt.caching.CachingBackend.key`` (the
-  SHA-256 of the query's SMT-LIB2 text without comment lines, the solver's version and options).
+  SHA-256 of ``smt.caching.obligation_text``: the query's SMT-LIB2 text without comment lines plus
+  its minimisation objectives and whether it asks for an unsat core; then the solver's version and
+  options).
   The value is the raw ``Result`` (status, model, core, reason). Changing one edge changes the text
   of only the obligations that mention it, so only those are solved again.
 - ``policies/``: one entry per policy file. The key hashes the path as named, the file's text, the

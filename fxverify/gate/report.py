@@ -60,14 +60,15 @@ class Report:
         return any(p.severity is Severity.ERROR for p in self.problems)
 
     def totals(self) -> dict[str, int]:
-        """Run totals for the summary table: policies by verdict (``error`` for input errors and
-        crashes), obligations by verdict, and findings that were suppressed or baselined."""
-        out = {k: 0 for k in ("policies", "proved", "refuted", "unknown", "error", "obligations",
+        """Run totals for the summary table: policies by verdict (``error`` for input errors,
+        ``internal_error`` for crashes, FX-INT-001), obligations by verdict, and findings that were
+        suppressed or baselined."""
+        out = {k: 0 for k in ("policies", "proved", "refuted", "unknown", "error", "internal_error", "obligations",
                               "obligations_proved", "obligations_refuted", "obligations_unknown",
                               "suppressed", "baselined")}
         for r in self.results:
             out["policies"] += 1
-            out[r.verdict.value if r.verdict else "error"] += 1
+            out[r.verdict.value if r.verdict else "internal_error" if r.internal_error else "error"] += 1
             for c in r.counts().values():
                 for status in ("proved", "refuted", "unknown"):
                     out["obligations"] += c[status]

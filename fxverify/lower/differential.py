@@ -276,8 +276,8 @@ def _simulated_part(sim: Simulator, full: Schedule, witness: Schedule) -> Schedu
     earlier on unrelated regions; the kernel still runs every one of them."""
     if len(full) <= WHOLE_SCHEDULE_EDGES:
         return full
-    uses = by_region_uses(sim.p)  # region -> edges touching, handing off or leasing it
-    for e in sim.p.edges:
+    uses = by_region_uses(sim.policy)  # region -> edges touching, handing off or leasing it
+    for e in sim.policy.edges:
         for x in e.releases:
             uses.setdefault(x.region, []).append(e.eid)
     used = {r for r, es in uses.items() if any(e in witness for e in es)}

@@ -65,7 +65,7 @@ class Context:
                 for a in self.policy.edges[eid].accesses():
                     fp = a.footprint
                     if fp.space == reg.space and fp.meets(reg.base, reg.end):
-                        per_edge[eid].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode.value != "read"))
+                        per_edge[eid].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode is not AccessMode.READ))
         out: dict[int, dict[str, bool]] = {}
         for eid, items in per_edge.items():
             got: dict[str, bool] = {}

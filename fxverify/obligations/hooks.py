@@ -9,10 +9,10 @@ destination's device; for a ``read``: from the source's device to the driver).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterator
 
 from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import nearest
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.fabric import CutObligation
@@ -78,8 +78,8 @@ class UndeclaredHook(Obligation):
 
     def fix(self, w: Witness) -> str:
         e = self.ctx.edge(self.edges[0])
-        near = difflib.get_close_matches(e.hook, self.dev.hooks, n=1)
-        return f"did you mean `{e.device}.{near[0]}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"
+        near = nearest(e.hook, self.dev.hooks)
+        return f"did you mean `{e.device}.{near}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"
 
 
 class FlushDriver(Obligation):

@@ -52,8 +52,8 @@ class HbCycle(Obligation):
             if label in pairs:
                 g.add_edge(*pairs[label])
         cycle = [u for u, _ in nx.find_cycle(g)] if g.number_of_edges() else list(self.edges)
-        start = cycle.index(min(cycle))
-        return Witness(cycle=cycle[start:] + cycle[:start])
+        first = cycle.index(min(cycle))
+        return Witness(cycle=cycle[first:] + cycle[:first])
 
     def message(self, w: Witness) -> str:
         names = " -> ".join(f"`{self.name(e)}`" for e in w.cycle + w.cycle[:1])

@@ -22,6 +22,7 @@ from fxverify.obligations.encode import finish, overlap, relevant_edges, schedul
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_, rename_vars
+from fxverify.source import Span
 
 
 def _handoff_of(ctx: Context, eid: int, region: str):
@@ -294,7 +295,7 @@ class FinalOwner(_Own):
 
     code = codes.OWN_005
 
-    def __init__(self, ctx: Context, region: str, declared: str | None, span) -> None:
+    def __init__(self, ctx: Context, region: str, declared: str | None, span: Span) -> None:
         self.region, self.declared = region, declared
         self.hs = list(ctx.handoffs.get(region, ()))
         super().__init__(ctx, tuple(self.hs), f"{self.code}:{region}", span)

@@ -65,8 +65,9 @@ def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
             continue
         case = cases.get(d.obligation) if d.obligation else None
         if case is None:
-            name = "load" if not d.policy else f"{d.code}: {d.message}"
-            case = ET.Element("testcase", classname=f"{r.path}.{'input' if not d.policy else 'suppressions'}", name=name)
+            kind = "internal" if d.code is codes.INT_001 else "input" if not d.policy else "suppressions"
+            name = "load" if kind == "input" else "check" if kind == "internal" else f"{d.code}: {d.message}"
+            case = ET.Element("testcase", classname=f"{r.path}.{kind}", name=name)
             extra.append(case)
         else:
             shown.setdefault(family_key(d.obligation), d)

@@ -69,6 +69,7 @@ def report_to_markdown(report: Report) -> str:
            f"| refuted | {t['refuted']} | {t['obligations_refuted']} |",
            f"| unknown | {t['unknown']} | {t['obligations_unknown']} |",
            f"| input error | {t['error']} | - |",
+           *([f"| internal error | {t['internal_error']} | - |"] if t["internal_error"] else []),
            f"| suppressed findings | - | {t['suppressed']} |",
            f"| baselined findings | - | {t['baselined']} |", ""]
     if report.stats:

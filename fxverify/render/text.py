@@ -9,11 +9,16 @@ marked, the rule (``why``) and a fix hint.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic, Trace
 from fxverify.gate.report import Report
 from fxverify.result import CheckResult, Verdict
 from fxverify.source import SourceMap, Span
+
+if TYPE_CHECKING:
+    from rich.text import Text
 
 Seg = tuple[str, str]
 Line = list[Seg]
@@ -129,7 +134,7 @@ def to_plain(lines: list[Line]) -> str:
     return "\n".join("".join(t for t, _ in ln).rstrip() for ln in lines) + ("\n" if lines else "")
 
 
-def to_rich(lines: list[Line]):
+def to_rich(lines: list[Line]) -> "Text":
     """Build a ``rich.text.Text`` with the segments' styles."""
     from rich.text import Text
 
@@ -167,6 +172,7 @@ def render_report(report: Report) -> list[Line]:
             ("refuted", str(t["refuted"]), str(t["obligations_refuted"])),
             ("unknown", str(t["unknown"]), str(t["obligations_unknown"])),
             ("input error", str(t["error"]), "-"),
+            *([("internal error", str(t["internal_error"]), "-")] if t["internal_error"] else []),
             ("suppressed findings", "-", str(t["suppressed"])),
             ("total", str(t["policies"]), str(t["obligations"]))]
     if t["baselined"] or b is not None:

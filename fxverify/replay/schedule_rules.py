@@ -20,7 +20,7 @@ def violations(w: World, sched: Schedule) -> list[Violation]:
     """Every violation ``sched`` exhibits among its edges (sorted, deterministic)."""
     out: list[Violation] = []
     ids = sorted(sched)
-    E = w.p.edges
+    E = w.policy.edges
     for i, a in enumerate(ids):
         for b in ids[i + 1:]:
             out += _pair(w, E[a], E[b], sched)
@@ -57,12 +57,12 @@ def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
 
 def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
-    E = wd.p.edges
+    E = wd.policy.edges
     for w in ids:
         ew = E[w]
         src, dst = wd.endpoints(ew)
         route = (wd.route(src, dst, only_ordered=True) if ew.require_in_order else None) or wd.route(src, dst)
-        posted = [ln for ln in (route or []) if wd.p.link(ln).order is LinkOrder.POSTED]
+        posted = [ln for ln in (route or []) if wd.policy.link(ln).order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue
         for r in ids:
@@ -86,7 +86,7 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
 
 def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
-    E = w.p.edges
+    E = w.policy.edges
     for e in ids:
         ee = E[e]
         touched = w.governing_regions(ee)
@@ -123,14 +123,14 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 if u == r:
                     continue
                 eu = E[u]
-                reg = w.p.region(rel.region)
+                reg = w.policy.region(rel.region)
                 whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
                 uses = ({x.region for x in eu.handoffs} | {x.region for x in eu.leases}
                         | {x.region for x in eu.releases})
                 touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())
                 if (touches or rel.region in uses) and sched[u][1] > sched[r][0]:
                     out.append(Violation(codes.OWN_004, (r, u), sched[r][0], None, rel.region))
-    declared = {fo.region: fo.device for fo in w.p.final_owners}
+    declared = {fo.region: fo.device for fo in w.policy.final_owners}
     for region, dev in declared.items():
         finals = w.owners_at(region, float("inf"), ids, sched)
         if any(d != dev for d in finals):
@@ -140,10 +140,10 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
 
 def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
-    E = wd.p.edges
+    E = wd.policy.edges
     ops = [(e, op) for e in ids for op in E[e].map_ops]
     for i, (a, oa) in enumerate(ops):
-        decl = wd.p.map(oa.map)
+        decl = wd.policy.map(oa.map)
         for b, ob in ops[i + 1:]:
             if a == b or oa.map != ob.map or oa.key != ob.key:
                 continue
@@ -153,7 +153,7 @@ def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
             if both_write and not commute and not slots and _overlap(sched, a, b):
                 out.append(Violation(codes.MAP_002, (a, b), max(sched[a][0], sched[b][0]), None, oa.map))
     for g, og in ops:
-        decl = wd.p.map(og.map)
+        decl = wd.policy.map(og.map)
         for w, ow in ops:
             if w == g or ow.map != og.map or ow.key != og.key or ow.kind not in (MapOpKind.WRITE, MapOpKind.UPDATE):
                 continue
@@ -170,7 +170,7 @@ def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
 
 def _accumulation(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
-    E = wd.p.edges
+    E = wd.policy.edges
     for r in ids:
         for xr in E[r].accesses():
             if xr.mode is not AccessMode.REDUCE:
@@ -189,7 +189,7 @@ def _accumulation(wd: World, ids: list[int], sched: Schedule) -> list[Violation]
 
 def _unread_shared(wd: World, fr: Footprint, fw: Footprint, r: int, w: int, ids: list[int], sched: Schedule) -> int | None:
     """Lowest byte in both footprints that no edge reads between ``r`` finishing and ``w`` starting."""
-    E = wd.p.edges
+    E = wd.policy.edges
     readers = [x.footprint for y in ids if y != r and sched[r][1] <= sched[y][0] and sched[y][1] <= sched[w][0]
                for x in E[y].accesses() if x.mode is AccessMode.READ]
     for lo, hi in intersections(fr, fw):

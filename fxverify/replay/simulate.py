@@ -81,7 +81,7 @@ class Simulator(World):
         return None
 
     def _addr_ok(self, v: Violation, address: int) -> bool:
-        accs = [x.footprint for e in v.edges for x in self.p.edges[e].accesses()]
+        accs = [x.footprint for e in v.edges for x in self.policy.edges[e].accesses()]
         return any(fp.contains(address) for fp in accs) or v.address == address
 
     def linear_extensions(self, ids: list[int]) -> Iterator[Schedule]:
@@ -120,18 +120,18 @@ class Simulator(World):
         found = {v.code for v in self.static()}
         if codes.ORD_001 in found:
             return found
-        ids = list(range(len(self.p.edges)))
+        ids = list(range(len(self.policy.edges)))
         finals: dict[str, set[frozenset[str]]] = {}
-        regions = {ho.region for e in self.p.edges for ho in e.handoffs}
+        regions = {ho.region for e in self.policy.edges for ho in e.handoffs}
         for sched in self.linear_extensions(ids):
             found |= {v.code for v in self.run(sched)}
             for r in regions:
                 finals.setdefault(r, set()).add(frozenset(self.final_owners(r, sched)))
-        declared = {fo.region for fo in self.p.final_owners}
+        declared = {fo.region for fo in self.policy.final_owners}
         for r, outcomes in finals.items():
             if r in declared:
                 continue
-            multi = sum(1 for e in self.p.edges for ho in e.handoffs if ho.region == r) > 1
+            multi = sum(1 for e in self.policy.edges for ho in e.handoffs if ho.region == r) > 1
             if multi and (len(outcomes) > 1 or any(len(o) > 1 for o in outcomes)):
                 found.add(codes.OWN_005)
         return found

@@ -43,7 +43,7 @@ def worst_case_output(chain: tuple[Transform, ...], n: int) -> int:
 def violations(w: World) -> list[Violation]:
     """Violations that hold in every schedule, sorted."""
     out: list[Violation] = []
-    P = w.p
+    P = w.policy
     for e in P.edges:
         out += _edge(w, e)
     out += _alias_sets(w)
@@ -53,7 +53,7 @@ def violations(w: World) -> list[Violation]:
 
 def _edge(w: World, e: Edge) -> list[Violation]:
     out: list[Violation] = []
-    P = w.p
+    P = w.policy
     dev = P.device(e.device)
     if e.hook not in dev.hooks:
         out.append(Violation(codes.HOOK_002, (e.eid,), detail=e.hook))
@@ -121,7 +121,7 @@ def _checksum_broken(e: Edge) -> bool:
 
 
 def _layout_broken(w: World, e: Edge) -> bool:
-    P = w.p
+    P = w.policy
     dt = P.region(e.src.region).dtype if e.src is not None else None
     n = e.src.nbytes if e.src is not None else (e.bytes if e.bytes is not None else (e.dst.nbytes if e.dst else 0))
     for t in e.transforms:
@@ -146,7 +146,7 @@ def _layout_broken(w: World, e: Edge) -> bool:
 
 def _alias_sets(w: World) -> list[Violation]:
     out: list[Violation] = []
-    P = w.p
+    P = w.policy
     regs = P.regions
     for i, a in enumerate(regs):
         for b in regs[i + 1:]:
@@ -170,4 +170,4 @@ def _alias_sets(w: World) -> list[Violation]:
 
 
 def _cycles(w: World) -> list[Violation]:
-    return [Violation(codes.ORD_001, (e,)) for e in range(len(w.p.edges)) if e in w.ancestors(e)]
+    return [Violation(codes.ORD_001, (e,)) for e in range(len(w.policy.edges)) if e in w.ancestors(e)]

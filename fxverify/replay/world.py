@@ -34,7 +34,7 @@ class World:
     """Happens-before, routes and owners of one policy, recomputed (memoised)."""
 
     def __init__(self, policy: Policy) -> None:
-        self.p = policy
+        self.policy = policy
         self.preds: list[set[int]] = [set() for _ in policy.edges]
         by_name = {e.name: e.eid for e in policy.edges}
         stream_last: dict[tuple[str, str], int] = {}
@@ -90,7 +90,7 @@ class World:
             return []
         adj: dict[str, list[tuple[str, str]]] = {}
         seen_pairs: set[frozenset[str]] = set()
-        for ln in self.p.links:
+        for ln in self.policy.links:
             if only_ordered and ln.order is not LinkOrder.ORDERED:
                 continue
             pair = frozenset((ln.a, ln.b))
@@ -120,7 +120,7 @@ class World:
 
     def endpoints(self, e: Edge) -> tuple[str, str]:
         """Where an edge's bytes come from and go to (devices)."""
-        sp = self.p.space
+        sp = self.policy.space
         if e.src is not None and e.dst is not None:
             return sp(e.src.space).device, sp(e.dst.space).device
         if e.dst is not None:
@@ -133,10 +133,10 @@ class World:
     def owners_at(self, region: str, t: float, ids: list[int], sched: Schedule) -> set[str]:
         """Possible owners of ``region`` at time ``t``: the destination of the latest handoff that
         completed by ``t`` (every one of them on a tie), else the initial owner."""
-        done = [(sched[h][1], ho.dst) for h in ids for ho in self.p.edges[h].handoffs
+        done = [(sched[h][1], ho.dst) for h in ids for ho in self.policy.edges[h].handoffs
                 if ho.region == region and sched[h][1] <= t]
         if not done:
-            return {self.p.region(region).owner}
+            return {self.policy.region(region).owner}
         last = max(x for x, _ in done)
         return {d for x, d in done if x == last}
 

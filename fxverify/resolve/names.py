@@ -9,20 +9,18 @@ of the wrong kind).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Sequence
 
 from fxverify import ast
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Label
+from fxverify.diagnostics.model import Label, nearest
 from fxverify.resolve.state import KINDS, EdgeFamily, State, article
 
 
 def suggest(name: str, candidates: Iterable[str]) -> str | None:
     """Return ``did you mean `x`?`` for the closest candidate, or ``None``."""
-    # 0.5 rather than difflib's 0.6 so that short names (`kx` for `kv`) still get a suggestion.
-    match = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.5)
-    return f"did you mean `{match[0]}`?" if match else None
+    match = nearest(name, candidates)
+    return f"did you mean `{match}`?" if match else None
 
 
 def choices(name: str, candidates: Sequence[str]) -> str:
@@ -126,8 +124,8 @@ def known(st: State, ident: ast.Ident, kind: str, *, extra: Iterable[str] = ()) 
         return True
     for other in KINDS:
         if other != kind and ident.name in st.names[other]:
-            near = difflib.get_close_matches(ident.name, list(st.names[kind]), n=1, cutoff=0.5)
-            hint = (f"did you mean {article(kind)} `{near[0]}`?" if near
+            near = nearest(ident.name, st.names[kind])
+            hint = (f"did you mean {article(kind)} `{near}`?" if near
                     else f"name {article(kind)} here; `{ident.name}` is declared as {article(other)}")
             st.error(codes.TYP_001, f"`{ident.name}` is {article(other)}, not {article(kind)}",
                      ident.span, f"expected {article(kind)}", help=hint,

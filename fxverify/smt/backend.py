@@ -84,7 +84,7 @@ class SolverOptions:
 
 class Backend(Protocol):
     """A decision procedure for ``Query`` objects (pySMT-style protocol). Every backend, and every
-    wrapper of one, implements all of it; ``tests/test_smt.py`` runs one conformance table
+    wrapper of one, implements all of it; ``tests/test_backend_conformance.py`` runs one conformance table
     against each."""
 
     name: str

@@ -117,19 +117,25 @@ def unquote(text: str) -> str:
 def header_decls(text: str) -> tuple[bool, list[str]]:
     """Whether ``text`` declares a policy, and the paths it includes, read from the grammar's own
     tokens (``policy STRING``, ``include STRING``) without parsing: what a folder scan needs to
-    tell policies from shared fragments. A token error ends the scan quietly (checking the file
-    reports it)."""
+    tell policies from shared fragments. A character no token starts with is skipped and the scan
+    resumes after it, so one stray byte does not hide a later ``policy`` (checking the file reports
+    the character as FX-SYN-002)."""
     declares, includes = False, []
-    prev = None
-    try:
-        for tok in _lexer().lex(text):
-            if tok.type == "STRING" and prev == "POLICY":
-                declares = True
-            elif tok.type == "STRING" and prev == "INCLUDE":
-                includes.append(unquote(tok))
-            prev = tok.type
-    except UnexpectedInput:
-        pass
+    start = 0
+    while start <= len(text):
+        prev = None
+        try:
+            for tok in _lexer().lex(text[start:]):
+                if tok.type == "STRING" and prev == "POLICY":
+                    declares = True
+                elif tok.type == "STRING" and prev == "INCLUDE":
+                    includes.append(unquote(tok))
+                prev = tok.type
+            break
+        except UnexpectedCharacters as err:
+            start += err.pos_in_stream + 1
+        except UnexpectedInput:
+            break
     return declares, includes
 
 
