@@ -141,7 +141,7 @@ def test_allow_unproved_stamps_every_artifact(tmp_path: Path) -> None:
     out = tmp_path / "out"
     res = lower(str(ROOT / FAIL), str(out), LowerOptions(compile=False, allow_unproved=True))
     assert res.exit_code == 0
-    assert any(d.code == "FX-BPF-001" and not d.is_error for d in res.diagnostics)
+    assert any(d.code == "FX-BPF-009" and not d.is_error for d in res.diagnostics)
     for name in ("manifest.json", "maps.json", "obligations.json", "maps.init.json"):
         assert json.loads((out / name).read_text())["proved"] is False, name
     assert "UNPROVED" in json.loads((out / "manifest.json").read_text())["stamp"]
@@ -315,7 +315,7 @@ def test_no_clang_writes_c_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(shutil, "which", lambda _name: None)
     res = lower(str(ROOT / OK), str(tmp_path / "o"), LowerOptions())
     assert res.exit_code == 0
-    assert [d.code for d in res.diagnostics] == ["FX-BPF-008"] and not res.diagnostics[0].is_error
+    assert [d.code for d in res.diagnostics] == ["FX-BPF-010"] and not res.diagnostics[0].is_error
     assert not list((tmp_path / "o").glob("*.bpf.o")) and list((tmp_path / "o").glob("*.bpf.c"))
     res = lower(str(ROOT / OK), str(tmp_path / "o2"), LowerOptions(kernel_verify=True))
     assert res.exit_code == 2 and res.diagnostics[0].code == "FX-BPF-008" and res.diagnostics[0].is_error
