@@ -137,6 +137,10 @@ def check(
         raise typer.Exit(report.exit_code)
     text, lines = _render(report, fmt)
     if output is not None:
+        read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
+        if os.path.realpath(output) in read:
+            raise _stop(codes.IO_002, f"`-o {output}` is a policy file this run read; nothing was written",
+                        "name a report file, such as `-o report.sarif`")
         try:
             write_text(str(output), text)
         except OSError as err:
@@ -220,7 +224,7 @@ Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 @app.command()
 def lower(
     policy: Path = typer.Argument(..., help="The policy file to lower."),
-    output: Path = typer.Option(..., "-o", "--output", help="Output directory (replaced atomically)."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous lowering's (replaced atomically as a whole)."),
     target: Target = typer.Option(Target("kernel"), "--target", help="Runtime to lower for."),  # type: ignore[valid-type]
     no_compile: bool = typer.Option(False, "--no-compile", help="Write C only; do not run clang."),
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
@@ -234,6 +238,9 @@ def lower(
     from fxverify.lower.driver import LowerOptions, LowerResult, lower as run_lower
     from fxverify.render.lower import render_json, render_text
 
+    if no_compile and (kernel_verify or kernel_run):
+        raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
+                    "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
                         kernel_run=kernel_run, allow_unproved=allow_unproved, solver=SolverOptions(rlimit=rlimit))
     try:
@@ -298,13 +305,13 @@ def gen_prefill(
     block_tokens: int = typer.Option(16, "--block-tokens", help="Tokens per KV-cache block."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree (GPUs)."),
     kv_dtype: KvDtype = typer.Option(KvDtype("fp8"), "--kv-dtype", help="Dtype of the KV spilled to CXL."),  # type: ignore[valid-type]
-    spill: Optional[str] = typer.Option(None, "--spill", help="Fraction of layers whose KV spills to CXL [default: 0.25 with --cxl, else 0]."),
+    spill: Optional[str] = typer.Option(None, "--spill", help="Fraction of layers whose KV spills to CXL (default: 0.25 with --cxl, else 0)."),
     disaggregate: bool = typer.Option(False, "--disaggregate", help="Send the KV to a remote decode node through a NIC or DPU."),
     unroll: bool = typer.Option(False, "--unroll", help="Emit concrete edges instead of edge families."),
     layers: Optional[int] = typer.Option(None, "--layers", help="Keep only the first N layers (quick checks)."),
     hbm_gib: int = typer.Option(80, "--hbm-gib", help="HBM per GPU in GiB (topology files do not record it)."),
-    ckpt_every: Optional[int] = typer.Option(None, "--ckpt-every", help="Checkpoint the hidden states every N layers into pmem; 0 disables [default: 8, widened to fit]."),
-    name: Optional[str] = typer.Option(None, "--name", help="Policy name [default: the output file's stem]."),
+    ckpt_every: Optional[int] = typer.Option(None, "--ckpt-every", help="Checkpoint the hidden states every N layers into pmem; 0 disables (default: 8, widened to fit)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Policy name (default: the output file's stem)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the policy to FILE (atomically) instead of stdout."),
     summary_json: Optional[Path] = typer.Option(None, "--summary-json", help="Write a JSON summary of the sizes to FILE."),
 ) -> None:

@@ -53,12 +53,13 @@ class SourceFile:
         return line + 1, offset - self._line_starts[line] + 1
 
     def line_text(self, line: int) -> str:
-        """Return the text of a 1-based line, without its newline ("" when out of range)."""
+        """Return the text of a 1-based line, without its line ending (``\n`` or ``\r\n``; "" when
+        out of range)."""
         if line < 1 or line > len(self._line_starts):
             return ""
         start = self._line_starts[line - 1]
         end = self.text.find("\n", start)
-        return self.text[start:] if end < 0 else self.text[start:end]
+        return (self.text[start:] if end < 0 else self.text[start:end]).removesuffix("\r")
 
 
 class SourceMap:

@@ -125,9 +125,9 @@ def test_simulator_is_independent_of_the_encoding(module: str) -> None:
 
 
 # Foundation modules that every stage may use; a stage may also use the stages before it.
-_STAGES = ["source", "vocab", "errors", "atomic", "diagnostics", "ast", "syntax", "resolve", "ir", "graph",
+_STAGES = ["source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "syntax", "resolve", "ir", "graph",
            "smt", "obligations", "replay", "result", "pipeline", "gate", "lower", "gen", "render", "cli"]
-_FOUNDATION = {"source", "vocab", "errors", "atomic", "diagnostics", "ast", "ir"}
+_FOUNDATION = {"source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "ir"}
 
 
 def _stage(module: str) -> str:

@@ -371,3 +371,18 @@ def test_recording_writes_one_file_per_query(tmp_path: Path) -> None:
     for c, r in zip(DEFAULT_CASES, results):
         text = by_name[f"conformance__{c.name}.smt2"]
         assert check_smtlib(text) is r.status is c.status
+
+
+@pytest.mark.parametrize("name,forged", [
+    ("interval-min", Result(Status.SAT, {"y": 1})),             # a model without the query's variables
+    ("interval-min", Result(Status.SAT, {"x": -5, "y": -5})),   # a model that breaks an assertion
+    ("core-asked-but-sat", Result(Status.UNSAT, (), ("lo", "elsewhere"))),  # a core label not in the query
+])
+def test_a_stored_answer_that_cannot_be_the_answer_is_a_miss(name: str, forged: Result) -> None:
+    """An edited or stale cache entry is re-solved, not trusted: sat models are evaluated against
+    the query, unsat cores must name its labels (``caching.consistent``)."""
+    c = CASES[name]
+    store, counts = DictStore(), QueryCounts()
+    cache = CachingBackend(Z3Backend(DEFAULT), store, DEFAULT, counts)
+    store.put_result(cache.key(c.query()), forged)
+    assert cache.check(c.query()) == reference(c) and counts.solved == 1

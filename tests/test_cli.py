@@ -200,3 +200,44 @@ def test_header_scan_resumes_after_a_stray_character() -> None:
     assert header_decls('$ policy "p"\ninclude "a.fx"\n') == (True, ["a.fx"])
     assert header_decls('include "a.fx" ` include "b.fx"\n') == (False, ["a.fx", "b.fx"])
     assert header_decls('fabric { device g: gpu hooks [launch] }\n') == (False, [])
+
+
+def test_check_never_writes_its_report_over_a_policy(tmp_path: Path) -> None:
+    """``-o`` naming a file the run read (the policy or one it includes) is FX-IO-002, exit 2."""
+    p = tmp_path / "p.fx"
+    p.write_text((ROOT / OK).read_text())
+    r = run("check", str(p), "-o", str(p))
+    assert r.returncode == 2 and "error[FX-IO-002]" in r.stderr, r.stderr
+    assert p.read_text() == (ROOT / OK).read_text()
+
+
+def test_crlf_source_lines_are_quoted_without_the_carriage_return(tmp_path: Path) -> None:
+    p = tmp_path / "p.fx"
+    p.write_bytes((ROOT / FAIL).read_bytes().replace(b"\n", b"\r\n"))
+    r = run("check", str(p), "--no-cache")
+    assert r.returncode == 1 and "FX-OWN" in r.stdout and "\r" not in r.stdout and "\ufffd" not in r.stdout
+
+
+def test_a_fifo_policy_is_refused_without_blocking(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "fifo.fx")
+    r = subprocess.run([sys.executable, "-m", "fxverify", "check", str(tmp_path / "fifo.fx")], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "FX-NAM-003" in r.stdout + r.stderr and "not a regular file" in r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("expr", ["0x" + "f" * 5000, " * ".join(["9" * 999] * 5)])
+def test_huge_values_are_a_limit_not_a_crash(tmp_path: Path, expr: str) -> None:
+    """Values past 2^128 are FX-LIM-001 at the expression, whether literal or computed."""
+    p = tmp_path / "p.fx"
+    p.write_text('policy "p"\nfabric { device g: gpu hooks [launch] }\nspace s on g size 1 MiB\n'
+                 'region r in s at 0 size 4 KiB owner g\n'
+                 f'flow f {{ edge w: write r[0, +{expr}] by g.launch }}\n')
+    r = run("check", str(p), "--no-cache")
+    assert r.returncode == 2 and "error[FX-LIM-001]" in r.stdout and "exceeds the limit of 2^128" in r.stdout, r.stdout
+
+
+def test_lower_without_objects_cannot_verify_them(tmp_path: Path) -> None:
+    r = run("lower", OK, "-o", str(tmp_path / "o"), "--no-compile", "--kernel-verify")
+    assert r.returncode == 2 and "error[FX-USE-002]" in r.stderr and not (tmp_path / "o").exists()

@@ -217,6 +217,49 @@ def test_stale_entries_are_listed_then_dropped(tmp_path: Path) -> None:
     assert "0 stale entries" in fx("check", str(pol), "--baseline", str(base))[1]
 
 
+def test_a_moved_policy_keeps_its_baseline_and_a_copy_does_not(tmp_path: Path) -> None:
+    """An entry belongs to its path; a moved file's entry follows it, a copy's findings are new."""
+    (tmp_path / "p").mkdir()
+    a = tmp_path / "p" / "a.fx"
+    a.write_text((ROOT / RACE).read_text())
+    base = tmp_path / "baseline.json"
+    assert fx("check", str(tmp_path / "p"), "--write-baseline", str(base))[0] == 0
+    b = tmp_path / "p" / "b.fx"
+    b.write_text(a.read_text())
+    code, text = report(tmp_path, "json", str(tmp_path / "p"), "--baseline", str(base))
+    doc = json.loads(text)
+    assert code == 1 and doc["baseline"]["matched"] == 1
+    assert [(r["policy"].endswith("b.fx"), [d["code"] for d in r["diagnostics"]]) for r in doc["results"]] == [
+        (False, []), (True, ["FX-ORD-002"])]
+    a.unlink()  # now b.fx is a.fx moved
+    code, text = report(tmp_path, "json", str(tmp_path / "p"), "--baseline", str(base))
+    assert code == 0 and json.loads(text)["baseline"]["matched"] == 1
+
+
+def test_a_policy_that_does_not_load_leaves_its_entries_alone(tmp_path: Path) -> None:
+    pol = tmp_path / "kv.fx"
+    pol.write_text((ROOT / RACE).read_text())
+    base = tmp_path / "baseline.json"
+    assert fx("check", str(pol), "--write-baseline", str(base))[0] == 0
+    pol.write_text(pol.read_text() + "\nregion\n")
+    code, out = fx("check", str(pol), "--update-baseline", str(base))
+    assert code == 2 and "0 stale entries" in out and "dropped" not in out
+    assert len(json.loads(base.read_text())["entries"]) == 1
+
+
+@pytest.mark.parametrize("doc,words", [
+    ('{"fxverify_baseline": true, "entries": []}', "is not an fxverify baseline"),
+    ('{"fxverify_baseline": 1, "entries": [{"code": "FX-ORD-002"}]}', "entry 1 lacks `path`, `fingerprint`"),
+    ('{"fxverify_baseline": 1, "entries": [7]}', "entry 1 is not an object"),
+    ('{"fxverify_baseline": 1, "entries": [{"path": 1, "code": "", "fingerprint": "", "policy": "", "edges": [],'
+     ' "witness": "", "message": ""}]}', "wrong type"),
+])
+def test_malformed_baselines_say_what_is_wrong(tmp_path: Path, doc: str, words: str) -> None:
+    (tmp_path / "b.json").write_text(doc)
+    report = _gate(str(ROOT / RACE), baseline=str(tmp_path / "b.json"))
+    assert [p.code for p in report.problems] == ["FX-GATE-001"] and words in report.problems[0].message
+
+
 def test_bad_baselines_are_input_errors(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text("{not json")
     r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--baseline", str(tmp_path / "b.json")])

@@ -124,6 +124,33 @@ def test_malformed_json_points_at_the_error(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "FX-GEN-001" in r.output and "broken.json:4:3" in r.output
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "deep json", "huge integer", "too large"])
+def test_hostile_model_files_are_refused_quickly(tmp_path: Path, kind: str) -> None:
+    """Inputs that would block, never end, or break Python's decoder are FX-GEN-001, exit 2."""
+    import os
+
+    p = tmp_path / "m.json"
+    if kind == "fifo":
+        os.mkfifo(p)
+    elif kind == "device":
+        p = Path("/dev/zero")
+    elif kind == "deep json":
+        p.write_text("[" * 5000 + "]" * 5000)
+    elif kind == "huge integer":
+        p.write_text('{"hidden_size": ' + "9" * 5000 + "}")
+    else:
+        p.write_bytes(b" " * ((16 << 20) + 1))
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(p)])
+    assert r.exit_code == 2 and "FX-GEN-001" in r.output and "internal error" not in r.output, r.output
+
+
+def test_deeply_nested_topology_is_refused(tmp_path: Path) -> None:
+    p = tmp_path / "topo.xml"
+    p.write_text("<system>" + "<pci busid='0'>" * 3000 + "</pci>" * 3000 + "</system>")
+    t, diags = load_topology(str(p), SourceMap())
+    assert t is None and [d.code for d in diags] == ["FX-GEN-001"] and "nests elements" in diags[0].message
+
+
 # ---- NCCL topologies ------------------------------------------------------------------------------
 
 def test_p4d_topology() -> None:
@@ -469,3 +496,21 @@ def test_output_pair_checked_before_writing(tmp_path: Path) -> None:
 def test_addresses_stay_64_bit() -> None:
     out, diags = gen("Qwen--Qwen3-8B", tokens=64, layers=1, hbm_gib=1 << 40)
     assert out is None and diags[0].code == "FX-GEN-004"
+
+
+def test_the_readme_generator_example_runs_and_is_proved(tmp_path: Path) -> None:
+    """The commands of the README's "Generate a policy" block, as a user pastes them."""
+    import shlex
+    import subprocess
+    import sys
+
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"## Generate a policy.*?```\n(.*?)```", text, flags=re.S).group(1)
+    commands = [shlex.split(c) for c in block.replace("\\\n", " ").splitlines() if c.strip()]
+    assert [c[:2] for c in commands] == [["fxverify", "gen"], ["fxverify", "check"]]
+    for c in commands:
+        args = [str(ROOT / a) if a.startswith("corpus/") else a for a in c[1:]]
+        r = subprocess.run([sys.executable, "-m", "fxverify", *args, *(["--no-cache"] if c[1] == "check" else [])],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert "deepseek.fx: proved" in r.stdout

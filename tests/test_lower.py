@@ -142,7 +142,7 @@ def test_allow_unproved_stamps_every_artifact(tmp_path: Path) -> None:
     res = lower(str(ROOT / FAIL), str(out), LowerOptions(compile=False, allow_unproved=True))
     assert res.exit_code == 0
     assert any(d.code == "FX-BPF-009" and not d.is_error for d in res.diagnostics)
-    for name in ("manifest.json", "maps.json", "obligations.json", "maps.init.json"):
+    for name in ("manifest.json", "maps.json", "obligations.json", "maps.init.json", "sourcemap.json"):
         assert json.loads((out / name).read_text())["proved"] is False, name
     assert "UNPROVED" in json.loads((out / "manifest.json").read_text())["stamp"]
     for c in out.glob("*.bpf.c"):
@@ -171,10 +171,10 @@ def test_same_input_same_bytes(tmp_path: Path, compile_: bool, monkeypatch: pyte
 
 def test_output_directory_is_replaced_atomically(tmp_path: Path) -> None:
     out = tmp_path / "out"
-    out.mkdir()
-    (out / "stale.txt").write_text("old")
     assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
-    assert not (out / "stale.txt").exists() and (out / "manifest.json").exists()
+    (out / "retired.bpf.c").write_text("a device the policy no longer has")
+    assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
+    assert not (out / "retired.bpf.c").exists() and (out / "manifest.json").exists()
     assert [p.name for p in tmp_path.iterdir()] == ["out"]  # no temporary directories left
 
 
@@ -319,3 +319,36 @@ def test_no_clang_writes_c_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert not list((tmp_path / "o").glob("*.bpf.o")) and list((tmp_path / "o").glob("*.bpf.c"))
     res = lower(str(ROOT / OK), str(tmp_path / "o2"), LowerOptions(kernel_verify=True))
     assert res.exit_code == 2 and res.diagnostics[0].code == "FX-BPF-008" and res.diagnostics[0].is_error
+
+
+@pytest.mark.parametrize("case", ["other files", "the policy itself", "a subfolder", "the current folder"])
+def test_lower_never_replaces_a_folder_it_did_not_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str) -> None:
+    """The output folder is replaced as a whole, so a folder holding anything a lowering did not
+    write is refused (FX-IO-002, exit 2) and left as it was; a new, empty or previously lowered
+    folder is written."""
+    out = tmp_path / "out"
+    out.mkdir()
+    policy = ROOT / OK
+    if case == "other files":
+        (out / "thesis.txt").write_text("years of work\n")
+    elif case == "the policy itself":
+        policy = Path(shutil.copy(ROOT / OK, out / "p.fx"))
+    elif case == "a subfolder":
+        lower(str(ROOT / OK), str(out), LowerOptions(compile=False))
+        (out / "keep").mkdir()
+    else:
+        lower(str(ROOT / OK), str(out), LowerOptions(compile=False))
+        monkeypatch.chdir(out)
+    before = sorted(p.name for p in out.iterdir())
+    res = lower(str(policy), str(out), LowerOptions(compile=False))
+    assert res.exit_code == 2 and [d.code for d in res.diagnostics] == ["FX-IO-002"], res.diagnostics
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_lower_replaces_its_own_output_and_an_empty_folder(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    assert lower(str(ROOT / OK), str(out), LowerOptions(compile=False)).exit_code == 0
+    (out / "gpu0.bpf.c").write_text("stale\n")
+    assert lower(str(ROOT / OK), str(out), LowerOptions(compile=False)).exit_code == 0
+    assert (out / "gpu0.bpf.c").read_text() != "stale\n"

@@ -64,7 +64,7 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
         for name in names:
             code = codes.lookup(name)
             if code is None:
-                near = nearest(name, codes.REGISTRY)
+                near = name.upper() if codes.lookup(name.upper()) else nearest(name.upper(), codes.REGISTRY)
                 diags.append(diagnostic(codes.SUP_003, f"unknown diagnostic code `{name}`", span, "not a fxverify code",
                                         help=f"did you mean `{near}`?" if near else "`fxverify explain` lists the codes"))
                 continue

@@ -175,6 +175,8 @@ def _write_baseline(report: Report, req: GateRequest, known: list[BaselineEntry]
         return
     if report.exit_code >= 2:
         report.problems.append(diagnostic(codes.GATE_002, f"`{target}` was not written: fix the errors above first"))
+        if report.baseline is not None:
+            report.baseline = replace(report.baseline, updated=False)
         return
     try:
         if req.write_baseline is not None:

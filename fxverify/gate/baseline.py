@@ -4,7 +4,8 @@ Takes ``CheckResult``s and a baseline file; produces ``BaselineEntry`` lists, ma
 baseline accepts (``Diagnostic.baselined``) and finds stale entries. The file is JSON (sorted keys,
 two-space indent, entries sorted), documented in ``specs/output.md``:
 ``{"fxverify_baseline": 1, "entries": [{"fingerprint", "code", "policy", "path", "edges",
-"witness", "message"}]}``. Only the fingerprint decides a match; the other fields are there for the
+"witness", "message"}]}``. The fingerprint decides a match, and the path which of several files
+with that finding an entry belongs to (``apply_baseline``); the other fields are there for the
 person reviewing the file. Emits no diagnostics; a file that cannot be read or decoded raises
 ``BaselineError``, which the gate reports as FX-GATE-001 (exit code 2).
 """
@@ -19,6 +20,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.errors import FxError
+from fxverify.fileio import read_regular
+from fxverify.result import CheckResult
 
 BASELINE_VERSION = 1
 
@@ -46,7 +49,7 @@ def baselinable(d: Diagnostic) -> bool:
     return d.active and d.severity is not Severity.NOTE and bool(d.policy) and d.code is not codes.INT_001
 
 
-def entries_from(results: list) -> list[BaselineEntry]:
+def entries_from(results: list[CheckResult]) -> list[BaselineEntry]:
     """The baseline entries of every baselinable finding in ``results``, sorted, one per
     fingerprint and path."""
     out = {BaselineEntry(r.path, d.code, fingerprint(d), d.policy, d.edges, d.witness, d.message)
@@ -63,47 +66,68 @@ def dump_baseline(entries: list[BaselineEntry]) -> str:
 def read_baseline(path: str) -> list[BaselineEntry]:
     """Read a baseline file. Raises ``BaselineError`` with a one-line reason."""
     try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
+        doc = json.loads(read_regular(path).decode("utf-8"))
     except FileNotFoundError:
         raise BaselineError(f"baseline `{path}` does not exist") from None
     except OSError as err:
         raise BaselineError(f"cannot read baseline `{path}`: {err.strerror or err}") from None
-    except (ValueError, UnicodeDecodeError) as err:
+    except (ValueError, UnicodeDecodeError, RecursionError) as err:
         raise BaselineError(f"baseline `{path}` is not JSON: {err}") from None
-    if not isinstance(doc, dict) or doc.get("fxverify_baseline") != BASELINE_VERSION or not isinstance(doc.get("entries"), list):
+    version = doc.get("fxverify_baseline") if isinstance(doc, dict) else None
+    if type(version) is not int or version != BASELINE_VERSION or not isinstance(doc.get("entries"), list):
         raise BaselineError(f"`{path}` is not an fxverify baseline (version {BASELINE_VERSION})")
     out = []
+    fields = ("path", "code", "fingerprint", "policy", "edges", "witness", "message")
     for i, e in enumerate(doc["entries"]):
-        try:
-            out.append(BaselineEntry(str(e["path"]), str(e["code"]), str(e["fingerprint"]), str(e["policy"]),
-                                     tuple(str(x) for x in e["edges"]), str(e["witness"]), str(e["message"])))
-        except (KeyError, TypeError) as err:
-            raise BaselineError(f"baseline `{path}`: entry {i + 1} is malformed ({err})") from None
+        if not isinstance(e, dict):
+            raise BaselineError(f"baseline `{path}`: entry {i + 1} is not an object")
+        missing = [f for f in fields if f not in e]
+        if missing:
+            raise BaselineError(f"baseline `{path}`: entry {i + 1} lacks " + ", ".join(f"`{f}`" for f in missing))
+        if not all(isinstance(e[f], str) for f in fields if f != "edges") or not isinstance(e["edges"], list):
+            raise BaselineError(f"baseline `{path}`: entry {i + 1} has a field of the wrong type "
+                                "(`edges` is a list of names, the others are strings)")
+        out.append(BaselineEntry(e["path"], e["code"], e["fingerprint"], e["policy"],
+                                 tuple(str(x) for x in e["edges"]), e["witness"], e["message"]))
     return out
 
 
-def apply_baseline(results: list, entries: list[BaselineEntry]) -> tuple[int, list[BaselineEntry]]:
-    """Mark every finding whose fingerprint is in ``entries`` as baselined (in place).
+def apply_baseline(results: list[CheckResult], entries: list[BaselineEntry]) -> tuple[int, list[BaselineEntry]]:
+    """Mark every finding a baseline entry accepts as baselined (in place).
 
-    Returns ``(matched, stale)``: how many findings the baseline accepted, and the entries that
-    matched nothing although their policy was checked in this run (by path or by policy name).
-    Entries of policies not checked in this run are neither matched nor stale.
+    An entry accepts the findings of its fingerprint in its own path. An entry whose path has no
+    such finding in this run (the file was moved or renamed) accepts them in one other path, the
+    first in run order that no entry names: a moved file keeps its baseline, but a copy of a
+    baselined file reports its findings as new. Returns ``(matched, stale)``: how many findings
+    the baseline accepted, and the entries that accepted nothing although their policy was checked
+    and loaded in this run (by path or by policy name). Entries of policies not checked, or that
+    did not load, are neither matched nor stale.
     """
-    known = {e.fingerprint for e in entries}
-    seen: set[str] = set()
-    matched = 0
+    found: list[tuple[CheckResult, int, str]] = []  # (result, diagnostic index, fingerprint)
     for r in results:
-        out = []
-        for d in r.diagnostics:
-            fp = fingerprint(d) if baselinable(d) else None
-            if fp is not None and fp in known:
-                seen.add(fp)
-                matched += 1
-                d = replace(d, baselined=True)
-            out.append(d)
-        r.diagnostics = out
-    checked_paths = {r.path for r in results}
-    checked_names = {r.name for r in results if r.name}
-    stale = [e for e in entries if e.fingerprint not in seen and (e.path in checked_paths or e.policy in checked_names)]
+        found += [(r, i, fingerprint(d)) for i, d in enumerate(r.diagnostics) if baselinable(d)]
+    here = {(r.path, fp) for r, _, fp in found}
+    used: set[BaselineEntry] = {e for e in entries if (e.path, e.fingerprint) in here}
+    owner: dict[tuple[str, str], bool] = {(e.path, e.fingerprint): True for e in entries}
+    spare: dict[str, list[BaselineEntry]] = {}
+    for e in sorted(entries):
+        if e not in used:
+            spare.setdefault(e.fingerprint, []).append(e)
+    moved: dict[tuple[str, str], bool] = {}  # (path, fingerprint) -> accepted by a moved entry
+    matched = 0
+    for r, i, fp in found:
+        key = (r.path, fp)
+        ok = owner.get(key, False) or moved.get(key, False)
+        if not ok and key not in moved:
+            if spare.get(fp):
+                used.add(spare[fp].pop(0))
+                ok = True
+            moved[key] = ok
+        if ok:
+            matched += 1
+            r.diagnostics[i] = replace(r.diagnostics[i], baselined=True)
+    loaded = [r for r in results if not (r.input_error or r.internal_error)]
+    checked_paths = {r.path for r in loaded}
+    checked_names = {r.name for r in loaded if r.name}
+    stale = [e for e in entries if e not in used and (e.path in checked_paths or e.policy in checked_names)]
     return matched, stale

@@ -36,6 +36,7 @@ from typing import Any
 import fxverify
 from fxverify import pipeline
 from fxverify.atomic import replace_atomically
+from fxverify.fileio import read_regular
 from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.pipeline import CheckOptions
 from fxverify.result import CheckResult, Verdict
@@ -141,8 +142,7 @@ class ResultCache:
         try:
             sources = SourceMap()
             for path, digest in v["deps"]:
-                with open(path, "rb") as fh:
-                    raw = fh.read()
+                raw = read_regular(path)
                 if hashlib.sha256(raw).hexdigest() != digest:
                     return None
                 sources.add(path, raw.decode("utf-8"))
@@ -162,8 +162,7 @@ class ResultCache:
         deps = []
         for path in result.sources.paths():
             try:
-                with open(path, "rb") as fh:
-                    raw = fh.read()
+                raw = read_regular(path)
             except OSError:
                 return
             if raw.decode("utf-8", errors="replace") != result.sources.get(path).text:
@@ -176,9 +175,8 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     """The policy-level key of ``path`` under ``options``; ``None`` when the file cannot be read
     (the check itself then reports it)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-    except OSError:
+        raw = read_regular(path, options.limits.max_file_bytes)
+    except OSError:  # not a regular file, too large, unreadable: the check reports it
         return None
     o = options.solver
     opts = f"prune={options.prune} seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms} limits={options.limits!r}"

@@ -16,6 +16,7 @@ from typing import Any
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.fileio import read_regular
 from fxverify.source import SourceMap, Span
 
 
@@ -32,6 +33,11 @@ class InputProblem(Exception):
         self.diag = diag
 
 
+#: The largest input file a generator reads, in bytes: model configs, topology XML and ``cxl list``
+#: output are kilobytes; 16 MiB leaves room for the largest fabrics and still refuses ``/dev/zero``.
+MAX_INPUT_BYTES = 16 << 20
+
+
 @dataclass
 class InputFile:
     """One input file: ``path`` as the user named it and its decoded ``text``."""
@@ -44,10 +50,10 @@ class InputFile:
         """Read ``path`` as UTF-8 and register it in ``sources``.
 
         ``what`` names the expected content in messages ("a Hugging Face config.json").
-        Raises ``InputProblem`` (FX-GEN-001) when the file cannot be read or decoded."""
+        Raises ``InputProblem`` (FX-GEN-001) when the file cannot be read or decoded, is not a
+        regular file (a FIFO or device would block or never end) or is over ``MAX_INPUT_BYTES``."""
         try:
-            with open(path, "rb") as fh:
-                raw = fh.read()
+            raw = read_regular(path, MAX_INPUT_BYTES)
         except OSError as err:
             raise InputProblem(diagnostic(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}",
                                           help=f"pass the path of {what}")) from None
@@ -88,10 +94,17 @@ class InputFile:
         return self.span(pos)
 
     def load_json(self, what: str) -> Any:
-        """Parse the text as JSON. Raises ``InputProblem`` (FX-GEN-001) at the syntax error."""
+        """Parse the text as JSON. Raises ``InputProblem`` (FX-GEN-001) at the syntax error, and for
+        nesting or integers too large for Python's decoder."""
         try:
             return json.loads(self.text)
         except json.JSONDecodeError as err:
             raise InputProblem(diagnostic(codes.GEN_001, f"`{self.path}` is not valid JSON: {err.msg}",
                                           self.line_col_span(err.lineno, err.colno), "here",
                                           help=f"pass {what}")) from None
+        except RecursionError:
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{self.path}` nests arrays or objects too deeply to read",
+                                          self.span(0), help=f"pass {what}")) from None
+        except ValueError as err:  # an integer of more digits than Python converts (sys.int_info)
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{self.path}` is not readable JSON: {err}",
+                                          self.span(0), help=f"pass {what}")) from None

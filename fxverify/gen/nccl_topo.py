@@ -141,6 +141,11 @@ def load_topology(path: str, sources: SourceMap) -> tuple[Topology | None, list[
         return None, [p.diag]
 
 
+#: Deepest element nesting read. NCCL's own topologies nest a handful of PCI switches (system, cpu,
+#: pci bridges, gpu/nic); 64 levels is far beyond any real one and bounds the builder's recursion.
+MAX_DEPTH = 64
+
+
 def _parse(f: InputFile) -> _Node:
     """Parse with expat, keeping each element's character offset for diagnostics. Entity
     declarations are refused, so a hostile file cannot expand entities."""
@@ -151,6 +156,9 @@ def _parse(f: InputFile) -> _Node:
 
     def start(tag: str, attrs: dict[str, str]) -> None:
         off = line_starts[p.CurrentLineNumber - 1] + p.CurrentColumnNumber
+        if len(stack) > MAX_DEPTH:
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{f.path}` nests elements more than {MAX_DEPTH} deep",
+                                          f.span(off), f"<{tag}>", help=f"pass {WHAT}"))
         node = _Node(tag, attrs, off)
         stack[-1].children.append(node)
         stack.append(node)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -148,8 +149,10 @@ def _fx_location(sources: SourceMap, span: Span) -> list | None:
 
 def sourcemap_json(plan: Plan, cfiles: list[CFile], sources: SourceMap) -> dict:
     """``sourcemap.json``: C line -> ``.fx`` span (``[file, line, col, end_line, end_col]``) and role,
-    per C file; and every edge id -> its name and span (descriptors are rows, not C lines)."""
+    per C file; every edge id -> its name and span (descriptors are rows, not C lines); and
+    ``proved``, like every JSON file of the directory."""
     return {
+        "proved": plan.proved,
         "c": {f"{c.device}.bpf.c": [[m.line, _fx_location(sources, m.span), m.what] for m in c.lines] for c in cfiles},
         "edges": [[e.eid, e.name, _fx_location(sources, e.span)] for e in plan.policy.edges],
     }
@@ -254,6 +257,29 @@ def compile_c(cfile: CFile) -> CompileResult:
             return CompileResult(cfile.device, False, r.stderr)
         with open(os.path.join(tmp, f"{cfile.device}.bpf.o"), "rb") as fh:
             return CompileResult(cfile.device, True, r.stderr, fh.read())
+
+
+#: Names a lowering directory holds (``render``): the JSON files and one C source and object per device.
+_LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|[A-Za-z_][A-Za-z0-9_]*\.bpf\.[co]")
+
+
+def foreign_entries(out_dir: str) -> list[str]:
+    """What in the existing folder ``out_dir`` is not a lowering's output, sorted: entries whose
+    names no lowering writes, subfolders, or everything when ``manifest.json`` is missing or is not
+    one fxverify wrote. Replacing ``out_dir`` (``write_dir``) deletes it, so the driver refuses a
+    folder for which this is not empty. An empty folder gives ``[]``. Raises ``OSError`` when the
+    folder cannot be listed."""
+    names = sorted(os.listdir(out_dir))
+    if not names:
+        return []
+    try:
+        with open(os.path.join(out_dir, "manifest.json"), "rb") as fh:
+            ours = isinstance(json.load(fh).get("fxverify"), str)
+    except (OSError, ValueError, AttributeError):
+        ours = False
+    if not ours:
+        return names
+    return [n for n in names if not _LOWERED_NAME.fullmatch(n) or not os.path.isfile(os.path.join(out_dir, n))]
 
 
 def write_dir(out_dir: str, files: dict[str, bytes]) -> None:

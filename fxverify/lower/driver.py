@@ -76,6 +76,29 @@ def _diag(code: Code, msg: str, policy: Policy | None, help: str, notes: tuple[s
     return diagnostic(code, msg, span if span != NO_SPAN else None, "policy", notes=notes, help=help)
 
 
+def _refuse_replacing(out_dir: str) -> Diagnostic | None:
+    """FX-IO-002 when writing ``out_dir`` would delete something a lowering did not write: the
+    output folder is replaced as a whole, so it must be new, empty, or a previous lowering's
+    output (``artifacts.foreign_entries``), and must not hold the current folder. FX-IO-001 when
+    it cannot be listed."""
+    if not os.path.isdir(out_dir):
+        return None
+    cwd, out = os.path.realpath(os.getcwd()), os.path.realpath(out_dir)
+    if cwd == out or cwd.startswith(out + os.sep):
+        return diagnostic(codes.IO_002, f"`-o {out_dir}` holds the current folder; nothing was written",
+                          help="the output folder is replaced as a whole: name a new folder, such as `-o lowered`")
+    try:
+        foreign = artifacts.foreign_entries(out_dir)
+    except OSError as err:
+        return diagnostic(codes.IO_001, f"cannot read `{out_dir}`: {err.strerror or err}", help="name a folder you can write")
+    if not foreign:
+        return None
+    shown = ", ".join(f"`{n}`" for n in foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+    return diagnostic(codes.IO_002, f"`-o {out_dir}` holds {shown}, which a lowering did not write; nothing was written",
+                      help="the output folder is replaced as a whole: name a new or empty folder, or one a previous "
+                           "`fxverify lower` wrote")
+
+
 def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     """Lower the policy at ``path`` into ``out_dir``. Never raises for user input: a missing libbpf
     or ``bpf()`` permission is FX-BPF-008 (exit 2), an output folder that cannot be written
@@ -85,6 +108,9 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         return LowerResult(path, SourceMap(), diagnostics=[diagnostic(
             codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")],
             exit_code=2)
+    refusal = _refuse_replacing(out_dir)
+    if refusal is not None:
+        return LowerResult(path, SourceMap(), diagnostics=[refusal], exit_code=2)
     t0 = time.perf_counter()
     res = check(path, CheckOptions(solver=opts.solver))
     out = LowerResult(path, res.sources, res.policy, diagnostics=[])

@@ -11,6 +11,8 @@ cannot break the diagram. Output is deterministic.
 
 from __future__ import annotations
 
+import re
+
 from fxverify.diagnostics.model import Diagnostic, Trace
 from fxverify.gate.report import Report
 from fxverify.render.text import location
@@ -19,6 +21,17 @@ from fxverify.render.text import location
 def _cell(s: str) -> str:
     """Escape text for one Markdown table cell."""
     return s.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(s: str) -> str:
+    """``s`` as one inline code span in a table cell (CommonMark 6.1): fenced by one backtick more
+    than its longest run of backticks, padded with spaces when it starts or ends with one. Inside a
+    code span backslashes and ``<`` are literal, so only ``|`` is escaped (GFM tables split cells
+    before code spans are read)."""
+    s = s.replace("\n", " ").replace("|", "\\|")
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def _mm(s: str) -> str:
@@ -79,21 +92,21 @@ def report_to_markdown(report: Report) -> str:
     if shown:
         out += ["### Findings", "", "| status | code | location | message |", "|---|---|---|---|"]
         for r, d in shown:
-            where = f"`{_cell(location(r.sources, d.primary.span))}`" if d.primary is not None else f"`{_cell(r.path)}`"
+            where = _code(location(r.sources, d.primary.span)) if d.primary is not None else _code(r.path)
             title = d.code.title
             msg = _cell(d.message) + (f" (reason: {_cell(d.suppressed_reason)})" if d.suppressed_reason is not None else "")
             out.append(f"| {_status(d)} | `{d.code}` {_cell(title)} | {where} | {msg} |")
         out.append("")
     if report.baseline is not None and report.baseline.stale:
         out += [f"### Stale baseline entries ({_cell(report.baseline.path)})", ""]
-        out += [f"- `{e.code}` in `{_cell(e.path)}`: {_cell(e.message)}" for e in report.baseline.stale]
+        out += [f"- `{e.code}` in {_code(e.path)}: {_cell(e.message)}" for e in report.baseline.stale]
         out.append("")
     traced = [(r, d) for r, d in shown if d.trace is not None]
     if traced:
         out += ["### Traces", ""]
         for r, d in traced:
             where = location(r.sources, d.primary.span) if d.primary is not None else r.path
-            out += [f"#### `{d.code}` at `{_cell(where)}` ({_status(d)})", "", _cell(d.message), "",
+            out += [f"#### `{d.code}` at {_code(where)} ({_status(d)})", "", _cell(d.message), "",
                     "```mermaid", *trace_to_mermaid(d.trace), "```", ""]
             if d.trace.why:
                 out.append(f"- why: {_cell(d.trace.why)}")

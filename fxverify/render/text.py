@@ -125,7 +125,7 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
-            (f" — {total} obligations, {result.solver_calls} solver calls" + (f", {result.seconds:.2f} s" if stats else ""), "")]
+            (f" — {total} obligations, {result.solver_calls} solver call{'' if result.solver_calls == 1 else 's'}" + (f", {result.seconds:.2f} s" if stats else ""), "")]
     return [head] + out
 
 

@@ -130,7 +130,7 @@ def resolve_regions(st: State) -> None:
         if ok and total > st.limits.max_regions:
             st.error(codes.LIM_001, f"region instances exceed the limit of {st.limits.max_regions}", r.name.span,
                      f"`{r.name.name}` has {count} instances",
-                     help="raise the limit with care or use fewer, larger regions")
+                     help="use fewer, larger regions; the limit bounds the work of one check")
             ok = False
         at_fn = compile_expr(st, r.at, tuple(vars_))
         size_fn = compile_expr(st, r.size, tuple(vars_))

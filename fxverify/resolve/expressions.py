@@ -29,6 +29,12 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
 }
 
 
+#: The largest magnitude an expression may have. Addresses and sizes are 64-bit (BRIEF section 2);
+#: 2^128 leaves room for products of two of them and keeps every value printable (Python refuses
+#: to print integers of more than 4,300 digits, ``sys.int_info``) and cheap to solve over.
+MAX_MAGNITUDE = 1 << 128
+
+
 def const_fn(value: Any) -> Fn:
     """The closure that ignores its environment and returns ``value``."""
     return lambda env: value
@@ -46,9 +52,22 @@ def compile_expr(st: State, e: ast.Expr, scope: tuple[str, ...], *, devices: boo
     fn = _compile_node(st, e, scope, devices, outer, ok)
     if not ok[0]:
         return None
+    span = e.span
     if isinstance(fn, int):
+        if not -MAX_MAGNITUDE <= fn <= MAX_MAGNITUDE:
+            st.error(codes.LIM_001, f"value of {fn.bit_length()} bits exceeds the limit of 2^128", span, "too large",
+                     help="addresses and sizes are 64-bit; write the value the hardware uses")
+            return None
         return const_fn(fn)
-    return fn
+    inner = fn
+
+    def bounded(env: Env) -> int:
+        v = inner(env)
+        if -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE:
+            return v
+        raise EvalError(codes.LIM_001, span, f"value of {v.bit_length()} bits exceeds the limit of 2^128",
+                        "addresses and sizes are 64-bit; write the value the hardware uses", "too large")
+    return bounded
 
 
 def _compile_node(st: State, e: ast.Expr, scope: tuple[str, ...], devices: bool, outer: tuple[str, ...],
@@ -78,7 +97,8 @@ def _compile_node(st: State, e: ast.Expr, scope: tuple[str, ...], devices: bool,
     op, span = e.op, e.span
     if isinstance(left, int) and isinstance(right, int):
         if op in "/%" and right == 0:
-            st.error(codes.TYP_002, "division by zero", span, "divides by zero")
+            st.error(codes.TYP_002, "division by zero", span, "divides by zero",
+                     help="the divisor is a constant 0 here; divide by a nonzero size or count")
             ok[0] = False
             return 0
         return arith(op, left, right, span)
@@ -132,7 +152,8 @@ def arith(op: str, a: int, b: int, span: Span) -> int:
     if op == "*":
         return a * b
     if b == 0:
-        raise EvalError(codes.TYP_002, span, "division by zero", "the divisor evaluates to 0 here",
+        raise EvalError(codes.TYP_002, span, "division by zero",
+                        "the divisor evaluates to 0 for this instance; keep it nonzero over the index range",
                         "divides by zero")
     return a // b if op == "/" else a % b
 
@@ -174,7 +195,7 @@ def const_range(st: State, lo_e: ast.Expr, hi_e: ast.Expr, span: Span,
     if hi - lo > st.limits.max_range:
         st.error(codes.LIM_001, f"range of {hi - lo} iterations exceeds the limit of "
                  f"{st.limits.max_range}", span, "too many iterations",
-                 help="split the family or raise the limit")
+                 help="split the family into smaller ones; the limit bounds the work of one check")
         return None
     return lo, hi
 

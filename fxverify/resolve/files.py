@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.suppress import read_suppressions
+from fxverify.fileio import NotRegularFile, TooLarge, read_regular
 from fxverify.resolve.state import State
 from fxverify.source import Span
 from fxverify.syntax.parse import decode_text, parse, scan_comments
@@ -34,21 +34,15 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
     what = "include" if at is not None else "policy file"
     limit = st.limits.max_file_bytes
     try:
-        if os.path.isdir(path):
-            st.error(codes.NAM_003, f"{what} `{path}` is a directory", at, "not a file", help="name a policy file")
-            return None
-        if os.path.exists(path) and not stat.S_ISREG(os.stat(path).st_mode):
-            # A FIFO or device would block or never end; policies are regular files.
-            st.error(codes.NAM_003, f"{what} `{path}` is not a regular file", at, "not a file",
-                     help="name a policy file")
-            return None
-        size = os.path.getsize(path)
-        if size > limit:
-            st.error(codes.LIM_001, f"`{path}` is {size} bytes, over the limit of {limit} bytes", at, "too large",
-                     help="split the policy into smaller included files")
-            return None
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
+        data = read_regular(path, limit)
+    except NotRegularFile as err:
+        kind = "a directory" if err.errno == errno.EISDIR else "not a regular file"
+        st.error(codes.NAM_003, f"{what} `{path}` is {kind}", at, "not a file", help="name a policy file")
+        return None
+    except TooLarge as err:
+        st.error(codes.LIM_001, f"`{path}` is {err.size} bytes, over the limit of {limit} bytes", at, "too large",
+                 help="split the policy into smaller included files")
+        return None
     except OSError as err:
         base = os.path.dirname(at.file) if at is not None else os.getcwd()
         shown = written if written is not None else path
@@ -59,9 +53,6 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
         else:
             st.error(codes.NAM_003, f"cannot read {what} `{shown}`: {err.strerror or err}", at, "unreadable",
                      help="check the file's permissions")
-        return None
-    if len(data) > limit:  # grew after the size check
-        st.error(codes.LIM_001, f"`{path}` is over the limit of {limit} bytes", at, "too large")
         return None
     text, diags = decode_text(data, path)
     sf = st.sources.add(path, text)

@@ -53,12 +53,12 @@ class Unroller:
             if total_edges > st.limits.max_edges:
                 st.error(codes.LIM_001, f"flows unroll to {total_edges} edges, over the limit of "
                          f"{st.limits.max_edges}", flow.name.span, "too many edge instances",
-                         help="use smaller ranges, or raise the limit with care")
+                         help="use smaller ranges; the limit bounds the work of one check")
                 return False
             if total_iters > st.limits.max_edges:
                 st.error(codes.LIM_001, f"flows run {total_iters} loop iterations, over the limit of "
                          f"{st.limits.max_edges}", flow.name.span, "too many loop iterations",
-                         help="use smaller ranges, or raise the limit with care")
+                         help="use smaller ranges; the limit bounds the work of one check")
                 return False
         return ok
 

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from fxverify.smt.backend import Backend, Query, Result, SolverOptions
+from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.smtlib import query_to_smtlib, term_to_smtlib
+from fxverify.smt.terms import evaluate
 
 
 @dataclass
@@ -60,8 +61,23 @@ def obligation_text(query: Query) -> str:
     return body + f"; minimize lex: {objectives}\n; unsat core: {'yes' if query.want_core else 'no'}\n"
 
 
+def consistent(query: Query, res: Result) -> bool:
+    """Whether a stored answer can be the answer to ``query``: a sat model must give every
+    variable of the query a value and satisfy every assertion (checked with ``terms.evaluate``);
+    an unsat core may name only the query's labels, and must be there when the query asks for one.
+    A stored entry that fails this (edited, or written by a buggy version) is a miss. An unsat
+    answer without a core cannot be checked this way; the key already covers its text, solver
+    version and options."""
+    if res.status is Status.SAT:
+        return all(evaluate(t, res.model) is True for _, t in query.assertions)
+    if res.status is Status.UNSAT:
+        labels = {lbl for lbl, _ in query.assertions if lbl is not None}
+        return set(res.core) <= labels and (bool(res.core) or not query.want_core)
+    return True
+
+
 class CachingBackend:
-    """``inner`` behind ``store``: a hit is answered without solving."""
+    """``inner`` behind ``store``: a hit is answered without solving, once ``consistent`` accepts it."""
 
     def __init__(self, inner: Backend, store: ResultStore, solver: SolverOptions, counts: QueryCounts) -> None:
         self.inner, self.store, self.solver, self.counts = inner, store, solver, counts
@@ -93,7 +109,7 @@ class CachingBackend:
             if k in known or k in todo:
                 continue
             hit = self.store.get_result(k)
-            if hit is None:
+            if hit is None or not consistent(q, hit):
                 todo[k] = q
             else:
                 known[k] = hit

@@ -1,0 +1,50 @@
+"""Reading input files without blocking: the one reader of policies, includes, baselines, cache
+dependencies and generator inputs.
+
+Takes a path and a byte limit; returns the file's bytes. The file is opened with ``O_NONBLOCK``
+and checked with ``fstat`` on the open descriptor, so a FIFO, a socket or a device such as
+``/dev/zero`` is refused before any read (opening a FIFO for reading would otherwise wait for a
+writer forever, and a device may never end), with no window between the check and the read.
+Emits no diagnostics; callers turn the ``OSError`` into their own code.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+
+class NotRegularFile(OSError):
+    """The path names a FIFO, socket, device or folder, not a regular file (``errno`` EINVAL, or
+    EISDIR for a folder)."""
+
+
+class TooLarge(OSError):
+    """The file holds more than the caller's limit; ``size`` is its size in bytes (``fstat``)."""
+
+    def __init__(self, path: str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"{size} bytes, over the limit of {limit} bytes", path)
+        self.size, self.limit = size, limit
+
+
+def read_regular(path: str, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, at most ``limit`` bytes (``None``: no limit).
+    Raises ``NotRegularFile`` for anything but a regular file, ``TooLarge`` when the file is longer
+    than ``limit``, and ``OSError`` for every other failure (missing, unreadable)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = errno.EISDIR if stat.S_ISDIR(st.st_mode) else errno.EINVAL
+            raise NotRegularFile(kind, "not a regular file", path)
+        if limit is not None and st.st_size > limit:
+            raise TooLarge(path, st.st_size, limit)
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            data = fh.read() if limit is None else fh.read(limit + 1)
+        if limit is not None and len(data) > limit:  # grew while we read it
+            raise TooLarge(path, len(data), limit)
+        return data
+    finally:
+        os.close(fd)
