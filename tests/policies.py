@@ -15,13 +15,18 @@ DEVICES = (
     Device("dpu0", DeviceKind.DPU, ("rx", "tx", "dma_done")),
     Device("cxl0", DeviceKind.CXL_MEM, ("near_mem",)),
 )
-SPACES = (Space("hbm0", "gpu0", 0, 4096), Space("hdm0", "cxl0", 0x8000, 4096, persistent=True))
+# `ddr0` starts at 0 like `hbm0`: the same numbers in two spaces are different bytes.
+SPACES = (Space("hbm0", "gpu0", 0, 4096), Space("hdm0", "cxl0", 0x8000, 4096, persistent=True),
+          Space("ddr0", "dpu0", 0, 4096))
 REGIONS = (
     Region("a", "a", "hbm0", 0, 256, "gpu0", dtype="bf16"),
     Region("b", "b", "hbm0", 256, 256, "gpu0", alias_set="ab"),
     Region("c", "c", "hdm0", 0x8000, 256, "gpu0", dtype="fp8"),
-    # Overlaps `b` (same alias set) with another owner: ownership is per region, bytes are shared.
+    # Inside `b` (same alias set) with another owner: ownership is per region, bytes are shared,
+    # and a handoff of `b` moves `d` too.
     Region("d", "d", "hbm0", 384, 64, "dpu0", alias_set="ab"),
+    # The numbers of `a` and `b`, in the DPU's memory.
+    Region("m", "m", "ddr0", 0, 512, "dpu0"),
 )
 MAPS = (
     MapDecl("ctr", "array", "u32", "u64", 4, ConsistencyClass(ClassKind.PER_DEVICE), "sum"),
@@ -71,7 +76,10 @@ def policies(draw, max_edges: int = 5) -> Policy:
         handoffs = releases = leases = ()
         region = draw(st.sampled_from(REGIONS))
         if draw(st.integers(0, 3)) == 0:
-            handoffs = (Handoff(region.name, draw(st.sampled_from(["gpu0", "dpu0"])), draw(st.sampled_from(["dpu0", "cxl0", "gpu0"]))),)
+            # Sometimes two on one edge: of one region, or of a region and one inside it.
+            handoffs = tuple(Handoff(draw(st.sampled_from(REGIONS)).name if k else region.name,
+                                     draw(st.sampled_from(["gpu0", "dpu0"])), draw(st.sampled_from(["dpu0", "cxl0", "gpu0"])))
+                             for k in range(draw(st.sampled_from([1, 1, 1, 2]))))
         if action == "release":
             releases = (Release(region.name, ReleaseKind.FREE),)
         if draw(st.integers(0, 4)) == 0:

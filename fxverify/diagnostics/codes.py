@@ -200,7 +200,8 @@ OWN_002 = _code(
     _ex("corpus/ownership/fail/read-during-handoff.fx", "corpus/ownership/ok/read-after-handoff.fx"))
 OWN_003 = _code(
     "FX-OWN-003", F.OWNERSHIP, _E, "handoff by a non-owner",
-    "a handoff is made by a device that does not own the region at that time (double handoff)",
+    "a handoff is made by a device that does not own the region at that time (double handoff), "
+    "or one edge hands a region's bytes to two owners",
     "a handoff by a device that no longer owns the region duplicates ownership: two devices believe "
     "they may write",
     _ex("corpus/ownership/fail/double-handoff.fx", "corpus/ownership/ok/handoff-round-trip.fx"))
@@ -457,7 +458,7 @@ SUP_002 = _code(
 SUP_003 = _code(
     "FX-SUP-003", F.SUPPRESSIONS, _E, "malformed suppression",
     "an inline suppression cannot be read, names a code that does not exist, or names a code that cannot be "
-    "suppressed (only obligation findings and unknown verdicts can)",
+    "suppressed (only obligation findings can: never an unknown verdict, FX-SMT-001)",
     "a suppression that does not say exactly what it accepts is either ignored or accepts the wrong thing",
     InlineExample('edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-02 reason "drained"',
                   'edge offload: move kv -> host by gpu0.copy_done  # fx: allow FX-ORD-002 reason "drained"'))

@@ -36,8 +36,9 @@ from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
 
 #: Schedule-free codes whose runtime guard refuses the violating edge at its start (the
-#: ``BOUNDS``, ``MAPHOME`` ops and the hook check of ``fx_run``; ``specs/lowering.md`` section 8).
-RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.HOOK_002})
+#: ``BOUNDS``, ``MAPHOME`` ops, the hook check of ``fx_run`` and a ``HANDOFF`` that splits a
+#: region between two owners; ``specs/lowering.md`` section 8).
+RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.HOOK_002, codes.OWN_003})
 
 
 @dataclass
@@ -150,7 +151,7 @@ def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule,
     n_regions = len(policy.regions)
     devices = rt.manifest["devices"]
     owners = rt.read_u32s("fx_own", n_regions, value_size=struct_size("fx_own"))
-    by_region = _handoff_edges(policy, sched)
+    by_region = _handoff_edges(policy, sim, sched)
     for i, r in enumerate(policy.regions):
         want = sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched)
         got = devices[owners[i]] if owners[i] < len(devices) else str(owners[i])
@@ -176,13 +177,14 @@ def _tally(report: RunReport, agree: bool, mismatch: str) -> None:
         report.mismatches.append(mismatch)
 
 
-def _handoff_edges(policy: Policy, sched: Schedule) -> dict[str, list[int]]:
-    """Scheduled edges that hand each region off. ``Simulator.owners_at`` only looks at handoffs
-    of its region, so giving it these ids gives the same owners without a scan of every edge."""
+def _handoff_edges(policy: Policy, sim: Simulator, sched: Schedule) -> dict[str, list[int]]:
+    """Scheduled edges whose handoffs move each region (its own, or an enclosing region's).
+    ``Simulator.owners_at`` only looks at those, so giving it these ids gives the same owners
+    without a scan of every edge."""
     out: dict[str, list[int]] = {}
     for e in sorted(sched):
-        for h in policy.edges[e].handoffs:
-            out.setdefault(h.region, []).append(e)
+        for region in sorted({r for h in policy.edges[e].handoffs for r in sim.moved_with(h.region)}):
+            out.setdefault(region, []).append(e)
     return out
 
 
@@ -359,6 +361,6 @@ def _final_owners_equal(policy: Policy, rt: Runtime, sim: Simulator, sched: Sche
     owner the simulator computes for the driven schedule."""
     devices = rt.manifest["devices"]
     owners = rt.read_u32s("fx_own", len(policy.regions), value_size=struct_size("fx_own"))
-    by_region = _handoff_edges(policy, sched)
+    by_region = _handoff_edges(policy, sim, sched)
     return all(sim.owners_at(r.name, float("inf"), by_region.get(r.name, []), sched) == {devices[owners[i]]}
                for i, r in enumerate(policy.regions))

@@ -10,7 +10,8 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
 - ``WAIT`` on the edge's predecessor-completion counter (happens-before, BRIEF section 2);
 - ``BOUNDS`` of every footprint against its region (FX-ALIAS-003);
 - ``OWN`` of every governing region: released, in transit, owner or lease (FX-OWN-001/002/004);
-- ``HANDOFF``/``LEASE``/``RELEASE`` (FX-OWN-003/004), with a users-left counter per release;
+- ``HANDOFF``/``LEASE``/``RELEASE`` (FX-OWN-003/004), with a users-left counter per release; a
+  handoff also moves every region inside the handed-off one (``HANDOFF_ENCLOSED``);
 - ``MAPHOME``/``GUARD``/``STARTED``/``AGG`` map-class rules (FX-MAP-001/003/004);
 - ``POSTED`` visibility of writes over ``posted`` links: a later flush must have started after
   the write finished (FX-ORD-003); ``FLUSH`` publishes that at its end;
@@ -72,6 +73,12 @@ DECISIONS: tuple[str, ...] = ("proceed", "defer", "deny")
 OWN_WRITES = 1
 #: The edge hands the region off itself; FX-OWN-003 checks the handoff instead of the owner.
 OWN_SKIP_OWNER = 2
+#: ``HANDOFF`` flag (operand ``d``): the region moves because an enclosing region is handed off
+#: (``specs/obligations.md`` section 1), so its own owner is not checked, only transit and users.
+HANDOFF_ENCLOSED = 1
+#: ``HANDOFF`` flag: the edge's clauses hand this region to two owners (FX-OWN-003, schedule-free),
+#: so the edge is denied at its start.
+HANDOFF_SPLIT = 2
 
 #: Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop
 #: (``specs/lowering.md`` sections 2 and 4); any other merge is FX-BPF-003.
@@ -445,6 +452,10 @@ def _fill_tables(plan: Plan) -> None:
     posted = _posted_watches(ctx)
     accum = _accumulation_watches(ctx)
     touched = ctx.touched()
+    contained: dict[str, list[str]] = defaultdict(list)  # handed-off region -> the regions inside it
+    for inner, movers in sorted(ctx.moved_by.items()):
+        for outer in sorted(movers - {inner}):
+            contained[outer].append(inner)
     for e in pol.edges:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
@@ -464,9 +475,14 @@ def _fill_tables(plan: Plan) -> None:
             flags = (OWN_WRITES if writes else 0) | (
                 OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
             ops.append(Op(OP_KIND["OWN"], region_id[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
+        def split(region: str) -> int:
+            return HANDOFF_SPLIT if len({c.dst for c in ctx.handoff_clauses(e.eid, region)}) > 1 else 0
         for h in e.handoffs:
             ops.append(Op(OP_KIND["HANDOFF"], region_id[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
-                          plan.device_id(h.dst), 0, h.span))
+                          plan.device_id(h.dst), split(h.region), h.span))
+            for inner in contained.get(h.region, ()):
+                ops.append(Op(OP_KIND["HANDOFF"], region_id[inner], plan.device_id(h.src), REASON_ID[codes.OWN_003],
+                              plan.device_id(h.dst), HANDOFF_ENCLOSED | split(inner), h.span))
         for ls in e.leases:
             ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                           0, 0, ls.span))

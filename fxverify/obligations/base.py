@@ -12,6 +12,7 @@ families. Emits no diagnostics itself.
 
 from __future__ import annotations
 
+import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from typing import ClassVar
@@ -19,12 +20,34 @@ from typing import ClassVar
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Access, AccessMode, Edge, Policy
+from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
 from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.source import Span
 from fxverify.vocab import AC_OPS
+
+
+def _moved_by(policy: Policy) -> dict[str, frozenset[str]]:
+    """For every region inside a handed-off region, the handed-off regions that contain it (itself
+    included when it is handed off): same space, ``Q.base <= R.base`` and ``R.end <= Q.end``.
+    Found by bisecting each space's regions sorted by base (O(n log n + pairs))."""
+    handed = {h.region for e in policy.edges for h in e.handoffs}
+    by_space: dict[str, list] = defaultdict(list)
+    for r in policy.regions:
+        by_space[r.space].append(r)
+    out: dict[str, set[str]] = defaultdict(set)
+    for regs in by_space.values():
+        regs.sort(key=lambda r: (r.base, r.name))
+        bases = [r.base for r in regs]
+        for q in regs:
+            if q.name not in handed:
+                continue
+            out[q.name].add(q.name)
+            for r in regs[bisect.bisect_left(bases, q.base):bisect.bisect_left(bases, q.end)]:
+                if r.end <= q.end:
+                    out[r.name].add(q.name)
+    return {k: frozenset(v) for k, v in out.items()}
 
 
 class Context:
@@ -36,44 +59,70 @@ class Context:
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
+        #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
+        #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
+        self.moved_by: dict[str, frozenset[str]] = _moved_by(policy)
+        moves: dict[str, list[str]] = defaultdict(list)
+        for region, movers in sorted(self.moved_by.items()):
+            for q in movers:
+                moves[q].append(region)
+        #: region -> ids of the edges with a handoff that applies to it (its own or an enclosing
+        #: region's), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
         self.leases: dict[str, list[int]] = defaultdict(list)
         self.releases: dict[str, list[int]] = defaultdict(list)
         for e in policy.edges:
-            for h in e.handoffs:
-                self.handoffs[h.region].append(e.eid)
+            for region in sorted({r for h in e.handoffs for r in moves[h.region]}):
+                self.handoffs[region].append(e.eid)
             for ls in e.leases:
                 self.leases[ls.region].append(e.eid)
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
 
+    def handoff_clauses(self, eid: int, region: str) -> list[Handoff]:
+        """The handoff clauses of edge ``eid`` that move ``region`` (its own, or an enclosing
+        region's), in written order."""
+        movers = self.moved_by.get(region, frozenset())
+        return [h for h in self.policy.edges[eid].handoffs if h.region in movers]
+
+    def handoff_dst(self, eid: int, region: str) -> str:
+        """The owner ``region`` gets when edge ``eid`` finishes: the destination of the last
+        clause of ``eid`` that moves it (clauses apply in written order).
+
+        Raises ``KeyError`` when no clause of ``eid`` moves ``region`` (``eid`` not in
+        ``handoffs[region]``)."""
+        clauses = self.handoff_clauses(eid, region)
+        if not clauses:
+            raise KeyError(region)
+        return clauses[-1].dst
+
     def touched(self) -> dict[int, dict[str, bool]]:
         """Map each edge id to the regions that govern the bytes its footprints touch, and whether
         it writes (or reduces into) them. Cached.
 
-        Regions of one alias set may overlap and have different owners. The bytes a footprint
-        touches inside region ``R`` are governed by ``R`` unless a strictly smaller touched region
-        contains all of them (a block inside its layer's view: the block's owner and leases
-        decide). Ties keep both, so each owner is checked.
+        Each access is taken on its own, within its footprint's address space. Regions of one
+        alias set may overlap and have different owners. The bytes an access touches inside region
+        ``R`` are governed by ``R`` unless a strictly smaller region of the same space, touched by
+        the same access, contains all of them (a block inside its layer's view: the block's owner
+        and leases decide). Ties keep both, so each owner is checked.
         """
         if self._touched is not None:
             return self._touched
-        per_edge: dict[int, list] = defaultdict(list)
+        per_access: dict[tuple[int, int], list] = defaultdict(list)
         for region, eids in self.uses.items():
             reg = self.policy.region(region)
             for eid in eids:
-                for a in self.policy.edges[eid].accesses():
+                for pos, a in enumerate(self.policy.edges[eid].accesses()):
                     fp = a.footprint
                     if fp.space == reg.space and fp.meets(reg.base, reg.end):
-                        per_edge[eid].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode is not AccessMode.READ))
+                        per_access[(eid, pos)].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode is not AccessMode.READ))
         out: dict[int, dict[str, bool]] = {}
-        for eid, items in per_edge.items():
-            got: dict[str, bool] = {}
+        for (eid, _pos), items in sorted(per_access.items()):
+            got = out.setdefault(eid, {})
             for reg, lo, hi, writes in items:
                 inner = any(r2.size < reg.size and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
-            out[eid] = got
         self._touched = out
         return out
 

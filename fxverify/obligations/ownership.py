@@ -4,10 +4,13 @@ owner not unique or not as declared).
 
 Takes a ``Context``; yields ``Obligation`` objects. The ownership model (BRIEF sections 1 and 3):
 a region starts with its declared owner; a handoff edge ``h`` puts it in transit during
-``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; the owner at time ``t`` is the
-destination of the latest handoff completed by ``t`` (simultaneous completions admit either); a lease
-lets a device read from ``f(g)`` until the next handoff of the region starts; a release at ``s(r)``
-ends all use. ``s``/``f`` are ``encode.start``/``encode.finish``.
+``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; a handoff of a region also moves
+every region of the same space inside it (``Context.moved_by``), and the last clause of an edge that
+moves a region decides its destination; the owner at time ``t`` is the destination of the latest
+handoff completed by ``t`` (simultaneous completions admit either); a lease lets a device read from
+``f(g)`` until a handoff of the region on another edge, not finished when ``g`` started, starts
+(a handoff on the lease's own edge does not end it: a lease-back); a release at ``s(r)`` ends all use. ``s``/``f`` are
+``encode.start``/``encode.finish``.
 """
 
 from __future__ import annotations
@@ -25,8 +28,13 @@ from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_, rename_vars
 from fxverify.source import Span
 
 
-def _handoff_of(ctx: Context, eid: int, region: str):
-    return next(h for h in ctx.edge(eid).handoffs if h.region == region)
+def _enclosing(ctx: Context, h: int, region: str) -> str | None:
+    """The enclosing region whose handoff on edge ``h`` moves ``region``, when ``h`` does not hand
+    ``region`` off by name; else ``None``."""
+    clauses = ctx.handoff_clauses(h, region)
+    if any(c.region == region for c in clauses) or not clauses:
+        return None
+    return clauses[-1].region
 
 
 def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int]) -> Term:
@@ -36,7 +44,7 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
     none_done = and_(*[not_(finish(h) <= t) for h in handoffs])
     alts = [and_(none_done, TRUE if init == device else FALSE)]
     for h in handoffs:
-        if _handoff_of(ctx, h, region).dst != device:
+        if ctx.handoff_dst(h, region) != device:
             continue
         latest = and_(finish(h) <= t, *[not_(and_(finish(o) <= t, finish(h) < finish(o))) for o in handoffs if o != h])
         alts.append(latest)
@@ -44,13 +52,16 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
 
 
 def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int]) -> Term:
-    """A lease of ``region`` to ``device`` is in force at ``t``: granted by ``f(g) <= t`` and no
-    handoff of the region started in ``[f(g), t]``."""
+    """A lease of ``region`` to ``device`` is in force at ``t``: granted by ``f(g) <= t``, and no
+    handoff ``h`` of the region on another edge that had not finished when the lease's edge started
+    (``f(h) > s(g)``: later handoffs and concurrent ones alike) has started by ``t``. A handoff on
+    the lease's own edge does not end it (a lease-back: the old owner keeps reading what it hands
+    over, until the next handoff)."""
     alts = []
     for g in leases:
         if not any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases):
             continue
-        alts.append(and_(finish(g) <= t, *[not_(and_(finish(g) <= start(h), start(h) <= t)) for h in handoffs]))
+        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in handoffs if h != g]))
     return or_(*alts)
 
 
@@ -61,7 +72,7 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     g = ctx.graph
     if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
         return True
-    return any(_handoff_of(ctx, h, region).dst == device and g.hb_before(h, e)
+    return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
                and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
 
 
@@ -83,7 +94,9 @@ class Unowned(_Own):
         self.region, self.device, self.writes = region, e.device, writes
         self.hs = list(ctx.handoffs.get(region, ()))
         self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region == region and x.device == e.device for x in ctx.edge(g).leases)]
-        super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span)
+        related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
+                        for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
+        super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span, related)
 
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
@@ -92,7 +105,7 @@ class Unowned(_Own):
             return "hb-reachability" if self.hs else "static-owner"
         if not self.writes:
             for lg in self.ls:
-                if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
+                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
                     return "lease-hb"
         return None
 
@@ -133,8 +146,10 @@ class InTransit(_Own):
     def __init__(self, ctx: Context, e: Edge, h: int, region: str) -> None:
         self.region = region
         eh = ctx.edge(h)
+        outer = _enclosing(ctx, h, region)
+        what = f"`{outer}`, which contains `{region}`," if outer else f"`{region}`"
         super().__init__(ctx, (e.eid, h), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
-                         (Label(eh.span, f"`{eh.name}` hands `{region}` off here"),))
+                         (Label(eh.span, f"`{eh.name}` hands {what} off here"),))
 
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
@@ -146,6 +161,9 @@ class InTransit(_Own):
 
     def message(self, w: Witness) -> str:
         e, h = self.edges
+        outer = _enclosing(self.ctx, h, self.region)
+        if outer:
+            return f"`{self.name(e)}` accesses `{self.region}` while `{self.name(h)}` is handing off `{outer}`, which contains it"
         return f"`{self.name(e)}` accesses `{self.region}` while `{self.name(h)}` is handing it off"
 
     def why(self, w: Witness) -> str:
@@ -164,16 +182,20 @@ class BadHandoff(_Own):
 
     def __init__(self, ctx: Context, h: int, region: str) -> None:
         self.region = region
-        ho = _handoff_of(ctx, h, region)
-        self.src = ho.src
         self.driver = ctx.edge(h).device
+        # Every clause of `region` on `h` is checked; the first whose source is not the driver
+        # names the obligation's source (a second clause from another device is the bug).
+        clauses = [x for x in ctx.edge(h).handoffs if x.region == region]
+        ho = next((x for x in clauses if x.src != self.driver), clauses[0])
+        self.src = ho.src
+        self.srcs = sorted({x.src for x in clauses})
         self.hs = list(ctx.handoffs[region])
         eh = ctx.edge(h)
         super().__init__(ctx, (h, *[o for o in self.hs if o != h]), f"{self.code}:{eh.name}|{region}", ho.span if ho.span.end else eh.span)
 
     def prove_fast(self) -> str | None:
         h = self.edges[0]
-        if self.driver != self.src:
+        if self.srcs != [self.driver]:
             return None
         others = [o for o in self.hs if o != h]
         return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.src, h, others) else None
@@ -181,8 +203,8 @@ class BadHandoff(_Own):
     def encode(self) -> Query:
         h = self.edges[0]
         # The driving device is the one giving the region away: it must be the declared source.
-        bad = or_(FALSE if self.driver == self.src else TRUE,
-                  not_(owner_is(self.ctx, self.region, self.src, start(h), self.hs)),
+        bad = or_(FALSE if self.srcs == [self.driver] else TRUE,
+                  *[not_(owner_is(self.ctx, self.region, src, start(h), self.hs)) for src in self.srcs],
                   *[overlap(h, o) for o in self.hs if o != h])
         cons = self._sched() + [("handoff_by_non_owner", bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
@@ -213,10 +235,49 @@ class BadHandoff(_Own):
         done = sorted((w.schedule[o][1], o) for o in self.edges[1:] if o in w.schedule and w.schedule[o][1] <= start)
         if done:
             prev = done[-1][1]
-            owner = _handoff_of(self.ctx, prev, self.region).dst
+            owner = self.ctx.handoff_dst(prev, self.region)
             return (f"after `{self.name(prev)}` the owner is `{owner}`: hand off from `{owner}`, "
                     f"or hand `{self.region}` back to `{self.src}` first")
         return f"hand `{self.region}` to `{self.src}` before `{self.name(h)}`"
+
+
+class SplitHandoff(_Own):
+    """FX-OWN-003 for one edge: the handoff clauses of edge ``h`` that move ``region`` (its own and
+    those of regions containing it) all name one destination. A region's bytes go to one new owner
+    per edge; with two, the owner after the edge would depend on the order the clauses are read."""
+
+    code = codes.OWN_003
+    schedule_free = True
+
+    def __init__(self, ctx: Context, h: int, region: str) -> None:
+        self.region = region
+        self.clauses = ctx.handoff_clauses(h, region)
+        eh = ctx.edge(h)
+        last = self.clauses[-1]
+        super().__init__(ctx, (h,), f"{self.code}:split:{eh.name}|{region}", last.span if last.span.end else eh.span,
+                         tuple(Label(c.span, f"hands `{c.region}` to `{c.dst}` here") for c in self.clauses[:-1] if c.span.end))
+
+    def _dsts(self) -> list[str]:
+        return sorted({c.dst for c in self.clauses})
+
+    def prove_fast(self) -> str | None:
+        return "constant" if len(self._dsts()) == 1 else None
+
+    def encode(self) -> Query:
+        return Query(self.key, (("two_destinations", TRUE if len(self._dsts()) > 1 else FALSE),), header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        return Witness(values={"region": self.region, "to": ", ".join(self._dsts())})
+
+    def message(self, w: Witness) -> str:
+        dsts = " and ".join(f"`{d}`" for d in self._dsts())
+        return f"`{self.name(self.edges[0])}` hands `{self.region}` to both {dsts}"
+
+    def why(self, w: Witness) -> str:
+        return "one edge moves a region's bytes to one new owner; a handoff of a region also moves every region inside it"
+
+    def fix(self, w: Witness) -> str:
+        return f"keep one handoff of `{self.region}` on `{self.name(self.edges[0])}`, and hand it on from its new owner with a later edge"
 
 
 class LeaseByNonOwner(_Own):
@@ -301,7 +362,7 @@ class FinalOwner(_Own):
         super().__init__(ctx, tuple(self.hs), f"{self.code}:{region}", span)
 
     def _dst(self, h: int) -> str:
-        return _handoff_of(self.ctx, h, self.region).dst
+        return self.ctx.handoff_dst(h, self.region)
 
     def _maximal(self) -> list[int]:
         g = self.ctx.graph
@@ -378,9 +439,13 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             for h in ctx.handoffs.get(r, ()):
                 if h != e.eid:
                     yield InTransit(ctx, e, h, r)
+    for e in pol.edges:
+        for region in sorted({h.region for h in e.handoffs}):
+            yield BadHandoff(ctx, e.eid, region)
     for region, hs in sorted(ctx.handoffs.items()):
         for h in hs:
-            yield BadHandoff(ctx, h, region)
+            if len(ctx.handoff_clauses(h, region)) > 1:
+                yield SplitHandoff(ctx, h, region)
     for region, gs in sorted(ctx.leases.items()):
         for g in gs:
             for ls in ctx.edge(g).leases:

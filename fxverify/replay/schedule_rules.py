@@ -95,15 +95,17 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 continue
             s = sched[e][0]
             if ee.device not in w.owners_at(r, s, ids, sched):
+                # A lease lives from its edge's end until a handoff of the region on another edge,
+                # not finished when the lease's edge began, starts (its own edge's handoff leases back).
                 leased = (not writes) and any(
                     any(ls.region == r and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
-                    and not any(ho.region == r and sched[g][1] <= sched[h][0] <= s
-                                for h in ids for ho in E[h].handoffs)
+                    and not any(h != g and w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
+                                for h in ids)
                     for g in ids)
                 if not leased:
                     out.append(Violation(codes.OWN_001, (e,), s, None, f"{ee.device} does not own {r}"))
             for h in ids:
-                if h != e and any(ho.region == r for ho in E[h].handoffs) and _overlap(sched, e, h):
+                if h != e and w.handed_to(E[h], r) is not None and _overlap(sched, e, h):
                     out.append(Violation(codes.OWN_002, (e, h), max(sched[e][0], sched[h][0]), None, r))
     for g in ids:
         for ls in E[g].leases:
@@ -113,8 +115,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
         for ho in E[h].handoffs:
             s = sched[h][0]
             bad = ho.src != E[h].device or ho.src not in w.owners_at(ho.region, s, ids, sched) or any(
-                o != h and _overlap(sched, h, o) and any(x.region == ho.region for x in E[o].handoffs)
-                for o in ids)
+                o != h and _overlap(sched, h, o) and w.handed_to(E[o], ho.region) is not None for o in ids)
             if bad:
                 out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
     for r in ids:

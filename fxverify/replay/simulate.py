@@ -117,21 +117,28 @@ class Simulator(World):
     def explore(self) -> set[str]:
         """Brute force: the set of codes violated in some schedule of the whole policy (plus the
         schedule-independent ones). Exponential: meant for graphs of a handful of edges."""
-        found = {v.code for v in self.static()}
-        if codes.ORD_001 in found:
+        return {code for code, _edges in self.explore_violations()}
+
+    def explore_violations(self) -> set[tuple[Code, tuple[int, ...]]]:
+        """Brute force, like ``explore``, keeping who is to blame: every ``(code, edges)`` pair
+        violated in some schedule or in all of them (``edges`` in the violation's role order;
+        empty for a final owner that depends on the schedule)."""
+        found = {(v.code, v.edges) for v in self.static()}
+        if any(code == codes.ORD_001 for code, _ in found):
             return found
         ids = list(range(len(self.policy.edges)))
         finals: dict[str, set[frozenset[str]]] = {}
-        regions = {ho.region for e in self.policy.edges for ho in e.handoffs}
+        handed = {ho.region for e in self.policy.edges for ho in e.handoffs}
+        regions = {r.name for r in self.policy.regions if self.movers(r.name) & handed}
         for sched in self.linear_extensions(ids):
-            found |= {v.code for v in self.run(sched)}
+            found |= {(v.code, v.edges) for v in self.run(sched)}
             for r in regions:
                 finals.setdefault(r, set()).add(frozenset(self.final_owners(r, sched)))
         declared = {fo.region for fo in self.policy.final_owners}
         for r, outcomes in finals.items():
             if r in declared:
                 continue
-            multi = sum(1 for e in self.policy.edges for ho in e.handoffs if ho.region == r) > 1
+            multi = sum(1 for e in self.policy.edges if self.handed_to(e, r) is not None) > 1
             if multi and (len(outcomes) > 1 or any(len(o) > 1 for o in outcomes)):
-                found.add(codes.OWN_005)
+                found.add((codes.OWN_005, ()))
         return found

@@ -48,6 +48,7 @@ def violations(w: World) -> list[Violation]:
         out += _edge(w, e)
     out += _alias_sets(w)
     out += _cycles(w)
+    out += _split_handoffs(w)
     return sorted(set(out))
 
 
@@ -142,6 +143,20 @@ def _layout_broken(w: World, e: Edge) -> bool:
         if want is not None and canonical_dtype(want) != canonical_dtype(dt):
             return True
     return False
+
+
+def _split_handoffs(w: World) -> list[Violation]:
+    """FX-OWN-003: an edge whose handoff clauses send one region's bytes to two owners (a region's
+    own clause and an enclosing region's count alike)."""
+    out: list[Violation] = []
+    for e in w.policy.edges:
+        if len(e.handoffs) < 2:
+            continue
+        for r in w.policy.regions:
+            dsts = {ho.dst for ho in e.handoffs if ho.region in w.movers(r.name)}
+            if len(dsts) > 1:
+                out.append(Violation(codes.OWN_003, (e.eid,), detail=f"{r.name} to {sorted(dsts)}"))
+    return out
 
 
 def _alias_sets(w: World) -> list[Violation]:

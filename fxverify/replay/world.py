@@ -49,6 +49,8 @@ class World:
         self._anc: dict[int, frozenset[int]] = {}
         self._governing: dict[int, dict[str, bool]] = {}
         self._regions: dict[str, list] = {}
+        self._movers: dict[str, frozenset[str]] = {}
+        self._moved_with: dict[str, list[str]] = {}
         for r in policy.regions:
             self._regions.setdefault(r.space, []).append(r)
 
@@ -130,11 +132,40 @@ class World:
         return e.device, e.device
 
     # -- owners --------------------------------------------------------------------------------
+    def movers(self, region: str) -> frozenset[str]:
+        """The regions whose handoff moves ``region``'s bytes: every region of its space whose
+        range contains its range, itself included (a handoff of a view moves the blocks inside
+        it). Memoised."""
+        if region not in self._movers:
+            r = self.policy.region(region)
+            self._movers[region] = frozenset(
+                q.name for q in self._regions.get(r.space, ()) if q.base <= r.base and r.base + r.size <= q.base + q.size)
+        return self._movers[region]
+
+    def moved_with(self, region: str) -> list[str]:
+        """The regions a handoff of ``region`` moves: itself and every region of its space whose
+        range lies inside its range (the inverse of ``movers``). Memoised."""
+        if region not in self._moved_with:
+            q = self.policy.region(region)
+            self._moved_with[region] = sorted(
+                r.name for r in self._regions.get(q.space, ()) if q.base <= r.base and r.base + r.size <= q.base + q.size)
+        return self._moved_with[region]
+
+    def handed_to(self, e: Edge, region: str) -> str | None:
+        """The owner ``region`` has once ``e`` finishes, when one of ``e``'s handoff clauses moves
+        it: clauses apply in written order, so the last one that moves it decides. ``None`` when
+        none does."""
+        dst = None
+        for ho in e.handoffs:
+            if ho.region in self.movers(region):
+                dst = ho.dst
+        return dst
+
     def owners_at(self, region: str, t: float, ids: list[int], sched: Schedule) -> set[str]:
         """Possible owners of ``region`` at time ``t``: the destination of the latest handoff that
-        completed by ``t`` (every one of them on a tie), else the initial owner."""
-        done = [(sched[h][1], ho.dst) for h in ids for ho in self.policy.edges[h].handoffs
-                if ho.region == region and sched[h][1] <= t]
+        moved it and completed by ``t`` (every one of them on a tie), else the initial owner."""
+        E = self.policy.edges
+        done = [(sched[h][1], dst) for h in ids if sched[h][1] <= t and (dst := self.handed_to(E[h], region)) is not None]
         if not done:
             return {self.policy.region(region).owner}
         last = max(x for x, _ in done)

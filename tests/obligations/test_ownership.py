@@ -17,7 +17,7 @@ from fxverify.diagnostics import codes
 from fxverify.ir import AliasSet, Region
 from fxverify.obligations import ownership
 from fxverify.obligations.ownership import (
-    BadHandoff, FinalOwner, InTransit, LeaseByNonOwner, Unowned, UseAfterRelease,
+    BadHandoff, FinalOwner, InTransit, LeaseByNonOwner, SplitHandoff, Unowned, UseAfterRelease,
 )
 from fxverify.replay.simulate import Simulator
 
@@ -348,3 +348,77 @@ ABSENT = [
 @pytest.mark.parametrize("make,cls,expected", ABSENT)
 def test_generated_only_where_it_applies(make, cls, expected) -> None:
     assert keys_of(generated(ownership, make()), cls) == expected
+
+
+# ---- the holes closed by the trust work: each would be proved by the old rules --------------
+
+
+def _refuted_and_replayed(pol, cls, key):
+    ob = the(ownership, pol, cls, key)
+    assert ob.prove_fast() is None
+    w = refute(ob)
+    assert replay(pol, ob, w) is not None, "the simulator must observe the counterexample"
+    return w
+
+
+def test_a_region_of_another_space_does_not_hide_the_destination() -> None:
+    # `a` [0x0, 0x100) in hbm0 and `buf` [0x0, 0x100) in ddr0 share numbers, not bytes. gpu0
+    # copies a quarter of `a` into `buf`, which dpu0 owns: the smaller source region, at the same
+    # numbers as the destination bytes, must not
+    # count as "inside" the destination.
+    small = Region("a0", "a0", "hbm0", 0x0, 0x40, "gpu0")
+    pol = policy(move("m", fp(small, 0x0, 0x40), fp(BUF, 0x0, 0x40)), regions=REGIONS + (small,))
+    _refuted_and_replayed(pol, Unowned, "FX-OWN-001:m|buf")
+
+
+def test_a_handoff_of_a_region_moves_the_regions_inside_it() -> None:
+    blk = Region("blk", "blk", "hbm0", 0x0, 0x40, "gpu0", alias_set="as")
+    outer = Region("a", "a", "hbm0", 0x0, 0x100, "gpu0", alias_set="as")
+    regions = tuple(r for r in REGIONS if r.name != "a") + (outer, blk)
+    pol = policy(hand("h", "gpu0", "dpu0"), write("late", fp(blk, 0x0, 0x40), after=("h",)), regions=regions,
+                 alias_sets=(AliasSet("as", ("a", "blk")),))
+    _refuted_and_replayed(pol, Unowned, "FX-OWN-001:late|blk")
+    # The new owner of the pool may write the block.
+    ok = policy(hand("h", "gpu0", "dpu0"), write("late", fp(blk, 0x0, 0x40), device="dpu0", after=("h",)),
+                regions=regions, alias_sets=(AliasSet("as", ("a", "blk")),))
+    assert the(ownership, ok, Unowned, "FX-OWN-001:late|blk").prove_fast() == "hb-reachability"
+
+
+def test_every_handoff_clause_of_an_edge_is_checked() -> None:
+    # The second clause hands `a` off from dpu0, which does not drive the edge.
+    two = handoff(A, "gpu0", "dpu0") + handoff(A, "dpu0", "dpu0")
+    pol = policy(read("h", A_LO, handoffs=two))
+    _refuted_and_replayed(pol, BadHandoff, "FX-OWN-003:h|a")
+
+
+def test_one_edge_cannot_hand_a_region_to_two_owners() -> None:
+    pol = policy(read("h", A_LO, handoffs=handoff(A, "gpu0", "dpu0") + handoff(A, "gpu0", "cxl0")))
+    ob = the(ownership, pol, SplitHandoff, "FX-OWN-003:split:h|a")
+    assert ob.prove_fast() is None and ob.schedule_free
+    w = refute(ob)
+    assert replay(pol, ob, w) is not None
+    same = policy(read("h", A_LO, handoffs=handoff(A, "gpu0", "dpu0") + handoff(A, "gpu0", "dpu0")))
+    assert the(ownership, same, SplitHandoff, "FX-OWN-003:split:h|a").prove_fast() == "constant"
+
+
+def test_a_handoff_running_alongside_a_lease_ends_it() -> None:
+    # g leases `a` to dpu0 while h hands `a` to cxl0 (unordered); u reads on dpu0 after both. In a
+    # schedule where h starts while g runs, the old rule (only handoffs starting after f(g) end a
+    # lease) kept the lease alive although the region changed hands under it.
+    pol = policy(read("g", fp(A, 0x0, 0x10), leases=lease(A, "dpu0")), hand("h", "gpu0", "cxl0"),
+                 read("u", fp(A, 0x10, 0x10), device="dpu0", after=("g", "h")))
+    w = _refuted_and_replayed(pol, Unowned, "FX-OWN-001:u|a")
+    g, h, _u = 0, 1, 2
+    assert w.schedule[h][0] <= w.schedule[2][0] and w.schedule[g][0] < w.schedule[h][1]
+
+
+def test_a_lease_back_on_the_handoff_edge_survives_that_handoff_only() -> None:
+    # give hands `a` to dpu0 and leases it back to gpu0 (the old owner keeps reading); the next
+    # handoff of `a` (dpu0 to cxl0) ends the lease.
+    back = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0"), leases=lease(A, "gpu0")),
+                  read("score", A_LO, after=("give",)))
+    assert the(ownership, back, Unowned, "FX-OWN-001:score|a").prove_fast() == "lease-hb"
+    later = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0"), leases=lease(A, "gpu0")),
+                   read("on", BUF_LO, device="dpu0", handoffs=handoff(A, "dpu0", "cxl0"), after=("give",)),
+                   read("score", A_LO, after=("on",)))
+    _refuted_and_replayed(later, Unowned, "FX-OWN-001:score|a")

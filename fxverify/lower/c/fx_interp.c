@@ -171,7 +171,12 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 				return fx_refuse(FX_DENY, op->reason, op->a);
 			return 0;
 		case FX_OP_HANDOFF: // FX-OWN-003: only the owner hands off, once at a time
-			if (dev != op->b || owner != op->b || transit)
+			if (op->d & FX_HANDOFF_SPLIT) // the edge hands this region to two owners
+				return fx_refuse(FX_DENY, op->reason, op->a);
+			if (op->d & FX_HANDOFF_ENCLOSED) { // moved with an enclosing region: not its own owner's call
+				if (transit)
+					return fx_refuse(FX_DENY, op->reason, op->a);
+			} else if (dev != op->b || owner != op->b || transit)
 				return fx_refuse(FX_DENY, op->reason, op->a);
 			if (*(volatile __u32 *)&own->active) // FX-OWN-002: others still access it
 				return fx_refuse(FX_DEFER, FX_R_FX_OWN_002, op->a);
