@@ -169,6 +169,35 @@ def test_exit_codes_fail_on_and_unknown(tmp_path: Path, at_root) -> None:
     assert fx("check", str(tmp_path / "missing.fx"))[0] == 2
 
 
+def test_unknown_is_never_accepted_by_a_baseline_or_a_suppression(tmp_path: Path, at_root) -> None:
+    """An unknown verdict stays unknown and fails the gate whatever a baseline or an inline
+    suppression says; only `--unknown warn` lets it through (as a warning)."""
+    budget = "corpus/solver/fail/budget-exhausted.fx"
+    base = tmp_path / "b.json"
+    assert fx("check", budget, "--write-baseline", str(base))[0] == 0
+    assert "FX-SMT-001" not in base.read_text()
+    code, out = fx("check", budget, "--baseline", str(base), "--format", "json")
+    assert code == 1 and json.loads(out)["results"][0]["verdict"] == "unknown"
+    # A baseline written by hand with the unknown's own fingerprint accepts nothing: it is stale.
+    doc = json.loads(base.read_text())
+    _, js = fx("check", budget, "--format", "json")
+    unk = next(d for d in json.loads(js)["results"][0]["diagnostics"] if d["code"] == "FX-SMT-001")
+    doc["entries"].append({"path": budget, "code": "FX-SMT-001", "fingerprint": unk["fingerprint"],
+                           "policy": "budget-exhausted", "edges": [], "witness": "", "message": ""})
+    base.write_text(json.dumps(doc))
+    code, out = fx("check", budget, "--baseline", str(base))
+    assert code == 1 and "error[FX-SMT-001]" in out
+    assert fx("check", budget, "--baseline", str(base), "--unknown", "warn")[0] == 0
+    # An inline suppression of FX-SMT-001 is refused (FX-SUP-003), and the unknown stays.
+    src = (ROOT / budget).read_text().splitlines()
+    line = next(i for i, t in enumerate(src) if "# expect: FX-SMT-001" in t)
+    src[line] = src[line].replace("# expect: FX-SMT-001", '# fx: allow FX-SMT-001 reason "too big to decide"')
+    p = tmp_path / "sup.fx"
+    p.write_text("\n".join(src) + "\n")
+    code, out = fx("check", str(p))
+    assert code != 0 and "FX-SUP-003" in out and "cannot be suppressed: unknown is never a pass" in out
+
+
 # -- baselines ------------------------------------------------------------------------------
 
 def _reformat(text: str) -> str:
@@ -347,6 +376,25 @@ def test_cache_hits_misses_and_rebuilds(tmp_path: Path) -> None:
     again = _stats(tmp_path, *args)
     assert again["policy_misses"] == 1 and again["solved"] == n
     assert _stats(tmp_path, *args)["policy_hits"] == 1
+
+
+def test_the_cache_key_covers_the_repository_root(tmp_path: Path) -> None:
+    """Which includes are allowed depends on the repository root (the nearest `.git`), not only on
+    the files read: a `.git` that moves the root makes the cached pass stale."""
+    lib = ROOT / "corpus/transforms/ok/compress-worst-case.fx"
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "lib.fx").write_text(lib.read_text().replace('policy "compress-worst-case"', ""))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    pol = repo / "p.fx"
+    pol.write_text('policy "uses-lib"\ninclude "../lib.fx"\n')
+    cache = ["--cache-dir", str(tmp_path / "cache")]
+    first = fx("check", str(pol), *cache)
+    assert first[0] == 0 and "proved" in first[1], first[1]
+    (repo / ".git").mkdir()  # now the root is `repo`, and `../lib.fx` lies outside it
+    code, out = fx("check", str(pol), *cache)
+    assert code == 2 and "FX-NAM-004" in out, out
+    assert fx("check", str(pol), "--no-cache")[0] == 2
 
 
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:

@@ -68,9 +68,15 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
                 diags.append(diagnostic(codes.SUP_003, f"unknown diagnostic code `{name}`", span, "not a fxverify code",
                                         help=f"did you mean `{near}`?" if near else "`fxverify explain` lists the codes"))
                 continue
+            if code is codes.SMT_001:
+                diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed: unknown is never a pass", span,
+                                        "an unknown verdict",
+                                        help="raise the policy's `rlimit` or the command line's `--rlimit`, or split "
+                                             "the flow; `--unknown warn` reports unknown verdicts as warnings"))
+                continue
             if not code.family.suppressible:
                 diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed", span, "not a finding",
-                                        help="only obligation findings (and unknown verdicts) can be suppressed; "
+                                        help="only obligation findings can be suppressed; "
                                              "fix input errors, and report internal errors"))
                 continue
             out.append(Suppression(code, reason, sf.path, line, span))
@@ -119,8 +125,8 @@ def apply_suppressions(diags: list[Diagnostic], suppressions: Sequence[Suppressi
     used: set[int] = set()
     out = []
     for d in diags:
-        if d.primary is None or d.code is codes.INT_001:
-            out.append(d)
+        if d.primary is None or d.code in (codes.INT_001, codes.SMT_001):
+            out.append(d)  # internal errors and unknown verdicts are never accepted
             continue
         p = d.primary.span
         l0, l1 = _lines(sources, p)

@@ -45,8 +45,11 @@ class BaselineEntry:
 
 def baselinable(d: Diagnostic) -> bool:
     """Findings a baseline can accept: active errors and warnings of a loaded policy (not notes,
-    not input or internal errors, not already suppressed)."""
-    return d.active and d.severity is not Severity.NOTE and bool(d.policy) and d.code is not codes.INT_001
+    not input or internal errors, not unknown verdicts, not already suppressed). An unknown
+    verdict (FX-SMT-001) is never accepted: unknown is never a pass (BRIEF section 1); with
+    ``--unknown warn`` it is a warning that does not fail the gate anyway."""
+    return (d.active and d.severity is not Severity.NOTE and bool(d.policy)
+            and d.code is not codes.INT_001 and d.code is not codes.SMT_001)
 
 
 def entries_from(results: list[CheckResult]) -> list[BaselineEntry]:

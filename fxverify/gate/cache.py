@@ -27,6 +27,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -38,6 +39,7 @@ from fxverify import pipeline
 from fxverify.atomic import replace_atomically
 from fxverify.fileio import read_regular
 from fxverify.gate.serialize import result_from_record, result_to_record
+from fxverify.resolve.files import repo_root
 from fxverify.pipeline import CheckOptions
 from fxverify.result import CheckResult, Verdict
 from fxverify.smt.backend import Backend, Result, SolverOptions, Status
@@ -173,14 +175,20 @@ class ResultCache:
 
 def policy_key(path: str, options: CheckOptions) -> str | None:
     """The policy-level key of ``path`` under ``options``; ``None`` when the file cannot be read
-    (the check itself then reports it)."""
+    (the check itself then reports it).
+
+    It covers everything the verdict depends on besides the files read (whose hashes the entry
+    stores): the path as given and as resolved, the repository root that confines includes
+    (``resolve.files.repo_root``: adding or removing a ``.git`` changes which includes are
+    allowed), the check and solver options, the solver's version and fxverify's own code."""
     try:
         raw = read_regular(path, options.limits.max_file_bytes)
     except OSError:  # not a regular file, too large, unreadable: the check reports it
         return None
     o = options.solver
     opts = f"prune={options.prune} seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms} limits={options.limits!r}"
-    return sha256(path, raw, opts, solver_version(), code_fingerprint())
+    where = f"real={os.path.realpath(path)} root={repo_root(path)}"
+    return sha256(path, raw, opts, where, solver_version(), code_fingerprint())
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
