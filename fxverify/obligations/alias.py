@@ -208,7 +208,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             if e.src.lo < e.dst.hi and e.dst.lo < e.src.hi:
                 yield InPlace(ctx, e)
     yield from _region_overlaps(ctx)
-    for a, pa, b, pb in overlapping_pairs(ctx):
+    for a, pa, b, pb in overlapping_pairs(ctx, reads=True):
         ea, eb = pol.edges[a], pol.edges[b]
         if ea.alias is None and eb.alias is None:
             continue  # both inherit their regions' sets: covered by the region-level check

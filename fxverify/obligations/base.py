@@ -56,6 +56,7 @@ class Context:
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self._touched: dict[int, dict[str, bool]] | None = None
         self._pairs: list[tuple[int, int, int, int]] | None = None
+        self._pairs_with_reads: list[tuple[int, int, int, int]] | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -235,15 +236,24 @@ def conflict_kind(a: Access, b: Access) -> str | None:
     return "race"
 
 
-def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
+def overlapping_pairs(ctx: Context, reads: bool = False) -> list[tuple[int, int, int, int]]:
     """All pairs of accesses of different edges whose bounding intervals share a byte, found by a
     sweep over each address space (O(n log n + pairs)).
 
     Returns ``(eid_a, pos_a, eid_b, pos_b)`` with ``eid_a < eid_b``, sorted. Read-read pairs are
-    skipped. Cached on the context.
+    skipped (they never conflict) unless ``reads`` is set: alias-set disjointness (FX-ALIAS-001,
+    BRIEF section 3) is about footprints, whatever their mode. Cached on the context, per flag.
     """
-    if ctx._pairs is not None:
-        return ctx._pairs
+    if reads:
+        if ctx._pairs_with_reads is None:
+            ctx._pairs_with_reads = _sweep(ctx, True)
+        return ctx._pairs_with_reads
+    if ctx._pairs is None:
+        ctx._pairs = _sweep(ctx, False)
+    return ctx._pairs
+
+
+def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:
     out: list[tuple[int, int, int, int]] = []
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
@@ -253,12 +263,11 @@ def overlapping_pairs(ctx: Context) -> list[tuple[int, int, int, int]]:
             for hi2, eid2, pos2, acc2 in active:
                 if eid2 == eid:
                     continue
-                if acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
+                if not reads and acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
                     continue
                 a, b = ((eid2, pos2), (eid, pos)) if eid2 < eid else ((eid, pos), (eid2, pos2))
                 out.append((a[0], a[1], b[0], b[1]))
             active.append((acc.footprint.hi, eid, pos, acc))
     out.sort()
-    ctx._pairs = out
     return out
 

@@ -222,9 +222,10 @@ ABSENT = [
                  AliasOverlap, [], id="alias001-same-alias-set"),
     pytest.param(lambda: two_alias_sets(fp(A, 0x0, 0x40), fp(A, 0x40, 0x40)), AliasOverlap, [],
                  id="alias001-bounding-intervals-disjoint"),
+    # Two reads count: an alias set promises disjoint bytes, not only the absence of races.
     pytest.param(lambda: policy(read("w0", fp(A, 0x0, 0x40), alias="x"), read("w1", fp(A, 0x0, 0x40), alias="y"),
                                 alias_sets=(AliasSet("x", ()), AliasSet("y", ()))),
-                 AliasOverlap, [], id="alias001-two-reads"),
+                 AliasOverlap, ["FX-ALIAS-001:w0#0|w1#0"], id="alias001-two-reads"),
     pytest.param(lambda: policy(regions=regions(R1, Region("r2", "r2", "hbm0", 0x1080, 0x100, "gpu0", alias_set="s1"))),
                  RegionOverlap, [], id="alias001-regions-same-set"),
     pytest.param(lambda: policy(regions=regions(R1, Region("r2", "r2", "hbm0", 0x1100, 0x100, "gpu0", alias_set="s2"))),
