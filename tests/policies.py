@@ -33,6 +33,7 @@ MAPS = (
     MapDecl("st", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.CAUSAL)),
     MapDecl("ev", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.EVENTUAL), "max"),
     MapDecl("lo", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, "gpu0"), "last"),
+    MapDecl("ln", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.LINEARIZABLE), "last"),
 )
 
 

@@ -101,8 +101,10 @@ class LostUpdate(_MapOb):
 
 
 class StaleGuard(_MapOb):
-    """FX-MAP-003: a guard read on ``m[k]`` sees writer ``w``: on ``causal`` maps ``w`` must
-    happen-before the guard or after it; on ``eventual`` maps it must happen after it."""
+    """FX-MAP-003: a guard read on ``m[k]`` sees writer ``w``: on ``eventual`` maps ``w`` must
+    happen after it; on every other class ``w`` must happen-before the guard or after it (a
+    ``linearizable``, ``local`` or ``per_device`` read sees a write finished before it in real
+    time, but not one still in flight; only HB rules that out in every schedule, BRIEF section 3)."""
 
     code = codes.MAP_003
 
@@ -111,7 +113,7 @@ class StaleGuard(_MapOb):
         graph = self.ctx.graph
         if graph.hb_before(g_, w):
             return "hb-reachability"
-        if self.decl.cls.kind is ClassKind.CAUSAL and graph.hb_before(w, g_):
+        if self.decl.cls.kind is not ClassKind.EVENTUAL and graph.hb_before(w, g_):
             return "hb-reachability"
         return None
 
@@ -128,7 +130,9 @@ class StaleGuard(_MapOb):
     def why(self, w: Witness) -> str:
         if self.decl.cls.kind is ClassKind.EVENTUAL:
             return "an `eventual` map never guarantees that a read sees a given write"
-        return "a `causal` map guarantees only writes that happen-before the read"
+        if self.decl.cls.kind is ClassKind.CAUSAL:
+            return "a `causal` map guarantees only writes that happen-before the read"
+        return f"a `{self.decl.cls.kind.value}` read sees the writes finished before it, not one still in flight"
 
     def fix(self, w: Witness) -> str:
         g_, wr = self.edges
@@ -224,8 +228,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         decl = pol.map(op.map)
         ws = [(we, wo) for we, wo in writers.get((op.map, op.key), []) if we.eid != e.eid]
         me = _op_id(e, op)
-        if op.kind is MapOpKind.GUARD and decl.cls.kind in (ClassKind.EVENTUAL, ClassKind.CAUSAL):
+        if op.kind is MapOpKind.GUARD:
             for we, wo in ws:
+                if decl.cls.kind is ClassKind.PER_DEVICE and we.device != e.device:
+                    continue  # another device's slot: the guard reads its own
                 yield StaleGuard(ctx, (e.eid, we.eid), f"{codes.MAP_003}:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
         if decl.cls.kind is ClassKind.PER_DEVICE:
             if op.kind is MapOpKind.AGGREGATE:

@@ -164,6 +164,14 @@ def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
             if og.kind is MapOpKind.GUARD and decl.cls.kind is ClassKind.CAUSAL and (
                     sw < sg < fw or (fw <= sg and not wd.hb(w, g))):
                 out.append(Violation(codes.MAP_003, (g, w), sg, None, og.map))
+            # Linearizable, local and per-device reads see a write once it has finished in real
+            # time: a guard that runs while the write is in flight may miss it (per device: only
+            # the guard's own slot counts).
+            if og.kind is MapOpKind.GUARD and decl.cls.kind in (ClassKind.LINEARIZABLE, ClassKind.LOCAL) and sw < sg < fw:
+                out.append(Violation(codes.MAP_003, (g, w), sg, None, og.map))
+            if (og.kind is MapOpKind.GUARD and decl.cls.kind is ClassKind.PER_DEVICE and E[g].device == E[w].device
+                    and sw < sg < fw):
+                out.append(Violation(codes.MAP_003, (g, w), sg, None, og.map))
             if og.kind is MapOpKind.AGGREGATE and decl.cls.kind is ClassKind.PER_DEVICE and fw > sg:
                 out.append(Violation(codes.MAP_004, (g, w), sg, None, og.map))
     return out

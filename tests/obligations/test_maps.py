@@ -158,8 +158,12 @@ ABSENT = [
     pytest.param(lambda: policy(prog("a", "gpu0", mapop("csum", "update", 1)), prog("b", "dpu0", mapop("csum", "update", 1)),
                                 prog("c", "cxl0", mapop("csum", "write", 1))),
                  LostUpdate, ["FX-MAP-002:a#0|c#0|csum[1]", "FX-MAP-002:b#0|c#0|csum[1]"], id="map002-only-blind-pairs"),
+    # A linearizable guard is checked too: it may run while the write is in flight.
     pytest.param(lambda: policy(prog("w", "gpu0", mapop("lin", "write", 1)), prog("g", "dpu0", mapop("lin", "guard", 1))),
-                 StaleGuard, [], id="map003-linearizable"),
+                 StaleGuard, ["FX-MAP-003:g#0|w#0|lin[1]"], id="map003-linearizable"),
+    # On a per-device map a guard reads its own slot: another device's writes are not paired.
+    pytest.param(lambda: policy(prog("w", "gpu0", mapop("cnt", "write", 1)), prog("g", "dpu0", mapop("cnt", "guard", 1))),
+                 StaleGuard, [], id="map003-per-device-other-slot"),
     pytest.param(lambda: policy(prog("w", "gpu0", mapop("cs", "write", 1)), prog("g", "dpu0", mapop("cs", "read", 1))),
                  StaleGuard, [], id="map003-plain-read"),
     pytest.param(lambda: policy(prog("w", "gpu0", mapop("cs", "write", 1)), prog("g", "dpu0", mapop("cs", "guard", 2))),
