@@ -25,6 +25,8 @@ REGIONS = (
     # Inside `b` (same alias set) with another owner: ownership is per region, bytes are shared,
     # and a handoff of `b` moves `d` too.
     Region("d", "d", "hbm0", 384, 64, "dpu0", alias_set="ab"),
+    # A view that overlaps the end of `b` without being inside it: both govern shared bytes.
+    Region("v", "v", "hbm0", 448, 128, "gpu0", alias_set="ab"),
     # The numbers of `a` and `b`, in the DPU's memory.
     Region("m", "m", "ddr0", 0, 512, "dpu0"),
 )
@@ -82,7 +84,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
                                      draw(st.sampled_from(["gpu0", "dpu0"])), draw(st.sampled_from(["dpu0", "cxl0", "gpu0"])))
                              for k in range(draw(st.sampled_from([1, 1, 1, 2]))))
         if action == "release":
-            releases = (Release(region.name, ReleaseKind.FREE),)
+            releases = (Release(region.name, ReleaseKind.FREE),) * draw(st.sampled_from([1, 1, 1, 2]))
         if draw(st.integers(0, 4)) == 0:
             leases = (Lease(region.name, "dpu0"),)
         transforms: tuple[Transform, ...] = ()
@@ -103,4 +105,4 @@ def policies(draw, max_edges: int = 5) -> Policy:
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
     return Policy("random", "random.fx", DEVICES, links, SPACES, REGIONS,
-                  (AliasSet("ab", ("b", "d")), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)
+                  (AliasSet("ab", ("b", "d", "v")), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)

@@ -24,7 +24,10 @@ from functools import cache
 from importlib import resources
 
 from fxverify import __version__
-from fxverify.lower.plan import DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS, MapPlan, Plan
+from fxverify.lower.plan import (
+    DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, LEASE_ENCLOSED, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS,
+    RELEASE_TWICE, MapPlan, Plan,
+)
 from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
 from fxverify.source import NO_SPAN, SourceMap, Span
 from fxverify.vocab import ClassKind
@@ -182,7 +185,8 @@ def _emit_header(emit: _Emitter, plan: Plan, device: str) -> None:
     emit("#define FX_OBS_START 1u\n#define FX_OBS_END 2u\n#define FX_OBS_HANDOFF 3u\n#define FX_OBS_RELEASE 4u"
          "\n#define FX_OBS_MAP 5u\n#define FX_OBS_FLUSH 6u\n#define FX_OBS_REFUSED 7u")
     emit(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u"
-         f"\n#define FX_HANDOFF_ENCLOSED {HANDOFF_ENCLOSED}u\n#define FX_HANDOFF_SPLIT {HANDOFF_SPLIT}u")
+         f"\n#define FX_HANDOFF_ENCLOSED {HANDOFF_ENCLOSED}u\n#define FX_HANDOFF_SPLIT {HANDOFF_SPLIT}u\n#define FX_RELEASE_TWICE {RELEASE_TWICE}u"
+         f"\n#define FX_LEASE_ENCLOSED {LEASE_ENCLOSED}u")
     emit("")
 
 

@@ -79,6 +79,12 @@ HANDOFF_ENCLOSED = 1
 #: ``HANDOFF`` flag: the edge's clauses hand this region to two owners (FX-OWN-003, schedule-free),
 #: so the edge is denied at its start.
 HANDOFF_SPLIT = 2
+#: ``RELEASE`` flag (operand ``d``): the edge releases this region twice (FX-OWN-004), so it is
+#: denied at its start.
+RELEASE_TWICE = 1
+#: ``LEASE`` flag (operand ``d``): the lease covers this region because it lies inside the leased
+#: one; the lender's ownership is checked on the leased region's own op.
+LEASE_ENCLOSED = 1
 
 #: Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop
 #: (``specs/lowering.md`` sections 2 and 4); any other merge is FX-BPF-003.
@@ -434,12 +440,13 @@ def _fill_tables(plan: Plan) -> None:
 
     # Release waits: one counter per (releasing edge, region) of the other edges that use it.
     for region, rs in sorted(ctx.releases.items()):
-        users = set(ctx.uses.get(region, ())) | set(rs)
+        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.handoffs.get(region, ()))
         for r in rs:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))
             rel = next(x for x in pol.edges[r].releases if x.region == region)
-            start_ops[r].append(Op(OP_KIND["RELEASE"], region_id[region], 0, REASON_ID[codes.OWN_004], c, 0, rel.span))
+            twice = RELEASE_TWICE if sum(1 for x in pol.edges[r].releases if x.region == region) > 1 else 0
+            start_ops[r].append(Op(OP_KIND["RELEASE"], region_id[region], 0, REASON_ID[codes.OWN_004], c, twice, rel.span))
             for u in others:
                 end_ops[u].append(Op(OP_KIND["DEC"], c, 0, 0, 0, 0, pol.edges[u].span))
     # Aggregates wait for every writer of their key.
@@ -456,6 +463,10 @@ def _fill_tables(plan: Plan) -> None:
     for inner, movers in sorted(ctx.moved_by.items()):
         for outer in sorted(movers - {inner}):
             contained[outer].append(inner)
+    covered: dict[str, list[str]] = defaultdict(list)  # leased region -> the regions inside it
+    for inner, lessors in sorted(ctx.leased_by.items()):
+        for outer in sorted(lessors - {inner}):
+            covered[outer].append(inner)
     for e in pol.edges:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
@@ -476,7 +487,7 @@ def _fill_tables(plan: Plan) -> None:
                 OWN_SKIP_OWNER if any(h.region == region and h.src == e.device for h in e.handoffs) else 0)
             ops.append(Op(OP_KIND["OWN"], region_id[region], flags, REASON_ID[codes.OWN_001], 0, 0, e.span))
         def split(region: str) -> int:
-            return HANDOFF_SPLIT if len({c.dst for c in ctx.handoff_clauses(e.eid, region)}) > 1 else 0
+            return HANDOFF_SPLIT if len({c.dst for c in ctx.clauses_sharing_bytes(e.eid, region)}) > 1 else 0
         for h in e.handoffs:
             ops.append(Op(OP_KIND["HANDOFF"], region_id[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                           plan.device_id(h.dst), split(h.region), h.span))
@@ -486,6 +497,9 @@ def _fill_tables(plan: Plan) -> None:
         for ls in e.leases:
             ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                           0, 0, ls.span))
+            for inner in covered.get(ls.region, ()):
+                ops.append(Op(OP_KIND["LEASE"], region_id[inner], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
+                              0, LEASE_ENCLOSED, ls.span))
         ops += start_ops[e.eid]
         for op in e.map_ops:
             if op.map not in map_id:

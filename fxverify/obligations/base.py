@@ -28,11 +28,11 @@ from fxverify.source import Span
 from fxverify.vocab import AC_OPS
 
 
-def _moved_by(policy: Policy) -> dict[str, frozenset[str]]:
-    """For every region inside a handed-off region, the handed-off regions that contain it (itself
-    included when it is handed off): same space, ``Q.base <= R.base`` and ``R.end <= Q.end``.
-    Found by bisecting each space's regions sorted by base (O(n log n + pairs))."""
-    handed = {h.region for e in policy.edges for h in e.handoffs}
+def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
+    """For every region inside a region of ``handed`` (names), the regions of ``handed`` that
+    contain it (itself included when it is one): same space, ``Q.base <= R.base`` and
+    ``R.end <= Q.end``. Found by bisecting each space's regions sorted by base (O(n log n +
+    pairs))."""
     by_space: dict[str, list] = defaultdict(list)
     for r in policy.regions:
         by_space[r.space].append(r)
@@ -62,11 +62,18 @@ class Context:
         self.uses = by_region_uses(policy)
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
-        self.moved_by: dict[str, frozenset[str]] = _moved_by(policy)
+        self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})
+        #: region -> the leased regions whose leases cover it: itself and every region of the same
+        #: space that contains it (a lease of a pool lets the lessee read the blocks inside it).
+        self.leased_by: dict[str, frozenset[str]] = _containers(policy, {ls.region for e in policy.edges for ls in e.leases})
         moves: dict[str, list[str]] = defaultdict(list)
         for region, movers in sorted(self.moved_by.items()):
             for q in movers:
                 moves[q].append(region)
+        covers: dict[str, list[str]] = defaultdict(list)
+        for region, lessors in sorted(self.leased_by.items()):
+            for q in lessors:
+                covers[q].append(region)
         #: region -> ids of the edges with a handoff that applies to it (its own or an enclosing
         #: region's), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
@@ -75,8 +82,8 @@ class Context:
         for e in policy.edges:
             for region in sorted({r for h in e.handoffs for r in moves[h.region]}):
                 self.handoffs[region].append(e.eid)
-            for ls in e.leases:
-                self.leases[ls.region].append(e.eid)
+            for region in sorted({r for ls in e.leases for r in covers[ls.region]}):
+                self.leases[region].append(e.eid)
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
 
@@ -85,6 +92,18 @@ class Context:
         region's), in written order."""
         movers = self.moved_by.get(region, frozenset())
         return [h for h in self.policy.edges[eid].handoffs if h.region in movers]
+
+    def clauses_sharing_bytes(self, eid: int, region: str) -> list[Handoff]:
+        """The handoff clauses of edge ``eid`` whose region shares a byte with ``region`` (same
+        space, ranges intersecting: its own clauses, enclosing, nested and overlapping views), in
+        written order. One edge gives any byte to one new owner (FX-OWN-003)."""
+        r = self.policy.region(region)
+        out = []
+        for h in self.policy.edges[eid].handoffs:
+            q = self.policy.region(h.region)
+            if q.space == r.space and q.base < r.end and r.base < q.end:
+                out.append(h)
+        return out
 
     def handoff_dst(self, eid: int, region: str) -> str:
         """The owner ``region`` gets when edge ``eid`` finishes: the destination of the last
@@ -104,8 +123,9 @@ class Context:
         Each access is taken on its own, within its footprint's address space. Regions of one
         alias set may overlap and have different owners. The bytes an access touches inside region
         ``R`` are governed by ``R`` unless a strictly smaller region of the same space, touched by
-        the same access, contains all of them (a block inside its layer's view: the block's owner
-        and leases decide). Ties keep both, so each owner is checked.
+        the same access and nested inside ``R``, contains all of them (a block inside its layer's
+        view: the block's owner and leases decide). Views that only overlap both govern, and ties
+        keep both, so each owner is checked.
         """
         if self._touched is not None:
             return self._touched
@@ -121,7 +141,10 @@ class Context:
         for (eid, _pos), items in sorted(per_access.items()):
             got = out.setdefault(eid, {})
             for reg, lo, hi, writes in items:
-                inner = any(r2.size < reg.size and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
+                # Only a region nested inside `reg` may speak for its bytes: a view that merely
+                # overlaps `reg` is not moved by `reg`'s handoffs, so both govern.
+                inner = any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end
+                            and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
         self._touched = out

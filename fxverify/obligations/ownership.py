@@ -52,14 +52,15 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
 
 
 def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int]) -> Term:
-    """A lease of ``region`` to ``device`` is in force at ``t``: granted by ``f(g) <= t``, and no
-    handoff ``h`` of the region on another edge that had not finished when the lease's edge started
-    (``f(h) > s(g)``: later handoffs and concurrent ones alike) has started by ``t``. A handoff on
-    the lease's own edge does not end it (a lease-back: the old owner keeps reading what it hands
-    over, until the next handoff)."""
+    """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
+    granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
+    finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
+    alike) has started by ``t``. A handoff on the lease's own edge does not end it (a lease-back:
+    the old owner keeps reading what it hands over, until the next handoff)."""
     alts = []
     for g in leases:
-        if not any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases):
+        covering = ctx.leased_by.get(region, frozenset())
+        if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
             continue
         alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in handoffs if h != g]))
     return or_(*alts)
@@ -93,7 +94,8 @@ class Unowned(_Own):
     def __init__(self, ctx: Context, e: Edge, region: str, writes: bool) -> None:
         self.region, self.device, self.writes = region, e.device, writes
         self.hs = list(ctx.handoffs.get(region, ()))
-        self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region == region and x.device == e.device for x in ctx.edge(g).leases)]
+        covering = ctx.leased_by.get(region, frozenset())
+        self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region in covering and x.device == e.device for x in ctx.edge(g).leases)]
         related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
                         for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
         super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span, related)
@@ -242,16 +244,17 @@ class BadHandoff(_Own):
 
 
 class SplitHandoff(_Own):
-    """FX-OWN-003 for one edge: the handoff clauses of edge ``h`` that move ``region`` (its own and
-    those of regions containing it) all name one destination. A region's bytes go to one new owner
-    per edge; with two, the owner after the edge would depend on the order the clauses are read."""
+    """FX-OWN-003 for one edge: the handoff clauses of edge ``h`` whose regions share a byte with
+    the handed-off ``region`` (its own, enclosing, nested or overlapping views) all name one
+    destination. A byte goes to one new owner per edge; with two, the owner after the edge would
+    depend on the order the clauses are read."""
 
     code = codes.OWN_003
     schedule_free = True
 
     def __init__(self, ctx: Context, h: int, region: str) -> None:
         self.region = region
-        self.clauses = ctx.handoff_clauses(h, region)
+        self.clauses = ctx.clauses_sharing_bytes(h, region)
         eh = ctx.edge(h)
         last = self.clauses[-1]
         super().__init__(ctx, (h,), f"{self.code}:split:{eh.name}|{region}", last.span if last.span.end else eh.span,
@@ -271,7 +274,9 @@ class SplitHandoff(_Own):
 
     def message(self, w: Witness) -> str:
         dsts = " and ".join(f"`{d}`" for d in self._dsts())
-        return f"`{self.name(self.edges[0])}` hands `{self.region}` to both {dsts}"
+        others = sorted({c.region for c in self.clauses} - {self.region})
+        also = f" (with {', '.join(f'`{o}`' for o in others)}, which shares its bytes)" if others else ""
+        return f"`{self.name(self.edges[0])}` hands `{self.region}`{also} to both {dsts}"
 
     def why(self, w: Witness) -> str:
         return "one edge moves a region's bytes to one new owner; a handoff of a region also moves every region inside it"
@@ -336,6 +341,8 @@ class UseAfterRelease(_Own):
 
     def message(self, w: Witness) -> str:
         r, u = self.edges
+        if r == u:
+            return f"`{self.name(r)}` releases `{self.region}` twice"
         return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it"
 
     def why(self, w: Witness) -> str:
@@ -343,6 +350,8 @@ class UseAfterRelease(_Own):
 
     def fix(self, w: Witness) -> str:
         r, u = self.edges
+        if r == u:
+            return f"keep one `release {self.region}` on `{self.name(r)}`"
         if self.ctx.graph.hb_before(r, u):
             return (f"`{self.name(u)}` always runs after the release: move the release after it "
                     f"(drop the ordering that puts `{self.name(u)}` after `{self.name(r)}` and add `after {self.name(u)}` to `{self.name(r)}`)")
@@ -442,22 +451,27 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
             yield BadHandoff(ctx, e.eid, region)
-    for region, hs in sorted(ctx.handoffs.items()):
-        for h in hs:
-            if len(ctx.handoff_clauses(h, region)) > 1:
-                yield SplitHandoff(ctx, h, region)
+    for e in pol.edges:
+        if len(e.handoffs) > 1:
+            for region in sorted({h.region for h in e.handoffs}):
+                if len(ctx.clauses_sharing_bytes(e.eid, region)) > 1:
+                    yield SplitHandoff(ctx, e.eid, region)
     for region, gs in sorted(ctx.leases.items()):
         for g in gs:
             for ls in ctx.edge(g).leases:
                 if ls.region == region:
                     yield LeaseByNonOwner(ctx, g, region, ls.device)
     for region, rs in sorted(ctx.releases.items()):
-        users = set(ctx.uses.get(region, ())) | set(rs)
-        for r in rs:
-            kind = next(x.kind.value for x in ctx.edge(r).releases if x.region == region)
+        # Uses: edges touching its bytes, handing it off (an enclosing region's handoff included)
+        # or leasing it, and the other releases of it.
+        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.handoffs.get(region, ()))
+        for r in sorted(set(rs)):
+            kinds = [x.kind.value for x in ctx.edge(r).releases if x.region == region]
             for u in sorted(users):
                 if u != r:
-                    yield UseAfterRelease(ctx, r, u, region, kind)
+                    yield UseAfterRelease(ctx, r, u, region, kinds[0])
+            if len(kinds) > 1:
+                yield UseAfterRelease(ctx, r, r, region, kinds[0])  # released twice by one edge
     declared = {fo.region: fo for fo in pol.final_owners}
     for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
         fo = declared.get(region)

@@ -95,10 +95,11 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 continue
             s = sched[e][0]
             if ee.device not in w.owners_at(r, s, ids, sched):
-                # A lease lives from its edge's end until a handoff of the region on another edge,
-                # not finished when the lease's edge began, starts (its own edge's handoff leases back).
+                # A lease (of the region or of one containing it) lives from its edge's end until a
+                # handoff of the region on another edge, not finished when the lease's edge began,
+                # starts (its own edge's handoff leases back).
                 leased = (not writes) and any(
-                    any(ls.region == r and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
+                    any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
                     and not any(h != g and w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
                                 for h in ids)
                     for g in ids)
@@ -120,16 +121,18 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
     for r in ids:
         for rel in E[r].releases:
+            if sum(1 for x in E[r].releases if x.region == rel.region) > 1:
+                out.append(Violation(codes.OWN_004, (r, r), sched[r][0], None, f"{rel.region} released twice"))
             for u in ids:
                 if u == r:
                     continue
                 eu = E[u]
                 reg = w.policy.region(rel.region)
                 whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
-                uses = ({x.region for x in eu.handoffs} | {x.region for x in eu.leases}
-                        | {x.region for x in eu.releases})
+                uses = {x.region for x in eu.leases} | {x.region for x in eu.releases}
+                handed = w.handed_to(eu, rel.region) is not None  # its own handoff or an enclosing one
                 touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())
-                if (touches or rel.region in uses) and sched[u][1] > sched[r][0]:
+                if (touches or handed or rel.region in uses) and sched[u][1] > sched[r][0]:
                     out.append(Violation(codes.OWN_004, (r, u), sched[r][0], None, rel.region))
     declared = {fo.region: fo.device for fo in w.policy.final_owners}
     for region, dev in declared.items():

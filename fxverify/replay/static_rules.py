@@ -146,16 +146,16 @@ def _layout_broken(w: World, e: Edge) -> bool:
 
 
 def _split_handoffs(w: World) -> list[Violation]:
-    """FX-OWN-003: an edge whose handoff clauses send one region's bytes to two owners (a region's
-    own clause and an enclosing region's count alike)."""
+    """FX-OWN-003: an edge with two handoff clauses whose regions share a byte (the same region,
+    nested or overlapping views) and name different new owners."""
     out: list[Violation] = []
-    for e in w.policy.edges:
-        if len(e.handoffs) < 2:
-            continue
-        for r in w.policy.regions:
-            dsts = {ho.dst for ho in e.handoffs if ho.region in w.movers(r.name)}
-            if len(dsts) > 1:
-                out.append(Violation(codes.OWN_003, (e.eid,), detail=f"{r.name} to {sorted(dsts)}"))
+    P = w.policy
+    for e in P.edges:
+        for i, a in enumerate(e.handoffs):
+            for b in e.handoffs[i + 1:]:
+                ra, rb = P.region(a.region), P.region(b.region)
+                if a.dst != b.dst and ra.space == rb.space and ra.base < rb.end and rb.base < ra.end:
+                    out.append(Violation(codes.OWN_003, (e.eid,), detail=f"{a.region} to {a.dst}, {b.region} to {b.dst}"))
     return out
 
 

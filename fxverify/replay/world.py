@@ -133,9 +133,9 @@ class World:
 
     # -- owners --------------------------------------------------------------------------------
     def movers(self, region: str) -> frozenset[str]:
-        """The regions whose handoff moves ``region``'s bytes: every region of its space whose
-        range contains its range, itself included (a handoff of a view moves the blocks inside
-        it). Memoised."""
+        """The regions whose handoff moves ``region``'s bytes, and whose lease covers them: every
+        region of its space whose range contains its range, itself included (a handoff of a view
+        moves the blocks inside it; a lease of it lets the lessee read them). Memoised."""
         if region not in self._movers:
             r = self.policy.region(region)
             self._movers[region] = frozenset(
@@ -177,8 +177,9 @@ class World:
 
     def governing_regions(self, e: Edge) -> dict[str, bool]:
         """Regions whose owner decides an edge's access, with whether it writes there: for every
-        byte touched, the smallest regions containing it (BRIEF section 1: one owner per region;
-        nested regions of an alias set delegate to the innermost). Memoised per edge."""
+        byte touched, the smallest regions containing it among those nested in one another (BRIEF
+        section 1: one owner per region; nested regions of an alias set delegate to the innermost,
+        views that only overlap both decide). Memoised per edge."""
         if e.eid in self._governing:
             return self._governing[e.eid]
         out: dict[str, bool] = {}
@@ -188,7 +189,8 @@ class World:
                     and shared_byte(fp, Footprint(r.name, r.space, r.base, r.size, r.size, 1)) is not None]
             for r in regs:
                 lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
-                if any(q.size < r.size and q.base <= lo and hi <= q.end for q in regs):
+                if any(q.size < r.size and r.base <= q.base and q.base + q.size <= r.base + r.size
+                       and q.base <= lo and hi <= q.end for q in regs):
                     continue
                 out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
         self._governing[e.eid] = out

@@ -187,6 +187,9 @@ class _Builder(Transformer):
     def reduce_action(self, meta: Meta, ch: list[Any]) -> ast.ReduceAction:
         return ast.ReduceAction(self._id(ch[0]), ch[1], ch[2], self._span(meta))
 
+    def release_kind(self, meta: Meta, ch: list[Any]) -> Token:
+        return ch[0]
+
     def release_action(self, meta: Meta, ch: list[Any]) -> ast.ReleaseAction:
         return ast.ReleaseAction(ch[0], self._id(ch[1]), self._span(meta))
 

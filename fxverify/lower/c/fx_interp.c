@@ -182,10 +182,12 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 				return fx_refuse(FX_DEFER, FX_R_FX_OWN_002, op->a);
 			return 0;
 		case FX_OP_LEASE:
-			if (owner != dev)
+			if (!(op->d & FX_LEASE_ENCLOSED) && owner != dev)
 				return fx_refuse(FX_DENY, op->reason, op->a);
 			return 0;
 		default: // FX_OP_RELEASE: every other user of the region has finished (FX-OWN-004)
+			if (op->d & FX_RELEASE_TWICE) // the edge releases the region twice
+				return fx_refuse(FX_DENY, op->reason, op->a);
 			n = fx_counter((__u32)op->c);
 			if (!n)
 				return fx_refuse(FX_DENY, FX_R_INTERNAL, (__u32)op->c);
