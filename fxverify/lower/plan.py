@@ -459,14 +459,6 @@ def _fill_tables(plan: Plan) -> None:
     posted = _posted_watches(ctx)
     accum = _accumulation_watches(ctx)
     touched = ctx.touched()
-    contained: dict[str, list[str]] = defaultdict(list)  # handed-off region -> the regions inside it
-    for inner, movers in sorted(ctx.moved_by.items()):
-        for outer in sorted(movers - {inner}):
-            contained[outer].append(inner)
-    covered: dict[str, list[str]] = defaultdict(list)  # leased region -> the regions inside it
-    for inner, lessors in sorted(ctx.leased_by.items()):
-        for outer in sorted(lessors - {inner}):
-            covered[outer].append(inner)
     for e in pol.edges:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():
@@ -491,13 +483,13 @@ def _fill_tables(plan: Plan) -> None:
         for h in e.handoffs:
             ops.append(Op(OP_KIND["HANDOFF"], region_id[h.region], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                           plan.device_id(h.dst), split(h.region), h.span))
-            for inner in contained.get(h.region, ()):
+            for inner in ctx.moves[h.region][1:]:  # the regions inside it move with it
                 ops.append(Op(OP_KIND["HANDOFF"], region_id[inner], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                               plan.device_id(h.dst), HANDOFF_ENCLOSED | split(inner), h.span))
         for ls in e.leases:
             ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                           0, 0, ls.span))
-            for inner in covered.get(ls.region, ()):
+            for inner in ctx.covers[ls.region][1:]:  # the lease covers the regions inside it
                 ops.append(Op(OP_KIND["LEASE"], region_id[inner], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                               0, LEASE_ENCLOSED, ls.span))
         ops += start_ops[e.eid]

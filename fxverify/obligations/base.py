@@ -50,6 +50,15 @@ def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
+def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
+    """``outer -> [outer, inner...]`` from ``inner -> {outer...}`` (``_containers``)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for inner, outers in sorted(containers.items()):
+        for q in outers:
+            out[q].append(inner)
+    return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
+
+
 class Context:
     """The policy, its graph and indexes that several families share."""
 
@@ -66,23 +75,19 @@ class Context:
         #: region -> the leased regions whose leases cover it: itself and every region of the same
         #: space that contains it (a lease of a pool lets the lessee read the blocks inside it).
         self.leased_by: dict[str, frozenset[str]] = _containers(policy, {ls.region for e in policy.edges for ls in e.leases})
-        moves: dict[str, list[str]] = defaultdict(list)
-        for region, movers in sorted(self.moved_by.items()):
-            for q in movers:
-                moves[q].append(region)
-        covers: dict[str, list[str]] = defaultdict(list)
-        for region, lessors in sorted(self.leased_by.items()):
-            for q in lessors:
-                covers[q].append(region)
+        #: The inverses: handed-off (leased) region -> the regions its handoff moves (its lease
+        #: covers), itself first, then the regions inside it by name.
+        self.moves: dict[str, list[str]] = _inverse(self.moved_by)
+        self.covers: dict[str, list[str]] = _inverse(self.leased_by)
         #: region -> ids of the edges with a handoff that applies to it (its own or an enclosing
         #: region's), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
         self.leases: dict[str, list[int]] = defaultdict(list)
         self.releases: dict[str, list[int]] = defaultdict(list)
         for e in policy.edges:
-            for region in sorted({r for h in e.handoffs for r in moves[h.region]}):
+            for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}):
                 self.handoffs[region].append(e.eid)
-            for region in sorted({r for ls in e.leases for r in covers[ls.region]}):
+            for region in sorted({r for ls in e.leases for r in self.covers[ls.region]}):
                 self.leases[region].append(e.eid)
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
