@@ -489,6 +489,14 @@ class FlushClause:
 
 
 @dataclass(frozen=True, slots=True)
+class ViaClause:
+    """``via LINKREF, ...``: the links that carry the edge's bytes, in path order."""
+
+    links: tuple[LinkRef, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class MapOpClause:
     """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``.
 
@@ -504,7 +512,7 @@ class MapOpClause:
 
 Clause = Union[
     AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, ReleaseClause, FlushClause, MapOpClause,
+    TransformClause, HandoffClause, LeaseClause, ReleaseClause, FlushClause, ViaClause, MapOpClause,
 ]
 
 

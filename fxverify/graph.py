@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import networkx as nx
 
-from fxverify.ir import Edge, Link, LinkOrder, Policy
+from fxverify.ir import Edge, Link, LinkOrder, Policy, transfer_devices
 
 
 class PolicyGraph:
@@ -51,7 +51,8 @@ class PolicyGraph:
         self._memo: dict[tuple[int, int], bool] = {}
         self._rank: list[int] | None = None
         self._acyclic: bool | None = None
-        self._path_cache: dict[tuple, list[str] | None] = {}
+        self._path_cache: dict[tuple[str, str], list[Link]] = {}
+        self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     # -- happens-before ---------------------------------------------------------------------
     def is_acyclic(self) -> bool:
@@ -202,9 +203,9 @@ class PolicyGraph:
     def link_graph(self, kind: str, allowed: Callable[[Link], bool]) -> nx.Graph:
         """The fabric restricted to links that satisfy ``allowed``, memoised under ``kind``.
 
-        Devices are nodes; between two devices the first declared allowed link is the edge
-        (parallel links stay reachable by name for flushes). Adjacency follows link declaration
-        order, so breadth-first searches, and therefore routes, are deterministic.
+        Devices are nodes; two devices joined by an allowed link are adjacent (parallel links make
+        one graph edge, labelled with the first; ``possible_links`` reports all of them). Used for
+        reachability, never to choose a route.
         """
         g = self._link_graphs.get(kind)
         if g is None:
@@ -216,50 +217,69 @@ class PolicyGraph:
             self._link_graphs[kind] = g
         return g
 
-    def _path(self, g: nx.Graph, kind: str, src_dev: str, dst_dev: str) -> list[str] | None:
-        key = (kind, src_dev, dst_dev)
-        if key not in self._path_cache:
-            if src_dev == dst_dev:
-                self._path_cache[key] = []
-            else:
-                # Breadth-first from the source: the first shortest path found wins.
-                nodes = nx.single_source_shortest_path(g, src_dev).get(dst_dev) if src_dev in g else None
-                self._path_cache[key] = None if nodes is None else [
-                    g.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
-        return self._path_cache[key]
+    def possible_links(self, src_dev: str, dst_dev: str) -> list[Link]:
+        """Every link that lies on some simple fabric path from ``src_dev`` to ``dst_dev``, in
+        declaration order: nothing in a policy says which path the hardware takes, so a transfer
+        that pins no route (``via``) has the guarantees of every path (specs/obligations.md
+        section 2, routes). ``[]`` for the same device or when no path exists. Memoised.
 
-    def route(self, src_dev: str, dst_dev: str) -> list[str] | None:
-        """Return the link names of the route from ``src_dev`` to ``dst_dev``: the shortest fabric
-        path (fewest hops, ties broken by declaration order). ``[]`` for the same device, ``None``
-        when no path exists."""
-        return self._path(self.fabric, "all", src_dev, dst_dev)
+        A link lies on a simple ``u``-``v`` path exactly when its biconnected component is on the
+        path from ``u`` to ``v`` in the block-cut tree (in a 2-connected graph any two vertices
+        and any edge lie on a common simple path; Menger's theorem). Parallel links between two
+        devices are in the same component. O(devices + links) per pair.
+        """
+        key = (src_dev, dst_dev)
+        hit = self._path_cache.get(key)
+        if hit is not None:
+            return hit
+        out: list[Link] = []
+        g = self.fabric
+        if src_dev != dst_dev and src_dev in g and dst_dev in g and nx.has_path(g, src_dev, dst_dev):
+            tree, block_of_link, home = self._block_cut_tree()
+            blocks = {n for n in nx.shortest_path(tree, home[src_dev], home[dst_dev]) if n[0] == "block"}
+            out = [ln for ln in self.policy.links if block_of_link[ln.name] in blocks]
+        self._path_cache[key] = out
+        return out
 
-    def ordered_route(self, src_dev: str, dst_dev: str) -> list[str] | None:
-        """Like ``route``, over ``ordered`` links only (``None`` when no such path exists)."""
-        g = self.link_graph("ordered", lambda ln: ln.order is LinkOrder.ORDERED)
-        return self._path(g, "ordered", src_dev, dst_dev)
+    def _block_cut_tree(self) -> tuple[nx.Graph, dict[str, tuple], dict[str, tuple]]:
+        """The fabric's block-cut tree, the block of every link, and each device's node in it (its
+        own cut-vertex node, or the one block that holds it)."""
+        if self._bct is None:
+            g = self.fabric
+            cuts = set(nx.articulation_points(g))
+            tree = nx.Graph()
+            home: dict[str, tuple] = {d: ("cut", d) for d in cuts}
+            block_nodes: list[set[str]] = [set(b) for b in nx.biconnected_components(g)]
+            for i, nodes in enumerate(block_nodes):
+                tree.add_node(("block", i))
+                for d in nodes:
+                    if d in cuts:
+                        tree.add_edge(("block", i), ("cut", d))
+                    else:
+                        home[d] = ("block", i)
+            where = {frozenset(pair): ("block", i) for i, nodes in enumerate(block_nodes)
+                     for pair in g.subgraph(nodes).edges}
+            block_of_link = {ln.name: where[frozenset((ln.a, ln.b))] for ln in self.policy.links}
+            self._bct = (tree, block_of_link, home)
+        return self._bct
 
     def transfer_endpoints(self, e: Edge) -> tuple[str, str]:
-        """Return ``(from_device, to_device)`` of the bytes an edge moves.
+        """Return ``(from_device, to_device)`` of the bytes an edge moves (``ir.transfer_devices``)."""
+        sp = self.policy.space
+        return transfer_devices(e.device, sp(e.src.space).device if e.src is not None else None,
+                                sp(e.dst.space).device if e.dst is not None else None)
 
-        ``move``/``reduce``: source space's device to destination space's device. ``write``: the
-        driving device to the destination's device. ``read``: the source's device to the driver.
-        """
-        pol = self.policy
-        if e.src is not None and e.dst is not None:
-            return pol.space(e.src.space).device, pol.space(e.dst.space).device
-        if e.dst is not None:
-            return e.device, pol.space(e.dst.space).device
-        if e.src is not None:
-            return pol.space(e.src.space).device, e.device
-        return e.device, e.device
+    def transfer_links(self, e: Edge) -> list[Link]:
+        """The links that may carry an edge's bytes: its pinned route (``via``, in path order), or
+        every link on some path between its endpoints (``possible_links``)."""
+        if e.via is not None:
+            return [self.policy.link(n) for n in e.via]
+        return self.possible_links(*self.transfer_endpoints(e))
 
     def posted_links(self, e: Edge) -> list[Link]:
-        """Return the ``posted`` links on the route of an edge's write (empty when none). An edge
-        that requires in-order delivery is routed over ordered links when such a path exists."""
-        a, b = self.transfer_endpoints(e)
-        route = (self.ordered_route(a, b) if e.require_in_order else None) or self.route(a, b) or []
-        return [self.policy.link(n) for n in route if self.policy.link(n).order is LinkOrder.POSTED]
+        """Return the ``posted`` links that may carry an edge's write (empty when none): a reader
+        on another device needs a flush of each (FX-ORD-003)."""
+        return [ln for ln in self.transfer_links(e) if ln.order is LinkOrder.POSTED]
 
 
 def by_region_uses(policy: Policy) -> dict[str, list[int]]:

@@ -410,6 +410,8 @@ class Edge:
     ``device``/``hook`` are the driving hook. ``after`` holds the names of predecessor instances.
     ``stream`` puts the edge on a serial in-order queue of its device. ``flushes`` names links the
     edge flushes. ``require_in_order`` asks for in-order delivery over its path (FX-ORD-004).
+    ``via`` pins the route of its bytes to these links, in path order (``None``: every path the
+    fabric allows may carry them; specs/obligations.md section 2, routes).
     ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
     ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
     """
@@ -427,6 +429,7 @@ class Edge:
     stream: str | None = None
     flushes: tuple[str, ...] = ()
     require_in_order: bool = False
+    via: tuple[str, ...] | None = None
     alias: str | None = None
     bytes: int | None = None
     reuse: int | None = None
@@ -462,6 +465,17 @@ class Edge:
                 out.append(Access(self.dst, AccessMode.WRITE))
         self.__dict__["_accesses"] = tuple(out)  # frozen: cache outside the dataclass fields
         return self.__dict__["_accesses"]
+
+
+def transfer_devices(driver: str, src_device: str | None, dst_device: str | None) -> tuple[str, str]:
+    """Return ``(from_device, to_device)`` of the bytes an edge moves, given its driving device and
+    the devices of its source and destination spaces (``None`` when it has none).
+
+    ``move``/``reduce``: source's device to destination's device. ``write``: the driver to the
+    destination's device. ``read``: the source's device to the driver. Neither: the driver to itself.
+    """
+    return (src_device if src_device is not None else driver,
+            dst_device if dst_device is not None else driver)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from fxverify.ir import (
     AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
-    Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Space, Transform,
+    Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Space, Transform, transfer_devices,
 )
 from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
@@ -49,6 +49,27 @@ def footprints(draw, region: Region) -> Footprint:
     return Footprint(region.name, region.space, region.base + off, elem, stride, count)
 
 
+def _device_of(fp: Footprint | None) -> str | None:
+    return None if fp is None else next(s.device for s in SPACES if s.name == fp.space)
+
+
+def simple_paths(links: tuple[Link, ...], a: str, b: str) -> list[list[str]]:
+    """Every simple path from device ``a`` to ``b`` as link names (small fabrics only)."""
+    out: list[list[str]] = []
+
+    def walk(at: str, path: list[str], seen: set[str]) -> None:
+        if at == b:
+            out.append(path)
+            return
+        for ln in links:
+            if at in (ln.a, ln.b):
+                nxt = ln.b if at == ln.a else ln.a
+                if nxt not in seen:
+                    walk(nxt, path + [ln.name], seen | {nxt})
+    walk(a, [], {a})
+    return out
+
+
 @st.composite
 def policies(draw, max_edges: int = 5) -> Policy:
     """A random policy over a fixed 3-device fabric with up to ``max_edges`` edges."""
@@ -58,8 +79,12 @@ def policies(draw, max_edges: int = 5) -> Policy:
         Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))),
     )
     if draw(st.booleans()):
-        # A second route to the expander, so in-order routing has a choice.
+        # A second route to the expander: a transfer may take either path unless it pins one.
         links += (Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))),)
+    if draw(st.integers(0, 2)) == 0:
+        # A parallel link between the GPU and the DPU, declared before or after the first one.
+        nv = Link("nv0", "gpu0", "dpu0", "nvlink", draw(st.sampled_from(list(LinkOrder))))
+        links = (nv, *links) if draw(st.booleans()) else (*links, nv)
     n = draw(st.integers(1, max_edges))
     edges: list[Edge] = []
     for i in range(n):
@@ -94,7 +119,11 @@ def policies(draw, max_edges: int = 5) -> Policy:
             ]), max_size=3)))
         map_ops = tuple(MapOp(m, k, 0, 1) for m, k in draw(st.lists(st.tuples(
             st.sampled_from([m.name for m in MAPS]), st.sampled_from(list(MapOpKind))), max_size=2)))
-        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst,
+        via = None
+        ends = transfer_devices(dev, _device_of(src), _device_of(dst))
+        if ends[0] != ends[1] and draw(st.integers(0, 3)) == 0:
+            via = tuple(draw(st.sampled_from(simple_paths(links, *ends))))
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, via=via,
                           reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
                           after=after, stream=draw(st.sampled_from([None, None, None, "s0"])),
                           flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy
+from fxverify.ir import Device, Edge, Footprint, Link, LinkOrder, Policy
+from fxverify.vocab import DeviceKind
 
 from tests.policies import DEVICES, MAPS, REGIONS, SPACES
 
@@ -36,15 +39,30 @@ def test_cycles_are_reported_and_reachability_still_answers() -> None:
     assert g.hb_before(0, 1) and g.hb_before(1, 0)
 
 
-def test_routes_are_shortest_and_prefer_declaration_order() -> None:
+def test_possible_links_are_those_on_some_simple_path() -> None:
+    # A triangle gpu0-dpu0-cxl0 with a parallel link, and a spur cxl0-sw0-nic0 off it.
     links = (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", LinkOrder.POSTED),
              Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", LinkOrder.ORDERED),
-             Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))
-    g = PolicyGraph(_policy([_e(0)], links))
-    assert g.route("gpu0", "dpu0") == ["gpu0--dpu0"]
-    assert g.ordered_route("gpu0", "dpu0") == ["gpu0--cxl0", "dpu0--cxl0"]
-    assert g.route("gpu0", "gpu0") == []
-    assert PolicyGraph(_policy([_e(0)], links[:1])).route("gpu0", "cxl0") is None
+             Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED),
+             Link("nv0", "gpu0", "dpu0", "nvlink", LinkOrder.ORDERED),
+             Link("cxl0--sw0", "cxl0", "sw0", "pcie", LinkOrder.ORDERED),
+             Link("sw0--nic0", "sw0", "nic0", "pcie", LinkOrder.ORDERED))
+    devices = DEVICES + (Device("sw0", DeviceKind.PCIE_SWITCH, ("route",)), Device("nic0", DeviceKind.NIC, ("tx",)))
+    pol = replace(_policy([_e(0)], links), devices=devices, _index={})
+    g = PolicyGraph(pol)
+    names = lambda a, b: [ln.name for ln in g.possible_links(a, b)]  # noqa: E731
+    # Between two triangle devices every triangle link lies on a simple path; the spur on none.
+    assert names("gpu0", "dpu0") == ["gpu0--dpu0", "gpu0--cxl0", "dpu0--cxl0", "nv0"]
+    # From the triangle to the spur: the triangle, then the spur's bridges.
+    assert names("gpu0", "nic0") == [ln.name for ln in links]
+    # Inside the spur only its own bridges.
+    assert names("cxl0", "nic0") == ["cxl0--sw0", "sw0--nic0"]
+    assert names("gpu0", "gpu0") == []
+    assert PolicyGraph(_policy([_e(0)], links[:1])).possible_links("gpu0", "cxl0") == []
+    # The same sets whatever the declaration order.
+    g2 = PolicyGraph(replace(pol, links=tuple(reversed(links)), _index={}))
+    for a, b in (("gpu0", "dpu0"), ("gpu0", "nic0"), ("cxl0", "nic0")):
+        assert {ln.name for ln in g2.possible_links(a, b)} == set(names(a, b))
 
 
 def test_region_uses_follow_bytes_not_names() -> None:

@@ -89,6 +89,10 @@ map m: hash<u32, device>[16] class linearizable
 alias_set kvs = [kv]
 """
 
+TWO_HOPS = HEAD.replace("  link gpu0 -- cxl0 : cxl ordered\n", "  device sw0: cxl_switch hooks [route]\n"
+                        "  link gpu0 -- sw0 : cxl ordered\n  link sw0 -- cxl0 : cxl ordered\n") + \
+    "space hdm0 on cxl0 base 0x80_0000_0000 size 1 GiB\nregion blk in hdm0 at 0x80_0000_0000 size 64 MiB owner gpu0\n"
+
 
 def _write(root: Path, files: dict[str, str | bytes]) -> None:
     for rel, content in files.items():
@@ -455,6 +459,19 @@ ERRORS = [
     ("deep-nesting", HEAD + "flow f {" + "".join(f" for i{k} in 0..1 {{" for k in range(20)) + "}" * 20 + " }",
      "FX-LIM-001", "nested deeper than the limit of 16", "flatten", None),
     ("policy-syntax", HEAD + "flow f { edge a: write kv gpu0.launch }", "FX-SYN-001", "missing `by`", None, "gpu0"),
+    ("ambiguous-link", HEAD.replace("  link gpu0", "  link up1 = gpu0 -- cxl0 : pcie posted\n  link gpu0")
+     + "flow f { edge a: flush gpu0 -- cxl0 by gpu0.launch }",
+     "FX-NAM-006", "names 2 links: `up1`, `gpu0--cxl0`", "name the link", "gpu0 -- cxl0"),
+    ("via-same-device", HEAD + "flow f { edge a: move kv -> pool[0] by gpu0.launch via gpu0 -- cxl0 }",
+     "FX-TYP-006", "stay on `gpu0`", "drop the `via` clause", "via gpu0 -- cxl0"),
+    ("via-not-from-source", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via sw0 -- cxl0, gpu0 -- sw0 }",
+     "FX-TYP-006", "reaches `gpu0`, but link `sw0--cxl0` joins `sw0` and `cxl0`", "in order", "via sw0 -- cxl0, gpu0 -- sw0"),
+    ("via-short", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0 }",
+     "FX-TYP-006", "ends at `sw0`, not at `cxl0`", "continue the route", None),
+    ("via-loop", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- gpu0, gpu0 -- sw0 }",
+     "FX-TYP-006", "visits `gpu0` twice", "simple path", None),
+    ("via-twice", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0 via gpu0 -- sw0, sw0 -- cxl0 }",
+     "FX-TYP-002", "`via` given twice", "one `via`", None),
 ]
 
 
@@ -674,3 +691,11 @@ def test_map_values_must_fit_their_type(tmp_path) -> None:
     pol, diags = load_policy(str(p), SourceMap())
     assert pol is None and [d.code for d in diags] == ["FX-TYP-002"]
     assert "does not fit `u8`" in diags[0].message
+
+
+def test_via_resolves_to_link_names_in_path_order(tmp_path: Path) -> None:
+    text = TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0\n edge b: read blk by gpu0.launch }"
+    policy, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")
+    assert policy is not None, [(d.code, d.message) for d in diags]
+    assert policy.edge("a").via == ("gpu0--sw0", "sw0--cxl0")
+    assert policy.edge("b").via is None

@@ -35,7 +35,7 @@ map block_owner: hash<u32, device>[4096] class linearizable
 map ctr: array<u32, u64>[64] class per_device merge sum
 map lm: array<u32, u32>[16] class local(gpu0)
 flow prefill {
-  edge a: write kv[0, +2 MiB] by gpu0.launch stream s0 require in_order
+  edge a: write kv[0, +2 MiB] by gpu0.launch stream s0 require in_order via gpu0 -- cxl0
   for l in 0..4 {
     edge attn[l]: write kv[l*2 MiB, +2 MiB] by gpu0.launch
     edge spill[l]: move kv[l*2 MiB, +2 MiB] -> pool[l] by gpu0.copy_done

@@ -1037,6 +1037,7 @@ flow prefill {
     for b in 0..16 {
       edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 147456, +147456] by nic0.tx after kvw[l, 0, b]
           transform replicate(8)
+          via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0
           update kv_sent[l * 1 + 0] = 1
     }
   }

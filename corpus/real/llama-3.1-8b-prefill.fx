@@ -141,6 +141,7 @@ flow prefill {
   for l in 0..32 {
     for b in 0..512 {
       edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 65536, +65536] by dpu0.tx after kvw[l, 0, b]
+          via gpu0 -- dpu0, dpu0 -- decode0
           update kv_sent[l * 1 + 0] = 1
     }
   }

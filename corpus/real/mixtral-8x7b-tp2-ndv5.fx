@@ -322,12 +322,14 @@ flow prefill {
   for l in 0..32 {
     for b in 0..32 {
       edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 32768, +32768] by nic0.tx after kvw[l, 0, b]
+          via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0
           update kv_sent[l * 2 + 0] = 1
     }
   }
   for l in 0..32 {
     for b in 0..32 {
       edge send[l, 1, b]: move kvb1[l, b] -> rkv1[l][b * 32768, +32768] by nic1.tx after kvw[l, 1, b]
+          via gpu1 -- sw1, sw1 -- nic1, nic1 -- decode0
           update kv_sent[l * 2 + 1] = 1
     }
   }

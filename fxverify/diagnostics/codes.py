@@ -385,6 +385,15 @@ NAM_005 = _code(
     "FX-NAM-005", F.NAMES, _E, "include cycle", "a file includes itself, directly or not", _INPUT_WHY,
     InlineExample('# a.fx\ninclude "b.fx"\n# b.fx\ninclude "a.fx"', '# a.fx\ninclude "b.fx"\n# b.fx (no include of a.fx)',
                   "situation"))
+NAM_006 = _code(
+    "FX-NAM-006", F.NAMES, _E, "ambiguous link",
+    "a link is named by its two devices while several links join them", _INPUT_WHY,
+    InlineExample("fabric {\n  device gpu0: gpu hooks [launch]\n  device dpu0: dpu hooks [rx]\n"
+                  "  link up0 = gpu0 -- dpu0 : pcie posted\n  link nv0 = gpu0 -- dpu0 : nvlink ordered\n}\n"
+                  "flow f {\n  edge fl: flush gpu0 -- dpu0 by gpu0.launch\n}",
+                  "fabric {\n  device gpu0: gpu hooks [launch]\n  device dpu0: dpu hooks [rx]\n"
+                  "  link up0 = gpu0 -- dpu0 : pcie posted\n  link nv0 = gpu0 -- dpu0 : nvlink ordered\n}\n"
+                  "flow f {\n  edge fl: flush up0 by gpu0.launch\n}"))
 # ---- input: types and values ------------------------------------------------------------------
 TYP_001 = _code(
     "FX-TYP-001", F.TYPES, _E, "wrong kind of name",
@@ -410,6 +419,12 @@ TYP_005 = _code(
     "the edge's `bytes` clause disagrees with the bytes its footprint covers", _INPUT_WHY,
     InlineExample("edge spill: move kv -> pool by gpu0.copy_done bytes 1 MiB  # kv is 2 MiB",
                   "edge spill: move kv -> pool by gpu0.copy_done bytes 2 MiB"))
+TYP_006 = _code(
+    "FX-TYP-006", F.TYPES, _E, "route is not a path",
+    "the links of a `via` clause do not form a simple path from where the edge's bytes come from to "
+    "where they go", _INPUT_WHY,
+    InlineExample("edge put: move host -> pool by gpu0.copy_done via gpu0 -- cpu0",
+                  "edge put: move kv -> pool by gpu0.copy_done via gpu0 -- cpu0"))
 # ---- input: limits ----------------------------------------------------------------------------
 LIM_001 = _code(
     "FX-LIM-001", F.LIMITS, _E, "input too large",

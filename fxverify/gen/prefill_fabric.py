@@ -11,6 +11,8 @@ picks it), and which memdev homes each CXL window. ``specs/generators.md`` ("NCC
 
 from __future__ import annotations
 
+import networkx as nx
+
 import re
 from dataclasses import dataclass
 
@@ -75,6 +77,26 @@ class FabricPlan:
     nics_used: tuple[str, ...]
     windows: tuple[Window, ...]
     home: dict[str, str]
+
+
+def pinned_route(f: FabricPlan, a: str, b: str) -> list[tuple[str, str]]:
+    """The route the generator pins (``via``) for bytes that travel from device ``a`` to device
+    ``b`` inside the machine: the fewest-hop path over the machine's own links (every link but the
+    ``rdma`` links to remote nodes), as ``(from, to)`` device pairs in path order. Without a pin a
+    transfer has the guarantees of every fabric path (specs/obligations.md section 1), and the
+    remote decode node joins every NIC, so a GPU's KV could be assumed to leave through another
+    rank's NIC; NCCL sends through the GPU's nearest NIC over the PCIe tree (NCCL topology search,
+    ``ncclTopoGetLocalNet``).
+
+    Raises ``ValueError`` when ``b`` cannot be reached (``place_fabric`` connects every rank's GPU
+    to its NIC)."""
+    g = nx.Graph()
+    g.add_edges_from((ln.a, ln.b) for ln in f.links if ln.kind != "rdma")
+    try:
+        nodes = nx.shortest_path(g, a, b)
+    except (nx.NetworkXNoPath, nx.NodeNotFound) as err:
+        raise ValueError(f"no path from {a} to {b} in the machine") from err
+    return list(zip(nodes, nodes[1:]))
 
 
 def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: int, replicas: int,

@@ -23,7 +23,7 @@ diagnostics.
 from __future__ import annotations
 
 from fxverify.gen.emit import If, Loop, Note, Program, Stmt
-from fxverify.gen.prefill_fabric import space_name
+from fxverify.gen.prefill_fabric import pinned_route, space_name
 from fxverify.gen.prefill_plan import CHECKPOINT_CODEC, QUANT_GROUP, PrefillPlan
 
 
@@ -271,9 +271,10 @@ def _sends(p: PrefillPlan) -> Program:
         nic = f.nic_of[r]
         n = f.nics_used.index(nic)
         rep = f"\n    transform replicate({R})" if R > 1 else ""
+        via = ", ".join(f"{x} -- {y}" for x, y in pinned_route(f, f.gpus[r], nic) + [(nic, "decode0")])
         out.append(Loop("l", 0, L, [Loop("b", 0, B, [Stmt(
             f"edge send[$(l), {r}, $(b)]: move kvb{r}[$(l), $(b)] -> rkv{gi}[$(l)][$(b * {per}), +{per}] by {nic}.tx "
-            f"after kvw[$(l), {r}, $(b)]{rep}\n    update kv_sent[$(l * {nn} + {n})] = 1")])]))
+            f"after kvw[$(l), {r}, $(b)]{rep}\n    via {via}\n    update kv_sent[$(l * {nn} + {n})] = 1")])]))
     for n, nic in enumerate(f.nics_used):
         ranks = [r for r in f.primaries if f.nic_of[r] == nic]
         after = ", ".join(f"send[$(l), {r}, *]" for r in ranks)

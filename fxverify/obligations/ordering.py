@@ -15,15 +15,15 @@ import networkx as nx
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import Access, AccessMode
+from fxverify.ir import Access, AccessMode, Edge
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
     finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
 )
-from fxverify.obligations.fabric import CutObligation
+from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.terms import and_, int_var, not_
+from fxverify.smt.terms import and_, int_var, not_, or_
 from fxverify.vocab import LinkOrder
 
 _MODE_VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
@@ -174,21 +174,63 @@ class PostedRead(Obligation):
         return f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
 
 
-class InOrder(CutObligation):
-    """FX-ORD-004: an edge that requires in-order delivery has a path of ``ordered`` links only."""
+class InOrder(Obligation):
+    """FX-ORD-004: every path that may carry the bytes of an edge that requires in-order delivery
+    is made of ``ordered`` links: its pinned route (``via``), or, when it pins none, every simple
+    fabric path between its endpoints (the policy does not say which one the hardware takes).
+    The query asks for a simple path that crosses a link that is not ``ordered``."""
 
     schedule_free = True
 
     code = codes.ORD_004
 
+    def __init__(self, ctx: Context, e: Edge) -> None:
+        self.src_dev, self.dst_dev = ctx.graph.transfer_endpoints(e)
+        pinned = e.via is not None
+        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}:in_order", e.span,
+                         (Label(e.span, "on its pinned route"),) if pinned else ())
+        self.pinned = pinned
+        # The links the query ranges over: the pinned route, or the whole fabric (the Python
+        # route enumeration is what the fast proof uses, so the query must not depend on it).
+        self.links = ctx.graph.transfer_links(e) if pinned else list(ctx.policy.links)
+
+    def prove_fast(self) -> str | None:
+        e = self.ctx.edge(self.edges[0])
+        ok = all(ln.order is LinkOrder.ORDERED for ln in self.ctx.graph.transfer_links(e))
+        return "every-path" if ok or self.src_dev == self.dst_dev else None
+
+    def encode(self) -> Query:
+        if self.src_dev == self.dst_dev:
+            return Query(self.key, (("same_device", or_()),), header=self.header())
+        cons, self._arcs = path_constraints(self.links, self.src_dev, self.dst_dev,
+                                            lambda ln: ln.order is not LinkOrder.ORDERED)
+        return Query(self.key, tuple(cons), header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        path = path_of(result, self.links, self._arcs, self.src_dev)
+        bad = next((n for n in path if self.ctx.policy.link(n).order is not LinkOrder.ORDERED), "")
+        return Witness(values={"path": ",".join(path), "link": bad, "from": self.src_dev, "to": self.dst_dev})
+
     def message(self, w: Witness) -> str:
-        return (f"`{self.name(self.edges[0])}` requires in-order delivery but every path from "
-                f"`{self.src_dev}` to `{self.dst_dev}` crosses an unordered or posted link")
+        ln = self.ctx.policy.link(str(w.values["link"])) if w.values.get("link") else None
+        route = " -> ".join(f"`{n}`" for n in str(w.values.get("path", "")).split(",") if n)
+        crosses = f"`{ln.name}` ({ln.order.value})" if ln is not None else "an unordered link"
+        which = "its pinned route" if self.pinned else f"the path {route}"
+        return (f"`{self.name(self.edges[0])}` requires in-order delivery from `{self.src_dev}` to "
+                f"`{self.dst_dev}`, but {which} crosses {crosses}")
 
     def why(self, w: Witness) -> str:
-        return "only `ordered` links complete transfers in submission order"
+        if self.pinned:
+            return "only `ordered` links complete transfers in submission order"
+        return ("only `ordered` links complete transfers in submission order, and without `via` the bytes may take "
+                "any path the fabric allows")
 
     def fix(self, w: Witness) -> str:
+        g = self.ctx.graph.link_graph("ordered", lambda ln: ln.order is LinkOrder.ORDERED)
+        if not self.pinned and nx.has_path(g, self.src_dev, self.dst_dev):
+            nodes = nx.shortest_path(g, self.src_dev, self.dst_dev)
+            route = ", ".join(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))
+            return f"pin the ordered route: `via {route}`"
         return "route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
 
 
@@ -202,8 +244,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     pol = ctx.policy
     for e in pol.edges:
         if e.require_in_order:
-            src, dst = g.transfer_endpoints(e)
-            yield InOrder(ctx, e, src, dst, allowed=lambda ln: ln.order is LinkOrder.ORDERED, key_extra="in_order")
+            yield InOrder(ctx, e)
     if not g.is_acyclic():
         for comp in g.cyclic_components():
             yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)

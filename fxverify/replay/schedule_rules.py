@@ -60,9 +60,8 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     E = wd.policy.edges
     for w in ids:
         ew = E[w]
-        src, dst = wd.endpoints(ew)
-        route = (wd.route(src, dst, only_ordered=True) if ew.require_in_order else None) or wd.route(src, dst)
-        posted = [ln for ln in (route or []) if wd.policy.link(ln).order is LinkOrder.POSTED]
+        carriers = wd.carriers(ew)
+        posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue
         for r in ids:

@@ -51,6 +51,7 @@ class World:
         self._regions: dict[str, list] = {}
         self._movers: dict[str, frozenset[str]] = {}
         self._moved_with: dict[str, list[str]] = {}
+        self._carriers: dict[tuple[str, str], set[str]] = {}
         for r in policy.regions:
             self._regions.setdefault(r.space, []).append(r)
 
@@ -87,38 +88,45 @@ class World:
 
     # -- routes, recomputed --------------------------------------------------------------------
     def route(self, src: str, dst: str, only_ordered: bool = False) -> list[str] | None:
-        """Links of the first shortest path found breadth-first (neighbours in link order)."""
+        """Links of some path from ``src`` to ``dst`` (over ``ordered`` links only when asked), or
+        ``None`` when there is none; ``[]`` for the same device. For reachability only: which
+        path carries a transfer is ``carriers``."""
         if src == dst:
             return []
+        for path in self._simple_paths(src, dst, only_ordered):
+            return path
+        return None
+
+    def _simple_paths(self, src: str, dst: str, only_ordered: bool = False):
+        """Every simple path from ``src`` to ``dst`` as a list of link names, by depth-first
+        enumeration over the links (parallel links are different paths). Exponential in the worst
+        case: the simulator runs on small fabrics."""
         adj: dict[str, list[tuple[str, str]]] = {}
-        seen_pairs: set[frozenset[str]] = set()
         for ln in self.policy.links:
             if only_ordered and ln.order is not LinkOrder.ORDERED:
                 continue
-            pair = frozenset((ln.a, ln.b))
-            if pair in seen_pairs:
-                continue
-            seen_pairs.add(pair)
             adj.setdefault(ln.a, []).append((ln.b, ln.name))
             adj.setdefault(ln.b, []).append((ln.a, ln.name))
-        prev: dict[str, tuple[str, str] | None] = {src: None}
-        frontier = [src]
-        while frontier:
-            nxt = []
-            for n in frontier:
-                for m, lname in adj.get(n, []):
-                    if m not in prev:
-                        prev[m] = (n, lname)
-                        nxt.append(m)
-            frontier = nxt
-        if dst not in prev:
-            return None
-        out, cur = [], dst
-        while (step := prev[cur]) is not None:
-            n, lname = step
-            out.append(lname)
-            cur = n
-        return out[::-1]
+        stack: list[tuple[str, list[str], frozenset[str]]] = [(src, [], frozenset((src,)))]
+        while stack:
+            at, path, seen = stack.pop()
+            if at == dst:
+                yield path
+                continue
+            for nxt, name in adj.get(at, []):
+                if nxt not in seen:
+                    stack.append((nxt, path + [name], seen | {nxt}))
+
+    def carriers(self, e: Edge) -> set[str]:
+        """Names of the links that may carry an edge's bytes: those of its ``via`` route, or of
+        any simple path between its endpoints (the policy does not say which one is taken)."""
+        if e.via is not None:
+            return set(e.via)
+        key = self.endpoints(e)
+        hit = self._carriers.get(key)
+        if hit is None:
+            hit = self._carriers[key] = {n for p in self._simple_paths(*key) for n in p} if key[0] != key[1] else set()
+        return hit
 
     def endpoints(self, e: Edge) -> tuple[str, str]:
         """Where an edge's bytes come from and go to (devices)."""

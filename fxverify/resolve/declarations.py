@@ -79,6 +79,7 @@ def resolve_links(st: State) -> None:
             continue
         st.links.append(ir.Link(name, ln.a.name, ln.b.name, ln.kind.name, LinkOrder(ln.order.name), ln.span))
         st.link_by_pair.setdefault(frozenset((ln.a.name, ln.b.name)), name)
+        st.links_of_pair.setdefault(frozenset((ln.a.name, ln.b.name)), []).append(name)
 
 
 def resolve_spaces(st: State) -> None:

@@ -62,6 +62,7 @@ class _Parts:
         self.dst_fn: Callable[[Env], ir.Footprint] | None = None
         self.reduce_op: str | None = None
         self.flushes: list[str] = []
+        self.via: tuple[ast.ViaClause, tuple[str, ...]] | None = None
         self.after: list[TupleFn] = []
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
         self.xfs: list[Callable[[Env], ir.Transform]] = []
@@ -141,11 +142,45 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
         name = p.need(link(st, c.link))
         if name is not None:
             p.flushes.append(name)
+    elif isinstance(c, ast.ViaClause):
+        if p.via is not None:
+            st.error(codes.TYP_002, "`via` given twice", c.span, "given again here",
+                     related=(Label(p.via[0].span, "first given here"),), help="an edge takes one `via` clause")
+            p.ok = False
+            return
+        names = [link(st, lr) for lr in c.links]
+        p.ok &= all(n is not None for n in names)
+        p.via = (c, tuple(n for n in names if n is not None))
     else:
         assert isinstance(c, ast.MapOpClause)
         fn = p.need(_map_op(st, c, scope))
         if fn is not None:
             p.map_ops.append(fn)
+
+
+def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict[str, ir.Link]) -> None:
+    """Raise ``EvalError`` (FX-TYP-006) unless the links ``names`` form a simple path from device
+    ``a`` to device ``b``, in order: each link leaves the device the previous one reached, no device
+    is visited twice, and the last link arrives at ``b``."""
+    def fail(message: str, help_: str) -> None:
+        raise EvalError(codes.TYP_006, span, message, help_, "not a path")
+    if a == b:
+        fail(f"the edge's bytes stay on `{a}`, so no link carries them",
+             "drop the `via` clause: a transfer within one device crosses no link")
+    at, seen = a, [a]
+    for n in names:
+        ln = links[n]
+        if at not in (ln.a, ln.b):
+            fail(f"route from `{a}` to `{b}` reaches `{at}`, but link `{n}` joins `{ln.a}` and `{ln.b}`",
+                 f"list the links in order from `{a}` to `{b}`, each starting where the previous one ends")
+        at = ln.b if at == ln.a else ln.a
+        if at in seen:
+            fail(f"route from `{a}` to `{b}` visits `{at}` twice", "a route is a simple path: drop the loop")
+        seen.append(at)
+        if at == b and n != names[-1]:
+            fail(f"route from `{a}` reaches `{b}` before its last link", f"end the route at `{b}`")
+    if at != b:
+        fail(f"route from `{a}` ends at `{at}`, not at `{b}`", f"continue the route to `{b}`")
 
 
 def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..., ir.Edge] | None:
@@ -172,6 +207,9 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
     releases_of = _concat(p.releases)
+    via = p.via
+    links = {ln.name: ln for ln in st.links}
+    space_device = {name: sp.device for name, sp in st.spaces.items()}
 
     def build(env: Env, eid: int, name: str, flow: str) -> ir.Edge:
         src = src_fn(env) if src_fn is not None else None
@@ -185,10 +223,14 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
                                 f"`bytes` says {nbytes} but the footprint covers {fp.nbytes}",
                                 f"the {'source' if src is not None else 'destination'} "
                                 f"`{fp.region}` covers {fp.nbytes} bytes", "disagrees with the footprint")
+        if via is not None:
+            a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
+            _check_route(via[0].span, via[1], a, b, links)
         return ir.Edge(
             eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,
             src=src, dst=dst, reduce_op=reduce_op, after=after_of(env), stream=stream,
-            flushes=flush_t, require_in_order=in_order, alias=alias, bytes=nbytes,
+            flushes=flush_t, require_in_order=in_order, via=via[1] if via is not None else None,
+            alias=alias, bytes=nbytes,
             reuse=reuse_fn(env) if reuse_fn is not None else None,
             rw=rw_fn(env) if rw_fn is not None else None,
             transforms=transforms_of(env), handoffs=handoffs_of(env), leases=leases_of(env),

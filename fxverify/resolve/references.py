@@ -321,7 +321,9 @@ def edge_set(st: State, ref: ast.Ref, scope: tuple[str, ...]) -> Callable[[Env],
 
 
 def link(st: State, lr: ast.LinkRef) -> str | None:
-    """The link a reference names (``up0``, or ``gpu0 -- dpu0`` for the first link between them)."""
+    """The link a reference names (``up0``, or ``gpu0 -- dpu0`` for the one link between them), or
+    ``None`` after reporting FX-TYP-001, FX-NAM-001 or FX-NAM-006 (two devices joined by several
+    links: which one is meant must not depend on declaration order)."""
     if lr.second is None:
         if lr.first.name in st.names["device"] and lr.first.name not in st.names["link"]:
             st.error(codes.TYP_001, f"`{lr.first.name}` is a device, not a link", lr.first.span, "expected a link",
@@ -330,7 +332,15 @@ def link(st: State, lr: ast.LinkRef) -> str | None:
         return lr.first.name if known(st, lr.first, "link") else None
     if not (known(st, lr.first, "device") & known(st, lr.second, "device")):
         return None
-    name = st.link_by_pair.get(frozenset((lr.first.name, lr.second.name)))
+    pair = frozenset((lr.first.name, lr.second.name))
+    name = st.link_by_pair.get(pair)
+    if name is not None and len(st.links_of_pair[pair]) > 1:
+        # Naming the first of several would make the verdict depend on declaration order.
+        names = ", ".join(f"`{n}`" for n in st.links_of_pair[pair])
+        st.error(codes.NAM_006, f"`{lr.first.name} -- {lr.second.name}` names {len(st.links_of_pair[pair])} links: {names}",
+                 lr.span, "ambiguous link", help=f"name the link: `link NAME = {lr.first.name} -- {lr.second.name} : ...` "
+                 "in `fabric`, then use `NAME` here")
+        return None
     if name is None:
         if f"{lr.first.name}--{lr.second.name}" in st.names["link"] or \
                 f"{lr.second.name}--{lr.first.name}" in st.names["link"]:

@@ -95,6 +95,8 @@ class State:
     device_index: dict[str, int] = field(default_factory=dict)
     links: list[ir.Link] = field(default_factory=list)
     link_by_pair: dict[frozenset[str], str] = field(default_factory=dict)
+    #: device pair -> the names of every link joining them, in declaration order
+    links_of_pair: dict[frozenset[str], list[str]] = field(default_factory=dict)
     spaces: dict[str, ir.Space] = field(default_factory=dict)
     region_fams: dict[str, RegionFamily] = field(default_factory=dict)
     regions: list[ir.Region] = field(default_factory=list)

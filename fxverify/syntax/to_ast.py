@@ -250,6 +250,9 @@ class _Builder(Transformer):
     def flush_clause(self, meta: Meta, ch: list[Any]) -> ast.FlushClause:
         return ast.FlushClause(ch[0], self._span(meta))
 
+    def via_clause(self, meta: Meta, ch: list[Any]) -> ast.ViaClause:
+        return ast.ViaClause(tuple(ch), self._span(meta))
+
     def _map_op(self, kind: str, meta: Meta, ch: list[Any]) -> ast.MapOpClause:
         return ast.MapOpClause(kind, ch[0], ch[1] if len(ch) > 1 else None, self._span(meta))
 

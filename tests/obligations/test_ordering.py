@@ -8,11 +8,14 @@ that.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fxverify.diagnostics import codes
 from fxverify.obligations import ordering
 from fxverify.obligations.ordering import HbCycle, InOrder, PostedRead, Race
+from fxverify.ir import Link
 from fxverify.vocab import LinkOrder
 
 from tests.ir_builders import (
@@ -114,7 +117,7 @@ FAST = [
                  id="ord003-flush-between"),
     pytest.param(lambda: posted_writer_flushes_itself(True), PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0",
                  "hb-reachability", id="ord003-writer-flushes"),
-    pytest.param(in_order_to_pool, InOrder, "FX-ORD-004:m:in_order", "fabric-search", id="ord004-ordered-path"),
+    pytest.param(in_order_to_pool, InOrder, "FX-ORD-004:m:in_order", "every-path", id="ord004-ordered-path"),
 ]
 
 
@@ -229,10 +232,48 @@ def test_in_order_refuted(order) -> None:
     pol = in_order_over(order)
     ob = the(ordering, pol, InOrder, "FX-ORD-004:m:in_order")
     w = refute(ob)
-    # Over ordered links gpu0 reaches exactly {gpu0, cxl0}: that is the cut, and dpu0 is outside.
-    assert w.values == {"cut": "cxl0,gpu0", "from": "gpu0", "to": "dpu0"}
+    # The only path is the one link, which is not ordered.
+    assert w.values == {"path": "gpu0--dpu0", "link": "gpu0--dpu0", "from": "gpu0", "to": "dpu0"}
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ORD_004 and v.edges == (0,)
+
+
+def _with_detour(order: LinkOrder, via: tuple[str, ...] | None = None):
+    # The direct link is ordered; a second path through cxl0 ends in a link of `order`.
+    detour = (Link("cxl0--dpu0", "cxl0", "dpu0", "cxl", order),)
+    pol = in_order_over(LinkOrder.ORDERED)
+    e = replace(pol.edges[0], via=via)
+    return replace(pol, links=pol.links + detour, edges=(e,), _index={})
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["detour-declared-last", "detour-declared-first"])
+def test_in_order_refuted_by_another_path(first) -> None:
+    pol = _with_detour(LinkOrder.UNORDERED)
+    if not first:
+        pol = replace(pol, links=tuple(reversed(pol.links)), _index={})
+    ob = the(ordering, pol, InOrder, "FX-ORD-004:m:in_order")
+    assert ob.prove_fast() is None
+    w = refute(ob)
+    assert w.values == {"path": "gpu0--cxl0,cxl0--dpu0", "link": "cxl0--dpu0", "from": "gpu0", "to": "dpu0"}
+    assert "via gpu0--dpu0" in ob.fix(w)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.ORD_004
+
+
+def test_in_order_proved_on_a_pinned_route() -> None:
+    pol = _with_detour(LinkOrder.UNORDERED, via=("gpu0--dpu0",))
+    ob = the(ordering, pol, InOrder, "FX-ORD-004:m:in_order")
+    assert ob.prove_fast() == "every-path"
+    assert_solver_proves(ob)
+
+
+def test_posted_write_on_another_path_needs_a_flush() -> None:
+    # The direct link is ordered, the detour through cxl0 posted: the reader needs a flush of it.
+    detour = LINKS[:1] + (Link("cxl0--dpu0", "cxl0", "dpu0", "cxl", LinkOrder.POSTED),) + LINKS[1:]
+    pol = policy(write("w", fp(BUF, 0x0, 0x40)), read("r", fp(BUF, 0x0, 0x40), device="dpu0", after=("w",)), links=detour)
+    assert "FX-ORD-003:w#0|r#0|cxl0--dpu0" in keys_of(generated(ordering, pol), PostedRead)
+    pinned = replace(pol, edges=(replace(pol.edges[0], via=("gpu0--dpu0",)), pol.edges[1]), _index={})
+    assert keys_of(generated(ordering, pinned), PostedRead) == []
 
 
 # ---- not generated ----------------------------------------------------------------------------

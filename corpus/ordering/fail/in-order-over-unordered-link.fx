@@ -18,5 +18,5 @@ region pool in hdm0 at 0x80_2000_0000 size 8 MiB owner gpu0 dtype bf16
 
 flow stream_kv {
   edge stream: move kv -> pool by gpu0.copy_done require in_order  # expect: FX-ORD-004
-  # ^ `stream` requires in-order delivery but every path from `gpu0` to `cxl0` crosses an unordered or posted link
+  # ^ `stream` requires in-order delivery from `gpu0` to `cxl0`, but the path `gpu0--sw0` -> `sw0--cxl0` crosses `sw0--cxl0` (unordered)
 }
