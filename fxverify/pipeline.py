@@ -27,7 +27,7 @@ from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
 from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
-from fxverify.smt.factory import open_backend
+from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
 from fxverify.source import SourceMap
@@ -46,6 +46,16 @@ class CheckOptions:
     solver: SolverOptions = SolverOptions()
     dump_smt: str | None = None
     limits: Limits = Limits()
+
+
+def solver_problem(solver: SolverOptions) -> Diagnostic | None:
+    """FX-USE-006 when the solver ``solver.solver`` names cannot be used (its Python package is
+    not installed: ``smt.factory.missing``), else ``None``. Commands call it before checking, so a
+    missing solver is one diagnostic and exit 2, never a traceback."""
+    why = missing(solver.solver)
+    if why is None:
+        return None
+    return diagnostic(codes.USE_006, why, help="install it, or use `--solver z3` (the default)")
 
 
 def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:

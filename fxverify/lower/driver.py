@@ -28,7 +28,7 @@ from fxverify.lower.emit_c import emit_device
 from fxverify.lower.facts import Fact, discharge_facts
 from fxverify.lower.kernel import ProgramReport, verify_dir
 from fxverify.lower.plan import Plan, build_plan
-from fxverify.pipeline import CheckOptions, check
+from fxverify.pipeline import CheckOptions, check, solver_problem
 from fxverify.result import Verdict
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
@@ -108,7 +108,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         return LowerResult(path, SourceMap(), diagnostics=[diagnostic(
             codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")],
             exit_code=2)
-    refusal = _refuse_replacing(out_dir)
+    refusal = solver_problem(opts.solver) or _refuse_replacing(out_dir)
     if refusal is not None:
         return LowerResult(path, SourceMap(), diagnostics=[refusal], exit_code=2)
     t0 = time.perf_counter()
