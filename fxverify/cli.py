@@ -264,6 +264,27 @@ def lower(
 
 
 @app.command()
+def smt(
+    policy: Path = typer.Argument(..., help="The policy file whose obligations to write."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous export's (replaced atomically as a whole)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+) -> None:
+    """Write every obligation (fast-proved ones included) as a standalone SMT-LIB2 file with its expected status, plus index.json."""
+    from fxverify.gate.smt_export import export_smt
+    from fxverify.pipeline import CheckOptions
+
+    opts = CheckOptions(solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout, solver=solver.value))
+    res = export_smt(str(policy), str(output), opts)
+    _problems(res.diagnostics, res.sources if res.diagnostics and res.sources.paths() else None)
+    if res.exit_code == 0:
+        sys.stdout.write(res.summary())
+    raise typer.Exit(res.exit_code)
+
+
+@app.command()
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
     """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""

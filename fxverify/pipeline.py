@@ -108,12 +108,15 @@ _BATCH = 64
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
-              progress: Callable[[int], None] | None = None) -> CheckResult:
+              progress: Callable[[int], None] | None = None,
+              keep: list[tuple[Obligation, Query]] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; refutations are replayed. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
-    those). Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
+    those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
+    included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
+    ``options.dump_smt`` cannot be written."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
@@ -136,12 +139,19 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
             progress(_PROGRESS_EVERY)
         method = ob.prove_fast() if options.prune else None
         if method is not None:
-            if dump is not None:
-                dump.write(ob.encode())
+            if dump is not None or keep is not None:
+                query = ob.encode()
+                if dump is not None:
+                    dump.write(query)
+                if keep is not None:
+                    keep.append((ob, query))
             slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
             continue
         slots.append(None)
-        pending.append((i, ob, ob.encode()))
+        query = ob.encode()
+        if keep is not None:
+            keep.append((ob, query))
+        pending.append((i, ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()

@@ -24,31 +24,13 @@ from pathlib import Path
 import pytest
 
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
-from fxverify.smt.caching import (
-    CachingBackend,
-    CountingBackend,
-    QueryCounts,
-    obligation_text,
-)
+from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, obligation_text
 from fxverify.smt.cvc5_backend import Cvc5Backend, check_smtlib_cvc5
 from fxverify.smt.pool import PoolBackend
 from fxverify.smt.portfolio import PortfolioBackend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump, query_to_smtlib
-from fxverify.smt.terms import (
-    Term,
-    and_,
-    between,
-    bool_var,
-    div,
-    eq,
-    free_vars,
-    int_var,
-    ite,
-    mod,
-    not_,
-    or_,
-)
+from fxverify.smt.terms import Term, and_, between, bool_var, div, eq, free_vars, int_var, ite, mod, not_, or_
 from fxverify.smt.z3_backend import Z3Backend, check_smtlib
 
 x, y, z, o = int_var("x"), int_var("y"), int_var("z"), int_var("o")

@@ -237,7 +237,8 @@ def check_smtlib_cvc5(text: str, options: SolverOptions | None = None) -> Status
     """Decide an SMT-LIB2 script with cvc5's own parser (``cvc5.InputParser``), not our terms:
     re-checks written obligations independently of the term translation. Runs every command of
     the script; returns the answer of its last ``check-sat``. Raises ``RuntimeError`` when cvc5
-    cannot parse the text."""
+    cannot parse the text or reports an error (among them an answer other than the script's
+    ``(set-info :status ...)``, which cvc5 checks)."""
     o = options or SolverOptions()
     tm = cvc5.TermManager()
     solver = cvc5.Solver(tm)
@@ -252,6 +253,8 @@ def check_smtlib_cvc5(text: str, options: SolverOptions | None = None) -> Status
         if cmd.isNull():
             break
         out = cmd.invoke(solver, sm).strip()
+        if out.startswith("(error"):
+            raise RuntimeError(out)
         if out in ("sat", "unsat", "unknown"):
             answer = Status(out)
     return answer
