@@ -99,44 +99,70 @@ def query_of(key: str, st: Statement) -> Query:
     return Query(f"certificate:{key}", tuple(cons), header=(f"fxverify certificate of {key}",))
 
 
-def certify(policy: Policy, items: Sequence[tuple[Claim, Certificate | None]], mode: str = "python", *,
-            solver: SolverOptions = SolverOptions(), backend: Backend | None = None, batch: int = 64) -> CertifyReport:
-    """Re-validate every certificate of ``items`` against ``policy`` in ``mode`` (``python`` or
-    ``smt``). In ``smt`` mode ``backend`` decides the queries (when omitted one is opened with
-    ``solver`` and closed before returning), ``batch`` at a time. Raises ``ValueError`` for an
-    unknown mode."""
-    if mode not in MODES:
-        raise ValueError(f"unknown certify mode {mode!r}")
-    facts = Facts(policy)
-    report = CertifyReport(mode)
-    pending: list[tuple[str, Query]] = []
-    for claim, cert in items:
-        report.checked += 1
-        st = statement(facts, claim, cert)
+class Certifier:
+    """Checks certificates as they come (``add``), so a policy's hundreds of thousands are never
+    held at once; ``close`` decides the pending SMT queries and returns the report.
+
+    ``mode`` is ``python`` or ``smt`` (``ValueError`` otherwise). In ``smt`` mode ``backend``
+    decides the queries, ``batch`` at a time; when omitted one is opened with ``solver``
+    (``smt.factory.open_backend``) on first use and closed by ``close``."""
+
+    def __init__(self, policy: Policy, mode: str = "python", *, solver: SolverOptions | None = None,
+                 backend: Backend | None = None, batch: int = 64) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown certify mode {mode!r}")
+        self.facts = Facts(policy)
+        self.report = CertifyReport(mode)
+        self.solver = solver or SolverOptions()
+        self.backend, self._own = backend, backend is None
+        self.batch = batch
+        self._pending: list[tuple[str, Query]] = []
+
+    def add(self, claim: Claim, cert: Certificate | None) -> None:
+        """Check one fast proof's certificate (``None``: missing, a failure)."""
+        self.report.checked += 1
+        st = statement(self.facts, claim, cert)
         if st.problems:
-            report.failures.append(Failure(claim.key, "; ".join(st.problems)))
-        elif mode == "python":
+            self.report.failures.append(Failure(claim.key, "; ".join(st.problems)))
+        elif self.report.mode == "python":
             if st.derived:
-                report.failures.append(Failure(claim.key, "; ".join(st.derived)))
+                self.report.failures.append(Failure(claim.key, "; ".join(st.derived)))
         else:
-            pending.append((claim.key, query_of(claim.key, st)))
-    if pending:
-        own = backend is None
-        if backend is None:
+            self._pending.append((claim.key, query_of(claim.key, st)))
+            if len(self._pending) >= self.batch:
+                self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        if self.backend is None:
             from fxverify.smt.factory import open_backend
 
-            backend = open_backend(solver)
+            self.backend = open_backend(self.solver)
+        for (key, _q), res in zip(self._pending, self.backend.check_many([q for _k, q in self._pending])):
+            if res.status is Status.SAT:
+                self.report.failures.append(Failure(key, "the solver finds a schedule or value that breaks the property the certificate claims"))
+            elif res.status is Status.UNKNOWN:
+                self.report.failures.append(Failure(key, f"the solver could not decide the certificate's query: {res.reason}"))
+        self._pending.clear()
+
+    def close(self) -> CertifyReport:
+        """Decide what is pending, release an own backend, and return the report (failures in
+        the order the solver answered, batch by batch)."""
         try:
-            for i in range(0, len(pending), batch):
-                chunk = pending[i:i + batch]
-                for (key, _q), res in zip(chunk, backend.check_many([q for _k, q in chunk])):
-                    if res.status is Status.SAT:
-                        report.failures.append(Failure(key, "the solver finds a schedule or value that breaks the property the certificate claims"))
-                    elif res.status is Status.UNKNOWN:
-                        report.failures.append(Failure(key, f"the solver could not decide the certificate's query: {res.reason}"))
+            self._flush()
         finally:
-            if own:
-                backend.close()
-        order_of = {c.key: i for i, (c, _x) in enumerate(items)}
-        report.failures.sort(key=lambda x: order_of.get(x.key, 0))
-    return report
+            if self._own and self.backend is not None:
+                self.backend.close()
+                self.backend = None
+        return self.report
+
+
+def certify(policy: Policy, items: Sequence[tuple[Claim, Certificate | None]], mode: str = "python", *,
+            solver: SolverOptions | None = None, backend: Backend | None = None) -> CertifyReport:
+    """Re-validate every certificate of ``items`` against ``policy`` in ``mode`` (``Certifier``).
+    Raises ``ValueError`` for an unknown mode."""
+    c = Certifier(policy, mode, solver=solver, backend=backend)
+    for claim, cert in items:
+        c.add(claim, cert)
+    return c.close()
