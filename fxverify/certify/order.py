@@ -13,6 +13,7 @@ from fxverify.certificate import (
     Certificate, FinalOwnerOf, FlushedBetween, LeaseChain, Ordered, OwnerChain, ReadCover, TopologicalOrder,
 )
 from fxverify.certify.facts import Facts, Statement, contains, f, fp_hi, key_body, overlap, s, split_ref
+from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
 from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_
 from fxverify.vocab import ClassKind
@@ -34,17 +35,17 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
         return st
     a, b = c.edges[0], c.edges[1]
     either = False
-    if c.code in ("FX-ORD-002", "FX-OWN-002", "FX-MAP-002") or (c.code == "FX-XF-004" and len(c.edges) == 2
+    if c.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002) or (c.code == codes.XF_004 and len(c.edges) == 2
                                                                and facts.edges[b].action is EdgeAction.REDUCE):
         either, first, last, st.violation = True, a, b, overlap(a, b)
-    elif c.code == "FX-XF-004":  # lost accumulation: the write initialises the target before the reduction
+    elif c.code == codes.XF_004:  # lost accumulation: the write initialises the target before the reduction
         first, last, st.violation = b, a, f(a) <= s(b)
-    elif c.code == "FX-OWN-004":  # the use before the release
+    elif c.code == codes.OWN_004:  # the use before the release
         first, last, st.violation = b, a, not_(f(b) <= s(a))
-    elif c.code == "FX-MAP-004":
+    elif c.code == codes.MAP_004:
         _op(facts, st, key_body(c.key).split("|")[0], a, (MapOpKind.AGGREGATE,))
         first, last, st.violation = b, a, not_(f(b) <= s(a))
-    elif c.code == "FX-MAP-003":
+    elif c.code == codes.MAP_003:
         m = _op(facts, st, key_body(c.key).split("|")[0], a, (MapOpKind.GUARD,))
         eventual = m is not None and facts.policy.map(m).cls.kind is ClassKind.EVENTUAL
         # The guard first works for every class; the writer first only where a finished write is seen.
@@ -62,7 +63,7 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
 def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement:
     """``flush-between`` (FX-ORD-003): a flush of the posted link orders the write before the read."""
     st = Statement()
-    if not st.fact(c.code == "FX-ORD-003" and len(c.edges) >= 2, f"a flush order does not prove {c.code}"):
+    if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 2, f"a flush order does not prove {c.code}"):
         return st
     w, r = c.edges[0], c.edges[1]
     st.fact(ev.link == key_body(c.key).rsplit("|", 1)[-1], f"link `{ev.link}` is not the obligation's")
@@ -90,18 +91,18 @@ def _bind_owner(facts: Facts, c: Certificate, st: Statement, region: str, device
     st.fact(bool(c.edges) and c.edges[0] == at, "the claim is not about the obligation's primary edge")
     st.fact(device == e.device, f"`{device}` does not drive `{e.name}` ({e.device} does)")
     hs = facts.movers(region)
-    if c.code == "FX-OWN-001":
+    if c.code == codes.OWN_001:
         st.fact(body == f"{e.name}|{region}", f"the key `{c.key}` is not about `{e.name}` and `{region}`")
         if lease:
             st.fact(not facts.writes_governed(e, region), f"`{e.name}` writes `{region}`: a lease allows reads only")
         return hs
-    if c.code == "FX-OWN-003" and body.startswith("lease:") and not lease:
+    if c.code == codes.OWN_003 and body.startswith("lease:") and not lease:
         _g, _, rest = body.removeprefix("lease:").partition("|")
         reg, _, to = rest.partition("|")
         st.fact(_g == e.name and reg == region and any(x.region == region and x.device == to for x in e.leases),
                 f"the key `{c.key}` is not a lease of `{region}` by `{e.name}`")
         return [h for h in hs if h != at]
-    if c.code == "FX-OWN-003" and not lease and not body.startswith(("lease:", "split:")):
+    if c.code == codes.OWN_003 and not lease and not body.startswith(("lease:", "split:")):
         st.fact(body == f"{e.name}|{region}", f"the key `{c.key}` is not about `{e.name}` and `{region}`")
         clauses = [x for x in e.handoffs if x.region == region]
         st.fact(bool(clauses) and all(x.src == device for x in clauses),
@@ -138,7 +139,7 @@ def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
     """``lease-chain`` (FX-OWN-001, a read): a lease to ``device`` is in force when ``at`` starts."""
     st = Statement()
     hs = _bind_owner(facts, c, st, ev.region, ev.device, ev.at, lease=True)
-    if hs is None or not st.fact(c.code == "FX-OWN-001" and 0 <= ev.lease < len(facts.edges), "not a lease of a use"):
+    if hs is None or not st.fact(c.code == codes.OWN_001 and 0 <= ev.lease < len(facts.edges), "not a lease of a use"):
         return st
     r = facts.regions[ev.region]
     st.fact(any(ls.device == ev.device and contains(facts.regions[ls.region], r) for ls in facts.edges[ev.lease].leases),
@@ -156,7 +157,7 @@ def check_final(facts: Facts, c: Certificate, ev: FinalOwnerOf) -> Statement:
     """``final-owner`` (FX-OWN-005): every handoff but the last ones precedes another handoff, and
     the last ones all give the region to ``owner`` (the declared owner, when declared)."""
     st = Statement()
-    if not st.fact(c.code == "FX-OWN-005" and key_body(c.key) == ev.region and ev.region in facts.regions,
+    if not st.fact(c.code == codes.OWN_005 and key_body(c.key) == ev.region and ev.region in facts.regions,
                    f"the certificate is not about the final owner of `{ev.region}`"):
         return st
     declared = [fo.device for fo in facts.policy.final_owners if fo.region == ev.region]
@@ -187,7 +188,7 @@ def check_topological(facts: Facts, c: Certificate, ev: TopologicalOrder) -> Sta
     forward, so ``s = 2i, f = 2i + 1`` is a schedule."""
     st = Statement()
     n = len(facts.edges)
-    st.fact(c.code == "FX-ORD-001" and key_body(c.key) == "policy" and tuple(c.edges) == tuple(range(n)),
+    st.fact(c.code == codes.ORD_001 and key_body(c.key) == "policy" and tuple(c.edges) == tuple(range(n)),
             "the certificate is not about the whole policy's HB")
     if not st.fact(sorted(ev.order) == list(range(n)), "the order is not a permutation of the edges"):
         return st
@@ -206,7 +207,7 @@ def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
     write cover every byte both touch."""
     st = Statement()
     refs = key_body(c.key).split("|")
-    if not st.fact(c.code == "FX-XF-004" and len(refs) == 2 and len(c.edges) >= 2, f"a read cover does not prove {c.code}"):
+    if not st.fact(c.code == codes.XF_004 and len(refs) == 2 and len(c.edges) >= 2, f"a read cover does not prove {c.code}"):
         return st
     r, w = c.edges[0], c.edges[1]
     (nr, pr), (nw, pw) = split_ref(refs[0]), split_ref(refs[1])

@@ -18,6 +18,7 @@ from fxverify.certificate import (
     LocalClass, OneDestination, OwnSlot, SizeBound,
 )
 from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref
+from fxverify.diagnostics import codes
 from fxverify.ir import Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
 from fxverify.smt.terms import Term, and_, between, bool_var, const, div, eq, int_var, ite, not_, or_
 from fxverify.vocab import CODECS, INT_ARITH, ClassKind, LinkOrder, canonical_dtype, dtype_bits
@@ -44,7 +45,7 @@ def check_interval(facts: Facts, c: Certificate, ev: Interval) -> Statement:
     """``interval`` (FX-ALIAS-003): every byte ``base + k*stride + o`` of the access lies in its region."""
     st = Statement()
     e = _edge(facts, c, st, f"#{ev.pos}")
-    if e is None or not st.fact(c.code == "FX-ALIAS-003" and 0 <= ev.pos < len(e.accesses()), "not a bounds obligation"):
+    if e is None or not st.fact(c.code == codes.ALIAS_003 and 0 <= ev.pos < len(e.accesses()), "not a bounds obligation"):
         return st
     fp = e.accesses()[ev.pos].footprint
     reg = facts.regions.get(fp.region)
@@ -70,7 +71,7 @@ def check_in_place(facts: Facts, c: Certificate, ev: InPlaceForm) -> Statement:
     (NCCL's in-place all-gather), or a reduction reads exactly what it writes."""
     st = Statement()
     e = _edge(facts, c, st)
-    if e is None or not st.fact(c.code == "FX-ALIAS-002" and e.src is not None and e.dst is not None, "not an in-place obligation"):
+    if e is None or not st.fact(c.code == codes.ALIAS_002 and e.src is not None and e.dst is not None, "not an in-place obligation"):
         return st
     assert e.src is not None and e.dst is not None
     ranks = [t.rank for t in e.transforms if t.kind is XfKind.GATHER and getattr(t, "rank", None) is not None]
@@ -96,10 +97,10 @@ def check_fabric(facts: Facts, c: Certificate, ev: FabricPath) -> Statement:
         return st
     e = facts.edges[c.edges[0]]
     u, v = facts.endpoints(e)
-    if c.code == "FX-HOOK-001":
+    if c.code == codes.HOOK_001:
         st.fact(key_body(c.key) == f"{e.name}:{u}>{e.device}>{v}" and not ev.ordered_only, f"the key `{c.key}` is not this transfer")
         want = [(u, e.device), (e.device, v)] if e.device not in (u, v) else [(u, v)]
-    elif c.code == "FX-ORD-004":
+    elif c.code == codes.ORD_004:
         st.fact(key_body(c.key) == f"{e.name}:in_order" and ev.ordered_only and e.require_in_order,
                 "not an in-order path over ordered links")
         want = [(u, v)]
@@ -137,7 +138,7 @@ def check_hook(facts: Facts, c: Certificate, ev: DeclaredHook) -> Statement:
     """``declared-hook`` (FX-HOOK-002): the edge's device declares the hook that drives it."""
     st = Statement()
     e = _edge(facts, c, st)
-    if e is None or not st.fact(c.code == "FX-HOOK-002" and (ev.device, ev.hook) == (e.device, e.hook),
+    if e is None or not st.fact(c.code == codes.HOOK_002 and (ev.device, ev.hook) == (e.device, e.hook),
                                 f"`{ev.device}.{ev.hook}` does not drive the edge"):
         return st
     hooks = facts.policy.device(e.device).hooks
@@ -152,7 +153,7 @@ def check_endpoint(facts: Facts, c: Certificate, ev: LinkEndpoint) -> Statement:
     """``link-endpoint`` (FX-HOOK-001 for a flush): the flushing device is an end of the link."""
     st = Statement()
     e = _edge(facts, c, st, f":flush:{ev.link}")
-    if e is None or not st.fact(c.code == "FX-HOOK-001" and ev.link in e.flushes and ev.device == e.device
+    if e is None or not st.fact(c.code == codes.HOOK_001 and ev.link in e.flushes and ev.device == e.device
                                 and facts.policy.has("link", ev.link), "not a flush of this link by this device"):
         return st
     ln, ids = facts.policy.link(ev.link), _ids(facts)
@@ -169,7 +170,7 @@ def check_split(facts: Facts, c: Certificate, ev: OneDestination) -> Statement:
     if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges) and ev.region in facts.regions, "unknown edge or region"):
         return st
     e, r = facts.edges[c.edges[0]], facts.regions[ev.region]
-    st.fact(c.code == "FX-OWN-003" and key_body(c.key) == f"split:{e.name}|{r.name}", f"the key `{c.key}` is not this split")
+    st.fact(c.code == codes.OWN_003 and key_body(c.key) == f"split:{e.name}|{r.name}", f"the key `{c.key}` is not this split")
     mine = tuple(i for i, h in enumerate(e.handoffs) if (q := facts.regions[h.region]).space == r.space
                  and q.base < r.base + r.size and r.base < q.base + q.size)
     st.fact(mine == ev.clauses, f"the clauses sharing bytes with `{r.name}` are {list(mine)}, not {list(ev.clauses)}")
@@ -195,7 +196,7 @@ def check_local(facts: Facts, c: Certificate, ev: LocalClass) -> Statement:
     """``local-class`` (FX-MAP-001): a ``local(dev)`` map used from a hook on ``dev``."""
     st = Statement()
     e = _map_op(facts, c, st, ev.op, ev.map)
-    if e is None or not st.fact(c.code == "FX-MAP-001" and ev.device == e.device, "not this edge's device"):
+    if e is None or not st.fact(c.code == codes.MAP_001 and ev.device == e.device, "not this edge's device"):
         return st
     cls = facts.policy.map(ev.map).cls
     st.need(cls.kind is ClassKind.LOCAL and cls.device == e.device, f"`{ev.map}` is not local to `{e.device}`")
@@ -212,7 +213,7 @@ def check_slot(facts: Facts, c: Certificate, ev: OwnSlot) -> Statement:
     if e is None:
         return st
     op = e.map_ops[ev.op]
-    st.fact(c.code == "FX-MAP-004" and op.kind is not MapOpKind.AGGREGATE and op.key == ev.key
+    st.fact(c.code == codes.MAP_004 and op.kind is not MapOpKind.AGGREGATE and op.key == ev.key
             and facts.policy.map(ev.map).cls.kind is ClassKind.PER_DEVICE, "not a plain read of a per-device entry")
     foreign = sorted({w.device for w in facts.edges if w.eid != e.eid and w.device != e.device
                       for o in w.map_ops if o.map == ev.map and o.key == ev.key and o.kind in (MapOpKind.WRITE, MapOpKind.UPDATE)})
@@ -262,7 +263,7 @@ def check_size(facts: Facts, c: Certificate, ev: SizeBound) -> Statement:
     destination. The bounds grow with the input, so the largest input is the worst case."""
     st = Statement()
     e = _edge(facts, c, st)
-    if e is None or not st.fact(c.code == "FX-XF-001" and e.dst is not None, "not an overflow obligation"):
+    if e is None or not st.fact(c.code == codes.XF_001 and e.dst is not None, "not an overflow obligation"):
         return st
     assert e.dst is not None
     sizes = [_input(e)]
@@ -286,7 +287,7 @@ def check_checksum(facts: Facts, c: Certificate, ev: ChecksumWalk) -> Statement:
     checksum before every persist."""
     st = Statement()
     e = _edge(facts, c, st)
-    if e is None or not st.fact(c.code == "FX-XF-002", "not a checksum obligation"):
+    if e is None or not st.fact(c.code == codes.XF_002, "not a checksum obligation"):
         return st
     valid, bad = [False], []
     for t in e.transforms:
@@ -313,7 +314,7 @@ def check_layout(facts: Facts, c: Certificate, ev: LayoutFacts) -> Statement:
     scatters divide, ranked gathers are in range, persists land in pmem."""
     st = Statement()
     e = _edge(facts, c, st)
-    if e is None or not st.fact(c.code == "FX-XF-003", "not a layout obligation"):
+    if e is None or not st.fact(c.code == codes.XF_003, "not a layout obligation"):
         return st
     pol = facts.policy
     cur = facts.regions[e.src.region].dtype if e.src is not None else None
