@@ -20,11 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fxverify.gen.cxl_list import load_cxl  # noqa: E402
-from fxverify.gen.hf_config import load_model  # noqa: E402
-from fxverify.gen.prefill import PrefillOptions, generate_prefill  # noqa: E402
-from fxverify.pipeline import CheckOptions, check  # noqa: E402
-from fxverify.source import SourceMap  # noqa: E402
+from fxverify.gen.cxl_list import load_cxl
+from fxverify.gen.hf_config import load_model
+from fxverify.gen.prefill import PrefillOptions, generate_prefill
+from fxverify.pipeline import CheckOptions, check
+from fxverify.source import SourceMap
 
 
 def _policy(model: str, tokens: int, layers: int | None) -> str:

@@ -10,9 +10,26 @@ stated over start/finish times (BRIEF section 2) for ``--certify smt``. Emits no
 from __future__ import annotations
 
 from fxverify.certificate import (
-    Certificate, FinalOwnerOf, FlushedBetween, LeaseChain, Ordered, OwnerChain, ReadCover, TopologicalOrder,
+    Certificate,
+    FinalOwnerOf,
+    FlushedBetween,
+    LeaseChain,
+    Ordered,
+    OwnerChain,
+    ReadCover,
+    TopologicalOrder,
 )
-from fxverify.certify.facts import Facts, Statement, contains, f, fp_hi, key_body, overlap, s, split_ref
+from fxverify.certify.facts import (
+    Facts,
+    Statement,
+    contains,
+    f,
+    fp_hi,
+    key_body,
+    overlap,
+    s,
+    split_ref,
+)
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
 from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_

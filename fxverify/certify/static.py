@@ -14,14 +14,43 @@ from __future__ import annotations
 from typing import Any
 
 from fxverify.certificate import (
-    Certificate, ChecksumWalk, DeclaredHook, FabricPath, InPlaceForm, Interval, LayoutFacts, LinkEndpoint,
-    LocalClass, OneDestination, OwnSlot, SizeBound,
+    Certificate,
+    ChecksumWalk,
+    DeclaredHook,
+    FabricPath,
+    InPlaceForm,
+    Interval,
+    LayoutFacts,
+    LinkEndpoint,
+    LocalClass,
+    OneDestination,
+    OwnSlot,
+    SizeBound,
 )
 from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref
 from fxverify.diagnostics import codes
 from fxverify.ir import Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
-from fxverify.smt.terms import Term, and_, between, bool_var, const, div, eq, int_var, ite, not_, or_
-from fxverify.vocab import CODECS, INT_ARITH, ClassKind, LinkOrder, canonical_dtype, dtype_bits
+from fxverify.smt.terms import (
+    Term,
+    and_,
+    between,
+    bool_var,
+    const,
+    div,
+    eq,
+    int_var,
+    ite,
+    not_,
+    or_,
+)
+from fxverify.vocab import (
+    CODECS,
+    INT_ARITH,
+    ClassKind,
+    LinkOrder,
+    canonical_dtype,
+    dtype_bits,
+)
 
 
 def _edge(facts: Facts, c: Certificate, st: Statement, suffix: str = "") -> Edge | None:
