@@ -121,9 +121,13 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
+                                          help="Re-validate the certificate of every fast (non-solver) proof with the "
+                                               "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
+    from fxverify.certify import MODES as CERTIFY_MODES
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
@@ -131,10 +135,14 @@ def check(
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
 
+    if certify is not None and certify not in CERTIFY_MODES:
+        raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
+                    "write the mode right after `--certify`, or put `--certify` after the paths")
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
         check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
-                                                                        solver=solver.value)),
+                                                                        solver=solver.value),
+                           certify=certify),
         gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
         baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
@@ -367,7 +375,7 @@ def main() -> None:
     argument) or FX-USE-005 (anything else), exit 2; any other escaped exception is FX-INT-001,
     exit 3."""
     try:
-        code = app(standalone_mode=False)
+        code = app(args=certify_default(sys.argv[1:]), standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -384,6 +392,22 @@ def main() -> None:
             _problems([usage])
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def certify_default(argv: list[str]) -> list[str]:
+    """``argv`` with a bare ``check --certify`` (no mode after it) read as ``--certify=python``:
+    the option's value is optional on the command line."""
+    from fxverify.certify import MODES
+
+    if not argv or argv[0] != "check":
+        return argv
+    out = list(argv)
+    for i, a in enumerate(out):
+        if a == "--":
+            break
+        if a == "--certify" and (i + 1 == len(out) or out[i + 1] not in MODES):
+            out[i] = "--certify=python"
+    return out
 
 
 def _usage_problem(exc: Exception) -> Diagnostic | None:

@@ -4,9 +4,11 @@ Takes a policy path and ``CheckOptions``; returns a ``result.CheckResult`` with 
 obligation, the witness of every refuted one, and the diagnostics to show. A blocking diagnostic
 (any input error) stops later stages. Obligations are discharged by an exact non-solver proof
 when one holds (unless ``prune`` is off), else by the solver in batches; a refutation is replayed
-by the simulator before it becomes a diagnostic. Codes emitted here: every obligation code on
-refutation, FX-SMT-001 for unknown verdicts, FX-INT-001 when a counterexample does not replay,
-and (through ``diagnostics.suppress``) FX-SUP-002 for unused suppressions.
+by the simulator before it becomes a diagnostic. With ``certify`` set, the certificate of every
+fast proof is re-validated by the independent checker (``fxverify.certify``). Codes emitted here:
+every obligation code on refutation, FX-SMT-001 for unknown verdicts, FX-INT-001 when a
+counterexample does not replay or a certificate is missing or rejected, and (through
+``diagnostics.suppress``) FX-SUP-002 for unused suppressions.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
@@ -40,12 +43,14 @@ BackendFactory = Callable[[SolverOptions], Backend]
 class CheckOptions:
     """Options of ``check``: ``prune`` enables exact non-solver proofs (HB reachability, intervals);
     ``solver`` sets seeds and limits; ``dump_smt`` is a folder to write every query to; ``limits``
-    caps the input."""
+    caps the input; ``certify`` (``python`` or ``smt``, ``None``: off) re-validates the certificate
+    of every fast proof (``fxverify.certify``)."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
     dump_smt: str | None = None
     limits: Limits = Limits()
+    certify: str | None = None
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -92,6 +97,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics += found.diagnostics
     result.diagnostics = _group_instances(result.diagnostics)
     result.diagnostics = apply_suppressions(result.diagnostics, policy.suppressions, sources,
@@ -123,6 +129,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         backend = RecordingBackend(backend, dump)
     _ctx, obligations = generate(policy)
     sim = Simulator(policy)
+    certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
 
@@ -146,6 +153,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
                 if keep is not None:
                     keep.append((ob, query))
             slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            if certifier is not None:
+                certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
         slots.append(None)
         query = ob.encode()
@@ -159,7 +168,29 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
     # INVARIANT: flush filled every slot
     result.outcomes = [o for o in slots if o is not None]
+    if certifier is not None:
+        _certified(policy, obligations, certifier, result)
     return result
+
+
+def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+    """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
+    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
+    failed, never a silent pass."""
+    report = certifier.close()
+    result.certified, result.certify_rejected = report.checked, len(report.failures)
+    if not report.failures:
+        return
+    by_key = {ob.key: ob for ob in obligations}
+    failed = {x.key: x.reason for x in report.failures}
+    result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
+                       if o.key in failed else o for o in result.outcomes]
+    for x in report.failures:
+        ob = by_key[x.key]
+        result.diagnostics.append(internal_error(
+            f"the certificate of the fast proof of {ob.key} was rejected ({report.mode} check): {x.reason}",
+            ob.primary, notes=(f"proof method `{next(o.method for o in result.outcomes if o.key == x.key)}`",),
+            policy=policy.name, obligation=ob.key))
 
 
 def _decided(policy: Policy, sim: Simulator, ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:

@@ -188,6 +188,8 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
         return None
     o = options.solver
     opts = f"prune={options.prune} {o.describe()} limits={options.limits!r}"
+    if options.certify:
+        opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
     where = f"real={os.path.realpath(path)} root={repo_root(path)}"
     return sha256(path, raw, opts, where, solver_version(o.solver), code_fingerprint())
 
