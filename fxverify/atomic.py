@@ -1,14 +1,20 @@
-"""Atomic file replacement, shared by every writer of reports, baselines and cache entries.
+"""Atomic file and folder replacement, shared by every writer of reports, baselines, cache entries
+and output folders (``lower -o``, ``smt -o``).
 
-Takes a path and bytes; produces the file, through a temporary file in the same folder and a
-rename (POSIX ``rename`` is atomic within one file system), so a reader, or a concurrent run,
-never sees half a file. Emits no diagnostics; raises ``OSError`` on I/O failure.
+Takes a path and bytes (or a function that fills a folder); produces the file or folder through a
+temporary one beside it and a rename (POSIX ``rename`` is atomic within one file system), so a
+reader, or a concurrent run, never sees half of it. Emits no diagnostics; raises ``OSError`` on
+I/O failure.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import tempfile
+from collections.abc import Callable
 
 
 def replace_atomically(path: str, data: bytes) -> None:
@@ -40,3 +46,47 @@ def write_text(path: str, text: str) -> None:
             fh.write(text)
         return
     replace_atomically(path, text.encode("utf-8"))
+
+
+def replace_dir(out_dir: str, fill: Callable[[str], None]) -> None:
+    """Make the folder ``out_dir`` atomically: ``fill(tmp)`` writes the contents into a new
+    temporary sibling folder, which then replaces ``out_dir`` by rename (an old ``out_dir`` is
+    moved aside first and deleted after). A reader sees either the old folder or the complete new
+    one, never half of it; on any failure the temporary folder is removed and ``out_dir`` is
+    untouched. Raises ``OSError`` on I/O failure, and whatever ``fill`` raises."""
+    out = os.path.abspath(out_dir)
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=parent, prefix=".fxverify-new-")
+    try:
+        fill(tmp)
+        os.chmod(tmp, 0o755)
+        if os.path.isdir(out):
+            old = tempfile.mkdtemp(dir=parent, prefix=".fxverify-old-")
+            os.rename(out, os.path.join(old, "x"))
+            os.rename(tmp, out)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def foreign_entries(out_dir: str, marker: str, ours: re.Pattern[str]) -> list[str]:
+    """What in the existing folder ``out_dir`` a command that replaces it as a whole
+    (``replace_dir``) did not write, sorted: entries whose names do not match ``ours``, subfolders,
+    or everything when the JSON file ``marker`` is missing or has no string ``fxverify`` field (the
+    version that wrote it). An empty folder gives ``[]``. Raises ``OSError`` when the folder cannot
+    be listed."""
+    names = sorted(os.listdir(out_dir))
+    if not names:
+        return []
+    try:
+        with open(os.path.join(out_dir, marker), "rb") as fh:
+            mine = isinstance(json.load(fh).get("fxverify"), str)
+    except (OSError, ValueError, AttributeError):
+        mine = False
+    if not mine:
+        return names
+    return [n for n in names if not ours.fullmatch(n) or not os.path.isfile(os.path.join(out_dir, n))]

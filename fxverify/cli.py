@@ -24,6 +24,7 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
+from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
@@ -60,6 +61,12 @@ class Unknown(str, Enum):
 
     fail = "fail"
     warn = "warn"
+
+
+#: Solvers (``--solver``), as the solver layer defines them.
+Solver = Enum("Solver", {s: s for s in SOLVERS}, type=str)  # type: ignore[misc]
+
+_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install 'fxverify[cvc5]'`) or portfolio (both; a disagreement is unknown)."
 
 
 def _version(value: bool) -> None:
@@ -100,7 +107,8 @@ def check(
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
     no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Z3 resource limit per query (deterministic effort)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
     timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
     seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
@@ -113,9 +121,13 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
+                                          help="Re-validate the certificate of every fast (non-solver) proof with the "
+                                               "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
 ) -> None:
-    """Check policies: discharge every obligation with Z3 and show replayed counterexamples."""
+    """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
+    from fxverify.certify import MODES as CERTIFY_MODES
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
@@ -123,9 +135,14 @@ def check(
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
 
+    if certify is not None and certify not in CERTIFY_MODES:
+        raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
+                    "write the mode right after `--certify`, or put `--certify` after the paths")
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
-        check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout)),
+        check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
+                                                                        solver=solver.value),
+                           certify=certify),
         gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
         baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
@@ -231,7 +248,8 @@ def lower(
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
     fmt: LowerFormat = typer.Option(LowerFormat.text, "--format", "-f", help="Report format."),
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Z3 resource limit per query."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
     stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
 ) -> None:
     """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
@@ -242,13 +260,35 @@ def lower(
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
-                        kernel_run=kernel_run, allow_unproved=allow_unproved, solver=SolverOptions(rlimit=rlimit))
+                        kernel_run=kernel_run, allow_unproved=allow_unproved,
+                        solver=SolverOptions(rlimit=rlimit, solver=solver.value))
     try:
         res = run_lower(str(policy), str(output), opts)
     except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001 in the chosen format
         res = LowerResult(str(policy), SourceMap(), diagnostics=[crash(str(policy), exc)], exit_code=3)
     render = render_json if fmt is LowerFormat.json else render_text
     sys.stdout.write(render(res, str(output), stats=stats))
+    raise typer.Exit(res.exit_code)
+
+
+@app.command()
+def smt(
+    policy: Path = typer.Argument(..., help="The policy file whose obligations to write."),
+    output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous export's (replaced atomically as a whole)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+) -> None:
+    """Write every obligation (fast-proved ones included) as a standalone SMT-LIB2 file with its expected status, plus index.json."""
+    from fxverify.gate.smt_export import export_smt
+    from fxverify.pipeline import CheckOptions
+
+    opts = CheckOptions(solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout, solver=solver.value))
+    res = export_smt(str(policy), str(output), opts)
+    _problems(res.diagnostics, res.sources if res.diagnostics and res.sources.paths() else None)
+    if res.exit_code == 0:
+        sys.stdout.write(res.summary())
     raise typer.Exit(res.exit_code)
 
 
@@ -335,7 +375,7 @@ def main() -> None:
     argument) or FX-USE-005 (anything else), exit 2; any other escaped exception is FX-INT-001,
     exit 3."""
     try:
-        code = app(standalone_mode=False)
+        code = app(args=certify_default(sys.argv[1:]), standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
@@ -352,6 +392,22 @@ def main() -> None:
             _problems([usage])
         sys.exit(2)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def certify_default(argv: list[str]) -> list[str]:
+    """``argv`` with a bare ``check --certify`` (no mode after it) read as ``--certify=python``:
+    the option's value is optional on the command line."""
+    from fxverify.certify import MODES
+
+    if not argv or argv[0] != "check":
+        return argv
+    out = list(argv)
+    for i, a in enumerate(out):
+        if a == "--":
+            break
+        if a == "--certify" and (i + 1 == len(out) or out[i + 1] not in MODES):
+            out[i] = "--certify=python"
+    return out
 
 
 def _usage_problem(exc: Exception) -> Diagnostic | None:

@@ -4,9 +4,11 @@ Takes a policy path and ``CheckOptions``; returns a ``result.CheckResult`` with 
 obligation, the witness of every refuted one, and the diagnostics to show. A blocking diagnostic
 (any input error) stops later stages. Obligations are discharged by an exact non-solver proof
 when one holds (unless ``prune`` is off), else by the solver in batches; a refutation is replayed
-by the simulator before it becomes a diagnostic. Codes emitted here: every obligation code on
-refutation, FX-SMT-001 for unknown verdicts, FX-INT-001 when a counterexample does not replay,
-and (through ``diagnostics.suppress``) FX-SUP-002 for unused suppressions.
+by the simulator before it becomes a diagnostic. With ``certify`` set, the certificate of every
+fast proof is re-validated by the independent checker (``fxverify.certify``). Codes emitted here:
+every obligation code on refutation, FX-SMT-001 for unknown verdicts, FX-INT-001 when a
+counterexample does not replay or a certificate is missing or rejected, and (through
+``diagnostics.suppress``) FX-SUP-002 for unused suppressions.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
@@ -27,7 +30,7 @@ from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
 from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
-from fxverify.smt.factory import open_backend
+from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
 from fxverify.source import SourceMap
@@ -40,12 +43,24 @@ BackendFactory = Callable[[SolverOptions], Backend]
 class CheckOptions:
     """Options of ``check``: ``prune`` enables exact non-solver proofs (HB reachability, intervals);
     ``solver`` sets seeds and limits; ``dump_smt`` is a folder to write every query to; ``limits``
-    caps the input."""
+    caps the input; ``certify`` (``python`` or ``smt``, ``None``: off) re-validates the certificate
+    of every fast proof (``fxverify.certify``)."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
     dump_smt: str | None = None
     limits: Limits = Limits()
+    certify: str | None = None
+
+
+def solver_problem(solver: SolverOptions) -> Diagnostic | None:
+    """FX-USE-006 when the solver ``solver.solver`` names cannot be used (its Python package is
+    not installed: ``smt.factory.missing``), else ``None``. Commands call it before checking, so a
+    missing solver is one diagnostic and exit 2, never a traceback."""
+    why = missing(solver.solver)
+    if why is None:
+        return None
+    return diagnostic(codes.USE_006, why, help="install it, or use `--solver z3` (the default)")
 
 
 def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
@@ -82,6 +97,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics += found.diagnostics
     result.diagnostics = _group_instances(result.diagnostics)
     result.diagnostics = apply_suppressions(result.diagnostics, policy.suppressions, sources,
@@ -98,18 +114,22 @@ _BATCH = 64
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
-              progress: Callable[[int], None] | None = None) -> CheckResult:
+              progress: Callable[[int], None] | None = None,
+              keep: list[tuple[Obligation, Query]] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; refutations are replayed. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
-    those). Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
+    those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
+    included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
+    ``options.dump_smt`` cannot be written."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
     _ctx, obligations = generate(policy)
     sim = Simulator(policy)
+    certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
 
@@ -126,12 +146,21 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
             progress(_PROGRESS_EVERY)
         method = ob.prove_fast() if options.prune else None
         if method is not None:
-            if dump is not None:
-                dump.write(ob.encode())
+            if dump is not None or keep is not None:
+                query = ob.encode()
+                if dump is not None:
+                    dump.write(query)
+                if keep is not None:
+                    keep.append((ob, query))
             slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            if certifier is not None:
+                certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
         slots.append(None)
-        pending.append((i, ob, ob.encode()))
+        query = ob.encode()
+        if keep is not None:
+            keep.append((ob, query))
+        pending.append((i, ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()
@@ -139,7 +168,29 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
     # INVARIANT: flush filled every slot
     result.outcomes = [o for o in slots if o is not None]
+    if certifier is not None:
+        _certified(policy, obligations, certifier, result)
     return result
+
+
+def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+    """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
+    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
+    failed, never a silent pass."""
+    report = certifier.close()
+    result.certified, result.certify_rejected = report.checked, len(report.failures)
+    if not report.failures:
+        return
+    by_key = {ob.key: ob for ob in obligations}
+    failed = {x.key: x.reason for x in report.failures}
+    result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
+                       if o.key in failed else o for o in result.outcomes]
+    for x in report.failures:
+        ob = by_key[x.key]
+        result.diagnostics.append(internal_error(
+            f"the certificate of the fast proof of {ob.key} was rejected ({report.mode} check): {x.reason}",
+            ob.primary, notes=(f"proof method `{next(o.method for o in result.outcomes if o.key == x.key)}`",),
+            policy=policy.name, obligation=ob.key))
 
 
 def _decided(policy: Policy, sim: Simulator, ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:

@@ -69,6 +69,8 @@ class CheckResult:
     them or not); ``cache_hits`` and ``solved`` say how many of them the obligation cache answered
     and how many the solver decided. ``from_cache`` is True when the whole result came from the
     policy cache. ``tally``, when set, holds ``counts()`` computed before a round trip.
+    ``certified`` is the number of fast-proof certificates re-validated (``None`` without
+    ``--certify``) and ``certify_rejected`` how many of them failed (each an FX-INT-001).
     """
 
     path: str
@@ -84,6 +86,8 @@ class CheckResult:
     solved: int = 0
     from_cache: bool = False
     tally: dict[str, Counter] | None = None
+    certified: int | None = None
+    certify_rejected: int = 0
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:

@@ -124,10 +124,38 @@ def test_simulator_is_independent_of_the_encoding(module: str) -> None:
     assert not {m for m in _reaches(module) if m.startswith(("fxverify.smt", "fxverify.obligations"))}
 
 
+def _third_party(path: Path) -> set[str]:
+    """Top-level names of the non-fxverify, non-standard-library modules a file imports."""
+    import sys
+
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+            [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level else [])
+        out |= {n.split(".")[0] for n in names if n.split(".")[0] not in sys.stdlib_module_names | {"fxverify"}}
+    return out
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("fxverify.certify")) + ["fxverify.certificate"])
+def test_certificate_checker_shares_no_code_with_the_prover(module: str) -> None:
+    """The certificate checker re-derives every fact from the IR: it reaches only the IR (and what
+    the IR itself imports), the certificate data model and the solver-neutral ``smt/``; never the
+    obligations, the graph, the simulator or the pipeline, nor networkx."""
+    allowed = ({"fxverify.ir", "fxverify.vocab", "fxverify.source", "fxverify.certificate", "fxverify.diagnostics",
+                "fxverify.diagnostics.codes"} | _reaches("fxverify.ir")
+               | {m for m in MODULES if m.startswith(("fxverify.smt", "fxverify.certify"))} | {"fxverify.atomic"})
+    assert _reaches(module) - {module} <= allowed
+    assert not {m for m in _reaches(module) if m.startswith(("fxverify.obligations", "fxverify.graph", "fxverify.replay",
+                                                             "fxverify.pipeline", "fxverify.result"))}
+    assert _third_party(MODULES[module]) == set()
+    if module == "fxverify.certificate":
+        assert GRAPH[module] == set()  # the data contract imports nothing of fxverify
+
+
 # Foundation modules that every stage may use; a stage may also use the stages before it.
-_STAGES = ["source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "syntax", "resolve", "ir", "graph",
-           "smt", "obligations", "replay", "result", "pipeline", "gate", "lower", "gen", "render", "cli"]
-_FOUNDATION = {"source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "ir"}
+_STAGES = ["source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "syntax", "resolve", "ir", "certificate",
+           "graph", "smt", "obligations", "replay", "result", "certify", "pipeline", "gate", "lower", "gen", "render", "cli"]
+_FOUNDATION = {"source", "vocab", "errors", "atomic", "fileio", "diagnostics", "ast", "ir", "certificate"}
 
 
 def _stage(module: str) -> str:

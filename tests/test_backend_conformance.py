@@ -7,9 +7,13 @@ unsat core when ``want_core`` is set, the reason of an ``unknown`` under ``Solve
 Each (backend, row) pair is one test case. Backends: ``Z3Backend``; ``PoolBackend`` with two
 workers (through ``check_many``); ``CachingBackend`` over an in-memory store, asked twice, the
 second time answered from the store alone; ``CountingBackend``; ``RecordingBackend`` writing
-SMT-LIB2 files that ``check_smtlib`` re-decides. Every backend must give the same ``Result`` as a
-fresh ``Z3Backend`` (seeded, one fresh context per query), answer ``check_many([])`` with ``[]``,
-keep input order in ``check_many``, report ``version()`` and accept ``close()`` twice.
+SMT-LIB2 files that ``check_smtlib`` re-decides; ``Cvc5Backend`` (its files re-decided by cvc5's
+own parser too), a pool of cvc5 workers, and ``PortfolioBackend``. Every Z3-based backend and the
+portfolio must give the same ``Result`` as a fresh ``Z3Backend`` (seeded, one fresh context per
+query); cvc5 the same status, core and minimised model (every row's model is fixed by its
+objectives or constraints), with its own words for an unknown. Every backend answers
+``check_many([])`` with ``[]``, keeps input order in ``check_many``, reports ``version()`` and
+accepts ``close()`` twice.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ import pytest
 
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, obligation_text
+from fxverify.smt.cvc5_backend import Cvc5Backend, check_smtlib_cvc5
 from fxverify.smt.pool import PoolBackend
+from fxverify.smt.portfolio import PortfolioBackend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump, query_to_smtlib
 from fxverify.smt.terms import Term, and_, between, bool_var, div, eq, free_vars, int_var, ite, mod, not_, or_
@@ -32,6 +38,7 @@ p, q = bool_var("p"), bool_var("q")
 
 DEFAULT = SolverOptions()
 TINY = SolverOptions(rlimit=1)
+CVC5 = SolverOptions(solver="cvc5")
 
 
 @dataclass(frozen=True)
@@ -231,8 +238,31 @@ def _ask_recording(case: Case, pools, tmp_path: Path) -> Result:
     return r
 
 
+def _ask_cvc5(case: Case, pools, tmp_path: Path) -> Result:
+    b = Cvc5Backend(case.options)
+    r = b.check(case.query())
+    assert b.check_many([case.query()]) == [r]  # deterministic: the same answer and model again
+    # The SMT-LIB2 text alone, parsed by cvc5's own parser, gives the same answer.
+    assert check_smtlib_cvc5(query_to_smtlib(case.query()), case.options) is r.status
+    return r
+
+
+def _ask_cvc5_pool(case: Case, pools, tmp_path: Path) -> Result:
+    pool = pools(SolverOptions(case.options.seed, case.options.rlimit, case.options.timeout_ms, "cvc5"))
+    rs = pool.check_many([case.query(), case.query()])
+    assert len(rs) == 2 and rs[0] == rs[1]
+    assert rs[0] == Cvc5Backend(case.options).check(case.query())
+    return rs[0]
+
+
+def _ask_portfolio(case: Case, pools, tmp_path: Path) -> Result:
+    return PortfolioBackend(case.options).check(case.query())
+
+
 ASK = {"z3": _ask_z3, "pool": _ask_pool, "caching": _ask_caching, "counting": _ask_counting,
-       "recording": _ask_recording}
+       "recording": _ask_recording, "cvc5": _ask_cvc5, "cvc5-pool": _ask_cvc5_pool, "portfolio": _ask_portfolio}
+#: Backends that run cvc5 alone: the same answers as Z3, in cvc5's words for an unknown.
+CVC5_KINDS = {"cvc5", "cvc5-pool"}
 
 
 def _expected(case: Case, r: Result) -> None:
@@ -258,7 +288,10 @@ def _expected(case: Case, r: Result) -> None:
 def test_conformance(kind: str, case: Case, pools, tmp_path: Path) -> None:
     r = ASK[kind](case, pools, tmp_path)
     _expected(case, r)
-    # Same answer, same model, as a fresh seeded Z3 backend.
+    if kind in CVC5_KINDS | {"portfolio"} and case.status is Status.UNKNOWN:
+        assert "cvc5" in r.reason and (kind != "portfolio" or r.reason.startswith("z3: "))
+        return
+    # Same answer, same model, as a fresh seeded Z3 backend (cvc5's lexicographic minimum is Z3's).
     assert r == reference(case)
 
 
@@ -274,6 +307,12 @@ def _make(kind: str, pools, tmp_path: Path, options: SolverOptions = DEFAULT):
         return CachingBackend(Z3Backend(options), DictStore(), options, QueryCounts())
     if kind == "counting":
         return CountingBackend(Z3Backend(options), QueryCounts())
+    if kind == "cvc5":
+        return Cvc5Backend(options)
+    if kind == "cvc5-pool":
+        return pools(CVC5)
+    if kind == "portfolio":
+        return PortfolioBackend(options)
     return RecordingBackend(Z3Backend(options), SmtlibDump(str(tmp_path / "smt")))
 
 
@@ -294,11 +333,18 @@ def test_check_many_keeps_input_order(kind: str, pools, tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", list(ASK))
 def test_version_and_name(kind: str, pools, tmp_path: Path) -> None:
     b = _make(kind, pools, tmp_path)
-    assert b.version() == Z3Backend().version() and b.version()
-    assert isinstance(b.name, str) and b.name.startswith("z3")
+    assert isinstance(b.name, str) and b.version()
+    if kind in CVC5_KINDS:
+        assert b.name.startswith("cvc5") and b.version() == Cvc5Backend().version()
+        assert b.version().startswith("cvc5 ")  # the name keeps cache keys of the two solvers apart
+    elif kind == "portfolio":
+        assert b.name == "portfolio" and b.version() == f"z3 {Z3Backend().version()} + {Cvc5Backend().version()}"
+    else:
+        assert b.version() == Z3Backend().version()
+        assert b.name.startswith("z3")
 
 
-@pytest.mark.parametrize("kind", ["z3", "caching", "counting", "recording"])
+@pytest.mark.parametrize("kind", ["z3", "caching", "counting", "recording", "cvc5", "portfolio"])
 def test_close_twice(kind: str, pools, tmp_path: Path) -> None:
     b = _make(kind, pools, tmp_path)
     b.check(CASES["interval-min"].query())
@@ -386,3 +432,68 @@ def test_a_stored_answer_that_cannot_be_the_answer_is_a_miss(name: str, forged: 
     cache = CachingBackend(Z3Backend(DEFAULT), store, DEFAULT, counts)
     store.put_result(cache.key(c.query()), forged)
     assert cache.check(c.query()) == reference(c) and counts.solved == 1
+
+
+# ---- the portfolio's combination, and solvers kept apart by the cache ---------------------------
+
+
+class Canned:
+    """A backend that answers every query with one fixed ``Result``."""
+
+    name = "canned"
+
+    def __init__(self, res: Result) -> None:
+        self.res = res
+
+    def version(self) -> str:
+        return "canned"
+
+    def check(self, query: Query) -> Result:
+        return self.res
+
+    def check_many(self, queries) -> list[Result]:
+        return [self.res for _ in queries]
+
+    def close(self) -> None:
+        pass
+
+
+_SAT = Result(Status.SAT, {"x": 3})
+_UNSAT = Result(Status.UNSAT)
+_UNKNOWN = Result(Status.UNKNOWN, reason="max. resource limit exceeded")
+
+
+@pytest.mark.parametrize("z3_says,cvc5_says,status,reason", [
+    (_SAT, _UNSAT, Status.UNKNOWN, "solver disagreement: z3 says sat, cvc5 says unsat"),
+    (_UNSAT, _SAT, Status.UNKNOWN, "solver disagreement: z3 says unsat, cvc5 says sat"),
+    (_UNKNOWN, _UNSAT, Status.UNSAT, ""),
+    (_SAT, _UNKNOWN, Status.SAT, ""),
+    (_UNKNOWN, _UNKNOWN, Status.UNKNOWN, "z3: max. resource limit exceeded; cvc5: max. resource limit exceeded"),
+    # A sat answer whose model breaks the query is a solver bug, never a refutation.
+    (_UNKNOWN, Result(Status.SAT, {"x": 9}), Status.UNKNOWN, "solver disagreement: the model cvc5 gave breaks an assertion"),
+])
+def test_portfolio_combines_the_answers(z3_says: Result, cvc5_says: Result, status: Status, reason: str) -> None:
+    """A disagreement is unknown with both answers named (never a pass); one unknown takes the
+    other's decided answer; agreement takes Z3's."""
+    case = CASES["interval-min"]
+    b = PortfolioBackend(DEFAULT)
+    b.z3, b.cvc5 = Canned(z3_says), Canned(cvc5_says)  # type: ignore[assignment]
+    r = b.check(case.query())
+    assert (r.status, r.reason) == (status, reason)
+    if status is not Status.UNKNOWN:
+        assert r == (z3_says if z3_says.status is not Status.UNKNOWN else cvc5_says)
+
+
+def test_cache_keeps_solvers_apart() -> None:
+    """A verdict cached for one solver is never served for another: the key covers the solver's
+    name and version."""
+    qq = CASES["interval-min"].query()
+    keys = {CachingBackend(make(o), DictStore(), o, QueryCounts()).key(qq)
+            for o, make in [(DEFAULT, Z3Backend), (CVC5, Cvc5Backend),
+                            (SolverOptions(solver="portfolio"), PortfolioBackend)]}
+    assert len(keys) == 3
+    store = DictStore()
+    CachingBackend(Z3Backend(DEFAULT), store, DEFAULT, QueryCounts()).check(qq)
+    counts = QueryCounts()
+    assert CachingBackend(Cvc5Backend(CVC5), store, CVC5, counts).check(qq) == reference(CASES["interval-min"])
+    assert counts == QueryCounts(hits=0, misses=1, solved=1)

@@ -241,3 +241,32 @@ def test_huge_values_are_a_limit_not_a_crash(tmp_path: Path, expr: str) -> None:
 def test_lower_without_objects_cannot_verify_them(tmp_path: Path) -> None:
     r = run("lower", OK, "-o", str(tmp_path / "o"), "--no-compile", "--kernel-verify")
     assert r.returncode == 2 and "error[FX-USE-002]" in r.stderr and not (tmp_path / "o").exists()
+
+
+_WITHOUT_CVC5 = "import sys; sys.modules['cvc5'] = None; sys.argv = ['fxverify', *sys.argv[1:]]; " \
+                "from fxverify.cli import main; main()"
+
+
+@pytest.mark.parametrize("args", [("check", OK, "--solver", "cvc5", "--no-cache"),
+                                  ("check", OK, "--solver", "portfolio", "--jobs", "2"),
+                                  ("lower", OK, "-o", "out", "--solver", "cvc5", "--no-compile")])
+def test_a_solver_that_is_not_installed_is_a_diagnostic(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``--solver cvc5`` without the cvc5 package: FX-USE-006 naming the package and how to
+    install it, exit 2, no traceback and nothing written."""
+    r = subprocess.run([sys.executable, "-c", _WITHOUT_CVC5, *[str(ROOT / a) if a == OK else a for a in args]], check=False,
+                       cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out
+    assert "[FX-USE-006]" in out and "pip install 'fxverify[cvc5]'" in out, out
+    assert "Traceback" not in out
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_solver_is_chosen_on_the_command_line() -> None:
+    """The same verdict and report from cvc5 and the portfolio as from Z3 on a refuted policy."""
+    z3 = run("check", FAIL, "--no-cache")
+    for solver in ("cvc5", "portfolio"):
+        r = run("check", FAIL, "--no-cache", "--solver", solver)
+        assert (r.returncode, r.stdout) == (z3.returncode, z3.stdout), solver
+    bad = run("check", FAIL, "--solver", "yices")
+    assert bad.returncode == 2 and "[FX-USE-005]" in bad.stderr

@@ -499,6 +499,12 @@ USE_005 = _code(
     "FX-USE-005", F.USAGE, _E, "invalid command line",
     "an option or argument is unknown, or its value is not one the command accepts", _USE_WHY,
     InlineExample("fxverify check . --format xml", "fxverify check . --format junit", "command"))
+USE_006 = _code(
+    "FX-USE-006", F.USAGE, _E, "solver not installed",
+    "`--solver` names a solver whose Python package is not installed (cvc5, and so the portfolio, "
+    "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
+    InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
+                  "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",

@@ -4,7 +4,8 @@
 (``baseline``), checks every policy through the result cache (``run``, ``cache``), applies the
 ``--unknown`` policy and the baseline, writes a new baseline when asked, and decides the exit code
 (``report``). Problems of the run itself are diagnostics of their own codes in
-``Report.problems``: FX-USE-001 (no policy files), FX-USE-002 (conflicting options), FX-IO-001
+``Report.problems``: FX-USE-001 (no policy files), FX-USE-002 (conflicting options), FX-USE-006
+(a solver that is not installed), FX-IO-001
 (an output that cannot be written), FX-GATE-001 (a baseline that cannot be read) and FX-GATE-002
 (a note: the baseline was not written because of input errors). The caller renders the report.
 """
@@ -26,7 +27,7 @@ from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
 from fxverify.gate.report import BaselineOutcome, GateOptions, Report
 from fxverify.gate.run import crashed, run_checks
-from fxverify.pipeline import CheckOptions
+from fxverify.pipeline import CheckOptions, solver_problem
 from fxverify.result import CheckResult
 
 __all__ = ["BaselineOutcome", "GateOptions", "GateRequest", "Progress", "Report", "run_gate"]
@@ -82,6 +83,9 @@ def run_gate(req: GateRequest) -> Report:
     if req.dump_smt is not None and os.path.exists(req.dump_smt) and not os.path.isdir(req.dump_smt):
         return _stop(report, diagnostic(codes.IO_001, f"`--dump-smt {req.dump_smt}` is not a directory",
                                         help="name a folder (it is created if missing)"))
+    problem = solver_problem(req.check.solver)
+    if problem is not None:
+        return _stop(report, problem)
     chosen = [x for x in (req.baseline, req.write_baseline, req.update_baseline) if x is not None]
     if len(chosen) > 1:
         return _stop(report, diagnostic(codes.USE_002,

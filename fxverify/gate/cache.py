@@ -180,15 +180,18 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     It covers everything the verdict depends on besides the files read (whose hashes the entry
     stores): the path as given and as resolved, the repository root that confines includes
     (``resolve.files.repo_root``: adding or removing a ``.git`` changes which includes are
-    allowed), the check and solver options, the solver's version and fxverify's own code."""
+    allowed), the check and solver options (the solver's name among them), the solver's version and
+    fxverify's own code."""
     try:
         raw = read_regular(path, options.limits.max_file_bytes)
     except OSError:  # not a regular file, too large, unreadable: the check reports it
         return None
     o = options.solver
-    opts = f"prune={options.prune} seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms} limits={options.limits!r}"
+    opts = f"prune={options.prune} {o.describe()} limits={options.limits!r}"
+    if options.certify:
+        opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
     where = f"real={os.path.realpath(path)} root={repo_root(path)}"
-    return sha256(path, raw, opts, where, solver_version(), code_fingerprint())
+    return sha256(path, raw, opts, where, solver_version(o.solver), code_fingerprint())
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,

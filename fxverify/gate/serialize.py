@@ -105,7 +105,8 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
             "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),
             "counts": {fam: dict(c) for fam, c in r.counts().items()},
             "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics],
-            "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations]}
+            "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations],
+            **({"certified": [r.certified, r.certify_rejected]} if r.certified is not None else {})}
 
 
 class _Outcomes(Sequence):
@@ -149,6 +150,9 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
     counts = {str(fam): Counter({str(k): int(n) for k, n in c.items()}) for fam, c in v["counts"].items()}
     refutations = [Refutation(str(k), lookup_strict(c), tuple(int(e) for e in edges), _unwitness(w))
                    for k, c, edges, w in v["refutations"]]
+    certified = v.get("certified")
     return CheckResult(v["path"], None, sources, outcomes=_Outcomes(str(v["keys"]), v["kinds"], ids),
                        diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]], refutations=refutations,
-                       solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts)
+                       solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts,
+                       certified=None if certified is None else int(certified[0]),
+                       certify_rejected=0 if certified is None else int(certified[1]))

@@ -20,7 +20,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass
 
-from fxverify import __version__
+from fxverify import __version__, atomic
 from fxverify.lower.emit_c import RINGBUF_BYTES, CFile
 from fxverify.lower.facts import Fact, verifier_obligations
 from fxverify.lower.plan import DECISIONS, OP_KINDS, REASONS, Plan
@@ -266,45 +266,23 @@ _LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.j
 def foreign_entries(out_dir: str) -> list[str]:
     """What in the existing folder ``out_dir`` is not a lowering's output, sorted: entries whose
     names no lowering writes, subfolders, or everything when ``manifest.json`` is missing or is not
-    one fxverify wrote. Replacing ``out_dir`` (``write_dir``) deletes it, so the driver refuses a
-    folder for which this is not empty. An empty folder gives ``[]``. Raises ``OSError`` when the
-    folder cannot be listed."""
-    names = sorted(os.listdir(out_dir))
-    if not names:
-        return []
-    try:
-        with open(os.path.join(out_dir, "manifest.json"), "rb") as fh:
-            ours = isinstance(json.load(fh).get("fxverify"), str)
-    except (OSError, ValueError, AttributeError):
-        ours = False
-    if not ours:
-        return names
-    return [n for n in names if not _LOWERED_NAME.fullmatch(n) or not os.path.isfile(os.path.join(out_dir, n))]
+    one fxverify wrote (``atomic.foreign_entries``). Replacing ``out_dir`` (``write_dir``) deletes
+    it, so the driver refuses a folder for which this is not empty. An empty folder gives ``[]``.
+    Raises ``OSError`` when the folder cannot be listed."""
+    return atomic.foreign_entries(out_dir, "manifest.json", _LOWERED_NAME)
 
 
 def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
-    """Write ``files`` (name -> bytes) as the directory ``out_dir``, atomically: everything goes
-    into a temporary sibling directory first, which then replaces ``out_dir`` by rename. A reader
-    sees either the old directory or the complete new one. Raises ``OSError`` on I/O failure."""
-    out = os.path.abspath(out_dir)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".fxverify-lower-")
-    try:
+    """Write ``files`` (name -> bytes) as the directory ``out_dir``, atomically
+    (``atomic.replace_dir``): a reader sees either the old directory or the complete new one.
+    Raises ``OSError`` on I/O failure."""
+
+    def fill(tmp: str) -> None:
         for name, data in sorted(files.items()):
             with open(os.path.join(tmp, name), "wb") as fh:
                 fh.write(data)
-        os.chmod(tmp, 0o755)
-        if os.path.isdir(out):
-            old = tempfile.mkdtemp(dir=parent, prefix=".fxverify-old-")
-            os.rename(out, os.path.join(old, "x"))
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+
+    atomic.replace_dir(out_dir, fill)
 
 
 def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter, sources: SourceMap,

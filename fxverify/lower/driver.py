@@ -13,7 +13,6 @@ input and obligation code of ``check``, and its FX-INT-001.
 
 from __future__ import annotations
 
-import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from dataclasses import dataclass, field
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.outdir import cannot_write, refuse_replacing
 from fxverify.ir import Policy
 from fxverify.lower import artifacts, libbpf
 from fxverify.lower.differential import RunReport, run_proved, run_refuted
@@ -28,7 +28,7 @@ from fxverify.lower.emit_c import emit_device
 from fxverify.lower.facts import Fact, discharge_facts
 from fxverify.lower.kernel import ProgramReport, verify_dir
 from fxverify.lower.plan import Plan, build_plan
-from fxverify.pipeline import CheckOptions, check
+from fxverify.pipeline import CheckOptions, check, solver_problem
 from fxverify.result import Verdict
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
@@ -80,23 +80,8 @@ def _refuse_replacing(out_dir: str) -> Diagnostic | None:
     """FX-IO-002 when writing ``out_dir`` would delete something a lowering did not write: the
     output folder is replaced as a whole, so it must be new, empty, or a previous lowering's
     output (``artifacts.foreign_entries``), and must not hold the current folder. FX-IO-001 when
-    it cannot be listed."""
-    if not os.path.isdir(out_dir):
-        return None
-    cwd, out = os.path.realpath(os.getcwd()), os.path.realpath(out_dir)
-    if cwd == out or cwd.startswith(out + os.sep):
-        return diagnostic(codes.IO_002, f"`-o {out_dir}` holds the current folder; nothing was written",
-                          help="the output folder is replaced as a whole: name a new folder, such as `-o lowered`")
-    try:
-        foreign = artifacts.foreign_entries(out_dir)
-    except OSError as err:
-        return diagnostic(codes.IO_001, f"cannot read `{out_dir}`: {err.strerror or err}", help="name a folder you can write")
-    if not foreign:
-        return None
-    shown = ", ".join(f"`{n}`" for n in foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
-    return diagnostic(codes.IO_002, f"`-o {out_dir}` holds {shown}, which a lowering did not write; nothing was written",
-                      help="the output folder is replaced as a whole: name a new or empty folder, or one a previous "
-                           "`fxverify lower` wrote")
+    it is not a folder or cannot be listed (``diagnostics.outdir``)."""
+    return refuse_replacing(out_dir, artifacts.foreign_entries, "a lowering", "fxverify lower", "lowered")
 
 
 def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
@@ -104,11 +89,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     or ``bpf()`` permission is FX-BPF-008 (exit 2), an output folder that cannot be written
     FX-IO-001 (exit 2), and a check that broke an invariant keeps its FX-INT-001 (exit 3). Other
     exceptions are bugs (FX-INT-001 in the command line)."""
-    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        return LowerResult(path, SourceMap(), diagnostics=[diagnostic(
-            codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")],
-            exit_code=2)
-    refusal = _refuse_replacing(out_dir)
+    refusal = solver_problem(opts.solver) or _refuse_replacing(out_dir)
     if refusal is not None:
         return LowerResult(path, SourceMap(), diagnostics=[refusal], exit_code=2)
     t0 = time.perf_counter()
@@ -190,8 +171,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     try:
         artifacts.write_dir(out_dir, files)
     except OSError as err:
-        out.diagnostics.append(diagnostic(codes.IO_001, f"cannot write `{out_dir}`: {err.strerror or err}",
-                                          help="name a folder you can write"))
+        out.diagnostics.append(cannot_write(out_dir, err))
         out.exit_code = 2
         return out
     out.written = True

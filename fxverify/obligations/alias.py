@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.certificate import Evidence, InPlaceForm, Interval
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
@@ -133,6 +134,13 @@ class InPlace(_TwoFootprints):
     def prove_fast(self) -> str | None:
         return "in-place-rule" if self.legal else None
 
+    def evidence(self) -> Evidence | None:
+        if not self.legal:
+            return None
+        e = self.ctx.edge(self.edges[0])
+        rank = next((t.rank for t in e.transforms if isinstance(t, Gather) and t.rank is not None), None)
+        return InPlaceForm("same-footprint") if rank is None else InPlaceForm("gather-rank", rank, self.fa.nbytes)
+
     def message(self, w: Witness) -> str:
         return f"`{self.name(self.edges[0])}` reads and writes overlapping bytes and is not a legal in-place operation"
 
@@ -166,7 +174,7 @@ class Bounds(Obligation):
     code = codes.ALIAS_003
 
     def __init__(self, ctx: Context, e: Edge, pos: int, fp: Footprint) -> None:
-        self.fp = fp
+        self.fp, self.pos = fp, pos
         self.region = ctx.policy.region(fp.region)
         super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}#{pos}", fp.span if fp.span.end else e.span,
                          (Label(self.region.span, f"region `{self.region.name}` is declared here"),))
@@ -174,6 +182,10 @@ class Bounds(Obligation):
     def prove_fast(self) -> str | None:
         # The bounding interval is tight: its ends are attained by element 0 and the last element.
         return "interval" if self.region.base <= self.fp.lo and self.fp.hi <= self.region.end else None
+
+    def evidence(self) -> Evidence | None:
+        r = self.region
+        return Interval(self.pos, r.name, self.fp.lo, self.fp.hi, r.base, r.end) if self.prove_fast() else None
 
     def encode(self) -> Query:
         addr = int_var("addr")

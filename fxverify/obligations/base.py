@@ -3,6 +3,8 @@
 An ``Obligation`` states one property of a policy. It can:
 - ``prove_fast()``: try an exact proof without the solver (HB reachability, interval arithmetic,
   constant evaluation) and return the method's name, or ``None``;
+- ``certificate()``: the same proof with its evidence (``fxverify.certificate``), which
+  ``fxverify.certify`` re-validates from the IR alone (``check --certify``);
 - ``encode()``: build the SMT ``Query`` whose answer ``query.expect`` proves it;
 - ``witness(result)``: turn a refuting model into a ``Witness`` of IR values, reading the model
   through the terms ``encode`` built.
@@ -17,6 +19,7 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from typing import ClassVar
 
+from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
@@ -201,6 +204,30 @@ class Obligation(ABC):
     def prove_fast(self) -> str | None:
         """Return the name of an exact non-solver proof that holds, or ``None``."""
         return None
+
+    def evidence(self) -> Evidence | None:
+        """The evidence of the proof ``prove_fast`` finds (``fxverify.certificate``), or ``None``
+        when there is none. Slower than ``prove_fast`` (it builds HB paths), so it is asked only
+        for ``check --certify``."""
+        return None
+
+    def certificate(self) -> Certificate | None:
+        """The certificate of this obligation's fast proof: its key, code and edges as the
+        obligation holds them, the method ``prove_fast`` names and ``evidence()``; ``None`` when
+        either is missing (``check --certify`` reports that as FX-INT-001)."""
+        method, ev = self.prove_fast(), self.evidence()
+        if method is None or ev is None:
+            return None
+        return Certificate(self.key, str(self.code), method, tuple(self.edges), ev)
+
+    def path(self, a: int, b: int) -> HbPath | None:
+        """The HB path from edge ``a`` to edge ``b`` (``graph.hb_path``), or ``None``."""
+        p = self.ctx.graph.hb_path(a, b)
+        return None if p is None else HbPath(tuple(p))
+
+    def either_path(self, a: int, b: int) -> HbPath | None:
+        """An HB path between ``a`` and ``b`` in either direction (``a`` first tried first)."""
+        return self.path(a, b) or self.path(b, a)
 
     @abstractmethod
     def encode(self) -> Query:

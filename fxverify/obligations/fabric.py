@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import networkx as nx
 
+from fxverify.certificate import Evidence, FabricHop, FabricPath
 from fxverify.ir import Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.witness import Witness
@@ -100,6 +101,9 @@ class CutObligation(Obligation):
     """Base for obligations that need fabric paths: from ``src_dev`` to ``dst_dev`` (and through
     ``via`` when set) over links that satisfy ``allowed``."""
 
+    #: True when only ``ordered`` links may carry the path (FX-ORD-004).
+    ordered_only = False
+
     def __init__(self, ctx: Context, e: Edge, src_dev: str, dst_dev: str, *, allowed: Callable[[Link], bool],
                  key_extra: str, via: str | None = None) -> None:
         self.src_dev, self.dst_dev, self.via = src_dev, dst_dev, via
@@ -116,6 +120,16 @@ class CutObligation(Obligation):
 
     def prove_fast(self) -> str | None:
         return "fabric-search" if all(self._reachable(u, v) for u, v in self.pairs) else None
+
+    def evidence(self) -> Evidence | None:
+        g = self.ctx.graph.link_graph(self.code, self.allowed)
+        hops = []
+        for u, v in self.pairs:
+            if u != v and not (u in g and v in g and nx.has_path(g, u, v)):
+                return None
+            nodes = [u] if u == v else nx.shortest_path(g, u, v)
+            hops.append(FabricHop(u, v, tuple(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))))
+        return FabricPath(tuple(hops), self.ordered_only)
 
     def encode(self) -> Query:
         pairs = [(u, v) for u, v in self.pairs if u != v]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.certificate import DeclaredHook, Evidence, LinkEndpoint
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
 from fxverify.ir import Edge
@@ -57,6 +58,9 @@ class UndeclaredHook(Obligation):
     def prove_fast(self) -> str | None:
         return "declared" if self.ctx.edge(self.edges[0]).hook in self.dev.hooks else None
 
+    def evidence(self) -> Evidence | None:
+        return DeclaredHook(self.dev.name, self.ctx.edge(self.edges[0]).hook) if self.prove_fast() else None
+
     def encode(self) -> Query:
         e = self.ctx.edge(self.edges[0])
         universe = sorted(set(self.dev.hooks) | {e.hook})
@@ -94,6 +98,9 @@ class FlushDriver(Obligation):
 
     def prove_fast(self) -> str | None:
         return "link-endpoint" if self.ctx.edge(self.edges[0]).device in (self.link.a, self.link.b) else None
+
+    def evidence(self) -> Evidence | None:
+        return LinkEndpoint(self.link.name, self.ctx.edge(self.edges[0]).device) if self.prove_fast() else None
 
     def encode(self) -> Query:
         ids = {d.name: i for i, d in enumerate(self.ctx.policy.devices)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
+from fxverify.certificate import Evidence, LocalClass, Ordered, OwnSlot
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
@@ -51,6 +52,10 @@ class LocalMap(_MapOb):
     def prove_fast(self) -> str | None:
         return "static-class" if self.ctx.edge(self.edges[0]).device == self.decl.cls.device else None
 
+    def evidence(self) -> Evidence | None:
+        e = self.ctx.edge(self.edges[0])
+        return LocalClass(e.map_ops.index(self.op), self.decl.name, e.device) if self.prove_fast() else None
+
     def encode(self) -> Query:
         pol = self.ctx.policy
         ids = {d.name: i for i, d in enumerate(pol.devices)}
@@ -84,6 +89,10 @@ class LostUpdate(_MapOb):
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
 
+    def evidence(self) -> Evidence | None:
+        p = self.either_path(*self.edges)
+        return None if p is None else Ordered(p)
+
     def encode(self) -> Query:
         return self._timed(overlap(*self.edges), "concurrent_writes")
 
@@ -116,6 +125,11 @@ class StaleGuard(_MapOb):
         if self.decl.cls.kind is not ClassKind.EVENTUAL and graph.hb_before(w, g_):
             return "hb-reachability"
         return None
+
+    def evidence(self) -> Evidence | None:
+        g_, w = self.edges
+        p = self.path(g_, w) or (self.path(w, g_) if self.decl.cls.kind is not ClassKind.EVENTUAL else None)
+        return None if p is None else Ordered(p)
 
     def encode(self) -> Query:
         g_, w = self.edges
@@ -157,6 +171,13 @@ class PerDeviceRead(_MapOb):
         if self.op.kind is MapOpKind.AGGREGATE:
             return "hb-reachability" if self.ctx.graph.hb_before(self.edges[1], self.edges[0]) else None
         return "static-class" if not self.foreign else None
+
+    def evidence(self) -> Evidence | None:
+        if self.op.kind is MapOpKind.AGGREGATE:
+            p = self.path(self.edges[1], self.edges[0])
+            return None if p is None else Ordered(p)
+        e = self.ctx.edge(self.edges[0])
+        return None if self.foreign else OwnSlot(e.map_ops.index(self.op), self.decl.name, self.op.key)
 
     def encode(self) -> Query:
         if self.op.kind is MapOpKind.AGGREGATE:

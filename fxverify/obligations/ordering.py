@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
+from fxverify.certificate import Evidence, FlushedBetween, Ordered, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Access, AccessMode, Edge
@@ -38,6 +39,10 @@ class HbCycle(Obligation):
 
     def prove_fast(self) -> str | None:
         return "topological-sort" if self.ctx.graph.is_acyclic() else None
+
+    def evidence(self) -> Evidence | None:
+        g = self.ctx.graph
+        return TopologicalOrder(tuple(sorted(self.edges, key=g.rank))) if g.is_acyclic() else None
 
     def encode(self) -> Query:
         return Query(self.key, tuple(schedule(self.ctx.graph, self.edges)), expect=Status.SAT,
@@ -83,6 +88,10 @@ class Race(Obligation):
     def prove_fast(self) -> str | None:
         a, b = self.edges
         return "hb-reachability" if self.ctx.graph.ordered(a, b) else None
+
+    def evidence(self) -> Evidence | None:
+        p = self.either_path(*self.edges)
+        return None if p is None else Ordered(p)
 
     def encode(self) -> Query:
         a, b = self.edges
@@ -140,6 +149,18 @@ class PostedRead(Obligation):
             return "hb-reachability"
         return None
 
+    def evidence(self) -> Evidence | None:
+        w, r = self.edges[:2]
+        if w in self.flushes:
+            p = self.path(w, r)
+            if p is not None:
+                return FlushedBetween(self.link, w, None, p)
+        for fl in self.flushes:
+            before, after = self.path(w, fl), self.path(fl, r)
+            if before is not None and after is not None:
+                return FlushedBetween(self.link, fl, before, after)
+        return None
+
     def encode(self) -> Query:
         w, r = self.edges[:2]
         addr = int_var("addr")
@@ -181,6 +202,7 @@ class InOrder(Obligation):
     The query asks for a simple path that crosses a link that is not ``ordered``."""
 
     schedule_free = True
+    ordered_only = True
 
     code = codes.ORD_004
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered, OwnerChain
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge
@@ -77,6 +78,25 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
                and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
 
 
+def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int]) -> OwnerChain | None:
+    """The evidence of ``owned_by_hb``: the HB paths that make ``device`` the owner of ``region``
+    when ``e`` starts (every handoff in ``hs`` after ``e``, or one handoff to ``device`` before
+    ``e`` with every other one before it or after ``e``), or ``None``."""
+    ctx = ob.ctx
+    if ctx.policy.region(region).owner == device:
+        later = [(h, ob.path(e, h)) for h in hs]
+        if all(p is not None for _h, p in later):
+            return OwnerChain(region, device, e, None, None, tuple(HandoffOrder(h, p) for h, p in later))
+    for h in hs:
+        via = ob.path(h, e) if ctx.handoff_dst(h, region) == device else None
+        if via is None:
+            continue
+        others = [(o, ob.path(o, h) or ob.path(e, o)) for o in hs if o != h]
+        if all(p is not None for _o, p in others):
+            return OwnerChain(region, device, e, h, via, tuple(HandoffOrder(o, p) for o, p in others))
+    return None
+
+
 class _Own(Obligation):
     def _sched(self, extra: tuple[int, ...] = ()) -> list:
         return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
@@ -109,6 +129,18 @@ class Unowned(_Own):
             for lg in self.ls:
                 if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
                     return "lease-hb"
+        return None
+
+    def evidence(self) -> Evidence | None:
+        e = self.edges[0]
+        chain = owner_chain(self, self.region, self.device, e, self.hs)
+        if chain is not None or self.writes:
+            return chain
+        for lg in self.ls:
+            granted = self.path(lg, e)
+            others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs if h != lg]
+            if granted is not None and all(p is not None for _h, p in others):
+                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others))
         return None
 
     def encode(self) -> Query:
@@ -156,6 +188,10 @@ class InTransit(_Own):
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
 
+    def evidence(self) -> Evidence | None:
+        p = self.either_path(*self.edges)
+        return None if p is None else Ordered(p)
+
     def encode(self) -> Query:
         e, h = self.edges
         cons = self._sched() + [("overlaps_handoff", overlap(e, h))]
@@ -201,6 +237,12 @@ class BadHandoff(_Own):
             return None
         others = [o for o in self.hs if o != h]
         return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.src, h, others) else None
+
+    def evidence(self) -> Evidence | None:
+        h = self.edges[0]
+        if self.srcs != [self.driver]:
+            return None
+        return owner_chain(self, self.region, self.src, h, [o for o in self.hs if o != h])
 
     def encode(self) -> Query:
         h = self.edges[0]
@@ -266,6 +308,12 @@ class SplitHandoff(_Own):
     def prove_fast(self) -> str | None:
         return "constant" if len(self._dsts()) == 1 else None
 
+    def evidence(self) -> Evidence | None:
+        if len(self._dsts()) != 1:
+            return None
+        pos = tuple(i for i, c in enumerate(self.ctx.edge(self.edges[0]).handoffs) if c in self.clauses)
+        return OneDestination(self.region, self._dsts()[0], pos)
+
     def encode(self) -> Query:
         return Query(self.key, (("two_destinations", TRUE if len(self._dsts()) > 1 else FALSE),), header=self.header())
 
@@ -302,6 +350,9 @@ class LeaseByNonOwner(_Own):
     def prove_fast(self) -> str | None:
         return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.device, self.edges[0], self.hs) else None
 
+    def evidence(self) -> Evidence | None:
+        return owner_chain(self, self.region, self.device, self.edges[0], self.hs)
+
     def encode(self) -> Query:
         g = self.edges[0]
         cons = self._sched() + [("lender_not_owner", not_(owner_is(self.ctx, self.region, self.device, start(g), self.hs)))]
@@ -333,6 +384,11 @@ class UseAfterRelease(_Own):
     def prove_fast(self) -> str | None:
         r, u = self.edges
         return "hb-reachability" if self.ctx.graph.hb_before(u, r) else None
+
+    def evidence(self) -> Evidence | None:
+        r, u = self.edges
+        p = self.path(u, r)
+        return None if p is None else Ordered(p)
 
     def encode(self) -> Query:
         r, u = self.edges
@@ -383,6 +439,17 @@ class FinalOwner(_Own):
         if len(finals) == 1 and (self.declared is None or finals == {self.declared}):
             return "hb-reachability" if self.hs else "static-owner"
         return None
+
+    def evidence(self) -> Evidence | None:
+        if self.prove_fast() is None:
+            return None
+        last = self._maximal()
+        owner = self._dst(last[0]) if self.hs else self.ctx.policy.region(self.region).owner
+        superseded = []
+        for h in self.hs:
+            if h not in last:
+                superseded.append(next(HandoffOrder(h, p) for o in self.hs if o != h for p in [self.path(h, o)] if p))
+        return FinalOwnerOf(self.region, owner, tuple(superseded), tuple(last))
 
     def _latest(self, h: int, suffix: str) -> Term:
         fh = rename_vars(finish(h), suffix)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from fxverify.certificate import ChecksumWalk, CoverRead, Evidence, LayoutFacts, Ordered, ReadCover, SizeBound
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import (
@@ -94,6 +95,14 @@ class Overflow(Obligation):
         # All bounds are monotone in n, so n = N is the worst case; evaluate it with Python ints.
         return "arith" if self._worst() <= self.cap else None
 
+    def evidence(self) -> Evidence | None:
+        sizes = [self.n_max]
+        for t in self.ctx.edge(self.edges[0]).transforms:
+            out = evaluate(bound_term(t, const(sizes[-1])), {})
+            assert isinstance(out, int)  # INVARIANT: a closed integer term
+            sizes.append(out)
+        return SizeBound(tuple(sizes), self.cap) if sizes[-1] <= self.cap else None
+
     def _worst(self) -> int:
         worst = evaluate(self._out(const(self.n_max)), {})
         assert isinstance(worst, int)  # INVARIANT: a closed integer term
@@ -155,6 +164,14 @@ class ChecksumChain(Obligation):
     def prove_fast(self) -> str | None:
         return "chain-walk" if self._walk() is None else None
 
+    def evidence(self) -> Evidence | None:
+        if self._walk() is not None:
+            return None
+        valid = [False]
+        for t in self.chain:
+            valid.append(True if t.kind is XfKind.CHECKSUM else False if t.kind in _VALUE_CHANGING else valid[-1])
+        return ChecksumWalk(tuple(valid))
+
     def encode(self) -> Query:
         cons: list[tuple[str | None, Term]] = [("v_0", eq(bool_var("v_0"), FALSE))]
         bad: list[Term] = []
@@ -206,6 +223,19 @@ class Layout(Obligation):
 
     def prove_fast(self) -> str | None:
         return "static-layout" if not self.problems else None
+
+    def evidence(self) -> Evidence | None:
+        if self.problems:
+            return None
+        e = self.ctx.edge(self.edges[0])
+        pol = self.ctx.policy
+        cur = pol.region(e.src.region).dtype if e.src is not None else None
+        dtypes = []
+        for t in e.transforms:
+            dtypes.append(cur)
+            cur = t.dst if isinstance(t, Quantize) else cur
+        dtypes.append(cur)
+        return LayoutFacts(tuple(dtypes), _input_bytes(e))
 
     def encode(self) -> Query:
         # Each check is an equation between known quantities; the solver looks for one that fails.
@@ -283,6 +313,10 @@ class UnsafeReduce(Obligation):
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
 
+    def evidence(self) -> Evidence | None:
+        p = self.either_path(*self.edges)
+        return None if p is None else Ordered(p)
+
     def encode(self) -> Query:
         a, b = self.edges
         addr = int_var("addr")
@@ -323,6 +357,7 @@ class LostAccumulation(Obligation):
         er, ew = ctx.edge(r), ctx.edge(w)
         self.fr, self.fw = er.accesses()[pr].footprint, ew.accesses()[pw].footprint
         self.readers = [(x, ctx.edge(x).accesses()[px].footprint) for x, px in readers]
+        self._reader_ids = list(readers)
         super().__init__(ctx, (r, w, *[x for x, _ in readers]), f"{self.code}:{er.name}#{pr}|{ew.name}#{pw}", ew.span,
                          (Label(er.span, f"`{er.name}` accumulates here"),))
 
@@ -349,6 +384,25 @@ class LostAccumulation(Obligation):
                 if reach >= hi:
                     return "hb-reachability"
         return "hb-reachability" if reach >= hi else None
+
+    def evidence(self) -> Evidence | None:
+        r, w = self.edges[:2]
+        first = self.path(w, r)
+        if first is not None:
+            return Ordered(first)
+        lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
+        reach, used = lo, []
+        readers = [(x, px, self.ctx.edge(x).accesses()[px].footprint) for x, px in self._reader_ids]
+        for x, px, fx in sorted(readers, key=lambda t: (t[2].lo, t[2].hi, t[0])):
+            if not fx.contiguous or fx.hi <= reach or fx.lo > reach or fx.lo >= hi:
+                continue
+            p1, p2 = self.path(r, x), self.path(x, w)
+            if p1 is not None and p2 is not None:
+                used.append(CoverRead(x, px, fx.lo, fx.hi, p1, p2))
+                reach = fx.hi
+                if reach >= hi:
+                    break
+        return ReadCover(lo, hi, tuple(used)) if reach >= hi else None
 
     def encode(self) -> Query:
         r, w = self.edges[:2]

@@ -61,6 +61,8 @@ def _results(results: list[CheckResult], stats: bool) -> list[dict[str, Any]]:
             "name": r.name,
             "diagnostics": [diagnostic_to_json(d, r.sources) for d in r.diagnostics if not d.baselined],
         }
+        if r.certified is not None:
+            doc["certificates"] = {"checked": r.certified, "rejected": r.certify_rejected}
         if stats:
             doc["seconds"] = round(r.seconds, 3)
             doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved}
@@ -78,6 +80,10 @@ def report_to_json(report: Report) -> str:
     doc: dict[str, Any] = {"fxverify": 1, "tool": {"name": "fxverify", "version": __version__},
                            "results": _results(report.results, report.stats), "summary": report.totals(),
                            "exit_code": report.exit_code, "baseline": None}
+    certified = [r for r in report.results if r.certified is not None]
+    if certified:
+        doc["summary"]["certificates_checked"] = sum(r.certified or 0 for r in certified)
+        doc["summary"]["certificates_rejected"] = sum(r.certify_rejected for r in certified)
     if report.baseline is not None:
         b = report.baseline
         doc["baseline"] = {"file": b.path, "matched": b.matched, "updated": b.updated,

@@ -125,8 +125,17 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
-            (f" — {total} obligations, {result.solver_calls} solver call{'' if result.solver_calls == 1 else 's'}" + (f", {result.seconds:.2f} s" if stats else ""), "")]
+            (f" — {total} obligations, {result.solver_calls} solver call{'' if result.solver_calls == 1 else 's'}"
+             + _certified(result) + (f", {result.seconds:.2f} s" if stats else ""), "")]
     return [head] + out
+
+
+def _certified(result: CheckResult) -> str:
+    """``, N certificates checked[, K rejected]`` under ``--certify``, else nothing."""
+    if result.certified is None:
+        return ""
+    rejected = f", {result.certify_rejected} rejected" if result.certify_rejected else ""
+    return f", {result.certified} certificate{'' if result.certified == 1 else 's'} checked{rejected}"
 
 
 def to_plain(lines: list[Line]) -> str:
@@ -182,6 +191,10 @@ def render_report(report: Report) -> list[Line]:
     lines.append([("summary", "bold")])
     for i, (a, p, o) in enumerate(rows):
         lines.append([(f"  {a:<{w[0]}}  {p:>{w[1]}}  {o:>{w[2]}}", "bold" if i in (0, len(rows) - 1) else "")])
+    certified = [r for r in report.results if r.certified is not None]
+    if certified:
+        n, k = sum(r.certified or 0 for r in certified), sum(r.certify_rejected for r in certified)
+        lines.append([(f"  certificates of fast proofs: {n} checked, {k} rejected", "bold red" if k else "")])
     if report.stats:
         c = report.cache
         lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {c.policy_misses}; "

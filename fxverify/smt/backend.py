@@ -71,15 +71,24 @@ class Result:
 
 @dataclass(frozen=True)
 class SolverOptions:
-    """Solver effort limits and seeds (STYLE.md, after CrossHair: seeded, resource-limited).
+    """Which solver, its effort limits and seeds (STYLE.md, after CrossHair: seeded,
+    resource-limited).
 
-    ``rlimit`` is Z3's deterministic resource counter (machine independent); ``timeout_ms`` is a
-    wall-clock backstop. ``seed`` fixes ``smt.random_seed`` and ``sat.random_seed``.
+    ``solver`` names the backend ``smt.factory.open_backend`` builds: ``z3``, ``cvc5`` or
+    ``portfolio`` (both, answering when they agree; ``smt.portfolio``). ``rlimit`` is the
+    solver's deterministic resource counter (machine independent; Z3's ``rlimit``, cvc5's
+    ``rlimit`` in its own units); ``timeout_ms`` is a wall-clock backstop. ``seed`` fixes the
+    solver's random seeds (Z3 ``random_seed``; cvc5 ``seed`` and ``sat-random-seed``).
     """
 
     seed: int = 0
     rlimit: int = 20_000_000
     timeout_ms: int = 30_000
+    solver: str = "z3"
+
+    def describe(self) -> str:
+        """The options as one line, for cache keys: ``solver=z3 seed=0 rlimit=... timeout_ms=...``."""
+        return f"solver={self.solver} seed={self.seed} rlimit={self.rlimit} timeout_ms={self.timeout_ms}"
 
 
 class Backend(Protocol):

@@ -2,7 +2,7 @@
 
 ``CachingBackend`` keys each query by the SHA-256 of its SMT-LIB2 text (without comment lines,
 which name files and never change the answer) with its minimisation objectives and core request,
-the solver's version and the solver options, and asks the inner backend only on a miss; equal texts in one batch are solved once. The store is
+the solver's name and version and the solver options, and asks the inner backend only on a miss; equal texts in one batch are solved once. The store is
 anything with ``get_result``/``put_result`` (the on-disk ``gate.cache.ResultCache``).
 ``CountingBackend`` only counts (``--no-cache`` still reports how many queries were solved). Both
 implement the whole ``Backend`` protocol. Emits no diagnostics.
@@ -91,9 +91,9 @@ class CachingBackend:
         return self._version
 
     def key(self, query: Query) -> str:
-        """The cache key of ``query``: SHA-256 of its SMT-LIB2 text, solver version and options."""
-        o = self.solver
-        return sha256(obligation_text(query), self.version(), f"seed={o.seed} rlimit={o.rlimit} timeout_ms={o.timeout_ms}")
+        """The cache key of ``query``: SHA-256 of its SMT-LIB2 text, the solver's version (which
+        names cvc5 and the portfolio) and the options, the solver's name among them."""
+        return sha256(obligation_text(query), self.version(), self.solver.describe())
 
     def check(self, query: Query) -> Result:
         """Answer ``query`` from the store, or decide it and store the answer."""

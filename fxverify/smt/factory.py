@@ -1,29 +1,36 @@
 """The one factory of solver backends.
 
-``open_backend`` returns the Z3 backend, or a pool of worker processes running it for
-``--jobs N``. Z3 is imported only when a backend is built: loading it costs time even for runs
-that stop at an input error. Emits no diagnostics.
+``open_backend`` returns the backend ``SolverOptions.solver`` names (``SOLVERS``: Z3, cvc5, or the
+portfolio of both), or a pool of worker processes running it for ``--jobs N``. The solvers are
+imported only when a backend is built: loading them costs time even for runs that stop at an input
+error, and cvc5 is an optional dependency (``missing`` tells whether it is installed). Emits no
+diagnostics.
 """
 
 from __future__ import annotations
 
 from fxverify.smt.backend import Backend, SolverOptions
+from fxverify.smt.solvers import SOLVERS, SolverUnavailable, missing, single_backend
+
+__all__ = ["SOLVERS", "SolverUnavailable", "missing", "open_backend", "single_backend", "solver_version"]
 
 
 def open_backend(options: SolverOptions, *, jobs: int = 1) -> Backend:
-    """The solver backend: Z3 in this process, or with ``jobs > 1`` a pool of that many worker
-    processes running it (``smt.pool``). The caller closes it."""
+    """The solver backend of ``options.solver``, in this process, or with ``jobs > 1`` a pool of
+    that many worker processes each running the same solver (``smt.pool``). The caller closes it.
+    Raises ``SolverUnavailable`` (``missing``)."""
     if jobs > 1:
+        why = missing(options.solver)
+        if why is not None:
+            raise SolverUnavailable(why)
         from fxverify.smt.pool import PoolBackend
 
         return PoolBackend(options, jobs)
-    from fxverify.smt.z3_backend import Z3Backend
-
-    return Z3Backend(options)
+    return single_backend(options)
 
 
-def solver_version() -> str:
-    """The version string of the solver ``open_backend`` builds (part of every cache key)."""
-    from fxverify.smt.z3_backend import Z3Backend
-
-    return Z3Backend().version()
+def solver_version(solver: str = "z3") -> str:
+    """The version string of the backend ``solver`` names (part of every cache key): Z3's bare
+    version (``4.13.0.0``), ``cvc5 1.4.2``, or both for the portfolio. Raises
+    ``SolverUnavailable``."""
+    return single_backend(SolverOptions(solver=solver)).version()

@@ -1,8 +1,9 @@
 """A backend that decides batches of queries in worker processes (``check --jobs N`` on one policy).
 
 Takes ``Query`` objects in batches (``check_many``); returns their ``Result``s in the same order.
-Each worker runs the Z3 backend, which solves every query in a fresh context, so an answer depends
-only on the query and the ``SolverOptions``: the results, and therefore the report, are the same
+Each worker runs the backend ``SolverOptions.solver`` names (``solvers.single_backend``: Z3, cvc5
+or the portfolio), which solves every query in a fresh context, so an answer depends only on the
+query and the ``SolverOptions``: the results, and therefore the report, are the same
 bytes as with one process. The pool is started on the first batch that has two or more queries
 (starting workers costs about a second each) and must be closed with ``close``. Emits no
 diagnostics; never raises for solver trouble (that is ``Status.UNKNOWN``).
@@ -14,33 +15,32 @@ import multiprocessing
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 
-from fxverify.smt.backend import Query, Result, SolverOptions
-from fxverify.smt.z3_backend import Z3Backend
+from fxverify.smt.backend import Backend, Query, Result, SolverOptions
+from fxverify.smt.solvers import single_backend
 
-_WORKER_BACKEND: dict[SolverOptions, Z3Backend] = {}
+_WORKER_BACKEND: dict[SolverOptions, Backend] = {}
 
 
 def _solve(options: SolverOptions, query: Query) -> Result:
-    """Decide ``query`` in a worker process, with one Z3 backend per option set."""
+    """Decide ``query`` in a worker process, with one backend per option set."""
     backend = _WORKER_BACKEND.get(options)
     if backend is None:
-        backend = _WORKER_BACKEND[options] = Z3Backend(options)
+        backend = _WORKER_BACKEND[options] = single_backend(options)
     return backend.check(query)
 
 
 class PoolBackend:
-    """Decide queries with Z3 in ``jobs`` worker processes (``spawn``: the parent may hold a Z3
-    context, which must not be forked)."""
-
-    name = "z3-pool"
+    """Decide queries with the solver of ``options`` in ``jobs`` worker processes (``spawn``: the
+    parent may hold a solver context, which must not be forked)."""
 
     def __init__(self, options: SolverOptions, jobs: int) -> None:
         self.options, self.jobs = options, jobs
+        self.name = f"{options.solver}-pool"
         self._pool: ProcessPoolExecutor | None = None
 
     def version(self) -> str:
-        """Z3's version (asked in this process)."""
-        return Z3Backend(self.options).version()
+        """The solver's version (asked in this process)."""
+        return single_backend(self.options).version()
 
     def check(self, query: Query) -> Result:
         """Decide one query in this process: a pool is not worth starting for it."""

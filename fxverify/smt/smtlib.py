@@ -28,14 +28,19 @@ def term_to_smtlib(t: Term) -> str:
     return "(" + " ".join([t.op] + [term_to_smtlib(a) for a in t.args]) + ")"
 
 
-def query_to_smtlib(q: Query) -> str:
-    """Return ``q`` as SMT-LIB2 text: header comments, declarations, named assertions (labels
+def query_to_smtlib(q: Query, notes: tuple[str, ...] = (), status: Status | None = None) -> str:
+    """Return ``q`` as SMT-LIB2 text: header comments (``q.header``, then ``notes``), with
+    ``status`` a ``(set-info :status sat|unsat|unknown)`` line (SMT-LIB's status of the
+    benchmark: the answer a solver must give), then declarations, named assertions (labels
     prefixed ``A_``), check-sat.
 
     The final comment states which answer proves the obligation (``unsat`` for most codes,
     ``sat`` for FX-ORD-001).
     """
-    lines = [f"; {h}" if h else ";" for h in q.header]
+    proves = "unsat" if q.expect is Status.UNSAT else "sat"
+    lines = [f"; {h}" if h else ";" for h in (*q.header, *notes)]
+    if status is not None:
+        lines.append(f"(set-info :status {status.value})")
     lines.append("(set-option :produce-unsat-cores true)")
     lines.append("(set-logic QF_LIA)")
     for v in free_vars([t for _, t in q.assertions] + list(q.minimize)):
@@ -44,7 +49,6 @@ def query_to_smtlib(q: Query) -> str:
         body = term_to_smtlib(t)
         # Labels get a prefix so they can never clash with a declared constant.
         lines.append(f"(assert (! {body} :named A_{label}))" if label else f"(assert {body})")
-    proves = "unsat" if q.expect is Status.UNSAT else "sat"
     lines.append(f"; the obligation is proved when the answer is {proves}")
     lines.append("(check-sat)")
     lines.append("(exit)")
@@ -65,8 +69,9 @@ class SmtlibDump:
         os.makedirs(directory, exist_ok=True)
         self._names: Counter = Counter()
 
-    def write(self, q: Query) -> str:
-        """Write ``q``; returns the file's path."""
+    def name(self, q: Query) -> str:
+        """The file name ``q`` gets in this folder (``CODE__<rest>.smt2``, unique: each call
+        counts as one file)."""
         code, _, rest = q.name.partition(":")
         slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", rest if rest else code).strip("_")
         if len(slug) > 100:
@@ -75,6 +80,10 @@ class SmtlibDump:
         self._names[name] += 1
         if self._names[name] > 1:
             name += f"__{self._names[name]}"
-        path = os.path.join(self.dir, name + ".smt2")
-        replace_atomically(path, query_to_smtlib(q).encode("utf-8"))
+        return name + ".smt2"
+
+    def write(self, q: Query, text: str | None = None) -> str:
+        """Write ``q`` (as ``text`` when given, else ``query_to_smtlib(q)``); returns the file's path."""
+        path = os.path.join(self.dir, self.name(q))
+        replace_atomically(path, (query_to_smtlib(q) if text is None else text).encode("utf-8"))
         return path

@@ -1,0 +1,317 @@
+"""Certificates of fast proofs: the evidence an exact non-solver proof leaves behind.
+
+Every obligation that ``prove_fast`` proves without the solver can state why in a ``Certificate``
+(``Obligation.certificate()``): the obligation's ``key``, ``code`` and primary ``edges``, the
+proof ``method`` (the name ``prove_fast`` returned) and one piece of evidence, a frozen dataclass of
+IR names, edge ids and integers (no callables, no graph objects). ``fxverify.certify`` re-validates
+certificates against the IR alone, sharing no code with the prover; ``specs/certificates.md``
+gives each kind and what the checker verifies. This module is the data contract between the two:
+it imports nothing from fxverify. Emits no diagnostics.
+
+Edge ids are ``ir.Edge.eid``; an ``HbPath`` ``(x0, ..., xn)`` claims ``f(x0) <= s(xn)`` in every
+schedule, each step ``x -> y`` being an ``after x`` clause of ``y`` or ``x`` declared before ``y``
+on the same ``(device, stream)`` (BRIEF section 2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class HbPath:
+    """An HB path: edge ids ``(x0, ..., xn)``, ``n >= 1``; claims ``f(x0) <= s(xn)``."""
+
+    edges: tuple[int, ...]
+
+    @property
+    def first(self) -> int:
+        """The edge the path starts at (it finishes first)."""
+        return self.edges[0]
+
+    @property
+    def last(self) -> int:
+        """The edge the path ends at (it starts last)."""
+        return self.edges[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class Ordered:
+    """Kind ``hb-order``: ``path`` orders two of the obligation's edges (which two, and in which
+    direction, the obligation's code decides)."""
+
+    path: HbPath
+    kind = "hb-order"
+
+
+@dataclass(frozen=True, slots=True)
+class FlushedBetween:
+    """Kind ``flush-between`` (FX-ORD-003): edge ``flush`` flushes ``link``; ``before`` orders the
+    writer before it (``None`` when the writer is the flushing edge) and ``after`` orders it
+    before the reader (from the writer when the writer flushes)."""
+
+    link: str
+    flush: int
+    before: HbPath | None
+    after: HbPath
+    kind = "flush-between"
+
+
+@dataclass(frozen=True, slots=True)
+class HandoffOrder:
+    """One handoff of the region, ordered by ``path``: either it finishes before the handoff that
+    gave the region to its owner (``path`` ends there) or it starts after the use (``path`` starts
+    at the use)."""
+
+    handoff: int
+    path: HbPath
+
+
+@dataclass(frozen=True, slots=True)
+class OwnerChain:
+    """Kind ``owner-chain``: ``device`` owns ``region`` when edge ``at`` starts, in every schedule.
+    ``via`` is the handoff to ``device`` whose ``via_path`` orders it before ``at`` (``None``: the
+    initial owner, with no handoff before ``at``); ``others`` orders every other handoff of the
+    region (those of enclosing regions included) before ``via`` or after ``at``."""
+
+    region: str
+    device: str
+    at: int
+    via: int | None
+    via_path: HbPath | None
+    others: tuple[HandoffOrder, ...]
+    kind = "owner-chain"
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseChain:
+    """Kind ``lease-chain``: ``device`` holds a read lease on ``region`` when edge ``at`` starts:
+    edge ``lease`` grants it and ``lease_path`` orders it before ``at``; ``others`` orders every
+    handoff of the region on another edge before the lease or after ``at``."""
+
+    region: str
+    device: str
+    at: int
+    lease: int
+    lease_path: HbPath
+    others: tuple[HandoffOrder, ...]
+    kind = "lease-chain"
+
+
+@dataclass(frozen=True, slots=True)
+class FinalOwnerOf:
+    """Kind ``final-owner``: the owner of ``region`` when the flow ends is ``owner`` in every
+    schedule. ``superseded`` orders each handoff that is not last before another handoff of the
+    region; ``last`` lists the others, each giving the region to ``owner`` (empty with no
+    handoffs: the initial owner stays)."""
+
+    region: str
+    owner: str
+    superseded: tuple[HandoffOrder, ...]
+    last: tuple[int, ...]
+    kind = "final-owner"
+
+
+@dataclass(frozen=True, slots=True)
+class TopologicalOrder:
+    """Kind ``topological-order`` (FX-ORD-001): every edge id once, each HB constraint going
+    forward; ``s(e) = 2i``, ``f(e) = 2i + 1`` for the edge at position ``i`` is a schedule."""
+
+    order: tuple[int, ...]
+    kind = "topological-order"
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """Kind ``interval`` (FX-ALIAS-003): access ``pos`` of the edge touches ``[lo, hi)``, inside
+    ``region``'s ``[base, end)``."""
+
+    pos: int
+    region: str
+    lo: int
+    hi: int
+    base: int
+    end: int
+    kind = "interval"
+
+
+@dataclass(frozen=True, slots=True)
+class InPlaceForm:
+    """Kind ``in-place`` (FX-ALIAS-002): ``rule`` is ``gather-rank`` (the source sits at
+    ``dst.base + rank * chunk``) or ``same-footprint`` (a reduction whose source is its
+    destination)."""
+
+    rule: str
+    rank: int = 0
+    chunk: int = 0
+    kind = "in-place"
+
+
+@dataclass(frozen=True, slots=True)
+class FabricHop:
+    """A route from device ``src`` to device ``dst`` over ``links`` (names, in order)."""
+
+    src: str
+    dst: str
+    links: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FabricPath:
+    """Kind ``fabric-path`` (FX-HOOK-001, FX-ORD-004): one route per pair of devices the
+    obligation joins; ``ordered_only`` when every link must be ``ordered``."""
+
+    hops: tuple[FabricHop, ...]
+    ordered_only: bool
+    kind = "fabric-path"
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredHook:
+    """Kind ``declared-hook`` (FX-HOOK-002): ``device`` declares ``hook``."""
+
+    device: str
+    hook: str
+    kind = "declared-hook"
+
+
+@dataclass(frozen=True, slots=True)
+class LinkEndpoint:
+    """Kind ``link-endpoint`` (FX-HOOK-001 for flushes): ``device`` is an end of ``link``."""
+
+    link: str
+    device: str
+    kind = "link-endpoint"
+
+
+@dataclass(frozen=True, slots=True)
+class OneDestination:
+    """Kind ``one-destination`` (FX-OWN-003 split): the handoff clauses at ``clauses`` (positions
+    in the edge's handoffs) share bytes with ``region`` and all name ``dst``."""
+
+    region: str
+    dst: str
+    clauses: tuple[int, ...]
+    kind = "one-destination"
+
+
+@dataclass(frozen=True, slots=True)
+class LocalClass:
+    """Kind ``local-class`` (FX-MAP-001): map op ``op`` (position in the edge's map ops) uses
+    ``map``, local to ``device``, which drives the edge."""
+
+    op: int
+    map: str
+    device: str
+    kind = "local-class"
+
+
+@dataclass(frozen=True, slots=True)
+class OwnSlot:
+    """Kind ``own-slot`` (FX-MAP-004, plain read): map op ``op`` reads per-device ``map`` entry
+    ``key`` and no edge on another device writes it."""
+
+    op: int
+    map: str
+    key: int | None
+    kind = "own-slot"
+
+
+@dataclass(frozen=True, slots=True)
+class SizeBound:
+    """Kind ``size-bound`` (FX-XF-001): ``sizes[0]`` input bytes, ``sizes[i]`` the worst-case
+    output of transform ``i - 1``; the last fits ``capacity`` (the destination's bytes)."""
+
+    sizes: tuple[int, ...]
+    capacity: int
+    kind = "size-bound"
+
+
+@dataclass(frozen=True, slots=True)
+class ChecksumWalk:
+    """Kind ``checksum-walk`` (FX-XF-002): ``valid[i]`` says whether a valid checksum covers the
+    bytes before transform ``i`` (one more entry for the end of the chain)."""
+
+    valid: tuple[bool, ...]
+    kind = "checksum-walk"
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutFacts:
+    """Kind ``layout`` (FX-XF-003): ``dtypes[i]`` the dtype flowing into transform ``i`` and, last,
+    into the destination (``None``: undeclared); ``nbytes`` the input bytes."""
+
+    dtypes: tuple[str | None, ...]
+    nbytes: int
+    kind = "layout"
+
+
+@dataclass(frozen=True, slots=True)
+class CoverRead:
+    """A read (edge ``edge``, access ``pos``) of ``[lo, hi)``, ordered after the reduction by
+    ``after_reduce`` and before the write by ``before_write``."""
+
+    edge: int
+    pos: int
+    lo: int
+    hi: int
+    after_reduce: HbPath
+    before_write: HbPath
+
+
+@dataclass(frozen=True, slots=True)
+class ReadCover:
+    """Kind ``read-cover`` (FX-XF-004, lost accumulation): the reads cover ``[lo, hi)``, every byte
+    that both the reduction and the write touch."""
+
+    lo: int
+    hi: int
+    reads: tuple[CoverRead, ...]
+    kind = "read-cover"
+
+
+Evidence = (Ordered | FlushedBetween | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+            | InPlaceForm | FabricPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
+            | SizeBound | ChecksumWalk | LayoutFacts | ReadCover)
+
+#: Every evidence class, by its kind name.
+KINDS: dict[str, type] = {c.kind: c for c in (
+    Ordered, FlushedBetween, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    FabricPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
+    LayoutFacts, ReadCover)}
+
+#: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
+METHOD_KINDS: dict[str, frozenset[str]] = {
+    "hb-reachability": frozenset({"hb-order", "flush-between", "owner-chain", "final-owner", "read-cover"}),
+    "static-owner": frozenset({"owner-chain", "final-owner"}),
+    "lease-hb": frozenset({"lease-chain"}),
+    "topological-sort": frozenset({"topological-order"}),
+    "interval": frozenset({"interval"}),
+    "in-place-rule": frozenset({"in-place"}),
+    "fabric-search": frozenset({"fabric-path"}),
+    "declared": frozenset({"declared-hook"}),
+    "link-endpoint": frozenset({"link-endpoint"}),
+    "constant": frozenset({"one-destination"}),
+    "static-class": frozenset({"local-class", "own-slot"}),
+    "arith": frozenset({"size-bound"}),
+    "chain-walk": frozenset({"checksum-walk"}),
+    "static-layout": frozenset({"layout"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Certificate:
+    """The certificate of one fast proof: the obligation's ``key``, ``code`` (``"FX-ORD-002"``)
+    and primary ``edges`` (ids, in role order, as the obligation holds them), the ``method`` that
+    proved it, and the ``evidence``."""
+
+    key: str
+    code: str
+    method: str
+    edges: tuple[int, ...]
+    evidence: Evidence
+
+    @property
+    def kind(self) -> str:
+        """The evidence's kind name (a key of ``KINDS``)."""
+        return self.evidence.kind

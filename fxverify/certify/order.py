@@ -1,0 +1,258 @@
+"""Checks of the schedule certificates: ``hb-order``, ``flush-between``, ``owner-chain``,
+``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
+
+Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
+is looked up in the IR, the evidence is bound to the obligation (its key names the region, the
+edges, the map op; its code decides which endpoints the property needs), and the property is
+stated over start/finish times (BRIEF section 2) for ``--certify smt``. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from fxverify.certificate import (
+    Certificate,
+    FinalOwnerOf,
+    FlushedBetween,
+    LeaseChain,
+    Ordered,
+    OwnerChain,
+    ReadCover,
+    TopologicalOrder,
+)
+from fxverify.certify.facts import (
+    Facts,
+    Statement,
+    contains,
+    f,
+    fp_hi,
+    key_body,
+    overlap,
+    s,
+    split_ref,
+)
+from fxverify.diagnostics import codes
+from fxverify.ir import AccessMode, EdgeAction, MapOpKind
+from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_
+from fxverify.vocab import ClassKind
+
+
+def _op(facts: Facts, st: Statement, ref: str, eid: int, kinds: tuple[MapOpKind, ...]) -> str | None:
+    """The map that op ``name#i`` (``ref``) of edge ``eid`` uses, if it is of ``kinds``."""
+    name, i = split_ref(ref)
+    e = facts.edges[eid]
+    ok = name == e.name and 0 <= i < len(e.map_ops) and e.map_ops[i].kind in kinds
+    st.fact(ok, f"the key's map op `{ref}` is not a {'/'.join(k.value for k in kinds)} of `{e.name}`")
+    return e.map_ops[i].map if ok else None
+
+
+def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
+    """``hb-order``: the path orders the two edges the code's property needs, in its direction."""
+    st = Statement()
+    if not st.fact(len(c.edges) >= 2, "an ordering certificate needs two edges"):
+        return st
+    a, b = c.edges[0], c.edges[1]
+    either = False
+    if c.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002) or (c.code == codes.XF_004 and len(c.edges) == 2
+                                                               and facts.edges[b].action is EdgeAction.REDUCE):
+        either, first, last, st.violation = True, a, b, overlap(a, b)
+    elif c.code == codes.XF_004:  # lost accumulation: the write initialises the target before the reduction
+        first, last, st.violation = b, a, f(a) <= s(b)
+    elif c.code == codes.OWN_004:  # the use before the release
+        first, last, st.violation = b, a, not_(f(b) <= s(a))
+    elif c.code == codes.MAP_004:
+        _op(facts, st, key_body(c.key).split("|")[0], a, (MapOpKind.AGGREGATE,))
+        first, last, st.violation = b, a, not_(f(b) <= s(a))
+    elif c.code == codes.MAP_003:
+        m = _op(facts, st, key_body(c.key).split("|")[0], a, (MapOpKind.GUARD,))
+        eventual = m is not None and facts.policy.map(m).cls.kind is ClassKind.EVENTUAL
+        # The guard first works for every class; the writer first only where a finished write is seen.
+        first, last = (a, b) if eventual or ev.path.first == a else (b, a)
+        st.violation = s(b) < s(a) if eventual else and_(s(b) < s(a), s(a) < f(b))
+    else:
+        st.fact(False, f"an HB order does not prove {c.code}")
+        return st
+    if either and ev.path.first == b:
+        first, last = b, a
+    facts.path(st, ev.path, first, last, "order")
+    return st
+
+
+def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement:
+    """``flush-between`` (FX-ORD-003): a flush of the posted link orders the write before the read."""
+    st = Statement()
+    if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 2, f"a flush order does not prove {c.code}"):
+        return st
+    w, r = c.edges[0], c.edges[1]
+    st.fact(ev.link == key_body(c.key).rsplit("|", 1)[-1], f"link `{ev.link}` is not the obligation's")
+    fl = ev.flush
+    st.fact(0 <= fl < len(facts.edges) and ev.link in facts.edges[fl].flushes,
+            f"{facts.name(fl)} does not flush `{ev.link}`")
+    if fl == w and ev.before is None:
+        facts.path(st, ev.after, w, r, "write to read")
+        st.violation = not_(f(w) <= s(r))
+    else:
+        facts.path(st, ev.before, w, fl, "write to flush")
+        facts.path(st, ev.after, fl, r, "flush to read")
+        st.violation = not_(and_(f(w) <= s(fl), f(fl) <= s(r)))
+    return st
+
+
+def _bind_owner(facts: Facts, c: Certificate, st: Statement, region: str, device: str, at: int,
+                lease: bool) -> list[int] | None:
+    """The handoffs the ownership claim must order, after checking that it speaks of the
+    obligation's edge, region and device (its key and its code say which); ``None`` on mismatch."""
+    body = key_body(c.key)
+    if not st.fact(region in facts.regions and 0 <= at < len(facts.edges), "unknown region or edge"):
+        return None
+    e = facts.edges[at]
+    st.fact(bool(c.edges) and c.edges[0] == at, "the claim is not about the obligation's primary edge")
+    st.fact(device == e.device, f"`{device}` does not drive `{e.name}` ({e.device} does)")
+    hs = facts.movers(region)
+    if c.code == codes.OWN_001:
+        st.fact(body == f"{e.name}|{region}", f"the key `{c.key}` is not about `{e.name}` and `{region}`")
+        if lease:
+            st.fact(not facts.writes_governed(e, region), f"`{e.name}` writes `{region}`: a lease allows reads only")
+        return hs
+    if c.code == codes.OWN_003 and body.startswith("lease:") and not lease:
+        _g, _, rest = body.removeprefix("lease:").partition("|")
+        reg, _, to = rest.partition("|")
+        st.fact(_g == e.name and reg == region and any(x.region == region and x.device == to for x in e.leases),
+                f"the key `{c.key}` is not a lease of `{region}` by `{e.name}`")
+        return [h for h in hs if h != at]
+    if c.code == codes.OWN_003 and not lease and not body.startswith(("lease:", "split:")):
+        st.fact(body == f"{e.name}|{region}", f"the key `{c.key}` is not about `{e.name}` and `{region}`")
+        clauses = [x for x in e.handoffs if x.region == region]
+        st.fact(bool(clauses) and all(x.src == device for x in clauses),
+                f"`{e.name}` does not hand `{region}` off from `{device}`, its driver")
+        return [h for h in hs if h != at]
+    st.fact(False, f"an ownership chain does not prove {c.code} `{c.key}`")
+    return None
+
+
+def check_owner(facts: Facts, c: Certificate, ev: OwnerChain) -> Statement:
+    """``owner-chain``: ``device`` owns the region when ``at`` starts, in every schedule."""
+    st = Statement()
+    hs = _bind_owner(facts, c, st, ev.region, ev.device, ev.at, lease=False)
+    if hs is None:
+        return st
+    t = s(ev.at)
+    st.edges.add(ev.at)
+    if ev.via is None:
+        st.fact(facts.regions[ev.region].owner == ev.device, f"`{ev.device}` is not the initial owner of `{ev.region}`")
+        facts.ordered_entries(st, ev.others, hs, -1, ev.at, "later handoff")
+        st.violation = not_(and_(*[not_(f(o) <= t) for o in hs]))
+        return st
+    if not st.fact(ev.via in hs, f"{facts.name(ev.via)} does not hand `{ev.region}` off"):
+        return st
+    st.fact(facts.dst(ev.via, ev.region) == ev.device, f"{facts.name(ev.via)} does not give `{ev.region}` to `{ev.device}`")
+    facts.path(st, ev.via_path, ev.via, ev.at, "handoff to use")
+    others = [o for o in hs if o != ev.via]
+    facts.ordered_entries(st, ev.others, others, ev.via, ev.at, "other handoff")
+    st.violation = not_(and_(f(ev.via) <= t, *[not_(and_(f(o) <= t, f(ev.via) < f(o))) for o in others]))
+    return st
+
+
+def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
+    """``lease-chain`` (FX-OWN-001, a read): a lease to ``device`` is in force when ``at`` starts."""
+    st = Statement()
+    hs = _bind_owner(facts, c, st, ev.region, ev.device, ev.at, lease=True)
+    if hs is None or not st.fact(c.code == codes.OWN_001 and 0 <= ev.lease < len(facts.edges), "not a lease of a use"):
+        return st
+    r = facts.regions[ev.region]
+    st.fact(any(ls.device == ev.device and contains(facts.regions[ls.region], r) for ls in facts.edges[ev.lease].leases),
+            f"{facts.name(ev.lease)} leases no region holding `{ev.region}` to `{ev.device}`")
+    facts.path(st, ev.lease_path, ev.lease, ev.at, "lease to use")
+    others = [h for h in hs if h != ev.lease]
+    facts.ordered_entries(st, ev.others, others, ev.lease, ev.at, "handoff")
+    g, t = ev.lease, s(ev.at)
+    st.edges.update({ev.at, g})
+    st.violation = not_(and_(f(g) <= t, *[not_(and_(s(g) < f(h), s(h) <= t)) for h in others]))
+    return st
+
+
+def check_final(facts: Facts, c: Certificate, ev: FinalOwnerOf) -> Statement:
+    """``final-owner`` (FX-OWN-005): every handoff but the last ones precedes another handoff, and
+    the last ones all give the region to ``owner`` (the declared owner, when declared)."""
+    st = Statement()
+    if not st.fact(c.code == codes.OWN_005 and key_body(c.key) == ev.region and ev.region in facts.regions,
+                   f"the certificate is not about the final owner of `{ev.region}`"):
+        return st
+    declared = [fo.device for fo in facts.policy.final_owners if fo.region == ev.region]
+    st.fact(not declared or declared[-1] == ev.owner, f"`{ev.owner}` is not the declared final owner")
+    hs = facts.movers(ev.region)
+    if not hs:
+        st.fact(facts.regions[ev.region].owner == ev.owner and not ev.last and not ev.superseded,
+                f"with no handoff `{ev.region}` stays with its initial owner, not `{ev.owner}`")
+        st.violation = FALSE
+        return st
+    st.fact(set(ev.last) <= set(hs) and all(facts.dst(h, ev.region) == ev.owner for h in ev.last),
+            f"a last handoff does not give `{ev.region}` to `{ev.owner}`")
+    sup = {x.handoff for x in ev.superseded}
+    st.need(bool(ev.last) and sup | set(ev.last) == set(hs) and not sup & set(ev.last),
+            "the handoffs are not split into superseded and last ones")
+    for x in ev.superseded:
+        st.fact(x.handoff in hs, f"{facts.name(x.handoff)} does not hand `{ev.region}` off")
+        facts.path(st, x.path, x.handoff, None, "superseded handoff")
+        st.need(x.path is not None and x.path.last in hs and x.path.last != x.handoff,
+                f"{facts.name(x.handoff)} is not followed by another handoff of `{ev.region}`")
+    st.edges.update(hs)
+    st.violation = or_(*[and_(*[f(o) <= f(h) for o in hs if o != h]) for h in hs if h not in ev.last])
+    return st
+
+
+def check_topological(facts: Facts, c: Certificate, ev: TopologicalOrder) -> Statement:
+    """``topological-order`` (FX-ORD-001): a permutation of every edge with each HB constraint
+    forward, so ``s = 2i, f = 2i + 1`` is a schedule."""
+    st = Statement()
+    n = len(facts.edges)
+    st.fact(c.code == codes.ORD_001 and key_body(c.key) == "policy" and tuple(c.edges) == tuple(range(n)),
+            "the certificate is not about the whole policy's HB")
+    if not st.fact(sorted(ev.order) == list(range(n)), "the order is not a permutation of the edges"):
+        return st
+    pos = {e: i for i, e in enumerate(ev.order)}
+    cons = facts.constraints()
+    back = [(x, y) for x, y in cons if pos[x] >= pos[y]]
+    st.need(not back, f"{len(back)} HB constraint(s) go backwards, first {facts.name(back[0][0]) if back else ''}")
+    for e, i in pos.items():
+        st.hyps += [eq(s(e), 2 * i), eq(f(e), 2 * i + 1)]
+    st.violation = or_(*[not_(f(x) <= s(y)) for x, y in cons])
+    return st
+
+
+def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
+    """``read-cover`` (FX-XF-004, lost accumulation): reads ordered between the reduction and the
+    write cover every byte both touch."""
+    st = Statement()
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == codes.XF_004 and len(refs) == 2 and len(c.edges) >= 2, f"a read cover does not prove {c.code}"):
+        return st
+    r, w = c.edges[0], c.edges[1]
+    (nr, pr), (nw, pw) = split_ref(refs[0]), split_ref(refs[1])
+    er, ew = facts.edges[r], facts.edges[w]
+    if not st.fact(nr == er.name and nw == ew.name and 0 <= pr < len(er.accesses()) and 0 <= pw < len(ew.accesses()),
+                   "the key does not name the obligation's accesses"):
+        return st
+    ar, aw = er.accesses()[pr], ew.accesses()[pw]
+    st.fact(ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE, "not a reduction followed by a plain write")
+    lo, hi = max(ar.footprint.base, aw.footprint.base), min(fp_hi(ar.footprint), fp_hi(aw.footprint))
+    st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")
+    reach = lo
+    addr = int_var("addr")
+    covered = []
+    for x in sorted(ev.reads, key=lambda x: x.lo):
+        if not st.fact(0 <= x.edge < len(facts.edges) and 0 <= x.pos < len(facts.edges[x.edge].accesses()),
+                       f"no access {x.pos} of {facts.name(x.edge)}"):
+            continue
+        fx = facts.edges[x.edge].accesses()[x.pos]
+        fp = fx.footprint
+        st.fact(fx.mode is AccessMode.READ and fp.space == ar.footprint.space and (fp.count == 1 or fp.stride <= fp.elem)
+                and (x.lo, x.hi) == (fp.base, fp_hi(fp)), f"{facts.name(x.edge)} does not read [{x.lo:#x}, {x.hi:#x}) whole")
+        facts.path(st, x.after_reduce, r, x.edge, "reduction to read")
+        facts.path(st, x.before_write, x.edge, w, "read to write")
+        if x.lo <= reach:
+            reach = max(reach, x.hi)
+        covered.append(and_(between(addr, x.lo, x.hi), f(r) <= s(x.edge), f(x.edge) <= s(w)))
+    st.need(reach >= hi, f"the reads leave [{reach:#x}, {hi:#x}) uncovered")
+    st.edges.update({r, w})
+    st.violation = and_(between(addr, const(lo), const(hi)), f(r) <= s(w), *[not_(t) for t in covered])
+    return st

@@ -1,0 +1,46 @@
+"""Whether a command may replace an output folder as a whole (``lower -o DIR``, ``smt -o DIR``).
+
+Takes the folder and a function listing what in it the command did not write
+(``atomic.foreign_entries``); returns ``None`` when the folder is missing, empty or a previous
+output of the same command, else the diagnostic that refuses it: FX-IO-001 (not a folder, or it
+cannot be listed) or FX-IO-002 (it holds the current folder, or files the command did not write).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+
+
+def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: str, command: str,
+                     example: str) -> Diagnostic | None:
+    """The diagnostic refusing to replace ``out_dir``, or ``None`` when it may be replaced.
+
+    ``foreign(out_dir)`` lists the entries ``writer`` (``a lowering``) did not write; ``command``
+    (``fxverify lower``) and ``example`` (a folder name for the hint) word the help."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        return diagnostic(codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")
+    if not os.path.isdir(out_dir):
+        return None
+    cwd, out = os.path.realpath(os.getcwd()), os.path.realpath(out_dir)
+    if cwd == out or cwd.startswith(out + os.sep):
+        return diagnostic(codes.IO_002, f"`-o {out_dir}` holds the current folder; nothing was written",
+                          help=f"the output folder is replaced as a whole: name a new folder, such as `-o {example}`")
+    try:
+        found = foreign(out_dir)
+    except OSError as err:
+        return diagnostic(codes.IO_001, f"cannot read `{out_dir}`: {err.strerror or err}", help="name a folder you can write")
+    if not found:
+        return None
+    shown = ", ".join(f"`{n}`" for n in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
+    return diagnostic(codes.IO_002, f"`-o {out_dir}` holds {shown}, which {writer} did not write; nothing was written",
+                      help="the output folder is replaced as a whole: name a new or empty folder, or one a previous "
+                           f"`{command}` wrote")
+
+
+def cannot_write(out_dir: str, err: OSError) -> Diagnostic:
+    """FX-IO-001 for an output folder that could not be written (``err`` from ``atomic.replace_dir``)."""
+    return diagnostic(codes.IO_001, f"cannot write `{out_dir}`: {err.strerror or err}", help="name a folder you can write")

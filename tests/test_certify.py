@@ -1,0 +1,289 @@
+"""Certificates of fast proofs and their independent checker (``check --certify``).
+
+Every method ``prove_fast`` can return has a certificate kind; the whole corpus certifies in both
+modes; one tampered certificate per kind is rejected in both modes; random policies' certificates
+all validate; a rejected certificate is FX-INT-001 (exit 3) naming the obligation.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import glob
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from fxverify.certificate import KINDS, METHOD_KINDS, Certificate, FabricHop, HbPath
+from fxverify.certify import MODES, Claim, certify
+from fxverify.diagnostics import codes
+from fxverify.ir import Policy
+from fxverify.obligations.families import generate
+from fxverify.pipeline import CheckOptions, check, discharge
+from fxverify.resolve import load_policy
+from fxverify.smt.backend import SolverOptions
+from fxverify.smt.factory import open_backend
+from fxverify.source import SourceMap
+from tests.conftest import ROOT
+from tests.policies import policies
+
+CORPUS = sorted(glob.glob(str(ROOT / "corpus/*/*/*.fx")))
+
+# Small policies for the kinds no corpus policy proves fast.
+EXTRA = {
+    "read-cover": """policy "read-between"
+fabric {
+  device gpu0: gpu hooks [launch]
+}
+space hbm0 on gpu0 size 80 GiB
+region g0 in hbm0 at 0x1000_0000 size 8 MiB owner gpu0 dtype fp32
+region g1 in hbm0 at 0x1100_0000 size 8 MiB owner gpu0 dtype fp32
+region acc in hbm0 at 0x1200_0000 size 8 MiB owner gpu0 dtype fp32
+flow accumulate {
+  edge mb0: reduce(sum) g0 -> acc by gpu0.launch stream main
+  edge step: read acc by gpu0.launch stream main
+  edge mb1: move g1 -> acc by gpu0.launch stream main
+}
+""",
+    "one-destination": """policy "one-owner"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device nic0: nic hooks [rx, tx]
+  link gpu0 -- nic0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16
+region half in hbm0 at 0x6000_0000 size 512 KiB owner gpu0 dtype bf16
+flow ship {
+  edge give: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0
+      handoff half: gpu0 -> nic0
+}
+""",
+    "own-slot": """policy "own-slot"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+}
+space hbm0 on gpu0 size 80 GiB
+region kv0 in hbm0 at 0x2000_0000 size 4 MiB owner gpu0 dtype bf16
+region st in hbm0 at 0x3000_0000 size 4 KiB owner gpu0
+map kv_sent: array<u32, u64>[8] class per_device merge sum
+flow step {
+  edge send0: write kv0 by gpu0.launch update kv_sent[0] = 4 MiB
+  edge report: write st by gpu0.copy_done after send0 map_read kv_sent[0]
+}
+""",
+}
+
+
+def _items(policy: Policy) -> list[tuple[Claim, Certificate | None]]:
+    _ctx, obs = generate(policy)
+    out = []
+    for ob in obs:
+        method = ob.prove_fast()
+        if method is not None:
+            out.append((Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate()))
+    return out
+
+
+def _load(path: str) -> Policy:
+    pol, diags = load_policy(path, SourceMap())
+    assert pol is not None, diags
+    return pol
+
+
+@pytest.fixture(scope="module")
+def extra_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("certify")
+    for kind, text in EXTRA.items():
+        (d / f"{kind}.fx").write_text(text)
+    return d
+
+
+def _methods_in_source() -> set[str]:
+    """Every string a ``prove_fast`` of the obligation modules can return."""
+    out: set[str] = set()
+    for path in (ROOT / "fxverify/obligations").glob("*.py"):
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, ast.FunctionDef) and fn.name == "prove_fast":
+                for node in ast.walk(fn):
+                    if isinstance(node, ast.Return) and node.value is not None:
+                        for c in ast.walk(node.value):
+                            if isinstance(c, ast.Constant) and isinstance(c.value, str):
+                                out.add(c.value)
+    return out
+
+
+def test_every_fast_method_has_a_certificate_kind() -> None:
+    methods = _methods_in_source()
+    assert len(methods) >= 14, methods
+    assert methods <= set(METHOD_KINDS), f"methods without a certificate kind: {sorted(methods - set(METHOD_KINDS))}"
+    assert set().union(*METHOD_KINDS.values()) == set(KINDS)
+    for cls in KINDS.values():
+        assert dataclasses.is_dataclass(cls) and cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(Path(p).relative_to(ROOT)))
+def test_corpus_certifies(path: str, mode: str) -> None:
+    """Every fast proof of the corpus (ok files and the proved obligations of fail files) has a
+    certificate the checker accepts."""
+    r = check(path, CheckOptions(certify=mode))
+    if r.policy is None:
+        pytest.skip("input error: no obligations")
+    fast = sum(1 for o in r.outcomes if o.method != "solver")
+    assert r.certified == fast and r.certify_rejected == 0
+    assert not [d.message for d in r.diagnostics if d.code is codes.INT_001]
+
+
+def _sample(kind: str, extra: Path) -> tuple[Policy, Claim, Certificate]:
+    """The first certificate of ``kind`` in the corpus (or the extra policies); for paths and
+    routes, one whose evidence has something to tamper with."""
+    for path in [str(extra / f"{kind}.fx")] * (kind in EXTRA) + CORPUS:
+        pol = _load(path)
+        for claim, cert in _items(pol):
+            if cert is None or cert.kind != kind:
+                continue
+            ev = cert.evidence
+            if kind == "fabric-path" and not any(h.links for h in ev.hops):
+                continue
+            if kind == "topological-order" and not any(e.after or e.stream for e in pol.edges):
+                continue
+            return pol, claim, cert
+    raise AssertionError(f"no certificate of kind {kind}")
+
+
+def _reverse(p: HbPath) -> HbPath:
+    return HbPath(tuple(reversed(p.edges)))
+
+
+def _other_device(pol: Policy, name: str) -> str:
+    return next(d.name for d in pol.devices if d.name != name) if len(pol.devices) > 1 else "nowhere"
+
+
+def _tamper(kind: str, pol: Policy, ev):
+    r = dataclasses.replace
+    if kind == "hb-order":
+        return r(ev, path=_reverse(ev.path))
+    if kind == "flush-between":
+        return r(ev, after=_reverse(ev.after))
+    if kind in ("owner-chain", "lease-chain"):
+        return r(ev, device=_other_device(pol, ev.device))
+    if kind == "final-owner":
+        return r(ev, owner=_other_device(pol, ev.owner))
+    if kind == "topological-order":
+        return r(ev, order=tuple(reversed(ev.order)))
+    if kind == "interval":
+        return r(ev, end=ev.lo + (ev.hi - ev.lo) // 2)
+    if kind == "in-place":
+        return r(ev, rank=ev.rank + 1)
+    if kind == "fabric-path":
+        hops = tuple(FabricHop(h.src, h.dst, h.links[:-1]) for h in ev.hops)
+        return r(ev, hops=hops)
+    if kind == "declared-hook":
+        return r(ev, hook=ev.hook + "_x")
+    if kind == "link-endpoint":
+        return r(ev, device=_other_device(pol, ev.device))
+    if kind == "one-destination":
+        return r(ev, dst=_other_device(pol, ev.dst))
+    if kind == "local-class":
+        return r(ev, device=_other_device(pol, ev.device))
+    if kind == "own-slot":
+        return r(ev, key=(ev.key or 0) + 1)
+    if kind == "size-bound":
+        return r(ev, capacity=ev.sizes[-1] - 1)
+    if kind == "checksum-walk":
+        return r(ev, valid=ev.valid[:-1] + (not ev.valid[-1],))
+    if kind == "layout":
+        return r(ev, nbytes=ev.nbytes + 1)
+    if kind == "read-cover":
+        return r(ev, reads=())
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_tampered_certificate_is_rejected(kind: str, mode: str, extra_dir: Path) -> None:
+    pol, claim, cert = _sample(kind, extra_dir)
+    assert certify(pol, [(claim, cert)], mode).failures == []  # the untouched one validates
+    bad = dataclasses.replace(cert, evidence=_tamper(kind, pol, cert.evidence))
+    assert bad != cert
+    failures = certify(pol, [(claim, bad)], mode).failures
+    assert [f.key for f in failures] == [claim.key]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_path_with_a_dropped_step_or_a_swapped_endpoint_is_rejected(mode: str) -> None:
+    pol, claim, cert = next((pol, c, x) for path in CORPUS for pol in [_load(path)] for c, x in _items(pol)
+                            if x is not None and x.kind == "hb-order" and len(x.evidence.path.edges) < len(pol.edges))
+    ev = cert.evidence
+    dropped = HbPath(ev.path.edges[:-1]) if len(ev.path.edges) > 2 else HbPath(ev.path.edges[:1])
+    other = next(e.eid for e in pol.edges if e.eid not in ev.path.edges)
+    swapped = HbPath(ev.path.edges[:-1] + (other,))
+    for p in (dropped, swapped):
+        bad = dataclasses.replace(cert, evidence=dataclasses.replace(ev, path=p))
+        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_certificate_of_another_obligation_or_none_is_rejected(mode: str) -> None:
+    pol = _load(str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx"))
+    (c1, x1), (c2, _x2) = _items(pol)[:2]
+    got = certify(pol, [(c1, None), (c2, x1)], mode).failures
+    assert [f.key for f in got] == [c1.key, c2.key]
+    assert "no certificate" in got[0].reason
+
+
+def test_a_rejected_certificate_is_an_internal_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pipeline turns a bad certificate into FX-INT-001 naming the key; the obligation is no
+    longer proved; exit 3."""
+    from fxverify.obligations.alias import Bounds
+
+    real = Bounds.evidence
+
+    def lying(self):
+        ev = real(self)
+        return None if ev is None else dataclasses.replace(ev, base=ev.base + 1)
+
+    monkeypatch.setattr(Bounds, "evidence", lying)
+    path = str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx")
+    r = check(path, CheckOptions(certify="python"))
+    bad = [d for d in r.diagnostics if d.code is codes.INT_001]
+    assert bad and all("FX-ALIAS-003:" in d.message and "certificate" in d.message for d in bad)
+    assert r.certify_rejected == len(bad) and r.internal_error
+    assert all(o.verdict.value == "unknown" for o in r.outcomes if o.key.startswith("FX-ALIAS-003"))
+    assert check(path).diagnostics == []  # without --certify nothing changes
+
+
+def test_cli_certify(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx")
+    out = subprocess.run([sys.executable, "-m", "fxverify", "check", "--no-cache", "--certify", path],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    assert out.returncode == 0, out.stderr
+    assert "14 certificates checked" in out.stdout and "certificates of fast proofs: 14 checked, 0 rejected" in out.stdout
+    out = subprocess.run([sys.executable, "-m", "fxverify", "check", "--no-cache", path, "--certify", "smt", "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT, check=False)
+    doc = json.loads(out.stdout)
+    assert doc["summary"]["certificates_checked"] == 14 and doc["results"][0]["certificates"] == {"checked": 14, "rejected": 0}
+    plain = subprocess.run([sys.executable, "-m", "fxverify", "check", "--no-cache", path, "--format", "json"],
+                           capture_output=True, text=True, cwd=ROOT, check=False)
+    assert "certificates" not in plain.stdout
+
+
+BACKEND = open_backend(SolverOptions())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policies(max_edges=5))
+def test_every_fast_proof_of_random_policies_certifies(policy: Policy) -> None:
+    items = _items(policy)
+    assert all(cert is not None for _c, cert in items)
+    for mode in MODES:
+        report = certify(policy, items, mode, backend=BACKEND)
+        assert report.checked == len(items) and report.failures == [], report.failures
+    r = discharge(policy, CheckOptions(certify="python"), BACKEND)
+    assert r.certified == len(items) and r.certify_rejected == 0
