@@ -16,6 +16,7 @@ RUNS = {
     "bench_cache.py": ["--jobs", "2", "--paths", "corpus/ordering/ok"],
     "bench_brute_force.py": ["--graphs", "20"],
     "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
+    "mutants.py": ["--sample", "20", "--seed", "1"],
 }
 
 
