@@ -18,6 +18,7 @@ RUNS = {
     "bench_solvers.py": ["--paths", "corpus/ordering/fail"],
     "bench_certify.py": ["--layers", "1", "--tokens", "64"],
     "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
+    "mutants.py": ["--sample", "20", "--seed", "1"],
 }
 
 
