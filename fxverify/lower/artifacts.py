@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from fxverify import __version__
+from fxverify.fileio import read_regular
 from fxverify.lower.emit_c import RINGBUF_BYTES, CFile
 from fxverify.lower.facts import Fact, verifier_obligations
 from fxverify.lower.plan import DECISIONS, OP_KINDS, REASONS, Plan
@@ -259,6 +260,9 @@ def compile_c(cfile: CFile) -> CompileResult:
             return CompileResult(cfile.device, True, r.stderr, fh.read())
 
 
+#: The largest ``manifest.json`` read back to recognise a previous lowering, in bytes.
+MAX_MANIFEST_BYTES = 16 << 20
+
 #: Names a lowering directory holds (``render``): the JSON files and one C source and object per device.
 _LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|[A-Za-z_][A-Za-z0-9_]*\.bpf\.[co]")
 
@@ -273,19 +277,20 @@ def foreign_entries(out_dir: str) -> list[str]:
     if not names:
         return []
     try:
-        with open(os.path.join(out_dir, "manifest.json"), "rb") as fh:
-            ours = isinstance(json.load(fh).get("fxverify"), str)
-    except (OSError, ValueError, AttributeError):
+        # Through ``read_regular``: a FIFO or device named manifest.json is not ours, and never blocks.
+        raw = read_regular(os.path.join(out_dir, "manifest.json"), MAX_MANIFEST_BYTES)
+        ours = isinstance(json.loads(raw).get("fxverify"), str)
+    except (OSError, ValueError, AttributeError, RecursionError):
         ours = False
     if not ours:
         return names
     return [n for n in names if not _LOWERED_NAME.fullmatch(n) or not os.path.isfile(os.path.join(out_dir, n))]
 
 
-def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
-    """Write ``files`` (name -> bytes) as the directory ``out_dir``, atomically: everything goes
-    into a temporary sibling directory first, which then replaces ``out_dir`` by rename. A reader
-    sees either the old directory or the complete new one. Raises ``OSError`` on I/O failure."""
+def stage_dir(out_dir: str, files: dict[str, bytes]) -> str:
+    """Write ``files`` (name -> bytes) into a new temporary sibling directory of ``out_dir`` and
+    return its path; ``out_dir`` itself is untouched. ``swap_in`` then puts it in place, or
+    ``discard`` removes it. Raises ``OSError`` on I/O failure (nothing is left behind)."""
     out = os.path.abspath(out_dir)
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
@@ -295,16 +300,45 @@ def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
             with open(os.path.join(tmp, name), "wb") as fh:
                 fh.write(data)
         os.chmod(tmp, 0o755)
-        if os.path.isdir(out):
-            old = tempfile.mkdtemp(dir=parent, prefix=".fxverify-old-")
-            os.rename(out, os.path.join(old, "x"))
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    return tmp
+
+
+def swap_in(staged: str, out_dir: str) -> None:
+    """Replace ``out_dir`` by the directory ``staged`` (from ``stage_dir``) by rename: a reader sees
+    either the old directory or the complete new one. Raises ``OSError`` on I/O failure, after
+    which ``out_dir`` is as it was and ``staged`` is removed."""
+    out = os.path.abspath(out_dir)
+    try:
+        if os.path.isdir(out):
+            old = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".fxverify-old-")
+            try:
+                os.rename(out, os.path.join(old, "x"))
+                try:
+                    os.rename(staged, out)
+                except BaseException:
+                    os.rename(os.path.join(old, "x"), out)  # put the previous output back
+                    raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staged, out)
+    except BaseException:
+        discard(staged)
+        raise
+
+
+def discard(staged: str) -> None:
+    """Remove a directory ``stage_dir`` made (a lowering that did not complete). Never raises."""
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
+    """Write ``files`` (name -> bytes) as the directory ``out_dir``, atomically (``stage_dir``
+    then ``swap_in``). Raises ``OSError`` on I/O failure, leaving ``out_dir`` as it was."""
+    swap_in(stage_dir(out_dir, files), out_dir)
 
 
 def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter, sources: SourceMap,
