@@ -16,6 +16,7 @@ RUNS = {
     "bench_cache.py": ["--jobs", "2", "--paths", "corpus/ordering/ok"],
     "bench_brute_force.py": ["--graphs", "20"],
     "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
+    "fuzz.py": ["--seconds", "5", "--seed", "1", "--cli-every", "5"],
 }
 
 
