@@ -16,6 +16,11 @@ import shutil
 import tempfile
 from collections.abc import Callable
 
+from fxverify.fileio import read_regular
+
+#: The largest marker file (``manifest.json``, ``index.json``) read to tell a previous output (bytes).
+MAX_MARKER_BYTES = 16 << 20
+
 
 def replace_atomically(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically; the temporary file is removed on any failure. The
@@ -83,9 +88,10 @@ def foreign_entries(out_dir: str, marker: str, ours: re.Pattern[str]) -> list[st
     if not names:
         return []
     try:
-        with open(os.path.join(out_dir, marker), "rb") as fh:
-            mine = isinstance(json.load(fh).get("fxverify"), str)
-    except (OSError, ValueError, AttributeError):
+        # Through ``read_regular``: a FIFO or device named like the marker is not ours, and never blocks.
+        raw = read_regular(os.path.join(out_dir, marker), MAX_MARKER_BYTES)
+        mine = isinstance(json.loads(raw).get("fxverify"), str)
+    except (OSError, ValueError, AttributeError, RecursionError):
         mine = False
     if not mine:
         return names

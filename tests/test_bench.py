@@ -19,6 +19,7 @@ RUNS = {
     "bench_certify.py": ["--layers", "1", "--tokens", "64"],
     "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
     "mutants.py": ["--sample", "20", "--seed", "1"],
+    "fuzz.py": ["--seconds", "5", "--seed", "1", "--cli-every", "5"],
 }
 
 

@@ -4,6 +4,7 @@ hostile identifiers and target profiles. Tests that need clang say so when they 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -17,10 +18,15 @@ from fxverify.lower.emit_c import comment_text, emit_device
 from fxverify.lower.facts import discharge_facts, merge_intervals
 from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
 from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
-from fxverify.lower.targets import BPFTIME_GPU_ARRAY, BPFTIME_PERGPUTD_ARRAY, realise_map, section_for
-from fxverify.smt.factory import open_backend
+from fxverify.lower.targets import (
+    BPFTIME_GPU_ARRAY,
+    BPFTIME_PERGPUTD_ARRAY,
+    realise_map,
+    section_for,
+)
 from fxverify.resolve import load_policy
 from fxverify.smt.backend import SolverOptions
+from fxverify.smt.factory import open_backend
 from fxverify.source import SourceMap
 from tests.conftest import ROOT
 from tests.test_cli import run
@@ -352,3 +358,112 @@ def test_lower_replaces_its_own_output_and_an_empty_folder(tmp_path: Path) -> No
     (out / "gpu0.bpf.c").write_text("stale\n")
     assert lower(str(ROOT / OK), str(out), LowerOptions(compile=False)).exit_code == 0
     assert (out / "gpu0.bpf.c").read_text() != "stale\n"
+
+
+LOWERING_FAILS = sorted(p.relative_to(ROOT) for p in (ROOT / "tests/lowering/fail").glob("*.fx"))
+
+
+@pytest.mark.parametrize("path", LOWERING_FAILS, ids=lambda p: p.stem)
+def test_lowering_corpus_fails_at_its_expect_line(tmp_path: Path, path: Path) -> None:
+    """Policies that check but cannot be lowered: each carries `# expect: CODE` on the line the
+    lowering underlines; the previous output folder is left as it was."""
+    text = (ROOT / path).read_text()
+    want = [(i + 1, m.group(1)) for i, ln in enumerate(text.splitlines()) if (m := re.search(r"# expect: (FX-[A-Z]+-\d{3})", ln))]
+    out = tmp_path / "out"
+    assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
+    before = files_of(out)
+    res = lower(str(ROOT / path), str(out), LowerOptions())
+    assert res.exit_code == 2, res.diagnostics
+    got = []
+    for d in res.diagnostics:
+        assert d.primary is not None
+        line, _col = res.sources.get(d.primary.span.file).line_col(d.primary.span.start)
+        got.append((line, str(d.code)))
+        assert text[d.primary.span.start:d.primary.span.end].startswith("map "), d
+    assert got == want
+    assert files_of(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+MAP_LINE = "map kv_sent: array<u32, u64>[8] class per_device merge sum"
+
+
+@pytest.mark.parametrize("decl, reason", [
+    ("map kv_sent: array<u32, u64>[4294967296] class per_device merge sum", "max_entries 4294967296 does not fit the kernel's u32"),
+    ("map kv_sent: array<u32, u64>[268435456] class per_device merge sum", "over the kernel's bound"),
+    ("map kv_sent: hash<u32, u64>[268435456] class linearizable merge sum", "bucket array"),
+    (MAP_LINE + "\nmap kv_log: ringbuf<u32, u64>[268435456] class linearizable", "ring buffer of 4294967296 bytes"),
+])
+def test_map_sizes_the_target_cannot_create_are_refused_before_compiling(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decl: str, reason: str) -> None:
+    src = tmp_path / "p.fx"
+    src.write_text((ROOT / OK).read_text().replace(MAP_LINE, decl))
+    compiled = []
+    monkeypatch.setattr(artifacts, "compile_c", lambda c: compiled.append(c))
+    res = lower(str(src), str(tmp_path / "o"), LowerOptions(kernel_verify=True))
+    errors = [d for d in res.diagnostics if d.is_error]
+    assert res.exit_code == 2 and [d.code for d in errors] == ["FX-BPF-011"], res.diagnostics
+    assert reason in errors[0].message and ("kv_log" if "ringbuf" in decl else "kv_sent") in errors[0].message
+    assert not compiled and not (tmp_path / "o").exists()
+
+
+def test_map_limits_at_their_boundaries() -> None:
+    from fxverify.lower.map_limits import (
+        MAX_HASH_ENTRIES,
+        U32_MAX,
+        map_problems,
+        ringbuf_problem,
+    )
+
+    assert map_problems(False, 1, 4, 4) == [] and map_problems(True, 1 << 25, 4, 8) == []
+    assert map_problems(False, 0, 4, 4) and "bucket" in map_problems(True, MAX_HASH_ENTRIES + 1, 4, 8)[0]
+    assert "bytes for one map" in map_problems(True, MAX_HASH_ENTRIES, 4, 8)[0]  # 8 GiB preallocated
+    assert map_problems(False, U32_MAX, 4, 4)  # 32 GiB of elements
+    assert map_problems(False, 1, 4, 5 << 20) and map_problems(True, 1, 513, 8)
+    assert ringbuf_problem(4096) is None and ringbuf_problem(1 << 31) is None
+    assert ringbuf_problem(1 << 32) and ringbuf_problem(3 * 4096) and ringbuf_problem(2048)
+
+
+@needs_clang
+def test_a_failed_compile_leaves_the_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The new output is staged beside the old and swapped in only when complete: after clang fails
+    (FX-BPF-005) the previous folder, its manifest and objects are unchanged, and no temporary
+    folder is left."""
+    out = tmp_path / "out"
+    assert lower(str(ROOT / OK), str(out), LowerOptions()).exit_code == 0
+    before = files_of(out)
+    assert "manifest.json" in before and any(n.endswith(".bpf.o") for n in before)
+    monkeypatch.setattr(artifacts, "compile_c", lambda c: artifacts.CompileResult(c.device, False, "error: injected"))
+    src = tmp_path / "p.fx"
+    src.write_text((ROOT / OK).read_text().replace("size 4 KiB owner cpu0", "size 8 KiB owner cpu0"))
+    res = lower(str(src), str(out), LowerOptions())
+    assert res.exit_code == 1 and "FX-BPF-005" in [d.code for d in res.diagnostics] and not res.written
+    assert files_of(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "p.fx"]
+
+
+def test_a_failed_swap_leaves_the_previous_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    assert lower(str(ROOT / OK), str(out), NO_COMPILE).exit_code == 0
+    before = files_of(out)
+    real = artifacts.os.rename
+    calls = []
+
+    def rename(a, b):
+        calls.append(a)
+        if len(calls) == 2:  # the staged folder moving into place
+            raise OSError(28, "No space left on device")
+        return real(a, b)
+
+    monkeypatch.setattr(artifacts.os, "rename", rename)
+    res = lower(str(ROOT / OK), str(out), NO_COMPILE)
+    monkeypatch.undo()
+    assert res.exit_code == 2 and [d.code for d in res.diagnostics] == ["FX-IO-001"]
+    assert files_of(out) == before and sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_fifo_named_manifest_in_the_output_folder_never_blocks(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "manifest.json")
+    res = lower(str(ROOT / OK), str(out), NO_COMPILE)
+    assert res.exit_code == 2 and [d.code for d in res.diagnostics] == ["FX-IO-002"]

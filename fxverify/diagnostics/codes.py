@@ -351,6 +351,15 @@ BPF_010 = _code(
     "without objects nothing can be loaded; the C can still be reviewed or compiled elsewhere",
     InlineExample("fxverify lower p.fx -o out   # on a machine without clang",
                   "apt-get install clang   # or pass --no-compile to ask for C only", "command"))
+BPF_011 = _code(
+    "FX-BPF-011", F.LOWERING, _E, "map size the target cannot create",
+    "every map's entries, key, value and total size fit the kernel's map limits (u32 max_entries of at "
+    "least 1, 4 MiB values, 512-byte hash keys, at most 2^27 hash entries, under 4 GiB per map)",
+    "the kernel refuses to create such a map, so no program that uses it loads; checked before compiling, "
+    "so the refusal names the map declaration instead of an empty verifier log",
+    InlineExample("fxverify lower p.fx -o out   # p.fx: map counts: array<u32, u64>[4294967296] class linearizable",
+                  "fxverify lower p.fx -o out   # p.fx: map counts: array<u32, u64>[65536] class linearizable",
+                  "command"))
 # ---- input: syntax ----------------------------------------------------------------------------
 SYN_001 = _code(
     "FX-SYN-001", F.SYNTAX, _E, "unexpected token", "the parser met a token it did not expect", _INPUT_WHY,

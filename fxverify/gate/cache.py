@@ -9,11 +9,13 @@ Two levels, both on disk under one directory (the user's cache directory by defa
   options).
   The value is the raw ``Result`` (status, model, core, reason). Changing one edge changes the text
   of only the obligations that mention it, so only those are solved again.
-- ``policies/``: one entry per policy file. The key hashes the path as named, the file's text, the
-  check options, the solver version and the source of fxverify itself; the entry lists every file
-  the policy read (includes) with its SHA-256, and holds the whole ``CheckResult`` as a record
-  (``gate.serialize``). A hit needs every listed file unchanged. Re-checking an unchanged policy
-  therefore loads, generates and solves nothing.
+- ``policies/``: one entry per policy file. The key hashes the path as named and as resolved, the
+  repository root, the file's text, the check options, the solver version, fxverify's version and
+  the source of fxverify itself; the entry lists every file the policy read (includes) with its
+  resolved path and SHA-256, and holds the whole ``CheckResult`` as a record (``gate.serialize``).
+  A hit needs every listed file unchanged and resolving where it did (a symlinked include that now
+  leads out of the repository is a miss). Re-checking an unchanged policy therefore loads,
+  generates and solves nothing.
 
 Writes go to a temporary file in the same folder and are renamed into place, so concurrent runs
 never see half an entry (POSIX ``rename`` is atomic; two writers of one key write the same bytes).
@@ -39,8 +41,8 @@ from fxverify import pipeline
 from fxverify.atomic import replace_atomically
 from fxverify.fileio import read_regular
 from fxverify.gate.serialize import result_from_record, result_to_record
-from fxverify.resolve.files import repo_root
 from fxverify.pipeline import CheckOptions
+from fxverify.resolve.files import repo_root
 from fxverify.result import CheckResult, Verdict
 from fxverify.smt.backend import Backend, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, sha256
@@ -85,7 +87,7 @@ class CacheStats(QueryCounts):
     policy_hits: int = 0
     policy_misses: int = 0
 
-    def add(self, other: "CacheStats") -> "CacheStats":
+    def add(self, other: CacheStats) -> CacheStats:
         """Add ``other``'s counts to these (a worker's, say); returns ``self``."""
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
@@ -143,7 +145,11 @@ class ResultCache:
         v = self._read("policies", key)
         try:
             sources = SourceMap()
-            for path, digest in v["deps"]:
+            for path, real, digest in v["deps"]:
+                # Where a file resolves decides whether an include is allowed (FX-NAM-004): the
+                # same bytes behind a symlink that now leads out of the repository are a miss.
+                if os.path.realpath(path) != real:
+                    return None
                 raw = read_regular(path)
                 if hashlib.sha256(raw).hexdigest() != digest:
                     return None
@@ -169,7 +175,7 @@ class ResultCache:
                 return
             if raw.decode("utf-8", errors="replace") != result.sources.get(path).text:
                 return  # changed while we checked it: do not store a result for text we never saw
-            deps.append([path, hashlib.sha256(raw).hexdigest()])
+            deps.append([path, os.path.realpath(path), hashlib.sha256(raw).hexdigest()])
         self._write("policies", key, {"deps": deps, "record": result_to_record(result)})
 
 
@@ -180,8 +186,10 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     It covers everything the verdict depends on besides the files read (whose hashes the entry
     stores): the path as given and as resolved, the repository root that confines includes
     (``resolve.files.repo_root``: adding or removing a ``.git`` changes which includes are
-    allowed), the check and solver options (the solver's name among them), the solver's version and
-    fxverify's own code."""
+    allowed), the check and solver options (the solver's name among them), the solver's version,
+    fxverify's version and its own code. The gate options (``--unknown``, ``--fail-on``) are not in
+    it: the gate applies them to the result after the cache (``gate.run_gate``).
+    """
     try:
         raw = read_regular(path, options.limits.max_file_bytes)
     except OSError:  # not a regular file, too large, unreadable: the check reports it
@@ -191,7 +199,7 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     if options.certify:
         opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
     where = f"real={os.path.realpath(path)} root={repo_root(path)}"
-    return sha256(path, raw, opts, where, solver_version(o.solver), code_fingerprint())
+    return sha256(path, raw, opts, where, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint())
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,

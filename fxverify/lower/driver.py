@@ -2,8 +2,11 @@
 (kernel verify) -> (kernel run).
 
 Takes a policy path and ``LowerOptions``; returns a ``LowerResult`` with the diagnostics, the
-verification rows and the run report, and writes the output directory atomically. Codes emitted:
-FX-BPF-001 (not proved), FX-BPF-002/003 (from ``plan``), FX-BPF-004 (verifier rejection),
+verification rows and the run report. The new output is built, and verified or run in the kernel
+when asked, in a temporary sibling of the output directory, which replaces the output directory
+only when every stage passed: a lowering that fails at any stage leaves the previous output as it
+was and no temporary directory behind. Codes emitted: FX-BPF-001 (not proved), FX-BPF-002/003
+(from ``plan``), FX-BPF-011 (a map the target cannot create, before compiling), FX-BPF-004 (verifier rejection),
 FX-BPF-005 (clang failure), FX-BPF-006 (kernel/simulator disagreement), FX-BPF-007 (lowering fact
 not proved), FX-BPF-008 (toolchain unavailable), FX-BPF-009 (warning: lowered without a proof,
 under ``--allow-unproved``), FX-BPF-010 (warning: no clang, C only), FX-IO-001 (the output folder
@@ -27,6 +30,7 @@ from fxverify.lower.differential import RunReport, run_proved, run_refuted
 from fxverify.lower.emit_c import emit_device
 from fxverify.lower.facts import Fact, discharge_facts
 from fxverify.lower.kernel import ProgramReport, verify_dir
+from fxverify.lower.map_limits import plan_map_problems
 from fxverify.lower.plan import Plan, build_plan
 from fxverify.pipeline import CheckOptions, check, solver_problem
 from fxverify.result import Verdict
@@ -129,6 +133,11 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         out.exit_code = 1
         return out
     out.plan = plan
+    too_big = plan_map_problems(plan)
+    if too_big:  # before any fact, compilation or load: the kernel would refuse these maps
+        out.diagnostics += too_big
+        out.exit_code = 2
+        return out
     solver = open_backend(opts.solver)
     try:
         out.facts = discharge_facts(plan, solver)
@@ -166,49 +175,75 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
                 else:
                     objects[c.device] = r.obj
             out.seconds["compile"] = time.perf_counter() - t2
+    if any(d.is_error for d in out.diagnostics):
+        out.exit_code = 1  # an incomplete lowering: the previous output stays as it was
+        return out
     verdicts = Counter(v.verdict.value for v in res.outcomes)
     files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver)
     try:
-        artifacts.write_dir(out_dir, files)
+        staged = artifacts.stage_dir(out_dir, files)
     except OSError as err:
-        out.diagnostics.append(cannot_write(out_dir, err))
+        return _unwritable(out, out_dir, err)
+    try:
+        # The new output is verified and run where it was staged; it replaces the previous one
+        # only when every stage passed, so a failed lowering never leaves a half-replaced folder.
+        _load_and_run(out, staged, opts, res.refutations)
+        if out.exit_code == 0:
+            try:
+                artifacts.swap_in(staged, out_dir)
+            except OSError as err:
+                return _unwritable(out, out_dir, err)
+            out.written = True
+    finally:
+        if not out.written:
+            artifacts.discard(staged)
+    return out
+
+
+def _unwritable(out: LowerResult, out_dir: str, err: OSError) -> LowerResult:
+    """FX-IO-001 (exit 2): ``out_dir`` cannot be written; it is as it was."""
+    out.diagnostics.append(cannot_write(out_dir, err))
+    out.exit_code = 2
+    return out
+
+
+def _load_and_run(out: LowerResult, staged: str, opts: LowerOptions, refutations: list) -> None:
+    """``--kernel-verify`` and ``--kernel-run`` on the lowering staged in ``staged``: fills
+    ``out.programs``, ``out.run``, the diagnostics (FX-BPF-004/006/008) and ``out.exit_code``."""
+    pol = out.policy
+    if not (opts.kernel_verify or opts.kernel_run):
+        return
+    why = libbpf.bpf_available()
+    if why is not None:
+        out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {why}", pol,
+                                     "run as root (or with CAP_BPF) on a kernel with BPF enabled"))
         out.exit_code = 2
-        return out
-    out.written = True
-    if any(d.is_error for d in out.diagnostics):
+        return
+    t3 = time.perf_counter()
+    try:
+        out.programs = verify_dir(staged)
+    except libbpf.BpfUnavailable as err:
+        out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {err}", pol,
+                                     "install libbpf (Debian/Ubuntu: `apt-get install libbpf1`)"))
+        out.exit_code = 2
+        return
+    out.seconds["kernel_verify"] = time.perf_counter() - t3
+    for p in out.programs:
+        if not p.accepted:
+            out.diagnostics.append(_diag(codes.BPF_004, f"the Linux verifier rejected `{p.name}` ({p.device}.{p.hook})",
+                                         pol, "the rewritten verifier log below points at the `.fx` spans involved",
+                                         notes=tuple(p.fx_spans) + tuple(p.log.splitlines()[-12:])))
+    if any(not p.accepted for p in out.programs):
         out.exit_code = 1
-        return out
-    if opts.kernel_verify or opts.kernel_run:
-        why = libbpf.bpf_available()
-        if why is not None:
-            out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {why}", pol,
-                                         "run as root (or with CAP_BPF) on a kernel with BPF enabled"))
-            out.exit_code = 2
-            return out
-        t3 = time.perf_counter()
-        try:
-            out.programs = verify_dir(out_dir)
-        except libbpf.BpfUnavailable as err:
-            out.diagnostics.append(_diag(codes.BPF_008, f"cannot load programs: {err}", pol,
-                                         "install libbpf (Debian/Ubuntu: `apt-get install libbpf1`)"))
-            out.exit_code = 2
-            return out
-        out.seconds["kernel_verify"] = time.perf_counter() - t3
-        for p in out.programs:
-            if not p.accepted:
-                out.diagnostics.append(_diag(codes.BPF_004, f"the Linux verifier rejected `{p.name}` ({p.device}.{p.hook})",
-                                             pol, "the rewritten verifier log below points at the `.fx` spans involved",
-                                             notes=tuple(p.fx_spans) + tuple(p.log.splitlines()[-12:])))
-        if any(not p.accepted for p in out.programs):
-            out.exit_code = 1
-            return out
+        return
     if opts.kernel_run:
+        assert pol is not None  # INVARIANT: a plan exists only for a loaded policy
         t4 = time.perf_counter()
         rep = RunReport()
         if out.proved:
-            run_proved(pol, out_dir, rep)
+            run_proved(pol, staged, rep)
         else:
-            run_refuted(pol, out_dir, res.refutations, rep)
+            run_refuted(pol, staged, refutations, rep)
         out.run = rep
         out.seconds["kernel_run"] = time.perf_counter() - t4
         if not rep.ok:
@@ -216,4 +251,3 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
                                          "this is a bug in fxverify's lowering or simulator; please report it",
                                          notes=tuple(rep.mismatches[:12])))
             out.exit_code = 1
-    return out

@@ -119,12 +119,12 @@ def _key_ctype(m: MapPlan) -> str:
     return "__u64" if m.key_size == 8 else "__u32"
 
 
-def _is_ringbuf(m: MapPlan) -> bool:
+def is_ringbuf(m: MapPlan) -> bool:
     """True when policy map ``m`` is realised as a ring buffer (kernel's or bpftime's GPU one)."""
     return m.realisation.map_type in (BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF)
 
 
-def _ringbuf_bytes(m: MapPlan) -> int:
+def ringbuf_bytes(m: MapPlan) -> int:
     """Bytes of a policy ring buffer: room for ``max_entries`` 16-byte ``{key, value}`` records,
     at least one 4 KiB page, rounded up to a power of two (the kernel's ring buffer rule)."""
     want = max(4096, m.decl.max_entries * 16)
@@ -228,8 +228,8 @@ def _emit_policy_maps(emit: _Emitter, maps: list[MapPlan]) -> None:
         emit(f"// policy map `{comment_text(d.name)}`: {comment_text(f'{d.map_type}<{d.key_type}, {d.value_type}>')}"
              f"[{d.max_entries}] class {comment_text(str(d.cls))}; {real.type_name} ({comment_text(real.rule)})",
              d.span, what)
-        if _is_ringbuf(m):
-            emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {_ringbuf_bytes(m)});\n"
+        if is_ringbuf(m):
+            emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {ringbuf_bytes(m)});\n"
                  f"}} {m.c_name} SEC(\".maps\");", d.span, what)
             continue
         emit(f"struct {m.c_name}_val {{ {_slot_ctype(m)} slot[{m.slots}]; }};", d.span, what)
@@ -252,7 +252,7 @@ def _emit_map_read(emit: _Emitter, maps: list[MapPlan]) -> None:
     emit("static __always_inline int fx_map_read(__u32 m, __u64 key, __u32 dev, __u32 agg, __u64 *out)\n{")
     emit("\t*out = 0;\n\tswitch (m) {")
     for m in maps:
-        if _is_ringbuf(m):
+        if is_ringbuf(m):
             continue
         d = m.decl
         what = f"map {d.name}"
@@ -296,7 +296,7 @@ def _emit_map_apply(emit: _Emitter, maps: list[MapPlan]) -> None:
         d = m.decl
         what = f"map {d.name}"
         emit(f"\tcase {m.index}: {{ // `{comment_text(d.name)}` merge {comment_text(str(d.merge))}", d.span, what)
-        if _is_ringbuf(m):
+        if is_ringbuf(m):
             emit(f"\t\t__u64 rec[2] = {{key, val}};\n\n\t\treturn bpf_ringbuf_output(&{m.c_name}, rec, sizeof(rec), 0) ? -1 : 0;\n\t}}",
                  d.span, what)
             continue

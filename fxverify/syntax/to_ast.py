@@ -84,7 +84,8 @@ class _Builder(Transformer):
         return ast.PolicyDecl(unquote(ch[0]), self._span(meta), budget)
 
     def solver_budget(self, meta: Meta, ch: list[Any]) -> int:
-        return int(str(ch[0]).replace("_", ""), 0)
+        # Through ``_int``: a budget of more than ``MAX_DIGITS`` digits is FX-LIM-001, not a crash.
+        return self._int(ch[0])
 
     def include_decl(self, meta: Meta, ch: list[Any]) -> ast.IncludeDecl:
         return ast.IncludeDecl(unquote(ch[0]), self._span(meta))
