@@ -167,6 +167,19 @@ class FabricPath:
 
 
 @dataclass(frozen=True, slots=True)
+class EveryPath:
+    """Kind ``every-path`` (FX-ORD-004): the links that may carry the transfer from device ``src``
+    to device ``dst`` (its ``via`` route when ``pinned``, else every link on some simple path
+    between them), all ``ordered``."""
+
+    src: str
+    dst: str
+    carriers: tuple[str, ...]
+    pinned: bool
+    kind = "every-path"
+
+
+@dataclass(frozen=True, slots=True)
 class DeclaredHook:
     """Kind ``declared-hook`` (FX-HOOK-002): ``device`` declares ``hook``."""
 
@@ -271,13 +284,13 @@ class ReadCover:
 
 
 Evidence = (Ordered | FlushedBetween | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
-            | InPlaceForm | FabricPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
+            | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
     Ordered, FlushedBetween, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
-    FabricPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
+    FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
@@ -289,6 +302,7 @@ METHOD_KINDS: dict[str, frozenset[str]] = {
     "interval": frozenset({"interval"}),
     "in-place-rule": frozenset({"in-place"}),
     "fabric-search": frozenset({"fabric-path"}),
+    "every-path": frozenset({"every-path"}),
     "declared": frozenset({"declared-hook"}),
     "link-endpoint": frozenset({"link-endpoint"}),
     "constant": frozenset({"one-destination"}),

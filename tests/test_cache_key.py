@@ -132,7 +132,7 @@ def test_another_solver_or_fxverify_is_a_miss(tmp_path: Path, what: str, monkeyp
     _check(pol, store)
     assert _check(pol, store)[1].policy_hits == 1
     if what == "solver version":
-        monkeypatch.setattr(cache_mod, "solver_version", lambda: "z3 99.0.0")
+        monkeypatch.setattr(cache_mod, "solver_version", lambda name="z3": f"{name} 99.0.0")
     elif what == "fxverify version":
         monkeypatch.setattr(fxverify, "__version__", "99.0.0")
     else:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fxverify.certificate import KINDS, METHOD_KINDS, Certificate, FabricHop, HbPath
 from fxverify.certify import MODES, Claim, certify
@@ -147,6 +148,8 @@ def _sample(kind: str, extra: Path) -> tuple[Policy, Claim, Certificate]:
             ev = cert.evidence
             if kind == "fabric-path" and not any(h.links for h in ev.hops):
                 continue
+            if kind == "every-path" and (ev.pinned or not ev.carriers):
+                continue
             if kind == "topological-order" and not any(e.after or e.stream for e in pol.edges):
                 continue
             return pol, claim, cert
@@ -180,6 +183,8 @@ def _tamper(kind: str, pol: Policy, ev):
     if kind == "fabric-path":
         hops = tuple(FabricHop(h.src, h.dst, h.links[:-1]) for h in ev.hops)
         return r(ev, hops=hops)
+    if kind == "every-path":
+        return r(ev, carriers=ev.carriers[:-1])
     if kind == "declared-hook":
         return r(ev, hook=ev.hook + "_x")
     if kind == "link-endpoint":
@@ -287,3 +292,25 @@ def test_every_fast_proof_of_random_policies_certifies(policy: Policy) -> None:
         assert report.checked == len(items) and report.failures == [], report.failures
     r = discharge(policy, CheckOptions(certify="python"), BACKEND)
     assert r.certified == len(items) and r.certify_rejected == 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(0, 4)), max_size=9), st.integers(0, 4), st.integers(0, 4))
+def test_the_checker_finds_the_links_on_paths_as_the_prover_does(pairs, u, v) -> None:
+    """Two algorithms for "which links lie on some simple path between two devices" agree: the
+    prover's block-cut tree (``graph.possible_links``) and the checker's disjoint-paths flow
+    (``certify.static.on_simple_path``)."""
+    from fxverify.certify.facts import Facts
+    from fxverify.certify.static import on_simple_path
+    from fxverify.graph import PolicyGraph
+    from fxverify.ir import Device, Link
+    from fxverify.vocab import DeviceKind, LinkOrder
+
+    devs = tuple(Device(f"d{i}", DeviceKind.PCIE_SWITCH, ("route",)) for i in range(5))
+    links = tuple(Link(f"l{k}", f"d{a}", f"d{b}", "pcie", LinkOrder.ORDERED) for k, (a, b) in enumerate(pairs) if a != b)
+    pol = Policy("p", "p.fx", devs, links, (), (), (), (), ())
+    if u == v:
+        return
+    prover = {ln.name for ln in PolicyGraph(pol).possible_links(f"d{u}", f"d{v}")}
+    checker = {ln.name for ln in links if on_simple_path(Facts(pol), ln.name, f"d{u}", f"d{v}")}
+    assert prover == checker

@@ -17,6 +17,7 @@ from fxverify.certificate import (
     Certificate,
     ChecksumWalk,
     DeclaredHook,
+    EveryPath,
     FabricPath,
     InPlaceForm,
     Interval,
@@ -156,6 +157,101 @@ def check_fabric(facts: Facts, c: Certificate, ev: FabricPath) -> Statement:
         if hop.dst in reach:
             bad.append(not_(reach[hop.dst]))
     st.violation = or_(*bad)
+    return st
+
+
+def _two_disjoint(adj: dict[str, set[str]], sources: set[str], sinks: set[str]) -> bool:
+    """True when two vertex-disjoint paths lead from ``sources`` to ``sinks`` in the undirected
+    graph ``adj`` (a path may be one vertex in both): a unit-capacity max flow on split vertices,
+    augmented by breadth-first search at most twice (Menger's theorem)."""
+    cap: dict[tuple[str, str], int] = {}
+
+    def arc(a: str, b: str) -> None:
+        cap[(a, b)] = cap.get((a, b), 0) + 1
+        cap.setdefault((b, a), 0)
+    for d in adj:
+        arc(f"in:{d}", f"out:{d}")
+        for n in adj[d]:
+            arc(f"out:{d}", f"in:{n}")
+    for d in sources:
+        arc("S", f"in:{d}")
+    for d in sinks:
+        arc(f"out:{d}", "T")
+    nbrs: dict[str, list[str]] = {}
+    for a, b in cap:
+        nbrs.setdefault(a, []).append(b)
+    flow = 0
+    while flow < 2:
+        prev: dict[str, str] = {"S": "S"}
+        queue = ["S"]
+        while queue and "T" not in prev:
+            a = queue.pop(0)
+            for b in nbrs.get(a, []):
+                if b not in prev and cap[(a, b)] > 0:
+                    prev[b] = a
+                    queue.append(b)
+        if "T" not in prev:
+            return False
+        b = "T"
+        while b != "S":
+            a = prev[b]
+            cap[(a, b)] -= 1
+            cap[(b, a)] += 1
+            b = a
+        flow += 1
+    return True
+
+
+def on_simple_path(facts: Facts, name: str, u: str, v: str) -> bool:
+    """True when link ``name`` (``x -- y``) lies on some simple fabric path between devices ``u``
+    and ``v`` (``u != v``): exactly when two vertex-disjoint paths join ``{x, y}`` to ``{u, v}``
+    in the fabric without that link (then one path, the link and the other form a simple path)."""
+    ln = facts.policy.link(name)
+    adj: dict[str, set[str]] = {d.name: set() for d in facts.policy.devices}
+    for other in facts.policy.links:
+        if other.name != name:
+            adj[other.a].add(other.b)
+            adj[other.b].add(other.a)
+    return _two_disjoint(adj, {ln.a, ln.b}, {u, v})
+
+
+def check_every_path(facts: Facts, c: Certificate, ev: EveryPath) -> Statement:
+    """``every-path`` (FX-ORD-004): every link that may carry the transfer is ``ordered``. Pinned:
+    the edge's ``via`` links, which must join its endpoints in order. Not pinned: the checker finds
+    on its own every link that is not ``ordered`` yet lies on a simple path between the endpoints
+    (``on_simple_path``); there must be none, whatever the certificate lists. The SMT statement
+    takes each link's order and whether it may carry the transfer as hypotheses."""
+    st = Statement()
+    e = _edge(facts, c, st, ":in_order")
+    if e is None or not st.fact(c.code == codes.ORD_004 and e.require_in_order, "not an in-order obligation"):
+        return st
+    u, v = facts.endpoints(e)
+    st.fact((ev.src, ev.dst) == (u, v), f"the certificate joins `{ev.src}` and `{ev.dst}`, not `{u}` and `{v}`")
+    st.fact(ev.pinned == (e.via is not None), "the certificate and the edge disagree on a pinned route")
+    if u == v:
+        st.violation = or_()
+        return st
+    links = facts.policy.links
+    if e.via is not None:
+        st.fact(ev.carriers == e.via, "the carriers are not the edge's `via` route")
+        at = u
+        for name in e.via:
+            ln = facts.policy.link(name)
+            if not st.fact(at in (ln.a, ln.b), f"`{name}` is no link at `{at}`"):
+                return st
+            at = ln.b if at == ln.a else ln.a
+        st.fact(at == v, f"the `via` route ends at `{at}`, not `{v}`")
+        carries = {ln.name: ln.name in e.via for ln in links}
+    else:
+        carries = {ln.name: on_simple_path(facts, ln.name, u, v) for ln in links}
+        st.fact({n for n, yes in carries.items() if yes} <= set(ev.carriers),
+                "a link on a path between the endpoints is missing from the certificate")
+    for ln in links:
+        st.need(not carries[ln.name] or ln.order is LinkOrder.ORDERED,
+                f"`{ln.name}` ({ln.order.value}) may carry the transfer")
+    on = _consts(st, {f"carries_{i}": carries[ln.name] for i, ln in enumerate(links)})
+    ordered = _consts(st, {f"ordered_{i}": ln.order is LinkOrder.ORDERED for i, ln in enumerate(links)})
+    st.violation = or_(*[and_(on[f"carries_{i}"], not_(ordered[f"ordered_{i}"])) for i in range(len(links))])
     return st
 
 

@@ -29,8 +29,10 @@ _WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
 
 class _MapOb(Obligation):
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
-                 related: tuple[Label, ...] = ()) -> None:
-        self.op, self.decl = op, decl
+                 related: tuple[Label, ...] = (), pos: int = 0) -> None:
+        #: ``op`` and its position in the primary edge's map operations (identical operations
+        #: may repeat, so the position, not the value, identifies it).
+        self.op, self.decl, self.pos = op, decl, pos
         super().__init__(ctx, edges, key, op.span if op.span.end else ctx.edge(edges[0]).span, related)
 
     def _timed(self, cond, label: str) -> Query:
@@ -54,7 +56,7 @@ class LocalMap(_MapOb):
 
     def evidence(self) -> Evidence | None:
         e = self.ctx.edge(self.edges[0])
-        return LocalClass(e.map_ops.index(self.op), self.decl.name, e.device) if self.prove_fast() else None
+        return LocalClass(self.pos, self.decl.name, e.device) if self.prove_fast() else None
 
     def encode(self) -> Query:
         pol = self.ctx.policy
@@ -162,10 +164,10 @@ class PerDeviceRead(_MapOb):
     code = codes.MAP_004
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
-                 foreign: tuple[str, ...] = ()) -> None:
+                 foreign: tuple[str, ...] = (), pos: int = 0) -> None:
         self.foreign = foreign
         self.schedule_free = op.kind is not MapOpKind.AGGREGATE  # a plain read is wrong in every schedule
-        super().__init__(ctx, edges, key, op, decl)
+        super().__init__(ctx, edges, key, op, decl, pos=pos)
 
     def prove_fast(self) -> str | None:
         if self.op.kind is MapOpKind.AGGREGATE:
@@ -177,7 +179,7 @@ class PerDeviceRead(_MapOb):
             p = self.path(self.edges[1], self.edges[0])
             return None if p is None else Ordered(p)
         e = self.ctx.edge(self.edges[0])
-        return None if self.foreign else OwnSlot(e.map_ops.index(self.op), self.decl.name, self.op.key)
+        return None if self.foreign else OwnSlot(self.pos, self.decl.name, self.op.key)
 
     def encode(self) -> Query:
         if self.op.kind is MapOpKind.AGGREGATE:
@@ -208,9 +210,9 @@ class PerDeviceRead(_MapOb):
         return f"use `aggregate {self.decl.name}[{self.op.key}]` on an edge that happens after every writer"
 
 
-def _op_id(e: Edge, op: MapOp) -> str:
-    """``edge#i``: the edge and the position of the map operation in it (keys stay unique)."""
-    return f"{e.name}#{e.map_ops.index(op)}"
+def _op_id(e: Edge, i: int) -> str:
+    """``edge#i``: the edge and the position ``i`` of the map operation in it (keys stay unique)."""
+    return f"{e.name}#{i}"
 
 
 def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
@@ -220,44 +222,45 @@ def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
 def generate(ctx: Context) -> Iterator[Obligation]:
     """Yield every map obligation of ``ctx.policy``."""
     pol = ctx.policy
-    writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp]]] = defaultdict(list)
-    readers: list[tuple[Edge, MapOp]] = []
+    writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp, int]]] = defaultdict(list)
+    readers: list[tuple[Edge, MapOp, int]] = []
     for e in pol.edges:
         for i, op in enumerate(e.map_ops):
             decl = pol.map(op.map)
             if decl.cls.kind is ClassKind.LOCAL:
-                yield LocalMap(ctx, (e.eid,), f"{codes.MAP_001}:{e.name}#{i}|{op.map}", op, decl)
+                yield LocalMap(ctx, (e.eid,), f"{codes.MAP_001}:{_op_id(e, i)}|{op.map}", op, decl, pos=i)
             if op.kind in _WRITES:
-                writers[(op.map, op.key)].append((e, op))
+                writers[(op.map, op.key)].append((e, op, i))
             else:
-                readers.append((e, op))
+                readers.append((e, op, i))
     for (mname, key), ws in sorted(writers.items(), key=lambda kv: (kv[0][0], -1 if kv[0][1] is None else kv[0][1])):
         decl = pol.map(mname)
         # Updates with an associative, commutative merge commute with each other: only pairs with
         # at least one blind write (or a non-commuting merge) can lose an update.
-        blind = [(e, o) for e, o in ws if not _commute(o, o, decl)]
-        for i, (ea, oa) in enumerate(ws):
+        blind = [(e, o, j) for e, o, j in ws if not _commute(o, o, decl)]
+        for i, (ea, oa, ja) in enumerate(ws):
             others = ws[i + 1:] if not _commute(oa, oa, decl) else [x for x in blind if x[0].eid > ea.eid]
-            for eb, ob in others:
+            for eb, ob, jb in others:
                 if ea.eid == eb.eid or _commute(oa, ob, decl):
                     continue
                 if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
                     continue  # different slots
-                yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, oa)}|{_op_id(eb, ob)}|{mname}[{key}]", ob, decl,
-                                 (Label(ea.span, f"`{ea.name}` writes here"),))
-    for e, op in readers:
+                yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, ja)}|{_op_id(eb, jb)}|{mname}[{key}]", ob, decl,
+                                 (Label(ea.span, f"`{ea.name}` writes here"),), pos=jb)
+    for e, op, i in readers:
         decl = pol.map(op.map)
-        ws = [(we, wo) for we, wo in writers.get((op.map, op.key), []) if we.eid != e.eid]
-        me = _op_id(e, op)
+        ws = [(we, wo, j) for we, wo, j in writers.get((op.map, op.key), []) if we.eid != e.eid]
+        me = _op_id(e, i)
         if op.kind is MapOpKind.GUARD:
-            for we, wo in ws:
+            for we, _wo, j in ws:
                 if decl.cls.kind is ClassKind.PER_DEVICE and we.device != e.device:
                     continue  # another device's slot: the guard reads its own
-                yield StaleGuard(ctx, (e.eid, we.eid), f"{codes.MAP_003}:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
+                yield StaleGuard(ctx, (e.eid, we.eid), f"{codes.MAP_003}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]", op, decl, pos=i)
         if decl.cls.kind is ClassKind.PER_DEVICE:
             if op.kind is MapOpKind.AGGREGATE:
-                for we, wo in ws:
-                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"{codes.MAP_004}:{me}|{_op_id(we, wo)}|{op.map}[{op.key}]", op, decl)
+                for we, _wo, j in ws:
+                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"{codes.MAP_004}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]", op, decl,
+                                        pos=i)
             else:
-                foreign = tuple(sorted({we.device for we, _ in ws if we.device != e.device}))
-                yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign)
+                foreign = tuple(sorted({we.device for we, _, _ in ws if we.device != e.device}))
+                yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign, pos=i)

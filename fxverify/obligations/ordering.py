@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from fxverify.certificate import Evidence, FlushedBetween, Ordered, TopologicalOrder
+from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Access, AccessMode, Edge
@@ -202,7 +202,6 @@ class InOrder(Obligation):
     The query asks for a simple path that crosses a link that is not ``ordered``."""
 
     schedule_free = True
-    ordered_only = True
 
     code = codes.ORD_004
 
@@ -220,6 +219,13 @@ class InOrder(Obligation):
         e = self.ctx.edge(self.edges[0])
         ok = all(ln.order is LinkOrder.ORDERED for ln in self.ctx.graph.transfer_links(e))
         return "every-path" if ok or self.src_dev == self.dst_dev else None
+
+    def evidence(self) -> Evidence | None:
+        e = self.ctx.edge(self.edges[0])
+        carriers = self.ctx.graph.transfer_links(e)
+        if not all(ln.order is LinkOrder.ORDERED for ln in carriers):
+            return None
+        return EveryPath(self.src_dev, self.dst_dev, tuple(ln.name for ln in carriers), self.pinned)
 
     def encode(self) -> Query:
         if self.src_dev == self.dst_dev:
