@@ -458,7 +458,7 @@ def _fill_tables(plan: Plan) -> None:
     watches = {} if plan.proved else _conflict_watches(ctx)
     posted = _posted_watches(ctx)
     accum = _accumulation_watches(ctx)
-    touched = ctx.touched()
+    touched = ctx.owner_checks()
     for e in pol.edges:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
         for acc in e.accesses():

@@ -28,7 +28,7 @@ from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.source import Span
-from fxverify.vocab import AC_OPS
+from fxverify.vocab import AC_OPS, ReleaseKind
 
 
 def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
@@ -67,6 +67,7 @@ class Context:
 
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self._touched: dict[int, dict[str, bool]] | None = None
+        self._owner_checks: dict[int, dict[str, bool]] | None = None
         self._pairs: list[tuple[int, int, int, int]] | None = None
         self._pairs_with_reads: list[tuple[int, int, int, int]] | None = None
         self.policy = policy
@@ -157,6 +158,24 @@ class Context:
                     got[reg.name] = got.get(reg.name, False) or writes
         self._touched = out
         return out
+
+    def owner_checks(self) -> dict[int, dict[str, bool]]:
+        """Map each edge id to the regions whose owner it must be (or lessee, when the value is
+        ``False``) when it starts: those it touches (``touched``), and those it releases, which
+        only the owner may do (a lease is not enough: a lessee that frees a block frees another
+        device's memory). One exception: the device whose memory holds a region may ``unlock`` it
+        (the host unpins the pages it pinned for a DMA, whoever owns the data). Cached.
+
+        Source: specs/obligations.md section 1 (who may release)."""
+        if self._owner_checks is None:
+            out = {eid: dict(regions) for eid, regions in self.touched().items()}
+            for e in self.policy.edges:
+                for rel in e.releases:
+                    home = self.policy.space(self.policy.region(rel.region).space).device
+                    if not (rel.kind is ReleaseKind.UNLOCK and e.device == home):
+                        out.setdefault(e.eid, {})[rel.region] = True
+            self._owner_checks = out
+        return self._owner_checks
 
     def edge(self, eid: int) -> Edge:
         """Return edge ``eid``."""

@@ -107,12 +107,13 @@ class _Own(Obligation):
 
 class Unowned(_Own):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
-    reads it under a lease."""
+    reads it under a lease; it releases ``region`` only while ``D`` owns it (``releases``)."""
 
     code = codes.OWN_001
 
-    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool) -> None:
-        self.region, self.device, self.writes = region, e.device, writes
+    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool, releases: bool = False) -> None:
+        #: ``writes``: a lease is not enough (a write, a reduction, or a release when ``releases``)
+        self.region, self.device, self.writes, self.releases = region, e.device, writes, releases
         self.hs = list(ctx.handoffs.get(region, ()))
         covering = ctx.leased_by.get(region, frozenset())
         self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region in covering and x.device == e.device for x in ctx.edge(g).leases)]
@@ -159,14 +160,21 @@ class Unowned(_Own):
 
     def message(self, w: Witness) -> str:
         verb = "writes" if self.writes else "reads"
+        if self.releases:
+            return f"`{self.name(self.edges[0])}` releases `{self.region}` from `{self.device}`, which does not own it then"
         if self.writes and self.ls:
             return f"`{self.name(self.edges[0])}` writes `{self.region}` from `{self.device}`, which holds only a read lease on it"
         return f"`{self.name(self.edges[0])}` {verb} `{self.region}` from `{self.device}`, which neither owns nor leases it then"
 
     def why(self, w: Witness) -> str:
+        if self.releases:
+            return "only a region's owner may release it: a lessee or another device would free memory it does not own"
         return "a device may access a region only while it owns it, or read it under a lease"
 
     def fix(self, w: Witness) -> str:
+        if self.releases:
+            return (f"release `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
+                    f"(handoff) on an edge that happens-before `{self.name(self.edges[0])}`")
         if not self.writes:
             return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
         return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
@@ -504,14 +512,17 @@ class FinalOwner(_Own):
 def generate(ctx: Context) -> Iterator[Obligation]:
     """Yield every ownership obligation of ``ctx.policy``."""
     pol = ctx.policy
-    touched = ctx.touched()
+    touched, checks = ctx.touched(), ctx.owner_checks()
     for e in pol.edges:
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
-        # of one alias set may overlap, and each has its own owner.
-        for r, writes in sorted(touched.get(e.eid, {}).items()):
+        # of one alias set may overlap, and each has its own owner. And every region it releases.
+        released = {rel.region for rel in e.releases}
+        for r, writes in sorted(checks.get(e.eid, {}).items()):
             if any(h.region == r and h.src == e.device for h in e.handoffs):
                 continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
-            yield Unowned(ctx, e, r, writes)
+            yield Unowned(ctx, e, r, writes, releases=r in released)
+            if r not in touched.get(e.eid, {}):
+                continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.handoffs.get(r, ()):
                 if h != e.eid:
                     yield InTransit(ctx, e, h, r)

@@ -13,7 +13,7 @@ from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay.footprints import intersections, shared_byte
 from fxverify.replay.world import Schedule, Violation, World
-from fxverify.vocab import AC_OPS, ClassKind, LinkOrder
+from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
 
 
 def violations(w: World, sched: Schedule) -> list[Violation]:
@@ -107,6 +107,14 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             for h in ids:
                 if h != e and w.handed_to(E[h], r) is not None and _overlap(sched, e, h):
                     out.append(Violation(codes.OWN_002, (e, h), max(sched[e][0], sched[h][0]), None, r))
+        for r in sorted({rel.region for rel in ee.releases
+                         if not (rel.kind is ReleaseKind.UNLOCK and w.policy.space(w.policy.region(rel.region).space).device == ee.device)}):
+            # Only the owner may release a region (a lease is not enough); the memory's own device
+            # may unlock (unpin) it.
+            if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
+                continue
+            if ee.device not in w.owners_at(r, sched[e][0], ids, sched):
+                out.append(Violation(codes.OWN_001, (e,), sched[e][0], None, f"{ee.device} does not own {r}"))
     for g in ids:
         for ls in E[g].leases:
             if E[g].device not in w.owners_at(ls.region, sched[g][0], ids, sched):

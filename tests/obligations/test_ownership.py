@@ -20,10 +20,11 @@ from fxverify.obligations.ownership import (
     BadHandoff, FinalOwner, InTransit, LeaseByNonOwner, SplitHandoff, Unowned, UseAfterRelease,
 )
 from fxverify.replay.simulate import Simulator
+from fxverify.vocab import ReleaseKind
 
 from tests.ir_builders import (
     A, B, BUF, REGIONS, assert_solver_proves, fp, generated, handoff, keys_of, lease, move, overlaps, policy, read, refute,
-    release, replay, the, write,
+    release, replay, the, whole, write,
 )
 
 A_LO = fp(A, 0x0, 0x40)  # a[0x00, 0x40)
@@ -315,11 +316,12 @@ def test_every_touched_region_governs_the_bytes_outside_the_inner_one() -> None:
 def test_strided_footprint_governed_only_where_it_has_bytes() -> None:
     # mid = [0x1050, 0x1070) inside kv, owned by dpu0. w writes 0x10 B every 0x40 from 0x1040:
     # 0x1040-0x104f and 0x1080-0x108f. Its bounding interval meets mid, its bytes do not: only kv
-    # governs, for ownership and for the release of mid.
+    # governs, for ownership and for the release of mid (whose owner, dpu0, releases it).
     mid = Region("mid", "mid", "hbm0", 0x1050, 0x20, "dpu0", alias_set="kvs")
     pol = policy(write("w", fp(KV, 0x1040, 0x10, 0x40, 2)), release("f", mid, device="dpu0"),
                  regions=REGIONS + (KV, mid), alias_sets=(AliasSet("kvs", ("kv", "mid")),))
-    assert keys_of(generated(ownership, pol), Unowned) == ["FX-OWN-001:w|kv"]
+    assert keys_of(generated(ownership, pol), Unowned) == ["FX-OWN-001:w|kv", "FX-OWN-001:f|mid"]
+    assert the(ownership, pol, Unowned, "FX-OWN-001:f|mid").prove_fast() == "static-owner"
     assert keys_of(generated(ownership, pol), UseAfterRelease) == []
 
 
@@ -330,7 +332,8 @@ ABSENT = [
     pytest.param(use_after_handoff, Unowned, ["FX-OWN-001:u|a"], id="own001-not-the-handoff-edge"),
     pytest.param(lambda: policy(move("m", fp(B, 0x100, 0x40), fp(B, 0x140, 0x40))), Unowned, ["FX-OWN-001:m|b"],
                  id="own001-only-touched-regions"),
-    pytest.param(lambda: policy(release("f", A)), Unowned, [], id="own001-no-bytes"),
+    pytest.param(lambda: policy(release("f", A)), Unowned, ["FX-OWN-001:f|a"], id="own001-a-release-needs-the-owner"),
+    pytest.param(lambda: policy(release("f", A, kind=ReleaseKind.UNLOCK)), Unowned, [], id="own001-home-device-unlocks"),
     pytest.param(use_after_handoff, InTransit, ["FX-OWN-002:u|h|a"], id="own002-not-the-handoff-itself"),
     pytest.param(lambda: policy(hand("h", "gpu0", "dpu0"), write("w", fp(B, 0x100, 0x40))), InTransit, [],
                  id="own002-other-region"),
@@ -422,3 +425,30 @@ def test_a_lease_back_on_the_handoff_edge_survives_that_handoff_only() -> None:
                    read("on", BUF_LO, device="dpu0", handoffs=handoff(A, "dpu0", "cxl0"), after=("give",)),
                    read("score", A_LO, after=("on",)))
     _refuted_and_replayed(later, Unowned, "FX-OWN-001:score|a")
+
+
+@pytest.mark.parametrize("device,kind,proved", [
+    ("gpu0", ReleaseKind.FREE, True),            # the owner frees
+    ("dpu0", ReleaseKind.FREE, False),           # a lessee frees another device's memory
+    ("dpu0", ReleaseKind.RETURN_POOL, False),
+    ("gpu0", ReleaseKind.UNLOCK, True),          # the memory's own device unpins it
+], ids=["owner-frees", "lessee-frees", "lessee-returns", "home-unlocks"])
+def test_only_the_owner_releases(device, kind, proved) -> None:
+    # kv (on gpu0's memory, owned by gpu0) is leased to dpu0, which reads it; then `rel` releases it.
+    pol = policy(write("w", whole(KV), leases=lease(KV, "dpu0")), read("r", whole(KV), device="dpu0", after=("w",)),
+                 release("rel", KV, device=device, kind=kind, after=("r",)), regions=REGIONS + (KV,),
+                 alias_sets=(AliasSet("kvs", ("kv",)),))
+    keys = keys_of(generated(ownership, pol), Unowned)
+    if device == "gpu0" and kind is ReleaseKind.UNLOCK:
+        assert "FX-OWN-001:rel|kv" not in keys  # nothing to check: the home device may unlock
+        return
+    ob = the(ownership, pol, Unowned, "FX-OWN-001:rel|kv")
+    if proved:
+        assert ob.prove_fast() == "static-owner"
+        assert_solver_proves(ob)
+    else:
+        assert ob.prove_fast() is None
+        w = refute(ob)
+        assert "releases `kv` from `dpu0`" in ob.message(w)
+        v = replay(pol, ob, w)
+        assert v is not None and v.code == codes.OWN_001 and v.edges == (2,)
