@@ -20,7 +20,7 @@ from fxverify.ir import Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import Term, add, and_, bool_var, eq, int_var, ite, not_, or_
+from fxverify.smt.terms import Term, add, and_, bool_var, const, eq, int_var, ite, not_, or_
 
 
 def cut_constraints(ctx: Context, allowed: Callable[[Link], bool], pairs: list[tuple[str, str]]
@@ -67,7 +67,9 @@ def path_constraints(links: list[Link], u: str, v: str, bad: Callable[[Link], bo
         cons.append((None, not_(and_(arcs[(ln.name, True)], arcs[(ln.name, False)]))))
 
     def count(xs: list[Term]) -> Term:
-        return add(*(ite(x, 1, 0) for x in xs)) if xs else add(0)
+        # `(+ t)` with one argument is not SMT-LIB (cvc5 rejects it): a lone term stands alone.
+        terms = [ite(x, 1, 0) for x in xs]
+        return add(*terms) if len(terms) > 1 else terms[0] if terms else const(0)
     for d in sorted(level):
         n_in, n_out = count(ins.get(d, [])), count(outs.get(d, []))
         if d == u:
