@@ -470,6 +470,9 @@ ERRORS = [
      "FX-TYP-006", "ends at `sw0`, not at `cxl0`", "continue the route", None),
     ("via-loop", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- gpu0, gpu0 -- sw0 }",
      "FX-TYP-006", "visits `gpu0` twice", "simple path", None),
+    ("via-past-the-end", TWO_HOPS.replace("  link sw0 -- cxl0 : cxl ordered\n", "  link sw0 -- cxl0 : cxl ordered\n  link cxl0 -- dpu0 : cxl ordered\n  device dpu0: dpu hooks [rx]\n")
+     + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0, cxl0 -- dpu0 }",
+     "FX-TYP-006", "reaches `cxl0` before its last link", "end the route", None),
     ("via-twice", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0 via gpu0 -- sw0, sw0 -- cxl0 }",
      "FX-TYP-002", "`via` given twice", "one `via`", None),
 ]

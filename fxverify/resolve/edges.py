@@ -168,7 +168,7 @@ def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict
         fail(f"the edge's bytes stay on `{a}`, so no link carries them",
              "drop the `via` clause: a transfer within one device crosses no link")
     at, seen = a, [a]
-    for n in names:
+    for i, n in enumerate(names):
         ln = links[n]
         if at not in (ln.a, ln.b):
             fail(f"route from `{a}` to `{b}` reaches `{at}`, but link `{n}` joins `{ln.a}` and `{ln.b}`",
@@ -177,7 +177,7 @@ def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict
         if at in seen:
             fail(f"route from `{a}` to `{b}` visits `{at}` twice", "a route is a simple path: drop the loop")
         seen.append(at)
-        if at == b and n != names[-1]:
+        if at == b and i != len(names) - 1:
             fail(f"route from `{a}` reaches `{b}` before its last link", f"end the route at `{b}`")
     if at != b:
         fail(f"route from `{a}` ends at `{at}`, not at `{b}`", f"continue the route to `{b}`")
