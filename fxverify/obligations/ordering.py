@@ -192,7 +192,9 @@ class PostedRead(Obligation):
 
     def fix(self, w: Witness) -> str:
         a, b = self.edges[:2]
-        return f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
+        hint = f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
+        route = _route_avoiding(self.ctx, self.ctx.edge(a), LinkOrder.POSTED)
+        return hint + (f", or pin a route without posted links: `via {route}`" if route else "")
 
 
 class InOrder(Obligation):
@@ -254,12 +256,25 @@ class InOrder(Obligation):
                 "any path the fabric allows")
 
     def fix(self, w: Witness) -> str:
-        g = self.ctx.graph.link_graph("ordered", lambda ln: ln.order is LinkOrder.ORDERED)
-        if not self.pinned and nx.has_path(g, self.src_dev, self.dst_dev):
-            nodes = nx.shortest_path(g, self.src_dev, self.dst_dev)
-            route = ", ".join(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))
+        route = None if self.pinned else _route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
+        if route:
             return f"pin the ordered route: `via {route}`"
         return "route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
+
+
+def _route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
+    """A `via` route for ``e``'s transfer over links that are not ``avoid`` (``None``: over
+    ``ordered`` links only), fewest hops, as written in a policy; ``""`` when the edge pins a route
+    already or there is none. For hints only: it never decides a verdict."""
+    if e.via is not None:
+        return ""
+    src, dst = ctx.graph.transfer_endpoints(e)
+    kind = f"route-not-{avoid.value}" if avoid else "route-ordered"
+    g = ctx.graph.link_graph(kind, lambda ln: ln.order is not avoid if avoid else ln.order is LinkOrder.ORDERED)
+    if src == dst or not nx.has_path(g, src, dst):
+        return ""
+    nodes = nx.shortest_path(g, src, dst)
+    return ", ".join(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
