@@ -53,29 +53,58 @@ def write_text(path: str, text: str) -> None:
     replace_atomically(path, text.encode("utf-8"))
 
 
-def replace_dir(out_dir: str, fill: Callable[[str], None]) -> None:
-    """Make the folder ``out_dir`` atomically: ``fill(tmp)`` writes the contents into a new
-    temporary sibling folder, which then replaces ``out_dir`` by rename (an old ``out_dir`` is
-    moved aside first and deleted after). A reader sees either the old folder or the complete new
-    one, never half of it; on any failure the temporary folder is removed and ``out_dir`` is
-    untouched. Raises ``OSError`` on I/O failure, and whatever ``fill`` raises."""
-    out = os.path.abspath(out_dir)
-    parent = os.path.dirname(out)
+def stage_dir(out_dir: str, fill: Callable[[str], None]) -> str:
+    """A new temporary sibling folder of ``out_dir``, filled by ``fill(tmp)``; ``out_dir`` itself
+    is untouched. ``swap_in`` then puts it in place, or ``discard`` removes it (a command that
+    checks its output before publishing it, such as ``lower --kernel-verify``). Raises ``OSError``
+    on I/O failure, and whatever ``fill`` raises; nothing is left behind."""
+    parent = os.path.dirname(os.path.abspath(out_dir))
     os.makedirs(parent, exist_ok=True)
     tmp = tempfile.mkdtemp(dir=parent, prefix=".fxverify-new-")
     try:
         fill(tmp)
         os.chmod(tmp, 0o755)
-        if os.path.isdir(out):
-            old = tempfile.mkdtemp(dir=parent, prefix=".fxverify-old-")
-            os.rename(out, os.path.join(old, "x"))
-            os.rename(tmp, out)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(tmp, out)
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard(tmp)
         raise
+    return tmp
+
+
+def swap_in(staged: str, out_dir: str) -> None:
+    """Replace ``out_dir`` by the folder ``staged`` (from ``stage_dir``) by rename (an old
+    ``out_dir`` is moved aside first and deleted after): a reader sees either the old folder or
+    the complete new one. Raises ``OSError`` on I/O failure, after which ``out_dir`` is as it was
+    and ``staged`` is removed."""
+    out = os.path.abspath(out_dir)
+    try:
+        if os.path.isdir(out):
+            old = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".fxverify-old-")
+            try:
+                os.rename(out, os.path.join(old, "x"))
+                try:
+                    os.rename(staged, out)
+                except BaseException:
+                    os.rename(os.path.join(old, "x"), out)  # put the previous output back
+                    raise
+            finally:
+                shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(staged, out)
+    except BaseException:
+        discard(staged)
+        raise
+
+
+def discard(staged: str) -> None:
+    """Remove a folder ``stage_dir`` made that will not be published. Never raises."""
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def replace_dir(out_dir: str, fill: Callable[[str], None]) -> None:
+    """Make the folder ``out_dir`` atomically: ``stage_dir`` then ``swap_in``. On any failure the
+    temporary folder is removed and ``out_dir`` is as it was. Raises ``OSError`` on I/O failure,
+    and whatever ``fill`` raises."""
+    swap_in(stage_dir(out_dir, fill), out_dir)
 
 
 def foreign_entries(out_dir: str, marker: str, ours: re.Pattern[str]) -> list[str]:

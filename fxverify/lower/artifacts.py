@@ -272,58 +272,25 @@ def foreign_entries(out_dir: str) -> list[str]:
     return atomic.foreign_entries(out_dir, "manifest.json", _LOWERED_NAME)
 
 
-def stage_dir(out_dir: str, files: dict[str, bytes]) -> str:
-    """Write ``files`` (name -> bytes) into a new temporary sibling directory of ``out_dir`` and
-    return its path; ``out_dir`` itself is untouched. ``swap_in`` then puts it in place, or
-    ``discard`` removes it. Raises ``OSError`` on I/O failure (nothing is left behind)."""
-    out = os.path.abspath(out_dir)
-    parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".fxverify-lower-")
-    try:
+def _filler(files: dict[str, bytes]):
+    def fill(tmp: str) -> None:
         for name, data in sorted(files.items()):
             with open(os.path.join(tmp, name), "wb") as fh:
                 fh.write(data)
-        os.chmod(tmp, 0o755)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return tmp
+    return fill
 
 
-def swap_in(staged: str, out_dir: str) -> None:
-    """Replace ``out_dir`` by the directory ``staged`` (from ``stage_dir``) by rename: a reader sees
-    either the old directory or the complete new one. Raises ``OSError`` on I/O failure, after
-    which ``out_dir`` is as it was and ``staged`` is removed."""
-    out = os.path.abspath(out_dir)
-    try:
-        if os.path.isdir(out):
-            old = tempfile.mkdtemp(dir=os.path.dirname(out), prefix=".fxverify-old-")
-            try:
-                os.rename(out, os.path.join(old, "x"))
-                try:
-                    os.rename(staged, out)
-                except BaseException:
-                    os.rename(os.path.join(old, "x"), out)  # put the previous output back
-                    raise
-            finally:
-                shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(staged, out)
-    except BaseException:
-        discard(staged)
-        raise
-
-
-def discard(staged: str) -> None:
-    """Remove a directory ``stage_dir`` made (a lowering that did not complete). Never raises."""
-    shutil.rmtree(staged, ignore_errors=True)
+def stage_dir(out_dir: str, files: dict[str, bytes]) -> str:
+    """Write ``files`` (name -> bytes) into a new temporary sibling folder of ``out_dir`` and
+    return its path (``atomic.stage_dir``); ``atomic.swap_in`` then publishes it, or
+    ``atomic.discard`` removes it. Raises ``OSError`` on I/O failure (nothing is left behind)."""
+    return atomic.stage_dir(out_dir, _filler(files))
 
 
 def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
-    """Write ``files`` (name -> bytes) as the directory ``out_dir``, atomically (``stage_dir``
-    then ``swap_in``). Raises ``OSError`` on I/O failure, leaving ``out_dir`` as it was."""
-    swap_in(stage_dir(out_dir, files), out_dir)
+    """Write ``files`` (name -> bytes) as the folder ``out_dir``, atomically
+    (``atomic.replace_dir``). Raises ``OSError`` on I/O failure, leaving ``out_dir`` as it was."""
+    atomic.replace_dir(out_dir, _filler(files))
 
 
 def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter, sources: SourceMap,

@@ -20,6 +20,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 
+from fxverify import atomic
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
@@ -190,13 +191,13 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         _load_and_run(out, staged, opts, res.refutations)
         if out.exit_code == 0:
             try:
-                artifacts.swap_in(staged, out_dir)
+                atomic.swap_in(staged, out_dir)
             except OSError as err:
                 return _unwritable(out, out_dir, err)
             out.written = True
     finally:
         if not out.written:
-            artifacts.discard(staged)
+            atomic.discard(staged)
     return out
 
 
