@@ -178,7 +178,6 @@ class PerDeviceRead(_MapOb):
         if self.op.kind is MapOpKind.AGGREGATE:
             p = self.path(self.edges[1], self.edges[0])
             return None if p is None else Ordered(p)
-        e = self.ctx.edge(self.edges[0])
         return None if self.foreign else OwnSlot(self.pos, self.decl.name, self.op.key)
 
     def encode(self) -> Query:

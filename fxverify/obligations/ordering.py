@@ -16,7 +16,7 @@ import networkx as nx
 from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import Access, AccessMode, Edge
+from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
     finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
@@ -217,15 +217,17 @@ class InOrder(Obligation):
         # route enumeration is what the fast proof uses, so the query must not depend on it).
         self.links = ctx.graph.transfer_links(e) if pinned else list(ctx.policy.links)
 
+    def _ordered_carriers(self) -> list[Link] | None:
+        """The links that may carry the transfer, when all are ``ordered``; else ``None``."""
+        carriers = self.ctx.graph.transfer_links(self.ctx.edge(self.edges[0]))
+        return carriers if all(ln.order is LinkOrder.ORDERED for ln in carriers) else None
+
     def prove_fast(self) -> str | None:
-        e = self.ctx.edge(self.edges[0])
-        ok = all(ln.order is LinkOrder.ORDERED for ln in self.ctx.graph.transfer_links(e))
-        return "every-path" if ok or self.src_dev == self.dst_dev else None
+        return "every-path" if self._ordered_carriers() is not None else None
 
     def evidence(self) -> Evidence | None:
-        e = self.ctx.edge(self.edges[0])
-        carriers = self.ctx.graph.transfer_links(e)
-        if not all(ln.order is LinkOrder.ORDERED for ln in carriers):
+        carriers = self._ordered_carriers()
+        if carriers is None:
             return None
         return EveryPath(self.src_dev, self.dst_dev, tuple(ln.name for ln in carriers), self.pinned)
 

@@ -60,7 +60,7 @@ def _edge(w: World, e: Edge) -> list[Violation]:
         out.append(Violation(codes.HOOK_002, (e.eid,), detail=e.hook))
     if e.src is not None or e.dst is not None:
         a, b = w.endpoints(e)
-        if w.route(a, e.device) is None or w.route(e.device, b) is None:
+        if not (w.reaches(a, e.device) and w.reaches(e.device, b)):
             out.append(Violation(codes.HOOK_001, (e.eid,)))
     for ln in e.flushes:
         link = P.link(ln)

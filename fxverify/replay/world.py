@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from fxverify.diagnostics.codes import Code
 from fxverify.ir import AccessMode, Edge, Footprint, Policy
 from fxverify.replay.footprints import shared_byte
-from fxverify.vocab import LinkOrder
 
 #: A concrete schedule: edge id -> ``(start, finish)`` in ns, with ``0 <= start < finish``.
 Schedule = dict[int, tuple[int, int]]
@@ -87,24 +86,26 @@ class World:
         return None
 
     # -- routes, recomputed --------------------------------------------------------------------
-    def route(self, src: str, dst: str, only_ordered: bool = False) -> list[str] | None:
-        """Links of some path from ``src`` to ``dst`` (over ``ordered`` links only when asked), or
-        ``None`` when there is none; ``[]`` for the same device. For reachability only: which
-        path carries a transfer is ``carriers``."""
-        if src == dst:
-            return []
-        for path in self._simple_paths(src, dst, only_ordered):
-            return path
-        return None
+    def reaches(self, src: str, dst: str) -> bool:
+        """True when some chain of links joins device ``src`` to device ``dst`` (breadth-first;
+        reachability only: which paths may carry a transfer is ``carriers``)."""
+        seen, frontier = {src}, [src]
+        while frontier:
+            nxt = []
+            for ln in self.policy.links:
+                for a, b in ((ln.a, ln.b), (ln.b, ln.a)):
+                    if a in frontier and b not in seen:
+                        seen.add(b)
+                        nxt.append(b)
+            frontier = nxt
+        return dst in seen
 
-    def _simple_paths(self, src: str, dst: str, only_ordered: bool = False):
+    def _simple_paths(self, src: str, dst: str):
         """Every simple path from ``src`` to ``dst`` as a list of link names, by depth-first
         enumeration over the links (parallel links are different paths). Exponential in the worst
         case: the simulator runs on small fabrics."""
         adj: dict[str, list[tuple[str, str]]] = {}
         for ln in self.policy.links:
-            if only_ordered and ln.order is not LinkOrder.ORDERED:
-                continue
             adj.setdefault(ln.a, []).append((ln.b, ln.name))
             adj.setdefault(ln.b, []).append((ln.a, ln.name))
         stack: list[tuple[str, list[str], frozenset[str]]] = [(src, [], frozenset((src,)))]
