@@ -18,7 +18,7 @@ from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import member
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import between, const, int_var, not_
+from fxverify.smt.terms import Term, add, and_, between, bool_var, eq, int_var, mul, not_
 
 
 def alias_of(ctx: Context, e: Edge, fp: Footprint) -> str:
@@ -124,7 +124,27 @@ class InPlace(_TwoFootprints):
         super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.span)
 
     def extra(self) -> list:
-        return [("not_legal_in_place", not_(const(self.legal)))]
+        # The legality rule is restated over the footprints' own numbers (facts), apart from
+        # ``_in_place_rule``, so the query fails when that Python would be wrong.
+        e = self.ctx.edge(self.edges[0])
+        facts: list[tuple[str, Term]] = []
+
+        def fact(name: str, value: int | bool) -> Term:
+            v = bool_var(name) if isinstance(value, bool) else int_var(name)
+            facts.append((name, eq(v, value)))
+            return v
+        src = {k: fact(f"src_{k}", getattr(self.fa, k)) for k in ("base", "elem", "stride", "count")}
+        dst = {k: fact(f"dst_{k}", getattr(self.fb, k)) for k in ("base", "elem", "stride", "count")}
+        gather = next((t for t in e.transforms if isinstance(t, Gather) and t.rank is not None), None)
+        if gather is not None:
+            # send buffer == recv buffer + rank * chunk, the chunk being the send buffer's bytes
+            # (elem * count: NCCL's sendcount); the rank is a constant of the term (linear)
+            chunk = mul(self.fa.count, src["elem"])
+            legal = eq(src["base"], add(dst["base"], mul(gather.rank or 0, chunk)))
+        else:
+            is_reduce = fact("is_reduce", e.action is EdgeAction.REDUCE)
+            legal = and_(is_reduce, *[eq(src[k], dst[k]) for k in src])
+        return facts + [("not_legal_in_place", not_(legal))]
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)

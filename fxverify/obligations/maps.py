@@ -21,7 +21,7 @@ from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import and_, eq, int_var, not_
+from fxverify.smt.terms import Term, and_, bool_var, eq, int_var, not_, or_
 from fxverify.vocab import AC_OPS, ClassKind
 
 _WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
@@ -42,6 +42,36 @@ class _MapOb(Obligation):
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result),
                        values={"map": self.decl.name, "key": -1 if self.op.key is None else self.op.key})
+
+
+def _map_facts(decl: MapDecl, **ops: MapOp) -> tuple[list[tuple[str | None, Term]], dict[str, Term], tuple[str, ...]]:
+    """Facts of a map query as SMT variables fixed to the IR's values: ``map_class`` (the id of
+    ``decl``'s class in ``ClassKind`` order), ``merge_commutes`` (``decl.merge`` is in
+    ``vocab.AC_OPS``) and, per named operation, ``<name>_kind`` (its ``MapOpKind`` id). Returns
+    ``(constraints, variables by name, header lines naming the ids)``; the query states each
+    class rule over these, so the rule is not precomputed in Python."""
+    cons: list[tuple[str | None, Term]] = []
+    out: dict[str, Term] = {}
+    cls_ids = {k: i for i, k in enumerate(ClassKind)}
+    op_ids = {k: i for i, k in enumerate(MapOpKind)}
+    for name, value in (("map_class", cls_ids[decl.cls.kind]), *((f"{n}_kind", op_ids[o.kind]) for n, o in ops.items())):
+        out[name] = int_var(name)
+        cons.append((name, eq(out[name], value)))
+    out["merge_commutes"] = bool_var("merge_commutes")
+    cons.append(("merge_commutes", eq(out["merge_commutes"], decl.merge in AC_OPS)))
+    header = tuple(f"class {i} = {k.value}" for k, i in cls_ids.items()) + tuple(
+        f"op {i} = {k.value}" for k, i in op_ids.items())
+    return cons, out, header
+
+
+def class_is(v: Term, kind: ClassKind) -> Term:
+    """``v`` (a ``map_class`` fact of ``_map_facts``) is ``kind``."""
+    return eq(v, list(ClassKind).index(kind))
+
+
+def op_is(v: Term, kind: MapOpKind) -> Term:
+    """``v`` (a ``<name>_kind`` fact of ``_map_facts``) is ``kind``."""
+    return eq(v, list(MapOpKind).index(kind))
 
 
 class LocalMap(_MapOb):
@@ -88,6 +118,12 @@ class LostUpdate(_MapOb):
 
     code = codes.MAP_002
 
+    def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, first: MapOp, op: MapOp, decl: MapDecl,
+                 related: tuple[Label, ...] = (), pos: int = 0) -> None:
+        #: ``first``: the operation of ``edges[0]``; ``op`` (at ``pos``) that of ``edges[1]``
+        self.first = first
+        super().__init__(ctx, edges, key, op, decl, related, pos)
+
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
 
@@ -96,7 +132,11 @@ class LostUpdate(_MapOb):
         return None if p is None else Ordered(p)
 
     def encode(self) -> Query:
-        return self._timed(overlap(*self.edges), "concurrent_writes")
+        # The commuting rule is restated over the facts: both updates with an AC merge commute.
+        facts, v, header = _map_facts(self.decl, first=self.first, second=self.op)
+        commute = and_(op_is(v["first_kind"], MapOpKind.UPDATE), op_is(v["second_kind"], MapOpKind.UPDATE), v["merge_commutes"])
+        q = self._timed(and_(overlap(*self.edges), not_(commute)), "concurrent_writes")
+        return Query(q.name, tuple(facts) + q.assertions, minimize=q.minimize, header=q.header + header)
 
     def message(self, w: Witness) -> str:
         a, b = self.edges
@@ -135,9 +175,15 @@ class StaleGuard(_MapOb):
 
     def encode(self) -> Query:
         g_, w = self.edges
-        if self.decl.cls.kind is ClassKind.EVENTUAL:
-            return self._timed(start(w) < start(g_), "writer_started_before_guard")
-        return self._timed(and_(start(w) < start(g_), start(g_) < finish(w)), "writer_in_flight_at_guard")
+        # The class rule is stated over the ``map_class`` fact: on `eventual` any writer that
+        # started before the guard may be missed; elsewhere only one still in flight.
+        facts, v, header = _map_facts(self.decl)
+        eventual = class_is(v["map_class"], ClassKind.EVENTUAL)
+        missed = or_(and_(eventual, start(w) < start(g_)),
+                     and_(not_(eventual), start(w) < start(g_), start(g_) < finish(w)))
+        label = "writer_started_before_guard" if self.decl.cls.kind is ClassKind.EVENTUAL else "writer_in_flight_at_guard"
+        q = self._timed(missed, label)
+        return Query(q.name, tuple(facts) + q.assertions, minimize=q.minimize, header=q.header + header)
 
     def message(self, w: Witness) -> str:
         g_, wr = self.edges
@@ -164,8 +210,10 @@ class PerDeviceRead(_MapOb):
     code = codes.MAP_004
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, op: MapOp, decl: MapDecl,
-                 foreign: tuple[str, ...] = (), pos: int = 0) -> None:
-        self.foreign = foreign
+                 foreign: tuple[str, ...] = (), pos: int = 0, writers: tuple[str, ...] = ()) -> None:
+        #: ``writers``: the devices of every writer of the entry; ``foreign``: those that are not
+        #: the reader's (a plain read is wrong when there is one)
+        self.foreign, self.writers = foreign, writers
         self.schedule_free = op.kind is not MapOpKind.AGGREGATE  # a plain read is wrong in every schedule
         super().__init__(ctx, edges, key, op, decl, pos=pos)
 
@@ -184,8 +232,17 @@ class PerDeviceRead(_MapOb):
         if self.op.kind is MapOpKind.AGGREGATE:
             r, w = self.edges
             return self._timed(not_(finish(w) <= start(r)), "writer_not_before_aggregate")
-        n = int_var("foreign_writer_devices")
-        return Query(self.key, (("foreign_writers", eq(n, len(self.foreign))), ("plain_read", n > 0)), header=self.header())
+        # Facts: the reader's device and each writer's; a foreign writer is found by the solver.
+        ids = {d.name: i for i, d in enumerate(self.ctx.policy.devices)}
+        reader = int_var("reader_device")
+        cons: list[tuple[str | None, Term]] = [("reader_device", eq(reader, ids[self.ctx.edge(self.edges[0]).device]))]
+        others = []
+        for k, dev in enumerate(self.writers):
+            cons.append((f"writer_device_{k}", eq(int_var(f"writer_device_{k}"), ids[dev])))
+            others.append(not_(eq(int_var(f"writer_device_{k}"), reader)))
+        cons.append(("plain_read_of_a_foreign_slot", or_(*others)))
+        header = self.header() + tuple(f"device {i} = {n}" for n, i in ids.items())
+        return Query(self.key, tuple(cons), header=header)
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)
@@ -244,7 +301,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     continue
                 if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
                     continue  # different slots
-                yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, ja)}|{_op_id(eb, jb)}|{mname}[{key}]", ob, decl,
+                yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, ja)}|{_op_id(eb, jb)}|{mname}[{key}]", oa, ob, decl,
                                  (Label(ea.span, f"`{ea.name}` writes here"),), pos=jb)
     for e, op, i in readers:
         decl = pol.map(op.map)
@@ -261,5 +318,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     yield PerDeviceRead(ctx, (e.eid, we.eid), f"{codes.MAP_004}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]", op, decl,
                                         pos=i)
             else:
-                foreign = tuple(sorted({we.device for we, _, _ in ws if we.device != e.device}))
-                yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign, pos=i)
+                devices = tuple(sorted({we.device for we, _, _ in ws}))
+                foreign = tuple(d for d in devices if d != e.device)
+                yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign, pos=i,
+                                    writers=devices)

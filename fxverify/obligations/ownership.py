@@ -25,7 +25,7 @@ from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import FALSE, TRUE, Term, and_, not_, or_, rename_vars
+from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_, rename_vars
 from fxverify.source import Span
 
 
@@ -38,17 +38,41 @@ def _enclosing(ctx: Context, h: int, region: str) -> str | None:
     return clauses[-1].region
 
 
-def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int]) -> Term:
-    """``device`` owns ``region`` at time ``t`` (some latest handoff completed by ``t`` gives it to
-    ``device``, or none completed and ``device`` is the initial owner)."""
-    init = ctx.policy.region(region).owner
+class DeviceFacts:
+    """The facts an ownership query compares, as SMT variables fixed to the IR's values: every
+    device has a fixed id (its declaration index; the query's header lists them), and each named
+    variable (``init_owner``, ``dst_e<h>``, ``accessor``...) equals the id of the device the IR
+    gives it. Queries compare these variables, so an owner comparison is made by the solver, not
+    precomputed in Python (a dump re-checked elsewhere re-derives it)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ids = {d.name: i for i, d in enumerate(ctx.policy.devices)}
+        self.constraints: list[tuple[str | None, Term]] = []
+        self._vars: dict[str, Term] = {}
+
+    def device(self, name: str, device: str) -> Term:
+        """The variable ``name``, fixed to ``device``'s id (once per query). Raises ``KeyError``
+        for an undeclared device (resolve rejects those first)."""
+        if name not in self._vars:
+            self._vars[name] = int_var(name)
+            self.constraints.append((name, eq(self._vars[name], self.ids[device])))
+        return self._vars[name]
+
+    def header(self) -> tuple[str, ...]:
+        """Header comment lines naming each device id."""
+        return tuple(f"device {i} = {n}" for n, i in self.ids.items())
+
+
+def owner_is(ctx: Context, region: str, who: Term, t: Term, handoffs: list[int], facts: DeviceFacts) -> Term:
+    """The device whose id is ``who`` owns ``region`` at time ``t``: some latest handoff completed
+    by ``t`` gives it to ``who``, or none completed and ``who`` is the initial owner. The owners
+    are ``facts`` (``init_owner``, ``dst_e<h>``)."""
+    init = facts.device("init_owner", ctx.policy.region(region).owner)
     none_done = and_(*[not_(finish(h) <= t) for h in handoffs])
-    alts = [and_(none_done, TRUE if init == device else FALSE)]
+    alts = [and_(none_done, eq(init, who))]
     for h in handoffs:
-        if ctx.handoff_dst(h, region) != device:
-            continue
         latest = and_(finish(h) <= t, *[not_(and_(finish(o) <= t, finish(h) < finish(o))) for o in handoffs if o != h])
-        alts.append(latest)
+        alts.append(and_(latest, eq(facts.device(f"dst_e{h}", ctx.handoff_dst(h, region)), who)))
     return or_(*alts)
 
 
@@ -147,11 +171,12 @@ class Unowned(_Own):
     def encode(self) -> Query:
         e = self.edges[0]
         t = start(e)
-        ok = owner_is(self.ctx, self.region, self.device, t, self.hs)
+        facts = DeviceFacts(self.ctx)
+        ok = owner_is(self.ctx, self.region, facts.device("accessor", self.device), t, self.hs, facts)
         if not self.writes:
             ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs))
-        cons = self._sched() + [("not_owner_nor_lessee", not_(ok))]
-        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+        cons = self._sched() + facts.constraints + [("not_owner_nor_lessee", not_(ok))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)
@@ -255,11 +280,14 @@ class BadHandoff(_Own):
     def encode(self) -> Query:
         h = self.edges[0]
         # The driving device is the one giving the region away: it must be the declared source.
-        bad = or_(FALSE if self.srcs == [self.driver] else TRUE,
-                  *[not_(owner_is(self.ctx, self.region, src, start(h), self.hs)) for src in self.srcs],
+        facts = DeviceFacts(self.ctx)
+        driver = facts.device("driver", self.driver)
+        srcs = [facts.device(f"from_{k}", src) for k, src in enumerate(self.srcs)]
+        bad = or_(*[not_(eq(src, driver)) for src in srcs],
+                  *[not_(owner_is(self.ctx, self.region, src, start(h), self.hs, facts)) for src in srcs],
                   *[overlap(h, o) for o in self.hs if o != h])
-        cons = self._sched() + [("handoff_by_non_owner", bad)]
-        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+        cons = self._sched() + facts.constraints + [("handoff_by_non_owner", bad)]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)
@@ -323,7 +351,10 @@ class SplitHandoff(_Own):
         return OneDestination(self.region, self._dsts()[0], pos)
 
     def encode(self) -> Query:
-        return Query(self.key, (("two_destinations", TRUE if len(self._dsts()) > 1 else FALSE),), header=self.header())
+        facts = DeviceFacts(self.ctx)
+        dsts = [facts.device(f"dst_{k}", c.dst) for k, c in enumerate(self.clauses)]
+        cons = facts.constraints + [("two_destinations", or_(*[not_(eq(d, dsts[0])) for d in dsts[1:]]))]
+        return Query(self.key, tuple(cons), header=self.header() + facts.header())
 
     def witness(self, result: Result) -> Witness:
         return Witness(values={"region": self.region, "to": ", ".join(self._dsts())})
@@ -363,8 +394,10 @@ class LeaseByNonOwner(_Own):
 
     def encode(self) -> Query:
         g = self.edges[0]
-        cons = self._sched() + [("lender_not_owner", not_(owner_is(self.ctx, self.region, self.device, start(g), self.hs)))]
-        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+        facts = DeviceFacts(self.ctx)
+        owns = owner_is(self.ctx, self.region, facts.device("lender", self.device), start(g), self.hs, facts)
+        cons = self._sched() + facts.constraints + [("lender_not_owner", not_(owns))]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
     def message(self, w: Witness) -> str:
         return (f"`{self.name(self.edges[0])}` on `{self.device}` leases `{self.region}` to `{self.to}`, "
@@ -464,20 +497,24 @@ class FinalOwner(_Own):
         return and_(*[rename_vars(finish(o), suffix) <= fh for o in self.hs if o != h])
 
     def encode(self) -> Query:
-        init = self.ctx.policy.region(self.region).owner
+        facts = DeviceFacts(self.ctx)
+        init = facts.device("init_owner", self.ctx.policy.region(self.region).owner)
+        dst = {h: facts.device(f"dst_e{h}", self._dst(h)) for h in self.hs}
         base = self._sched()
+        header = self.header() + facts.header()
         if self.declared is not None:
-            bad = or_(*[self._latest(h, "") for h in self.hs if self._dst(h) != self.declared]) if self.hs else (
-                TRUE if init != self.declared else FALSE)
-            cons = base + [("final_owner_differs", bad)]
-            return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+            declared = facts.device("declared_owner", self.declared)
+            bad = or_(*[and_(self._latest(h, ""), not_(eq(dst[h], declared))) for h in self.hs]) if self.hs else (
+                not_(eq(init, declared)))
+            cons = base + facts.constraints + [("final_owner_differs", bad)]
+            return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=header)
 
         cons = [(f"{lbl}__1", rename_vars(t, "__1")) for lbl, t in base] + [
-            (f"{lbl}__2", rename_vars(t, "__2")) for lbl, t in base]
-        pairs = [and_(self._latest(a, "__1"), self._latest(b, "__2"))
-                 for a in self.hs for b in self.hs if self._dst(a) != self._dst(b)]
+            (f"{lbl}__2", rename_vars(t, "__2")) for lbl, t in base] + facts.constraints
+        pairs = [and_(self._latest(a, "__1"), self._latest(b, "__2"), not_(eq(dst[a], dst[b])))
+                 for a in self.hs for b in self.hs if a != b]
         cons.append(("two_schedules_disagree", or_(*pairs)))
-        return Query(self.key, tuple(cons), header=self.header())
+        return Query(self.key, tuple(cons), header=header)
 
     def witness(self, result: Result) -> Witness:
         if self.declared is not None:

@@ -26,7 +26,9 @@ from fxverify.obligations.encode import (
 )
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import FALSE, TRUE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, not_, or_
+from fxverify.smt.terms import (
+    FALSE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, mod, mul, not_, or_,
+)
 from fxverify.vocab import CODECS, DTYPES, canonical_dtype, dtype_bits
 
 _VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
@@ -173,22 +175,24 @@ class ChecksumChain(Obligation):
         return ChecksumWalk(tuple(valid))
 
     def encode(self) -> Query:
+        # Facts: the kind of each step (``kind_i``, ids from ``XfKind`` order); the walk's rule
+        # is stated over them, apart from ``_walk``, so the query fails when that Python would.
+        ids = {k: i for i, k in enumerate(XfKind)}
+
+        def is_kind(kind: Term, ks: list[XfKind]) -> Term:
+            return or_(*[eq(kind, ids[k]) for k in ks])
         cons: list[tuple[str | None, Term]] = [("v_0", eq(bool_var("v_0"), FALSE))]
         bad: list[Term] = []
         for i, t in enumerate(self.chain):
-            vi, vn = bool_var(f"v_{i}"), bool_var(f"v_{i + 1}")
-            if t.kind is XfKind.CHECKSUM:
-                nxt: Term = TRUE
-            elif t.kind in _VALUE_CHANGING:
-                nxt = FALSE
-                bad.append(vi)
-            else:
-                nxt = vi
-                if t.kind is XfKind.PERSIST:
-                    bad.append(not_(vi))
-            cons.append((f"v_{i + 1}", eq(vn, nxt)))
+            vi, vn, kind = bool_var(f"v_{i}"), bool_var(f"v_{i + 1}"), int_var(f"kind_{i}")
+            cons.append((f"kind_{i}", eq(kind, ids[t.kind])))
+            changes = is_kind(kind, sorted(_VALUE_CHANGING, key=ids.__getitem__))
+            bad += [and_(changes, vi), and_(is_kind(kind, [XfKind.PERSIST]), not_(vi))]
+            # a checksum makes the bytes covered; a value-changing step uncovers them; others keep
+            cons.append((f"v_{i + 1}", eq(vn, or_(is_kind(kind, [XfKind.CHECKSUM]), and_(not_(changes), vi)))))
         cons.append(("chain_breaks_checksum", or_(*bad)))
-        return Query(self.key, tuple(cons), header=self.header())
+        header = self.header() + tuple(f"kind {i} = {k.value}" for k, i in ids.items())
+        return Query(self.key, tuple(cons), header=header)
 
     def witness(self, result: Result) -> Witness:
         hit = self._walk() or (0, "invalidates")
@@ -238,18 +242,20 @@ class Layout(Obligation):
         return LayoutFacts(tuple(dtypes), _input_bytes(e))
 
     def encode(self) -> Query:
-        # Each check is an equation between known quantities; the solver looks for one that fails.
-        alts = []
-        for i, (_msg, lhs, rhs) in enumerate(self.problems or [("", 0, 0)]):
-            alts.append(not_(eq(int_var(f"lhs_{i}"), int_var(f"rhs_{i}"))))
-        cons: list[tuple[str | None, Term]] = []
-        for i, (_msg, lhs, rhs) in enumerate(self.problems or [("", 0, 0)]):
-            cons += [(f"lhs_{i}", eq(int_var(f"lhs_{i}"), lhs)), (f"rhs_{i}", eq(int_var(f"rhs_{i}"), rhs))]
-        cons.append(("some_check_fails", or_(*alts)))
+        # The facts are the IR's own values (dtype ids, element widths, byte counts, ways, ranks,
+        # whether the destination space is persistent); the checks over them are stated here, as a
+        # symbolic walk of the chain, apart from ``_layout_problems``, so the query fails when
+        # that Python would be wrong (a dump re-checked by another solver re-derives each check).
+        e = self.ctx.edge(self.edges[0])
+        facts, checks = _layout_query(self.ctx, e)
+        cons = facts + [("some_check_fails", or_(*checks))]
         return Query(self.key, tuple(cons), header=self.header())
 
     def witness(self, result: Result) -> Witness:
-        return Witness(values={"problem": self.problems[0][0] if self.problems else ""})
+        # The checks are restated in SMT; should they fail where ``_layout_problems`` found
+        # nothing, say so rather than print an empty problem.
+        problem = self.problems[0][0] if self.problems else "a layout rule fails in the SMT model (see --dump-smt)"
+        return Witness(values={"problem": problem})
 
     def message(self, w: Witness) -> str:
         return f"`{self.name(self.edges[0])}`: {w.values['problem']}"
@@ -344,6 +350,44 @@ class UnsafeReduce(Obligation):
     def fix(self, w: Witness) -> str:
         a, b = self.edges
         return f"use one commutative operator for both, or add `after {self.name(a)}` to `{self.name(b)}`"
+
+
+def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]], list[Term]]:
+    """FX-XF-003 as SMT: ``(facts, checks)``. Facts fix one variable per IR value the layout rules
+    read (``src_dtype``/``dst_dtype``: dtype ids from ``_dt``, 0 when untyped; ``n``: input bytes;
+    per step ``i`` its dtypes, ways, rank, and whether the destination space
+    is persistent); element widths (``vocab.dtype_bits``) and scatter ways are constants of the
+    terms. Each check is true when
+    one rule of ``Layout`` fails (specs/obligations.md, FX-XF-003)."""
+    pol = ctx.policy
+    facts: list[tuple[str | None, Term]] = []
+
+    def fact(name: str, value: int | bool) -> Term:
+        v = bool_var(name) if isinstance(value, bool) else int_var(name)
+        facts.append((name, eq(v, value)))
+        return v
+
+    src_dt = pol.region(e.src.region).dtype if e.src is not None else None
+    dst_dt = pol.region(e.dst.region).dtype if e.dst is not None else None
+    n = fact("n", _input_bytes(e))
+    cur: Term = fact("src_dtype", _dt(src_dt) if src_dt else 0)
+    checks: list[Term] = []
+    for i, t in enumerate(e.transforms):
+        if isinstance(t, Quantize):
+            q_from, q_to = fact(f"step{i}_from", _dt(t.src)), fact(f"step{i}_to", _dt(t.dst))
+            checks.append(and_(not_(eq(cur, 0)), not_(eq(cur, q_from))))
+            checks.append(not_(eq(mod(mul(8, n), dtype_bits(t.src)), 0)))
+            cur = q_to
+        elif isinstance(t, Scatter):
+            checks.append(not_(eq(mod(n, t.ways), 0)))
+        elif isinstance(t, Gather) and t.rank is not None:
+            rank, ways = fact(f"step{i}_rank", t.rank), fact(f"step{i}_ways", t.ways)
+            checks.append(or_(rank < 0, not_(rank < ways)))
+        elif isinstance(t, Persist) and e.dst is not None:
+            checks.append(not_(fact(f"step{i}_space_persistent", pol.space(e.dst.space).persistent)))
+    dst = fact("dst_dtype", _dt(dst_dt) if dst_dt else 0)
+    checks.append(and_(not_(eq(dst, 0)), not_(eq(cur, 0)), not_(eq(cur, dst))))
+    return facts, checks
 
 
 class LostAccumulation(Obligation):

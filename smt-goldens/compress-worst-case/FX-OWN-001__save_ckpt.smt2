@@ -2,12 +2,18 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-OWN-001:save|ckpt
 ; edge 0 = save
+; device 0 = gpu0
+; device 1 = cxl0
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
+(declare-const accessor Int)
+(declare-const init_owner Int)
 (assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
-(assert (! (not (and true true)) :named A_not_owner_nor_lessee))
+(assert (! (= accessor 0) :named A_accessor))
+(assert (! (= init_owner 0) :named A_init_owner))
+(assert (! (not (and true (= init_owner accessor))) :named A_not_owner_nor_lessee))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

@@ -2,13 +2,25 @@
 ; policy: compress-worst-case (corpus/transforms/ok/compress-worst-case.fx)
 ; key: FX-XF-002:save
 ; edge 0 = save
+; kind 0 = move
+; kind 1 = quantize
+; kind 2 = compress
+; kind 3 = checksum
+; kind 4 = filter
+; kind 5 = reduce
+; kind 6 = scatter
+; kind 7 = gather
+; kind 8 = replicate
+; kind 9 = persist
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const v_0 Bool)
+(declare-const kind_0 Int)
 (declare-const v_1 Bool)
 (assert (! (= v_0 false) :named A_v_0))
-(assert (! (= v_1 false) :named A_v_1))
-(assert (! v_0 :named A_chain_breaks_checksum))
+(assert (! (= kind_0 2) :named A_kind_0))
+(assert (! (= v_1 (or (= kind_0 3) (and (not (or (= kind_0 1) (= kind_0 2) (= kind_0 4) (= kind_0 5) (= kind_0 6) (= kind_0 7))) v_0))) :named A_v_1))
+(assert (! (or (and (or (= kind_0 1) (= kind_0 2) (= kind_0 4) (= kind_0 5) (= kind_0 6) (= kind_0 7)) v_0) (and (= kind_0 9) (not v_0))) :named A_chain_breaks_checksum))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

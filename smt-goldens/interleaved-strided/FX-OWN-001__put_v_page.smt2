@@ -2,12 +2,17 @@
 ; policy: interleaved-strided (corpus/alias/ok/interleaved-strided.fx)
 ; key: FX-OWN-001:put_v|page
 ; edge 1 = put_v
+; device 0 = gpu0
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
+(declare-const accessor Int)
+(declare-const init_owner Int)
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
-(assert (! (not (and true true)) :named A_not_owner_nor_lessee))
+(assert (! (= accessor 0) :named A_accessor))
+(assert (! (= init_owner 0) :named A_init_owner))
+(assert (! (not (and true (= init_owner accessor))) :named A_not_owner_nor_lessee))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

@@ -2,12 +2,18 @@
 ; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
 ; key: FX-OWN-003:lease:fill|pinned|gpu0
 ; edge 0 = fill
+; device 0 = gpu0
+; device 1 = cpu0
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_0 Int)
 (declare-const f_0 Int)
+(declare-const lender Int)
+(declare-const init_owner Int)
 (assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
-(assert (! (not (and true true)) :named A_lender_not_owner))
+(assert (! (= lender 1) :named A_lender))
+(assert (! (= init_owner 1) :named A_init_owner))
+(assert (! (not (and true (= init_owner lender))) :named A_lender_not_owner))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

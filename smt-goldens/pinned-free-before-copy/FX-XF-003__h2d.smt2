@@ -4,11 +4,13 @@
 ; edge 1 = h2d
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
-(declare-const lhs_0 Int)
-(declare-const rhs_0 Int)
-(assert (! (= lhs_0 0) :named A_lhs_0))
-(assert (! (= rhs_0 0) :named A_rhs_0))
-(assert (! (not (= lhs_0 rhs_0)) :named A_some_check_fails))
+(declare-const n Int)
+(declare-const src_dtype Int)
+(declare-const dst_dtype Int)
+(assert (! (= n 8388608) :named A_n))
+(assert (! (= src_dtype 1) :named A_src_dtype))
+(assert (! (= dst_dtype 1) :named A_dst_dtype))
+(assert (! (and (not (= dst_dtype 0)) (not (= src_dtype 0)) (not (= src_dtype dst_dtype))) :named A_some_check_fails))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)
