@@ -55,7 +55,15 @@ def recheck(out: Path) -> tuple[int, int]:
     """Re-solve every file of an export with both solvers; returns (files decided by the checker,
     files whose two answers equal the declared status). Asserts on any disagreement."""
     index = json.loads((out / "index.json").read_text())
-    assert sorted(e["file"] for e in index["obligations"]) == sorted(p.name for p in out.glob("*.smt2"))
+    certs = [e["certificate"] for e in index["obligations"] if "certificate" in e]
+    assert sorted([e["file"] for e in index["obligations"]] + certs) == sorted(p.name for p in out.glob("*.smt2"))
+    # every fast proof comes with its certificate's query, and both solvers prove it (unsat)
+    fast = [e for e in index["obligations"] if e["verdict"] == "proved" and e["method"] != "solver"]
+    assert all("certificate" in e for e in fast), [e for e in fast if "certificate" not in e]
+    for name in certs:
+        text = (out / name).read_text()
+        assert "(set-info :status unsat)" in text
+        assert (z3_answer(out / name), check_smtlib_cvc5(text).value) == ("unsat", "unsat"), name
     decided = agree = 0
     for e in index["obligations"]:
         path = out / e["file"]
@@ -77,7 +85,7 @@ def recheck(out: Path) -> tuple[int, int]:
 @pytest.mark.slow
 def test_every_corpus_obligation_rechecks_with_z3_and_cvc5(tmp_path: Path, capsys) -> None:
     """Files, obligations, and how many of them z3 == cvc5 == the verdict (printed with ``-s``)."""
-    files = obligations = decided = agree = 0
+    files = obligations = decided = agree = certificates = 0
     methods: dict[str, int] = {}
     for policy in CORPUS:
         out = tmp_path / Path(policy).stem
@@ -87,13 +95,15 @@ def test_every_corpus_obligation_rechecks_with_z3_and_cvc5(tmp_path: Path, capsy
         obligations += len(res.index)
         for e in res.index:
             methods[e["method"]] = methods.get(e["method"], 0) + 1
+            certificates += "certificate" in e
         d, a = recheck(out)
         decided, agree = decided + d, agree + a
     assert files == len(CORPUS) > 60 and agree == decided and obligations - decided <= 1
     assert sum(n for m, n in methods.items() if m != "solver") > 0  # fast proofs were re-checked too
     with capsys.disabled():
         print(f"\nsmt export: {files} policies, {obligations} obligations, {decided} decided, "
-              f"z3 == cvc5 == verdict on {agree}; by method {dict(sorted(methods.items()))}")
+              f"z3 == cvc5 == verdict on {agree}; {certificates} certificate queries unsat with both; "
+              f"by method {dict(sorted(methods.items()))}")
 
 
 def _report(solver: str) -> dict[str, str]:
@@ -126,7 +136,7 @@ def test_smt_writes_every_obligation_with_its_status(tmp_path: Path) -> None:
     out = tmp_path / "smt"
     r = run("smt", FAIL, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"wrote 14 obligation file(s) and index.json to {out}: 13 proved")
+    assert r.stdout.startswith(f"wrote 14 obligation file(s), 13 certificate file(s) and index.json to {out}: 13 proved")
     index = json.loads((out / "index.json").read_text())
     assert index["fxverify"] and index["policy"] == "kv-offload-unordered" and index["solver"].startswith("z3 ")
     by_key = {e["key"]: e for e in index["obligations"]}
@@ -139,6 +149,8 @@ def test_smt_writes_every_obligation_with_its_status(tmp_path: Path) -> None:
     cycle = by_key["FX-ORD-001:policy"]  # proved by a fast proof; the query is sat when it holds
     assert (cycle["verdict"], cycle["method"], cycle["expect"], cycle["status"]) == ("proved", "topological-sort", "sat", "sat")
     assert "proved by the fast proof `topological-sort`" in (out / cycle["file"]).read_text()
+    cert = (out / cycle["certificate"]).read_text()  # and its certificate, which must be unsat
+    assert "; fxverify certificate of FX-ORD-001:policy" in cert and "(set-info :status unsat)" in cert
     assert recheck(out) == (14, 14)
     # A previous export is replaced as a whole, with another solver.
     r = run("smt", FAIL, "-o", str(out), "--solver", "cvc5")

@@ -99,6 +99,17 @@ def query_of(key: str, st: Statement) -> Query:
     return Query(f"certificate:{key}", tuple(cons), header=(f"fxverify certificate of {key}",))
 
 
+def certificate_query(facts: Facts, claim: Claim, cert: Certificate | None) -> Query | str:
+    """The SMT query of the certificate ``cert`` of ``claim``'s fast proof (``query_of``, unsat
+    proves it), or the reason it cannot be stated: a certificate that is missing, about another
+    obligation, or whose facts disagree with the IR (``statement``'s problems). Never raises
+    for a malformed certificate."""
+    st = statement(facts, claim, cert)
+    if st.problems:
+        return "; ".join(st.problems)
+    return query_of(claim.key, st)
+
+
 class Certifier:
     """Checks certificates as they come (``add``), so a policy's hundreds of thousands are never
     held at once; ``close`` decides the pending SMT queries and returns the report.

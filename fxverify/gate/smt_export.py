@@ -3,14 +3,17 @@
 Takes a policy path, an output folder and ``CheckOptions``; checks the policy (fast proofs, then
 the chosen solver, as ``check`` does) and writes one ``.smt2`` file per obligation, the
 fast-proved ones included: for those the file is the obligation's own query (``encode()``), which
-states exactly what the fast proof claims, so any solver can re-check the proof. Each file has
+states exactly what the fast proof claims, and a second file, ``certificate_...smt2``, the query of
+its certificate (``certify.certificate_query``: the evidence's IR facts as hypotheses and the
+property negated, expected ``unsat``), so any solver can re-check the proof. Each file has
 ``(set-info :status ...)``, SMT-LIB's status of the benchmark, which the checker's verdict fixes:
 for a proved obligation the expected answer (the one that proves it: ``unsat``, or ``sat`` for
 FX-ORD-001), for a refuted one the opposite answer (cvc5 reports an error when a script's answer
 differs from its ``:status``), ``unknown`` for an unknown verdict. A comment and the index give the
 expected answer too. Header comments name the obligation code, key and edges and how the checker
 decided it. ``DIR/index.json`` lists every file with its code, key, edges, expected answer,
-declared status, verdict and method (``specs/output.md``).
+declared status, verdict and method, and for a fast proof its ``certificate`` file (or
+``certificate_problem``, why none could be stated) (``specs/output.md``).
 
 The folder is written whole or not at all (``atomic.replace_dir``); an existing folder must be
 empty or a previous export (``index.json`` written by fxverify, only ``.smt2`` files beside it),
@@ -28,6 +31,8 @@ from dataclasses import dataclass, field
 
 from fxverify import __version__
 from fxverify.atomic import foreign_entries, replace_atomically, replace_dir
+from fxverify.certify import Claim, certificate_query
+from fxverify.certify.facts import Facts
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.diagnostics.outdir import cannot_write, refuse_replacing
 from fxverify.obligations.base import Obligation
@@ -61,9 +66,10 @@ class ExportResult:
         n = len(self.index)
         by = Counter(e["verdict"] for e in self.index)
         fast = sum(1 for e in self.index if e["verdict"] == "proved" and e["method"] != "solver")
-        return (f"wrote {n} obligation file(s) and index.json to {self.out_dir}: {by['proved']} proved "
-                f"({by['proved'] - fast} by the solver, {fast} by a fast proof), {by['refuted']} refuted, "
-                f"{by['unknown']} unknown\n")
+        certs = sum(1 for e in self.index if "certificate" in e)
+        return (f"wrote {n} obligation file(s), {certs} certificate file(s) and index.json to {self.out_dir}: "
+                f"{by['proved']} proved ({by['proved'] - fast} by the solver, {fast} by a fast proof), "
+                f"{by['refuted']} refuted, {by['unknown']} unknown\n")
 
 
 def _foreign(out_dir: str) -> list[str]:
@@ -95,6 +101,12 @@ def _notes(outcome: Outcome, expect: Status, solver: str) -> tuple[str, ...]:
     else:
         how = f"checker verdict: unknown ({outcome.reason})"
     return (how, f"expected answer (the one that proves the obligation): {proves}")
+
+
+def _certificate_notes(outcome: Outcome) -> tuple[str, ...]:
+    return (f"the certificate of the fast proof `{outcome.method}` as an SMT query (its IR facts as hypotheses, "
+            f"the property negated, as `check --certify smt` states it): unsat re-checks the fast proof",
+            "expected answer: unsat")
 
 
 def _entry(name: str, ob: Obligation, q: Query, outcome: Outcome) -> dict:
@@ -134,9 +146,20 @@ def export_smt(path: str, out_dir: str, options: CheckOptions | None = None) -> 
 
     def fill(tmp: str) -> None:
         dump = SmtlibDump(tmp)
+        facts = Facts(policy)
         for (ob, q), outcome in zip(kept, found.outcomes):
             text = query_to_smtlib(q, _notes(outcome, q.expect, solver), declared_status(outcome, q.expect))
-            index.append(_entry(os.path.basename(dump.write(q, text)), ob, q, outcome))
+            entry = _entry(os.path.basename(dump.write(q, text)), ob, q, outcome)
+            if outcome.verdict is Verdict.PROVED and outcome.method != "solver":
+                # A fast proof is also written as its certificate's query (item: "as their
+                # certificate query"), so the proof itself, not only the property, is re-checked.
+                cq = certificate_query(facts, Claim(ob.key, str(ob.code), tuple(ob.edges), outcome.method), ob.certificate())
+                if isinstance(cq, str):
+                    entry["certificate_problem"] = cq
+                else:
+                    entry["certificate"] = os.path.basename(
+                        dump.write(cq, query_to_smtlib(cq, _certificate_notes(outcome), Status.UNSAT)))
+            index.append(entry)
         doc = {"fxverify": __version__, "policy": policy.name, "path": path, "solver": solver, "obligations": index}
         replace_atomically(os.path.join(tmp, "index.json"),
                            (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode("utf-8"))
