@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-goldens", action="store_true", default=False,
-                     help="rewrite golden files (smt-goldens/, tests/goldens/) instead of comparing")
+                     help="rewrite golden files (obligations/, tests/goldens/) instead of comparing")
     parser.addoption("--update-expect", action="store_true", default=False,
                      help="rewrite the `# ^ message` lines of the corpus's fail policies instead of comparing")
 

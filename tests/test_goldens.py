@@ -1,5 +1,5 @@
 """SMT-LIB2 goldens: ``fxverify check --dump-smt`` of a few corpus policies must reproduce
-``smt-goldens/<policy>/`` byte for byte. A difference must be a deliberate change: rewrite them
+``obligations/<policy>/`` byte for byte. A difference must be a deliberate change: rewrite them
 with ``pytest --update-goldens`` and review the diff. Every golden must also re-check, parsed from
 its text, with the answer its last comment announces."""
 
@@ -25,7 +25,7 @@ GOLDEN_POLICIES = [
 
 
 def _golden_dir(policy: str) -> Path:
-    return ROOT / "smt-goldens" / Path(policy).stem
+    return ROOT / "obligations" / Path(policy).stem
 
 
 @pytest.mark.parametrize("policy", GOLDEN_POLICIES)
