@@ -91,6 +91,22 @@ def events_of(sched: Schedule) -> list[tuple[int, int]]:
     return [(e, ph) for _t, _k, e, ph in sorted(ev)]
 
 
+def serialise(sched: Schedule) -> Schedule:
+    """The tie-free schedule the kernel runs: every event of ``sched`` moved to its index in
+    ``events_of(sched)`` (edge -> ``(start, end)`` in event numbers), so no two events share a
+    time and ``events_of`` gives the same order again. Every start-versus-end comparison keeps
+    its outcome (at equal times ends come first, as intervals are half-open), so happens-before
+    still holds, the same edges overlap and the same writes finish before each read; only ties
+    between two starts or two ends are broken, by edge id, exactly as the kernel is driven. The
+    simulator then judges the very order the kernel sees: at a tie of a release and a use, the
+    one the kernel runs first is the one the simulator sees first (``specs/lowering.md``
+    section 8)."""
+    out: dict[int, list[int]] = {e: [0, 0] for e in sched}
+    for i, (e, ph) in enumerate(events_of(sched)):
+        out[e][ph] = i
+    return {e: (s, f) for e, (s, f) in out.items()}
+
+
 def wavefront(sim: Simulator, n: int) -> Schedule:
     """A valid schedule of all ``n`` edges: round ``r`` starts at ``2r`` every edge whose
     predecessors finished in earlier rounds, and ends them at ``2r + 1``. Returns edge ->
@@ -130,7 +146,7 @@ def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
     when the programs cannot be loaded or run."""
     sim = Simulator(policy)
     n = len(policy.edges)
-    sched = wavefront(sim, n)
+    sched = serialise(wavefront(sim, n))
     events = events_of(sched)
     with Runtime(out_dir) as rt:
         decisions = _drive(rt, events, stop_at_refusal=False)
@@ -324,7 +340,7 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
                 continue
             static_seen.add((code, edges))
             target = edges[0]
-            full = _extend(sim, {target: (0, 1)})
+            full = serialise(_extend(sim, {target: (0, 1)}))
             events = events_of(full)
             sim_step: int | None = events.index((target, 0))
             why = code
@@ -332,7 +348,7 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
             if sim.check_schedule(sched) is not None:
                 report.mismatches.append(f"{name}: the witness schedule is not a valid schedule")
                 continue
-            full = _extend(sim, sched)
+            full = serialise(_extend(sim, sched))
             events = events_of(full)
             sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
         with Runtime(out_dir) as rt:
