@@ -30,7 +30,7 @@ from fxverify.diagnostics import codes
 from fxverify.graph import by_region_uses
 from fxverify.ir import MapOpKind, Policy
 from fxverify.lower.artifacts import struct_size
-from fxverify.lower.kernel import Decision, Runtime
+from fxverify.lower.kernel import OBS_MAP, Decision, Runtime
 from fxverify.replay.simulate import Schedule, Simulator
 from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
@@ -61,13 +61,19 @@ class Case:
 @dataclass
 class RunReport:
     """Agreement counts of ``--kernel-run``: ``decisions`` compares every driven event,
-    ``final`` compares final-state entries (owners, counters, edge states, policy maps)."""
+    ``final`` compares final-state entries (owners, counters, edge states, policy maps),
+    ``reads`` every value a plain read or aggregate observed with the values its map's class
+    allows in the driven schedule (``reads_unchecked``: reads whose allowed set was too large to
+    enumerate, listed, never counted as agreeing)."""
 
     cases: list[Case] = field(default_factory=list)
     decisions_agree: int = 0
     decisions_total: int = 0
     final_agree: int = 0
     final_total: int = 0
+    reads_agree: int = 0
+    reads_total: int = 0
+    reads_unchecked: list[str] = field(default_factory=list)
     static_only: list[str] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
 
@@ -80,7 +86,8 @@ class RunReport:
         """The ``kernel_run`` object of ``--format json``."""
         return {"ok": self.ok, "decisions_agree": self.decisions_agree, "decisions_total": self.decisions_total,
                 "final_agree": self.final_agree, "final_total": self.final_total,
-                "cases": [c.__dict__ for c in self.cases], "static_only": self.static_only,
+                "reads_agree": self.reads_agree, "reads_total": self.reads_total,
+                "reads_unchecked": self.reads_unchecked[:50], "cases": [c.__dict__ for c in self.cases], "static_only": self.static_only,
                 "mismatches": self.mismatches[:50]}
 
 
@@ -157,6 +164,7 @@ def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
             report.mismatches.append(f"`{policy.edges[x.edge].name}` {'start' if x.phase == 0 else 'end'}: kernel "
                                      f"{x.decision} ({x.reason}), simulator proceeds")
         _compare_final(policy, rt, sim, sched, report)
+        check_reads(policy, sim, sched, decisions, slot_bits(rt), report)
     report.cases.append(Case("proved: every edge in happens-before order", len(events), None,
                              refused[0].edge if refused else None, refused[0].decision if refused else "",
                              refused[0].reason if refused else "", not refused))
@@ -184,13 +192,58 @@ def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule,
         _tally(report, got_v == want_v, f"policy map `{c_name}`[{key}]: kernel {got_v}, expected {want_v}")
 
 
-def _tally(report: RunReport, agree: bool, mismatch: str) -> None:
-    """Count one final-state comparison; keep the message when it disagrees."""
-    report.final_total += 1
+def _tally(report: RunReport, agree: bool, mismatch: str, what: str = "final") -> None:
+    """Count one comparison of kind ``what`` (``final``: final state, ``reads``: a plain read's
+    value); keep the message when it disagrees."""
+    setattr(report, f"{what}_total", getattr(report, f"{what}_total") + 1)
     if agree:
-        report.final_agree += 1
+        setattr(report, f"{what}_agree", getattr(report, f"{what}_agree") + 1)
     else:
         report.mismatches.append(mismatch)
+
+
+def slot_bits(rt: Runtime) -> dict[str, int]:
+    """Policy map name -> the width in bits its slots wrap at in the lowering (``maps.json``)."""
+    return {m["name"]: 8 * m["value_size"] // max(1, len(m["value_layout"])) for m in _policy_maps(rt)}
+
+
+def check_reads(policy: Policy, sim: Simulator, sched: Schedule, decisions: list[Decision], bits: dict[str, int],
+                report: RunReport) -> None:
+    """Check every value a plain read (``map_read``, ``aggregate``) observed in the kernel against
+    the values its map's class allows in ``sched`` (``Simulator.read_values``; the rule is in
+    ``replay.map_reads``). ``decisions`` are the driven events of ``sched`` with their
+    observations; ``bits`` the slot widths (``slot_bits``). At a start that proceeds, the
+    ``READ`` and ``AGG`` ops emit one ``FX_OBS_MAP`` each, in the edge's map-operation order
+    (``specs/lowering.md`` section 3), so the k-th such record answers the k-th plain read. A
+    value outside the allowed set, a record for another map or key, or a missing record is a
+    disagreement (FX-BPF-006 upstream); values compare modulo 2^64, the runtime's ``__u64``.
+    Adds to ``report``'s ``reads`` counts; never raises."""
+    allowed = sim.read_values(sched, bits)
+    names = [m.name for m in policy.maps]
+    full = (1 << 64) - 1
+    for x in decisions:
+        if x.phase != 0 or x.decision != "proceed":
+            continue
+        edge = policy.edges[x.edge]
+        reads = [(i, op) for i, op in enumerate(edge.map_ops) if (x.edge, i) in allowed]
+        seen = [o for o in x.observations if o.kind == OBS_MAP]
+        if len(seen) != len(reads):
+            _tally(report, False, f"`{edge.name}` start: kernel reported {len(seen)} map reads, the policy has "
+                                  f"{len(reads)}", "reads")
+            continue
+        for (i, op), o in zip(reads, seen):
+            what = f"`{edge.name}` {op.kind.value} `{op.map}`[{op.key or 0}]"
+            if o.a != names.index(op.map) or o.c != (op.key or 0):
+                got = names[o.a] if o.a < len(names) else str(o.a)
+                _tally(report, False, f"{what}: kernel read `{got}`[{o.c}]", "reads")
+                continue
+            want = allowed[(x.edge, i)]
+            if want is None:
+                report.reads_unchecked.append(f"{what}: too many concurrent writers to enumerate")
+                continue
+            legal = sorted({v & full for v in want})
+            _tally(report, o.d & full in legal, f"{what}: kernel read {o.d}, its class "
+                   f"`{policy.map(op.map).cls.kind.value}` allows only {legal[:8]}", "reads")
 
 
 def _handoff_edges(policy: Policy, sim: Simulator, sched: Schedule) -> dict[str, list[int]]:
@@ -353,6 +406,7 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
             sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
         with Runtime(out_dir) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
+            check_reads(policy, sim, full, decisions, slot_bits(rt), report)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
             if code is codes.OWN_005 and sim_step is None and kstep is None:
                 agree = _final_owners_equal(policy, rt, sim, full)
