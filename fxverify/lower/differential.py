@@ -14,6 +14,10 @@ produces a ``RunReport`` of agreements and disagreements (FX-BPF-006 upstream).
   violation (the start of the flagged edge at the violation's time). Violations that hold in
   every schedule (no witness schedule) are driven the same way when a runtime guard mirrors them
   (bounds, local maps, undeclared hooks) and are otherwise counted as static-only.
+- In both, every driven schedule is first made tie-free (``serialise``), so the simulator judges
+  exactly the event order the kernel runs, and every value a plain read (``map_read``,
+  ``aggregate``) observed (its ``FX_OBS_MAP`` record) must be one the simulator allows under its
+  map's class in that schedule (``check_reads``, ``replay.map_reads``).
 
 Emits no diagnostics; ``driver`` reports a disagreement as FX-BPF-006 (``specs/lowering.md``
 section 8). Raises ``BpfError`` (from ``libbpf``) when the programs cannot be loaded or run.
