@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fxverify.diagnostics import codes
+from fxverify.ir import MapOpKind
 from fxverify.lower import artifacts, libbpf
 from fxverify.lower.driver import LowerOptions, lower
 from fxverify.lower.emit_c import CFile
@@ -41,6 +42,9 @@ def test_ok_policy_is_accepted_and_agrees_with_the_simulator(path: Path, tmp_pat
     assert rr is not None and rr.ok and not rr.mismatches
     assert rr.decisions_total == 2 * len(res.policy.edges) == rr.decisions_agree
     assert rr.final_total > 0 and rr.final_agree == rr.final_total
+    # Every plain read's value was checked against what its map's class allows, and was allowed.
+    plain = sum(1 for e in res.policy.edges for op in e.map_ops if op.kind in (MapOpKind.READ, MapOpKind.AGGREGATE))
+    assert rr.reads_total == rr.reads_agree == plain and not rr.reads_unchecked
 
 
 @pytest.mark.parametrize("path", corpus_files("fail"), ids=str)
@@ -122,3 +126,45 @@ def test_cli_kernel_verify_json(tmp_path: Path) -> None:
     for p in doc["programs"]:
         assert {"name", "device", "hook", "section", "accepted", "insns_processed", "peak_states"} <= set(p)
         assert p["accepted"] is True and p["insns_processed"] > 0
+
+
+# A release declared before the edge that uses its region, with nothing ordering them: the
+# solver's witness starts both at time 0, and the drive order breaks that tie by edge id, so the
+# release runs first. The kernel defers it there (its user has not finished), and the simulator
+# must flag that same event, not the user's start that follows it.
+RELEASE_TIE = """policy "release-tie"
+
+fabric {
+  device gpu0: gpu hooks [launch]
+  device cpu0: cpu hooks [launch, free]
+  link gpu0 -- cpu0 : pcie ordered
+}
+space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
+region pinned in host0 at 0x1_2000_0000 size 8 MiB owner cpu0 dtype bf16
+
+flow f {
+  edge free_pinned: release pinned free by cpu0.free
+  edge fill: write pinned by cpu0.launch
+}
+"""
+
+
+def test_release_first_at_a_start_tie_agrees(tmp_path: Path) -> None:
+    src = tmp_path / "release-tie.fx"
+    src.write_text(RELEASE_TIE)
+    res = lower(str(src), str(tmp_path / "o"), LowerOptions(kernel_run=True, allow_unproved=True))
+    rr = res.run
+    assert rr is not None and rr.ok and res.exit_code == 0, (rr and rr.mismatches, [d.message for d in res.diagnostics])
+    (case,) = rr.cases
+    # The release (edge 0) starts first and is the refused event on both sides.
+    assert case.name.startswith("FX-OWN-004") and case.sim_step == case.kernel_step == 0, case
+
+
+def test_plain_reads_on_causal_and_linearizable_maps_agree(tmp_path: Path) -> None:
+    # `peek` reads both maps while writers may be in flight, `audit` after them: four values the
+    # kernel observed, each inside what the map's class allows in the driven schedule.
+    res = lower(str(ROOT / "corpus/maps/ok/plain-reads-by-class.fx"), str(tmp_path / "o"), LowerOptions(kernel_run=True))
+    rr = res.run
+    assert res.exit_code == 0 and rr is not None and rr.ok, rr and rr.mismatches
+    assert {m.cls.kind.value for m in res.policy.maps} == {"causal", "linearizable"}
+    assert rr.reads_total == rr.reads_agree == 4 and not rr.reads_unchecked

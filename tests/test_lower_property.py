@@ -1,6 +1,7 @@
 """Property: on small random policies (proved or not) and a random schedule, the first event the
 lowered programs refuse in the kernel is the event at which the concrete simulator flags a
-violation, or neither refuses. Guards are left out: they read map values, which the simulator
+violation, or neither refuses; and every value a plain map read observed is one its map's class
+allows in that schedule. Guards are left out: they read map values, which the simulator
 does not model. Skips only when clang or bpf() is unavailable."""
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fxverify.ir import MapOpKind, Policy
 from fxverify.lower import artifacts, libbpf
-from fxverify.lower.differential import RUNTIME_STATIC, _sim_step, events_of
+from fxverify.lower.differential import RUNTIME_STATIC, RunReport, _sim_step, check_reads, events_of, slot_bits
 from fxverify.lower.emit_c import emit_device
 from fxverify.lower.kernel import Runtime
 from fxverify.lower.plan import build_plan
@@ -59,10 +60,16 @@ def test_kernel_refuses_where_the_simulator_flags(pol: Policy, rnd) -> None:
         out = os.path.join(tmp, "o")
         artifacts.write_dir(out, files)
         got = None
+        decisions = []
+        reads = RunReport()
         with Runtime(out) as rt:
             for i, (e, ph) in enumerate(events):
                 x = rt.fire(e, ph)
+                decisions.append(x)
                 if x.decision != "proceed":
                     got = (i, x.reason)
                     break
+            # Every value a plain read observed is one its map's class allows in this schedule.
+            check_reads(pol, sim, sched, decisions, slot_bits(rt), reads)
     assert (got[0] if got else None) == want, (got, want, sorted({v.code for v in sim.run(sched)}))
+    assert not reads.mismatches and not reads.reads_unchecked, reads.mismatches

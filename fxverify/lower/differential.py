@@ -14,6 +14,10 @@ produces a ``RunReport`` of agreements and disagreements (FX-BPF-006 upstream).
   violation (the start of the flagged edge at the violation's time). Violations that hold in
   every schedule (no witness schedule) are driven the same way when a runtime guard mirrors them
   (bounds, local maps, undeclared hooks) and are otherwise counted as static-only.
+- In both, every driven schedule is first made tie-free (``serialise``), so the simulator judges
+  exactly the event order the kernel runs, and every value a plain read (``map_read``,
+  ``aggregate``) observed (its ``FX_OBS_MAP`` record) must be one the simulator allows under its
+  map's class in that schedule (``check_reads``, ``replay.map_reads``).
 
 Emits no diagnostics; ``driver`` reports a disagreement as FX-BPF-006 (``specs/lowering.md``
 section 8). Raises ``BpfError`` (from ``libbpf``) when the programs cannot be loaded or run.
@@ -30,7 +34,7 @@ from fxverify.diagnostics import codes
 from fxverify.graph import by_region_uses
 from fxverify.ir import MapOpKind, Policy
 from fxverify.lower.artifacts import struct_size
-from fxverify.lower.kernel import Decision, Runtime
+from fxverify.lower.kernel import OBS_MAP, Decision, Runtime
 from fxverify.replay.simulate import Schedule, Simulator
 from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
@@ -61,13 +65,19 @@ class Case:
 @dataclass
 class RunReport:
     """Agreement counts of ``--kernel-run``: ``decisions`` compares every driven event,
-    ``final`` compares final-state entries (owners, counters, edge states, policy maps)."""
+    ``final`` compares final-state entries (owners, counters, edge states, policy maps),
+    ``reads`` every value a plain read or aggregate observed with the values its map's class
+    allows in the driven schedule (``reads_unchecked``: reads whose allowed set was too large to
+    enumerate, listed, never counted as agreeing)."""
 
     cases: list[Case] = field(default_factory=list)
     decisions_agree: int = 0
     decisions_total: int = 0
     final_agree: int = 0
     final_total: int = 0
+    reads_agree: int = 0
+    reads_total: int = 0
+    reads_unchecked: list[str] = field(default_factory=list)
     static_only: list[str] = field(default_factory=list)
     mismatches: list[str] = field(default_factory=list)
 
@@ -80,7 +90,8 @@ class RunReport:
         """The ``kernel_run`` object of ``--format json``."""
         return {"ok": self.ok, "decisions_agree": self.decisions_agree, "decisions_total": self.decisions_total,
                 "final_agree": self.final_agree, "final_total": self.final_total,
-                "cases": [c.__dict__ for c in self.cases], "static_only": self.static_only,
+                "reads_agree": self.reads_agree, "reads_total": self.reads_total,
+                "reads_unchecked": self.reads_unchecked[:50], "cases": [c.__dict__ for c in self.cases], "static_only": self.static_only,
                 "mismatches": self.mismatches[:50]}
 
 
@@ -89,6 +100,22 @@ def events_of(sched: Schedule) -> list[tuple[int, int]]:
     (intervals are half-open), then edge id order."""
     ev = [(f, 0, e, 1) for e, (_s, f) in sched.items()] + [(s, 1, e, 0) for e, (s, _f) in sched.items()]
     return [(e, ph) for _t, _k, e, ph in sorted(ev)]
+
+
+def serialise(sched: Schedule) -> Schedule:
+    """The tie-free schedule the kernel runs: every event of ``sched`` moved to its index in
+    ``events_of(sched)`` (edge -> ``(start, end)`` in event numbers), so no two events share a
+    time and ``events_of`` gives the same order again. Every start-versus-end comparison keeps
+    its outcome (at equal times ends come first, as intervals are half-open), so happens-before
+    still holds, the same edges overlap and the same writes finish before each read; only ties
+    between two starts or two ends are broken, by edge id, exactly as the kernel is driven. The
+    simulator then judges the very order the kernel sees: at a tie of a release and a use, the
+    one the kernel runs first is the one the simulator sees first (``specs/lowering.md``
+    section 8)."""
+    out: dict[int, list[int]] = {e: [0, 0] for e in sched}
+    for i, (e, ph) in enumerate(events_of(sched)):
+        out[e][ph] = i
+    return {e: (s, f) for e, (s, f) in out.items()}
 
 
 def wavefront(sim: Simulator, n: int) -> Schedule:
@@ -130,7 +157,7 @@ def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
     when the programs cannot be loaded or run."""
     sim = Simulator(policy)
     n = len(policy.edges)
-    sched = wavefront(sim, n)
+    sched = serialise(wavefront(sim, n))
     events = events_of(sched)
     with Runtime(out_dir) as rt:
         decisions = _drive(rt, events, stop_at_refusal=False)
@@ -141,6 +168,7 @@ def run_proved(policy: Policy, out_dir: str, report: RunReport) -> None:
             report.mismatches.append(f"`{policy.edges[x.edge].name}` {'start' if x.phase == 0 else 'end'}: kernel "
                                      f"{x.decision} ({x.reason}), simulator proceeds")
         _compare_final(policy, rt, sim, sched, report)
+        check_reads(policy, sim, sched, decisions, slot_bits(rt), report)
     report.cases.append(Case("proved: every edge in happens-before order", len(events), None,
                              refused[0].edge if refused else None, refused[0].decision if refused else "",
                              refused[0].reason if refused else "", not refused))
@@ -168,13 +196,58 @@ def _compare_final(policy: Policy, rt: Runtime, sim: Simulator, sched: Schedule,
         _tally(report, got_v == want_v, f"policy map `{c_name}`[{key}]: kernel {got_v}, expected {want_v}")
 
 
-def _tally(report: RunReport, agree: bool, mismatch: str) -> None:
-    """Count one final-state comparison; keep the message when it disagrees."""
-    report.final_total += 1
+def _tally(report: RunReport, agree: bool, mismatch: str, what: str = "final") -> None:
+    """Count one comparison of kind ``what`` (``final``: final state, ``reads``: a plain read's
+    value); keep the message when it disagrees."""
+    setattr(report, f"{what}_total", getattr(report, f"{what}_total") + 1)
     if agree:
-        report.final_agree += 1
+        setattr(report, f"{what}_agree", getattr(report, f"{what}_agree") + 1)
     else:
         report.mismatches.append(mismatch)
+
+
+def slot_bits(rt: Runtime) -> dict[str, int]:
+    """Policy map name -> the width in bits its slots wrap at in the lowering (``maps.json``)."""
+    return {m["name"]: 8 * m["value_size"] // max(1, len(m["value_layout"])) for m in _policy_maps(rt)}
+
+
+def check_reads(policy: Policy, sim: Simulator, sched: Schedule, decisions: list[Decision], bits: dict[str, int],
+                report: RunReport) -> None:
+    """Check every value a plain read (``map_read``, ``aggregate``) observed in the kernel against
+    the values its map's class allows in ``sched`` (``Simulator.read_values``; the rule is in
+    ``replay.map_reads``). ``decisions`` are the driven events of ``sched`` with their
+    observations; ``bits`` the slot widths (``slot_bits``). At a start that proceeds, the
+    ``READ`` and ``AGG`` ops emit one ``FX_OBS_MAP`` each, in the edge's map-operation order
+    (``specs/lowering.md`` section 3), so the k-th such record answers the k-th plain read. A
+    value outside the allowed set, a record for another map or key, or a missing record is a
+    disagreement (FX-BPF-006 upstream); values compare modulo 2^64, the runtime's ``__u64``.
+    Adds to ``report``'s ``reads`` counts; never raises."""
+    allowed = sim.read_values(sched, bits)
+    names = [m.name for m in policy.maps]
+    full = (1 << 64) - 1
+    for x in decisions:
+        if x.phase != 0 or x.decision != "proceed":
+            continue
+        edge = policy.edges[x.edge]
+        reads = [(i, op) for i, op in enumerate(edge.map_ops) if (x.edge, i) in allowed]
+        seen = [o for o in x.observations if o.kind == OBS_MAP]
+        if len(seen) != len(reads):
+            _tally(report, False, f"`{edge.name}` start: kernel reported {len(seen)} map reads, the policy has "
+                                  f"{len(reads)}", "reads")
+            continue
+        for (i, op), o in zip(reads, seen):
+            what = f"`{edge.name}` {op.kind.value} `{op.map}`[{op.key or 0}]"
+            if o.a != names.index(op.map) or o.c != (op.key or 0):
+                got = names[o.a] if o.a < len(names) else str(o.a)
+                _tally(report, False, f"{what}: kernel read `{got}`[{o.c}]", "reads")
+                continue
+            want = allowed[(x.edge, i)]
+            if want is None:
+                report.reads_unchecked.append(f"{what}: too many concurrent writers to enumerate")
+                continue
+            legal = sorted({v & full for v in want})
+            _tally(report, o.d & full in legal, f"{what}: kernel read {o.d}, its class "
+                   f"`{policy.map(op.map).cls.kind.value}` allows only {legal[:8]}", "reads")
 
 
 def _handoff_edges(policy: Policy, sim: Simulator, sched: Schedule) -> dict[str, list[int]]:
@@ -324,7 +397,7 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
                 continue
             static_seen.add((code, edges))
             target = edges[0]
-            full = _extend(sim, {target: (0, 1)})
+            full = serialise(_extend(sim, {target: (0, 1)}))
             events = events_of(full)
             sim_step: int | None = events.index((target, 0))
             why = code
@@ -332,11 +405,12 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
             if sim.check_schedule(sched) is not None:
                 report.mismatches.append(f"{name}: the witness schedule is not a valid schedule")
                 continue
-            full = _extend(sim, sched)
+            full = serialise(_extend(sim, sched))
             events = events_of(full)
             sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
         with Runtime(out_dir) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
+            check_reads(policy, sim, full, decisions, slot_bits(rt), report)
             kstep = next((i for i, x in enumerate(decisions) if x.decision != "proceed"), None)
             if code is codes.OWN_005 and sim_step is None and kstep is None:
                 agree = _final_owners_equal(policy, rt, sim, full)

@@ -41,6 +41,10 @@ FULL_LOG_BYTES = 16 << 20
 
 #: ``struct fx_event`` (``c/fx_structs.h``, 24 bytes): edge, phase, decision, reason, detail, op.
 FX_EVENT = struct.Struct("<6I")
+#: ``struct fx_obs`` (``c/fx_structs.h``, 40 bytes): kind, edge, device, decision, reason, a, c, d.
+FX_OBS = struct.Struct("<6I2Q")
+#: ``FX_OBS_MAP`` (``emit_c``): a map access; ``a`` the map index, ``c`` the key, ``d`` the value.
+OBS_MAP = 5
 # maps.init.json rows packed as the value structs of c/fx_structs.h (fx_edge, fx_op, fx_region,
 # fx_own), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
 _ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
@@ -161,10 +165,27 @@ def verify_dir(out_dir: str) -> list[ProgramReport]:
     return out
 
 
+@dataclass(frozen=True)
+class Observation:
+    """One ``struct fx_obs`` record a program wrote to its device's ``fx_events`` ring buffer:
+    ``kind`` (``FX_OBS_*``), the edge, device id, decision, reason and the operands ``a``, ``c``,
+    ``d`` (for ``FX_OBS_MAP``: map index, key, value; ``specs/lowering.md`` section 3)."""
+
+    kind: int
+    edge: int
+    device: int
+    decision: int
+    reason: int
+    a: int
+    c: int
+    d: int
+
+
 @dataclass
 class Decision:
     """One test run: the event, the decision (``DECISIONS``), the reason (``REASONS``), the
-    detail operand and the op index inside the edge's slice."""
+    detail operand, the op index inside the edge's slice, and the observation events the run
+    wrote, in order."""
 
     edge: int
     phase: int
@@ -172,6 +193,7 @@ class Decision:
     reason: str
     detail: int
     op: int
+    observations: tuple[Observation, ...] = ()
 
 
 class Runtime:
@@ -187,6 +209,7 @@ class Runtime:
         self.objects: list[libbpf.BpfObject] = []
         self.fds: dict[str, int] = {}
         self.progs: dict[tuple[int, int], int] = {}
+        self.rings: dict[int, libbpf.RingBuffer] = {}
 
     def __enter__(self) -> "Runtime":
         try:
@@ -200,7 +223,10 @@ class Runtime:
         self.close()
 
     def close(self) -> None:
-        """Close every object (the kernel frees programs and maps)."""
+        """Close every ring buffer reader and object (the kernel frees programs and maps)."""
+        for ring in self.rings.values():
+            ring.close()
+        self.rings.clear()
         for obj in self.objects:
             obj.close()
         self.objects.clear()
@@ -215,8 +241,10 @@ class Runtime:
             err = obj.load()
             if err:
                 raise libbpf.BpfError(f"cannot load `{name}` (run --kernel-verify for the verifier log)", err)
-            for k, v in obj.map_fds().items():
+            fds = obj.map_fds()
+            for k, v in fds.items():
                 self.fds.setdefault(k, v)
+            self.rings[self.manifest["devices"].index(name.split(".")[0])] = libbpf.RingBuffer(fds["fx_events"])
             for p in self.manifest["programs"]:
                 if p["object"] == name:
                     self.progs[(p["device_id"], p["hook_id"])] = obj.prog_fd(p["name"])
@@ -238,8 +266,10 @@ class Runtime:
     def fire(self, edge: int, phase: int) -> Decision:
         """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has
         no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run.
-        Returns the ``Decision``; raises ``BpfError`` when the run fails or the program's return
-        value differs from the decision it wrote."""
+        Returns the ``Decision`` with the observation events the run wrote (drained from the
+        device's ring buffer after each run, so none is dropped); raises ``BpfError`` when the run
+        fails, a record is not a ``struct fx_obs``, or the program's return value differs from the
+        decision it wrote."""
         dev, hook = self.init["fx_edges"]["rows"][edge][:2]
         fd = self.progs.get((dev, hook))
         if fd is None:
@@ -248,8 +278,12 @@ class Runtime:
         _e, _p, dec, reason, detail, op = FX_EVENT.unpack(out)
         if ret != dec:
             raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", errno.EPROTO)
+        records = self.rings[dev].drain() if dev in self.rings else []
+        if any(len(r) != FX_OBS.size for r in records):
+            raise libbpf.BpfError(f"an observation record is not {FX_OBS.size} bytes", errno.EPROTO)
         return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
-                        REASONS[reason] if reason < len(REASONS) else str(reason), detail, op)
+                        REASONS[reason] if reason < len(REASONS) else str(reason), detail, op,
+                        tuple(Observation(*FX_OBS.unpack(r)) for r in records))
 
     def read_u32s(self, name: str, n: int, value_size: int = 4) -> list[int]:
         """Read entries ``0..n-1`` of array map ``name`` (values of ``value_size`` bytes): the u32

@@ -47,6 +47,10 @@ class _BatchOpts(ctypes.Structure):
     _fields_ = [("sz", ctypes.c_size_t), ("elem_flags", ctypes.c_uint64), ("flags", ctypes.c_uint64)]
 
 
+#: ``ring_buffer_sample_fn`` (libbpf ``libbpf.h``): ``int (*)(void *ctx, void *data, size_t size)``.
+_SAMPLE_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
 def lib() -> ctypes.CDLL:
     """Load ``libbpf.so.1`` once, declare the signatures used here and silence libbpf's own
     printing (``libbpf_set_print(NULL)``). Returns the loaded library; raises ``BpfUnavailable``
@@ -82,6 +86,9 @@ def lib() -> ctypes.CDLL:
         "bpf_map_lookup_elem": (i, [i, vp, vp]),
         "bpf_map_update_batch": (i, [i, vp, vp, ctypes.POINTER(u32), ctypes.POINTER(_BatchOpts)]),
         "bpf_prog_test_run_opts": (i, [i, ctypes.POINTER(_TestRunOpts)]),
+        "ring_buffer__new": (vp, [i, _SAMPLE_FN, vp, vp]),
+        "ring_buffer__consume": (i, [vp]),
+        "ring_buffer__free": (None, [vp]),
     }
     for fn, (res, args) in sigs.items():
         f = getattr(libbpf_so, fn)
@@ -184,6 +191,42 @@ class BpfObject:
         """Map name -> file descriptor (after load; negative for a map not created)."""
         libbpf_so = lib()
         return {n: libbpf_so.bpf_map__fd(m) for n, m in self.maps().items()}
+
+
+class RingBuffer:
+    """A reader of one ``BPF_MAP_TYPE_RINGBUF`` map (``ring_buffer__new`` on its file descriptor).
+    ``drain`` returns the records written since the last call, oldest first; close it with
+    ``close``. Raises ``BpfError`` when libbpf cannot map the buffer."""
+
+    def __init__(self, fd: int) -> None:
+        self._records: list[bytes] = []
+
+        def sample(_ctx: int | None, data: int | None, size: int) -> int:
+            self._records.append(ctypes.string_at(data, size) if data else b"")
+            return 0
+
+        # INVARIANT: libbpf calls back through this pointer until ring_buffer__free; holding it
+        # here keeps the ctypes thunk alive that long.
+        self._cb = _SAMPLE_FN(sample)
+        ctypes.set_errno(0)
+        self.ptr = lib().ring_buffer__new(fd, self._cb, None, None)
+        if not self.ptr:
+            raise BpfError("cannot map the ring buffer", _last_errno())
+
+    def drain(self) -> list[bytes]:
+        """Every record available now (``ring_buffer__consume``), in the order they were written.
+        Raises ``BpfError`` when consuming fails."""
+        rc = lib().ring_buffer__consume(self.ptr)
+        if rc < 0:
+            raise BpfError("cannot read the ring buffer", _errno_of(rc))
+        out, self._records = self._records, []
+        return out
+
+    def close(self) -> None:
+        """Unmap the buffer (``ring_buffer__free``); safe to call twice."""
+        if self.ptr:
+            lib().ring_buffer__free(self.ptr)
+            self.ptr = None
 
 
 def update_batch(fd: int, keys: bytes, values: bytes, count: int) -> None:

@@ -54,6 +54,7 @@ def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
         rr = r.run
         out.append(f"kernel run: decisions agree {rr.decisions_agree}/{rr.decisions_total}, "
                    f"final state agrees {rr.final_agree}/{rr.final_total}, "
+                   f"plain reads agree {rr.reads_agree}/{rr.reads_total}, "
                    f"scenarios agree {sum(c.agree for c in rr.cases)}/{len(rr.cases)}")
         for c in rr.cases:
             where = "none" if c.kernel_step is None else f"event {c.kernel_step} ({c.kernel_decision}, {c.kernel_reason})"
@@ -61,6 +62,8 @@ def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
             out.append(f"  {'agree   ' if c.agree else 'DISAGREE'} {c.name}: simulator flags {sim}, kernel refuses {where}")
         for s in rr.static_only:
             out.append(f"  static   {s}")
+        for s in rr.reads_unchecked:
+            out.append(f"  unchecked read {s}")
     if stats and r.seconds:
         out.append("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items()))
     return text + ("\n".join(out) + "\n" if out else "")

@@ -11,6 +11,8 @@ formula, defined once in ``vocab.CODECS`` and checked against the values the cod
 give (``tests/test_simulate.py``).
 
 Uses:
+- ``Simulator.read_values`` gives the values each plain map read may observe (``map_reads``),
+  which ``lower --kernel-run`` checks the kernel's observations against;
 - ``Simulator.confirm`` replays a counterexample before it is shown (BRIEF section 5);
 - ``Simulator.explore`` enumerates every schedule of a small graph (brute force), which the
   property tests compare with the solver's verdicts.
@@ -24,7 +26,7 @@ from collections.abc import Iterator
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
-from fxverify.replay import schedule_rules, static_rules
+from fxverify.replay import map_reads, schedule_rules, static_rules
 from fxverify.replay.world import Schedule, Violation, World
 
 __all__ = ["Schedule", "Simulator", "Violation"]
@@ -38,6 +40,14 @@ class Simulator(World):
     def run(self, sched: Schedule) -> list[Violation]:
         """Every violation the schedule exhibits among its edges (sorted, deterministic)."""
         return schedule_rules.violations(self, sched)
+
+    def read_values(self, sched: Schedule, bits: dict[str, int] | None = None
+                    ) -> dict[tuple[int, int], frozenset[int] | None]:
+        """The values each plain read (``map_read``, ``aggregate``) of ``sched`` may observe under
+        its map's consistency class: ``(edge id, map-operation position) -> values`` (``None``
+        where undefined or too large to enumerate). ``bits``: map name -> slot width the values
+        wrap at. The rule and its sources: ``map_reads`` (``specs/obligations.md`` "Maps")."""
+        return map_reads.read_values(self, sched, bits)
 
     def static(self) -> list[Violation]:
         """Violations that hold in every schedule: bounds, alias sets, in-place legality, transform
