@@ -9,7 +9,10 @@ every region of the same space inside it (``Context.moved_by``), and the last cl
 moves a region decides its destination; the owner at time ``t`` is the destination of the latest
 handoff completed by ``t`` (simultaneous completions admit either); a lease lets a device read from
 ``f(g)`` until a handoff of the region on another edge, not finished when ``g`` started, starts
-(a handoff on the lease's own edge does not end it: a lease-back); a release at ``s(r)`` ends all use. ``s``/``f`` are
+(a handoff on the lease's own edge does not end it: a lease-back), or until a revoke of the region
+(or of a region containing it) from that device, not finished when ``g`` started, starts (a revoke
+on the lease's own edge ends it too; ``resolve`` rejects writing one, FX-TYP-002); only the owner
+may revoke, as only the owner may release; a release at ``s(r)`` ends all use. ``s``/``f`` are
 ``encode.start``/``encode.finish``.
 """
 
@@ -52,18 +55,23 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
     return or_(*alts)
 
 
-def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int]) -> Term:
+def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int],
+                 revokes: list[int] = ()) -> Term:
     """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
     granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
     finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
     alike) has started by ``t``. A handoff on the lease's own edge does not end it (a lease-back:
-    the old owner keeps reading what it hands over, until the next handoff)."""
+    the old owner keeps reading what it hands over, until the next handoff). ``revokes`` are the
+    edges revoking the region (or a region containing it) from ``device``
+    (``Context.revokes``): each ends the lease by the same rule, ``f(rv) > s(g)`` and
+    ``s(rv) <= t``, its own edge included (specs/obligations.md section 1)."""
     alts = []
     for g in leases:
         covering = ctx.leased_by.get(region, frozenset())
         if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
             continue
-        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in handoffs if h != g]))
+        ends = [h for h in handoffs if h != g] + list(revokes)
+        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in ends]))
     return or_(*alts)
 
 
@@ -107,19 +115,27 @@ class _Own(Obligation):
 
 class Unowned(_Own):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
-    reads it under a lease; it releases ``region`` only while ``D`` owns it (``releases``)."""
+    reads it under a lease that no handoff or revoke has ended; it releases ``region``
+    (``releases``) or revokes a lease of it (``revokes``) only while ``D`` owns it."""
 
     code = codes.OWN_001
 
-    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool, releases: bool = False) -> None:
-        #: ``writes``: a lease is not enough (a write, a reduction, or a release when ``releases``)
-        self.region, self.device, self.writes, self.releases = region, e.device, writes, releases
+    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool, releases: bool = False,
+                 revokes: bool = False) -> None:
+        #: ``writes``: a lease is not enough (a write, a reduction, a release or a revoke)
+        self.region, self.device, self.writes, self.releases, self.revokes = region, e.device, writes, releases, revokes
         self.hs = list(ctx.handoffs.get(region, ()))
         covering = ctx.leased_by.get(region, frozenset())
         self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region in covering and x.device == e.device for x in ctx.edge(g).leases)]
+        #: the edges revoking ``region`` (or a region containing it) from ``D``; empty without a lease
+        self.rvs = list(ctx.revokes.get((region, e.device), ())) if self.ls and not writes else []
         related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
                         for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
-        super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span, related)
+        related += tuple(Label(c.span, f"`{ctx.edge(rv).name}` revokes `{c.region}` from `{c.device}` here")
+                         for rv in self.rvs for c in ctx.edge(rv).revokes
+                         if c.device == e.device and c.region in ctx.revoked_by.get(region, ()) and c.span.end)
+        prim = (e.eid, *self.hs, *self.ls)
+        super().__init__(ctx, prim + tuple(rv for rv in self.rvs if rv not in prim), f"{self.code}:{e.name}|{region}", e.span, related)
 
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
@@ -128,7 +144,8 @@ class Unowned(_Own):
             return "hb-reachability" if self.hs else "static-owner"
         if not self.writes:
             for lg in self.ls:
-                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
+                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
+                        g.hb_before(rv, lg) or g.hb_before(e, rv) for rv in self.rvs):
                     return "lease-hb"
         return None
 
@@ -140,8 +157,10 @@ class Unowned(_Own):
         for lg in self.ls:
             granted = self.path(lg, e)
             others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs if h != lg]
-            if granted is not None and all(p is not None for _h, p in others):
-                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others))
+            revoked = [(rv, self.path(rv, lg) or self.path(e, rv)) for rv in self.rvs]
+            if granted is not None and all(p is not None for _h, p in others + revoked):
+                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others),
+                                  tuple(HandoffOrder(rv, p) for rv, p in revoked))
         return None
 
     def encode(self) -> Query:
@@ -149,7 +168,7 @@ class Unowned(_Own):
         t = start(e)
         ok = owner_is(self.ctx, self.region, self.device, t, self.hs)
         if not self.writes:
-            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs))
+            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, self.rvs))
         cons = self._sched() + [("not_owner_nor_lessee", not_(ok))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
@@ -162,6 +181,8 @@ class Unowned(_Own):
         verb = "writes" if self.writes else "reads"
         if self.releases:
             return f"`{self.name(self.edges[0])}` releases `{self.region}` from `{self.device}`, which does not own it then"
+        if self.revokes:
+            return f"`{self.name(self.edges[0])}` revokes a lease of `{self.region}` from `{self.device}`, which does not own it then"
         if self.writes and self.ls:
             return f"`{self.name(self.edges[0])}` writes `{self.region}` from `{self.device}`, which holds only a read lease on it"
         return f"`{self.name(self.edges[0])}` {verb} `{self.region}` from `{self.device}`, which neither owns nor leases it then"
@@ -169,12 +190,25 @@ class Unowned(_Own):
     def why(self, w: Witness) -> str:
         if self.releases:
             return "only a region's owner may release it: a lessee or another device would free memory it does not own"
+        if self.revokes:
+            return "only a region's owner may revoke a lease of it: a lease is the owner's to grant and to end"
+        if self.rvs:
+            return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
         return "a device may access a region only while it owns it, or read it under a lease"
 
     def fix(self, w: Witness) -> str:
-        if self.releases:
-            return (f"release `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
+        if self.releases or self.revokes:
+            verb = "release" if self.releases else "revoke"
+            return (f"{verb} `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
                     f"(handoff) on an edge that happens-before `{self.name(self.edges[0])}`")
+        g, e = self.ctx.graph, self.edges[0]
+        unordered = [rv for rv in self.rvs if not g.hb_before(e, rv)]
+        if unordered:
+            rv = unordered[0]
+            regrant = f"grant a new `lease {self.region} to {self.device}` on an edge after `{self.name(rv)}`"
+            if g.hb_before(rv, e):
+                return f"{regrant}, which ended the lease"
+            return f"read before the revoke (add `after {self.name(e)}` to `{self.name(rv)}`), or {regrant}"
         if not self.writes:
             return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
         return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
@@ -516,11 +550,11 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for e in pol.edges:
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
         # of one alias set may overlap, and each has its own owner. And every region it releases.
-        released = {rel.region for rel in e.releases}
+        released, revoked = {rel.region for rel in e.releases}, {rv.region for rv in e.revokes}
         for r, writes in sorted(checks.get(e.eid, {}).items()):
             if any(h.region == r and h.src == e.device for h in e.handoffs):
                 continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
-            yield Unowned(ctx, e, r, writes, releases=r in released)
+            yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.handoffs.get(r, ()):
