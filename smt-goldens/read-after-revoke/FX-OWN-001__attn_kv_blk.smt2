@@ -1,0 +1,13 @@
+; fxverify obligation FX-OWN-001
+; policy: read-after-revoke (corpus/ownership/fail/read-after-revoke.fx)
+; key: FX-OWN-001:attn|kv_blk
+; edge 0 = attn
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (not (and true true)) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

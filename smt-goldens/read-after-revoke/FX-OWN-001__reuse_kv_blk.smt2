@@ -1,0 +1,13 @@
+; fxverify obligation FX-OWN-001
+; policy: read-after-revoke (corpus/ownership/fail/read-after-revoke.fx)
+; key: FX-OWN-001:reuse|kv_blk
+; edge 2 = reuse
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_2 Int)
+(declare-const f_2 Int)
+(assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
+(assert (! (not (and true true)) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)
