@@ -18,7 +18,7 @@ may revoke, as only the owner may release; a release at ``s(r)`` ends all use. `
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered, OwnerChain
 from fxverify.diagnostics import codes
@@ -56,7 +56,7 @@ def owner_is(ctx: Context, region: str, device: str, t: Term, handoffs: list[int
 
 
 def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int],
-                 revokes: list[int] = ()) -> Term:
+                 revokes: Sequence[int] = ()) -> Term:
     """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
     granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
     finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
