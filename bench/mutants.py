@@ -221,7 +221,7 @@ class Source:
         for n in nodes(tuple(s.decl for s in self.edges)):
             if isinstance(n, ast.HandoffClause):
                 used |= {n.src.name, n.dst.name}
-            elif isinstance(n, ast.LeaseClause):
+            elif isinstance(n, (ast.LeaseClause, ast.RevokeClause)):
                 used.add(n.device.name)
         return [d.name.name for d in self.devices if d.name.name in used]
 
@@ -541,19 +541,36 @@ def predecessors(src: Source, site: EdgeSite) -> Iterator[tuple[ast.AfterClause,
                     yield c, i, pred
 
 
+def to_predecessors(src: Source, site: EdgeSite, kind: type) -> Iterator[tuple[str, list[Edit]]]:
+    """Move each clause of type ``kind`` of an edge onto each predecessor of the edge (whose loop
+    variables bind the clause's)."""
+    label = src.edge_label(site.decl)
+    for c in site.decl.clauses:
+        if not isinstance(c, kind):
+            continue
+        for _, _, pred in predecessors(src, site):
+            if var_names(c) <= pred.loop_vars:
+                end = pred.decl.span.end
+                yield f"move `{src.of(c)}` from `{label}` to its predecessor `{src.edge_label(pred.decl)}`", [
+                    src.remove(c), Edit(end, end, f" {src.of(c)}")]
+
+
+@operator("revoke-earlier")
+def revoke_earlier(src: Source) -> Iterator[tuple[str, list[Edit]]]:
+    """Move a revoke earlier: a `revoke` clause onto a predecessor of its edge, where it may end a
+    lease before the lessee's last read. (Dropping a revoke is no operator: a revoke only takes a
+    permission away, so a proved policy stays proved without it.)"""
+    for site in src.edges:
+        yield from to_predecessors(src, site, ast.RevokeClause)
+
+
 @operator("release-earlier")
 def release_earlier(src: Source) -> Iterator[tuple[str, list[Edit]]]:
     """Move a release earlier: a `release` clause onto a predecessor of its edge; a `release` edge
     to start with a predecessor (waiting for that predecessor's own predecessors instead)."""
     for site in src.edges:
         label = src.edge_label(site.decl)
-        rels = [c for c in site.decl.clauses if isinstance(c, ast.ReleaseClause)]
-        for c in rels:
-            for _, _, pred in predecessors(src, site):
-                if var_names(c) <= pred.loop_vars:
-                    end = pred.decl.span.end
-                    yield f"move `{src.of(c)}` from `{label}` to its predecessor `{src.edge_label(pred.decl)}`", [
-                        src.remove(c), Edit(end, end, f" {src.of(c)}")]
+        yield from to_predecessors(src, site, ast.ReleaseClause)
         if not isinstance(site.decl.action, ast.ReleaseAction):
             continue
         for c, i, pred in predecessors(src, site):

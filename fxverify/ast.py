@@ -472,6 +472,15 @@ class LeaseClause:
 
 
 @dataclass(frozen=True, slots=True)
+class RevokeClause:
+    """``revoke REF from DEV``."""
+
+    ref: Ref
+    device: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ReleaseClause:
     """``release REF KIND`` as a clause."""
 
@@ -512,7 +521,7 @@ class MapOpClause:
 
 Clause = Union[
     AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, ReleaseClause, FlushClause, ViaClause, MapOpClause,
+    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, FlushClause, ViaClause, MapOpClause,
 ]
 
 

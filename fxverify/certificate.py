@@ -87,7 +87,9 @@ class OwnerChain:
 class LeaseChain:
     """Kind ``lease-chain``: ``device`` holds a read lease on ``region`` when edge ``at`` starts:
     edge ``lease`` grants it and ``lease_path`` orders it before ``at``; ``others`` orders every
-    handoff of the region on another edge before the lease or after ``at``."""
+    handoff of the region on another edge before the lease or after ``at``; ``revokes`` orders
+    every edge that revokes the region (or a region containing it) from ``device`` the same way
+    (each entry's ``handoff`` is the revoking edge)."""
 
     region: str
     device: str
@@ -95,6 +97,7 @@ class LeaseChain:
     lease: int
     lease_path: HbPath
     others: tuple[HandoffOrder, ...]
+    revokes: tuple[HandoffOrder, ...] = ()
     kind = "lease-chain"
 
 

@@ -285,7 +285,7 @@ class PolicyGraph:
 def by_region_uses(policy: Policy) -> dict[str, list[int]]:
     """Map each region instance to the ids of edges that use it, sorted: edges whose footprints
     touch any byte of the region (whatever region they name, since regions of one alias set may
-    overlap), and edges that hand it off or lease it. Found by a sweep per address space."""
+    overlap), and edges that hand it off, lease it or revoke a lease of it. Found by a sweep per address space."""
     uses: dict[str, set[int]] = defaultdict(set)
     by_space: dict[str, list[tuple[int, int, int, object]]] = defaultdict(list)
     for r in policy.regions:
@@ -298,6 +298,8 @@ def by_region_uses(policy: Policy) -> dict[str, list[int]]:
             uses[h.region].add(e.eid)
         for ls in e.leases:
             uses[ls.region].add(e.eid)
+        for rv in e.revokes:
+            uses[rv.region].add(e.eid)
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
         open_regions: list = []

@@ -382,7 +382,19 @@ class Handoff:
 @dataclass(frozen=True, slots=True)
 class Lease:
     """``device`` may read ``region`` from the end of the edge until the region's next handoff
-    starts (a release ends every use anyway: FX-OWN-004)."""
+    starts, or a revoke of it from ``device`` starts (a release ends every use anyway: FX-OWN-004)."""
+
+    region: str
+    device: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Revoke:
+    """``revoke REGION from DEVICE``: from the start of the edge, no lease granted to ``device``
+    before the edge finished lets it read ``region`` or any region inside it (a lease granted
+    after this edge finished still does). Only the owner of ``region`` when the edge starts may
+    revoke (FX-OWN-001, as for a release). Source: specs/obligations.md section 1."""
 
     region: str
     device: str
@@ -437,6 +449,7 @@ class Edge:
     transforms: tuple[Transform, ...] = ()
     handoffs: tuple[Handoff, ...] = ()
     leases: tuple[Lease, ...] = ()
+    revokes: tuple[Revoke, ...] = ()
     releases: tuple[Release, ...] = ()
     map_ops: tuple[MapOp, ...] = ()
     flow: str = ""

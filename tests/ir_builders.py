@@ -29,7 +29,7 @@ from types import ModuleType
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import (
-    AliasSet, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease, Link, MapDecl, MapOp,
+    AliasSet, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease, Link, MapDecl, MapOp, Revoke,
     MapOpKind, Policy, Region, Release, Space,
 )
 from fxverify.obligations.base import Context, Obligation
@@ -130,6 +130,10 @@ def handoff(region: Region, src: str, dst: str) -> tuple[Handoff, ...]:
 
 def lease(region: Region, device: str) -> tuple[Lease, ...]:
     return (Lease(region.name, device),)
+
+
+def revoke(region: Region, device: str) -> tuple[Revoke, ...]:
+    return (Revoke(region.name, device),)
 
 
 def mapop(m: str, kind: str, key: int = 0, value: int | None = 1) -> MapOp:

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from fxverify.ir import (
     AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
-    Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Space, Transform, transfer_devices,
+    Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Revoke, Space, Transform,
+    transfer_devices,
 )
 from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
@@ -112,6 +113,10 @@ def policies(draw, max_edges: int = 5) -> Policy:
             releases = (Release(region.name, ReleaseKind.FREE),) * draw(st.sampled_from([1, 1, 1, 2]))
         if draw(st.integers(0, 4)) == 0:
             leases = (Lease(region.name, "dpu0"),)
+        revokes: tuple[Revoke, ...] = ()
+        if draw(st.integers(0, 4)) == 0:
+            # Of the leased region, one inside or around it, or another; mostly from the lessee.
+            revokes = (Revoke(draw(st.sampled_from([region, region, *REGIONS])).name, draw(st.sampled_from(["dpu0", "dpu0", "cxl0"]))),)
         transforms: tuple[Transform, ...] = ()
         if action == "move" and draw(st.booleans()):
             transforms = tuple(draw(st.lists(st.sampled_from([
@@ -129,9 +134,45 @@ def policies(draw, max_edges: int = 5) -> Policy:
                           flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),
                           require_in_order=draw(st.integers(0, 6)) == 0,
                           alias=draw(st.sampled_from([None, None, None, "x", "y"])),
-                          transforms=transforms, handoffs=handoffs, leases=leases, releases=releases, map_ops=map_ops))
+                          transforms=transforms, handoffs=handoffs, leases=leases, revokes=revokes, releases=releases,
+                          map_ops=map_ops))
     finals = ()
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
     return Policy("random", "random.fx", DEVICES, links, SPACES, REGIONS,
                   (AliasSet("ab", ("b", "d", "v")), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)
+
+
+@st.composite
+def lease_revoke_policies(draw) -> Policy:
+    """A random policy of 3 to 5 edges about one read lease: grants of it to the DPU, revokes of it
+    (or of a region around it, or beside it; from the lessee or another device; by the owner or
+    not), reads by the DPU, sometimes a handoff, with random ``after`` clauses between them."""
+    base = draw(policies(max_edges=1))
+    region = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "b", "d")]))
+    around = {"a": ["a"], "b": ["b"], "d": ["d", "b"]}[region.name]
+    roles = ["grant", "revoke", "read"] + draw(st.lists(st.sampled_from(["grant", "revoke", "read", "handoff"]), max_size=2))
+    roles = draw(st.permutations(roles))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        fp = draw(footprints(region))
+        owner = region.owner
+        kw: dict = {}
+        dev, action = owner, "read"
+        if role == "grant":
+            kw["leases"] = (Lease(draw(st.sampled_from(around)), "dpu0"),)
+        elif role == "revoke":
+            dev = draw(st.sampled_from([owner, owner, owner, "dpu0" if owner != "dpu0" else "gpu0"]))
+            kw["revokes"] = (Revoke(draw(st.sampled_from([*around, *around, "a", "b"])), draw(st.sampled_from(["dpu0", "dpu0", "cxl0"]))),)
+            if dev != owner:
+                action, fp = "write", Footprint("m", "ddr0", 0, 16, 16, 1) if dev == "dpu0" else draw(footprints(REGIONS[0]))
+        elif role == "read":
+            dev = "dpu0"
+        else:
+            kw["handoffs"] = (Handoff(region.name, owner, "cxl0"),)
+        hook = next(d.hooks[0] for d in DEVICES if d.name == dev)
+        src, dst = (fp, None) if action == "read" else (None, fp)
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
+    return Policy("lease-revoke", "lease-revoke.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
+                  tuple(edges), ())

@@ -217,6 +217,22 @@ def test_tampered_certificate_is_rejected(kind: str, mode: str, extra_dir: Path)
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_lease_chain_without_its_revoke_orderings_is_rejected(mode: str) -> None:
+    """A lease chain must order every revoke of the region from the lessee before the lease or
+    after the read: dropping the revoke entries, or reversing a revoke's path, is rejected."""
+    pol = _load(str(ROOT / "corpus/ownership/ok/read-after-revoke.fx"))
+    claim, cert = next((c, x) for c, x in _items(pol) if x is not None and x.kind == "lease-chain" and x.evidence.revokes)
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    ev = cert.evidence
+    rv = ev.revokes[0]
+    for bad_ev in (dataclasses.replace(ev, revokes=()),
+                   dataclasses.replace(ev, revokes=(dataclasses.replace(rv, path=_reverse(rv.path)),) + ev.revokes[1:]),
+                   dataclasses.replace(ev, revokes=ev.revokes + (dataclasses.replace(rv, handoff=ev.at),))):
+        bad = dataclasses.replace(cert, evidence=bad_ev)
+        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_path_with_a_dropped_step_or_a_swapped_endpoint_is_rejected(mode: str) -> None:
     pol, claim, cert = next((pol, c, x) for path in CORPUS for pol in [_load(path)] for c, x in _items(pol)
                             if x is not None and x.kind == "hb-order" and len(x.evidence.path.edges) < len(pol.edges))

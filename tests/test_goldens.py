@@ -20,6 +20,7 @@ GOLDEN_POLICIES = [
     "corpus/ordering/fail/kv-offload-unordered.fx",
     "corpus/alias/ok/interleaved-strided.fx",
     "corpus/ownership/fail/pinned-free-before-copy.fx",
+    "corpus/ownership/fail/read-after-revoke.fx",
     "corpus/transforms/ok/compress-worst-case.fx",
 ]
 

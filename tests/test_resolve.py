@@ -64,7 +64,7 @@ flow prefill {
       transform gather(4, rank 1) |> compress(lz4)
   edge red: reduce(max) kvb[0][1] -> kvb[0, 2] by gpu0.launch
       transform reduce(max) |> filter(keep 50) |> scatter(2) |> replicate(3) |> persist |> move
-  edge ret: release kvb[3, 17] return_pool by gpu0.free after spill[*] lease kv to dpu0 flush up0
+  edge ret: release kvb[3, 17] return_pool by gpu0.free after spill[*] lease kv to dpu0 revoke kvb[3][*] from dpu0 flush up0
   edge fl: flush gpu0 -- dpu0 by gpu0.launch after a
       guard block_owner[7] == dpu0  aggregate ctr[1]  map_read block_owner[0]
   final owner pool[*] = cxl0
@@ -251,6 +251,8 @@ def test_reduce_release_lease_flush(happy) -> None:
     assert ret.action is EdgeAction.RELEASE and ret.src is None and ret.dst is None
     assert ret.releases == (Release("kvb[3][17]", ReleaseKind.RETURN_POOL, ret.releases[0].span),)
     assert ret.leases == (Lease("kv", "dpu0", ret.leases[0].span),)
+    assert [(x.region, x.device) for x in ret.revokes] == [(f"kvb[3][{b}]", "dpu0") for b in range(len(ret.revokes))]
+    assert ret.revokes and _text(sources, ret.revokes[0].span) == "revoke kvb[3][*] from dpu0"
     assert ret.flushes == ("up0",)
     assert _text(sources, ret.releases[0].span) == "release kvb[3, 17] return_pool"
     fl = p.edge("fl")
@@ -344,6 +346,12 @@ ERRORS = [
     ("no-link", HEAD.replace("  link gpu0 -- cxl0 : cxl ordered\n", "")
      + "flow f { edge a: flush gpu0 -- cxl0 by gpu0.launch }",
      "FX-NAM-001", "no link between `gpu0` and `cxl0`", "link gpu0 -- cxl0", "gpu0 -- cxl0"),
+    ("revoke-unknown-region", HEAD + "flow f { edge a: write kv by gpu0.launch revoke kx from cxl0 }",
+     "FX-NAM-001", "unknown region `kx`", "did you mean `kv`?", "kx"),
+    ("revoke-unknown-device", HEAD + "flow f { edge a: write kv by gpu0.launch revoke kv from cxl1 }",
+     "FX-NAM-001", "unknown device `cxl1`", "did you mean `cxl0`?", "cxl1"),
+    ("revoke-own-lease", HEAD + "flow f { edge a: write pool[1] by gpu0.launch lease pool[*] to cxl0 revoke pool[1] from cxl0 }",
+     "FX-TYP-002", "`a` revokes the lease it grants: `pool[1]` to `cxl0`", "on a later edge", "revoke pool[1] from cxl0"),
     ("no-policy", HEAD.replace('policy "p"\n', ""), "FX-NAM-001", "declares no policy", 'policy "name"', ""),
     ("device-as-region", HEAD + "flow f { edge a: write gpu0 by gpu0.launch }",
      "FX-TYP-001", "`gpu0` is a device, not a region", None, "gpu0"),

@@ -55,7 +55,7 @@ flow prefill {
   }
   edge red: reduce(sum) kvb[0][1] -> kvb[0, 2] by gpu0.launch transform reduce(sum) |> filter(keep 50)
   edge sc: read kv by dpu0.rx transform scatter(4) |> gather(4, rank 1) |> replicate(2) |> compress(zstd) |> persist
-  edge ret: release kvb[3, 7] return_pool by gpu0.free after spill[*] release kv evict flush up0
+  edge ret: release kvb[3, 7] return_pool by gpu0.free after spill[*] release kv evict revoke kv from dpu0 flush up0
   edge fl: flush gpu0 -- dpu0 by gpu0.launch after a
   final owner pool[*] = cxl0
 }

@@ -164,9 +164,14 @@ def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
     facts.path(st, ev.lease_path, ev.lease, ev.at, "lease to use")
     others = [h for h in hs if h != ev.lease]
     facts.ordered_entries(st, ev.others, others, ev.lease, ev.at, "handoff")
+    # Every revoke of the region (or of one holding it) from the lessee, the lease's own edge
+    # included, finishes before the lease starts or starts after the use.
+    rvs = [x.eid for x in facts.edges if any(rv.device == ev.device and rv.region in facts.regions
+                                                and contains(facts.regions[rv.region], r) for rv in x.revokes)]
+    facts.ordered_entries(st, ev.revokes, rvs, ev.lease, ev.at, "revoke")
     g, t = ev.lease, s(ev.at)
     st.edges.update({ev.at, g})
-    st.violation = not_(and_(f(g) <= t, *[not_(and_(s(g) < f(h), s(h) <= t)) for h in others]))
+    st.violation = not_(and_(f(g) <= t, *[not_(and_(s(g) < f(h), s(h) <= t)) for h in others + rvs]))
     return st
 
 

@@ -33,7 +33,7 @@ class TraceEvent:
     """One step of a trace (BRIEF section 5).
 
     ``time`` is ns in the witness schedule (``None`` for schedule-independent facts). ``kind`` is
-    ``start``, ``end``, ``handoff``, ``lease``, ``release``, ``flush``, ``map`` or ``fact``.
+    ``start``, ``end``, ``handoff``, ``lease``, ``revoke``, ``release``, ``flush``, ``map`` or ``fact``.
     ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
     ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
     the rule breaks.

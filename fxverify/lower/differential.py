@@ -308,12 +308,22 @@ def counterexamples(refutations: list[Refutation]) -> list[tuple[str, tuple[int,
 
 
 def _extend(sim: Simulator, sched: Schedule) -> Schedule:
-    """Prefix ``sched`` with every ancestor of its edges that it leaves out, run one after another
-    before time 0 (a valid schedule: ancestors finish before their descendants start)."""
+    """Add to ``sched`` every ancestor of its edges that it leaves out: those after none of its
+    edges run one after another before time 0; those after one of its edges (an edge on an HB
+    path between two witness edges, which the solver scheduled but the witness does not report)
+    start as soon as their predecessors finish and last 1 ns. Both keep the schedule valid: the
+    first finish before any witness edge starts; the second lie on a path between witness edges,
+    so the solver's own times for them, no earlier and no shorter, fit before their successors."""
     missing = _topological(sim, {a for e in sched for a in sim.ancestors(e)} - set(sched))
-    shift = 2 * len(missing)
-    out = {a: (2 * i, 2 * i + 1) for i, a in enumerate(missing)}
+    after_witness = {m for m in missing if any(w in sim.ancestors(m) for w in sched)}
+    before = [m for m in missing if m not in after_witness]
+    shift = 2 * len(before)
+    out = {a: (2 * i, 2 * i + 1) for i, a in enumerate(before)}
     out.update({e: (s + shift, f + shift) for e, (s, f) in sched.items()})
+    for m in missing:
+        if m in after_witness:
+            start = max(out[p][1] for p in sim.preds[m])
+            out[m] = (start, start + 1)
     return out
 
 

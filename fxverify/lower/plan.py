@@ -12,6 +12,9 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
 - ``OWN`` of every governing region: released, in transit, owner or lease (FX-OWN-001/002/004);
 - ``HANDOFF``/``LEASE``/``RELEASE`` (FX-OWN-003/004), with a users-left counter per release; a
   handoff also moves every region inside the handed-off one (``HANDOFF_ENCLOSED``);
+- ``REVOKE`` clears the lessee's lease bit of the revoked region and of every region inside it at
+  the edge's start (FX-OWN-001: the lessee's later reads are denied; the revoker's ownership is
+  its ``OWN`` op's check);
 - ``MAPHOME``/``GUARD``/``STARTED``/``AGG`` map-class rules (FX-MAP-001/003/004);
 - ``POSTED`` visibility of writes over ``posted`` links: a later flush must have started after
   the write finished (FX-ORD-003); ``FLUSH`` publishes that at its end;
@@ -47,7 +50,7 @@ from fxverify.vocab import AC_OPS, ClassKind
 #: ``manifest.json`` ``abi.op_kinds`` (the op table of ``specs/lowering.md`` section 3).
 OP_KINDS: tuple[str, ...] = (
     "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
-    "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY",
+    "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY", "REVOKE",
 )
 #: Operation kind -> its value in ``struct fx_op.kind``.
 OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
@@ -492,6 +495,10 @@ def _fill_tables(plan: Plan) -> None:
             for inner in ctx.covers[ls.region][1:]:  # the lease covers the regions inside it
                 ops.append(Op(OP_KIND["LEASE"], region_id[inner], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                               0, LEASE_ENCLOSED, ls.span))
+        for rv in e.revokes:
+            for inner in ctx.revoke_covers[rv.region]:  # the region and every region inside it
+                ops.append(Op(OP_KIND["REVOKE"], region_id[inner], plan.device_id(rv.device), REASON_ID[codes.OWN_001],
+                              0, 0, rv.span))
         ops += start_ops[e.eid]
         for op in e.map_ops:
             if op.map not in map_id:

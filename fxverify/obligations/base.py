@@ -83,11 +83,19 @@ class Context:
         #: covers), itself first, then the regions inside it by name.
         self.moves: dict[str, list[str]] = _inverse(self.moved_by)
         self.covers: dict[str, list[str]] = _inverse(self.leased_by)
+        #: region -> the revoked regions whose revokes end leases of it: itself and every region of
+        #: the same space that contains it (revoking a pool's lease revokes its blocks' too), and
+        #: the inverse (revoked region -> the regions its revoke covers, itself first).
+        self.revoked_by: dict[str, frozenset[str]] = _containers(policy, {rv.region for e in policy.edges for rv in e.revokes})
+        self.revoke_covers: dict[str, list[str]] = _inverse(self.revoked_by)
         #: region -> ids of the edges with a handoff that applies to it (its own or an enclosing
         #: region's), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
         self.leases: dict[str, list[int]] = defaultdict(list)
         self.releases: dict[str, list[int]] = defaultdict(list)
+        #: (region, device) -> ids of the edges that revoke a lease of ``region`` (or of a region
+        #: containing it) from ``device``, each edge once, ascending.
+        self.revokes: dict[tuple[str, str], list[int]] = defaultdict(list)
         for e in policy.edges:
             for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}):
                 self.handoffs[region].append(e.eid)
@@ -95,6 +103,8 @@ class Context:
                 self.leases[region].append(e.eid)
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
+            for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
+                self.revokes[(region, dev)].append(e.eid)
 
     def handoff_clauses(self, eid: int, region: str) -> list[Handoff]:
         """The handoff clauses of edge ``eid`` that move ``region`` (its own, or an enclosing
@@ -161,9 +171,10 @@ class Context:
 
     def owner_checks(self) -> dict[int, dict[str, bool]]:
         """Map each edge id to the regions whose owner it must be (or lessee, when the value is
-        ``False``) when it starts: those it touches (``touched``), and those it releases, which
+        ``False``) when it starts: those it touches (``touched``), those it releases, which
         only the owner may do (a lease is not enough: a lessee that frees a block frees another
-        device's memory). One exception: the device whose memory holds a region may ``unlock`` it
+        device's memory), and those whose leases it revokes (only the lender's side may end a
+        lease). One exception: the device whose memory holds a region may ``unlock`` it
         (the host unpins the pages it pinned for a DMA, whoever owns the data). Cached.
 
         Source: specs/obligations.md section 1 (who may release)."""
@@ -174,6 +185,8 @@ class Context:
                     home = self.policy.space(self.policy.region(rel.region).space).device
                     if not (rel.kind is ReleaseKind.UNLOCK and e.device == home):
                         out.setdefault(e.eid, {})[rel.region] = True
+                for rv in e.revokes:
+                    out.setdefault(e.eid, {})[rv.region] = True
             self._owner_checks = out
         return self._owner_checks
 

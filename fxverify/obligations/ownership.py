@@ -9,7 +9,10 @@ every region of the same space inside it (``Context.moved_by``), and the last cl
 moves a region decides its destination; the owner at time ``t`` is the destination of the latest
 handoff completed by ``t`` (simultaneous completions admit either); a lease lets a device read from
 ``f(g)`` until a handoff of the region on another edge, not finished when ``g`` started, starts
-(a handoff on the lease's own edge does not end it: a lease-back); a release at ``s(r)`` ends all use. ``s``/``f`` are
+(a handoff on the lease's own edge does not end it: a lease-back), or until a revoke of the region
+(or of a region containing it) from that device, not finished when ``g`` started, starts (a revoke
+on the lease's own edge ends it too; ``resolve`` rejects writing one, FX-TYP-002); only the owner
+may revoke, as only the owner may release; a release at ``s(r)`` ends all use. ``s``/``f`` are
 ``encode.start``/``encode.finish``.
 """
 
@@ -17,15 +20,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered, OwnerChain
+from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.owners import DeviceFacts, lease_active, owned_by_hb, owner_chain, owner_is
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_, rename_vars
+from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
 from fxverify.source import Span
 
 
@@ -38,89 +42,6 @@ def _enclosing(ctx: Context, h: int, region: str) -> str | None:
     return clauses[-1].region
 
 
-class DeviceFacts:
-    """The facts an ownership query compares, as SMT variables fixed to the IR's values: every
-    device has a fixed id (its declaration index; the query's header lists them), and each named
-    variable (``init_owner``, ``dst_e<h>``, ``accessor``...) equals the id of the device the IR
-    gives it. Queries compare these variables, so an owner comparison is made by the solver, not
-    precomputed in Python (a dump re-checked elsewhere re-derives it)."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ids = {d.name: i for i, d in enumerate(ctx.policy.devices)}
-        self.constraints: list[tuple[str | None, Term]] = []
-        self._vars: dict[str, Term] = {}
-
-    def device(self, name: str, device: str) -> Term:
-        """The variable ``name``, fixed to ``device``'s id (once per query). Raises ``KeyError``
-        for an undeclared device (resolve rejects those first)."""
-        if name not in self._vars:
-            self._vars[name] = int_var(name)
-            self.constraints.append((name, eq(self._vars[name], self.ids[device])))
-        return self._vars[name]
-
-    def header(self) -> tuple[str, ...]:
-        """Header comment lines naming each device id."""
-        return tuple(f"device {i} = {n}" for n, i in self.ids.items())
-
-
-def owner_is(ctx: Context, region: str, who: Term, t: Term, handoffs: list[int], facts: DeviceFacts) -> Term:
-    """The device whose id is ``who`` owns ``region`` at time ``t``: some latest handoff completed
-    by ``t`` gives it to ``who``, or none completed and ``who`` is the initial owner. The owners
-    are ``facts`` (``init_owner``, ``dst_e<h>``)."""
-    init = facts.device("init_owner", ctx.policy.region(region).owner)
-    none_done = and_(*[not_(finish(h) <= t) for h in handoffs])
-    alts = [and_(none_done, eq(init, who))]
-    for h in handoffs:
-        latest = and_(finish(h) <= t, *[not_(and_(finish(o) <= t, finish(h) < finish(o))) for o in handoffs if o != h])
-        alts.append(and_(latest, eq(facts.device(f"dst_e{h}", ctx.handoff_dst(h, region)), who)))
-    return or_(*alts)
-
-
-def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int]) -> Term:
-    """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
-    granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
-    finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
-    alike) has started by ``t``. A handoff on the lease's own edge does not end it (a lease-back:
-    the old owner keeps reading what it hands over, until the next handoff)."""
-    alts = []
-    for g in leases:
-        covering = ctx.leased_by.get(region, frozenset())
-        if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
-            continue
-        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in handoffs if h != g]))
-    return or_(*alts)
-
-
-def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -> bool:
-    """Exact sufficient condition, by HB reachability, that ``device`` owns ``region`` when edge
-    ``e`` starts in every schedule: the initial owner with every handoff after ``e``, or a handoff
-    to ``device`` before ``e`` with every other handoff before that one or after ``e``."""
-    g = ctx.graph
-    if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
-        return True
-    return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
-               and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
-
-
-def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int]) -> OwnerChain | None:
-    """The evidence of ``owned_by_hb``: the HB paths that make ``device`` the owner of ``region``
-    when ``e`` starts (every handoff in ``hs`` after ``e``, or one handoff to ``device`` before
-    ``e`` with every other one before it or after ``e``), or ``None``."""
-    ctx = ob.ctx
-    if ctx.policy.region(region).owner == device:
-        later = [(h, ob.path(e, h)) for h in hs]
-        if all(p is not None for _h, p in later):
-            return OwnerChain(region, device, e, None, None, tuple(HandoffOrder(h, p) for h, p in later))
-    for h in hs:
-        via = ob.path(h, e) if ctx.handoff_dst(h, region) == device else None
-        if via is None:
-            continue
-        others = [(o, ob.path(o, h) or ob.path(e, o)) for o in hs if o != h]
-        if all(p is not None for _o, p in others):
-            return OwnerChain(region, device, e, h, via, tuple(HandoffOrder(o, p) for o, p in others))
-    return None
-
-
 class _Own(Obligation):
     def _sched(self, extra: tuple[int, ...] = ()) -> list:
         return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
@@ -131,19 +52,27 @@ class _Own(Obligation):
 
 class Unowned(_Own):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
-    reads it under a lease; it releases ``region`` only while ``D`` owns it (``releases``)."""
+    reads it under a lease that no handoff or revoke has ended; it releases ``region``
+    (``releases``) or revokes a lease of it (``revokes``) only while ``D`` owns it."""
 
     code = codes.OWN_001
 
-    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool, releases: bool = False) -> None:
-        #: ``writes``: a lease is not enough (a write, a reduction, or a release when ``releases``)
-        self.region, self.device, self.writes, self.releases = region, e.device, writes, releases
+    def __init__(self, ctx: Context, e: Edge, region: str, writes: bool, releases: bool = False,
+                 revokes: bool = False) -> None:
+        #: ``writes``: a lease is not enough (a write, a reduction, a release or a revoke)
+        self.region, self.device, self.writes, self.releases, self.revokes = region, e.device, writes, releases, revokes
         self.hs = list(ctx.handoffs.get(region, ()))
         covering = ctx.leased_by.get(region, frozenset())
         self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region in covering and x.device == e.device for x in ctx.edge(g).leases)]
+        #: the edges revoking ``region`` (or a region containing it) from ``D``; empty without a lease
+        self.rvs = list(ctx.revokes.get((region, e.device), ())) if self.ls and not writes else []
         related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
                         for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
-        super().__init__(ctx, (e.eid, *self.hs, *self.ls), f"{self.code}:{e.name}|{region}", e.span, related)
+        related += tuple(Label(c.span, f"`{ctx.edge(rv).name}` revokes `{c.region}` from `{c.device}` here")
+                         for rv in self.rvs for c in ctx.edge(rv).revokes
+                         if c.device == e.device and c.region in ctx.revoked_by.get(region, ()) and c.span.end)
+        prim = (e.eid, *self.hs, *self.ls)
+        super().__init__(ctx, prim + tuple(rv for rv in self.rvs if rv not in prim), f"{self.code}:{e.name}|{region}", e.span, related)
 
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
@@ -152,7 +81,8 @@ class Unowned(_Own):
             return "hb-reachability" if self.hs else "static-owner"
         if not self.writes:
             for lg in self.ls:
-                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs):
+                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
+                        g.hb_before(rv, lg) or g.hb_before(e, rv) for rv in self.rvs):
                     return "lease-hb"
         return None
 
@@ -164,8 +94,10 @@ class Unowned(_Own):
         for lg in self.ls:
             granted = self.path(lg, e)
             others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs if h != lg]
-            if granted is not None and all(p is not None for _h, p in others):
-                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others))
+            revoked = [(rv, self.path(rv, lg) or self.path(e, rv)) for rv in self.rvs]
+            if granted is not None and all(p is not None for _h, p in others + revoked):
+                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others),
+                                  tuple(HandoffOrder(rv, p) for rv, p in revoked))
         return None
 
     def encode(self) -> Query:
@@ -174,7 +106,7 @@ class Unowned(_Own):
         facts = DeviceFacts(self.ctx)
         ok = owner_is(self.ctx, self.region, facts.device("accessor", self.device), t, self.hs, facts)
         if not self.writes:
-            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs))
+            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, self.rvs))
         cons = self._sched() + facts.constraints + [("not_owner_nor_lessee", not_(ok))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
@@ -187,6 +119,8 @@ class Unowned(_Own):
         verb = "writes" if self.writes else "reads"
         if self.releases:
             return f"`{self.name(self.edges[0])}` releases `{self.region}` from `{self.device}`, which does not own it then"
+        if self.revokes:
+            return f"`{self.name(self.edges[0])}` revokes a lease of `{self.region}` from `{self.device}`, which does not own it then"
         if self.writes and self.ls:
             return f"`{self.name(self.edges[0])}` writes `{self.region}` from `{self.device}`, which holds only a read lease on it"
         return f"`{self.name(self.edges[0])}` {verb} `{self.region}` from `{self.device}`, which neither owns nor leases it then"
@@ -194,12 +128,25 @@ class Unowned(_Own):
     def why(self, w: Witness) -> str:
         if self.releases:
             return "only a region's owner may release it: a lessee or another device would free memory it does not own"
+        if self.revokes:
+            return "only a region's owner may revoke a lease of it: a lease is the owner's to grant and to end"
+        if self.rvs:
+            return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
         return "a device may access a region only while it owns it, or read it under a lease"
 
     def fix(self, w: Witness) -> str:
-        if self.releases:
-            return (f"release `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
+        if self.releases or self.revokes:
+            verb = "release" if self.releases else "revoke"
+            return (f"{verb} `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
                     f"(handoff) on an edge that happens-before `{self.name(self.edges[0])}`")
+        g, e = self.ctx.graph, self.edges[0]
+        unordered = [rv for rv in self.rvs if not g.hb_before(e, rv)]
+        if unordered:
+            rv = unordered[0]
+            regrant = f"grant a new `lease {self.region} to {self.device}` on an edge after `{self.name(rv)}`"
+            if g.hb_before(rv, e):
+                return f"{regrant}, which ended the lease"
+            return f"read before the revoke (add `after {self.name(e)}` to `{self.name(rv)}`), or {regrant}"
         if not self.writes:
             return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
         return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
@@ -553,11 +500,11 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for e in pol.edges:
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
         # of one alias set may overlap, and each has its own owner. And every region it releases.
-        released = {rel.region for rel in e.releases}
+        released, revoked = {rel.region for rel in e.releases}, {rv.region for rv in e.revokes}
         for r, writes in sorted(checks.get(e.eid, {}).items()):
             if any(h.region == r and h.src == e.device for h in e.handoffs):
                 continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
-            yield Unowned(ctx, e, r, writes, releases=r in released)
+            yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.handoffs.get(r, ()):

@@ -96,11 +96,15 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             if ee.device not in w.owners_at(r, s, ids, sched):
                 # A lease (of the region or of one containing it) lives from its edge's end until a
                 # handoff of the region on another edge, not finished when the lease's edge began,
-                # starts (its own edge's handoff leases back).
+                # starts (its own edge's handoff leases back), or until a revoke of the region (or
+                # of one containing it) from the lessee, not finished when the lease's edge began,
+                # starts (on any edge, the lease's own included).
                 leased = (not writes) and any(
                     any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
                     and not any(h != g and w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
                                 for h in ids)
+                    and not any(any(rv.region in w.movers(r) and rv.device == ee.device for rv in E[x].revokes)
+                                and sched[x][0] <= s and sched[x][1] > sched[g][0] for x in ids)
                     for g in ids)
                 if not leased:
                     out.append(Violation(codes.OWN_001, (e,), s, None, f"{ee.device} does not own {r}"))
@@ -108,9 +112,10 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 if h != e and w.handed_to(E[h], r) is not None and _overlap(sched, e, h):
                     out.append(Violation(codes.OWN_002, (e, h), max(sched[e][0], sched[h][0]), None, r))
         for r in sorted({rel.region for rel in ee.releases
-                         if not (rel.kind is ReleaseKind.UNLOCK and w.policy.space(w.policy.region(rel.region).space).device == ee.device)}):
+                         if not (rel.kind is ReleaseKind.UNLOCK and w.policy.space(w.policy.region(rel.region).space).device == ee.device)}
+                        | {rv.region for rv in ee.revokes}):
             # Only the owner may release a region (a lease is not enough); the memory's own device
-            # may unlock (unpin) it.
+            # may unlock (unpin) it. Only the owner may revoke a lease of it.
             if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
                 continue
             if ee.device not in w.owners_at(r, sched[e][0], ids, sched):
@@ -136,7 +141,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 eu = E[u]
                 reg = w.policy.region(rel.region)
                 whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
-                uses = {x.region for x in eu.leases} | {x.region for x in eu.releases}
+                uses = {x.region for x in eu.leases} | {x.region for x in eu.releases} | {x.region for x in eu.revokes}
                 handed = w.handed_to(eu, rel.region) is not None  # its own handoff or an enclosing one
                 touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())
                 if (touches or handed or rel.region in uses) and sched[u][1] > sched[r][0]:

@@ -49,10 +49,12 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                              for a in e.accesses()) or e.action.value
             for r in e.releases:
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", detail=f"releases `{r.region}` ({r.kind.value})")))
+            for rv in e.revokes:
+                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", detail=f"revokes `{rv.region}` from `{rv.device}`")))
             for op in e.map_ops:
                 val = "" if op.value is None else f" = {op.value}"
                 raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="map", detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}")))
-            if e.accesses() or not (e.releases or e.map_ops or e.flushes):
+            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes):
                 raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=accs)))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:
@@ -92,12 +94,12 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
 
 def _violating_index(raw: list, w: Witness, v: Violation) -> int:
     """Index of the step where the rule breaks: at the violation's time, a release if there is one,
-    else the last map access, else the last start among the violation's edges; for
+    else a revoke, else the last map access, else the last start among the violation's edges; for
     schedule-independent facts, the last step."""
     if not w.schedule or v.time is None:
         return len(raw) - 1
     at = [(i, d) for i, (_k, d) in enumerate(raw) if d["time"] == v.time and d["e"].eid in v.edges]
-    for kind in ("release", "map", "start"):
+    for kind in ("release", "revoke", "map", "start"):
         hits = [i for i, d in at if d["kind"] == kind]
         if hits:
             return hits[-1]

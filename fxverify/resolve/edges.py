@@ -2,9 +2,9 @@
 
 ``edge_plan`` resolves an edge declaration's action and clauses (``after``, ``stream``,
 ``bytes``, ``reuse``, ``rw``, ``alias``, ``require``, ``transform``, ``handoff``, ``lease``,
-``release``, ``flush`` and the map operations) and returns ``build(env, eid, name, flow)``, which
+``revoke``, ``release``, ``flush`` and the map operations) and returns ``build(env, eid, name, flow)``, which
 evaluates the instance's index arithmetic. Emits FX-TYP-002 (a clause given twice, a value out of
-range), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
+range, an edge that revokes bytes it leases to the same device), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
 footprint), and the codes of the references, words and expressions it uses.
 """
 
@@ -68,6 +68,7 @@ class _Parts:
         self.xfs: list[Callable[[Env], ir.Transform]] = []
         self.handoffs: list[TupleFn] = []
         self.leases: list[TupleFn] = []
+        self.revokes: list[TupleFn] = []
         self.releases: list[TupleFn] = []
         self.map_ops: list[Callable[[Env], ir.MapOp]] = []
 
@@ -134,6 +135,10 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
         fn = p.need(_lease(st, c, scope))
         if fn is not None:
             p.leases.append(fn)
+    elif isinstance(c, ast.RevokeClause):
+        fn = p.need(_lease(st, c, scope))
+        if fn is not None:
+            p.revokes.append(fn)
     elif isinstance(c, ast.ReleaseClause):
         fn = p.need(_release(st, c.ref, c.kind, scope, c.span))
         if fn is not None:
@@ -206,7 +211,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     after_of = _concat(p.after, dedupe=True)
     transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
-    releases_of = _concat(p.releases)
+    releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
+    region_of = {r.name: r for r in st.regions} if p.leases and p.revokes else {}
     via = p.via
     links = {ln.name: ln for ln in st.links}
     space_device = {name: sp.device for name, sp in st.spaces.items()}
@@ -223,6 +229,9 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
                                 f"`bytes` says {nbytes} but the footprint covers {fp.nbytes}",
                                 f"the {'source' if src is not None else 'destination'} "
                                 f"`{fp.region}` covers {fp.nbytes} bytes", "disagrees with the footprint")
+        leases, revokes = leases_of(env), revokes_of(env)
+        if revokes and leases:
+            _check_revokes(name, leases, revokes, region_of)
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
             _check_route(via[0].span, via[1], a, b, links)
@@ -233,7 +242,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             alias=alias, bytes=nbytes,
             reuse=reuse_fn(env) if reuse_fn is not None else None,
             rw=rw_fn(env) if rw_fn is not None else None,
-            transforms=transforms_of(env), handoffs=handoffs_of(env), leases=leases_of(env),
+            transforms=transforms_of(env), handoffs=handoffs_of(env), leases=leases, revokes=revokes,
             releases=releases_of(env), map_ops=map_ops_of(env),
             flow=flow, span=span, hook_span=hook_span,
         )
@@ -273,13 +282,32 @@ def _handoff(st: State, c: ast.HandoffClause, scope: tuple[str, ...]) -> TupleFn
     return lambda env: tuple([ir.Handoff(r, src, dst, span) for r in regions(env)])
 
 
-def _lease(st: State, c: ast.LeaseClause, scope: tuple[str, ...]) -> TupleFn | None:
-    regions = region_set(st, c.ref, scope, "a lease")
+def _lease(st: State, c: ast.LeaseClause | ast.RevokeClause, scope: tuple[str, ...]) -> TupleFn | None:
+    """``lease REF to DEV`` or ``revoke REF from DEV``: one ``ir.Lease`` (``ir.Revoke``) per region
+    instance ``REF`` names; ``None`` after reporting an unknown region or device (FX-NAM-001)."""
+    revoke = isinstance(c, ast.RevokeClause)
+    regions = region_set(st, c.ref, scope, "a revoke" if revoke else "a lease")
     dev = device(st, c.device)
     if regions is None or dev is None:
         return None
-    span = c.span
-    return lambda env: tuple([ir.Lease(r, dev, span) for r in regions(env)])
+    span, cls = c.span, ir.Revoke if revoke else ir.Lease
+    return lambda env: tuple([cls(r, dev, span) for r in regions(env)])
+
+
+def _check_revokes(name: str, leases: tuple[ir.Lease, ...], revokes: tuple[ir.Revoke, ...],
+                   region_of: dict[str, ir.Region]) -> None:
+    """FX-TYP-002: an edge that both leases bytes to a device and revokes them from it. A revoke
+    ends every lease granted before it finished, its own edge's included (specs/obligations.md
+    section 1), so such a lease could never be read under: the policy says two contradicting
+    things. Raises ``EvalError`` at the revoke."""
+    for rv in revokes:
+        r = region_of[rv.region]
+        for ls in leases:
+            q = region_of[ls.region]
+            if ls.device == rv.device and q.space == r.space and q.base < r.end and r.base < q.end:
+                raise EvalError(codes.TYP_002, rv.span, f"`{name}` revokes the lease it grants: `{ls.region}` to `{rv.device}`",
+                                f"drop the `revoke`, or revoke `{rv.region}` from `{rv.device}` on a later edge "
+                                f"(`after {name}`)", "ends the lease this edge grants")
 
 
 def _release(st: State, ref: ast.Ref, kind: ast.Ident, scope: tuple[str, ...], span: Span) -> TupleFn | None:

@@ -245,6 +245,9 @@ class _Builder(Transformer):
     def lease_clause(self, meta: Meta, ch: list[Any]) -> ast.LeaseClause:
         return ast.LeaseClause(ch[0], self._id(ch[1]), self._span(meta))
 
+    def revoke_clause(self, meta: Meta, ch: list[Any]) -> ast.RevokeClause:
+        return ast.RevokeClause(ch[0], self._id(ch[1]), self._span(meta))
+
     def release_clause(self, meta: Meta, ch: list[Any]) -> ast.ReleaseClause:
         return ast.ReleaseClause(ch[0], self._id(ch[1]), self._span(meta))
 

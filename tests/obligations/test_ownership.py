@@ -24,7 +24,7 @@ from fxverify.vocab import ReleaseKind
 
 from tests.ir_builders import (
     A, B, BUF, REGIONS, assert_solver_proves, fp, generated, handoff, keys_of, lease, move, overlaps, policy, read, refute,
-    release, replay, the, whole, write,
+    release, replay, revoke, the, whole, write,
 )
 
 A_LO = fp(A, 0x0, 0x40)  # a[0x00, 0x40)
@@ -452,3 +452,67 @@ def test_only_the_owner_releases(device, kind, proved) -> None:
         assert "releases `kv` from `dpu0`" in ob.message(w)
         v = replay(pol, ob, w)
         assert v is not None and v.code == codes.OWN_001 and v.edges == (2,)
+
+
+# ---- revokes ---------------------------------------------------------------------------------
+
+
+def _revoked(rv_after: tuple[str, ...], u_after: tuple[str, ...], rv_device: str = "gpu0", rv_region: Region = A,
+             lessee: str = "dpu0"):
+    # g (gpu0) leases `a` to dpu0; rv revokes `rv_region` from `lessee`; u reads `a` on dpu0.
+    return policy(read("g", fp(A, 0x0, 0x10), leases=lease(A, "dpu0")),
+                  read("rv", A_LO if rv_device == "gpu0" else BUF_LO, device=rv_device, revokes=revoke(rv_region, lessee),
+                       after=rv_after),
+                  read("u", fp(A, 0x10, 0x10), device="dpu0", after=u_after))
+
+
+@pytest.mark.parametrize("rv_after,u_after,proved", [
+    (("g",), ("rv",), False),        # the read runs after the revoke
+    (("g",), ("g",), False),         # concurrent with the revoke: some schedule starts the revoke first
+    (("u",), ("g",), True),          # the revoke runs after the read
+    ((), ("g", "rv"), False),        # a revoke concurrent with the grant ends it too
+], ids=["after-revoke", "concurrent-read", "revoke-after-read", "revoke-during-grant"])
+def test_a_revoke_ends_the_lease(rv_after, u_after, proved) -> None:
+    pol = _revoked(rv_after, u_after)
+    if proved:
+        ob = the(ownership, pol, Unowned, "FX-OWN-001:u|a")
+        assert ob.prove_fast() == "lease-hb"
+        assert_solver_proves(ob)
+    else:
+        _refuted_and_replayed(pol, Unowned, "FX-OWN-001:u|a")
+
+
+def test_a_revoke_before_the_grant_leaves_the_new_lease() -> None:
+    # rv revokes dpu0's lease of `a`, then g grants a new one: u reads under it. The SMT encoding
+    # agrees with the fast proof.
+    pol = policy(read("rv", A_LO, revokes=revoke(A, "dpu0")), read("g", fp(A, 0x0, 0x10), leases=lease(A, "dpu0"), after=("rv",)),
+                 read("u", fp(A, 0x10, 0x10), device="dpu0", after=("g",)))
+    ob = the(ownership, pol, Unowned, "FX-OWN-001:u|a")
+    assert ob.prove_fast() == "lease-hb"
+    assert_solver_proves(ob)
+
+
+def test_a_revoke_of_an_enclosing_region_or_from_another_device() -> None:
+    # Revoking a region holding the read bytes ends the lease; revoking another device's lease, or
+    # a region beside them, does not.
+    outer = Region("wide", "wide", "hbm0", 0x0, 0x200, "gpu0")
+    pol = _revoked(("g",), ("rv",), rv_region=outer)
+    pol = policy(*pol.edges, regions=REGIONS + (outer,))
+    _refuted_and_replayed(pol, Unowned, "FX-OWN-001:u|a")
+    for other in (_revoked(("g",), ("rv",), lessee="cxl0"), _revoked(("g",), ("rv",), rv_region=B)):
+        ob = the(ownership, other, Unowned, "FX-OWN-001:u|a")
+        assert ob.prove_fast() == "lease-hb"
+        assert_solver_proves(ob)
+
+
+def test_only_the_owner_revokes() -> None:
+    # dpu0 holds a lease, not ownership: it cannot revoke (its own or another device's) lease.
+    pol = _revoked(("g",), ("g",), rv_device="dpu0", lessee="cxl0")
+    ob = the(ownership, pol, Unowned, "FX-OWN-001:rv|a")
+    assert ob.prove_fast() is None
+    w = refute(ob)
+    assert "revokes a lease of `a` from `dpu0`" in ob.message(w)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.OWN_001 and v.edges == (1,)
+    ok = the(ownership, _revoked(("g",), ("g",)), Unowned, "FX-OWN-001:rv|a")
+    assert ok.prove_fast() == "static-owner"

@@ -87,6 +87,7 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 	case FX_OP_HANDOFF:
 	case FX_OP_LEASE:
 	case FX_OP_RELEASE:
+	case FX_OP_REVOKE:
 		own = bpf_map_lookup_elem(&fx_own, &op->a);
 		if (!own)
 			return fx_refuse(FX_DENY, FX_R_INTERNAL, op->a);
@@ -185,6 +186,8 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 			if (!(op->d & FX_LEASE_ENCLOSED) && owner != dev)
 				return fx_refuse(FX_DENY, op->reason, op->a);
 			return 0;
+		case FX_OP_REVOKE: // the revoker's ownership is its OWN op's check
+			return 0;
 		default: // FX_OP_RELEASE: every other user of the region has finished (FX-OWN-004)
 			if (op->d & FX_RELEASE_TWICE) // the edge releases the region twice
 				return fx_refuse(FX_DENY, op->reason, op->a);
@@ -205,6 +208,8 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 		} else if (op->kind == FX_OP_RELEASE) {
 			own->released = 1;
 			fx_emit(FX_OBS_RELEASE, eid, FX_PROCEED, 0, op->a, 0, 0);
+		} else if (op->kind == FX_OP_REVOKE) { // the lessee's lease ends when the revoke starts
+			__sync_fetch_and_and(&own->leases, ~(1ull << (op->b & 63)));
 		}
 		return 0;
 	}

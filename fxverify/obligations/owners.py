@@ -1,0 +1,103 @@
+"""The ownership model of ``obligations.ownership`` as terms and HB facts: who owns a region at a
+time (``owner_is``), whether a lease is in force (``lease_active``), the exact HB sufficient
+condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``), and the device-id
+facts the queries compare (``DeviceFacts``). The model's rules are in the docstring of
+``obligations.ownership`` and in specs/obligations.md (BRIEF sections 1 and 3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fxverify.certificate import HandoffOrder, OwnerChain
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.encode import finish, start
+from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
+
+
+class DeviceFacts:
+    """The facts an ownership query compares, as SMT variables fixed to the IR's values: every
+    device has a fixed id (its declaration index; the query's header lists them), and each named
+    variable (``init_owner``, ``dst_e<h>``, ``accessor``...) equals the id of the device the IR
+    gives it. Queries compare these variables, so an owner comparison is made by the solver, not
+    precomputed in Python (a dump re-checked elsewhere re-derives it)."""
+
+    def __init__(self, ctx: Context) -> None:
+        self.ids = {d.name: i for i, d in enumerate(ctx.policy.devices)}
+        self.constraints: list[tuple[str | None, Term]] = []
+        self._vars: dict[str, Term] = {}
+
+    def device(self, name: str, device: str) -> Term:
+        """The variable ``name``, fixed to ``device``'s id (once per query). Raises ``KeyError``
+        for an undeclared device (resolve rejects those first)."""
+        if name not in self._vars:
+            self._vars[name] = int_var(name)
+            self.constraints.append((name, eq(self._vars[name], self.ids[device])))
+        return self._vars[name]
+
+    def header(self) -> tuple[str, ...]:
+        """Header comment lines naming each device id."""
+        return tuple(f"device {i} = {n}" for n, i in self.ids.items())
+
+
+def owner_is(ctx: Context, region: str, who: Term, t: Term, handoffs: list[int], facts: DeviceFacts) -> Term:
+    """The device whose id is ``who`` owns ``region`` at time ``t``: some latest handoff completed
+    by ``t`` gives it to ``who``, or none completed and ``who`` is the initial owner. The owners
+    are ``facts`` (``init_owner``, ``dst_e<h>``)."""
+    init = facts.device("init_owner", ctx.policy.region(region).owner)
+    none_done = and_(*[not_(finish(h) <= t) for h in handoffs])
+    alts = [and_(none_done, eq(init, who))]
+    for h in handoffs:
+        latest = and_(finish(h) <= t, *[not_(and_(finish(o) <= t, finish(h) < finish(o))) for o in handoffs if o != h])
+        alts.append(and_(latest, eq(facts.device(f"dst_e{h}", ctx.handoff_dst(h, region)), who)))
+    return or_(*alts)
+
+
+def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int],
+                 revokes: Sequence[int] = ()) -> Term:
+    """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
+    granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
+    finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
+    alike) has started by ``t``. A handoff on the lease's own edge does not end it (a lease-back:
+    the old owner keeps reading what it hands over, until the next handoff). ``revokes`` are the
+    edges revoking the region (or a region containing it) from ``device``
+    (``Context.revokes``): each ends the lease by the same rule, ``f(rv) > s(g)`` and
+    ``s(rv) <= t``, its own edge included (specs/obligations.md section 1)."""
+    alts = []
+    for g in leases:
+        covering = ctx.leased_by.get(region, frozenset())
+        if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
+            continue
+        ends = [h for h in handoffs if h != g] + list(revokes)
+        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in ends]))
+    return or_(*alts)
+
+
+def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -> bool:
+    """Exact sufficient condition, by HB reachability, that ``device`` owns ``region`` when edge
+    ``e`` starts in every schedule: the initial owner with every handoff after ``e``, or a handoff
+    to ``device`` before ``e`` with every other handoff before that one or after ``e``."""
+    g = ctx.graph
+    if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
+        return True
+    return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
+               and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
+
+
+def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int]) -> OwnerChain | None:
+    """The evidence of ``owned_by_hb``: the HB paths that make ``device`` the owner of ``region``
+    when ``e`` starts (every handoff in ``hs`` after ``e``, or one handoff to ``device`` before
+    ``e`` with every other one before it or after ``e``), or ``None``."""
+    ctx = ob.ctx
+    if ctx.policy.region(region).owner == device:
+        later = [(h, ob.path(e, h)) for h in hs]
+        if all(p is not None for _h, p in later):
+            return OwnerChain(region, device, e, None, None, tuple(HandoffOrder(h, p) for h, p in later))
+    for h in hs:
+        via = ob.path(h, e) if ctx.handoff_dst(h, region) == device else None
+        if via is None:
+            continue
+        others = [(o, ob.path(o, h) or ob.path(e, o)) for o in hs if o != h]
+        if all(p is not None for _o, p in others):
+            return OwnerChain(region, device, e, h, via, tuple(HandoffOrder(o, p) for o, p in others))
+    return None
