@@ -162,7 +162,9 @@ def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
     st.fact(any(ls.device == ev.device and contains(facts.regions[ls.region], r) for ls in facts.edges[ev.lease].leases),
             f"{facts.name(ev.lease)} leases no region holding `{ev.region}` to `{ev.device}`")
     facts.path(st, ev.lease_path, ev.lease, ev.at, "lease to use")
-    others = [h for h in hs if h != ev.lease]
+    # Every handoff of the region, the lease's own edge included (a lease granted where the region
+    # is handed off is void), finishes before the lease starts or starts after the use.
+    others = list(hs)
     facts.ordered_entries(st, ev.others, others, ev.lease, ev.at, "handoff")
     # Every revoke of the region (or of one holding it) from the lessee, the lease's own edge
     # included, finishes before the lease starts or starts after the use.

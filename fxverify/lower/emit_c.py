@@ -25,7 +25,7 @@ from importlib import resources
 
 from fxverify import __version__
 from fxverify.lower.plan import (
-    DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, LEASE_ENCLOSED, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS,
+    DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, LEASE_ENCLOSED, LEASE_VOID, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS,
     RELEASE_TWICE, MapPlan, Plan,
 )
 from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
@@ -186,7 +186,7 @@ def _emit_header(emit: _Emitter, plan: Plan, device: str) -> None:
          "\n#define FX_OBS_MAP 5u\n#define FX_OBS_FLUSH 6u\n#define FX_OBS_REFUSED 7u")
     emit(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u"
          f"\n#define FX_HANDOFF_ENCLOSED {HANDOFF_ENCLOSED}u\n#define FX_HANDOFF_SPLIT {HANDOFF_SPLIT}u\n#define FX_RELEASE_TWICE {RELEASE_TWICE}u"
-         f"\n#define FX_LEASE_ENCLOSED {LEASE_ENCLOSED}u")
+         f"\n#define FX_LEASE_ENCLOSED {LEASE_ENCLOSED}u\n#define FX_LEASE_VOID {LEASE_VOID}u")
     emit("")
 
 

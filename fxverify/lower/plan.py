@@ -88,6 +88,9 @@ RELEASE_TWICE = 1
 #: ``LEASE`` flag (operand ``d``): the lease covers this region because it lies inside the leased
 #: one; the lender's ownership is checked on the leased region's own op.
 LEASE_ENCLOSED = 1
+#: ``LEASE`` flag (operand ``d``): the granting edge hands this region off, so the lease is void (a
+#: lease ends at a handoff of its region, its own edge's included): checked, never granted.
+LEASE_VOID = 2
 
 #: Merge operators the emitted C realises with one atomic instruction or a bounded CAS loop
 #: (``specs/lowering.md`` sections 2 and 4); any other merge is FX-BPF-003.
@@ -489,12 +492,16 @@ def _fill_tables(plan: Plan) -> None:
             for inner in ctx.moves[h.region][1:]:  # the regions inside it move with it
                 ops.append(Op(OP_KIND["HANDOFF"], region_id[inner], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                               plan.device_id(h.dst), HANDOFF_ENCLOSED | split(inner), h.span))
+        moved = {m for h in e.handoffs for m in ctx.moves[h.region]}  # regions this edge hands off
+
+        def void(region: str) -> int:
+            return LEASE_VOID if region in moved else 0
         for ls in e.leases:
             ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
-                          0, 0, ls.span))
+                          0, void(ls.region), ls.span))
             for inner in ctx.covers[ls.region][1:]:  # the lease covers the regions inside it
                 ops.append(Op(OP_KIND["LEASE"], region_id[inner], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
-                              0, LEASE_ENCLOSED, ls.span))
+                              0, LEASE_ENCLOSED | void(inner), ls.span))
         for rv in e.revokes:
             for inner in ctx.revoke_covers[rv.region]:  # the region and every region inside it
                 ops.append(Op(OP_KIND["REVOKE"], region_id[inner], plan.device_id(rv.device), REASON_ID[codes.OWN_001],

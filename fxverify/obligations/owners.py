@@ -58,8 +58,9 @@ def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[i
     """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
     granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
     finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
-    alike) has started by ``t``. A handoff on the lease's own edge does not end it (a lease-back:
-    the old owner keeps reading what it hands over, until the next handoff). ``revokes`` are the
+    alike) has started by ``t``, the lease's own edge included: a lease granted on an edge that
+    hands the region off is void (issue "Trust": a lease ends at a handoff of its region, whatever
+    edge it was granted on; the new owner grants a lease-back on a later edge). ``revokes`` are the
     edges revoking the region (or a region containing it) from ``device``
     (``Context.revokes``): each ends the lease by the same rule, ``f(rv) > s(g)`` and
     ``s(rv) <= t``, its own edge included (specs/obligations.md section 1)."""
@@ -68,7 +69,7 @@ def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[i
         covering = ctx.leased_by.get(region, frozenset())
         if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
             continue
-        ends = [h for h in handoffs if h != g] + list(revokes)
+        ends = list(handoffs) + list(revokes)
         alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in ends]))
     return or_(*alts)
 

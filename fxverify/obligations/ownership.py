@@ -9,7 +9,8 @@ every region of the same space inside it (``Context.moved_by``), and the last cl
 moves a region decides its destination; the owner at time ``t`` is the destination of the latest
 handoff completed by ``t`` (simultaneous completions admit either); a lease lets a device read from
 ``f(g)`` until a handoff of the region on another edge, not finished when ``g`` started, starts
-(a handoff on the lease's own edge does not end it: a lease-back), or until a revoke of the region
+(the lease's own edge included: a lease granted where its region is handed off is void, and the new
+owner grants a lease-back on a later edge), or until a revoke of the region
 (or of a region containing it) from that device, not finished when ``g`` started, starts (a revoke
 on the lease's own edge ends it too; ``resolve`` rejects writing one, FX-TYP-002); only the owner
 may revoke, as only the owner may release; a release at ``s(r)`` ends all use. ``s``/``f`` are
@@ -81,7 +82,7 @@ class Unowned(_Own):
             return "hb-reachability" if self.hs else "static-owner"
         if not self.writes:
             for lg in self.ls:
-                if g.hb_before(lg, e) and all(h == lg or g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
+                if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
                         g.hb_before(rv, lg) or g.hb_before(e, rv) for rv in self.rvs):
                     return "lease-hb"
         return None
@@ -93,7 +94,9 @@ class Unowned(_Own):
             return chain
         for lg in self.ls:
             granted = self.path(lg, e)
-            others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs if h != lg]
+            if lg in self.hs:
+                continue  # a lease granted on an edge that hands the region off is void
+            others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs]
             revoked = [(rv, self.path(rv, lg) or self.path(e, rv)) for rv in self.rvs]
             if granted is not None and all(p is not None for _h, p in others + revoked):
                 return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others),
@@ -148,6 +151,12 @@ class Unowned(_Own):
                 return f"{regrant}, which ended the lease"
             return f"read before the revoke (add `after {self.name(e)}` to `{self.name(rv)}`), or {regrant}"
         if not self.writes:
+            void = next((g for g in self.ls if g in self.hs), None)
+            if void is not None:
+                new = self.ctx.handoff_dst(void, self.region)
+                return (f"the lease `{self.name(void)}` grants ends with its own handoff of `{self.region}`: let the new owner "
+                        f"`{new}` grant `lease {self.region} to {self.device}` on an edge after `{self.name(void)}` that "
+                        f"happens-before `{self.name(self.edges[0])}`")
             return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
         return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
 

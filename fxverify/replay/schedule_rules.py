@@ -95,13 +95,13 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             s = sched[e][0]
             if ee.device not in w.owners_at(r, s, ids, sched):
                 # A lease (of the region or of one containing it) lives from its edge's end until a
-                # handoff of the region on another edge, not finished when the lease's edge began,
-                # starts (its own edge's handoff leases back), or until a revoke of the region (or
+                # handoff of the region, not finished when the lease's edge began, starts (its own
+                # edge's handoff included: that lease is void), or until a revoke of the region (or
                 # of one containing it) from the lessee, not finished when the lease's edge began,
                 # starts (on any edge, the lease's own included).
                 leased = (not writes) and any(
                     any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
-                    and not any(h != g and w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
+                    and not any(w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
                                 for h in ids)
                     and not any(any(rv.region in w.movers(r) and rv.device == ee.device for rv in E[x].revokes)
                                 and sched[x][0] <= s and sched[x][1] > sched[g][0] for x in ids)

@@ -62,7 +62,8 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                 raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
                                                   owner_before=before, owner_after=h.dst)))
             for ls in e.leases:
-                raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", detail=f"leases `{ls.region}` to `{ls.device}`")))
+                void = " (void: this edge hands it off)" if sim.handed_to(e, ls.region) is not None else ""
+                raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
             for ln in e.flushes:
                 raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
     elif w.cycle:

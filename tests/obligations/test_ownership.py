@@ -415,14 +415,23 @@ def test_a_handoff_running_alongside_a_lease_ends_it() -> None:
     assert w.schedule[h][0] <= w.schedule[2][0] and w.schedule[g][0] < w.schedule[h][1]
 
 
-def test_a_lease_back_on_the_handoff_edge_survives_that_handoff_only() -> None:
-    # give hands `a` to dpu0 and leases it back to gpu0 (the old owner keeps reading); the next
-    # handoff of `a` (dpu0 to cxl0) ends the lease.
-    back = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0"), leases=lease(A, "gpu0")),
+def test_a_lease_on_the_handoff_edge_is_void_and_the_new_owner_leases_back() -> None:
+    # give hands `a` to dpu0 and, on the same edge, leases it to gpu0: a lease ends at a handoff of
+    # its region, its own edge's included, so score (after give) reads with neither ownership nor
+    # a lease, in every schedule.
+    void = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0"), leases=lease(A, "gpu0")),
                   read("score", A_LO, after=("give",)))
+    ob = the(ownership, void, Unowned, "FX-OWN-001:score|a")
+    assert ob.prove_fast() is None and ob.evidence() is None
+    _refuted_and_replayed(void, Unowned, "FX-OWN-001:score|a")
+    # The new owner grants the lease back on a later edge: proved, until the next handoff.
+    back = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0")),
+                  read("lend", BUF_LO, device="dpu0", leases=lease(A, "gpu0"), after=("give",)),
+                  read("score", A_LO, after=("lend",)))
     assert the(ownership, back, Unowned, "FX-OWN-001:score|a").prove_fast() == "lease-hb"
-    later = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0"), leases=lease(A, "gpu0")),
-                   read("on", BUF_LO, device="dpu0", handoffs=handoff(A, "dpu0", "cxl0"), after=("give",)),
+    later = policy(read("give", A_LO, handoffs=handoff(A, "gpu0", "dpu0")),
+                   read("lend", BUF_LO, device="dpu0", leases=lease(A, "gpu0"), after=("give",)),
+                   read("on", BUF_LO, device="dpu0", handoffs=handoff(A, "dpu0", "cxl0"), after=("lend",)),
                    read("score", A_LO, after=("on",)))
     _refuted_and_replayed(later, Unowned, "FX-OWN-001:score|a")
 

@@ -1,7 +1,8 @@
-# The GPU hands a KV block to the DPU for sending and keeps a read lease for itself
-# (`lease kv_blk to gpu0` on the handoff edge). A scoring kernel reads the block with no order
-# against the handoff: the GPU owns the block before the handoff and leases it afterwards, but
-# while the handoff runs the block is in transit and belongs to nobody.
+# The GPU hands a KV block to the DPU for sending, and the DPU grants it a read lease back once it
+# holds the block. A scoring kernel reads the block with no order against the handoff: the GPU
+# owns the block before the handoff and is leased it afterwards, but while the handoff runs the
+# block is in transit and belongs to nobody, and between the handoff and the DPU's grant the GPU
+# holds neither ownership nor a lease.
 policy "read-during-handoff"
 
 fabric {
@@ -14,8 +15,10 @@ region kv_blk in hbm0 at 0x2000_0000 size 256 KiB owner gpu0 dtype bf16
 
 flow prefill_to_decode {
   edge attn: write kv_blk by gpu0.launch
-  edge give: read kv_blk by gpu0.copy_done after attn handoff kv_blk: gpu0 -> dpu0 lease kv_blk to gpu0
-  edge score: read kv_blk by gpu0.launch after attn  # expect: FX-OWN-002
+  edge give: read kv_blk by gpu0.copy_done after attn handoff kv_blk: gpu0 -> dpu0
+  edge lend: read kv_blk[0, +64] by dpu0.rx after give lease kv_blk to gpu0
+  edge score: read kv_blk by gpu0.launch after attn  # expect: FX-OWN-002, FX-OWN-001
+  # ^ `score` reads `kv_blk` from `gpu0`, which neither owns nor leases it then
   # ^ `score` accesses `kv_blk` while `give` is handing it off
   edge send: read kv_blk by dpu0.tx after give
 }

@@ -219,7 +219,7 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 		fx_emit(FX_OBS_HANDOFF, eid, FX_PROCEED, 0, op->a, own->owner, op->c);
 		own->owner = (__u32)op->c;
 		own->transit = 0;
-	} else if (op->kind == FX_OP_LEASE) {
+	} else if (op->kind == FX_OP_LEASE && !(op->d & FX_LEASE_VOID)) { // void: its own edge hands the region off
 		__sync_fetch_and_or(&own->leases, 1ull << (op->b & 63));
 	}
 	return 0;
