@@ -492,10 +492,8 @@ def _fill_tables(plan: Plan) -> None:
             for inner in ctx.moves[h.region][1:]:  # the regions inside it move with it
                 ops.append(Op(OP_KIND["HANDOFF"], region_id[inner], plan.device_id(h.src), REASON_ID[codes.OWN_003],
                               plan.device_id(h.dst), HANDOFF_ENCLOSED | split(inner), h.span))
-        moved = {m for h in e.handoffs for m in ctx.moves[h.region]}  # regions this edge hands off
-
-        def void(region: str) -> int:
-            return LEASE_VOID if region in moved else 0
+        def void(region: str) -> int:  # the edge hands the region off (Context.handoffs)
+            return LEASE_VOID if e.eid in ctx.handoffs.get(region, ()) else 0
         for ls in e.leases:
             ops.append(Op(OP_KIND["LEASE"], region_id[ls.region], plan.device_id(ls.device), REASON_ID[codes.OWN_003],
                           0, void(ls.region), ls.span))

@@ -15,10 +15,10 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
 from fxverify.obligations.base import Context, Obligation, overlapping_pairs
-from fxverify.obligations.encode import member
+from fxverify.obligations.encode import Facts, member
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import Term, add, and_, between, bool_var, eq, int_var, mul, not_
+from fxverify.smt.terms import add, and_, between, eq, int_var, mul, not_
 
 
 def alias_of(ctx: Context, e: Edge, fp: Footprint) -> str:
@@ -127,12 +127,8 @@ class InPlace(_TwoFootprints):
         # The legality rule is restated over the footprints' own numbers (facts), apart from
         # ``_in_place_rule``, so the query fails when that Python would be wrong.
         e = self.ctx.edge(self.edges[0])
-        facts: list[tuple[str, Term]] = []
-
-        def fact(name: str, value: int | bool) -> Term:
-            v = bool_var(name) if isinstance(value, bool) else int_var(name)
-            facts.append((name, eq(v, value)))
-            return v
+        facts = Facts()
+        fact = facts.fact
         src = {k: fact(f"src_{k}", getattr(self.fa, k)) for k in ("base", "elem", "stride", "count")}
         dst = {k: fact(f"dst_{k}", getattr(self.fb, k)) for k in ("base", "elem", "stride", "count")}
         gather = next((t for t in e.transforms if isinstance(t, Gather) and t.rank is not None), None)
@@ -144,7 +140,7 @@ class InPlace(_TwoFootprints):
         else:
             is_reduce = fact("is_reduce", e.action is EdgeAction.REDUCE)
             legal = and_(is_reduce, *[eq(src[k], dst[k]) for k in src])
-        return facts + [("not_legal_in_place", not_(legal))]
+        return facts.constraints + [("not_legal_in_place", not_(legal))]
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fxverify.graph import PolicyGraph
-from fxverify.ir import Footprint
-from fxverify.smt.terms import Term, and_, between, eq, int_var, mod
+from fxverify.ir import Footprint, Policy
+from fxverify.smt.terms import Term, and_, between, bool_var, eq, int_var, mod
 
 
 def start(eid: int) -> Term:
@@ -94,3 +94,40 @@ def time_objectives(eids: Iterable[int]) -> list[Term]:
     for e in sorted(set(eids)):
         out.extend((finish(e), start(e)))
     return out
+
+
+class Facts:
+    """The IR facts a query states as hypotheses: named SMT variables, each fixed to the value the
+    IR gives it (an integer or a boolean), so the query's rule is stated over them and decided by
+    the solver, not precomputed in Python. ``constraints`` are the ``(label, term)`` pairs to
+    assert, in the order the facts were first named; naming a fact again returns its variable."""
+
+    def __init__(self) -> None:
+        self.constraints: list[tuple[str | None, Term]] = []
+        self._vars: dict[str, Term] = {}
+
+    def fact(self, name: str, value: int | bool) -> Term:
+        """The variable ``name`` (boolean for a ``bool`` value, else integer), fixed to ``value``
+        the first time it is named."""
+        if name not in self._vars:
+            self._vars[name] = bool_var(name) if isinstance(value, bool) else int_var(name)
+            self.constraints.append((name, eq(self._vars[name], value)))
+        return self._vars[name]
+
+
+class DeviceFacts(Facts):
+    """``Facts`` whose values may be devices: every device has a fixed id, its declaration index
+    in ``policy`` (``header`` lists them)."""
+
+    def __init__(self, policy: Policy) -> None:
+        super().__init__()
+        self.ids = {d.name: i for i, d in enumerate(policy.devices)}
+
+    def device(self, name: str, device: str) -> Term:
+        """The variable ``name``, fixed to ``device``'s id. Raises ``KeyError`` for an undeclared
+        device (resolve rejects those first)."""
+        return self.fact(name, self.ids[device])
+
+    def header(self) -> tuple[str, ...]:
+        """Header comment lines naming each device id."""
+        return tuple(f"device {i} = {n}" for n, i in self.ids.items())

@@ -18,10 +18,10 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import Term, and_, bool_var, eq, int_var, not_, or_
+from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
 from fxverify.vocab import AC_OPS, ClassKind
 
 _WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
@@ -35,9 +35,11 @@ class _MapOb(Obligation):
         self.op, self.decl, self.pos = op, decl, pos
         super().__init__(ctx, edges, key, op.span if op.span.end else ctx.edge(edges[0]).span, related)
 
-    def _timed(self, cond, label: str) -> Query:
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, cond)]
-        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+    def _timed(self, cond, label: str, facts: tuple[list[tuple[str | None, Term]], tuple[str, ...]] = ([], ())) -> Query:
+        """``SCHED`` of the edges and ``cond`` (labelled ``label``), after the constraints of
+        ``facts`` (``_map_facts``'s, whose header lines are appended)."""
+        cons = facts[0] + schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, cond)]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts[1])
 
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result),
@@ -50,18 +52,15 @@ def _map_facts(decl: MapDecl, **ops: MapOp) -> tuple[list[tuple[str | None, Term
     ``vocab.AC_OPS``) and, per named operation, ``<name>_kind`` (its ``MapOpKind`` id). Returns
     ``(constraints, variables by name, header lines naming the ids)``; the query states each
     class rule over these, so the rule is not precomputed in Python."""
-    cons: list[tuple[str | None, Term]] = []
-    out: dict[str, Term] = {}
+    facts = Facts()
     cls_ids = {k: i for i, k in enumerate(ClassKind)}
     op_ids = {k: i for i, k in enumerate(MapOpKind)}
-    for name, value in (("map_class", cls_ids[decl.cls.kind]), *((f"{n}_kind", op_ids[o.kind]) for n, o in ops.items())):
-        out[name] = int_var(name)
-        cons.append((name, eq(out[name], value)))
-    out["merge_commutes"] = bool_var("merge_commutes")
-    cons.append(("merge_commutes", eq(out["merge_commutes"], decl.merge in AC_OPS)))
+    out = {"map_class": facts.fact("map_class", cls_ids[decl.cls.kind])}
+    out |= {f"{n}_kind": facts.fact(f"{n}_kind", op_ids[o.kind]) for n, o in ops.items()}
+    out["merge_commutes"] = facts.fact("merge_commutes", decl.merge in AC_OPS)
     header = tuple(f"class {i} = {k.value}" for k, i in cls_ids.items()) + tuple(
         f"op {i} = {k.value}" for k, i in op_ids.items())
-    return cons, out, header
+    return facts.constraints, out, header
 
 
 def class_is(v: Term, kind: ClassKind) -> Term:
@@ -135,8 +134,7 @@ class LostUpdate(_MapOb):
         # The commuting rule is restated over the facts: both updates with an AC merge commute.
         facts, v, header = _map_facts(self.decl, first=self.first, second=self.op)
         commute = and_(op_is(v["first_kind"], MapOpKind.UPDATE), op_is(v["second_kind"], MapOpKind.UPDATE), v["merge_commutes"])
-        q = self._timed(and_(overlap(*self.edges), not_(commute)), "concurrent_writes")
-        return Query(q.name, tuple(facts) + q.assertions, minimize=q.minimize, header=q.header + header)
+        return self._timed(and_(overlap(*self.edges), not_(commute)), "concurrent_writes", (facts, header))
 
     def message(self, w: Witness) -> str:
         a, b = self.edges
@@ -182,8 +180,7 @@ class StaleGuard(_MapOb):
         missed = or_(and_(eventual, start(w) < start(g_)),
                      and_(not_(eventual), start(w) < start(g_), start(g_) < finish(w)))
         label = "writer_started_before_guard" if self.decl.cls.kind is ClassKind.EVENTUAL else "writer_in_flight_at_guard"
-        q = self._timed(missed, label)
-        return Query(q.name, tuple(facts) + q.assertions, minimize=q.minimize, header=q.header + header)
+        return self._timed(missed, label, (facts, header))
 
     def message(self, w: Witness) -> str:
         g_, wr = self.edges
@@ -233,16 +230,11 @@ class PerDeviceRead(_MapOb):
             r, w = self.edges
             return self._timed(not_(finish(w) <= start(r)), "writer_not_before_aggregate")
         # Facts: the reader's device and each writer's; a foreign writer is found by the solver.
-        ids = {d.name: i for i, d in enumerate(self.ctx.policy.devices)}
-        reader = int_var("reader_device")
-        cons: list[tuple[str | None, Term]] = [("reader_device", eq(reader, ids[self.ctx.edge(self.edges[0]).device]))]
-        others = []
-        for k, dev in enumerate(self.writers):
-            cons.append((f"writer_device_{k}", eq(int_var(f"writer_device_{k}"), ids[dev])))
-            others.append(not_(eq(int_var(f"writer_device_{k}"), reader)))
-        cons.append(("plain_read_of_a_foreign_slot", or_(*others)))
-        header = self.header() + tuple(f"device {i} = {n}" for n, i in ids.items())
-        return Query(self.key, tuple(cons), header=header)
+        facts = DeviceFacts(self.ctx.policy)
+        reader = facts.device("reader_device", self.ctx.edge(self.edges[0]).device)
+        others = [not_(eq(facts.device(f"writer_device_{k}", dev), reader)) for k, dev in enumerate(self.writers)]
+        cons = facts.constraints + [("plain_read_of_a_foreign_slot", or_(*others))]
+        return Query(self.key, tuple(cons), header=self.header() + facts.header())
 
     def witness(self, result: Result) -> Witness:
         w = super().witness(result)

@@ -1,7 +1,7 @@
 """The ownership model of ``obligations.ownership`` as terms and HB facts: who owns a region at a
 time (``owner_is``), whether a lease is in force (``lease_active``), the exact HB sufficient
-condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``), and the device-id
-facts the queries compare (``DeviceFacts``). The model's rules are in the docstring of
+condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``); owners are compared
+as device-id facts (``encode.DeviceFacts``). The model's rules are in the docstring of
 ``obligations.ownership`` and in specs/obligations.md (BRIEF sections 1 and 3).
 """
 
@@ -11,33 +11,8 @@ from collections.abc import Sequence
 
 from fxverify.certificate import HandoffOrder, OwnerChain
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import finish, start
-from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
-
-
-class DeviceFacts:
-    """The facts an ownership query compares, as SMT variables fixed to the IR's values: every
-    device has a fixed id (its declaration index; the query's header lists them), and each named
-    variable (``init_owner``, ``dst_e<h>``, ``accessor``...) equals the id of the device the IR
-    gives it. Queries compare these variables, so an owner comparison is made by the solver, not
-    precomputed in Python (a dump re-checked elsewhere re-derives it)."""
-
-    def __init__(self, ctx: Context) -> None:
-        self.ids = {d.name: i for i, d in enumerate(ctx.policy.devices)}
-        self.constraints: list[tuple[str | None, Term]] = []
-        self._vars: dict[str, Term] = {}
-
-    def device(self, name: str, device: str) -> Term:
-        """The variable ``name``, fixed to ``device``'s id (once per query). Raises ``KeyError``
-        for an undeclared device (resolve rejects those first)."""
-        if name not in self._vars:
-            self._vars[name] = int_var(name)
-            self.constraints.append((name, eq(self._vars[name], self.ids[device])))
-        return self._vars[name]
-
-    def header(self) -> tuple[str, ...]:
-        """Header comment lines naming each device id."""
-        return tuple(f"device {i} = {n}" for n, i in self.ids.items())
+from fxverify.obligations.encode import DeviceFacts, finish, start
+from fxverify.smt.terms import Term, and_, eq, not_, or_
 
 
 def owner_is(ctx: Context, region: str, who: Term, t: Term, handoffs: list[int], facts: DeviceFacts) -> Term:

@@ -26,8 +26,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
-from fxverify.obligations.owners import DeviceFacts, lease_active, owned_by_hb, owner_chain, owner_is
+from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
@@ -106,7 +106,7 @@ class Unowned(_Own):
     def encode(self) -> Query:
         e = self.edges[0]
         t = start(e)
-        facts = DeviceFacts(self.ctx)
+        facts = DeviceFacts(self.ctx.policy)
         ok = owner_is(self.ctx, self.region, facts.device("accessor", self.device), t, self.hs, facts)
         if not self.writes:
             ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, self.rvs))
@@ -236,7 +236,7 @@ class BadHandoff(_Own):
     def encode(self) -> Query:
         h = self.edges[0]
         # The driving device is the one giving the region away: it must be the declared source.
-        facts = DeviceFacts(self.ctx)
+        facts = DeviceFacts(self.ctx.policy)
         driver = facts.device("driver", self.driver)
         srcs = [facts.device(f"from_{k}", src) for k, src in enumerate(self.srcs)]
         bad = or_(*[not_(eq(src, driver)) for src in srcs],
@@ -307,7 +307,7 @@ class SplitHandoff(_Own):
         return OneDestination(self.region, self._dsts()[0], pos)
 
     def encode(self) -> Query:
-        facts = DeviceFacts(self.ctx)
+        facts = DeviceFacts(self.ctx.policy)
         dsts = [facts.device(f"dst_{k}", c.dst) for k, c in enumerate(self.clauses)]
         cons = facts.constraints + [("two_destinations", or_(*[not_(eq(d, dsts[0])) for d in dsts[1:]]))]
         return Query(self.key, tuple(cons), header=self.header() + facts.header())
@@ -350,7 +350,7 @@ class LeaseByNonOwner(_Own):
 
     def encode(self) -> Query:
         g = self.edges[0]
-        facts = DeviceFacts(self.ctx)
+        facts = DeviceFacts(self.ctx.policy)
         owns = owner_is(self.ctx, self.region, facts.device("lender", self.device), start(g), self.hs, facts)
         cons = self._sched() + facts.constraints + [("lender_not_owner", not_(owns))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
@@ -453,7 +453,7 @@ class FinalOwner(_Own):
         return and_(*[rename_vars(finish(o), suffix) <= fh for o in self.hs if o != h])
 
     def encode(self) -> Query:
-        facts = DeviceFacts(self.ctx)
+        facts = DeviceFacts(self.ctx.policy)
         init = facts.device("init_owner", self.ctx.policy.region(self.region).owner)
         dst = {h: facts.device(f"dst_e{h}", self._dst(h)) for h in self.hs}
         base = self._sched()

@@ -22,7 +22,7 @@ from fxverify.ir import (
 )
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
-    contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
+    Facts, contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
 )
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -355,18 +355,12 @@ class UnsafeReduce(Obligation):
 def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]], list[Term]]:
     """FX-XF-003 as SMT: ``(facts, checks)``. Facts fix one variable per IR value the layout rules
     read (``src_dtype``/``dst_dtype``: dtype ids from ``_dt``, 0 when untyped; ``n``: input bytes;
-    per step ``i`` its dtypes, ways, rank, and whether the destination space
-    is persistent); element widths (``vocab.dtype_bits``) and scatter ways are constants of the
-    terms. Each check is true when
-    one rule of ``Layout`` fails (specs/obligations.md, FX-XF-003)."""
+    per step ``i`` its dtypes, ways, rank, and whether the destination space is persistent);
+    element widths (``vocab.dtype_bits``) and scatter ways are constants of the terms. Each check
+    is true when one rule of ``Layout`` fails (specs/obligations.md, FX-XF-003)."""
     pol = ctx.policy
-    facts: list[tuple[str | None, Term]] = []
-
-    def fact(name: str, value: int | bool) -> Term:
-        v = bool_var(name) if isinstance(value, bool) else int_var(name)
-        facts.append((name, eq(v, value)))
-        return v
-
+    facts = Facts()
+    fact = facts.fact
     src_dt = pol.region(e.src.region).dtype if e.src is not None else None
     dst_dt = pol.region(e.dst.region).dtype if e.dst is not None else None
     n = fact("n", _input_bytes(e))
@@ -387,7 +381,7 @@ def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]],
             checks.append(not_(fact(f"step{i}_space_persistent", pol.space(e.dst.space).persistent)))
     dst = fact("dst_dtype", _dt(dst_dt) if dst_dt else 0)
     checks.append(and_(not_(eq(dst, 0)), not_(eq(cur, 0)), not_(eq(cur, dst))))
-    return facts, checks
+    return facts.constraints, checks
 
 
 class LostAccumulation(Obligation):
