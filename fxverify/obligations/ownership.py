@@ -94,8 +94,8 @@ class Unowned(_Own):
             return chain
         for lg in self.ls:
             granted = self.path(lg, e)
-            if lg in self.hs:
-                continue  # a lease granted on an edge that hands the region off is void
+            # every handoff, the lease's own edge included (no path orders an edge with itself:
+            # a lease granted where its region is handed off is void)
             others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs]
             revoked = [(rv, self.path(rv, lg) or self.path(e, rv)) for rv in self.rvs]
             if granted is not None and all(p is not None for _h, p in others + revoked):
