@@ -255,7 +255,7 @@ class IndexParam:
 
 @dataclass(frozen=True, slots=True)
 class RegionDecl:
-    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T]``."""
+    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T] [pooled]``."""
 
     name: Ident
     params: tuple[IndexParam, ...]
@@ -265,6 +265,8 @@ class RegionDecl:
     owner: Ident
     dtype: Ident | None
     span: Span
+    #: ``pooled``: the region starts in its pool, unallocated, until an ``alloc`` of it.
+    pooled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +341,15 @@ class ReleaseAction:
 
 
 @dataclass(frozen=True, slots=True)
+class AllocAction:
+    """``alloc REF to DEV``."""
+
+    ref: Ref
+    device: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class FlushAction:
     """``flush LINKREF``."""
 
@@ -346,7 +357,7 @@ class FlushAction:
     span: Span
 
 
-Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, FlushAction]
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, AllocAction, FlushAction]
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,6 +501,15 @@ class ReleaseClause:
 
 
 @dataclass(frozen=True, slots=True)
+class AllocClause:
+    """``alloc REF to DEV`` as a clause."""
+
+    ref: Ref
+    device: Ident
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class FlushClause:
     """``flush LINKREF`` as a clause."""
 
@@ -521,7 +541,7 @@ class MapOpClause:
 
 Clause = Union[
     AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, FlushClause, ViaClause, MapOpClause,
+    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause, ViaClause, MapOpClause,
 ]
 
 

@@ -286,19 +286,51 @@ class ReadCover:
     kind = "read-cover"
 
 
+@dataclass(frozen=True, slots=True)
+class LifetimeChain:
+    """Kind ``lifetime-chain`` (FX-OWN-006): ``edges``/``kinds`` are every lifetime event of
+    ``region`` (``"alloc"``/``"release"``, one per clause), in an order where ``paths[i]`` is an HB
+    path from event ``i`` to event ``i + 1``, and the kinds alternate from the region's initial
+    state (a release first unless it is pooled)."""
+
+    region: str
+    edges: tuple[int, ...]
+    kinds: tuple[str, ...]
+    paths: tuple[HbPath, ...]
+    kind = "lifetime-chain"
+
+
+@dataclass(frozen=True, slots=True)
+class WithinAllocation:
+    """Kind ``within-allocation`` (FX-OWN-004, a region with a lifetime): edge ``use`` lies inside
+    one allocation of ``region`` in every schedule. ``order`` orders every lifetime event other
+    than ``use`` with it (``path`` ends at ``use``: the event is before it; starts there: after);
+    ``alloc`` is the event before ``use`` that opens its allocation (``None``: no event is before
+    it and the region starts allocated), and ``opened`` orders every release before ``use``
+    before ``alloc``."""
+
+    region: str
+    use: int
+    alloc: int | None
+    order: tuple[HandoffOrder, ...]
+    opened: tuple[HandoffOrder, ...]
+    kind = "within-allocation"
+
+
 Evidence = (Ordered | FlushedBetween | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
-            | SizeBound | ChecksumWalk | LayoutFacts | ReadCover)
+            | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
     Ordered, FlushedBetween, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
-    LayoutFacts, ReadCover)}
+    LayoutFacts, ReadCover, LifetimeChain, WithinAllocation)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "flush-between", "owner-chain", "final-owner", "read-cover"}),
+    "hb-reachability": frozenset({"hb-order", "flush-between", "owner-chain", "final-owner", "read-cover",
+                                  "lifetime-chain", "within-allocation"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),
     "lease-hb": frozenset({"lease-chain"}),
     "topological-sort": frozenset({"topological-order"}),

@@ -23,13 +23,14 @@ from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 class EdgeAction(Enum):
     """What an edge does with bytes (specs/language.md, "Edges"): ``write`` its destination,
     ``read`` its source, ``move`` source to destination, ``reduce`` the source into the
-    destination, ``release`` regions, or ``flush`` links."""
+    destination, ``release`` regions, ``alloc`` them again, or ``flush`` links."""
 
     WRITE = "write"
     READ = "read"
     MOVE = "move"
     REDUCE = "reduce"
     RELEASE = "release"
+    ALLOC = "alloc"
     FLUSH = "flush"
 
 
@@ -124,7 +125,9 @@ class Region:
 
     ``name`` is the instance name (``kv[3][17]`` for a family instance). ``family`` is the declared
     name (``kv``). ``alias_set`` is the alias set the region belongs to, if any. ``dtype`` is the
-    element type stored there, when declared (FX-XF-003 compares it).
+    element type stored there, when declared (FX-XF-003 compares it). ``pooled`` regions start
+    unallocated, in their pool: no access is legal before an ``alloc`` of them (specs/obligations.md
+    section 1, lifetimes); ``owner`` is then the pool's device, whose allocator hands them out.
     """
 
     name: str
@@ -136,6 +139,7 @@ class Region:
     alias_set: str | None = None
     dtype: str | None = None
     span: Span = NO_SPAN
+    pooled: bool = False
 
     @property
     def end(self) -> int:
@@ -412,6 +416,19 @@ class Release:
     span: Span = NO_SPAN
 
 
+@dataclass(frozen=True, slots=True)
+class Alloc:
+    """``alloc REGION to DEVICE``: a new allocation of the region's bytes begins when the edge
+    finishes, owned by ``device`` (a block taken from a pool after a release). The region, and
+    every region inside it, is owned by ``device`` from then; every access belongs to the
+    allocation it is happens-before-inside (FX-OWN-004), and an allocation begins only after the
+    previous one was released (FX-OWN-006). Source: specs/obligations.md section 1, lifetimes."""
+
+    region: str
+    device: str
+    span: Span = NO_SPAN
+
+
 @dataclass(frozen=True)
 class Edge:
     """One movement (an instance, after unrolling families).
@@ -451,6 +468,7 @@ class Edge:
     leases: tuple[Lease, ...] = ()
     revokes: tuple[Revoke, ...] = ()
     releases: tuple[Release, ...] = ()
+    allocs: tuple[Alloc, ...] = ()
     map_ops: tuple[MapOp, ...] = ()
     flow: str = ""
     span: Span = NO_SPAN

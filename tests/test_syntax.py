@@ -30,6 +30,7 @@ space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent
 region kv in hbm0 at 0x0 size 64 MiB owner gpu0 dtype bf16
 region pool[l in 0..32] in hdm0 at 0x80_2000_0000 + l*1 MiB size 1 MiB owner gpu0
 region kvb[l in 0..4, b in 0..8] in hbm0 at 1 GiB + (l*8 + b) * 64 KiB size 64 KiB owner gpu0
+region spare in hbm0 at 2 GiB size 64 KiB owner gpu0 dtype bf16 pooled
 alias_set kvs = [kv, pool, kvb[1][*]]
 map block_owner: hash<u32, device>[4096] class linearizable
 map ctr: array<u32, u64>[64] class per_device merge sum
@@ -57,6 +58,8 @@ flow prefill {
   edge sc: read kv by dpu0.rx transform scatter(4) |> gather(4, rank 1) |> replicate(2) |> compress(zstd) |> persist
   edge ret: release kvb[3, 7] return_pool by gpu0.free after spill[*] release kv evict revoke kv from dpu0 flush up0
   edge fl: flush gpu0 -- dpu0 by gpu0.launch after a
+  edge re: alloc kvb[3, 7] to gpu0 by gpu0.alloc after ret
+  edge re2: write kvb[3, 6] by gpu0.launch after re alloc kvb[3][7] to dpu0
   final owner pool[*] = cxl0
 }
 flow decode { edge d0: read kv[0, +4 KiB] by dpu0.tx }

@@ -177,7 +177,7 @@ class Facts:
             bases = {sp: [r.base for r in rs] for sp, rs in by_space.items()}
             out: dict[str, set[int]] = defaultdict(set)
             for e in self.edges:
-                for h in e.handoffs:
+                for h in [*e.handoffs, *e.allocs]:  # an alloc gives the region a new owner too
                     q = self.regions[h.region]
                     rs, bs = by_space[q.space], bases[q.space]
                     for r in rs[bisect.bisect_left(bs, q.base):bisect.bisect_left(bs, q.base + q.size)]:
@@ -188,12 +188,16 @@ class Facts:
 
     def dst(self, eid: int, region: str) -> str | None:
         """The owner ``region`` gets when ``eid`` finishes: the destination of the edge's last
-        clause that moves it (clauses apply in written order), or ``None``."""
+        clause that moves it (clauses apply in written order), or the device of an ``alloc`` of
+        it (or of a region containing it), or ``None``."""
         r = self.regions[region]
         out = None
         for h in self.edges[eid].handoffs:
             if contains(self.regions[h.region], r):
                 out = h.dst
+        for a in self.edges[eid].allocs:  # never with a handoff of the same bytes (resolve)
+            if contains(self.regions[a.region], r):
+                out = a.device
         return out
 
     def writes_governed(self, e: Edge, region: str) -> bool:

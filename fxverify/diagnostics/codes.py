@@ -216,6 +216,14 @@ OWN_005 = _code(
     "the owner at the end of the flow differs between schedules or from the declared final owner",
     "if the final owner depends on timing, the next flow starts from an owner nobody can predict",
     _ex("corpus/ownership/fail/final-owner-mismatch.fx", "corpus/ownership/ok/final-owner-as-declared.fx"))
+OWN_006 = _code(
+    "FX-OWN-006", F.OWNERSHIP, _E, "allocation or release out of order",
+    "the allocations and releases of a region are not ordered by happens-before, or do not alternate "
+    "(an `alloc` of an allocated region, two releases with no `alloc` between, a release of a pooled "
+    "region before its first `alloc`)",
+    "a block pool hands a block to one request at a time; a block allocated again before its last "
+    "request released it is shared by two requests, and a double free returns it to the pool twice",
+    _ex("corpus/ownership/fail/realloc-before-free.fx", "corpus/ownership/ok/block-pool-reuse.fx"))
 # ---- maps -------------------------------------------------------------------------------------
 MAP_001 = _code(
     "FX-MAP-001", F.MAPS, _E, "local map used off its device",

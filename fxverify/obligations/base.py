@@ -88,17 +88,29 @@ class Context:
         #: the inverse (revoked region -> the regions its revoke covers, itself first).
         self.revoked_by: dict[str, frozenset[str]] = _containers(policy, {rv.region for e in policy.edges for rv in e.revokes})
         self.revoke_covers: dict[str, list[str]] = _inverse(self.revoked_by)
-        #: region -> ids of the edges with a handoff that applies to it (its own or an enclosing
-        #: region's), each edge once, ascending.
+        #: region -> the allocated regions whose ``alloc`` gives it a new owner: itself and every
+        #: region of the same space that contains it, and the inverse (specs/obligations.md
+        #: section 1, lifetimes).
+        self.allocated_by: dict[str, frozenset[str]] = _containers(policy, {a.region for e in policy.edges for a in e.allocs})
+        self.alloc_covers: dict[str, list[str]] = _inverse(self.allocated_by)
+        #: region -> ids of the edges that set its owner when they finish: a handoff that applies
+        #: to it (its own or an enclosing region's) or an ``alloc`` of it (or of an enclosing
+        #: region), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
+        #: region -> ids of the edges that ``alloc`` it by name, ascending (its lifetime events
+        #: are these and ``releases``: obligations.lifetimes).
+        self.allocs: dict[str, list[int]] = defaultdict(list)
         self.leases: dict[str, list[int]] = defaultdict(list)
         self.releases: dict[str, list[int]] = defaultdict(list)
         #: (region, device) -> ids of the edges that revoke a lease of ``region`` (or of a region
         #: containing it) from ``device``, each edge once, ascending.
         self.revokes: dict[tuple[str, str], list[int]] = defaultdict(list)
         for e in policy.edges:
-            for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}):
+            for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}
+                                 | {r for a in e.allocs for r in self.alloc_covers[a.region]}):
                 self.handoffs[region].append(e.eid)
+            for region in sorted({a.region for a in e.allocs}):
+                self.allocs[region].append(e.eid)
             for region in sorted({r for ls in e.leases for r in self.covers[ls.region]}):
                 self.leases[region].append(e.eid)
             for r in e.releases:
@@ -128,8 +140,16 @@ class Context:
         """The owner ``region`` gets when edge ``eid`` finishes: the destination of the last
         clause of ``eid`` that moves it (clauses apply in written order).
 
+        An ``alloc`` of ``region`` (or of a region containing it) on ``eid`` gives it to the
+        allocating device (``resolve`` rejects an edge that both allocates and hands off the same
+        bytes, FX-TYP-002).
+
         Raises ``KeyError`` when no clause of ``eid`` moves ``region`` (``eid`` not in
         ``handoffs[region]``)."""
+        allocating = self.allocated_by.get(region, frozenset())
+        for a in reversed(self.policy.edges[eid].allocs):
+            if a.region in allocating:
+                return a.device
         clauses = self.handoff_clauses(eid, region)
         if not clauses:
             raise KeyError(region)

@@ -26,6 +26,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations import lifetimes
+from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
 from fxverify.obligations.witness import Witness
@@ -517,7 +519,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.handoffs.get(r, ()):
-                if h != e.eid:
+                if h != e.eid and ctx.handoff_clauses(h, r):  # an alloc puts nothing in transit
                     yield InTransit(ctx, e, h, r)
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
@@ -532,7 +534,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             for ls in ctx.edge(g).leases:
                 if ls.region == region:
                     yield LeaseByNonOwner(ctx, g, region, ls.device)
+    reused = set(lifetime_regions(ctx))  # their releases are lifetime events (obligations.lifetimes)
     for region, rs in sorted(ctx.releases.items()):
+        if region in reused:
+            continue
         # Uses: edges touching its bytes, handing it off (an enclosing region's handoff included)
         # or leasing it, and the other releases of it.
         users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.handoffs.get(region, ()))
@@ -543,6 +548,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     yield UseAfterRelease(ctx, r, u, region, kinds[0])
             if len(kinds) > 1:
                 yield UseAfterRelease(ctx, r, r, region, kinds[0])  # released twice by one edge
+    yield from lifetimes.generate(ctx)
     declared = {fo.region: fo for fo in pol.final_owners}
     for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
         fo = declared.get(region)

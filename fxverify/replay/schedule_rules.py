@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
+from fxverify.replay import lifetime_rules
 from fxverify.replay.footprints import intersections, shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
@@ -26,6 +27,7 @@ def violations(w: World, sched: Schedule) -> list[Violation]:
             out += _pair(w, E[a], E[b], sched)
     out += _posted(w, ids, sched)
     out += _ownership(w, ids, sched)
+    out += lifetime_rules.violations(w, ids, sched)
     out += _maps(w, ids, sched)
     out += _accumulation(w, ids, sched)
     return sorted(set(out))
@@ -101,7 +103,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 # starts (on any edge, the lease's own included).
                 leased = (not writes) and any(
                     any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
-                    and not any(w.handed_to(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
+                    and not any(w.owner_set(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
                                 for h in ids)
                     and not any(any(rv.region in w.movers(r) and rv.device == ee.device for rv in E[x].revokes)
                                 and sched[x][0] <= s and sched[x][1] > sched[g][0] for x in ids)
@@ -131,8 +133,11 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 o != h and _overlap(sched, h, o) and w.handed_to(E[o], ho.region) is not None for o in ids)
             if bad:
                 out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
+    reused = lifetime_rules.lifetime_regions(w.policy)  # their releases follow lifetime_rules
     for r in ids:
         for rel in E[r].releases:
+            if rel.region in reused:
+                continue
             if sum(1 for x in E[r].releases if x.region == rel.region) > 1:
                 out.append(Violation(codes.OWN_004, (r, r), sched[r][0], None, f"{rel.region} released twice"))
             for u in ids:

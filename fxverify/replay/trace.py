@@ -49,12 +49,14 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                              for a in e.accesses()) or e.action.value
             for r in e.releases:
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", detail=f"releases `{r.region}` ({r.kind.value})")))
+            for al in e.allocs:
+                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="alloc", detail=f"allocates `{al.region}` to `{al.device}` (from its end)")))
             for rv in e.revokes:
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", detail=f"revokes `{rv.region}` from `{rv.device}`")))
             for op in e.map_ops:
                 val = "" if op.value is None else f" = {op.value}"
                 raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="map", detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}")))
-            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes):
+            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs):
                 raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=accs)))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:

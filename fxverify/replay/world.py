@@ -170,11 +170,21 @@ class World:
                 dst = ho.dst
         return dst
 
+    def owner_set(self, e: Edge, region: str) -> str | None:
+        """The owner ``region`` has once ``e`` finishes, when ``e`` allocates it (or a region
+        containing it: the allocating device) or hands it off (``handed_to``); else ``None``. An
+        edge never does both to the same bytes (``resolve`` rejects it)."""
+        for a in reversed(e.allocs):
+            if a.region in self.movers(region):
+                return a.device
+        return self.handed_to(e, region)
+
     def owners_at(self, region: str, t: float, ids: list[int], sched: Schedule) -> set[str]:
-        """Possible owners of ``region`` at time ``t``: the destination of the latest handoff that
-        moved it and completed by ``t`` (every one of them on a tie), else the initial owner."""
+        """Possible owners of ``region`` at time ``t``: the new owner of the latest handoff or
+        ``alloc`` that moved it and completed by ``t`` (every one of them on a tie), else the
+        initial owner."""
         E = self.policy.edges
-        done = [(sched[h][1], dst) for h in ids if sched[h][1] <= t and (dst := self.handed_to(E[h], region)) is not None]
+        done = [(sched[h][1], dst) for h in ids if sched[h][1] <= t and (dst := self.owner_set(E[h], region)) is not None]
         if not done:
             return {self.policy.region(region).owner}
         last = max(x for x, _ in done)

@@ -169,7 +169,7 @@ def _expand_region(st: State, r: ast.RegionDecl, fam: RegionFamily, vars_: tuple
             return
         fam.instances[idx] = name
         st.region_pos[name] = len(st.region_args)
-        st.region_args.append((name, family, space.name, base, size, r.owner.name, dtype, r.span))
+        st.region_args.append((name, family, space.name, base, size, r.owner.name, dtype, r.span, r.pooled))
 
 
 def resolve_alias_sets(st: State) -> None:
@@ -199,8 +199,8 @@ def resolve_alias_sets(st: State) -> None:
     # INVARIANT: Region objects are built only now, once their alias set is known.
     alias_of = {name: set_name for name, (set_name, _) in member_of.items()}
     st.regions = [
-        ir.Region(name, family, space, base, size, owner, alias_of.get(name), dtype, span)
-        for name, family, space, base, size, owner, dtype, span in st.region_args
+        ir.Region(name, family, space, base, size, owner, alias_of.get(name), dtype, span, pooled)
+        for name, family, space, base, size, owner, dtype, span, pooled in st.region_args
     ]
 
 

@@ -70,6 +70,7 @@ class _Parts:
         self.leases: list[TupleFn] = []
         self.revokes: list[TupleFn] = []
         self.releases: list[TupleFn] = []
+        self.allocs: list[TupleFn] = []
         self.map_ops: list[Callable[[Env], ir.MapOp]] = []
 
     def need(self, part: Any) -> Any:
@@ -100,6 +101,11 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
         if fn is not None:
             p.releases.append(fn)
         return ir.EdgeAction.RELEASE
+    if isinstance(a, ast.AllocAction):
+        fn = p.need(_alloc(st, a, scope))
+        if fn is not None:
+            p.allocs.append(fn)
+        return ir.EdgeAction.ALLOC
     assert isinstance(a, ast.FlushAction)
     name = p.need(link(st, a.link))
     if name is not None:
@@ -143,6 +149,10 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
         fn = p.need(_release(st, c.ref, c.kind, scope, c.span))
         if fn is not None:
             p.releases.append(fn)
+    elif isinstance(c, ast.AllocClause):
+        fn = p.need(_alloc(st, c, scope))
+        if fn is not None:
+            p.allocs.append(fn)
     elif isinstance(c, ast.FlushClause):
         name = p.need(link(st, c.link))
         if name is not None:
@@ -212,7 +222,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
-    region_of = {r.name: r for r in st.regions} if p.leases and p.revokes else {}
+    allocs_of = _concat(p.allocs)
+    region_of = {r.name: r for r in st.regions} if (p.leases and p.revokes) or p.allocs else {}
     via = p.via
     links = {ln.name: ln for ln in st.links}
     space_device = {name: sp.device for name, sp in st.spaces.items()}
@@ -232,6 +243,9 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
         leases, revokes = leases_of(env), revokes_of(env)
         if revokes and leases:
             _check_revokes(name, leases, revokes, region_of)
+        allocs, releases, handoffs = allocs_of(env), releases_of(env), handoffs_of(env)
+        if allocs:
+            _check_allocs(name, allocs, releases, handoffs, region_of, (src, dst))
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
             _check_route(via[0].span, via[1], a, b, links)
@@ -242,8 +256,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             alias=alias, bytes=nbytes,
             reuse=reuse_fn(env) if reuse_fn is not None else None,
             rw=rw_fn(env) if rw_fn is not None else None,
-            transforms=transforms_of(env), handoffs=handoffs_of(env), leases=leases, revokes=revokes,
-            releases=releases_of(env), map_ops=map_ops_of(env),
+            transforms=transforms_of(env), handoffs=handoffs, leases=leases, revokes=revokes,
+            releases=releases, allocs=allocs, map_ops=map_ops_of(env),
             flow=flow, span=span, hook_span=hook_span,
         )
     return build
@@ -308,6 +322,45 @@ def _check_revokes(name: str, leases: tuple[ir.Lease, ...], revokes: tuple[ir.Re
                 raise EvalError(codes.TYP_002, rv.span, f"`{name}` revokes the lease it grants: `{ls.region}` to `{rv.device}`",
                                 f"drop the `revoke`, or revoke `{rv.region}` from `{rv.device}` on a later edge "
                                 f"(`after {name}`)", "ends the lease this edge grants")
+
+
+def _alloc(st: State, c: ast.AllocAction | ast.AllocClause, scope: tuple[str, ...]) -> TupleFn | None:
+    """``alloc REF to DEV``: one ``ir.Alloc`` per region instance ``REF`` names; ``None`` after
+    reporting an unknown region or device (FX-NAM-001)."""
+    regions = region_set(st, c.ref, scope, "an allocation")
+    dev = device(st, c.device)
+    if regions is None or dev is None:
+        return None
+    span = c.span
+    return lambda env: tuple([ir.Alloc(r, dev, span) for r in regions(env)])
+
+
+def _check_allocs(name: str, allocs: tuple[ir.Alloc, ...], releases: tuple[ir.Release, ...],
+                  handoffs: tuple[ir.Handoff, ...], region_of: dict[str, ir.Region],
+                  footprints: tuple[ir.Footprint | None, ...]) -> None:
+    """FX-TYP-002: an edge that allocates bytes it also touches, releases, hands off or
+    allocates twice (the allocation begins when the edge finishes, so its own accesses would
+    fall before it).
+    An allocation begins when its edge finishes and a release ends one when its edge starts
+    (specs/obligations.md section 1, lifetimes), so one edge cannot do both to the same bytes; a
+    handoff at the same instant would give them two new owners. Raises ``EvalError`` at the
+    ``alloc``."""
+    def meet(a: str, b: str) -> bool:
+        q, r = region_of[a], region_of[b]
+        return q.space == r.space and q.base < r.end and r.base < q.end
+    for i, al in enumerate(allocs):
+        r = region_of[al.region]
+        for fp in footprints:
+            if fp is not None and fp.space == r.space and fp.meets(r.base, r.end):
+                raise EvalError(codes.TYP_002, al.span, f"`{name}` allocates `{al.region}` and touches its bytes",
+                                f"allocate on an edge of its own and access the block on an edge `after {name}`",
+                                "the allocation begins when this edge finishes")
+        for other, what in [(x.region, "releases") for x in releases] + [(x.region, "hands off") for x in handoffs] + [
+                (x.region, "allocates again") for x in allocs[i + 1:]]:
+            if meet(al.region, other):
+                raise EvalError(codes.TYP_002, al.span, f"`{name}` allocates `{al.region}` and {what} `{other}`",
+                                f"allocate on its own edge, ordered after the release (`after {name}`), and hand "
+                                "the block off on a later edge", "one edge cannot begin and end an allocation")
 
 
 def _release(st: State, ref: ast.Ref, kind: ast.Ident, scope: tuple[str, ...], span: Span) -> TupleFn | None:

@@ -41,8 +41,9 @@ def _is_tok(x: object) -> bool:
 
 
 @v_args(meta=True)
-class _Builder(Transformer):
-    """One method per grammar rule or alias; each returns the AST node for it."""
+class _Base(Transformer):
+    """The helpers and the expression rules of the AST builder (one method per grammar rule or
+    alias; each returns the AST node for it)."""
 
     def __init__(self, path: str) -> None:
         super().__init__(visit_tokens=False)
@@ -73,6 +74,58 @@ class _Builder(Transformer):
             )
             return 0
         return int(s, 10)
+
+    # ---- expressions and conditions ----------------------------------------------------------
+
+    def _bin(self, op: str, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return ast.BinOp(op, ch[0], ch[1], self._span(meta))
+
+    def add(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return self._bin("+", meta, ch)
+
+    def sub(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return self._bin("-", meta, ch)
+
+    def mul(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return self._bin("*", meta, ch)
+
+    def div(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return self._bin("/", meta, ch)
+
+    def mod(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
+        return self._bin("%", meta, ch)
+
+    def neg(self, meta: Meta, ch: list[Any]) -> ast.Neg:
+        return ast.Neg(ch[0], self._span(meta))
+
+    def int_lit(self, meta: Meta, ch: list[Any]) -> ast.IntLit:
+        return ast.IntLit(self._int(ch[0]), self._span(meta))
+
+    def size_lit(self, meta: Meta, ch: list[Any]) -> ast.SizeLit:
+        return ast.SizeLit(self._int(ch[0]), self._id(ch[1]), self._span(meta))
+
+    def var(self, meta: Meta, ch: list[Any]) -> ast.Var:
+        return ast.Var(str(ch[0]), self._span(meta))
+
+    def bool_or(self, meta: Meta, ch: list[Any]) -> ast.BoolOp:
+        return ast.BoolOp("or", ch[0], ch[1], self._span(meta))
+
+    def bool_and(self, meta: Meta, ch: list[Any]) -> ast.BoolOp:
+        return ast.BoolOp("and", ch[0], ch[1], self._span(meta))
+
+    def bool_not(self, meta: Meta, ch: list[Any]) -> ast.Not:
+        return ast.Not(ch[0], self._span(meta))
+
+    def compare(self, meta: Meta, ch: list[Any]) -> ast.Compare:
+        return ast.Compare(ch[1], ch[0], ch[2], self._span(meta))
+
+    def cmp_op(self, meta: Meta, ch: list[Any]) -> str:
+        return str(ch[0])
+
+
+@v_args(meta=True)
+class _Builder(_Base):
+    """The declaration, statement, edge and reference rules; each returns the AST node for it."""
 
     # ---- top level ---------------------------------------------------------------------------
 
@@ -114,10 +167,10 @@ class _Builder(Transformer):
         )
 
     def region_decl(self, meta: Meta, ch: list[Any]) -> ast.RegionDecl:
-        name, params, space, at, size, owner, dtype = ch
+        name, params, space, at, size, owner, dtype, pooled = ch
         return ast.RegionDecl(
             self._id(name), params or (), self._id(space), at, size, self._id(owner),
-            self._opt_id(dtype), self._span(meta),
+            self._opt_id(dtype), self._span(meta), pooled is not None,
         )
 
     def index_params(self, meta: Meta, ch: list[Any]) -> tuple[ast.IndexParam, ...]:
@@ -194,6 +247,9 @@ class _Builder(Transformer):
     def release_action(self, meta: Meta, ch: list[Any]) -> ast.ReleaseAction:
         return ast.ReleaseAction(ch[0], self._id(ch[1]), self._span(meta))
 
+    def alloc_action(self, meta: Meta, ch: list[Any]) -> ast.AllocAction:
+        return ast.AllocAction(ch[0], self._id(ch[1]), self._span(meta))
+
     def flush_action(self, meta: Meta, ch: list[Any]) -> ast.FlushAction:
         return ast.FlushAction(ch[0], self._span(meta))
 
@@ -251,6 +307,9 @@ class _Builder(Transformer):
     def release_clause(self, meta: Meta, ch: list[Any]) -> ast.ReleaseClause:
         return ast.ReleaseClause(ch[0], self._id(ch[1]), self._span(meta))
 
+    def alloc_clause(self, meta: Meta, ch: list[Any]) -> ast.AllocClause:
+        return ast.AllocClause(ch[0], self._id(ch[1]), self._span(meta))
+
     def flush_clause(self, meta: Meta, ch: list[Any]) -> ast.FlushClause:
         return ast.FlushClause(ch[0], self._span(meta))
 
@@ -303,50 +362,3 @@ class _Builder(Transformer):
 
     def g_star(self, meta: Meta, ch: list[Any]) -> ast.StarItem:
         return ast.StarItem(self._span(meta))
-
-    # ---- expressions and conditions ----------------------------------------------------------
-
-    def _bin(self, op: str, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return ast.BinOp(op, ch[0], ch[1], self._span(meta))
-
-    def add(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return self._bin("+", meta, ch)
-
-    def sub(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return self._bin("-", meta, ch)
-
-    def mul(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return self._bin("*", meta, ch)
-
-    def div(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return self._bin("/", meta, ch)
-
-    def mod(self, meta: Meta, ch: list[Any]) -> ast.BinOp:
-        return self._bin("%", meta, ch)
-
-    def neg(self, meta: Meta, ch: list[Any]) -> ast.Neg:
-        return ast.Neg(ch[0], self._span(meta))
-
-    def int_lit(self, meta: Meta, ch: list[Any]) -> ast.IntLit:
-        return ast.IntLit(self._int(ch[0]), self._span(meta))
-
-    def size_lit(self, meta: Meta, ch: list[Any]) -> ast.SizeLit:
-        return ast.SizeLit(self._int(ch[0]), self._id(ch[1]), self._span(meta))
-
-    def var(self, meta: Meta, ch: list[Any]) -> ast.Var:
-        return ast.Var(str(ch[0]), self._span(meta))
-
-    def bool_or(self, meta: Meta, ch: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("or", ch[0], ch[1], self._span(meta))
-
-    def bool_and(self, meta: Meta, ch: list[Any]) -> ast.BoolOp:
-        return ast.BoolOp("and", ch[0], ch[1], self._span(meta))
-
-    def bool_not(self, meta: Meta, ch: list[Any]) -> ast.Not:
-        return ast.Not(ch[0], self._span(meta))
-
-    def compare(self, meta: Meta, ch: list[Any]) -> ast.Compare:
-        return ast.Compare(ch[1], ch[0], ch[2], self._span(meta))
-
-    def cmp_op(self, meta: Meta, ch: list[Any]) -> str:
-        return str(ch[0])

@@ -1,0 +1,341 @@
+"""Lifetime obligations: FX-OWN-006 (allocation or release out of order) and FX-OWN-004 for
+regions whose bytes are reused (a use outside its allocation).
+
+Takes a ``Context``; yields ``Obligation`` objects for every region that has an ``alloc`` or is
+declared ``pooled``. The model (specs/obligations.md section 1, lifetimes): a region's lifetime
+events are its releases, each at ``[s(r), f(r))``, and its ``alloc``s, each at ``[s(a), f(a))``
+(events of the region by name). A region starts allocated to its declared owner, or unallocated
+when ``pooled``. In every schedule:
+
+- no two lifetime events of a region overlap in time, and in time order they alternate, starting
+  with a release when the region starts allocated and with an ``alloc`` when it is pooled
+  (``LifetimeOrder``, FX-OWN-006: a block allocated again while its last request still holds
+  it, freed twice, or freed before it was allocated);
+- every use ``u`` of the region (an edge that touches its bytes, hands it off, leases it or
+  revokes a lease of it) is inside one allocation: no lifetime event other than
+  ``u`` overlaps ``u``, and every release that finished by ``s(u)`` is followed by an ``alloc``
+  that finished by ``s(u)``; with no event before ``u``, the region must have started allocated
+  (``OutsideAllocation``, FX-OWN-004: use after release, or use of the next request's block).
+
+The owner an ``alloc`` gives (``Context.handoff_dst``) is decided by the ownership obligations
+(FX-OWN-001). Regions with neither ``alloc`` nor ``pooled`` keep the pairwise release rule of
+``obligations.ownership`` (``UseAfterRelease``), which this one generalises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Label
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.witness import Witness
+from fxverify.smt.backend import Query, Result
+from fxverify.smt.terms import TRUE, Term, and_, not_, or_
+
+#: One lifetime event: ``(edge id, "alloc" | "release")``, one per clause.
+Event = tuple[int, str]
+
+
+def lifetime_regions(ctx: Context) -> list[str]:
+    """Names of the regions with a lifetime: an ``alloc`` of them, or declared ``pooled``; sorted."""
+    return sorted(set(ctx.allocs) | {r.name for r in ctx.policy.regions if r.pooled})
+
+
+def events(ctx: Context, region: str) -> list[Event]:
+    """The lifetime events of ``region``, one per ``release``/``alloc`` clause naming it, in a
+    fixed topological order of HB (ties, and cyclic HB, by edge id)."""
+    out: list[Event] = []
+    for eid in sorted(set(ctx.releases.get(region, ())) | set(ctx.allocs.get(region, ()))):
+        e = ctx.edge(eid)
+        out += [(eid, "release") for x in e.releases if x.region == region]
+        out += [(eid, "alloc") for x in e.allocs if x.region == region]
+    g = ctx.graph
+    return sorted(out, key=lambda ev: (g.rank(ev[0]) if g.is_acyclic() else 0, ev[0], ev[1]))
+
+
+def users(ctx: Context, region: str) -> list[int]:
+    """The edges that use ``region`` (touch its bytes, hand it off, lease it or revoke a lease of
+    it), ascending; its releases and ``alloc``s are lifetime events (``LifetimeOrder`` orders
+    them), and a use only when they also touch its bytes."""
+    hs = [h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)]  # handoffs, not allocs
+    rv = {eid for (r, _d), eids in ctx.revokes.items() if r == region for eid in eids}
+    out = set(ctx.uses.get(region, ())) | set(hs) | set(ctx.leases.get(region, ())) | rv
+    return sorted(out)
+
+
+def _first_kind(ctx: Context, region: str) -> str:
+    return "alloc" if ctx.policy.region(region).pooled else "release"
+
+
+def order_violation(evs: list[Event], first: str) -> Term:
+    """Some schedule breaks the lifetime order of ``evs``: two events overlap, the first in time is
+    not of kind ``first``, or two consecutive ones are of the same kind."""
+    alts: list[Term] = []
+    for i, (x, _kx) in enumerate(evs):
+        for y, _ky in evs[i + 1:]:
+            alts.append(TRUE if x == y else overlap(x, y))
+    for x, kx in evs:
+        if kx != first:
+            alts.append(and_(*[finish(x) <= start(y) for y, _ in evs if (y, _) != (x, kx)]))
+    for x, kx in evs:
+        for y, ky in evs:
+            if x != y and kx == ky:
+                alts.append(and_(finish(x) <= start(y), *[not_(and_(finish(x) <= start(z), finish(z) <= start(y)))
+                                                         for z, _ in evs if z not in (x, y)]))
+    return or_(*alts)
+
+
+def outside_violation(u: int, evs: list[Event], pooled: bool) -> Term:
+    """``u`` may lie outside every allocation: an event other than ``u`` overlaps it, or a release
+    finished by ``s(u)`` has no ``alloc`` after it finished by ``s(u)``, or (``pooled``) no event
+    finished by ``s(u)``."""
+    others = [(x, k) for x, k in evs if x != u]
+    allocs = [x for x, k in others if k == "alloc"]
+    alts = [overlap(u, x) for x, _ in others]
+    if pooled:
+        alts.append(and_(*[not_(finish(x) <= start(u)) for x, _ in others]))
+    for r, k in others:
+        if k == "release":
+            alts.append(and_(finish(r) <= start(u), *[not_(and_(finish(r) <= start(a), finish(a) <= start(u))) for a in allocs]))
+    return or_(*alts)
+
+
+def _bad_step(ctx: Context, region: str, evs: list[Event]) -> int | None:
+    """Index of the first event of the chain ``evs`` that is out of order: of the wrong kind, or
+    not HB-after the event before it; ``None`` when the chain is ordered and alternates."""
+    g, first = ctx.graph, _first_kind(ctx, region)
+    for i, (x, k) in enumerate(evs):
+        want = first if i == 0 else ("alloc" if evs[i - 1][1] == "release" else "release")
+        if k != want or (i and not (g.is_acyclic() and g.hb_before(evs[i - 1][0], x))):
+            return i
+    return None
+
+
+class _Lifetime(Obligation):
+    def __init__(self, ctx: Context, region: str, edges: tuple[int, ...], key: str, primary, related=()) -> None:
+        self.region = region
+        self.evs = events(ctx, region)
+        super().__init__(ctx, edges, key, primary, related)
+
+    def _query(self, bad: Term, label: str) -> Query:
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, bad)]
+        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        return Witness(schedule=self.schedule_of(result), values={"region": self.region})
+
+    def _said(self, eid: int, kind: str) -> str:
+        return f"`{self.name(eid)}` {'allocates' if kind == 'alloc' else 'releases'} it"
+
+
+class LifetimeOrder(_Lifetime):
+    """FX-OWN-006: the lifetime events of ``region`` are ordered by happens-before and alternate
+    (release, alloc, release, ...; alloc first when ``pooled``), in every schedule."""
+
+    code = codes.OWN_006
+
+    def __init__(self, ctx: Context, region: str) -> None:
+        evs = events(ctx, region)
+        eids = tuple(dict.fromkeys(x for x, _ in evs))
+        i = _bad_step(ctx, region, evs) or 0
+        super().__init__(ctx, region, eids, f"{self.code}:{region}", ctx.edge(evs[i][0]).span,
+                         tuple(Label(ctx.edge(x).span, self._said_static(ctx, x, k)) for j, (x, k) in enumerate(evs)
+                               if j != i and abs(j - i) <= 1))
+
+    @staticmethod
+    def _said_static(ctx: Context, eid: int, kind: str) -> str:
+        return f"`{ctx.edge(eid).name}` {'allocates' if kind == 'alloc' else 'releases'} it"
+
+    def _bad_step(self) -> int | None:
+        return _bad_step(self.ctx, self.region, self.evs)
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self.evs and self._bad_step() is None else None
+
+    def evidence(self) -> Evidence | None:
+        if self.prove_fast() is None:
+            return None
+        paths = tuple(self.path(a, b) for (a, _), (b, _) in zip(self.evs, self.evs[1:]))
+        if any(p is None for p in paths):
+            return None
+        return LifetimeChain(self.region, tuple(x for x, _ in self.evs), tuple(k for _, k in self.evs), paths)  # type: ignore[arg-type]
+
+    def encode(self) -> Query:
+        return self._query(order_violation(self.evs, _first_kind(self.ctx, self.region)), "lifetime_out_of_order")
+
+    def _case(self) -> tuple[str, str, str, str]:
+        """``(case, x, p, owner)``: how the chain breaks (``first-alloc``, ``first-release``,
+        ``twice-alloc``, ``twice-release``, ``early-alloc``, ``early-release``, ``unordered``), the
+        names of the offending event's edge and of the one before it, and the initial owner."""
+        i = self._bad_step()
+        owner = self.ctx.policy.region(self.region).owner
+        if i is None:
+            return "unordered", "", "", owner
+        x, k = self.evs[i]
+        if i == 0:
+            return f"first-{k}", self.name(x), "", owner
+        p, kp = self.evs[i - 1]
+        return (f"twice-{k}" if k == kp else f"early-{k}"), self.name(x), self.name(p), owner
+
+    _MESSAGES = {
+        "unordered": "the allocations and releases of `{r}` may happen out of order",
+        "first-alloc": "`{x}` allocates `{r}`, which is already allocated to `{o}`",
+        "first-release": "`{x}` releases `{r}`, which is pooled and not yet allocated",
+        "twice-alloc": "`{x}` allocates `{r}` again after `{p}` allocated it, with no release between",
+        "twice-release": "`{x}` releases `{r}` again after `{p}` released it, with no alloc between",
+        "early-alloc": "`{x}` may allocate `{r}` before `{p}` releases it",
+        "early-release": "`{x}` may release `{r}` before `{p}` allocates it",
+    }
+    _FIXES = {
+        "unordered": "order the allocations and releases of `{r}` with `after`",
+        "first-alloc": "declare `{r}` `pooled` if it starts in its pool, or release it before `{x}`",
+        "first-release": "allocate `{r}` before `{x}` releases it",
+        "twice-alloc": "release `{r}` between `{p}` and `{x}`",
+        "twice-release": "keep one release of `{r}`: drop the one on `{x}`, or allocate it again between them",
+        "early-alloc": "add `after {p}` to `{x}`",
+        "early-release": "add `after {p}` to `{x}`",
+    }
+
+    def message(self, w: Witness) -> str:
+        case, x, p, o = self._case()
+        return self._MESSAGES[case].format(r=self.region, x=x, p=p, o=o)
+
+    def why(self, w: Witness) -> str:
+        return ("a region is allocated at most once at a time: each `alloc` must come after the release of the previous "
+                "allocation, and each release after the `alloc` it ends (a pooled region starts unallocated)")
+
+    def fix(self, w: Witness) -> str:
+        case, x, p, o = self._case()
+        return self._FIXES[case].format(r=self.region, x=x, p=p, o=o)
+
+
+class OutsideAllocation(_Lifetime):
+    """FX-OWN-004, for a region with a lifetime: edge ``u`` uses ``region`` inside one of its
+    allocations, in every schedule (see the module docstring)."""
+
+    code = codes.OWN_004
+
+    def __init__(self, ctx: Context, region: str, u: int) -> None:
+        evs = events(ctx, region)
+        eids = (u,) + tuple(dict.fromkeys(x for x, _ in evs if x != u))
+        eu = ctx.edge(u)
+        super().__init__(ctx, region, eids, f"{self.code}:{eu.name}|{region}", eu.span,
+                         tuple(Label(ctx.edge(x).span, self._said_static(ctx, x, k)) for x, k in evs if x != u)[:3])
+        self.u = u
+
+    _said_static = staticmethod(LifetimeOrder._said_static)
+
+    def _placement(self) -> tuple[list[Event], list[Event], Event | None] | None:
+        """``(before, after, alloc)``: the events HB-before and HB-after ``u``, and the alloc that
+        opens ``u``'s allocation (``None``: the initial one), when HB decides them all; else ``None``."""
+        g = self.ctx.graph
+        if not g.is_acyclic():
+            return None
+        before, after = [], []
+        for x, k in self.evs:
+            if x == self.u:
+                continue
+            if g.hb_before(x, self.u):
+                before.append((x, k))
+            elif g.hb_before(self.u, x):
+                after.append((x, k))
+            else:
+                return None
+        if not before:
+            return None if self.ctx.policy.region(self.region).pooled else (before, after, None)
+        for a, k in before:
+            if k == "alloc" and all(g.hb_before(r, a) for r, kr in before if kr == "release"):
+                return before, after, (a, k)
+        return None
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self._placement() is not None else None
+
+    def evidence(self) -> Evidence | None:
+        got = self._placement()
+        if got is None:
+            return None
+        before, after, alloc = got
+        order = tuple(HandoffOrder(x, p) for x, _ in before for p in [self.path(x, self.u)] if p) + tuple(
+            HandoffOrder(x, p) for x, _ in after for p in [self.path(self.u, x)] if p)
+        opened = () if alloc is None else tuple(
+            HandoffOrder(r, p) for r, k in before if k == "release" for p in [self.path(r, alloc[0])] if p)
+        return WithinAllocation(self.region, self.u, None if alloc is None else alloc[0], order, opened)
+
+    def encode(self) -> Query:
+        return self._query(outside_violation(self.u, self.evs, self.ctx.policy.region(self.region).pooled),
+                           "use_outside_allocation")
+
+    def _culprit(self, w: Witness) -> tuple[str, int | None]:
+        """What the witness shows: ``("overlap", x)``, ``("released", r)`` or ``("pooled", None)``."""
+        sch = w.schedule
+        if self.u not in sch:
+            return "released", None
+        su, fu = sch[self.u]
+        others = [(x, k) for x, k in self.evs if x != self.u and x in sch]
+        for x, _k in others:
+            if not (sch[x][1] <= su or fu <= sch[x][0]):
+                return "overlap", x
+        done = [(sch[x][1], x, k) for x, k in others if sch[x][1] <= su]
+        if not done:
+            return "pooled", None
+        for f_r, r, k in sorted(done, reverse=True):
+            if k == "release" and not any(k2 == "alloc" and f_r <= sch[a][0] for _f, a, k2 in done):
+                return "released", r
+        return "released", None
+
+    def message(self, w: Witness) -> str:
+        what, x = self._culprit(w)
+        u = self.name(self.u)
+        if what == "pooled":
+            return f"`{u}` may use `{self.region}` before it is allocated (it is pooled)"
+        if what == "overlap" and x is not None:
+            verb = "allocates" if any(k == "alloc" for y, k in self.evs if y == x) else "releases"
+            return f"`{u}` may use `{self.region}` while `{self.name(x)}` {verb} it"
+        if x is not None:
+            return f"`{u}` may use `{self.region}` after `{self.name(x)}` releases it and before it is allocated again"
+        return f"`{u}` may use `{self.region}` outside its allocation"
+
+    def why(self, w: Witness) -> str:
+        return ("every use of a block belongs to one allocation: after the `alloc` that gives it out and before the "
+                "release that ends it; a use between a release and the next `alloc` touches freed memory, and one "
+                "across an `alloc` touches the next request's data")
+
+    def fix(self, w: Witness) -> str:
+        what, x = self._culprit(w)
+        u = self.name(self.u)
+        g = self.ctx.graph
+        if what == "pooled":
+            first = next((a for a, k in self.evs if k == "alloc"), None)
+            return f"add `after {self.name(first)}` to `{u}`" if first is not None else f"allocate `{self.region}` before `{u}`"
+        if x is None:
+            return f"order `{u}` inside one allocation of `{self.region}` with `after`"
+        late = [a for a, k in self.evs if k == "alloc" and g.is_acyclic() and g.hb_before(a, self.u)
+                and not g.hb_before(x, a) and not g.hb_before(a, x)]
+        if late and any(k == "release" for y, k in self.evs if y == x):
+            return f"add `after {self.name(x)}` to `{self.name(late[0])}`: the block is allocated again only once it is released"
+        if g.is_acyclic() and g.hb_before(x, self.u):
+            nxt = [a for a, k in self.evs if k == "alloc" and a != self.u and g.is_acyclic() and g.hb_before(x, a)]
+            if nxt:
+                return f"add `after {self.name(nxt[0])}` to `{u}`: it uses the block of the next allocation"
+            return f"`{u}` runs after `{self.name(x)}` frees the block: allocate it again (`alloc {self.region} to DEV`, `after {self.name(x)}`) and order `{u}` after that"
+        if any(k == "release" for y, k in self.evs if y == x):
+            return f"add `after {u}` to `{self.name(x)}`"
+        pos = next(i for i, (y, _k) in enumerate(self.evs) if y == x)
+        prev = self.evs[pos - 1][0] if pos and self.evs[pos - 1][1] == "release" else None
+        if prev is not None and g.is_acyclic() and g.hb_before(self.u, prev) and not g.hb_before(prev, x):
+            return f"add `after {self.name(prev)}` to `{self.name(x)}`: the block is allocated again only once it is released"
+        return f"add `after {self.name(x)}` to `{u}`"
+
+
+def generate(ctx: Context) -> Iterator[Obligation]:
+    """Yield the lifetime obligations of every region with an ``alloc`` or declared ``pooled``."""
+    for region in lifetime_regions(ctx):
+        evs = events(ctx, region)
+        if evs:
+            yield LifetimeOrder(ctx, region)
+        for u in users(ctx, region):
+            yield OutsideAllocation(ctx, region, u)
