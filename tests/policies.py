@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from fxverify.ir import (
-    AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
+    Alloc, AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
     Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Revoke, Space, Transform,
     transfer_devices,
 )
@@ -30,6 +30,8 @@ REGIONS = (
     Region("v", "v", "hbm0", 448, 128, "gpu0", alias_set="ab"),
     # The numbers of `a` and `b`, in the DPU's memory.
     Region("m", "m", "ddr0", 0, 512, "dpu0"),
+    # A block that starts in its pool: no use before an `alloc` of it.
+    Region("p", "p", "hbm0", 1024, 128, "gpu0", pooled=True),
 )
 MAPS = (
     MapDecl("ctr", "array", "u32", "u64", 4, ConsistencyClass(ClassKind.PER_DEVICE), "sum"),
@@ -89,7 +91,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
     n = draw(st.integers(1, max_edges))
     edges: list[Edge] = []
     for i in range(n):
-        action = draw(st.sampled_from(["write", "read", "move", "reduce", "release", "flush"]))
+        action = draw(st.sampled_from(["write", "read", "move", "reduce", "release", "flush", "alloc"]))
         dev = draw(st.sampled_from(["gpu0", "gpu0", "dpu0", "cxl0"]))
         hook = draw(st.sampled_from([h for d in DEVICES if d.name == dev for h in d.hooks]))
         src = dst = None
@@ -113,6 +115,9 @@ def policies(draw, max_edges: int = 5) -> Policy:
             releases = (Release(region.name, ReleaseKind.FREE),) * draw(st.sampled_from([1, 1, 1, 2]))
         if draw(st.integers(0, 4)) == 0:
             leases = (Lease(region.name, "dpu0"),)
+        allocs: tuple[Alloc, ...] = ()
+        if action == "alloc":  # an alloc edge touches, releases and hands off nothing (resolve)
+            allocs, handoffs = (Alloc(region.name, draw(st.sampled_from(["gpu0", "gpu0", "dpu0"]))),), ()
         revokes: tuple[Revoke, ...] = ()
         if draw(st.integers(0, 4)) == 0:
             # Of the leased region, one inside or around it, or another; mostly from the lessee.
@@ -135,7 +140,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
                           require_in_order=draw(st.integers(0, 6)) == 0,
                           alias=draw(st.sampled_from([None, None, None, "x", "y"])),
                           transforms=transforms, handoffs=handoffs, leases=leases, revokes=revokes, releases=releases,
-                          map_ops=map_ops))
+                          allocs=allocs, map_ops=map_ops))
     finals = ()
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
@@ -175,4 +180,40 @@ def lease_revoke_policies(draw) -> Policy:
         src, dst = (fp, None) if action == "read" else (None, fp)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
     return Policy("lease-revoke", "lease-revoke.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
+                  tuple(edges), ())
+
+
+@st.composite
+def lifetime_policies(draw) -> Policy:
+    """A random policy of 3 to 6 edges about the lifetime of one block (``a``, which starts
+    allocated, or the pooled ``p``): allocations of it (to the GPU or the DPU), releases, writes
+    and reads by its owner or the DPU, a lease to the DPU and sometimes a handoff, in random
+    orders with random ``after`` clauses between them."""
+    base = draw(policies(max_edges=1))
+    region = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "p")]))
+    roles = ["alloc", "release", "use"] + draw(st.lists(st.sampled_from(["alloc", "release", "use", "use", "handoff"]), max_size=3))
+    roles = draw(st.permutations(roles))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        kw: dict = {}
+        dev, action, src, dst = "gpu0", role, None, None
+        if role == "alloc":
+            kw["allocs"] = (Alloc(region.name, draw(st.sampled_from(["gpu0", "gpu0", "dpu0"]))),)
+        elif role == "release":
+            action = "release"
+            kw["releases"] = (Release(region.name, ReleaseKind.RETURN_POOL),)
+        elif role == "use":
+            dev = draw(st.sampled_from(["gpu0", "gpu0", "dpu0"]))
+            fp = draw(footprints(region))
+            action = draw(st.sampled_from(["write", "read"]))
+            src, dst = (fp, None) if action == "read" else (None, fp)
+            if dev == "gpu0" and draw(st.booleans()):
+                kw["leases"] = (Lease(region.name, "dpu0"),)
+        else:
+            action, dst = "write", draw(footprints(region))
+            kw["handoffs"] = (Handoff(region.name, "gpu0", "dpu0"),)
+        hook = next(d.hooks[0] for d in DEVICES if d.name == dev)
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
+    return Policy("lifetime", "lifetime.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
                   tuple(edges), ())

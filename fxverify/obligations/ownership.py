@@ -243,7 +243,7 @@ class BadHandoff(_Own):
         srcs = [facts.device(f"from_{k}", src) for k, src in enumerate(self.srcs)]
         bad = or_(*[not_(eq(src, driver)) for src in srcs],
                   *[not_(owner_is(self.ctx, self.region, src, start(h), self.hs, facts)) for src in srcs],
-                  *[overlap(h, o) for o in self.hs if o != h])
+                  *[overlap(h, o) for o in self.hs if o != h and self.ctx.handoff_clauses(o, self.region)])
         cons = self._sched() + facts.constraints + [("handoff_by_non_owner", bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 

@@ -138,7 +138,7 @@ class Simulator(World):
             return found
         ids = list(range(len(self.policy.edges)))
         finals: dict[str, set[frozenset[str]]] = {}
-        handed = {ho.region for e in self.policy.edges for ho in e.handoffs}
+        handed = {ho.region for e in self.policy.edges for ho in e.handoffs} | {a.region for e in self.policy.edges for a in e.allocs}
         regions = {r.name for r in self.policy.regions if self.movers(r.name) & handed}
         for sched in self.linear_extensions(ids):
             found |= {(v.code, v.edges) for v in self.run(sched)}
@@ -148,7 +148,7 @@ class Simulator(World):
         for r, outcomes in finals.items():
             if r in declared:
                 continue
-            multi = sum(1 for e in self.policy.edges if self.handed_to(e, r) is not None) > 1
+            multi = sum(1 for e in self.policy.edges if self.owner_set(e, r) is not None) > 1
             if multi and (len(outcomes) > 1 or any(len(o) > 1 for o in outcomes)):
                 found.add((codes.OWN_005, ()))
         return found
