@@ -242,6 +242,20 @@ def test_transforms_params(happy) -> None:
     assert [replace(t, span=NO_SPAN) for t in red] == [Reduce("max"), Filter(50), Scatter(2), Replicate(3), Persist(), Move()]
 
 
+def test_reuse_is_a_release_kind_and_a_reuse_distance(tmp_path: Path) -> None:
+    """`reuse` is both the release kind (action and clause) and the reuse-distance clause keyword."""
+    text = HEAD + ("flow f {\n  edge w: write kv by gpu0.launch reuse 3 MiB\n"
+                   "  edge r: release pool[0] reuse by gpu0.free after w\n"
+                   "  edge c: write pool[1] by gpu0.launch after r release pool[1] reuse reuse 1 MiB\n}\n")
+    policy, diags, sources = _load(tmp_path, {"p.fx": text}, "p.fx")
+    assert policy is not None, [(d.code, d.message) for d in diags]
+    r, c = policy.edge("r"), policy.edge("c")
+    assert r.action is EdgeAction.RELEASE and [x.kind for x in r.releases] == [ReleaseKind.REUSE]
+    assert [(x.region, x.kind) for x in c.releases] == [("pool[1]", ReleaseKind.REUSE)]
+    assert (policy.edge("w").reuse, c.reuse) == (3 << 20, 1 << 20)
+    assert _text(sources, r.releases[0].span) == "release pool[0] reuse"
+
+
 def test_reduce_release_lease_flush(happy) -> None:
     p, sources, _ = happy
     red = p.edge("red")
