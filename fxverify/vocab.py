@@ -174,7 +174,17 @@ AC_OPS: frozenset[str] = frozenset(o.name for o in OPERATORS.values() if o.commu
 
 
 class DeviceKind(Enum):
-    """Device kinds of BRIEF section 1 (plus ``pcie_switch``, which NCCL topologies list)."""
+    """Device kinds of BRIEF section 1 (plus ``pcie_switch``, which NCCL topologies list, and
+    ``npu`` and ``nvme``, issue 10).
+
+    ``npu``: an AI accelerator that is not a CUDA GPU (Gaudi, Ascend, TPU-like); its hooks are
+    those of a GPU (kernel launch/exit, copy done, fault) but no CUDA entry point realises them.
+    ``nvme``: an NVMe controller; its hooks are the submission queue tail doorbell write
+    (``SQyTDBL``), the posting of a completion queue entry and the end of its DMA (NVM Express
+    Base Specification 2.0: the queue model and the controller's doorbell properties). Its
+    namespaces are non-volatile memory, so a space on it may be ``persistent``; its controller
+    memory buffer is not, so ``persistent`` stays explicit.
+    """
 
     GPU = "gpu"
     DPU = "dpu"
@@ -183,6 +193,8 @@ class DeviceKind(Enum):
     CXL_MEM = "cxl_mem"
     CXL_SWITCH = "cxl_switch"
     PCIE_SWITCH = "pcie_switch"
+    NPU = "npu"
+    NVME = "nvme"
 
 
 #: Link kinds: ``smp`` is the inter-socket interconnect (QPI/UPI/xGMI: NCCL's SYS path).
@@ -210,13 +222,17 @@ MAP_SCALAR_BITS: dict[str, int] = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "de
 
 
 class ClassKind(Enum):
-    """Consistency classes (BRIEF section 1), weakest first except ``LOCAL``."""
+    """Consistency classes (BRIEF section 1), weakest first except ``LOCAL``; then ``CONST``
+    (issue 10): entries set before the flow and never written by an edge, so every read sees the
+    initial value. Ids are positions in this order (the map queries' ``map_class`` facts), so a
+    new class goes last."""
 
     LOCAL = "local"
     PER_DEVICE = "per_device"
     EVENTUAL = "eventual"
     CAUSAL = "causal"
     LINEARIZABLE = "linearizable"
+    CONST = "const"
 
 
 # ---- ownership --------------------------------------------------------------------------------

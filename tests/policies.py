@@ -39,6 +39,8 @@ MAPS = (
     MapDecl("ev", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.EVENTUAL), "max"),
     MapDecl("lo", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, "gpu0"), "last"),
     MapDecl("ln", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.LINEARIZABLE), "last"),
+    # Set before the flow: any write, update or aggregate of it is FX-MAP-005, its guards need no order.
+    MapDecl("co", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.CONST)),
 )
 
 

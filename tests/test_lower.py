@@ -19,6 +19,8 @@ from fxverify.lower.facts import discharge_facts, merge_intervals
 from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
 from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
 from fxverify.lower.targets import (
+    BPF_F_RDONLY_PROG,
+    BPF_MAP_TYPE_ARRAY,
     BPFTIME_GPU_ARRAY,
     BPFTIME_PERGPUTD_ARRAY,
     realise_map,
@@ -272,6 +274,23 @@ def test_bpftime_profile() -> None:
     hashed = MapDecl("g", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, gpu.name))
     with pytest.raises(Exception, match="hash"):
         realise_map("bpftime", pol, hashed)
+
+
+@pytest.mark.parametrize("target", ["kernel", "bpftime", "dputime"])
+def test_npu_and_nvme_hooks_are_syscall_programs_and_const_maps_read_only(target: str) -> None:
+    """An NPU is no CUDA device and an NVMe controller no packet path: their hooks are syscall
+    programs on every target, and an NVMe hook's attach point names its NVMe event. A `const`
+    map is the same read-only table (BPF_F_RDONLY_PROG) on every target, also when only GPU
+    hooks use it."""
+    pol = load("corpus/transforms/ok/npu-kv-checkpoint-to-nvme.fx")
+    for dev, hook in (("npu0", "launch"), ("npu0", "copy_done"), ("nvme0", "sq_doorbell"), ("nvme0", "completion")):
+        assert section_for(target, pol, dev, hook).kind == "syscall"
+    assert "SQyTDBL" in section_for(target, pol, "nvme0", "sq_doorbell").attach
+    assert section_for(target, pol, "npu0", "fault").attach == "npu0.fault runtime callback"
+    maps = load("corpus/maps/ok/const-map-read-only.fx")
+    real = {m.name: realise_map(target, maps, m) for m in maps.maps}
+    assert real["spill_home"].flags == BPF_F_RDONLY_PROG and real["spill_home"].map_type == BPF_MAP_TYPE_ARRAY
+    assert real["block_home"].flags == 0
 
 
 def test_bpftime_per_gpu_thread_array_and_linearizable_refusal(tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ VERIFY_RUN = LowerOptions(kernel_verify=True, kernel_run=True)
 
 # Codes whose runtime guard must refuse the event where the simulator flags the violation.
 GUARDED = {"FX-ORD-002", "FX-ORD-003", "FX-XF-004", "FX-OWN-001", "FX-OWN-002", "FX-OWN-003", "FX-OWN-004",
-           "FX-MAP-001", "FX-MAP-002", "FX-MAP-003", "FX-MAP-004", "FX-ALIAS-003", "FX-HOOK-002"}
+           "FX-MAP-001", "FX-MAP-002", "FX-MAP-003", "FX-MAP-004", "FX-MAP-005", "FX-ALIAS-003", "FX-HOOK-002"}
 
 
 @pytest.mark.parametrize("path", corpus_files("ok"), ids=str)
@@ -115,6 +115,25 @@ def test_rejected_program_log_points_at_fx_spans(tmp_path: Path) -> None:
     assert reps and all(not p.accepted for p in reps)
     assert any("causal-guard.fx:" in s for s in reps[0].fx_spans), reps[0].fx_spans
     assert "-->" in reps[0].log and "map_value_or_null" in reps[0].log
+
+
+def test_const_map_is_read_only_for_programs(tmp_path: Path) -> None:
+    """A `const` map is created with BPF_F_RDONLY_PROG: the lowered programs, which only read it,
+    are accepted; the same C with one store into the map is rejected by the kernel verifier."""
+    out = tmp_path / "o"
+    assert lower(str(ROOT / "corpus/maps/ok/const-map-read-only.fx"), str(out), LowerOptions()).exit_code == 0
+    maps = {m["name"]: m for m in json.loads((out / "maps.json").read_text())["maps"]}
+    assert maps["spill_home"]["map_flags"] == 1 << 7 and maps["block_home"]["map_flags"] == 0
+    assert all(p.accepted for p in verify_dir(str(out)))
+    c = (out / "gpu0.bpf.c").read_text()
+    lookup = "*v = bpf_map_lookup_elem(&pm_spill_home, &k);\n\n\t\tif (!v)\n\t\t\treturn 0;"
+    assert c.count(lookup) == 1 and "&pm_spill_home, &k, &zero" not in c  # read, never written
+    r = artifacts.compile_c(CFile("gpu0", c.replace(lookup, lookup + "\n\t\tv->slot[0] = 1;")))
+    assert r.ok, r.log
+    (out / "gpu0.bpf.o").write_bytes(r.obj)
+    reps = [p for p in verify_dir(str(out)) if p.device == "gpu0"]
+    assert reps and all(not p.accepted for p in reps)
+    assert "write into map forbidden" in reps[0].log, reps[0].log[-2000:]
 
 
 def test_cli_kernel_verify_json(tmp_path: Path) -> None:

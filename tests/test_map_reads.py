@@ -22,7 +22,7 @@ from tests.conftest import ROOT
 DEVICES = (Device("gpu0", DeviceKind.GPU, ("launch",)), Device("dpu0", DeviceKind.DPU, ("rx",)))
 CLASSES = [ConsistencyClass(ClassKind.LINEARIZABLE), ConsistencyClass(ClassKind.CAUSAL),
            ConsistencyClass(ClassKind.EVENTUAL), ConsistencyClass(ClassKind.LOCAL, "gpu0"),
-           ConsistencyClass(ClassKind.PER_DEVICE)]
+           ConsistencyClass(ClassKind.PER_DEVICE), ConsistencyClass(ClassKind.CONST)]
 MERGES = ["sum", "max", "last", "xor", None]
 
 
@@ -52,6 +52,13 @@ def A(key: int = 0) -> MapOp:
 
 
 # -- worked cases ---------------------------------------------------------------------------------
+
+def test_const_reads_see_the_initial_value_whatever_is_written() -> None:
+    # A write that finished long before the read (and happens-before it) never takes effect.
+    pol = _policy(ConsistencyClass(ClassKind.CONST), None, [("gpu0", (), (W(5),)), ("gpu0", (0,), (R(), A()))])
+    sim = Simulator(pol)
+    assert read_values(sim, {0: (0, 1), 1: (2, 3)}) == {(1, 0): frozenset({0}), (1, 1): frozenset({0})}
+
 
 def test_causal_needs_happens_before_linearizable_needs_real_time() -> None:
     # e0 writes 5 and finishes at 1; e1 reads at 2, unordered with e0 (no `after`).
@@ -105,7 +112,8 @@ def _brute(pol: Policy, sim: Simulator, sched: dict, reader: int, op_index: int)
     the order); for ``causal``, those that extend happens-before; for ``eventual``, any. Writes
     never take effect after an instant that is not yet reached: a write that starts when the read
     has finished comes after it in every class. The read sees the writes before it, folded in
-    order from 0."""
+    order from 0. No write of a ``const`` map takes effect (programs cannot write it), so its
+    reads see 0 in every order."""
     decl = pol.maps[0]
     e = pol.edges[reader]
     rop = e.map_ops[op_index]
@@ -113,7 +121,7 @@ def _brute(pol: Policy, sim: Simulator, sched: dict, reader: int, op_index: int)
     whole = per_dev and rop.kind is MapOpKind.AGGREGATE
     ops = [(w, op) for w in sorted(sched) for op in pol.edges[w].map_ops
            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and op.key == rop.key
-           and (not per_dev or whole or pol.edges[w].device == e.device)]
+           and (not per_dev or whole or pol.edges[w].device == e.device) and decl.cls.kind is not ClassKind.CONST]
     items = [("w", w, op) for w, op in ops] + [("r", reader, rop)]
     fold = OPERATORS[decl.merge].fold if decl.merge in OPERATORS else None
     out = set()
@@ -177,7 +185,7 @@ def test_allowed_values_match_brute_force(case) -> None:
 def test_stronger_classes_allow_fewer_values(case) -> None:
     # linearizable within causal within eventual, on the same operations and schedule.
     pol, sched = case
-    if pol.maps[0].cls.kind in (ClassKind.LOCAL, ClassKind.PER_DEVICE):
+    if pol.maps[0].cls.kind in (ClassKind.LOCAL, ClassKind.PER_DEVICE, ClassKind.CONST):
         return
     sets = []
     for kind in (ClassKind.LINEARIZABLE, ClassKind.CAUSAL, ClassKind.EVENTUAL):

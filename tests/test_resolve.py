@@ -242,6 +242,20 @@ def test_transforms_params(happy) -> None:
     assert [replace(t, span=NO_SPAN) for t in red] == [Reduce("max"), Filter(50), Scatter(2), Replicate(3), Persist(), Move()]
 
 
+def test_reuse_is_a_release_kind_and_a_reuse_distance(tmp_path: Path) -> None:
+    """`reuse` is both the release kind (action and clause) and the reuse-distance clause keyword."""
+    text = HEAD + ("flow f {\n  edge w: write kv by gpu0.launch reuse 3 MiB\n"
+                   "  edge r: release pool[0] reuse by gpu0.free after w\n"
+                   "  edge c: write pool[1] by gpu0.launch after r release pool[1] reuse reuse 1 MiB\n}\n")
+    policy, diags, sources = _load(tmp_path, {"p.fx": text}, "p.fx")
+    assert policy is not None, [(d.code, d.message) for d in diags]
+    r, c = policy.edge("r"), policy.edge("c")
+    assert r.action is EdgeAction.RELEASE and [x.kind for x in r.releases] == [ReleaseKind.REUSE]
+    assert [(x.region, x.kind) for x in c.releases] == [("pool[1]", ReleaseKind.REUSE)]
+    assert (policy.edge("w").reuse, c.reuse) == (3 << 20, 1 << 20)
+    assert _text(sources, r.releases[0].span) == "release pool[0] reuse"
+
+
 def test_reduce_release_lease_flush(happy) -> None:
     p, sources, _ = happy
     red = p.edge("red")
@@ -417,6 +431,12 @@ ERRORS = [
      "FX-TYP-003", "unknown consistency class `linearisable`", "did you mean `linearizable`?", "linearisable"),
     ("local-without-device", HEAD + "map n: hash<u32, u32>[4] class local",
      "FX-TYP-002", "class `local` needs a device", "local(gpu0)", "local"),
+    ("const-ringbuf", HEAD + "map n: ringbuf<u32, u64>[4] class const",
+     "FX-TYP-002", "a `const` map cannot be a ring buffer", "`hash` or `array`", "ringbuf"),
+    ("const-merge", HEAD + "map n: array<u32, u64>[4] class const merge sum",
+     "FX-TYP-002", "a `const` map cannot be merged", "without `merge`", "sum"),
+    ("const-device", HEAD + "map n: array<u32, u64>[4] class const(gpu0)",
+     "FX-TYP-002", "class `const` takes no device", "only `local(DEV)`", "gpu0"),
     ("region-outside-space", HEAD + "region big in hbm0 at 1 GiB size 1 owner gpu0",
      "FX-TYP-002", "region `big` lies outside space `hbm0`", "absolute address", None),
     ("family-outside-space", HEAD + "region fam[i in 0..8] in hbm0 at 1 GiB - 4 KiB + i * 1 KiB size 1 KiB owner gpu0",

@@ -245,6 +245,12 @@ MAP_004 = _code(
     "a `per_device` map is read as one value without an aggregate after all its writers",
     "a per-device map holds one slot per device; reading one slot as the total undercounts",
     _ex("corpus/maps/fail/per-gpu-counter-read-as-one.fx", "corpus/maps/ok/per-gpu-counter-aggregated.fx"))
+MAP_005 = _code(
+    "FX-MAP-005", F.MAPS, _E, "const map written by an edge",
+    "an edge writes, updates or aggregates a `const` map, whose entries are set before the flow",
+    "a `const` map is loaded read-only for programs (BPF_F_RDONLY_PROG): the kernel verifier rejects "
+    "a program that writes it, and every reader relies on seeing the value loaded before the flow",
+    _ex("corpus/maps/fail/const-map-written.fx", "corpus/maps/ok/const-map-read-only.fx"))
 MAP_101 = _code(
     "FX-MAP-101", F.MAPS, _N, "consistency class stronger than needed",
     "the declared class is stronger than the weakest class that discharges every obligation",

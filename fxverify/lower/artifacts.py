@@ -106,6 +106,7 @@ def maps_json(plan: Plan) -> dict:
         per = m.value_size // m.slots
         out.append({"name": d.name, "c_name": m.c_name, "kind": "policy", "what": f"{d.map_type}<{d.key_type}, {d.value_type}>",
                     "map_type": m.realisation.map_type, "map_type_name": m.realisation.type_name, "rule": m.realisation.rule,
+                    "map_flags": m.realisation.flags,
                     "key_size": m.key_size, "value_size": m.value_size, "max_entries": d.max_entries,
                     "class": str(d.cls), "merge": d.merge, "home_device": d.cls.device, "devices": list(m.devices),
                     "value_layout": [{"name": f"slot[{i}]" + (f" ({plan.devices[i]})" if m.slots > 1 else ""),
@@ -117,7 +118,8 @@ def maps_init_json(plan: Plan) -> dict:
     """``maps.init.json``: initial contents of every runtime map, rows in key order (fields named
     in ``fields``, values as ``LAYOUTS`` gives them), counters with what each non-edge counter
     waits for; maps marked ``zero`` and every policy map start zeroed (arrays) or empty (hash
-    maps)."""
+    maps). A ``const`` policy map is also marked ``read_only_prog``: its table is filled from the
+    syscall side before the flow, and programs only read it (``BPF_F_RDONLY_PROG``)."""
     return {
         "proved": plan.proved,
         "fx_edges": {"fields": [f for f, _ in LAYOUTS["fx_edge"]], "rows": plan.edges},
@@ -131,7 +133,8 @@ def maps_init_json(plan: Plan) -> dict:
         "fx_clock": {"zero": True},
         "fx_flags": {"values": [1] * len(plan.flags), "what": plan.flags},
         "fx_stats": {"zero": True},
-        "policy_maps": {m.decl.name: {"zero": True} for m in plan.maps},
+        "policy_maps": {m.decl.name: {"zero": True} | ({"read_only_prog": True} if m.realisation.flags else {})
+                        for m in plan.maps},
     }
 
 

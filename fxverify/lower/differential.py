@@ -40,9 +40,9 @@ from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
 
 #: Schedule-free codes whose runtime guard refuses the violating edge at its start (the
-#: ``BOUNDS``, ``MAPHOME`` ops, the hook check of ``fx_run`` and a ``HANDOFF`` that splits a
+#: ``BOUNDS``, ``MAPHOME``, ``CONST`` ops, the hook check of ``fx_run`` and a ``HANDOFF`` that splits a
 #: region between two owners; ``specs/lowering.md`` section 8).
-RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.HOOK_002, codes.OWN_003})
+RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.MAP_005, codes.HOOK_002, codes.OWN_003})
 
 
 @dataclass

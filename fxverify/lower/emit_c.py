@@ -28,7 +28,7 @@ from fxverify.lower.plan import (
     DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, LEASE_ENCLOSED, LEASE_VOID, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS,
     RELEASE_TWICE, MapPlan, Plan,
 )
-from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
+from fxverify.lower.targets import BPF_F_RDONLY_PROG, BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
 from fxverify.source import NO_SPAN, SourceMap, Span
 from fxverify.vocab import ClassKind
 
@@ -233,8 +233,9 @@ def _emit_policy_maps(emit: _Emitter, maps: list[MapPlan]) -> None:
                  f"}} {m.c_name} SEC(\".maps\");", d.span, what)
             continue
         emit(f"struct {m.c_name}_val {{ {_slot_ctype(m)} slot[{m.slots}]; }};", d.span, what)
+        flags = "\t__uint(map_flags, BPF_F_RDONLY_PROG);\n" if real.flags & BPF_F_RDONLY_PROG else ""
         emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {d.max_entries});\n"
-             f"\t__type(key, {_key_ctype(m)});\n\t__type(value, struct {m.c_name}_val);\n}} {m.c_name} SEC(\".maps\");",
+             f"{flags}\t__type(key, {_key_ctype(m)});\n\t__type(value, struct {m.c_name}_val);\n}} {m.c_name} SEC(\".maps\");",
              d.span, what)
     emit("")
 
@@ -286,13 +287,18 @@ def _merge_body(merge: str, slot_t: str) -> str:
 
 
 def _emit_map_apply(emit: _Emitter, maps: list[MapPlan]) -> None:
-    """``fx_map_apply(m, key, dev, val, update)``: one ``case`` per policy map. A ring buffer gets
-    a ``{key, val}`` record; other maps a blind store (``update == 0``) or the map's merge. Hash
-    maps create the entry on first use. Returns 0, or -1 on failure or an unknown map."""
+    """``fx_map_apply(m, key, dev, val, update)``: one ``case`` per writable policy map. A ring
+    buffer gets a ``{key, val}`` record; other maps a blind store (``update == 0``) or the map's
+    merge. Hash maps create the entry on first use. A read-only map (``BPF_F_RDONLY_PROG``, a
+    ``const`` map) has no case: the verifier rejects any program store into it, and the plan
+    never writes it (its writes are ``CONST`` denials). Returns 0, or -1 on failure or an
+    unknown map."""
     emit("// Apply a write (blind store) or an update (the map's merge operator) to a policy map entry.")
     emit("static __always_inline int fx_map_apply(__u32 m, __u64 key, __u32 dev, __u64 val, __u32 update)\n{")
     emit("\tswitch (m) {")
     for m in maps:
+        if m.realisation.flags & BPF_F_RDONLY_PROG:
+            continue
         d = m.decl
         what = f"map {d.name}"
         emit(f"\tcase {m.index}: {{ // `{comment_text(d.name)}` merge {comment_text(str(d.merge))}", d.span, what)

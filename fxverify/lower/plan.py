@@ -15,7 +15,7 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
 - ``REVOKE`` clears the lessee's lease bit of the revoked region and of every region inside it at
   the edge's start (FX-OWN-001: the lessee's later reads are denied; the revoker's ownership is
   its ``OWN`` op's check);
-- ``MAPHOME``/``GUARD``/``STARTED``/``AGG`` map-class rules (FX-MAP-001/003/004);
+- ``MAPHOME``/``GUARD``/``STARTED``/``AGG``/``CONST`` map-class rules (FX-MAP-001/003/004/005);
 - ``POSTED`` visibility of writes over ``posted`` links: a later flush must have started after
   the write finished (FX-ORD-003); ``FLUSH`` publishes that at its end;
 - ``ACCUM``/``READBY``: a write over accumulated bytes needs a reader of them in between
@@ -43,6 +43,7 @@ from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode, Footprint, MapDecl, MapOpKind, Policy
 from fxverify.lower.targets import MapRealisation, Section, Unrealisable, realise_map, section_for
 from fxverify.obligations.base import Context
+from fxverify.obligations.maps import CONST_REFUSES
 from fxverify.source import NO_SPAN, Span
 from fxverify.vocab import AC_OPS, ClassKind
 
@@ -51,6 +52,7 @@ from fxverify.vocab import AC_OPS, ClassKind
 OP_KINDS: tuple[str, ...] = (
     "NONE", "WAIT", "BOUNDS", "RUNNING", "STARTED", "OWN", "HANDOFF", "LEASE", "RELEASE", "DEC",
     "MAPHOME", "GUARD", "AGG", "UPDATE", "WRITE", "READ", "FLUSH", "POSTED", "ACCUM", "READBY", "REVOKE",
+    "CONST",
 )
 #: Operation kind -> its value in ``struct fx_op.kind``.
 OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
@@ -62,7 +64,7 @@ OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
 REASONS: tuple[str, ...] = (
     "none", "hb", "guard", "internal", codes.HOOK_002, codes.ALIAS_003, codes.ORD_002, codes.XF_004,
     codes.MAP_002, codes.OWN_001, codes.OWN_002, codes.OWN_003, codes.OWN_004, codes.MAP_001,
-    codes.MAP_003, codes.MAP_004, codes.ORD_003,
+    codes.MAP_003, codes.MAP_004, codes.ORD_003, codes.MAP_005,
 )
 #: Reason -> its value in ``struct fx_event.reason``.
 REASON_ID: dict[str, int] = {name: i for i, name in enumerate(REASONS)}
@@ -339,8 +341,8 @@ def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
     writes: dict[tuple[str, int | None], list[tuple[int, object]]] = defaultdict(list)
     for e in pol.edges:
         for op in e.map_ops:
-            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE):
-                writes[(op.map, op.key)].append((e.eid, op))
+            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and pol.map(op.map).cls.kind is not ClassKind.CONST:
+                writes[(op.map, op.key)].append((e.eid, op))  # a const map's writes are denied (CONST)
     for (mname, _key), ws in writes.items():
         decl = pol.map(mname)
         # Two updates with an associative, commutative merge commute: only pairs with a blind
@@ -459,7 +461,7 @@ def _fill_tables(plan: Plan) -> None:
     writers: dict[tuple[str, int | None], list[int]] = defaultdict(list)
     for e in pol.edges:
         for op in e.map_ops:
-            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE):
+            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and pol.map(op.map).cls.kind is not ClassKind.CONST:
                 writers[(op.map, op.key)].append(e.eid)
     watches = {} if plan.proved else _conflict_watches(ctx)
     posted = _posted_watches(ctx)
@@ -513,7 +515,10 @@ def _fill_tables(plan: Plan) -> None:
             if m.cls.kind is ClassKind.LOCAL:
                 ops.append(Op(OP_KIND["MAPHOME"], map_id[op.map], plan.device_id(str(m.cls.device)),
                               REASON_ID[codes.MAP_001], 0, 0, op.span))
-            if op.kind is MapOpKind.GUARD:
+            if m.cls.kind is ClassKind.CONST and op.kind in CONST_REFUSES:
+                # FX-MAP-005: the map is read-only for programs; the edge is denied, never run.
+                ops.append(Op(OP_KIND["CONST"], map_id[op.map], 0, REASON_ID[codes.MAP_005], key, 0, op.span))
+            elif op.kind is MapOpKind.GUARD:
                 for w in writers.get((op.map, op.key), ()):
                     stale = m.cls.kind is ClassKind.EVENTUAL or (
                         m.cls.kind is ClassKind.CAUSAL and (not graph.is_acyclic() or not graph.hb_before(w, e.eid)))

@@ -8,6 +8,9 @@ Emits no diagnostics.
 Sources of the numeric map types:
 - kernel map types: ``enum bpf_map_type`` in ``include/uapi/linux/bpf.h`` (HASH 1, ARRAY 2,
   PERCPU_ARRAY 6, RINGBUF 27);
+- the map flag ``BPF_F_RDONLY_PROG`` (``1U << 7``, ``include/uapi/linux/bpf.h``): programs may
+  read the map but not write it, which the kernel verifier enforces; the syscall side still fills
+  it before the flow (``const`` maps);
 - bpftime GPU map types: bpftime's ``bpf_map_type`` extension (per-GPU-thread array 1502, GPU
   array 1503, GPU ring buffer 1527), as BRIEF section 7 names them.
 """
@@ -23,6 +26,8 @@ from fxverify.vocab import ClassKind, DeviceKind
 BPF_MAP_TYPE_HASH = 1
 BPF_MAP_TYPE_ARRAY = 2
 BPF_MAP_TYPE_RINGBUF = 27
+# map_flags (include/uapi/linux/bpf.h): programs may only read the map
+BPF_F_RDONLY_PROG = 1 << 7
 # bpftime GPU map types (BRIEF section 7)
 BPFTIME_PERGPUTD_ARRAY = 1502
 BPFTIME_GPU_ARRAY = 1503
@@ -50,6 +55,16 @@ _CUDA_SYMBOL: dict[str, tuple[str, str]] = {
     "evict": ("kprobe", "cudaMemAdvise"),
 }
 
+# What the usual hooks of an NVMe controller are, named in the attach point of their programs:
+# the host's write of a submission queue's tail doorbell (SQyTDBL), the controller posting a
+# completion queue entry, and the end of the controller's data transfer (NVM Express Base
+# Specification 2.0, the queue model and the doorbell properties). Other hooks keep the plain name.
+_NVME_EVENTS: dict[str, str] = {
+    "sq_doorbell": "submission queue tail doorbell write (SQyTDBL)",
+    "completion": "completion queue entry posted",
+    "dma_done": "controller data transfer finished",
+}
+
 # dputime: receive-side NIC/DPU hooks run as XDP, every other NIC/DPU hook as tc (BRIEF section 7).
 _XDP_HOOKS = frozenset({"rx"})
 
@@ -64,10 +79,12 @@ class Unrealisable(Exception):
 
 @dataclass(frozen=True)
 class MapRealisation:
-    """How one policy map is realised: numeric ``map_type`` and why (``rule``, one sentence)."""
+    """How one policy map is realised: numeric ``map_type``, why (``rule``, one sentence) and its
+    ``map_flags`` (``BPF_F_RDONLY_PROG`` for a ``const`` map, else 0)."""
 
     map_type: int
     rule: str
+    flags: int = 0
 
     @property
     def type_name(self) -> str:
@@ -103,6 +120,11 @@ def realise_map(target: str, policy: Policy, m: MapDecl) -> MapRealisation:
             return MapRealisation(BPFTIME_GPU_RINGBUF, "ring buffer written only from GPU hooks: bpftime GPU ring buffer")
         return MapRealisation(BPF_MAP_TYPE_RINGBUF, "ring buffer: BPF ring buffer (one producer order per map)")
     base = BPF_MAP_TYPE_HASH if m.map_type == "hash" else BPF_MAP_TYPE_ARRAY
+    if cls is ClassKind.CONST:
+        # INVARIANT: resolve refuses a const ring buffer. The same read-only table on every target:
+        # no edge writes it, so no GPU-resident copy or atomic is needed.
+        return MapRealisation(base, f"const map: {m.map_type} filled before the flow, read-only for programs "
+                                    "(BPF_F_RDONLY_PROG)", BPF_F_RDONLY_PROG)
     if target == "bpftime":
         gpu_users = _gpu_only(policy, m)
         if cls is ClassKind.PER_DEVICE and gpu_users:
@@ -139,6 +161,9 @@ def section_for(target: str, policy: Policy, device: str, hook: str) -> Section:
     BPF_PROG_TEST_RUN-style invocation (the one program type whose context the caller supplies).
     bpftime: GPU hooks are kprobe/kretprobe on CUDA runtime symbols; others are syscall programs.
     dputime: NIC/DPU ``rx`` hooks are XDP, other NIC/DPU hooks tc; others are syscall programs.
+    An ``npu`` is never a CUDA device, so its hooks are syscall programs on every target (its
+    runtime calls them); an ``nvme`` controller's are syscall programs whose attach point names
+    the NVMe event of a usual hook (``_NVME_EVENTS``).
     (``specs/lowering.md`` section 2, "Hook -> section".) Returns the ``Section``; never raises for
     a device of ``policy``.
     """
@@ -150,4 +175,5 @@ def section_for(target: str, policy: Policy, device: str, hook: str) -> Section:
         if hook in _XDP_HOOKS:
             return Section("xdp", "xdp", f"{device} receive path")
         return Section("tc", "tc", f"{device} {hook} queue")
-    return Section("syscall", "syscall", f"{device}.{hook} runtime callback")
+    event = _NVME_EVENTS.get(hook) if kind is DeviceKind.NVME else None
+    return Section("syscall", "syscall", f"{device}.{hook} runtime callback" + (f": {event}" if event else ""))

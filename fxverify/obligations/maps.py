@@ -1,11 +1,14 @@
 """Map consistency-class obligations: FX-MAP-001 (local map used off its device), FX-MAP-002
-(lost update), FX-MAP-003 (guard may read stale), FX-MAP-004 (per-device map read as one value).
+(lost update), FX-MAP-003 (guard may read stale), FX-MAP-004 (per-device map read as one value),
+FX-MAP-005 (const map written).
 
 Takes a ``Context``; yields ``Obligation`` objects. Map operations happen within their edge's
 interval. Classes (BRIEF section 1): ``local(dev)`` lives on one device; ``per_device`` has one slot
 per device, written only by that device; ``eventual`` replicas merge with a commutative operator and
 guarantee no visibility; ``causal`` reads see every write that happens-before them; ``linearizable``
-reads see every write that finished before them in real time.
+reads see every write that finished before them in real time; ``const`` entries are set before the
+flow and no edge writes them (issue 10), so every read sees the initial value and a guard of a
+``const`` map needs no ordering: its writes are FX-MAP-005 and take no part in FX-MAP-002/003.
 """
 
 from __future__ import annotations
@@ -25,6 +28,9 @@ from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
 from fxverify.vocab import AC_OPS, ClassKind
 
 _WRITES = (MapOpKind.WRITE, MapOpKind.UPDATE)
+#: Operations a ``const`` map refuses (FX-MAP-005): the writes, and ``aggregate``, which folds the
+#: slots the flow's writers leave and has nothing to fold in a map no edge writes.
+CONST_REFUSES = (MapOpKind.WRITE, MapOpKind.UPDATE, MapOpKind.AGGREGATE)
 
 
 class _MapOb(Obligation):
@@ -258,6 +264,36 @@ class PerDeviceRead(_MapOb):
         return f"use `aggregate {self.decl.name}[{self.op.key}]` on an edge that happens after every writer"
 
 
+class ConstWrite(_MapOb):
+    """FX-MAP-005: no edge writes, updates or aggregates a ``const`` map. Generated only for such
+    an operation, which is wrong in every schedule: the query restates the rule over the map's
+    class and the operation's kind, so it is satisfiable exactly when the rule is broken."""
+
+    schedule_free = True
+
+    code = codes.MAP_005
+
+    def encode(self) -> Query:
+        facts, v, header = _map_facts(self.decl, op=self.op)
+        refused = or_(*[op_is(v["op_kind"], k) for k in CONST_REFUSES])
+        cons = facts + [("const_map_written", and_(class_is(v["map_class"], ClassKind.CONST), refused))]
+        return Query(self.key, tuple(cons), header=self.header() + header)
+
+    def message(self, w: Witness) -> str:
+        e = self.ctx.edge(self.edges[0])
+        verb = {MapOpKind.WRITE: "writes", MapOpKind.UPDATE: "updates"}.get(self.op.kind, "aggregates")
+        return f"`{e.name}` {verb} `{self.decl.name}[{self.op.key}]`, but `{self.decl.name}` is a `const` map"
+
+    def why(self, w: Witness) -> str:
+        return ("a `const` map is filled before the flow and loaded read-only for programs; "
+                "no edge may change it, and it has no per-device slots to aggregate")
+
+    def fix(self, w: Witness) -> str:
+        if self.op.kind is MapOpKind.AGGREGATE:
+            return f"read it with `map_read {self.decl.name}[{self.op.key}]`"
+        return f"keep what changes during the flow in a writable map, or declare `{self.decl.name}` with a writable class"
+
+
 def _op_id(e: Edge, i: int) -> str:
     """``edge#i``: the edge and the position ``i`` of the map operation in it (keys stay unique)."""
     return f"{e.name}#{i}"
@@ -277,6 +313,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             decl = pol.map(op.map)
             if decl.cls.kind is ClassKind.LOCAL:
                 yield LocalMap(ctx, (e.eid,), f"{codes.MAP_001}:{_op_id(e, i)}|{op.map}", op, decl, pos=i)
+            if decl.cls.kind is ClassKind.CONST:
+                if op.kind in CONST_REFUSES:
+                    yield ConstWrite(ctx, (e.eid,), f"{codes.MAP_005}:{_op_id(e, i)}|{op.map}", op, decl, pos=i)
+                continue  # no write takes effect: reads see the initial value, guards need no order
             if op.kind in _WRITES:
                 writers[(op.map, op.key)].append((e, op, i))
             else:

@@ -29,6 +29,9 @@ and which possible writes are visible, and in which order, is what the class con
   or may not be visible.
 - ``eventual``: no visibility is guaranteed and replicas may apply writes in any order: any
   subset of the possible writes, in any order.
+- ``const``: entries are set before the flow and programs cannot write them (the lowering loads
+  the map with ``BPF_F_RDONLY_PROG``; a write is FX-MAP-005): every read sees the initial value,
+  whatever the schedule and whatever writes the policy (wrongly) makes.
 
 Writes of the read's own edge are possible but never required (the edge's operations have no
 order among themselves). A ``per_device`` entry has one slot per device: a plain read sees only
@@ -100,6 +103,8 @@ def allowed_values(world: World, sched: Schedule, reader: int, op_index: int, bi
     kind = decl.cls.kind
     slotted = kind is ClassKind.PER_DEVICE
     whole = slotted and rop.kind is MapOpKind.AGGREGATE  # sums every device's slot
+    if kind is ClassKind.CONST:
+        return frozenset({0})
     merge = OPERATORS.get(decl.merge or "")
     if merge is not None and merge.fold is None and merge.name != "last":
         return None

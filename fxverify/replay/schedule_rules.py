@@ -162,7 +162,8 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
 def _maps(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
     E = wd.policy.edges
-    ops = [(e, op) for e in ids for op in E[e].map_ops]
+    # A const map's writes never take effect (FX-MAP-005, static): no lost update, no stale guard.
+    ops = [(e, op) for e in ids for op in E[e].map_ops if wd.policy.map(op.map).cls.kind is not ClassKind.CONST]
     for i, (a, oa) in enumerate(ops):
         decl = wd.policy.map(oa.map)
         for b, ob in ops[i + 1:]:

@@ -91,6 +91,8 @@ def _edge(w: World, e: Edge) -> list[Violation]:
         decl = P.map(op.map)
         if decl.cls.kind is ClassKind.LOCAL and decl.cls.device != e.device:
             out.append(Violation(codes.MAP_001, (e.eid,), detail=op.map))
+        if decl.cls.kind is ClassKind.CONST and op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE, MapOpKind.AGGREGATE):
+            out.append(Violation(codes.MAP_005, (e.eid,), detail=op.map))
         if decl.cls.kind is ClassKind.PER_DEVICE and op.kind in (MapOpKind.READ, MapOpKind.GUARD):
             if any(o.map == op.map and o.key == op.key and o.kind in (MapOpKind.WRITE, MapOpKind.UPDATE)
                    and x.device != e.device and x.eid != e.eid for x in P.edges for o in x.map_ops):

@@ -205,7 +205,8 @@ def resolve_alias_sets(st: State) -> None:
 
 
 def resolve_maps(st: State) -> None:
-    """Maps: type, key and value scalars, entries, consistency class and merge operator."""
+    """Maps: type, key and value scalars, entries, consistency class and merge operator. A
+    ``const`` map is a ``hash`` or ``array`` without ``merge`` (FX-TYP-002): no edge writes it."""
     classes = [c.value for c in ClassKind]
     scalars = tuple(MAP_SCALAR_BITS)
     for m in st.map_decls:
@@ -232,6 +233,12 @@ def resolve_maps(st: State) -> None:
         elif ok and m.cls_arg is not None:
             st.error(codes.TYP_002, f"class `{m.cls.name}` takes no device", m.cls_arg.span, "not expected",
                      help="only `local(DEV)` names a device")
+            ok = False
+        if ok and m.cls.name == ClassKind.CONST.value and (m.map_type.name == "ringbuf" or m.merge is not None):
+            what = m.merge if m.merge is not None and m.map_type.name != "ringbuf" else m.map_type
+            st.error(codes.TYP_002, f"a `const` map cannot be {'a ring buffer' if what is m.map_type else 'merged'}",
+                     what.span, "a `const` map is never written",
+                     help="a `const` map is a `hash` or `array` table set before the flow, without `merge`")
             ok = False
         if not ok or entries is None:
             continue

@@ -104,6 +104,10 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 		if (mode == FX_MODE_CHECK && dev != op->b)
 			return fx_refuse(FX_DENY, op->reason, op->a);
 		return 0;
+	case FX_OP_CONST: // FX-MAP-005: a const map is never written (or aggregated) by an edge
+		if (mode == FX_MODE_CHECK)
+			return fx_refuse(FX_DENY, op->reason, op->a);
+		return 0;
 	case FX_OP_GUARD: // the guard's value decides: defer until it holds
 		if (mode != FX_MODE_CHECK)
 			return 0;
