@@ -19,12 +19,14 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from typing import ClassVar
 
+import networkx as nx
+
 from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
 from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
-from fxverify.obligations.encode import finish, relevant_edges, start
+from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.source import Span
@@ -303,11 +305,18 @@ class Obligation(ABC):
     def context(self, w: Witness) -> tuple[int, ...]:
         """Edges that are not primary but that a trace shows, because they make the HB chain
         matter (the message sent too early after a posted write; the other writers of a map
-        entry): ascending ids. Default: the edges on an HB path between two primary edges, whose
-        times the query's model holds."""
+        entry): ascending ids. Default: the inner edges of a shortest HB path between each two
+        HB-ordered primary edges (one chain, not every edge between them, so a trace stays short;
+        the query's model times them, as they are ``relevant_edges``)."""
         if self.schedule_free:
             return ()
-        return tuple(sorted(relevant_edges(self.ctx.graph, self.edges) - set(self.edges)))
+        g, prim = self.ctx.graph, sorted(set(self.edges))
+        out: set[int] = set()
+        for a in prim:
+            for b in prim:
+                if a != b and g.hb_before(a, b):
+                    out.update(nx.shortest_path(g.hb, a, b)[1:-1])
+        return tuple(sorted(out - set(prim)))
 
     def trace_regions(self) -> tuple[str, ...]:
         """Regions a finding about regions rather than edges shows in its trace (one ``region``
