@@ -203,7 +203,7 @@ def _decided(policy: Policy, sim: Simulator, ob: Obligation, query: Query, res: 
         return Outcome(ob.key, ob.code, Verdict.PROVED, "solver")
     w = ob.witness(res)
     result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), w))
-    result.diagnostics.append(_refutation(policy, sim, ob, w))
+    result.diagnostics.append(_refutation(policy, sim, ob, w, res))
     return Outcome(ob.key, ob.code, Verdict.REFUTED, "solver")
 
 
@@ -218,19 +218,42 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
         witness=f"unknown:{ob.code}")
 
 
-def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness) -> Diagnostic:
+def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Diagnostic:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
-    that does not replay is FX-INT-001, never a finding."""
+    that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
+    (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
+    hashes) are the culprits only."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
         return internal_error(f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
-    trace = build_trace(policy, ob.code, ob.edges, w, confirmed, ob.why(w), ob.fix(w), sim)
+    shown = _shown(sim, ob, w, res)
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w), sim, ob.violating(shown),
+                        ob.context(w), ob.trace_regions())
+    culprits = edges if w.cycle else ob.culprits()
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
                       trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=[policy.edges[e].name for e in edges], witness=_witness_kind(w, trace.events))
+                      edges=[policy.edges[e].name for e in culprits], witness=_witness_kind(w, trace.events))
+
+
+def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
+    """``w`` with the context edges (``Obligation.context``) in its schedule, for the trace: at
+    the times the model gives them, else at times ``Simulator.extend`` adds. The wider schedule
+    is replayed again; when it no longer exhibits the violation (or cannot be built), the trace
+    shows ``w`` alone."""
+    extra = ob.context(w)
+    if not w.schedule or w.other_schedule or not extra:
+        return w
+    sched = {**ob.schedule_of(res, extra), **w.schedule}
+    try:
+        sched = sim.extend(sched, list(extra))
+    except ValueError:
+        return w
+    if sim.confirm(ob.code, ob.edges, sched, w.address, w.values) is None:
+        return w
+    return replace(w, schedule=sched)
 
 
 def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:

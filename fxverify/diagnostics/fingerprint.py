@@ -1,7 +1,9 @@
 """Stable fingerprints of findings, for baselines and SARIF ``partialFingerprints``.
 
 Takes a ``Diagnostic``; produces a hex string. A fingerprint depends on the code, the declared
-policy name, the policy-relative names of the edges involved and the kind of witness. It never
+policy name, the policy-relative names of the edges the finding blames (``Diagnostic.edges``: not
+the flushes, handoffs or readers that only explain it) and the kind of witness (with the kind of
+its violating event). It never
 depends on line or column numbers, file paths, whitespace or witness values (times, addresses), so
 it survives reformatting, moved lines and a different solver model for the same bug. Emits no
 diagnostics.

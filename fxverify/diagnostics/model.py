@@ -33,7 +33,9 @@ class TraceEvent:
     """One step of a trace (BRIEF section 5).
 
     ``time`` is ns in the witness schedule (``None`` for schedule-independent facts). ``kind`` is
-    ``start``, ``end``, ``handoff``, ``lease``, ``revoke``, ``release``, ``flush``, ``map`` or ``fact``.
+    ``start``, ``end``, ``handoff``, ``lease``, ``revoke``, ``release``, ``flush``, ``map``, ``fact``
+    or ``region`` (a region of a region-level finding: ``edge`` is then the region's name and
+    ``hook`` is empty).
     ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
     ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
     the rule breaks.
@@ -74,7 +76,8 @@ class Diagnostic:
 
     Identity, for fingerprints (``fxverify.diagnostics.fingerprint``): ``policy`` is the declared
     policy name, ``obligation`` the obligation's stable key, ``edges`` the policy-relative names of
-    the edges involved (instance names such as ``spill[3]``), ``witness`` the kind of witness
+    the edges the finding blames (``Obligation.culprits``: instance names such as ``spill[3]``;
+    the trace may show more), ``witness`` the kind of witness
     (``schedule:release``, ``cycle``, ``static``, ``unknown``...), never its values.
     ``suppressed_reason`` is set when an inline suppression accepted the finding; ``baselined``
     when a baseline file did.

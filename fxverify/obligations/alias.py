@@ -96,6 +96,10 @@ class RegionOverlap(_TwoFootprints):
         super().__init__(ctx, (), f"{self.code}:region:{ra.name}|{rb.name}", rb.span,
                          (Label(ra.span, f"`{ra.name}` is declared here"),))
 
+    def trace_regions(self) -> tuple[str, ...]:
+        """The two overlapping regions, the second (the primary span's) marked."""
+        return (self.ra.name, self.rb.name)
+
     def message(self, w: Witness) -> str:
         return f"regions `{self.ra.name}` and `{self.rb.name}` overlap but are in different alias sets (`{self.sa}`, `{self.sb}`)"
 

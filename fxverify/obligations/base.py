@@ -19,13 +19,15 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from typing import ClassVar
 
+import networkx as nx
+
 from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
 from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
 from fxverify.obligations.encode import finish, start
-from fxverify.obligations.witness import Witness
+from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.source import Span
 from fxverify.vocab import AC_OPS, ReleaseKind
@@ -301,6 +303,45 @@ class Obligation(ABC):
     def fix(self, w: Witness) -> str:
         """A fix hint naming the missing ordering, owner or size."""
         return ""
+
+    def culprits(self) -> tuple[int, ...]:
+        """The edges the finding blames, in role order: those whose events break the rule and the
+        message names. A finding's fingerprint hashes their names (``Diagnostic.edges``), so an
+        edge that only explains the bug (a flush elsewhere, an earlier handoff) never changes it.
+        Default: every primary edge."""
+        return self.edges
+
+    def violating(self, w: Witness) -> Step | None:
+        """The violating event of ``w``, the step its trace marks. Default, for a witness with a
+        schedule: the start of the culprit that starts last (on a tie, the one of larger id, which
+        the trace lists later): for an overlap, the second start of the overlapping pair; for a
+        read that comes too early, the read. ``None`` (the trace marks its last step) for
+        schedule-independent witnesses and cycles."""
+        timed = [e for e in self.culprits() if e in w.schedule]
+        if not timed:
+            return None
+        return Step(max(timed, key=lambda e: (w.schedule[e][0], e)), "start")
+
+    def context(self, w: Witness) -> tuple[int, ...]:
+        """Edges that are not primary but that a trace shows, because they make the HB chain
+        matter (the message sent too early after a posted write; the other writers of a map
+        entry): ascending ids. Default: the inner edges of a shortest HB path between each two
+        HB-ordered primary edges (one chain, not every edge between them, so a trace stays short;
+        the query's model times them, as they are ``relevant_edges``)."""
+        if self.schedule_free:
+            return ()
+        g, prim = self.ctx.graph, sorted(set(self.edges))
+        out: set[int] = set()
+        for a in prim:
+            for b in prim:
+                if a != b and g.hb_before(a, b):
+                    out.update(nx.shortest_path(g.hb, a, b)[1:-1])
+        return tuple(sorted(out - set(prim)))
+
+    def trace_regions(self) -> tuple[str, ...]:
+        """Regions a finding about regions rather than edges shows in its trace (one ``region``
+        event each, the last one marked). Default: none."""
+        return ()
 
     # -- shared helpers ---------------------------------------------------------------------
     def name(self, eid: int) -> str:

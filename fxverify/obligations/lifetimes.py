@@ -31,7 +31,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
-from fxverify.obligations.witness import Witness
+from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import TRUE, Term, and_, not_, or_
 
@@ -163,6 +163,17 @@ class LifetimeOrder(_Lifetime):
             return None
         return LifetimeChain(self.region, tuple(x for x, _ in self.evs), tuple(k for _, k in self.evs), paths)  # type: ignore[arg-type]
 
+    def culprits(self) -> tuple[int, ...]:
+        i = self._bad_step()
+        if i is None:
+            return self.edges
+        return tuple(dict.fromkeys(x for x, _ in self.evs[max(0, i - 1):i + 1]))
+
+    def violating(self, w: Witness) -> Step | None:
+        i = self._bad_step()
+        x, k = self.evs[i if i is not None else -1]
+        return Step(x, k, self.region)
+
     def encode(self) -> Query:
         return self._query(order_violation(self.evs, _first_kind(self.ctx, self.region)), "lifetime_out_of_order")
 
@@ -264,6 +275,15 @@ class OutsideAllocation(_Lifetime):
         opened = () if alloc is None else tuple(
             HandoffOrder(r, p) for r, k in before if k == "release" for p in [self.path(r, alloc[0])] if p)
         return WithinAllocation(self.region, self.u, None if alloc is None else alloc[0], order, opened)
+
+    def culprits(self) -> tuple[int, ...]:
+        return (self.u,)
+
+    def violating(self, w: Witness) -> Step | None:
+        what, x = self._culprit(w)
+        if what == "overlap" and x is not None and w.schedule.get(x, (0,))[0] > w.schedule.get(self.u, (0,))[0]:
+            return Step(x, next(k for y, k in self.evs if y == x), self.region)
+        return Step(self.u, "start")
 
     def encode(self) -> Query:
         return self._query(outside_violation(self.u, self.evs, self.ctx.policy.region(self.region).pooled),

@@ -22,7 +22,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
-from fxverify.obligations.witness import Witness
+from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
 from fxverify.vocab import AC_OPS, ClassKind
@@ -50,6 +50,18 @@ class _MapOb(Obligation):
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result),
                        values={"map": self.decl.name, "key": -1 if self.op.key is None else self.op.key})
+
+    def violating(self, w: Witness) -> Step | None:
+        """The map operation the message names: ``op`` on the first primary edge (the guard, the
+        read, the aggregate); ``LostUpdate`` names the later write."""
+        return Step(self.edges[0], "map", self.pos)
+
+    def context(self, w: Witness) -> tuple[int, ...]:
+        """Every other edge that writes the entry ``op`` names (each writer involved), with the
+        edges on HB paths between the primary edges."""
+        writers = {e.eid for e in self.ctx.policy.edges if e.eid not in self.edges and any(
+            o.map == self.op.map and o.key == self.op.key and o.kind in _WRITES for o in e.map_ops)}
+        return tuple(sorted(set(super().context(w)) | writers))
 
 
 def _map_facts(decl: MapDecl, **ops: MapOp) -> tuple[list[tuple[str | None, Term]], dict[str, Term], tuple[str, ...]]:
@@ -106,6 +118,10 @@ class LocalMap(_MapOb):
         w.values["device"] = self.ctx.edge(self.edges[0]).device
         return w
 
+    def context(self, w: Witness) -> tuple[int, ...]:
+        """None: the access alone breaks the rule, wherever the other writers run."""
+        return ()
+
     def message(self, w: Witness) -> str:
         e = self.ctx.edge(self.edges[0])
         return f"`{e.name}` on `{e.device}` accesses `{self.decl.name}`, which is local to `{self.decl.cls.device}`"
@@ -124,10 +140,19 @@ class LostUpdate(_MapOb):
     code = codes.MAP_002
 
     def __init__(self, ctx: Context, edges: tuple[int, ...], key: str, first: MapOp, op: MapOp, decl: MapDecl,
-                 related: tuple[Label, ...] = (), pos: int = 0) -> None:
-        #: ``first``: the operation of ``edges[0]``; ``op`` (at ``pos``) that of ``edges[1]``
-        self.first = first
+                 related: tuple[Label, ...] = (), pos: int = 0, first_pos: int = 0) -> None:
+        #: ``first`` (at ``first_pos``): the operation of ``edges[0]``; ``op`` (at ``pos``) that of
+        #: ``edges[1]``
+        self.first, self.first_pos = first, first_pos
         super().__init__(ctx, edges, key, op, decl, related, pos)
+
+    def violating(self, w: Witness) -> Step | None:
+        """The write of the edge that starts second (on a tie, the second edge's): the one that
+        overlaps a write already under way."""
+        a, b = self.edges
+        if a in w.schedule and b in w.schedule and w.schedule[a][0] > w.schedule[b][0]:
+            return Step(a, "map", self.first_pos)
+        return Step(b, "map", self.pos)
 
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
@@ -334,7 +359,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                 if decl.cls.kind is ClassKind.PER_DEVICE and ea.device != eb.device:
                     continue  # different slots
                 yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, ja)}|{_op_id(eb, jb)}|{mname}[{key}]", oa, ob, decl,
-                                 (Label(ea.span, f"`{ea.name}` writes here"),), pos=jb)
+                                 (Label(ea.span, f"`{ea.name}` writes here"),), pos=jb, first_pos=ja)
     for e, op, i in readers:
         decl = pol.map(op.map)
         ws = [(we, wo, j) for we, wo, j in writers.get((op.map, op.key), []) if we.eid != e.eid]

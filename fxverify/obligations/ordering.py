@@ -182,6 +182,10 @@ class PostedRead(Obligation):
         return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.acc_w.footprint.space,
                        elements={w: result.int(kw), r: result.int(kr)}, values={"link": self.link})
 
+    def culprits(self) -> tuple[int, ...]:
+        """The writer and the reader; the flushes only explain (they are not where the rule breaks)."""
+        return self.edges[:2]
+
     def message(self, w: Witness) -> str:
         a, b = self.edges[:2]
         return (f"`{self.name(b)}` reads bytes that `{self.name(a)}` wrote over posted link `{self.link}` "

@@ -30,7 +30,7 @@ from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
-from fxverify.obligations.witness import Witness
+from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
 from fxverify.source import Span
@@ -119,6 +119,15 @@ class Unowned(_Own):
         w = super().witness(result)
         w.values["device"] = self.device
         return w
+
+    def culprits(self) -> tuple[int, ...]:
+        """The edge that acts without owning or leasing; the handoffs, leases and revokes explain."""
+        return self.edges[:1]
+
+    def violating(self, w: Witness) -> Step | None:
+        """The release, the revoke or the start (the access) of the region the message names."""
+        kind = "release" if self.releases else "revoke" if self.revokes else "start"
+        return Step(self.edges[0], kind, None if kind == "start" else self.region)
 
     def message(self, w: Witness) -> str:
         verb = "writes" if self.writes else "reads"
@@ -252,6 +261,10 @@ class BadHandoff(_Own):
         w.values["from"] = self.src
         return w
 
+    def culprits(self) -> tuple[int, ...]:
+        """The handoff the message names; the other handoffs of the region explain."""
+        return self.edges[:1]
+
     def message(self, w: Witness) -> str:
         if self.driver != self.src:
             return (f"`{self.name(self.edges[0])}` runs on `{self.driver}` but hands `{self.region}` off from "
@@ -357,6 +370,10 @@ class LeaseByNonOwner(_Own):
         cons = self._sched() + facts.constraints + [("lender_not_owner", not_(owns))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
+    def culprits(self) -> tuple[int, ...]:
+        """The granting edge; the handoffs of the region explain."""
+        return self.edges[:1]
+
     def message(self, w: Witness) -> str:
         return (f"`{self.name(self.edges[0])}` on `{self.device}` leases `{self.region}` to `{self.to}`, "
                 f"but `{self.device}` may not own it then")
@@ -393,6 +410,10 @@ class UseAfterRelease(_Own):
         r, u = self.edges
         cons = self._sched() + [("use_not_before_release", not_(finish(u) <= start(r)))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def violating(self, w: Witness) -> Step | None:
+        """The release of the region the message names (the second one, when it is released twice)."""
+        return Step(self.edges[0], "release", self.region)
 
     def message(self, w: Witness) -> str:
         r, u = self.edges
@@ -486,6 +507,13 @@ class FinalOwner(_Own):
         sched = {h: times(h, "__1") for h in self.hs}
         other = {h: times(h, "__2") for h in self.hs}
         return Witness(schedule=sched, values={"region": self.region}, other_schedule=other)
+
+    def violating(self, w: Witness) -> Step | None:
+        """The handoff of the last handoff edge to finish in the schedule shown (ties: larger id)."""
+        timed = [h for h in self.hs if h in w.schedule]
+        if not timed:
+            return None
+        return Step(max(timed, key=lambda h: (w.schedule[h][1], h)), "handoff")
 
     def message(self, w: Witness) -> str:
         if self.declared is not None:

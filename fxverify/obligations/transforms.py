@@ -460,6 +460,10 @@ class LostAccumulation(Obligation):
         return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.fr.space,
                        elements={r: result.int(kr), w: result.int(kw)})
 
+    def culprits(self) -> tuple[int, ...]:
+        """The reduction and the write that overwrites it; the readers explain."""
+        return self.edges[:2]
+
     def message(self, w: Witness) -> str:
         r, wr = self.edges[:2]
         return f"`{self.name(wr)}` overwrites bytes that `{self.name(r)}` accumulated before anyone read them"

@@ -28,3 +28,18 @@ class Witness:
     values: dict[str, int | str] = field(default_factory=dict)
     cycle: list[int] = field(default_factory=list)
     other_schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Step:
+    """The violating event of a counterexample, the step a trace marks with ``>>``.
+
+    ``edge`` is the edge id; ``kind`` a trace event kind (``start``, ``release``, ``revoke``,
+    ``lease``, ``handoff``, ``map``); ``clause`` names which of the edge's clauses of that kind:
+    a region name for ``release``/``revoke``/``lease``/``handoff``, the position in
+    ``Edge.map_ops`` for ``map``, ``None`` for ``start``. ``Obligation.violating`` gives it.
+    """
+
+    edge: int
+    kind: str
+    clause: str | int | None = None

@@ -92,7 +92,7 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
         if ev.owner_before is not None:
             what += f"  [owner {ev.owner_before} -> {ev.owner_after}]"
         rows.append((">>" if ev.violation else "", str(ev.step), "-" if ev.time is None else str(ev.time),
-                     f"{ev.device}.{ev.hook}", ev.edge, ev.kind, what))
+                     f"{ev.device}.{ev.hook}" if ev.hook else ev.device, ev.edge, ev.kind, what))
     widths = [max(len(r[i]) for r in rows) for i in range(6)]
     for i, r in enumerate(rows):
         cells = "  ".join(r[j].ljust(widths[j]) for j in range(6))

@@ -1,9 +1,9 @@
 """Counterexample -> trace: the dataflow events a person reads to see why an obligation failed.
 
-Takes a policy, an obligation's primary edges, a decoded ``Witness`` and the simulator's confirmed
-``Violation``; produces a ``diagnostics.model.Trace`` of ``TraceEvent``s in time order (BRIEF
-section 5). Only the edges involved appear; at equal times an end comes before a start
-(intervals are half-open). Renderers format traces; they never see solver objects. Emits no
+Takes a policy, an obligation's primary edges, a decoded ``Witness`` (replayed by the simulator
+first), its violating event and the context edges that explain it; produces a
+``diagnostics.model.Trace`` of ``TraceEvent``s in time order (BRIEF section 5). Only the edges
+involved appear; at equal times an end comes before a start (intervals are half-open). Renderers format traces; they never see solver objects. Emits no
 diagnostics.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Trace, TraceEvent
-from fxverify.ir import AccessMode, Footprint, Policy
-from fxverify.obligations.witness import Witness
-from fxverify.replay.simulate import Simulator, Violation
+from fxverify.ir import AccessMode, Edge, Footprint, Policy, Region
+from fxverify.obligations.witness import Step, Witness
+from fxverify.replay.simulate import Simulator
 
 _VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
 
@@ -30,12 +30,17 @@ def describe_footprint(fp: Footprint, address: int | None = None, element: int |
     return out
 
 
-def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, v: Violation, why: str, fix: str,
-                sim: Simulator | None = None) -> Trace:
+def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, why: str, fix: str,
+                sim: Simulator | None = None, step: Step | None = None, context: tuple[int, ...] = (),
+                regions: tuple[str, ...] = ()) -> Trace:
     """Build the trace of a confirmed counterexample.
 
-    ``edges`` are the obligation's primary edges; the schedule in ``w`` orders the events, and the
-    violation's time marks the violating step. ``sim`` (the replaying simulator) gives owners.
+    ``edges`` are the obligation's primary edges; the schedule in ``w`` (every edge it times, the
+    context edges included) orders the events. ``step`` is the violating event
+    (``Obligation.violating``), marked ``>>``; without one, or when the trace has no such event,
+    the last step is. ``context`` are further edges shown with schedule-independent facts, and
+    ``regions`` the regions a region-level finding is about (one ``region`` event each). ``sim``
+    (the replaying simulator) gives owners.
     """
     raw: list[tuple[tuple, dict]] = []
     sim = sim or Simulator(policy)
@@ -45,27 +50,28 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
         for eid in ids:
             e = policy.edges[eid]
             s, f = sched[eid]
-            accs = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(eid))}"
-                             for a in e.accesses()) or e.action.value
             for r in e.releases:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", detail=f"releases `{r.region}` ({r.kind.value})")))
+                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", clause=r.region,
+                                                 detail=f"releases `{r.region}` ({r.kind.value})")))
             for al in e.allocs:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="alloc", detail=f"allocates `{al.region}` to `{al.device}` (from its end)")))
+                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="alloc", clause=al.region,
+                                                 detail=f"allocates `{al.region}` to `{al.device}` (from its end)")))
             for rv in e.revokes:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", detail=f"revokes `{rv.region}` from `{rv.device}`")))
-            for op in e.map_ops:
-                val = "" if op.value is None else f" = {op.value}"
-                raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="map", detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}")))
+                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", clause=rv.region,
+                                                 detail=f"revokes `{rv.region}` from `{rv.device}`")))
+            raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
             if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs):
-                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=accs)))
+                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w))))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:
                 before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))
-                raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
-                                                  owner_before=before, owner_after=h.dst)))
+                raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", clause=h.region,
+                                                 detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
+                                                 owner_before=before, owner_after=h.dst)))
             for ls in e.leases:
                 void = " (void: this edge hands it off)" if sim.handed_to(e, ls.region) is not None else ""
-                raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
+                raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", clause=ls.region,
+                                                 detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
             for ln in e.flushes:
                 raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
     elif w.cycle:
@@ -74,17 +80,17 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
             nxt = policy.edges[w.cycle[(i + 1) % len(w.cycle)]]
             raw.append(((i,), dict(time=None, e=nxt, kind="fact", detail=f"`{nxt.name}` must start after `{e.name}` finishes")))
     else:
-        for i, eid in enumerate(edges):
+        for name in regions:
+            r = policy.region(name)
+            raw.append(((len(raw),), dict(time=None, e=None, region=r, kind="region", detail=_region(r))))
+        for eid in list(edges) + [c for c in context if c not in edges]:
             e = policy.edges[eid]
-            detail = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(eid))}"
-                               for a in e.accesses()) or e.action.value
-            raw.append(((i,), dict(time=None, e=e, kind="fact", detail=detail)))
+            raw += [((len(raw) + j,), ev) for j, ev in enumerate(_map_events(e, None))]
+            if e.accesses() or not e.map_ops:
+                raw.append(((len(raw),), dict(time=None, e=e, kind="fact", detail=_accesses(e, w))))
     raw.sort(key=lambda t: t[0])
-    mark = _violating_index(raw, w, v)
-    events = [TraceEvent(step=i + 1, time=d["time"], device=d["e"].device, hook=d["e"].hook, edge=d["e"].name,
-                         kind=d["kind"], detail=d["detail"], span=d["e"].span, owner_before=d.get("owner_before"),
-                         owner_after=d.get("owner_after"), violation=i == mark)
-              for i, (_k, d) in enumerate(raw)]
+    mark = _violating_index(raw, w, step)
+    events = [_event(policy, i + 1, d, i == mark) for i, (_k, d) in enumerate(raw)]
     facts = tuple((k, str(val)) for k, val in sorted(w.values.items()))
     if w.other_schedule:
         # A non-unique final owner needs two schedules: the events show one, this line the other.
@@ -95,15 +101,51 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
     return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts)
 
 
-def _violating_index(raw: list, w: Witness, v: Violation) -> int:
-    """Index of the step where the rule breaks: at the violation's time, a release if there is one,
-    else a revoke, else the last map access, else the last start among the violation's edges; for
-    schedule-independent facts, the last step."""
-    if not w.schedule or v.time is None:
+def _accesses(e: Edge, w: Witness) -> str:
+    """What an edge touches, with the witness's byte where it lies in a footprint."""
+    return "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(e.eid))}"
+                     for a in e.accesses()) or e.action.value
+
+
+def _map_events(e: Edge, t: int | None) -> list[dict]:
+    """One ``map`` event per map operation of ``e`` at time ``t``; ``clause`` is its position."""
+    out = []
+    for pos, op in enumerate(e.map_ops):
+        val = "" if op.value is None else f" = {op.value}"
+        out.append(dict(time=t, e=e, kind="map", clause=pos, detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}"))
+    return out
+
+
+def _region(r: Region) -> str:
+    """``region `kv` [lo, hi) N B in `hbm0`, alias set `s```: a region-level fact."""
+    alias = f", alias set `{r.alias_set}`" if r.alias_set else ", in no alias set"
+    return f"region `{r.name}` [{r.base:#x}, {r.end:#x}) {r.size} B in `{r.space}`{alias}"
+
+
+def _event(policy: Policy, step: int, d: dict, violation: bool) -> TraceEvent:
+    """The ``TraceEvent`` of one raw event: an edge's, or (``e`` is ``None``) a region's, shown on
+    the device whose memory holds it."""
+    e = d["e"]
+    if e is None:
+        r = d["region"]
+        return TraceEvent(step=step, time=None, device=policy.space(r.space).device, hook="", edge=r.name,
+                          kind=d["kind"], detail=d["detail"], span=r.span, violation=violation)
+    return TraceEvent(step=step, time=d["time"], device=e.device, hook=e.hook, edge=e.name, kind=d["kind"],
+                      detail=d["detail"], span=e.span, owner_before=d.get("owner_before"),
+                      owner_after=d.get("owner_after"), violation=violation)
+
+
+def _violating_index(raw: list, w: Witness, step: Step | None) -> int:
+    """Index of the marked step: the event ``step`` names (its edge, kind and clause; the last one
+    when the clause repeats, as in a region released twice), else, for an edge without that event
+    (an edge with no access has no ``start``), that edge's first event at its start time; the
+    last step when there is no ``step`` (cycles, schedule-independent facts)."""
+    if step is None:
         return len(raw) - 1
-    at = [(i, d) for i, (_k, d) in enumerate(raw) if d["time"] == v.time and d["e"].eid in v.edges]
-    for kind in ("release", "revoke", "map", "start"):
-        hits = [i for i, d in at if d["kind"] == kind]
-        if hits:
-            return hits[-1]
-    return len(raw) - 1
+    mine = [(i, d) for i, (_k, d) in enumerate(raw) if d["e"] is not None and d["e"].eid == step.edge]
+    hits = [i for i, d in mine if d["kind"] == step.kind and (step.clause is None or d.get("clause") == step.clause)]
+    if hits:
+        return hits[-1]
+    t0 = w.schedule.get(step.edge, (None, None))[0]
+    at = [i for i, d in mine if d["time"] == t0]
+    return at[0] if at else len(raw) - 1

@@ -85,6 +85,29 @@ class World:
                     return f"edge {a} must finish before edge {b} starts"
         return None
 
+    def extend(self, sched: Schedule, extra: list[int]) -> Schedule:
+        """``sched`` plus a legal interval for each edge of ``extra`` it lacks, for a trace that
+        shows them. The times of ``sched`` keep their order (they are shifted, never reordered, so
+        every rule sees the same comparisons); each added edge gets a unit interval of its own,
+        before every edge of ``sched`` when it must finish before one of them, else after all of
+        them, in HB order. Requires that no added edge lies on an HB path between two edges of
+        ``sched`` (true when ``sched`` times every edge between its primaries). Raises
+        ``ValueError`` when the result is not a legal schedule."""
+        add = [x for x in sorted(set(extra)) if x not in sched]
+        if not add:
+            return dict(sched)
+        rank = {x: len(self.ancestors(x)) for x in add}  # an ancestor has strictly fewer ancestors
+        before = sorted((x for x in add if any(x in self.ancestors(e) for e in sched)), key=lambda x: (rank[x], x))
+        after = sorted((x for x in add if x not in before), key=lambda x: (rank[x], x))
+        out = {x: (i, i + 1) for i, x in enumerate(before)}
+        out |= {e: (s + len(before), f + len(before)) for e, (s, f) in sched.items()}
+        end = max(f for _s, f in out.values())
+        out |= {x: (end + i, end + i + 1) for i, x in enumerate(after)}
+        why = self.check_schedule(out)
+        if why is not None:
+            raise ValueError(why)
+        return out
+
     # -- routes, recomputed --------------------------------------------------------------------
     def reaches(self, src: str, dst: str) -> bool:
         """True when some chain of links joins device ``src`` to device ``dst`` (breadth-first;
