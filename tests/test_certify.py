@@ -151,6 +151,8 @@ def _sample(kind: str, extra: Path) -> tuple[Policy, Claim, Certificate]:
                 continue
             if kind == "topological-order" and not any(e.after or e.stream for e in pol.edges):
                 continue
+            if kind == "within-allocation" and not ev.order:
+                continue
             return pol, claim, cert
     raise AssertionError(f"no certificate of kind {kind}")
 
@@ -202,6 +204,10 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, nbytes=ev.nbytes + 1)
     if kind == "read-cover":
         return r(ev, reads=())
+    if kind == "lifetime-chain":  # claim the chain starts with the other kind
+        return r(ev, kinds=("alloc" if ev.kinds[0] == "release" else "release",) + ev.kinds[1:])
+    if kind == "within-allocation":  # leave an event unordered with the use
+        return r(ev, order=ev.order[:-1])
     raise AssertionError(kind)
 
 

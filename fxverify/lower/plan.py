@@ -256,6 +256,14 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
     if len(devices) > MAX_DEVICES:
         diags.append(_bpf_error(codes.BPF_003, f"{len(devices)} devices exceed the lowering limit of {MAX_DEVICES}",
                                 policy.devices[MAX_DEVICES].span, "lease sets are 64-bit masks; split the fabric"))
+    # The runtime's ownership slot has one release per region and no generation: the lifetimes of
+    # reused blocks (specs/obligations.md section 1) are checked, not yet lowered.
+    lifetime = next((a.span for e in policy.edges for a in e.allocs), None) or next(
+        (r.span for r in policy.regions if r.pooled), None)
+    if lifetime is not None:
+        diags.append(_bpf_error(codes.BPF_003, "block lifetimes (`alloc`, `pooled`) have no realisation in the lowered runtime yet",
+                                lifetime, "the ownership slot holds one allocation; check the policy, and lower "
+                                "one without reused blocks"))
     maps: list[MapPlan] = []
     users: dict[str, set[str]] = defaultdict(set)
     for e in policy.edges:
