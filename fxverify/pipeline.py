@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from fxverify import hints
 from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
@@ -44,13 +45,15 @@ class CheckOptions:
     """Options of ``check``: ``prune`` enables exact non-solver proofs (HB reachability, intervals);
     ``solver`` sets seeds and limits; ``dump_smt`` is a folder to write every query to; ``limits``
     caps the input; ``certify`` (``python`` or ``smt``, ``None``: off) re-validates the certificate
-    of every fast proof (``fxverify.certify``)."""
+    of every fast proof (``fxverify.certify``); ``verify_hints`` applies each refutation's hint and
+    checks the policy again before showing it (``fxverify.hints``)."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
     dump_smt: str | None = None
     limits: Limits = Limits()
     certify: str | None = None
+    verify_hints: bool = True
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -132,13 +135,18 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
+    findings: list[tuple[Obligation, tuple[int, ...], int]] = []
 
     def flush() -> None:
         # Decide the pending queries as one batch (a pool backend spreads it over processes),
         # then read the answers in obligation order, so outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
+            at = len(result.diagnostics)
             slots[i] = _decided(policy, sim, ob, query, res, result)
+            if slots[i].verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
+                w = result.refutations[-1].witness
+                findings.append((ob, tuple(ob.edges) + ob.context(w), at))
         pending.clear()
 
     for i, ob in enumerate(obligations):
@@ -170,7 +178,29 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     result.outcomes = [o for o in slots if o is not None]
     if certifier is not None:
         _certified(policy, obligations, certifier, result)
+    if options.verify_hints and findings:
+        _verify_hints(policy, options, findings, result)
     return result
+
+
+def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Obligation, tuple[int, ...], int]],
+                  result: CheckResult) -> None:
+    """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
+    policy's solver options: the re-checks of edited policies are not the policy's queries, so
+    they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
+    again = replace(options, verify_hints=False, certify=None, dump_smt=None)
+    before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
+    solver = open_backend(effective_solver(policy, options.solver))
+
+    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[int]]]:
+        r = discharge(edited, again, solver)
+        blamed = {x.key: frozenset(x.edges) for x in r.refutations}
+        return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
+                for o in r.outcomes if o.verdict is not Verdict.PROVED}
+    try:
+        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck)
+    finally:
+        solver.close()
 
 
 def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
