@@ -351,6 +351,7 @@ def gen_prefill(
     layers: Optional[int] = typer.Option(None, "--layers", help="Keep only the first N layers (quick checks)."),
     hbm_gib: int = typer.Option(80, "--hbm-gib", help="HBM per GPU in GiB (topology files do not record it)."),
     ckpt_every: Optional[int] = typer.Option(None, "--ckpt-every", help="Checkpoint the hidden states every N layers into pmem; 0 disables (default: 8, widened to fit)."),
+    requests: int = typer.Option(1, "--requests", help="Prefill requests sharing one KV block pool per GPU (blocks freed and reused)."),
     name: Optional[str] = typer.Option(None, "--name", help="Policy name (default: the output file's stem)."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the policy to FILE (atomically) instead of stdout."),
     summary_json: Optional[Path] = typer.Option(None, "--summary-json", help="Write a JSON summary of the sizes to FILE."),
@@ -361,7 +362,7 @@ def gen_prefill(
 
     opts = PrefillOptions(tokens=tokens, block_tokens=block_tokens, tp=tp, kv_dtype=kv_dtype.value, spill=spill,
                           disaggregate=disaggregate, unroll=unroll, layers=layers, hbm_gib=hbm_gib,
-                          ckpt_every=ckpt_every, name=name)
+                          ckpt_every=ckpt_every, name=name, requests=requests)
     req = PrefillRequest(str(model), None if topology is None else str(topology), tuple(str(p) for p in cxl), opts,
                          None if output is None else str(output), None if summary_json is None else str(summary_json))
     out = run_prefill(req)

@@ -19,6 +19,7 @@ from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
 from fxverify.gen.prefill import PrefillOptions, generate_prefill
 from fxverify.pipeline import check
+from fxverify.replay.simulate import Simulator
 from fxverify.result import Verdict
 from fxverify.resolve import load_policy
 from fxverify.source import SourceMap
@@ -329,6 +330,8 @@ def test_too_little_cxl_is_an_error() -> None:
     (dict(topo=P4D, tp=16), "FX-GEN-003"),                  # p4d has 8 GPUs
     (dict(layers=40), "FX-GEN-004"),
     (dict(hbm_gib=1), "FX-GEN-003"),
+    (dict(requests=0), "FX-GEN-004"),
+    (dict(requests=2, cxl=(BDMU,)), "FX-GEN-004"),         # per-request CXL slots are not laid out yet
 ])
 def test_bad_options(kw, code: str) -> None:
     out, diags = gen("meta-llama--Meta-Llama-3.1-8B", **kw)
@@ -514,3 +517,61 @@ def test_the_readme_generator_example_runs_and_is_proved(tmp_path: Path) -> None
                            cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert r.returncode == 0, r.stdout + r.stderr
     assert "deepseek.fx: proved" in r.stdout
+
+
+# ---- several requests through one KV block pool ------------------------------------------------
+
+REQUESTS = dict(tokens=32, layers=2, disaggregate=True, requests=4)
+
+
+def _check_text(text: str, path: Path):
+    path.write_text(text)
+    return check(str(path))
+
+
+@pytest.mark.parametrize(("stem", "kw"), [
+    pytest.param("Qwen--Qwen3-8B", {}, id="qwen3-tp1"),
+    pytest.param("Qwen--Qwen3-8B", dict(topo=NDV5, tp=2), id="qwen3-tp2-ndv5"),
+    pytest.param("meta-llama--Meta-Llama-3.1-8B", dict(hbm_gib=3, layers=4), id="llama-streamed-weights"),
+    pytest.param("mistralai--Mixtral-8x7B-v0.1", dict(tp=2, layers=3, requests=3), id="mixtral-moe-tp2"),
+])
+def test_requests_sharing_one_kv_pool_are_proved(tmp_path: Path, stem: str, kw) -> None:
+    out, diags = gen(stem, **(REQUESTS | kw))
+    assert out is not None, diags
+    n = out.summary["requests"]
+    assert out.summary["kv_pool_slots"] == 2 < n  # fewer slots than requests: blocks are reused
+    assert " pooled" in out.text and "alloc kvl0[q % 2, l] to gpu0" in out.text and "after free[q - 2, l, 0]" in out.text
+    if out.summary["weights"] == "streamed":
+        assert "edge wload[q, l, 0]: move whost0[l] -> wslot0[l % 2] by gpu0.copy_done stream h2d after head[q - 1, *]" \
+            in out.text
+    res = _check_text(out.text, tmp_path / "p.fx")
+    assert res.verdict is Verdict.PROVED, [d.message for d in res.diagnostics][:3]
+    assert any(o.code == "FX-OWN-006" for o in res.outcomes)  # the pool's lifetimes are checked
+
+
+def test_free_before_the_send_of_its_block_is_refuted_and_replays(tmp_path: Path) -> None:
+    """Request 1 returns layer 0's blocks before the DPU has sent them; request 3 takes the same
+    slot and overwrites them while the send may still read them."""
+    out, _ = gen("Qwen--Qwen3-8B", unroll=True, **REQUESTS)
+    assert out is not None
+    good = "edge free[1, 0, 0]: release kvl0[1, 0] return_pool by gpu0.free after attn[1, 0, 0], send[1, 0, 0, *]\n"
+    assert good in out.text
+    bad = out.text.replace(good, good.replace(", send[1, 0, 0, *]", ""))
+    res = _check_text(bad, tmp_path / "bad.fx")
+    codes_ = {d.code for d in res.diagnostics}
+    assert res.verdict is Verdict.REFUTED and "FX-OWN-004" in codes_ and "FX-INT-001" not in codes_, codes_
+    own = [x for x in res.refutations if x.code == "FX-OWN-004"]
+    assert own and all("kvl0[1][0]" in x.key and "send[1][0][0]" in x.key for x in own), [x.key for x in own]
+    sim = Simulator(res.policy)
+    for x in res.refutations:  # every counterexample replays in the independent simulator
+        w = x.witness
+        assert sim.confirm(x.code, tuple(w.cycle) if w.cycle else x.edges, w.schedule, w.address, w.values,
+                           w.other_schedule) is not None, x.key
+
+
+def test_one_request_is_the_default() -> None:
+    kw = dict(topo=NDV5, cxl=(BEMPU, BDMU), tokens=64, tp=2, layers=3, disaggregate=True)
+    a, _ = gen("mistralai--Mixtral-8x7B-v0.1", **kw)
+    b, _ = gen("mistralai--Mixtral-8x7B-v0.1", requests=1, **kw)
+    assert a is not None and b is not None and a.text == b.text and a.summary == b.summary
+    assert "--requests" not in a.text and " pooled" not in a.text and a.summary["requests"] == 1

@@ -63,6 +63,7 @@ def command_line(req: PrefillRequest, name: str | None) -> str:
     argv += (["--unroll"] if o.unroll else []) + (["--layers", str(o.layers)] if o.layers is not None else [])
     argv += ["--hbm-gib", str(o.hbm_gib)] if o.hbm_gib != 80 else []
     argv += ["--ckpt-every", str(o.ckpt_every)] if o.ckpt_every is not None else []
+    argv += ["--requests", str(o.requests)] if o.requests != 1 else []
     argv += ["--name", name] if name is not None else []
     return shlex.join(argv)
 

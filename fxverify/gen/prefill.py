@@ -19,7 +19,9 @@ rank and layer (``specs/generators.md`` gives every formula):
   fp8 with per-128 scales, then crc32c), checkpoint the hidden states lz4-compressed into pmem
   windows (crc32c, then persist), and with ``disaggregate`` send every KV block through the
   nearest NIC (or a DPU) over a posted RDMA link to a decode node, flushing per layer;
-- return each layer's KV blocks to the pool once attention, the spill and the send are done.
+- return each layer's KV blocks to the pool once attention, the spill and the send are done;
+- with ``requests`` > 1, run it all once per request, one after another on each GPU, through a
+  pool of two KV slots per rank: request q allocates slot q % 2 after request q - 2 freed it.
 """
 
 from __future__ import annotations

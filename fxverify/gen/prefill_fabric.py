@@ -100,12 +100,13 @@ def pinned_route(f: FabricPlan, a: str, b: str) -> list[tuple[str, str]]:
 
 
 def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: int, replicas: int,
-                 disaggregate: bool) -> FabricPlan:
+                 disaggregate: bool, alloc: bool = False) -> FabricPlan:
     """The fabric of a job of ``tp`` ranks whose KV cache splits into ``groups`` KV groups of
     ``replicas`` ranks each: devices and links from ``topo`` (or, without one, an assumed machine
     whose GPUs are linked all-to-all by NVSwitch) and the CXL listings ``cxl``; the ranks' GPUs;
     with ``disaggregate``, the NIC (or a DPU without ``topo``) that sends each group's KV to a
-    decode node.
+    decode node. With ``alloc`` the GPUs also get an ``alloc`` hook, on which their KV block
+    allocator hands blocks out of the pool (several requests).
 
     Returns the ``FabricPlan``. Raises ``InputProblem`` with FX-GEN-003 when ``topo`` has fewer
     than ``tp`` GPUs, or no NIC to disaggregate through."""
@@ -113,6 +114,7 @@ def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: 
     links: list[Link] = []
     notes: list[str] = []
     ordered, posted = LinkOrder.ORDERED, LinkOrder.POSTED
+    gpu_hooks = GPU_HOOKS + (("alloc",) if alloc else ())
     if topo is not None:
         if tp > len(topo.gpus):
             raise InputProblem(diagnostic(codes.GEN_003, f"--tp {tp} needs {tp} GPUs; `{topo.path}` has {len(topo.gpus)}",
@@ -123,7 +125,7 @@ def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: 
         for c in topo.cpus:
             devices.append(Device(c.name, DeviceKind.CPU, (), f"NUMA node {c.numa}"))
         for d in topo.switches + topo.gpus + topo.nics:
-            hooks = {DeviceKind.GPU: GPU_HOOKS, DeviceKind.NIC: NIC_HOOKS}.get(d.kind, ())
+            hooks = {DeviceKind.GPU: gpu_hooks, DeviceKind.NIC: NIC_HOOKS}.get(d.kind, ())
             where = f"{d.busid}, class {d.pci_class:#08x}" if d.pci_class is not None else "no PCI entry"
             extra = f", {'InfiniBand' if d.net == 'ib' else 'Ethernet'}" if d.kind is DeviceKind.NIC else ""
             devices.append(Device(d.name, d.kind, hooks, f"{where}{extra}"))
@@ -144,7 +146,7 @@ def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: 
         numa = {g: 0 for g in gpus} | {"cpu0": 0}
         devices.append(Device("cpu0", DeviceKind.CPU))
         for g in gpus:
-            devices.append(Device(g, DeviceKind.GPU, GPU_HOOKS))
+            devices.append(Device(g, DeviceKind.GPU, gpu_hooks))
             links.append(Link("cpu0", g, "pcie", ordered))
         for i, a in enumerate(gpus):
             for b in gpus[i + 1:]:

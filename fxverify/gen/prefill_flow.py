@@ -14,13 +14,19 @@ Takes a finished ``prefill_plan.PrefillPlan``; produces the ``flow prefill`` blo
   records ``layer_done``;
 - ``ckpt`` checkpoints the hidden states into pmem, ``spill`` moves the KV of the last layers into
   volatile CXL slots, ``send``/``flush``/``dec`` ship every KV block to the decode node, and
-  ``free`` returns each layer's blocks to the pool.
+  ``free`` returns each layer's blocks to the pool;
+- several requests: the whole flow once per request ``q``; ``take`` allocates the request's pool
+  slot after its previous holder's ``free``, ``head`` (the LM head) reads the last hidden states,
+  and the next request's first writes wait for every rank's ``head``.
 
 Reads sizes and placements from the plan and writes them into the text; computes none. Emits no
 diagnostics.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Callable
 
 from fxverify.gen.emit import If, Loop, Note, Program, Stmt
 from fxverify.gen.prefill_fabric import pinned_route, space_name
@@ -29,7 +35,8 @@ from fxverify.gen.prefill_plan import CHECKPOINT_CODEC, QUANT_GROUP, PrefillPlan
 
 def flow_program(p: PrefillPlan) -> Program:
     """The statements of ``flow prefill`` for plan ``p``, in the order they are written: every
-    rank's layers, the two all-reduces, checkpoints, spills, sends, frees."""
+    rank's layers, the two all-reduces, checkpoints, spills, sends, frees; with several requests,
+    all of it once per request ``q`` (``_per_request``)."""
     prog: Program = []
     for r in range(p.options.tp):
         prog += _rank(p, r)
@@ -41,7 +48,66 @@ def flow_program(p: PrefillPlan) -> Program:
         prog += _sends(p)
     for r in range(p.options.tp):
         prog += _free(p, r)
-    return prog
+    if p.sizes.requests == 1:
+        return prog
+    s = p.sizes
+    prog += [Note(""), Note("the LM head reads the last hidden states (the request's first output token) before the next"
+                            " request's embedding overwrites them")]
+    for r in range(p.options.tp):
+        prog.append(Stmt(f"edge head[{r}]: read {_hidden(p, r)} by {p.fabric.gpus[r]}.launch "
+                         f"after {_ar_done(p, 'f', str(s.layers - 1), r)}"))
+    return [Note(""), Note(f"{s.requests} requests, one after another on each GPU; request q takes KV slot q % {s.kv_slots}"
+                           f" of the pool once request q - {s.kv_slots} has returned it"),
+            Loop("q", 0, s.requests, _per_request(prog, s.kv_slots))]
+
+
+# Edge families of the flow; with several requests each takes the request as its first index.
+FAMILIES = ("head", "emb", "embed", "wload", "wq", "take", "kvw", "attn", "rs_a", "ag_a", "wf", "up", "down", "disp", "wst",
+            "ew", "ex", "comb", "rs_f", "ag_f", "ckpt", "spill", "send", "flush", "dec", "free")
+# A reference to an edge family, a KV region or a remote buffer that does not name its request
+# yet (references written with ``$(q ...)`` already do: the previous request's edges).
+_FAMILY_REF = re.compile(r"\b(" + "|".join(FAMILIES) + r")\[(?!\$\(q)")
+_POOL_REF = re.compile(r"\b(kvl\d+|kvb\d+)\[(?!\$\(q)")
+_REMOTE_REF = re.compile(r"\b(rkv\d+)\[(?!\$\(q)")
+
+
+def _per_request(prog: Program, slots: int) -> Program:
+    """``prog`` (one request's statements) as the body of the request loop over ``q``: every edge
+    family, and every remote buffer ``rkv``, takes ``q`` as its first index, and the KV regions
+    ``kvl``/``kvb`` the request's pool slot ``q % slots``. Only the generator's own text is
+    rewritten, whose names ``FAMILIES`` lists; references that already name a request are kept."""
+    def text(t: str) -> str:
+        t = _FAMILY_REF.sub(r"\1[$(q), ", t)
+        t = _POOL_REF.sub(rf"\1[$(q % {slots}), ", t)
+        return _REMOTE_REF.sub(r"\1[$(q), ", t)
+    out: Program = []
+    for x in prog:
+        if isinstance(x, Stmt):
+            out.append(Stmt(text(x.text), x.edges))
+        elif isinstance(x, Loop):
+            out.append(Loop(x.var, x.lo, x.hi, _per_request(x.body, slots)))
+        elif isinstance(x, If):
+            out.append(If(x.cond, _per_request(x.then, slots), _per_request(x.orelse, slots)))
+        else:
+            out.append(x)
+    return out
+
+
+def _after_previous(p: PrefillPlan, r: int, edge: Callable[[str], str]) -> "Stmt | If":
+    """The statement ``edge(extra)``, where ``extra`` (an ``after`` list's tail) orders it after
+    request ``q - 1``'s last use of rank ``r``'s shared buffers (activations, temporaries, weight
+    slots): every rank's LM head read, each after its rank's last all-gather, which comes after
+    every rank's last kernels and pulls. One request: ``edge("")``; request 0 has no previous
+    request."""
+    if p.sizes.requests == 1:
+        return Stmt(edge(""))
+    return If("q >= 1", [Stmt(edge(", head[$(q - 1), *]"))], [Stmt(edge(""))])
+
+
+def _key(p: PrefillPlan, expr: str, per_request: int) -> str:
+    """A map key ``$(expr)``, offset by ``q x per_request`` with several requests (each request
+    has its own entries)."""
+    return f"$({expr})" if p.sizes.requests == 1 else f"$(q * {per_request} + {expr})"
 
 
 def _ar_done(p: PrefillPlan, kind: str, l: str, r: int) -> str:  # noqa: E741
@@ -64,11 +130,11 @@ def _rank(p: PrefillPlan, r: int) -> Program:
                                                            " all-reduce" if leases else "")),
                     Note("embedding lookup: read the rank's vocabulary shard, write the hidden states"),
                     Stmt(f"edge emb[{r}]: read wemb{r} by {g}.launch"),
-                    Stmt(f"edge embed[{r}]: write act{r} by {g}.launch after emb[{r}]{leases}")]
+                    _after_previous(p, r, lambda x: f"edge embed[{r}]: write act{r} by {g}.launch after emb[{r}]{x}{leases}")]
     if p.hbm.stream:
         load = f"edge wload[$(l), {r}]: move whost{r}[$(l)] -> wslot{r}[$(l % 2)] by {g}.copy_done stream h2d"
         last_moe = f"wf[$(l - 2), {r}]" if s.shared_weight_bytes else f"wq[$(l - 2), {r}]"
-        out.append(Loop("l", 0, min(2, L), [Stmt(load)]))
+        out.append(Loop("l", 0, min(2, L), [_after_previous(p, r, lambda x: f"{load} after {x[2:]}" if x else load)]))
         out.append(Loop("l", 2, L, [
             Note("slot l % 2 held layer l - 2: its last weight read must be done before the slot is overwritten"),
             If(f"l - 2 < {s.dense_layers}", [Stmt(f"{load} after wf[$(l - 2), {r}]")], [Stmt(f"{load} after {last_moe}")])
@@ -80,7 +146,7 @@ def _rank(p: PrefillPlan, r: int) -> Program:
     lease = f"\n    lease kvb{r}[$(l), $(b)] to {f.nic_of[r]}" if r in f.nic_of else ""
     body_first = [Stmt(f"edge wq[$(l), {r}]: read {wq_src} by {g}.launch after embed[{r}]{wload} reuse {attn_w} rw 1:0")]
     prev = _ar_done(p, "f", "$(l - 1)", r)
-    guard = f"\n    guard layer_done[$((l - 1) * {tp} + {r})] == 1"
+    guard = f"\n    guard layer_done[{_key(p, f'(l - 1) * {tp} + {r}', L * tp)}] == 1"
     wq = f"edge wq[$(l), {r}]: read {wq_src} by {g}.launch after {prev}{wload}"
     if r == 0 and p.cxl_layout.checkpoints:
         e = p.cxl_layout.ckpt_every
@@ -92,9 +158,16 @@ def _rank(p: PrefillPlan, r: int) -> Program:
         body_rest = [Stmt(f"{wq} reuse {attn_w} rw 1:0{guard}")]
     out.append(Loop("l", 0, 1, body_first))
     out.append(Loop("l", 1, L, body_rest))
+    take = ""
+    if s.requests > 1:
+        take, n = f", take[$(l), {r}]", s.kv_slots
+        grab = f"edge take[$(l), {r}]: alloc kvl{r}[$(l)] to {g} by {g}.alloc"
+        out.append(Loop("l", 0, L, [
+            Note(f"allocate the layer's KV blocks from the pool: slot q % {n} was request q - {n}'s, which must have freed it"),
+            If(f"q >= {n}", [Stmt(f"{grab} after free[$(q - {n}), $(l), {r}]")], [Stmt(grab)])]))
     out.append(Loop("l", 0, L, [
         Note(f"one KV block: {s.block_tokens} tokens x {s.kv_token_bytes} B = {s.block_bytes} B"),
-        Loop("b", 0, B, [Stmt(f"edge kvw[$(l), {r}, $(b)]: write kvb{r}[$(l), $(b)] by {g}.launch after wq[$(l), {r}]"
+        Loop("b", 0, B, [Stmt(f"edge kvw[$(l), {r}, $(b)]: write kvb{r}[$(l), $(b)] by {g}.launch after wq[$(l), {r}]{take}"
                               f"{lease}\n    update kv_written[0] = 1")]),
         Note("attention reads the layer's whole KV cache and writes its partial output"),
         Stmt(f"edge attn[$(l), {r}]: move kvl{r}[$(l)] -> tmp{r} by {g}.launch after kvw[$(l), {r}, *]\n"
@@ -142,7 +215,8 @@ def _ffn(p: PrefillPlan, r: int) -> Program:
              + f"; stream the weights of the rank's {s.experts_per_rank} experts; one grouped GEMM; sum each token's outputs"),
         Stmt(f"edge disp[$(l), {r}]: move {_hidden(p, r)} -> xe{r} by {g}.launch after {ready}\n    transform {xf}"),
         If(f"l >= {fd + 2}", [Note(f"slot (l - {fd}) % 2 held layer l - 2: its GEMM must be done with it"),
-                              Stmt(f"{load} after ew[$(l - 2), {r}]")], [Stmt(load)]),
+                              Stmt(f"{load} after ew[$(l - 2), {r}]")],
+           [_after_previous(p, r, lambda x: f"{load} after {x[2:]}" if x else load)]),
         Stmt(f"edge ew[$(l), {r}]: read wstage{r}[{slot}] by {g}.launch after wst[$(l), {r}] reuse {s.rank_expert_bytes} rw 1:0"),
         Stmt(f"edge ex[$(l), {r}]: move xe{r} -> ye{r} by {g}.launch after disp[$(l), {r}], ew[$(l), {r}]"),
     ]
@@ -176,7 +250,7 @@ def _all_reduce(p: PrefillPlan, kind: str) -> Program:
     out: Program = [Note(""), Note(f"{what} all-reduce into the residual stream")]
 
     def body(before: str) -> Program:
-        mw = "\n    map_write layer_done[$(l * %d + %d)] = 1" % (tp, 0) if (kind == "f" and tp == 1) else ""
+        mw = f"\n    map_write layer_done[{_key(p, f'l * {tp} + 0', L * tp)}] = 1" if (kind == "f" and tp == 1) else ""
         if tp == 1:
             return [Stmt(f"edge rs_{kind}[$(l), 0, 0]: reduce(sum) tmp0 -> act0 by {f.gpus[0]}.launch after {before}{mw}")]
         c = s.chunk_bytes
@@ -190,7 +264,7 @@ def _all_reduce(p: PrefillPlan, kind: str) -> Program:
                                 f"by {f.gpus[q]}.launch after {before}"))
         res.append(Note("all-gather: every rank collects the reduced chunks into its full copy of the hidden states"))
         for q in range(tp):
-            mw = f"\n    map_write layer_done[$(l * {tp} + {q})] = 1" if kind == "f" else ""
+            mw = f"\n    map_write layer_done[{_key(p, f'l * {tp} + {q}', L * tp)}] = 1" if kind == "f" else ""
             res.append(Stmt(f"edge ag_{kind}[$(l), {q}]: move act{q}[{s.chunk_offsets[q]}, +{c}] -> hs{q} by {f.gpus[q]}.launch "
                             f"after rs_{kind}[$(l), *, *]\n    transform gather({tp}){mw}"))
         return res
@@ -274,7 +348,7 @@ def _sends(p: PrefillPlan) -> Program:
         via = ", ".join(f"{x} -- {y}" for x, y in pinned_route(f, f.gpus[r], nic) + [(nic, "decode0")])
         out.append(Loop("l", 0, L, [Loop("b", 0, B, [Stmt(
             f"edge send[$(l), {r}, $(b)]: move kvb{r}[$(l), $(b)] -> rkv{gi}[$(l)][$(b * {per}), +{per}] by {nic}.tx "
-            f"after kvw[$(l), {r}, $(b)]{rep}\n    via {via}\n    update kv_sent[$(l * {nn} + {n})] = 1")])]))
+            f"after kvw[$(l), {r}, $(b)]{rep}\n    via {via}\n    update kv_sent[{_key(p, f'l * {nn} + {n}', L * nn)}] = 1")])]))
     for n, nic in enumerate(f.nics_used):
         ranks = [r for r in f.primaries if f.nic_of[r] == nic]
         after = ", ".join(f"send[$(l), {r}, *]" for r in ranks)
@@ -282,7 +356,7 @@ def _sends(p: PrefillPlan) -> Program:
         reads = [Stmt(f"edge dec[$(l), {f.primaries.index(r)}]: read rkv{f.primaries.index(r)}[$(l)] by decode0.launch "
                       f"after flush[$(l), {n}]") for r in ranks]
         out.append(Loop("l", 0, L, [Stmt(f"edge flush[$(l), {n}]: flush {nic} -- decode0 by {nic}.tx after {after}\n"
-                                         f"    aggregate kv_sent[$(l * {nn} + {n})]{hand}")] + reads))
+                                         f"    aggregate kv_sent[{_key(p, f'l * {nn} + {n}', L * nn)}]{hand}")] + reads))
     return out
 
 

@@ -43,6 +43,11 @@ ALIGN = 2 * MIB  # HBM regions start on 2 MiB boundaries, CUDA's allocation gran
 # Checkpoints of the hidden states are lz4-compressed (a compressible intermediate); their slots
 # are sized by the codec's worst-case bound (LZ4_COMPRESSBOUND, lz4.h), never an average ratio.
 CHECKPOINT_CODEC = CODECS["lz4"]
+# Requests in flight per rank: the KV pool holds this many requests' caches (slots), and request q
+# takes slot q % KV_SLOTS once request q - KV_SLOTS has returned its blocks, as a paged-KV server
+# (vLLM) admits requests while free blocks remain. Two slots let one request's KV still be sent
+# while the next one computes; more requests than slots is the point (blocks are reused).
+KV_SLOTS = 2
 
 
 def align(n: int, a: int) -> int:
@@ -58,7 +63,8 @@ class PrefillOptions:
     CXL windows, else 0); ``ckpt_every`` ``None`` picks 8, widened until the checkpoints fit the
     pmem windows; ``layers`` keeps only the first N layers (quick checks); ``hbm_gib`` is each
     GPU's memory, which NCCL topology files do not record (80 GiB: H100 SXM, A100 80 GB); ``name``
-    the policy name; ``command`` the command line echoed in the header."""
+    the policy name; ``command`` the command line echoed in the header; ``requests`` how many
+    prefill requests run one after another through one KV block pool per rank (``KV_SLOTS``)."""
 
     tokens: int = 8192
     block_tokens: int = 16
@@ -72,6 +78,7 @@ class PrefillOptions:
     ckpt_every: int | None = None
     name: str | None = None
     command: str = ""
+    requests: int = 1
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,8 @@ class Sizes:
     spill_fraction: Fraction  # fraction of layers spilled (``--spill`` or its default)
     spill_layers: int  # the last floor(spill_fraction x layers) layers spill their KV
     first_spilled: int  # the first spilled layer: layers - spill_layers
+    requests: int  # prefill requests, one after another (``--requests``)
+    kv_slots: int  # requests' KV caches the pool holds: min(requests, KV_SLOTS); request q uses slot q % kv_slots
 
 
 @dataclass(frozen=True)
@@ -206,7 +215,7 @@ class HostSpace:
 class RemoteLayout:
     """The decode node's KV memory (``--disaggregate``): ``size_bytes`` (rounded up to a GiB),
     one layer of one KV group in ``layer_bytes`` and one of its blocks in ``block_bytes`` (both
-    times the replicas), and KV group g's buffer at ``group_bases[g]``."""
+    times the replicas), and KV group g's buffers (every request's layers) at ``group_bases[g]``."""
 
     size_bytes: int
     layer_bytes: int
@@ -218,8 +227,8 @@ class RemoteLayout:
 class PrefillPlan:
     """A finished plan: the policy ``name``, the inputs (``model``, ``topo``, ``cxl``,
     ``options``), and every decision, in the order they are made. Map capacities are entries:
-    ``layer_done`` one per layer and rank, ``block_owner`` one per spilled block and group,
-    ``kv_sent`` one per layer and sending NIC."""
+    ``layer_done`` one per request, layer and rank, ``block_owner`` one per spilled block and
+    group, ``kv_sent`` one per request, layer and sending NIC."""
 
     name: str
     model: ModelSpec
@@ -245,15 +254,16 @@ def plan_prefill(m: ModelSpec, topo: Topology | None, cxl: CxlFabric | None, o: 
     conflict with the model) or FX-GEN-003 (HBM, CXL or address space too small, too few GPUs or
     no NIC), the first problem in planning order. Deterministic: same inputs, same plan."""
     s = _sizes(m, cxl, o)
-    fabric = place_fabric(topo, cxl, o.tp, s.groups, s.replicas, o.disaggregate)
+    fabric = place_fabric(topo, cxl, o.tp, s.groups, s.replicas, o.disaggregate, alloc=s.requests > 1)
     hbm = _hbm(o, s)
     cxl_layout = _cxl_layout(o, s, fabric)
     host = _host(s, hbm, fabric)
     remote = _remote(s, fabric) if o.disaggregate else None
     return PrefillPlan(
         name=_policy_name(m, o), model=m, topo=topo, cxl=cxl, options=o, sizes=s, fabric=fabric, hbm=hbm,
-        cxl_layout=cxl_layout, host=host, remote=remote, layer_done_entries=s.layers * o.tp,
-        block_owner_entries=s.spill_layers * s.groups * s.blocks, kv_sent_entries=s.layers * len(fabric.nics_used))
+        cxl_layout=cxl_layout, host=host, remote=remote, layer_done_entries=s.requests * s.layers * o.tp,
+        block_owner_entries=s.spill_layers * s.groups * s.blocks,
+        kv_sent_entries=s.requests * s.layers * len(fabric.nics_used))
 
 
 # ---- sizes ------------------------------------------------------------------------------------
@@ -326,6 +336,9 @@ def _sizes(m: ModelSpec, cxl: CxlFabric | None, o: PrefillOptions) -> Sizes:
                                           help="choose another --tp"))
         sh_w = m.ffn_weight_bytes(sh // tp) if sh else 0
         sh_act = T * (sh // tp) * db
+    if o.requests < 1:
+        raise InputProblem(diagnostic(codes.GEN_004, f"--requests {o.requests} must be at least 1",
+                                      help="it counts the prefill requests sharing the KV block pool"))
     frac = _spill_fraction(cxl, o)
     spill_layers = math.floor(frac * L)
     return Sizes(
@@ -339,7 +352,7 @@ def _sizes(m: ModelSpec, cxl: CxlFabric | None, o: PrefillOptions) -> Sizes:
         expert_ranges=tuple((r * E_loc, (r + 1) * E_loc) for r in range(tp)), expert_slot_bytes=cap, slices=slices,
         slice_stride=slices * m.hidden * db, expert_weight_bytes=exp_w, rank_expert_bytes=E_loc * exp_w,
         shared_weight_bytes=sh_w, shared_inter_bytes=sh_act, spill_fraction=frac, spill_layers=spill_layers,
-        first_spilled=L - spill_layers)
+        first_spilled=L - spill_layers, requests=o.requests, kv_slots=min(o.requests, KV_SLOTS))
 
 
 def _spill_fraction(cxl: CxlFabric | None, o: PrefillOptions) -> Fraction:
@@ -387,7 +400,7 @@ def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
 
 def _hbm_items(s: Sizes, tp: int, layer_w: int, stream: bool) -> list[tuple[str, int]]:
     """``(item, offset after it)`` for one rank's HBM, in layout order, 2 MiB aligned."""
-    items: list[tuple[str, int]] = [("kv", s.layers * s.layer_kv_bytes), ("act", s.act_bytes), ("tmp", s.act_bytes),
+    items: list[tuple[str, int]] = [("kv", s.kv_slots * s.layers * s.layer_kv_bytes), ("act", s.act_bytes), ("tmp", s.act_bytes),
                                     ("wemb", s.embed_weight_bytes)]
     if tp > 1:
         items.append(("hs", s.act_bytes))
@@ -463,6 +476,11 @@ def _cxl_layout(o: PrefillOptions, s: Sizes, f: FabricPlan) -> CxlLayout:
         if take > 0:
             ckpt_windows.append(CheckpointWindow(w, i, i + take))
             i += take
+    if s.requests > 1 and (s.spill_layers or n_ckpt):
+        # INVARIANT: spill and checkpoint slots are handed to the memdev, so a later request
+        # cannot reuse them; per-request slots are not laid out yet
+        raise InputProblem(diagnostic(codes.GEN_004, f"--requests {s.requests} cannot spill KV or checkpoint into CXL yet",
+                                      help="pass --spill 0 --ckpt-every 0 with --requests, or generate one request"))
     return CxlLayout(spill_dtype, elems, elem_bytes, slot, tuple(spill_windows), bound, ckpt_slot, every, n_ckpt,
                      tuple(ckpt_windows))
 
@@ -525,13 +543,13 @@ def _host(s: Sizes, hbm: HbmLayout, f: FabricPlan) -> tuple[HostSpace, ...]:
 
 
 def _remote(s: Sizes, f: FabricPlan) -> RemoteLayout:
-    """The decode node's KV memory: every layer of every KV group, replicated; FX-GEN-003 when it
-    would pass 64-bit addresses."""
+    """The decode node's KV memory: every layer of every KV group of every request (the decode
+    node keeps each request's KV), replicated; FX-GEN-003 when it would pass 64-bit addresses."""
     per = s.layer_kv_bytes * s.replicas
-    total = s.groups * s.layers * per
+    total = s.groups * s.requests * s.layers * per
     _fits64(align(total, GIB), "the decode node's KV memory")
     return RemoteLayout(align(total, GIB), per, s.block_bytes * s.replicas,
-                        tuple(g * s.layers * per for g in range(len(f.primaries))))
+                        tuple(g * s.requests * s.layers * per for g in range(len(f.primaries))))
 
 
 def _fits64(n: int, what: str) -> None:
