@@ -7,20 +7,29 @@ examples are taken from the corpus by ``python -m fxverify.diagnostics.explain -
 writes ``examples.json`` next to this module (so an installed fxverify can explain without the
 repository) and ``specs/codes.md``; a test keeps both in sync with the corpus and the registry.
 Codes that no policy of the corpus triggers carry a short failing example and its fix in the
-registry. Emits no diagnostics.
+registry. Each code also lists the incidents of ``corpus/incidents/fail/`` whose ``# expect:``
+lines name it (bugs written after public incident patterns, each with its fixed twin in
+``corpus/incidents/ok/``); ``--write`` stores that index as ``incidents.json``. Emits no
+diagnostics.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 from fxverify.diagnostics.codes import REGISTRY, Code, CorpusExample, InlineExample
 
 _HERE = Path(__file__).resolve().parent
 EXAMPLES_FILE = _HERE / "examples.json"
+INCIDENTS_FILE = _HERE / "incidents.json"
+INCIDENTS_DIR = "corpus/incidents/fail"
+_EXPECT = re.compile(r"#\s*expect:\s*((?:FX-[A-Z]+-\d{3}[ ,]*)+)")
+_HEADER = re.compile(r"^Incident \(([^)]+)\):\s*(.+?\.)(?:\s|$)")
 
 def _strip_comments(text: str) -> list[str]:
     return [ln for ln in text.splitlines(True) if not ln.lstrip().startswith("#")]
@@ -41,6 +50,57 @@ def build_examples(root: Path) -> dict[str, dict[str, str]]:
     return out
 
 
+def incident_of(path: Path) -> tuple[str, str, list[str]]:
+    """The incident a corpus file records: ``(kind, pattern, codes)``, where ``kind`` is the class
+    of system (``KV-cache offload``...), ``pattern`` the first sentence of its opening comment
+    (``# Incident (KIND): PATTERN. ...``) and ``codes`` the codes of its ``# expect:`` lines, sorted.
+    Raises ``ValueError`` when the file does not open with such a comment, ``OSError`` when it
+    cannot be read."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    head = []
+    for ln in lines:
+        if not ln.startswith("#"):
+            break
+        head.append(ln.lstrip("#").strip())
+    m = _HEADER.match(" ".join(head))
+    if m is None:
+        raise ValueError(f"{path} does not open with `# Incident (KIND): PATTERN.`")
+    found = {c for ln in lines if (e := _EXPECT.search(ln)) for c in re.findall(r"FX-[A-Z]+-\d{3}", e.group(1))}
+    return m.group(1), m.group(2), sorted(found)
+
+
+def build_incidents(root: Path) -> dict[str, list[dict[str, str]]]:
+    """Per code, the incidents of ``root/corpus/incidents/fail`` that expect it, in path order:
+    ``{"path", "kind", "pattern"}`` each. ``{}`` when the folder is missing; raises as
+    ``incident_of``."""
+    out: dict[str, list[dict[str, str]]] = {}
+    folder = root / INCIDENTS_DIR
+    for path in sorted(folder.glob("*.fx")) if folder.is_dir() else []:
+        kind, pattern, found = incident_of(path)
+        for code in found:
+            out.setdefault(code, []).append({"path": f"{INCIDENTS_DIR}/{path.name}", "kind": kind, "pattern": pattern})
+    return out
+
+
+def load_incidents() -> dict[str, list[dict[str, str]]]:
+    """The incident index shipped with fxverify (``incidents.json``); ``{}`` if the file is missing."""
+    try:
+        return json.loads(INCIDENTS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _incident_lines(code: Code, incidents: dict[str, list[dict[str, str]]]) -> list[str]:
+    found = incidents.get(code, [])
+    if not found:
+        return []
+    out = [f"incidents ({len(found)}; each fixed in corpus/incidents/ok/ under the same name):"]
+    for inc in found:
+        out += textwrap.wrap(f"{inc['path']} ({inc['kind']}): {inc['pattern']}", 100,
+                             initial_indent="  ", subsequent_indent="      ", break_on_hyphens=False)
+    return ["", *out]
+
+
 def load_examples() -> dict[str, dict[str, str]]:
     """The examples shipped with fxverify (``examples.json``); ``{}`` if the file is missing."""
     try:
@@ -49,9 +109,11 @@ def load_examples() -> dict[str, dict[str, str]]:
         return {}
 
 
-def explain(code: Code, examples: dict[str, dict[str, str]]) -> str:
+def explain(code: Code, examples: dict[str, dict[str, str]],
+            incidents: dict[str, list[dict[str, str]]] | None = None) -> str:
     """The text of ``fxverify explain CODE``: the rule, why it matters, a failing example and the
-    fix (from the corpus for obligation codes, inline for input codes)."""
+    fix (from the corpus for obligation codes, inline for input codes), then the incidents of the
+    code (``incidents``, default the shipped ``incidents.json``)."""
     out = [f"{code}: {code.title}", f"family {code.family.value}, severity {code.severity.value}", "",
            f"rule: {code.rule}", f"why it matters: {code.why}", ""]
     ex = examples.get(code)
@@ -63,6 +125,7 @@ def explain(code: Code, examples: dict[str, dict[str, str]]) -> str:
         out += ["failing example:", "", *_indent(bad), "", "fixed:", "", *_indent(good)]
     else:
         out += ["no example: this code reports a bug in fxverify, never a problem of the policy"]
+    out += _incident_lines(code, load_incidents() if incidents is None else incidents)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -76,8 +139,11 @@ def list_codes() -> str:
     return "".join(f"{c:<{w}}  {c.severity.value:<7}  {c.title}\n" for c in REGISTRY.values())
 
 
-def codes_markdown(examples: dict[str, dict[str, str]]) -> str:
-    """``specs/codes.md``: every code of the registry with its rule, why it matters and examples."""
+def codes_markdown(examples: dict[str, dict[str, str]],
+                   incidents: dict[str, list[dict[str, str]]] | None = None) -> str:
+    """``specs/codes.md``: every code of the registry with its rule, why it matters, examples and
+    incidents (``incidents``, default the shipped ``incidents.json``)."""
+    incidents = load_incidents() if incidents is None else incidents
     out = ["# Diagnostic codes", "",
            "Generated from the code registry (`fxverify/diagnostics/codes.py`) and the corpus by",
            "`python -m fxverify.diagnostics.explain --write`; a test keeps it in sync. `fxverify explain CODE`",
@@ -95,19 +161,26 @@ def codes_markdown(examples: dict[str, dict[str, str]]) -> str:
         elif isinstance(c.example, InlineExample):
             bad, good = c.example.bad, c.example.good
             out += ["Failing:", "", "```", bad, "```", "", "Fixed:", "", "```", good, "```", ""]
+        if incidents.get(c):
+            out += ["Incidents (each fixed in `corpus/incidents/ok/` under the same name):", ""]
+            out += [f"- `{i['path']}` ({i['kind']}): {i['pattern']}" for i in incidents[c]]
+            out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 
 
 def main(argv: list[str]) -> int:
-    """``python -m fxverify.diagnostics.explain --write [ROOT]``: regenerate ``examples.json`` and
-    ``ROOT/specs/codes.md`` from the corpus under ROOT (default: the repository of this module)."""
+    """``python -m fxverify.diagnostics.explain --write [ROOT]``: regenerate ``examples.json``,
+    ``incidents.json`` and ``ROOT/specs/codes.md`` from the corpus under ROOT (default: the
+    repository of this module)."""
     if not argv or argv[0] != "--write":
         sys.stderr.write("usage: python -m fxverify.diagnostics.explain --write [ROOT]\n")
         return 2
     root = Path(argv[1]) if len(argv) > 1 else _HERE.parents[1]
     examples = build_examples(root)
+    incidents = build_incidents(root)
     EXAMPLES_FILE.write_text(json.dumps(examples, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    (root / "specs" / "codes.md").write_text(codes_markdown(examples), encoding="utf-8")
+    INCIDENTS_FILE.write_text(json.dumps(incidents, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (root / "specs" / "codes.md").write_text(codes_markdown(examples, incidents), encoding="utf-8")
     return 0
 
 

@@ -1,0 +1,21 @@
+# Incident (checkpointing): checkpoint shards are compressed and written to NVMe with no checksum
+# of the stored bytes. A torn write during a node failure, or a bit flip on the way, leaves a
+# shard that decompresses into wrong tensors, or fails only deep into a resume: nothing can tell
+# a good shard from a bad one at load time.
+# Fix: checksum the final (compressed) bytes before they are persisted, and verify on load.
+policy "ckpt-shard-persisted-without-checksum"
+
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device nvme0: nvme hooks [sq_doorbell, completion, dma_done]
+  link gpu0 -- nvme0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+space ns1 on nvme0 size 1 TiB persistent
+region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0
+region shard in ns1 at 0x0 size 4160 KiB owner gpu0
+
+flow checkpoint {
+  edge save: move params -> shard by gpu0.copy_done transform compress(zstd) |> persist  # expect: FX-XF-002
+  # ^ `save` persists bytes with no valid checksum over them
+}

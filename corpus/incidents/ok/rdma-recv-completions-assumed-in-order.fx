@@ -1,0 +1,19 @@
+# Fixed twin of fail/rdma-recv-completions-assumed-in-order.fx: each buffer is processed after its own
+# completion (`proc1` is `after land1`).
+policy "rdma-recv-completions-assumed-in-order"
+
+fabric {
+  device cpu0: cpu hooks [launch]
+  device nic0: nic hooks [rx, dma_done]
+  link cpu0 -- nic0 : pcie ordered
+}
+space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
+region rbuf[i in 0..2] in host0 at 0x1_0000_0000 + i * 64 KiB size 64 KiB owner nic0
+region app in host0 at 0x1_2000_0000 size 128 KiB owner cpu0
+
+flow recv {
+  edge land0: write rbuf[0] by nic0.rx handoff rbuf[0]: nic0 -> cpu0
+  edge land1: write rbuf[1] by nic0.rx handoff rbuf[1]: nic0 -> cpu0
+  edge proc0: move rbuf[0] -> app[0, +64 KiB] by cpu0.launch after land0
+  edge proc1: move rbuf[1] -> app[64 KiB, +64 KiB] by cpu0.launch after land1
+}
