@@ -233,7 +233,8 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent]``."""
+    """``space NAME on DEV [base E] size E [persistent] [init]``; ``init``: every byte holds data
+    before the flow starts."""
 
     name: Ident
     device: Ident
@@ -241,6 +242,7 @@ class SpaceDecl:
     size: Expr
     persistent: bool
     span: Span
+    init: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +257,8 @@ class IndexParam:
 
 @dataclass(frozen=True, slots=True)
 class RegionDecl:
-    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T]``."""
+    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T] [init]``; ``init``:
+    the region's bytes hold data before the flow starts (weights, inputs loaded earlier)."""
 
     name: Ident
     params: tuple[IndexParam, ...]
@@ -265,6 +268,7 @@ class RegionDecl:
     owner: Ident
     dtype: Ident | None
     span: Span
+    init: bool = False
 
 
 @dataclass(frozen=True, slots=True)
