@@ -5,7 +5,8 @@ Takes a finished ``prefill_plan.PrefillPlan``; produces the ``flow prefill`` blo
 ``emit.count`` counts. Per rank and layer (``specs/generators.md``, "The generated flow"):
 
 - ``wload`` streams the layer's weights from host memory when they are not resident, ``wq`` reads
-  the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the layer's cache,
+  the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the layer's cache and
+  ``attn_out`` writes its partial output,
   and the attention all-reduce (``rs_a`` reduce-scatter, ``ag_a`` all-gather, NCCL's ring
   decomposition) adds the partial outputs into the residual stream;
 - dense layers: ``wf``, ``up``, ``down``; MoE layers: ``disp`` scatters the tokens to the rank's
@@ -96,9 +97,10 @@ def _rank(p: PrefillPlan, r: int) -> Program:
         Note(f"one KV block: {s.block_tokens} tokens x {s.kv_token_bytes} B = {s.block_bytes} B"),
         Loop("b", 0, B, [Stmt(f"edge kvw[$(l), {r}, $(b)]: write kvb{r}[$(l), $(b)] by {g}.launch after wq[$(l), {r}]"
                               f"{lease}\n    update kv_written[0] = 1")]),
-        Note("attention reads the layer's whole KV cache and writes its partial output"),
-        Stmt(f"edge attn[$(l), {r}]: move kvl{r}[$(l)] -> tmp{r} by {g}.launch after kvw[$(l), {r}, *]\n"
-             f"    bytes {s.layer_kv_bytes} reuse {s.layer_kv_bytes} rw 1:1"),
+        Note("attention reads the layer's whole KV cache, then writes its whole partial output"),
+        Stmt(f"edge attn[$(l), {r}]: read kvl{r}[$(l)] by {g}.launch after kvw[$(l), {r}, *]\n"
+             f"    bytes {s.layer_kv_bytes} reuse {s.layer_kv_bytes} rw 1:0"),
+        Stmt(f"edge attn_out[$(l), {r}]: write tmp{r} by {g}.launch after attn[$(l), {r}]"),
     ]))
     out += _ffn(p, r)
     return out
@@ -166,7 +168,7 @@ def _all_reduce(p: PrefillPlan, kind: str) -> Program:
     s, f, tp, L = p.sizes, p.fabric, p.options.tp, p.sizes.layers
     what = "attention" if kind == "a" else "FFN"
     if kind == "a":
-        before = "attn[$(l), *]"
+        before = "attn_out[$(l), *]"
     elif s.moe_layers and s.dense_layers:
         before = None
     elif s.moe_layers:
