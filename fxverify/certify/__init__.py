@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fxverify.certificate import METHOD_KINDS, Certificate
-from fxverify.certify import order, static
+from fxverify.certify import defined, order, static
 from fxverify.certify.facts import Facts, Statement, f, s
 from fxverify.ir import Policy
 from fxverify.smt.backend import Backend, Query, SolverOptions, Status
@@ -37,6 +37,7 @@ _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
     "fabric-path": static.check_fabric, "every-path": static.check_every_path, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
     "one-destination": static.check_split, "local-class": static.check_local, "own-slot": static.check_slot,
     "size-bound": static.check_size, "checksum-walk": static.check_checksum, "layout": static.check_layout,
+    "defined-cover": defined.check_defined,
 }  # type: ignore[dict-item]
 
 

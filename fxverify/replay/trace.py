@@ -9,6 +9,7 @@ diagnostics.
 
 from __future__ import annotations
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Trace, TraceEvent
 from fxverify.ir import AccessMode, Footprint, Policy
@@ -47,6 +48,10 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
             s, f = sched[eid]
             accs = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(eid))}"
                              for a in e.accesses()) or e.action.value
+            if code == codes.INIT_001 and e.dst is not None and e.defines() != (e.dst,):
+                got = e.defines()
+                accs += (f"; defines only [{got[0].lo:#x}, {got[-1].hi:#x}) {sum(d.nbytes for d in got)} B of it"
+                         if got else "; defines none of it (its output length depends on the data)")
             for r in e.releases:
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", detail=f"releases `{r.region}` ({r.kind.value})")))
             for rv in e.revokes:
