@@ -233,7 +233,8 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent]``."""
+    """``space NAME on DEV [base E] size E [persistent] [init]``; ``init``: every byte holds data
+    before the flow starts."""
 
     name: Ident
     device: Ident
@@ -241,6 +242,7 @@ class SpaceDecl:
     size: Expr
     persistent: bool
     span: Span
+    init: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,7 +257,9 @@ class IndexParam:
 
 @dataclass(frozen=True, slots=True)
 class RegionDecl:
-    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T] [pooled]``."""
+    """``region NAME[params]? in SPACE at ADDR size SIZE owner DEV [dtype T] [init] [pooled]``;
+    ``init``: the region's bytes hold data before the flow starts (weights, inputs loaded
+    earlier); ``pooled``: it starts in its pool, unallocated, until an ``alloc`` of it."""
 
     name: Ident
     params: tuple[IndexParam, ...]
@@ -265,7 +269,7 @@ class RegionDecl:
     owner: Ident
     dtype: Ident | None
     span: Span
-    #: ``pooled``: the region starts in its pool, unallocated, until an ``alloc`` of it.
+    init: bool = False
     pooled: bool = False
 
 

@@ -317,15 +317,38 @@ class WithinAllocation:
     kind = "within-allocation"
 
 
+@dataclass(frozen=True, slots=True)
+class WriteBefore:
+    """A write that defines bytes before a read: access ``pos`` of edge ``edge`` writes (or
+    reduces into) them, and ``path`` orders the edge before the reader."""
+
+    edge: int
+    pos: int
+    path: HbPath
+
+
+@dataclass(frozen=True, slots=True)
+class DefinedCover:
+    """Kind ``defined-cover`` (FX-INIT-001): the read access ``pos`` of the obligation's first edge
+    touches only bytes in the footprints of ``writes`` (each ordered before the read) or in the
+    ranges of ``inits``: names of regions declared ``init``, or of the read's space when that
+    space is declared ``init``."""
+
+    pos: int
+    writes: tuple[WriteBefore, ...]
+    inits: tuple[str, ...]
+    kind = "defined-cover"
+
+
 Evidence = (Ordered | FlushedBetween | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
-            | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation)
+            | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
     Ordered, FlushedBetween, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
-    LayoutFacts, ReadCover, LifetimeChain, WithinAllocation)}
+    LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
@@ -345,6 +368,7 @@ METHOD_KINDS: dict[str, frozenset[str]] = {
     "arith": frozenset({"size-bound"}),
     "chain-walk": frozenset({"checksum-walk"}),
     "static-layout": frozenset({"layout"}),
+    "hb-cover": frozenset({"defined-cover"}),
 }
 
 

@@ -11,13 +11,13 @@ The execution model these types describe is BRIEF section 2.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import ClassVar
 
 from fxverify.diagnostics.suppress import Suppression
 from fxverify.source import NO_SPAN, Span
-from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
+from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind, dtype_bits
 
 
 class EdgeAction(Enum):
@@ -103,7 +103,8 @@ class Link:
 class Space:
     """A byte-addressed space ``[base, base + size)`` homed on ``device``.
 
-    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``).
+    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``). ``init``: every
+    byte of the space holds data before the flow starts (FX-INIT-001 needs no write of it).
     """
 
     name: str
@@ -112,6 +113,7 @@ class Space:
     size: int
     persistent: bool = False
     span: Span = NO_SPAN
+    init: bool = False
 
     @property
     def end(self) -> int:
@@ -125,9 +127,11 @@ class Region:
 
     ``name`` is the instance name (``kv[3][17]`` for a family instance). ``family`` is the declared
     name (``kv``). ``alias_set`` is the alias set the region belongs to, if any. ``dtype`` is the
-    element type stored there, when declared (FX-XF-003 compares it). ``pooled`` regions start
-    unallocated, in their pool: no access is legal before an ``alloc`` of them (specs/obligations.md
-    section 1, lifetimes); ``owner`` is then the pool's device, whose allocator hands them out.
+    element type stored there, when declared (FX-XF-003 compares it). ``init``: the region's bytes
+    hold data before the flow starts (weights, inputs loaded earlier; FX-INIT-001 needs no write
+    of them). ``pooled`` regions start unallocated, in their pool: no access is legal before an
+    ``alloc`` of them (specs/obligations.md section 1, lifetimes); ``owner`` is then the pool's
+    device, whose allocator hands them out.
     """
 
     name: str
@@ -139,6 +143,7 @@ class Region:
     alias_set: str | None = None
     dtype: str | None = None
     span: Span = NO_SPAN
+    init: bool = False
     pooled: bool = False
 
     @property
@@ -496,6 +501,46 @@ class Edge:
                 out.append(Access(self.dst, AccessMode.WRITE))
         self.__dict__["_accesses"] = tuple(out)  # frozen: cache outside the dataclass fields
         return self.__dict__["_accesses"]
+
+    def defines(self) -> tuple[Footprint, ...]:
+        """The destination bytes this edge leaves defined (FX-INIT-001), as at most two footprints:
+        a ``write`` defines its whole destination; a ``move`` or ``reduce`` the first ``out`` bytes
+        of it in address order, ``out`` being the fewest bytes its transform chain can emit for
+        its source's bytes: unchanged through move, checksum, persist and reduce; exact through
+        quantize (``ceil(elems*bits/8)`` plus the group scales); ``n // W`` for one part of a
+        scatter; ``n*W`` for gather and replicate; none for compress and filter, whose output
+        length depends on the data. Source: specs/obligations.md, "Def-before-use"."""
+        dst = self.dst
+        if dst is None or self.action not in (EdgeAction.WRITE, EdgeAction.MOVE, EdgeAction.REDUCE):
+            return ()
+        if self.action is EdgeAction.WRITE or self.src is None:
+            return (dst,)
+        n = self.src.nbytes
+        for t in self.transforms:
+            n = _fewest_out(t, n)
+        n = min(n, dst.nbytes)
+        full, rem = divmod(n, dst.elem)
+        out = (replace(dst, count=full),) if full else ()
+        if rem:
+            out += (Footprint(dst.region, dst.space, dst.base + full * dst.stride, rem, rem, 1, dst.span),)
+        return out
+
+
+def _fewest_out(t: Transform, n: int) -> int:
+    """The fewest bytes transform ``t`` emits for ``n`` input bytes (``Edge.defines``)."""
+    if isinstance(t, (Compress, Filter)):
+        return 0
+    if isinstance(t, Quantize):
+        elems = n * 8 // dtype_bits(t.src)
+        out = -(-elems * dtype_bits(t.dst) // 8)
+        if t.group:
+            out += -(-(-(-elems // t.group)) * dtype_bits(t.scale) // 8)
+        return out
+    if isinstance(t, Scatter):
+        return n // t.ways
+    if isinstance(t, (Gather, Replicate)):
+        return n * t.ways
+    return n
 
 
 def transfer_devices(driver: str, src_device: str | None, dst_device: str | None) -> tuple[str, str]:

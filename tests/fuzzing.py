@@ -70,7 +70,7 @@ WORDS: tuple[str, ...] = (
     "owner", "dtype", "alias_set", "map", "class", "merge", "flow", "for", "if", "else", "final", "edge", "by",
     "write", "read", "move", "reduce", "release", "flush", "after", "stream", "bytes", "reuse", "rw", "alias",
     "require", "in_order", "transform", "handoff", "lease", "to", "map_read", "map_write", "update", "guard",
-    "aggregate", "elem", "stride", "count", "and", "or", "not", "persistent", "rlimit",
+    "aggregate", "elem", "stride", "count", "and", "or", "not", "persistent", "init", "rlimit",
     "gpu0", "gpu1", "dpu0", "cxl0", "cpu0", "nic0", "gpu", "dpu", "nic", "cpu", "cxl_mem", "cxl_switch",
     "launch", "copy_done", "free", "rx", "tx", "dma_done", "near_mem", "doorbell", "evict",
     "pcie", "cxl", "nvlink", "rdma", "ordered", "unordered", "posted", "hbm0", "hdm0", "host0", "kv", "pool",

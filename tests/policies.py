@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from fxverify.ir import (
@@ -75,6 +77,14 @@ def simple_paths(links: tuple[Link, ...], a: str, b: str) -> list[list[str]]:
     return out
 
 
+def initialised(draw) -> tuple[tuple[Region, ...], tuple[Space, ...]]:
+    """``REGIONS`` and ``SPACES``, each region or space declared ``init`` (loaded before the flow)
+    at random: half of the regions, and rarely a whole space (FX-INIT-001)."""
+    regions = tuple(replace(r, init=draw(st.booleans())) for r in REGIONS)
+    spaces = tuple(replace(s, init=draw(st.integers(0, 5)) == 0) for s in SPACES)
+    return regions, spaces
+
+
 @st.composite
 def policies(draw, max_edges: int = 5) -> Policy:
     """A random policy over a fixed 3-device fabric with up to ``max_edges`` edges."""
@@ -146,7 +156,8 @@ def policies(draw, max_edges: int = 5) -> Policy:
     finals = ()
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
-    return Policy("random", "random.fx", DEVICES, links, SPACES, REGIONS,
+    regions, spaces = initialised(draw)
+    return Policy("random", "random.fx", DEVICES, links, spaces, regions,
                   (AliasSet("ab", ("b", "d", "v")), AliasSet("x", ()), AliasSet("y", ())), MAPS, tuple(edges), finals)
 
 
@@ -181,7 +192,7 @@ def lease_revoke_policies(draw) -> Policy:
         hook = next(d.hooks[0] for d in DEVICES if d.name == dev)
         src, dst = (fp, None) if action == "read" else (None, fp)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
-    return Policy("lease-revoke", "lease-revoke.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
+    return Policy("lease-revoke", "lease-revoke.fx", DEVICES, base.links, base.spaces, base.regions, base.alias_sets, MAPS,
                   tuple(edges), ())
 
 
@@ -219,3 +230,26 @@ def lifetime_policies(draw) -> Policy:
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
     return Policy("lifetime", "lifetime.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
                   tuple(edges), ())
+
+
+@st.composite
+def def_use_policies(draw) -> Policy:
+    """A random policy of 2 to 5 edges that write, move, reduce into and read overlapping, often
+    strided footprints of regions `a` and `b` (sometimes declared `init`), moves sometimes shorter
+    than their destinations or through a quantize or compress step, with random ``after``
+    clauses: the bytes each read sees defined (FX-INIT-001) depend on the order and the cover."""
+    base = draw(policies(max_edges=1))
+    pair = [r for r in base.regions if r.name in ("a", "b")]
+    n = draw(st.integers(2, 5))
+    edges: list[Edge] = []
+    for i in range(n):
+        action = draw(st.sampled_from(["write", "write", "move", "reduce", "read", "read"]))
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        src = draw(footprints(draw(st.sampled_from(pair)))) if action in ("read", "move", "reduce") else None
+        dst = draw(footprints(draw(st.sampled_from(pair)))) if action in ("write", "move", "reduce") else None
+        transforms: tuple[Transform, ...] = ()
+        if action == "move" and draw(st.integers(0, 3)) == 0:
+            transforms = (draw(st.sampled_from([Quantize("bf16", "fp8"), Compress("lz4")])),)
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), "gpu0", "launch", src=src, dst=dst,
+                          reduce_op="sum" if action == "reduce" else None, after=after, transforms=transforms))
+    return replace(base, edges=tuple(edges), final_owners=(), _index={})

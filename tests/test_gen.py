@@ -248,9 +248,9 @@ def test_summary_matches_hand_calculation() -> None:
     assert (s["layers"], s["kv_bytes_per_token"], s["kv_bytes_per_token_per_layer"], s["blocks_per_layer"]) == (
         32, 131072, 4096, 8192 // 16)
     # once: the embedding read and the write of the hidden states; per layer: 512 KV writes,
-    # 512 sends, 1 flush, 1 decode read, 1 free and 7 compute edges (wq, attn, 2 reduces, wf, up,
-    # down); 8 of 32 layers spill 512 blocks; 4 checkpoints
-    assert s["edges"] == 2 + 32 * (512 + 512 + 1 + 1 + 1 + 7) + 8 * 512 + 4
+    # 512 sends, 1 flush, 1 decode read, 1 free and 8 compute edges (wq, attn, attn_out, 2 reduces,
+    # wf, up, down); 8 of 32 layers spill 512 blocks; 4 checkpoints
+    assert s["edges"] == 2 + 32 * (512 + 512 + 1 + 1 + 1 + 8) + 8 * 512 + 4
     assert "# 16 tok x 4096 B = 65536 B" in out.text or "KV block = 16 tok x 4096 B = 65536 B (64 KiB)" in out.text
 
 

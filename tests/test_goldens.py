@@ -22,6 +22,7 @@ GOLDEN_POLICIES = [
     "corpus/ownership/fail/pinned-free-before-copy.fx",
     "corpus/ownership/fail/read-after-revoke.fx",
     "corpus/transforms/ok/compress-worst-case.fx",
+    "corpus/ordering/fail/fp8-page-scales-not-moved.fx",
 ]
 
 

@@ -294,6 +294,23 @@ def test_deterministic(tmp_path: Path) -> None:
     assert p1.edges == p2.edges and p1.regions == p2.regions and p1.final_owners == p2.final_owners
 
 
+def test_init_regions_and_spaces(tmp_path: Path) -> None:
+    """`init` on a space or region (every family instance) reaches the IR; without it, nothing is."""
+    text = HEAD + """\
+space host0 on gpu0 base 0x1_0000_0000 size 1 GiB init
+region w[l in 0..2] in hbm0 at l * 1 MiB size 1 MiB owner gpu0 dtype bf16 init
+region x in hbm0 at 4 MiB size 1 MiB owner gpu0 init   # inputs
+region y in hbm0 at 8 MiB size 1 MiB owner gpu0
+flow f {
+  edge r: read w[1] by gpu0.launch
+}
+"""
+    p, diags, _ = _load(tmp_path, {"init.fx": text}, "init.fx")
+    assert diags == [] and p is not None
+    assert [(r.name, r.init) for r in p.regions][-4:] == [("w[0]", True), ("w[1]", True), ("x", True), ("y", False)]
+    assert [(s.name, s.init) for s in p.spaces] == [("hbm0", False), ("host0", True)]
+
+
 def test_large_family_unrolls(tmp_path: Path) -> None:
     text = HEAD + """\
 region kvw[l in 0..32, b in 0..512] in hbm0 at (l*512 + b) * 4 KiB size 4 KiB owner gpu0

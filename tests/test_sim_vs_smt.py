@@ -20,7 +20,7 @@ from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
 from fxverify.vocab import LinkOrder
 
-from tests.policies import lease_revoke_policies, lifetime_policies, policies
+from tests.policies import def_use_policies, lease_revoke_policies, lifetime_policies, policies
 
 BACKEND = open_backend(SolverOptions())
 
@@ -73,6 +73,15 @@ def test_lifetimes_agree_with_brute_force(policy):
     """Allocations, releases, uses, leases and handoffs of one block, allocated at the start or
     pooled, in random orders: the solver and the simulator's schedule enumeration agree on every
     FX-OWN-004 and FX-OWN-006 (and the rest)."""
+    agreement(policy)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(def_use_policies())
+def test_def_before_use_agrees_with_brute_force(policy):
+    """Writes, short moves, reductions and reads of overlapping strided footprints, some regions
+    `init`, in random orders: the solver and the simulator's schedule enumeration agree on every
+    FX-INIT-001 (the first unwritten byte included: the witness must replay) and the rest."""
     agreement(policy)
 
 

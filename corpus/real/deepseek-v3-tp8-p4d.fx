@@ -21,7 +21,7 @@
 #   weights are resident in HBM; one rank uses 3951034368 B (3.68 GiB) of 40 GiB HBM
 #   spill: floor(1/4 x 12) = 3 layers (from layer 9); slot = 9216 elems x 1 B + ceil(9216 / 128) fp32 scales x 4 B = 9504 B
 #   checkpoints every 8 layers: 1 slots of LZ4_COMPRESSBOUND(3670016) = 3684424 B, page-aligned = 3686400 B
-#   edges = 4481 (as unrolled)
+#   edges = 4577 (as unrolled)
 policy "deepseek-v3-tp8-p4d"
 
 fabric {
@@ -117,15 +117,15 @@ space rhbm on decode0 size 1 GiB                  # the decode node's KV memory 
 region kvl0[l in 0..12] in hbm0 at 0x0 + l * 294912 size 294912 owner gpu0 dtype bf16
 region kvb0[l in 0..12, b in 0..16] in hbm0 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu0 dtype bf16
 # rank 0: its vocabulary shard of the embedding and the LM head
-region wemb0 in hbm0 at 0xc00000 size 463339520 owner gpu0 dtype bf16
+region wemb0 in hbm0 at 0xc00000 size 463339520 owner gpu0 dtype bf16 init
 region act0 in hbm0 at 0x400000 size 3670016 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x800000 size 3670016 owner gpu0 dtype bf16
 region hs0 in hbm0 at 0x1c600000 size 3670016 owner gpu0 dtype bf16
 region inter0 in hbm0 at 0x1ca00000 size 1179648 owner gpu0 dtype bf16
-region wattn0[l in 0..12] in hbm0 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu0
-region wffn0[l in 0..3] in hbm0 at 0x37000000 + l * 49557312 size 49557312 owner gpu0
+region wattn0[l in 0..12] in hbm0 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu0 init
+region wffn0[l in 0..3] in hbm0 at 0x37000000 + l * 49557312 size 49557312 owner gpu0 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh0[j in 0..9] in hbm0 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu0
+region wsh0[j in 0..9] in hbm0 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu0 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe0 in hbm0 at 0x42e00000 size 3670016 owner gpu0 dtype bf16
 # expert slots: outputs
@@ -136,15 +136,15 @@ region wstage0[p in 0..2] in hbm0 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl1[l in 0..12] in hbm1 at 0x0 + l * 294912 size 294912 owner gpu1 dtype bf16
 region kvb1[l in 0..12, b in 0..16] in hbm1 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu1 dtype bf16
 # rank 1: its vocabulary shard of the embedding and the LM head
-region wemb1 in hbm1 at 0xc00000 size 463339520 owner gpu1 dtype bf16
+region wemb1 in hbm1 at 0xc00000 size 463339520 owner gpu1 dtype bf16 init
 region act1 in hbm1 at 0x400000 size 3670016 owner gpu1 dtype bf16
 region tmp1 in hbm1 at 0x800000 size 3670016 owner gpu1 dtype bf16
 region hs1 in hbm1 at 0x1c600000 size 3670016 owner gpu1 dtype bf16
 region inter1 in hbm1 at 0x1ca00000 size 1179648 owner gpu1 dtype bf16
-region wattn1[l in 0..12] in hbm1 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu1
-region wffn1[l in 0..3] in hbm1 at 0x37000000 + l * 49557312 size 49557312 owner gpu1
+region wattn1[l in 0..12] in hbm1 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu1 init
+region wffn1[l in 0..3] in hbm1 at 0x37000000 + l * 49557312 size 49557312 owner gpu1 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh1[j in 0..9] in hbm1 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu1
+region wsh1[j in 0..9] in hbm1 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu1 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe1 in hbm1 at 0x42e00000 size 3670016 owner gpu1 dtype bf16
 # expert slots: outputs
@@ -155,15 +155,15 @@ region wstage1[p in 0..2] in hbm1 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl2[l in 0..12] in hbm2 at 0x0 + l * 294912 size 294912 owner gpu2 dtype bf16
 region kvb2[l in 0..12, b in 0..16] in hbm2 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu2 dtype bf16
 # rank 2: its vocabulary shard of the embedding and the LM head
-region wemb2 in hbm2 at 0xc00000 size 463339520 owner gpu2 dtype bf16
+region wemb2 in hbm2 at 0xc00000 size 463339520 owner gpu2 dtype bf16 init
 region act2 in hbm2 at 0x400000 size 3670016 owner gpu2 dtype bf16
 region tmp2 in hbm2 at 0x800000 size 3670016 owner gpu2 dtype bf16
 region hs2 in hbm2 at 0x1c600000 size 3670016 owner gpu2 dtype bf16
 region inter2 in hbm2 at 0x1ca00000 size 1179648 owner gpu2 dtype bf16
-region wattn2[l in 0..12] in hbm2 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu2
-region wffn2[l in 0..3] in hbm2 at 0x37000000 + l * 49557312 size 49557312 owner gpu2
+region wattn2[l in 0..12] in hbm2 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu2 init
+region wffn2[l in 0..3] in hbm2 at 0x37000000 + l * 49557312 size 49557312 owner gpu2 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh2[j in 0..9] in hbm2 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu2
+region wsh2[j in 0..9] in hbm2 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu2 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe2 in hbm2 at 0x42e00000 size 3670016 owner gpu2 dtype bf16
 # expert slots: outputs
@@ -174,15 +174,15 @@ region wstage2[p in 0..2] in hbm2 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl3[l in 0..12] in hbm3 at 0x0 + l * 294912 size 294912 owner gpu3 dtype bf16
 region kvb3[l in 0..12, b in 0..16] in hbm3 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu3 dtype bf16
 # rank 3: its vocabulary shard of the embedding and the LM head
-region wemb3 in hbm3 at 0xc00000 size 463339520 owner gpu3 dtype bf16
+region wemb3 in hbm3 at 0xc00000 size 463339520 owner gpu3 dtype bf16 init
 region act3 in hbm3 at 0x400000 size 3670016 owner gpu3 dtype bf16
 region tmp3 in hbm3 at 0x800000 size 3670016 owner gpu3 dtype bf16
 region hs3 in hbm3 at 0x1c600000 size 3670016 owner gpu3 dtype bf16
 region inter3 in hbm3 at 0x1ca00000 size 1179648 owner gpu3 dtype bf16
-region wattn3[l in 0..12] in hbm3 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu3
-region wffn3[l in 0..3] in hbm3 at 0x37000000 + l * 49557312 size 49557312 owner gpu3
+region wattn3[l in 0..12] in hbm3 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu3 init
+region wffn3[l in 0..3] in hbm3 at 0x37000000 + l * 49557312 size 49557312 owner gpu3 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh3[j in 0..9] in hbm3 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu3
+region wsh3[j in 0..9] in hbm3 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu3 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe3 in hbm3 at 0x42e00000 size 3670016 owner gpu3 dtype bf16
 # expert slots: outputs
@@ -193,15 +193,15 @@ region wstage3[p in 0..2] in hbm3 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl4[l in 0..12] in hbm4 at 0x0 + l * 294912 size 294912 owner gpu4 dtype bf16
 region kvb4[l in 0..12, b in 0..16] in hbm4 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu4 dtype bf16
 # rank 4: its vocabulary shard of the embedding and the LM head
-region wemb4 in hbm4 at 0xc00000 size 463339520 owner gpu4 dtype bf16
+region wemb4 in hbm4 at 0xc00000 size 463339520 owner gpu4 dtype bf16 init
 region act4 in hbm4 at 0x400000 size 3670016 owner gpu4 dtype bf16
 region tmp4 in hbm4 at 0x800000 size 3670016 owner gpu4 dtype bf16
 region hs4 in hbm4 at 0x1c600000 size 3670016 owner gpu4 dtype bf16
 region inter4 in hbm4 at 0x1ca00000 size 1179648 owner gpu4 dtype bf16
-region wattn4[l in 0..12] in hbm4 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu4
-region wffn4[l in 0..3] in hbm4 at 0x37000000 + l * 49557312 size 49557312 owner gpu4
+region wattn4[l in 0..12] in hbm4 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu4 init
+region wffn4[l in 0..3] in hbm4 at 0x37000000 + l * 49557312 size 49557312 owner gpu4 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh4[j in 0..9] in hbm4 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu4
+region wsh4[j in 0..9] in hbm4 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu4 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe4 in hbm4 at 0x42e00000 size 3670016 owner gpu4 dtype bf16
 # expert slots: outputs
@@ -212,15 +212,15 @@ region wstage4[p in 0..2] in hbm4 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl5[l in 0..12] in hbm5 at 0x0 + l * 294912 size 294912 owner gpu5 dtype bf16
 region kvb5[l in 0..12, b in 0..16] in hbm5 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu5 dtype bf16
 # rank 5: its vocabulary shard of the embedding and the LM head
-region wemb5 in hbm5 at 0xc00000 size 463339520 owner gpu5 dtype bf16
+region wemb5 in hbm5 at 0xc00000 size 463339520 owner gpu5 dtype bf16 init
 region act5 in hbm5 at 0x400000 size 3670016 owner gpu5 dtype bf16
 region tmp5 in hbm5 at 0x800000 size 3670016 owner gpu5 dtype bf16
 region hs5 in hbm5 at 0x1c600000 size 3670016 owner gpu5 dtype bf16
 region inter5 in hbm5 at 0x1ca00000 size 1179648 owner gpu5 dtype bf16
-region wattn5[l in 0..12] in hbm5 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu5
-region wffn5[l in 0..3] in hbm5 at 0x37000000 + l * 49557312 size 49557312 owner gpu5
+region wattn5[l in 0..12] in hbm5 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu5 init
+region wffn5[l in 0..3] in hbm5 at 0x37000000 + l * 49557312 size 49557312 owner gpu5 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh5[j in 0..9] in hbm5 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu5
+region wsh5[j in 0..9] in hbm5 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu5 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe5 in hbm5 at 0x42e00000 size 3670016 owner gpu5 dtype bf16
 # expert slots: outputs
@@ -231,15 +231,15 @@ region wstage5[p in 0..2] in hbm5 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl6[l in 0..12] in hbm6 at 0x0 + l * 294912 size 294912 owner gpu6 dtype bf16
 region kvb6[l in 0..12, b in 0..16] in hbm6 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu6 dtype bf16
 # rank 6: its vocabulary shard of the embedding and the LM head
-region wemb6 in hbm6 at 0xc00000 size 463339520 owner gpu6 dtype bf16
+region wemb6 in hbm6 at 0xc00000 size 463339520 owner gpu6 dtype bf16 init
 region act6 in hbm6 at 0x400000 size 3670016 owner gpu6 dtype bf16
 region tmp6 in hbm6 at 0x800000 size 3670016 owner gpu6 dtype bf16
 region hs6 in hbm6 at 0x1c600000 size 3670016 owner gpu6 dtype bf16
 region inter6 in hbm6 at 0x1ca00000 size 1179648 owner gpu6 dtype bf16
-region wattn6[l in 0..12] in hbm6 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu6
-region wffn6[l in 0..3] in hbm6 at 0x37000000 + l * 49557312 size 49557312 owner gpu6
+region wattn6[l in 0..12] in hbm6 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu6 init
+region wffn6[l in 0..3] in hbm6 at 0x37000000 + l * 49557312 size 49557312 owner gpu6 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh6[j in 0..9] in hbm6 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu6
+region wsh6[j in 0..9] in hbm6 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu6 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe6 in hbm6 at 0x42e00000 size 3670016 owner gpu6 dtype bf16
 # expert slots: outputs
@@ -250,15 +250,15 @@ region wstage6[p in 0..2] in hbm6 at 0x43600000 + p * 1409630208 size 1409630208
 region kvl7[l in 0..12] in hbm7 at 0x0 + l * 294912 size 294912 owner gpu7 dtype bf16
 region kvb7[l in 0..12, b in 0..16] in hbm7 at 0x0 + (l * 16 + b) * 18432 size 18432 owner gpu7 dtype bf16
 # rank 7: its vocabulary shard of the embedding and the LM head
-region wemb7 in hbm7 at 0xc00000 size 463339520 owner gpu7 dtype bf16
+region wemb7 in hbm7 at 0xc00000 size 463339520 owner gpu7 dtype bf16 init
 region act7 in hbm7 at 0x400000 size 3670016 owner gpu7 dtype bf16
 region tmp7 in hbm7 at 0x800000 size 3670016 owner gpu7 dtype bf16
 region hs7 in hbm7 at 0x1c600000 size 3670016 owner gpu7 dtype bf16
 region inter7 in hbm7 at 0x1ca00000 size 1179648 owner gpu7 dtype bf16
-region wattn7[l in 0..12] in hbm7 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu7
-region wffn7[l in 0..3] in hbm7 at 0x37000000 + l * 49557312 size 49557312 owner gpu7
+region wattn7[l in 0..12] in hbm7 at 0x1cc00000 + l * 36643680 size 36643680 owner gpu7 init
+region wffn7[l in 0..3] in hbm7 at 0x37000000 + l * 49557312 size 49557312 owner gpu7 init
 # shared experts of MoE layer j (model layer 3 + j)
-region wsh7[j in 0..9] in hbm7 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu7
+region wsh7[j in 0..9] in hbm7 at 0x3fe00000 + j * 5506368 size 5506368 owner gpu7 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe7 in hbm7 at 0x42e00000 size 3670016 owner gpu7 dtype bf16
 # expert slots: outputs
@@ -266,21 +266,21 @@ region ye7 in hbm7 at 0x43200000 size 3670016 owner gpu7 dtype bf16
 # weights of the rank's 32 experts, double-buffered: MoE layer j streams into slot j % 2
 region wstage7[p in 0..2] in hbm7 at 0x43600000 + p * 1409630208 size 1409630208 owner gpu7
 # rank 0: weights of global experts 0..32 of every MoE layer, in pinned host memory
-region wexp0[j in 0..9] in dram0 at 0x0 + j * 1409630208 size 1409630208 owner gpu0
+region wexp0[j in 0..9] in dram0 at 0x0 + j * 1409630208 size 1409630208 owner gpu0 init
 # rank 1: weights of global experts 32..64 of every MoE layer, in pinned host memory
-region wexp1[j in 0..9] in dram0 at 0x2f4400000 + j * 1409630208 size 1409630208 owner gpu1
+region wexp1[j in 0..9] in dram0 at 0x2f4400000 + j * 1409630208 size 1409630208 owner gpu1 init
 # rank 2: weights of global experts 64..96 of every MoE layer, in pinned host memory
-region wexp2[j in 0..9] in dram0 at 0x5e8800000 + j * 1409630208 size 1409630208 owner gpu2
+region wexp2[j in 0..9] in dram0 at 0x5e8800000 + j * 1409630208 size 1409630208 owner gpu2 init
 # rank 3: weights of global experts 96..128 of every MoE layer, in pinned host memory
-region wexp3[j in 0..9] in dram0 at 0x8dcc00000 + j * 1409630208 size 1409630208 owner gpu3
+region wexp3[j in 0..9] in dram0 at 0x8dcc00000 + j * 1409630208 size 1409630208 owner gpu3 init
 # rank 4: weights of global experts 128..160 of every MoE layer, in pinned host memory
-region wexp4[j in 0..9] in dram1 at 0x0 + j * 1409630208 size 1409630208 owner gpu4
+region wexp4[j in 0..9] in dram1 at 0x0 + j * 1409630208 size 1409630208 owner gpu4 init
 # rank 5: weights of global experts 160..192 of every MoE layer, in pinned host memory
-region wexp5[j in 0..9] in dram1 at 0x2f4400000 + j * 1409630208 size 1409630208 owner gpu5
+region wexp5[j in 0..9] in dram1 at 0x2f4400000 + j * 1409630208 size 1409630208 owner gpu5 init
 # rank 6: weights of global experts 192..224 of every MoE layer, in pinned host memory
-region wexp6[j in 0..9] in dram1 at 0x5e8800000 + j * 1409630208 size 1409630208 owner gpu6
+region wexp6[j in 0..9] in dram1 at 0x5e8800000 + j * 1409630208 size 1409630208 owner gpu6 init
 # rank 7: weights of global experts 224..256 of every MoE layer, in pinned host memory
-region wexp7[j in 0..9] in dram1 at 0x8dcc00000 + j * 1409630208 size 1409630208 owner gpu7
+region wexp7[j in 0..9] in dram1 at 0x8dcc00000 + j * 1409630208 size 1409630208 owner gpu7 init
 # spilled KV of layers 9..12 (u = layer - 9), KV group 0, in decoder3.0; a layer's 1 group(s) share one 155648 B unit
 region kvs_decoder3_0_g0[u in 0..3, b in 0..16] in decoder3_0 at 0x8020000000 + u * 155648 + b * 9504 size 9504 owner gpu0 dtype fp8
 # lz4 checkpoints 0..1 of the hidden states in decoder3.2
@@ -334,9 +334,10 @@ flow prefill {
           lease kvb0[l, b] to nic0
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 0]: move kvl0[l] -> tmp0 by gpu0.launch after kvw[l, 0, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -388,9 +389,10 @@ flow prefill {
       edge kvw[l, 1, b]: write kvb1[l, b] by gpu1.launch after wq[l, 1]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 1]: move kvl1[l] -> tmp1 by gpu1.launch after kvw[l, 1, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 1]: write tmp1 by gpu1.launch after attn[l, 1]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -442,9 +444,10 @@ flow prefill {
       edge kvw[l, 2, b]: write kvb2[l, b] by gpu2.launch after wq[l, 2]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 2]: move kvl2[l] -> tmp2 by gpu2.launch after kvw[l, 2, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 2]: read kvl2[l] by gpu2.launch after kvw[l, 2, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 2]: write tmp2 by gpu2.launch after attn[l, 2]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -496,9 +499,10 @@ flow prefill {
       edge kvw[l, 3, b]: write kvb3[l, b] by gpu3.launch after wq[l, 3]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 3]: move kvl3[l] -> tmp3 by gpu3.launch after kvw[l, 3, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 3]: read kvl3[l] by gpu3.launch after kvw[l, 3, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 3]: write tmp3 by gpu3.launch after attn[l, 3]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -550,9 +554,10 @@ flow prefill {
       edge kvw[l, 4, b]: write kvb4[l, b] by gpu4.launch after wq[l, 4]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 4]: move kvl4[l] -> tmp4 by gpu4.launch after kvw[l, 4, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 4]: read kvl4[l] by gpu4.launch after kvw[l, 4, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 4]: write tmp4 by gpu4.launch after attn[l, 4]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -604,9 +609,10 @@ flow prefill {
       edge kvw[l, 5, b]: write kvb5[l, b] by gpu5.launch after wq[l, 5]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 5]: move kvl5[l] -> tmp5 by gpu5.launch after kvw[l, 5, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 5]: read kvl5[l] by gpu5.launch after kvw[l, 5, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 5]: write tmp5 by gpu5.launch after attn[l, 5]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -658,9 +664,10 @@ flow prefill {
       edge kvw[l, 6, b]: write kvb6[l, b] by gpu6.launch after wq[l, 6]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 6]: move kvl6[l] -> tmp6 by gpu6.launch after kvw[l, 6, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 6]: read kvl6[l] by gpu6.launch after kvw[l, 6, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 6]: write tmp6 by gpu6.launch after attn[l, 6]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -712,9 +719,10 @@ flow prefill {
       edge kvw[l, 7, b]: write kvb7[l, b] by gpu7.launch after wq[l, 7]
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 7]: move kvl7[l] -> tmp7 by gpu7.launch after kvw[l, 7, *]
-        bytes 294912 reuse 294912 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 7]: read kvl7[l] by gpu7.launch after kvw[l, 7, *]
+        bytes 294912 reuse 294912 rw 1:0
+    edge attn_out[l, 7]: write tmp7 by gpu7.launch after attn[l, 7]
   }
   for l in 0..3 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -745,70 +753,70 @@ flow prefill {
   # attention all-reduce into the residual stream
   for l in 0..12 {
     # reduce-scatter: rank q pulls chunk q of every rank's partial output (P2P read under a lease) and adds it to its own residual
-    edge rs_a[l, 0, 0]: reduce(sum) tmp0[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 0, 1]: reduce(sum) tmp0[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 0, 2]: reduce(sum) tmp0[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 0, 3]: reduce(sum) tmp0[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 0, 4]: reduce(sum) tmp0[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 0, 5]: reduce(sum) tmp0[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 0, 6]: reduce(sum) tmp0[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 0, 7]: reduce(sum) tmp0[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 1, 0]: reduce(sum) tmp1[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 1, 1]: reduce(sum) tmp1[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 1, 2]: reduce(sum) tmp1[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 1, 3]: reduce(sum) tmp1[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 1, 4]: reduce(sum) tmp1[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 1, 5]: reduce(sum) tmp1[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 1, 6]: reduce(sum) tmp1[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 1, 7]: reduce(sum) tmp1[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 2, 0]: reduce(sum) tmp2[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 2, 1]: reduce(sum) tmp2[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 2, 2]: reduce(sum) tmp2[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 2, 3]: reduce(sum) tmp2[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 2, 4]: reduce(sum) tmp2[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 2, 5]: reduce(sum) tmp2[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 2, 6]: reduce(sum) tmp2[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 2, 7]: reduce(sum) tmp2[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 3, 0]: reduce(sum) tmp3[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 3, 1]: reduce(sum) tmp3[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 3, 2]: reduce(sum) tmp3[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 3, 3]: reduce(sum) tmp3[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 3, 4]: reduce(sum) tmp3[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 3, 5]: reduce(sum) tmp3[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 3, 6]: reduce(sum) tmp3[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 3, 7]: reduce(sum) tmp3[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 4, 0]: reduce(sum) tmp4[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 4, 1]: reduce(sum) tmp4[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 4, 2]: reduce(sum) tmp4[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 4, 3]: reduce(sum) tmp4[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 4, 4]: reduce(sum) tmp4[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 4, 5]: reduce(sum) tmp4[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 4, 6]: reduce(sum) tmp4[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 4, 7]: reduce(sum) tmp4[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 5, 0]: reduce(sum) tmp5[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 5, 1]: reduce(sum) tmp5[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 5, 2]: reduce(sum) tmp5[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 5, 3]: reduce(sum) tmp5[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 5, 4]: reduce(sum) tmp5[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 5, 5]: reduce(sum) tmp5[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 5, 6]: reduce(sum) tmp5[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 5, 7]: reduce(sum) tmp5[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 6, 0]: reduce(sum) tmp6[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 6, 1]: reduce(sum) tmp6[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 6, 2]: reduce(sum) tmp6[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 6, 3]: reduce(sum) tmp6[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 6, 4]: reduce(sum) tmp6[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 6, 5]: reduce(sum) tmp6[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 6, 6]: reduce(sum) tmp6[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 6, 7]: reduce(sum) tmp6[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
-    edge rs_a[l, 7, 0]: reduce(sum) tmp7[0, +458752] -> act0[0, +458752] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 7, 1]: reduce(sum) tmp7[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 7, 2]: reduce(sum) tmp7[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn[l, *]
-    edge rs_a[l, 7, 3]: reduce(sum) tmp7[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn[l, *]
-    edge rs_a[l, 7, 4]: reduce(sum) tmp7[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn[l, *]
-    edge rs_a[l, 7, 5]: reduce(sum) tmp7[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn[l, *]
-    edge rs_a[l, 7, 6]: reduce(sum) tmp7[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn[l, *]
-    edge rs_a[l, 7, 7]: reduce(sum) tmp7[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn[l, *]
+    edge rs_a[l, 0, 0]: reduce(sum) tmp0[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 0, 1]: reduce(sum) tmp0[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 0, 2]: reduce(sum) tmp0[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 0, 3]: reduce(sum) tmp0[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 0, 4]: reduce(sum) tmp0[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 0, 5]: reduce(sum) tmp0[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 0, 6]: reduce(sum) tmp0[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 0, 7]: reduce(sum) tmp0[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 1, 0]: reduce(sum) tmp1[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 1, 1]: reduce(sum) tmp1[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 1, 2]: reduce(sum) tmp1[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 1, 3]: reduce(sum) tmp1[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 1, 4]: reduce(sum) tmp1[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 1, 5]: reduce(sum) tmp1[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 1, 6]: reduce(sum) tmp1[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 1, 7]: reduce(sum) tmp1[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 2, 0]: reduce(sum) tmp2[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 2, 1]: reduce(sum) tmp2[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 2, 2]: reduce(sum) tmp2[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 2, 3]: reduce(sum) tmp2[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 2, 4]: reduce(sum) tmp2[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 2, 5]: reduce(sum) tmp2[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 2, 6]: reduce(sum) tmp2[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 2, 7]: reduce(sum) tmp2[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 3, 0]: reduce(sum) tmp3[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 3, 1]: reduce(sum) tmp3[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 3, 2]: reduce(sum) tmp3[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 3, 3]: reduce(sum) tmp3[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 3, 4]: reduce(sum) tmp3[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 3, 5]: reduce(sum) tmp3[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 3, 6]: reduce(sum) tmp3[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 3, 7]: reduce(sum) tmp3[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 4, 0]: reduce(sum) tmp4[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 4, 1]: reduce(sum) tmp4[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 4, 2]: reduce(sum) tmp4[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 4, 3]: reduce(sum) tmp4[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 4, 4]: reduce(sum) tmp4[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 4, 5]: reduce(sum) tmp4[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 4, 6]: reduce(sum) tmp4[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 4, 7]: reduce(sum) tmp4[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 5, 0]: reduce(sum) tmp5[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 5, 1]: reduce(sum) tmp5[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 5, 2]: reduce(sum) tmp5[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 5, 3]: reduce(sum) tmp5[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 5, 4]: reduce(sum) tmp5[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 5, 5]: reduce(sum) tmp5[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 5, 6]: reduce(sum) tmp5[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 5, 7]: reduce(sum) tmp5[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 6, 0]: reduce(sum) tmp6[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 6, 1]: reduce(sum) tmp6[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 6, 2]: reduce(sum) tmp6[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 6, 3]: reduce(sum) tmp6[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 6, 4]: reduce(sum) tmp6[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 6, 5]: reduce(sum) tmp6[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 6, 6]: reduce(sum) tmp6[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 6, 7]: reduce(sum) tmp6[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
+    edge rs_a[l, 7, 0]: reduce(sum) tmp7[0, +458752] -> act0[0, +458752] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 7, 1]: reduce(sum) tmp7[458752, +458752] -> act1[458752, +458752] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 7, 2]: reduce(sum) tmp7[917504, +458752] -> act2[917504, +458752] by gpu2.launch after attn_out[l, *]
+    edge rs_a[l, 7, 3]: reduce(sum) tmp7[1376256, +458752] -> act3[1376256, +458752] by gpu3.launch after attn_out[l, *]
+    edge rs_a[l, 7, 4]: reduce(sum) tmp7[1835008, +458752] -> act4[1835008, +458752] by gpu4.launch after attn_out[l, *]
+    edge rs_a[l, 7, 5]: reduce(sum) tmp7[2293760, +458752] -> act5[2293760, +458752] by gpu5.launch after attn_out[l, *]
+    edge rs_a[l, 7, 6]: reduce(sum) tmp7[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
+    edge rs_a[l, 7, 7]: reduce(sum) tmp7[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
     edge ag_a[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_a[l, *, *]
         transform gather(8)

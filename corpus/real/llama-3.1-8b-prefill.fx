@@ -16,7 +16,7 @@
 #   weights are resident in HBM; one rank uses 17502830592 B (16.30 GiB) of 80 GiB HBM
 #   spill: floor(1/4 x 32) = 8 layers (from layer 24); slot = 32768 elems x 1 B + ceil(32768 / 128) fp32 scales x 4 B = 33792 B
 #   checkpoints every 8 layers: 4 slots of LZ4_COMPRESSBOUND(67108864) = 67372052 B, page-aligned = 67375104 B
-#   edges = 37190 (as unrolled)
+#   edges = 37222 (as unrolled)
 policy "llama-3.1-8b-prefill"
 
 fabric {
@@ -45,12 +45,12 @@ space rhbm on decode0 size 1 GiB                  # the decode node's KV memory 
 region kvl0[l in 0..32] in hbm0 at 0x0 + l * 33554432 size 33554432 owner gpu0 dtype bf16
 region kvb0[l in 0..32, b in 0..512] in hbm0 at 0x0 + (l * 512 + b) * 65536 size 65536 owner gpu0 dtype bf16
 # rank 0: its vocabulary shard of the embedding and the LM head
-region wemb0 in hbm0 at 0x48000000 size 2101346304 owner gpu0 dtype bf16
+region wemb0 in hbm0 at 0x48000000 size 2101346304 owner gpu0 dtype bf16 init
 region act0 in hbm0 at 0x40000000 size 67108864 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x44000000 size 67108864 owner gpu0 dtype bf16
 region inter0 in hbm0 at 0xc5400000 size 234881024 owner gpu0 dtype bf16
-region wattn0[l in 0..32] in hbm0 at 0xd3400000 + l * 83886080 size 83886080 owner gpu0 dtype bf16
-region wffn0[l in 0..32] in hbm0 at 0x173400000 + l * 352321536 size 352321536 owner gpu0 dtype bf16
+region wattn0[l in 0..32] in hbm0 at 0xd3400000 + l * 83886080 size 83886080 owner gpu0 dtype bf16 init
+region wffn0[l in 0..32] in hbm0 at 0x173400000 + l * 352321536 size 352321536 owner gpu0 dtype bf16 init
 # spilled KV of layers 24..32 (u = layer - 24), KV group 0, in decoder3.0; a layer's 1 group(s) share one 17301504 B unit
 region kvs_decoder3_0_g0[u in 0..8, b in 0..512] in decoder3_0 at 0x8020000000 + u * 17301504 + b * 33792 size 33792 owner gpu0 dtype fp8
 # lz4 checkpoints 0..3 of the hidden states in decoder3.2
@@ -92,9 +92,10 @@ flow prefill {
           lease kvb0[l, b] to dpu0
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 0]: move kvl0[l] -> tmp0 by gpu0.launch after kvw[l, 0, *]
-        bytes 33554432 reuse 33554432 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
+        bytes 33554432 reuse 33554432 rw 1:0
+    edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..32 {
     # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
@@ -105,7 +106,7 @@ flow prefill {
 
   # attention all-reduce into the residual stream
   for l in 0..32 {
-    edge rs_a[l, 0, 0]: reduce(sum) tmp0 -> act0 by gpu0.launch after attn[l, *]
+    edge rs_a[l, 0, 0]: reduce(sum) tmp0 -> act0 by gpu0.launch after attn_out[l, *]
   }
 
   # FFN all-reduce into the residual stream

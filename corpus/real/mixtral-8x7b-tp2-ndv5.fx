@@ -19,7 +19,7 @@
 #   weights are resident in HBM; one rank uses 4477419520 B (4.17 GiB) of 80 GiB HBM
 #   spill: floor(1/4 x 32) = 8 layers (from layer 24); slot = 16384 elems x 1 B + ceil(16384 / 128) fp32 scales x 4 B = 16896 B
 #   checkpoints every 8 layers: 4 slots of LZ4_COMPRESSBOUND(4194304) = 4210768 B, page-aligned = 4214784 B
-#   edges = 5704 (as unrolled)
+#   edges = 5768 (as unrolled)
 policy "mixtral-8x7b-tp2-ndv5"
 
 fabric {
@@ -125,11 +125,11 @@ space rhbm on decode0 size 1 GiB                  # the decode node's KV memory 
 region kvl0[l in 0..32] in hbm0 at 0x0 + l * 1048576 size 1048576 owner gpu0 dtype bf16
 region kvb0[l in 0..32, b in 0..32] in hbm0 at 0x0 + (l * 32 + b) * 32768 size 32768 owner gpu0 dtype bf16
 # rank 0: its vocabulary shard of the embedding and the LM head
-region wemb0 in hbm0 at 0x2800000 size 262144000 owner gpu0 dtype bf16
+region wemb0 in hbm0 at 0x2800000 size 262144000 owner gpu0 dtype bf16 init
 region act0 in hbm0 at 0x2000000 size 4194304 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x2400000 size 4194304 owner gpu0 dtype bf16
 region hs0 in hbm0 at 0x12200000 size 4194304 owner gpu0 dtype bf16
-region wattn0[l in 0..32] in hbm0 at 0x12600000 + l * 41943040 size 41943040 owner gpu0 dtype bf16
+region wattn0[l in 0..32] in hbm0 at 0x12600000 + l * 41943040 size 41943040 owner gpu0 dtype bf16 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe0 in hbm0 at 0x62600000 size 4194304 owner gpu0 dtype bf16
 # expert slots: outputs
@@ -140,11 +140,11 @@ region wstage0[p in 0..2] in hbm0 at 0x62e00000 + p * 1409286144 size 1409286144
 region kvl1[l in 0..32] in hbm1 at 0x0 + l * 1048576 size 1048576 owner gpu1 dtype bf16
 region kvb1[l in 0..32, b in 0..32] in hbm1 at 0x0 + (l * 32 + b) * 32768 size 32768 owner gpu1 dtype bf16
 # rank 1: its vocabulary shard of the embedding and the LM head
-region wemb1 in hbm1 at 0x2800000 size 262144000 owner gpu1 dtype bf16
+region wemb1 in hbm1 at 0x2800000 size 262144000 owner gpu1 dtype bf16 init
 region act1 in hbm1 at 0x2000000 size 4194304 owner gpu1 dtype bf16
 region tmp1 in hbm1 at 0x2400000 size 4194304 owner gpu1 dtype bf16
 region hs1 in hbm1 at 0x12200000 size 4194304 owner gpu1 dtype bf16
-region wattn1[l in 0..32] in hbm1 at 0x12600000 + l * 41943040 size 41943040 owner gpu1 dtype bf16
+region wattn1[l in 0..32] in hbm1 at 0x12600000 + l * 41943040 size 41943040 owner gpu1 dtype bf16 init
 # expert slots [tokens, top_k / tp, hidden]: inputs
 region xe1 in hbm1 at 0x62600000 size 4194304 owner gpu1 dtype bf16
 # expert slots: outputs
@@ -152,9 +152,9 @@ region ye1 in hbm1 at 0x62a00000 size 4194304 owner gpu1 dtype bf16
 # weights of the rank's 4 experts, double-buffered: MoE layer j streams into slot j % 2
 region wstage1[p in 0..2] in hbm1 at 0x62e00000 + p * 1409286144 size 1409286144 owner gpu1 dtype bf16
 # rank 0: weights of global experts 0..4 of every MoE layer, in pinned host memory
-region wexp0[j in 0..32] in dram0 at 0x0 + j * 1409286144 size 1409286144 owner gpu0 dtype bf16
+region wexp0[j in 0..32] in dram0 at 0x0 + j * 1409286144 size 1409286144 owner gpu0 dtype bf16 init
 # rank 1: weights of global experts 4..8 of every MoE layer, in pinned host memory
-region wexp1[j in 0..32] in dram0 at 0xa80000000 + j * 1409286144 size 1409286144 owner gpu1 dtype bf16
+region wexp1[j in 0..32] in dram0 at 0xa80000000 + j * 1409286144 size 1409286144 owner gpu1 dtype bf16 init
 # spilled KV of layers 24..32 (u = layer - 24), KV group 0, in decoder3.0; a layer's 2 group(s) share one 1081344 B unit
 region kvs_decoder3_0_g0[u in 0..8, b in 0..32] in decoder3_0 at 0x8020000000 + u * 1081344 + b * 16896 size 16896 owner gpu0 dtype fp8
 region kvs_decoder3_0_g1[u in 0..8, b in 0..32] in decoder3_0 at 0x8020084000 + u * 1081344 + b * 16896 size 16896 owner gpu1 dtype fp8
@@ -199,9 +199,10 @@ flow prefill {
           lease kvb0[l, b] to nic0
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 0]: move kvl0[l] -> tmp0 by gpu0.launch after kvw[l, 0, *]
-        bytes 1048576 reuse 1048576 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
+        bytes 1048576 reuse 1048576 rw 1:0
+    edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..32 {
     # no shared expert: clear the combine buffer
@@ -240,9 +241,10 @@ flow prefill {
           lease kvb1[l, b] to nic1
           update kv_written[0] = 1
     }
-    # attention reads the layer's whole KV cache and writes its partial output
-    edge attn[l, 1]: move kvl1[l] -> tmp1 by gpu1.launch after kvw[l, 1, *]
-        bytes 1048576 reuse 1048576 rw 1:1
+    # attention reads the layer's whole KV cache, then writes its whole partial output
+    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *]
+        bytes 1048576 reuse 1048576 rw 1:0
+    edge attn_out[l, 1]: write tmp1 by gpu1.launch after attn[l, 1]
   }
   for l in 0..32 {
     # no shared expert: clear the combine buffer
@@ -265,10 +267,10 @@ flow prefill {
   # attention all-reduce into the residual stream
   for l in 0..32 {
     # reduce-scatter: rank q pulls chunk q of every rank's partial output (P2P read under a lease) and adds it to its own residual
-    edge rs_a[l, 0, 0]: reduce(sum) tmp0[0, +2097152] -> act0[0, +2097152] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 0, 1]: reduce(sum) tmp0[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after attn[l, *]
-    edge rs_a[l, 1, 0]: reduce(sum) tmp1[0, +2097152] -> act0[0, +2097152] by gpu0.launch after attn[l, *]
-    edge rs_a[l, 1, 1]: reduce(sum) tmp1[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after attn[l, *]
+    edge rs_a[l, 0, 0]: reduce(sum) tmp0[0, +2097152] -> act0[0, +2097152] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 0, 1]: reduce(sum) tmp0[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after attn_out[l, *]
+    edge rs_a[l, 1, 0]: reduce(sum) tmp1[0, +2097152] -> act0[0, +2097152] by gpu0.launch after attn_out[l, *]
+    edge rs_a[l, 1, 1]: reduce(sum) tmp1[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after attn_out[l, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
     edge ag_a[l, 0]: move act0[0, +2097152] -> hs0 by gpu0.launch after rs_a[l, *, *]
         transform gather(2)

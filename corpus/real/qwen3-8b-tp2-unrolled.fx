@@ -15,7 +15,7 @@
 #   attention weights per layer per rank = 41943040 B
 #   dense FFN weights per layer per rank = 3 x 4096 x 6144 (x 2 B) = 150994944 B
 #   weights are resident in HBM; one rank uses 8220835840 B (7.66 GiB) of 80 GiB HBM
-#   edges = 2020 (as unrolled)
+#   edges = 2092 (as unrolled)
 policy "qwen3-8b-tp2-unrolled"
 
 fabric {
@@ -36,24 +36,24 @@ space hbm1 on gpu1 size 80 GiB
 region kvl0[l in 0..36] in hbm0 at 0x0 + l * 524288 size 524288 owner gpu0 dtype bf16
 region kvb0[l in 0..36, b in 0..16] in hbm0 at 0x0 + (l * 16 + b) * 32768 size 32768 owner gpu0 dtype bf16
 # rank 0: its vocabulary shard of the embedding and the LM head
-region wemb0 in hbm0 at 0x1600000 size 1244659712 owner gpu0 dtype bf16
+region wemb0 in hbm0 at 0x1600000 size 1244659712 owner gpu0 dtype bf16 init
 region act0 in hbm0 at 0x1200000 size 2097152 owner gpu0 dtype bf16
 region tmp0 in hbm0 at 0x1400000 size 2097152 owner gpu0 dtype bf16
 region hs0 in hbm0 at 0x4ba00000 size 2097152 owner gpu0 dtype bf16
 region inter0 in hbm0 at 0x4bc00000 size 3145728 owner gpu0 dtype bf16
-region wattn0[l in 0..36] in hbm0 at 0x4c000000 + l * 41943040 size 41943040 owner gpu0 dtype bf16
-region wffn0[l in 0..36] in hbm0 at 0xa6000000 + l * 150994944 size 150994944 owner gpu0 dtype bf16
+region wattn0[l in 0..36] in hbm0 at 0x4c000000 + l * 41943040 size 41943040 owner gpu0 dtype bf16 init
+region wffn0[l in 0..36] in hbm0 at 0xa6000000 + l * 150994944 size 150994944 owner gpu0 dtype bf16 init
 # rank 1 (gpu1): the KV cache of one layer, and its blocks
 region kvl1[l in 0..36] in hbm1 at 0x0 + l * 524288 size 524288 owner gpu1 dtype bf16
 region kvb1[l in 0..36, b in 0..16] in hbm1 at 0x0 + (l * 16 + b) * 32768 size 32768 owner gpu1 dtype bf16
 # rank 1: its vocabulary shard of the embedding and the LM head
-region wemb1 in hbm1 at 0x1600000 size 1244659712 owner gpu1 dtype bf16
+region wemb1 in hbm1 at 0x1600000 size 1244659712 owner gpu1 dtype bf16 init
 region act1 in hbm1 at 0x1200000 size 2097152 owner gpu1 dtype bf16
 region tmp1 in hbm1 at 0x1400000 size 2097152 owner gpu1 dtype bf16
 region hs1 in hbm1 at 0x4ba00000 size 2097152 owner gpu1 dtype bf16
 region inter1 in hbm1 at 0x4bc00000 size 3145728 owner gpu1 dtype bf16
-region wattn1[l in 0..36] in hbm1 at 0x4c000000 + l * 41943040 size 41943040 owner gpu1 dtype bf16
-region wffn1[l in 0..36] in hbm1 at 0xa6000000 + l * 150994944 size 150994944 owner gpu1 dtype bf16
+region wattn1[l in 0..36] in hbm1 at 0x4c000000 + l * 41943040 size 41943040 owner gpu1 dtype bf16 init
+region wffn1[l in 0..36] in hbm1 at 0xa6000000 + l * 150994944 size 150994944 owner gpu1 dtype bf16 init
 alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
 alias_set kvcache1 = [kvl1, kvb1]   # a layer's view and its blocks are the same bytes
 
@@ -171,9 +171,10 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[0, 0, 15]: write kvb0[0, 15] by gpu0.launch after wq[0, 0]
       update kv_written[0] = 1
-  # attention reads the layer's whole KV cache and writes its partial output
-  edge attn[0, 0]: move kvl0[0] -> tmp0 by gpu0.launch after kvw[0, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  # attention reads the layer's whole KV cache, then writes its whole partial output
+  edge attn[0, 0]: read kvl0[0] by gpu0.launch after kvw[0, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[0, 0]: write tmp0 by gpu0.launch after attn[0, 0]
   edge kvw[1, 0, 0]: write kvb0[1, 0] by gpu0.launch after wq[1, 0]
       update kv_written[0] = 1
   edge kvw[1, 0, 1]: write kvb0[1, 1] by gpu0.launch after wq[1, 0]
@@ -206,8 +207,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[1, 0, 15]: write kvb0[1, 15] by gpu0.launch after wq[1, 0]
       update kv_written[0] = 1
-  edge attn[1, 0]: move kvl0[1] -> tmp0 by gpu0.launch after kvw[1, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[1, 0]: read kvl0[1] by gpu0.launch after kvw[1, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[1, 0]: write tmp0 by gpu0.launch after attn[1, 0]
   edge kvw[2, 0, 0]: write kvb0[2, 0] by gpu0.launch after wq[2, 0]
       update kv_written[0] = 1
   edge kvw[2, 0, 1]: write kvb0[2, 1] by gpu0.launch after wq[2, 0]
@@ -240,8 +242,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[2, 0, 15]: write kvb0[2, 15] by gpu0.launch after wq[2, 0]
       update kv_written[0] = 1
-  edge attn[2, 0]: move kvl0[2] -> tmp0 by gpu0.launch after kvw[2, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[2, 0]: read kvl0[2] by gpu0.launch after kvw[2, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[2, 0]: write tmp0 by gpu0.launch after attn[2, 0]
   edge kvw[3, 0, 0]: write kvb0[3, 0] by gpu0.launch after wq[3, 0]
       update kv_written[0] = 1
   edge kvw[3, 0, 1]: write kvb0[3, 1] by gpu0.launch after wq[3, 0]
@@ -274,8 +277,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[3, 0, 15]: write kvb0[3, 15] by gpu0.launch after wq[3, 0]
       update kv_written[0] = 1
-  edge attn[3, 0]: move kvl0[3] -> tmp0 by gpu0.launch after kvw[3, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[3, 0]: read kvl0[3] by gpu0.launch after kvw[3, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[3, 0]: write tmp0 by gpu0.launch after attn[3, 0]
   edge kvw[4, 0, 0]: write kvb0[4, 0] by gpu0.launch after wq[4, 0]
       update kv_written[0] = 1
   edge kvw[4, 0, 1]: write kvb0[4, 1] by gpu0.launch after wq[4, 0]
@@ -308,8 +312,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[4, 0, 15]: write kvb0[4, 15] by gpu0.launch after wq[4, 0]
       update kv_written[0] = 1
-  edge attn[4, 0]: move kvl0[4] -> tmp0 by gpu0.launch after kvw[4, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[4, 0]: read kvl0[4] by gpu0.launch after kvw[4, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[4, 0]: write tmp0 by gpu0.launch after attn[4, 0]
   edge kvw[5, 0, 0]: write kvb0[5, 0] by gpu0.launch after wq[5, 0]
       update kv_written[0] = 1
   edge kvw[5, 0, 1]: write kvb0[5, 1] by gpu0.launch after wq[5, 0]
@@ -342,8 +347,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[5, 0, 15]: write kvb0[5, 15] by gpu0.launch after wq[5, 0]
       update kv_written[0] = 1
-  edge attn[5, 0]: move kvl0[5] -> tmp0 by gpu0.launch after kvw[5, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[5, 0]: read kvl0[5] by gpu0.launch after kvw[5, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[5, 0]: write tmp0 by gpu0.launch after attn[5, 0]
   edge kvw[6, 0, 0]: write kvb0[6, 0] by gpu0.launch after wq[6, 0]
       update kv_written[0] = 1
   edge kvw[6, 0, 1]: write kvb0[6, 1] by gpu0.launch after wq[6, 0]
@@ -376,8 +382,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[6, 0, 15]: write kvb0[6, 15] by gpu0.launch after wq[6, 0]
       update kv_written[0] = 1
-  edge attn[6, 0]: move kvl0[6] -> tmp0 by gpu0.launch after kvw[6, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[6, 0]: read kvl0[6] by gpu0.launch after kvw[6, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[6, 0]: write tmp0 by gpu0.launch after attn[6, 0]
   edge kvw[7, 0, 0]: write kvb0[7, 0] by gpu0.launch after wq[7, 0]
       update kv_written[0] = 1
   edge kvw[7, 0, 1]: write kvb0[7, 1] by gpu0.launch after wq[7, 0]
@@ -410,8 +417,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[7, 0, 15]: write kvb0[7, 15] by gpu0.launch after wq[7, 0]
       update kv_written[0] = 1
-  edge attn[7, 0]: move kvl0[7] -> tmp0 by gpu0.launch after kvw[7, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[7, 0]: read kvl0[7] by gpu0.launch after kvw[7, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[7, 0]: write tmp0 by gpu0.launch after attn[7, 0]
   edge kvw[8, 0, 0]: write kvb0[8, 0] by gpu0.launch after wq[8, 0]
       update kv_written[0] = 1
   edge kvw[8, 0, 1]: write kvb0[8, 1] by gpu0.launch after wq[8, 0]
@@ -444,8 +452,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[8, 0, 15]: write kvb0[8, 15] by gpu0.launch after wq[8, 0]
       update kv_written[0] = 1
-  edge attn[8, 0]: move kvl0[8] -> tmp0 by gpu0.launch after kvw[8, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[8, 0]: read kvl0[8] by gpu0.launch after kvw[8, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[8, 0]: write tmp0 by gpu0.launch after attn[8, 0]
   edge kvw[9, 0, 0]: write kvb0[9, 0] by gpu0.launch after wq[9, 0]
       update kv_written[0] = 1
   edge kvw[9, 0, 1]: write kvb0[9, 1] by gpu0.launch after wq[9, 0]
@@ -478,8 +487,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[9, 0, 15]: write kvb0[9, 15] by gpu0.launch after wq[9, 0]
       update kv_written[0] = 1
-  edge attn[9, 0]: move kvl0[9] -> tmp0 by gpu0.launch after kvw[9, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[9, 0]: read kvl0[9] by gpu0.launch after kvw[9, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[9, 0]: write tmp0 by gpu0.launch after attn[9, 0]
   edge kvw[10, 0, 0]: write kvb0[10, 0] by gpu0.launch after wq[10, 0]
       update kv_written[0] = 1
   edge kvw[10, 0, 1]: write kvb0[10, 1] by gpu0.launch after wq[10, 0]
@@ -512,8 +522,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[10, 0, 15]: write kvb0[10, 15] by gpu0.launch after wq[10, 0]
       update kv_written[0] = 1
-  edge attn[10, 0]: move kvl0[10] -> tmp0 by gpu0.launch after kvw[10, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[10, 0]: read kvl0[10] by gpu0.launch after kvw[10, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[10, 0]: write tmp0 by gpu0.launch after attn[10, 0]
   edge kvw[11, 0, 0]: write kvb0[11, 0] by gpu0.launch after wq[11, 0]
       update kv_written[0] = 1
   edge kvw[11, 0, 1]: write kvb0[11, 1] by gpu0.launch after wq[11, 0]
@@ -546,8 +557,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[11, 0, 15]: write kvb0[11, 15] by gpu0.launch after wq[11, 0]
       update kv_written[0] = 1
-  edge attn[11, 0]: move kvl0[11] -> tmp0 by gpu0.launch after kvw[11, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[11, 0]: read kvl0[11] by gpu0.launch after kvw[11, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[11, 0]: write tmp0 by gpu0.launch after attn[11, 0]
   edge kvw[12, 0, 0]: write kvb0[12, 0] by gpu0.launch after wq[12, 0]
       update kv_written[0] = 1
   edge kvw[12, 0, 1]: write kvb0[12, 1] by gpu0.launch after wq[12, 0]
@@ -580,8 +592,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[12, 0, 15]: write kvb0[12, 15] by gpu0.launch after wq[12, 0]
       update kv_written[0] = 1
-  edge attn[12, 0]: move kvl0[12] -> tmp0 by gpu0.launch after kvw[12, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[12, 0]: read kvl0[12] by gpu0.launch after kvw[12, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[12, 0]: write tmp0 by gpu0.launch after attn[12, 0]
   edge kvw[13, 0, 0]: write kvb0[13, 0] by gpu0.launch after wq[13, 0]
       update kv_written[0] = 1
   edge kvw[13, 0, 1]: write kvb0[13, 1] by gpu0.launch after wq[13, 0]
@@ -614,8 +627,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[13, 0, 15]: write kvb0[13, 15] by gpu0.launch after wq[13, 0]
       update kv_written[0] = 1
-  edge attn[13, 0]: move kvl0[13] -> tmp0 by gpu0.launch after kvw[13, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[13, 0]: read kvl0[13] by gpu0.launch after kvw[13, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[13, 0]: write tmp0 by gpu0.launch after attn[13, 0]
   edge kvw[14, 0, 0]: write kvb0[14, 0] by gpu0.launch after wq[14, 0]
       update kv_written[0] = 1
   edge kvw[14, 0, 1]: write kvb0[14, 1] by gpu0.launch after wq[14, 0]
@@ -648,8 +662,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[14, 0, 15]: write kvb0[14, 15] by gpu0.launch after wq[14, 0]
       update kv_written[0] = 1
-  edge attn[14, 0]: move kvl0[14] -> tmp0 by gpu0.launch after kvw[14, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[14, 0]: read kvl0[14] by gpu0.launch after kvw[14, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[14, 0]: write tmp0 by gpu0.launch after attn[14, 0]
   edge kvw[15, 0, 0]: write kvb0[15, 0] by gpu0.launch after wq[15, 0]
       update kv_written[0] = 1
   edge kvw[15, 0, 1]: write kvb0[15, 1] by gpu0.launch after wq[15, 0]
@@ -682,8 +697,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[15, 0, 15]: write kvb0[15, 15] by gpu0.launch after wq[15, 0]
       update kv_written[0] = 1
-  edge attn[15, 0]: move kvl0[15] -> tmp0 by gpu0.launch after kvw[15, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[15, 0]: read kvl0[15] by gpu0.launch after kvw[15, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[15, 0]: write tmp0 by gpu0.launch after attn[15, 0]
   edge kvw[16, 0, 0]: write kvb0[16, 0] by gpu0.launch after wq[16, 0]
       update kv_written[0] = 1
   edge kvw[16, 0, 1]: write kvb0[16, 1] by gpu0.launch after wq[16, 0]
@@ -716,8 +732,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[16, 0, 15]: write kvb0[16, 15] by gpu0.launch after wq[16, 0]
       update kv_written[0] = 1
-  edge attn[16, 0]: move kvl0[16] -> tmp0 by gpu0.launch after kvw[16, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[16, 0]: read kvl0[16] by gpu0.launch after kvw[16, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[16, 0]: write tmp0 by gpu0.launch after attn[16, 0]
   edge kvw[17, 0, 0]: write kvb0[17, 0] by gpu0.launch after wq[17, 0]
       update kv_written[0] = 1
   edge kvw[17, 0, 1]: write kvb0[17, 1] by gpu0.launch after wq[17, 0]
@@ -750,8 +767,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[17, 0, 15]: write kvb0[17, 15] by gpu0.launch after wq[17, 0]
       update kv_written[0] = 1
-  edge attn[17, 0]: move kvl0[17] -> tmp0 by gpu0.launch after kvw[17, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[17, 0]: read kvl0[17] by gpu0.launch after kvw[17, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[17, 0]: write tmp0 by gpu0.launch after attn[17, 0]
   edge kvw[18, 0, 0]: write kvb0[18, 0] by gpu0.launch after wq[18, 0]
       update kv_written[0] = 1
   edge kvw[18, 0, 1]: write kvb0[18, 1] by gpu0.launch after wq[18, 0]
@@ -784,8 +802,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[18, 0, 15]: write kvb0[18, 15] by gpu0.launch after wq[18, 0]
       update kv_written[0] = 1
-  edge attn[18, 0]: move kvl0[18] -> tmp0 by gpu0.launch after kvw[18, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[18, 0]: read kvl0[18] by gpu0.launch after kvw[18, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[18, 0]: write tmp0 by gpu0.launch after attn[18, 0]
   edge kvw[19, 0, 0]: write kvb0[19, 0] by gpu0.launch after wq[19, 0]
       update kv_written[0] = 1
   edge kvw[19, 0, 1]: write kvb0[19, 1] by gpu0.launch after wq[19, 0]
@@ -818,8 +837,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[19, 0, 15]: write kvb0[19, 15] by gpu0.launch after wq[19, 0]
       update kv_written[0] = 1
-  edge attn[19, 0]: move kvl0[19] -> tmp0 by gpu0.launch after kvw[19, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[19, 0]: read kvl0[19] by gpu0.launch after kvw[19, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[19, 0]: write tmp0 by gpu0.launch after attn[19, 0]
   edge kvw[20, 0, 0]: write kvb0[20, 0] by gpu0.launch after wq[20, 0]
       update kv_written[0] = 1
   edge kvw[20, 0, 1]: write kvb0[20, 1] by gpu0.launch after wq[20, 0]
@@ -852,8 +872,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[20, 0, 15]: write kvb0[20, 15] by gpu0.launch after wq[20, 0]
       update kv_written[0] = 1
-  edge attn[20, 0]: move kvl0[20] -> tmp0 by gpu0.launch after kvw[20, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[20, 0]: read kvl0[20] by gpu0.launch after kvw[20, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[20, 0]: write tmp0 by gpu0.launch after attn[20, 0]
   edge kvw[21, 0, 0]: write kvb0[21, 0] by gpu0.launch after wq[21, 0]
       update kv_written[0] = 1
   edge kvw[21, 0, 1]: write kvb0[21, 1] by gpu0.launch after wq[21, 0]
@@ -886,8 +907,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[21, 0, 15]: write kvb0[21, 15] by gpu0.launch after wq[21, 0]
       update kv_written[0] = 1
-  edge attn[21, 0]: move kvl0[21] -> tmp0 by gpu0.launch after kvw[21, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[21, 0]: read kvl0[21] by gpu0.launch after kvw[21, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[21, 0]: write tmp0 by gpu0.launch after attn[21, 0]
   edge kvw[22, 0, 0]: write kvb0[22, 0] by gpu0.launch after wq[22, 0]
       update kv_written[0] = 1
   edge kvw[22, 0, 1]: write kvb0[22, 1] by gpu0.launch after wq[22, 0]
@@ -920,8 +942,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[22, 0, 15]: write kvb0[22, 15] by gpu0.launch after wq[22, 0]
       update kv_written[0] = 1
-  edge attn[22, 0]: move kvl0[22] -> tmp0 by gpu0.launch after kvw[22, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[22, 0]: read kvl0[22] by gpu0.launch after kvw[22, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[22, 0]: write tmp0 by gpu0.launch after attn[22, 0]
   edge kvw[23, 0, 0]: write kvb0[23, 0] by gpu0.launch after wq[23, 0]
       update kv_written[0] = 1
   edge kvw[23, 0, 1]: write kvb0[23, 1] by gpu0.launch after wq[23, 0]
@@ -954,8 +977,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[23, 0, 15]: write kvb0[23, 15] by gpu0.launch after wq[23, 0]
       update kv_written[0] = 1
-  edge attn[23, 0]: move kvl0[23] -> tmp0 by gpu0.launch after kvw[23, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[23, 0]: read kvl0[23] by gpu0.launch after kvw[23, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[23, 0]: write tmp0 by gpu0.launch after attn[23, 0]
   edge kvw[24, 0, 0]: write kvb0[24, 0] by gpu0.launch after wq[24, 0]
       update kv_written[0] = 1
   edge kvw[24, 0, 1]: write kvb0[24, 1] by gpu0.launch after wq[24, 0]
@@ -988,8 +1012,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[24, 0, 15]: write kvb0[24, 15] by gpu0.launch after wq[24, 0]
       update kv_written[0] = 1
-  edge attn[24, 0]: move kvl0[24] -> tmp0 by gpu0.launch after kvw[24, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[24, 0]: read kvl0[24] by gpu0.launch after kvw[24, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[24, 0]: write tmp0 by gpu0.launch after attn[24, 0]
   edge kvw[25, 0, 0]: write kvb0[25, 0] by gpu0.launch after wq[25, 0]
       update kv_written[0] = 1
   edge kvw[25, 0, 1]: write kvb0[25, 1] by gpu0.launch after wq[25, 0]
@@ -1022,8 +1047,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[25, 0, 15]: write kvb0[25, 15] by gpu0.launch after wq[25, 0]
       update kv_written[0] = 1
-  edge attn[25, 0]: move kvl0[25] -> tmp0 by gpu0.launch after kvw[25, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[25, 0]: read kvl0[25] by gpu0.launch after kvw[25, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[25, 0]: write tmp0 by gpu0.launch after attn[25, 0]
   edge kvw[26, 0, 0]: write kvb0[26, 0] by gpu0.launch after wq[26, 0]
       update kv_written[0] = 1
   edge kvw[26, 0, 1]: write kvb0[26, 1] by gpu0.launch after wq[26, 0]
@@ -1056,8 +1082,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[26, 0, 15]: write kvb0[26, 15] by gpu0.launch after wq[26, 0]
       update kv_written[0] = 1
-  edge attn[26, 0]: move kvl0[26] -> tmp0 by gpu0.launch after kvw[26, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[26, 0]: read kvl0[26] by gpu0.launch after kvw[26, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[26, 0]: write tmp0 by gpu0.launch after attn[26, 0]
   edge kvw[27, 0, 0]: write kvb0[27, 0] by gpu0.launch after wq[27, 0]
       update kv_written[0] = 1
   edge kvw[27, 0, 1]: write kvb0[27, 1] by gpu0.launch after wq[27, 0]
@@ -1090,8 +1117,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[27, 0, 15]: write kvb0[27, 15] by gpu0.launch after wq[27, 0]
       update kv_written[0] = 1
-  edge attn[27, 0]: move kvl0[27] -> tmp0 by gpu0.launch after kvw[27, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[27, 0]: read kvl0[27] by gpu0.launch after kvw[27, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[27, 0]: write tmp0 by gpu0.launch after attn[27, 0]
   edge kvw[28, 0, 0]: write kvb0[28, 0] by gpu0.launch after wq[28, 0]
       update kv_written[0] = 1
   edge kvw[28, 0, 1]: write kvb0[28, 1] by gpu0.launch after wq[28, 0]
@@ -1124,8 +1152,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[28, 0, 15]: write kvb0[28, 15] by gpu0.launch after wq[28, 0]
       update kv_written[0] = 1
-  edge attn[28, 0]: move kvl0[28] -> tmp0 by gpu0.launch after kvw[28, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[28, 0]: read kvl0[28] by gpu0.launch after kvw[28, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[28, 0]: write tmp0 by gpu0.launch after attn[28, 0]
   edge kvw[29, 0, 0]: write kvb0[29, 0] by gpu0.launch after wq[29, 0]
       update kv_written[0] = 1
   edge kvw[29, 0, 1]: write kvb0[29, 1] by gpu0.launch after wq[29, 0]
@@ -1158,8 +1187,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[29, 0, 15]: write kvb0[29, 15] by gpu0.launch after wq[29, 0]
       update kv_written[0] = 1
-  edge attn[29, 0]: move kvl0[29] -> tmp0 by gpu0.launch after kvw[29, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[29, 0]: read kvl0[29] by gpu0.launch after kvw[29, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[29, 0]: write tmp0 by gpu0.launch after attn[29, 0]
   edge kvw[30, 0, 0]: write kvb0[30, 0] by gpu0.launch after wq[30, 0]
       update kv_written[0] = 1
   edge kvw[30, 0, 1]: write kvb0[30, 1] by gpu0.launch after wq[30, 0]
@@ -1192,8 +1222,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[30, 0, 15]: write kvb0[30, 15] by gpu0.launch after wq[30, 0]
       update kv_written[0] = 1
-  edge attn[30, 0]: move kvl0[30] -> tmp0 by gpu0.launch after kvw[30, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[30, 0]: read kvl0[30] by gpu0.launch after kvw[30, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[30, 0]: write tmp0 by gpu0.launch after attn[30, 0]
   edge kvw[31, 0, 0]: write kvb0[31, 0] by gpu0.launch after wq[31, 0]
       update kv_written[0] = 1
   edge kvw[31, 0, 1]: write kvb0[31, 1] by gpu0.launch after wq[31, 0]
@@ -1226,8 +1257,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[31, 0, 15]: write kvb0[31, 15] by gpu0.launch after wq[31, 0]
       update kv_written[0] = 1
-  edge attn[31, 0]: move kvl0[31] -> tmp0 by gpu0.launch after kvw[31, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[31, 0]: read kvl0[31] by gpu0.launch after kvw[31, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[31, 0]: write tmp0 by gpu0.launch after attn[31, 0]
   edge kvw[32, 0, 0]: write kvb0[32, 0] by gpu0.launch after wq[32, 0]
       update kv_written[0] = 1
   edge kvw[32, 0, 1]: write kvb0[32, 1] by gpu0.launch after wq[32, 0]
@@ -1260,8 +1292,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[32, 0, 15]: write kvb0[32, 15] by gpu0.launch after wq[32, 0]
       update kv_written[0] = 1
-  edge attn[32, 0]: move kvl0[32] -> tmp0 by gpu0.launch after kvw[32, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[32, 0]: read kvl0[32] by gpu0.launch after kvw[32, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[32, 0]: write tmp0 by gpu0.launch after attn[32, 0]
   edge kvw[33, 0, 0]: write kvb0[33, 0] by gpu0.launch after wq[33, 0]
       update kv_written[0] = 1
   edge kvw[33, 0, 1]: write kvb0[33, 1] by gpu0.launch after wq[33, 0]
@@ -1294,8 +1327,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[33, 0, 15]: write kvb0[33, 15] by gpu0.launch after wq[33, 0]
       update kv_written[0] = 1
-  edge attn[33, 0]: move kvl0[33] -> tmp0 by gpu0.launch after kvw[33, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[33, 0]: read kvl0[33] by gpu0.launch after kvw[33, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[33, 0]: write tmp0 by gpu0.launch after attn[33, 0]
   edge kvw[34, 0, 0]: write kvb0[34, 0] by gpu0.launch after wq[34, 0]
       update kv_written[0] = 1
   edge kvw[34, 0, 1]: write kvb0[34, 1] by gpu0.launch after wq[34, 0]
@@ -1328,8 +1362,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[34, 0, 15]: write kvb0[34, 15] by gpu0.launch after wq[34, 0]
       update kv_written[0] = 1
-  edge attn[34, 0]: move kvl0[34] -> tmp0 by gpu0.launch after kvw[34, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[34, 0]: read kvl0[34] by gpu0.launch after kvw[34, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[34, 0]: write tmp0 by gpu0.launch after attn[34, 0]
   edge kvw[35, 0, 0]: write kvb0[35, 0] by gpu0.launch after wq[35, 0]
       update kv_written[0] = 1
   edge kvw[35, 0, 1]: write kvb0[35, 1] by gpu0.launch after wq[35, 0]
@@ -1362,8 +1397,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[35, 0, 15]: write kvb0[35, 15] by gpu0.launch after wq[35, 0]
       update kv_written[0] = 1
-  edge attn[35, 0]: move kvl0[35] -> tmp0 by gpu0.launch after kvw[35, 0, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[35, 0]: read kvl0[35] by gpu0.launch after kvw[35, 0, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[35, 0]: write tmp0 by gpu0.launch after attn[35, 0]
   # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
   edge wf[0, 0]: read wffn0[0] by gpu0.launch after ag_a[0, 0] reuse 150994944 rw 1:0
   edge up[0, 0]: write inter0[0, +3145728] by gpu0.launch after wf[0, 0]
@@ -1583,9 +1619,10 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[0, 1, 15]: write kvb1[0, 15] by gpu1.launch after wq[0, 1]
       update kv_written[0] = 1
-  # attention reads the layer's whole KV cache and writes its partial output
-  edge attn[0, 1]: move kvl1[0] -> tmp1 by gpu1.launch after kvw[0, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  # attention reads the layer's whole KV cache, then writes its whole partial output
+  edge attn[0, 1]: read kvl1[0] by gpu1.launch after kvw[0, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[0, 1]: write tmp1 by gpu1.launch after attn[0, 1]
   edge kvw[1, 1, 0]: write kvb1[1, 0] by gpu1.launch after wq[1, 1]
       update kv_written[0] = 1
   edge kvw[1, 1, 1]: write kvb1[1, 1] by gpu1.launch after wq[1, 1]
@@ -1618,8 +1655,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[1, 1, 15]: write kvb1[1, 15] by gpu1.launch after wq[1, 1]
       update kv_written[0] = 1
-  edge attn[1, 1]: move kvl1[1] -> tmp1 by gpu1.launch after kvw[1, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[1, 1]: read kvl1[1] by gpu1.launch after kvw[1, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[1, 1]: write tmp1 by gpu1.launch after attn[1, 1]
   edge kvw[2, 1, 0]: write kvb1[2, 0] by gpu1.launch after wq[2, 1]
       update kv_written[0] = 1
   edge kvw[2, 1, 1]: write kvb1[2, 1] by gpu1.launch after wq[2, 1]
@@ -1652,8 +1690,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[2, 1, 15]: write kvb1[2, 15] by gpu1.launch after wq[2, 1]
       update kv_written[0] = 1
-  edge attn[2, 1]: move kvl1[2] -> tmp1 by gpu1.launch after kvw[2, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[2, 1]: read kvl1[2] by gpu1.launch after kvw[2, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[2, 1]: write tmp1 by gpu1.launch after attn[2, 1]
   edge kvw[3, 1, 0]: write kvb1[3, 0] by gpu1.launch after wq[3, 1]
       update kv_written[0] = 1
   edge kvw[3, 1, 1]: write kvb1[3, 1] by gpu1.launch after wq[3, 1]
@@ -1686,8 +1725,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[3, 1, 15]: write kvb1[3, 15] by gpu1.launch after wq[3, 1]
       update kv_written[0] = 1
-  edge attn[3, 1]: move kvl1[3] -> tmp1 by gpu1.launch after kvw[3, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[3, 1]: read kvl1[3] by gpu1.launch after kvw[3, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[3, 1]: write tmp1 by gpu1.launch after attn[3, 1]
   edge kvw[4, 1, 0]: write kvb1[4, 0] by gpu1.launch after wq[4, 1]
       update kv_written[0] = 1
   edge kvw[4, 1, 1]: write kvb1[4, 1] by gpu1.launch after wq[4, 1]
@@ -1720,8 +1760,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[4, 1, 15]: write kvb1[4, 15] by gpu1.launch after wq[4, 1]
       update kv_written[0] = 1
-  edge attn[4, 1]: move kvl1[4] -> tmp1 by gpu1.launch after kvw[4, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[4, 1]: read kvl1[4] by gpu1.launch after kvw[4, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[4, 1]: write tmp1 by gpu1.launch after attn[4, 1]
   edge kvw[5, 1, 0]: write kvb1[5, 0] by gpu1.launch after wq[5, 1]
       update kv_written[0] = 1
   edge kvw[5, 1, 1]: write kvb1[5, 1] by gpu1.launch after wq[5, 1]
@@ -1754,8 +1795,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[5, 1, 15]: write kvb1[5, 15] by gpu1.launch after wq[5, 1]
       update kv_written[0] = 1
-  edge attn[5, 1]: move kvl1[5] -> tmp1 by gpu1.launch after kvw[5, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[5, 1]: read kvl1[5] by gpu1.launch after kvw[5, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[5, 1]: write tmp1 by gpu1.launch after attn[5, 1]
   edge kvw[6, 1, 0]: write kvb1[6, 0] by gpu1.launch after wq[6, 1]
       update kv_written[0] = 1
   edge kvw[6, 1, 1]: write kvb1[6, 1] by gpu1.launch after wq[6, 1]
@@ -1788,8 +1830,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[6, 1, 15]: write kvb1[6, 15] by gpu1.launch after wq[6, 1]
       update kv_written[0] = 1
-  edge attn[6, 1]: move kvl1[6] -> tmp1 by gpu1.launch after kvw[6, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[6, 1]: read kvl1[6] by gpu1.launch after kvw[6, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[6, 1]: write tmp1 by gpu1.launch after attn[6, 1]
   edge kvw[7, 1, 0]: write kvb1[7, 0] by gpu1.launch after wq[7, 1]
       update kv_written[0] = 1
   edge kvw[7, 1, 1]: write kvb1[7, 1] by gpu1.launch after wq[7, 1]
@@ -1822,8 +1865,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[7, 1, 15]: write kvb1[7, 15] by gpu1.launch after wq[7, 1]
       update kv_written[0] = 1
-  edge attn[7, 1]: move kvl1[7] -> tmp1 by gpu1.launch after kvw[7, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[7, 1]: read kvl1[7] by gpu1.launch after kvw[7, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[7, 1]: write tmp1 by gpu1.launch after attn[7, 1]
   edge kvw[8, 1, 0]: write kvb1[8, 0] by gpu1.launch after wq[8, 1]
       update kv_written[0] = 1
   edge kvw[8, 1, 1]: write kvb1[8, 1] by gpu1.launch after wq[8, 1]
@@ -1856,8 +1900,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[8, 1, 15]: write kvb1[8, 15] by gpu1.launch after wq[8, 1]
       update kv_written[0] = 1
-  edge attn[8, 1]: move kvl1[8] -> tmp1 by gpu1.launch after kvw[8, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[8, 1]: read kvl1[8] by gpu1.launch after kvw[8, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[8, 1]: write tmp1 by gpu1.launch after attn[8, 1]
   edge kvw[9, 1, 0]: write kvb1[9, 0] by gpu1.launch after wq[9, 1]
       update kv_written[0] = 1
   edge kvw[9, 1, 1]: write kvb1[9, 1] by gpu1.launch after wq[9, 1]
@@ -1890,8 +1935,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[9, 1, 15]: write kvb1[9, 15] by gpu1.launch after wq[9, 1]
       update kv_written[0] = 1
-  edge attn[9, 1]: move kvl1[9] -> tmp1 by gpu1.launch after kvw[9, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[9, 1]: read kvl1[9] by gpu1.launch after kvw[9, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[9, 1]: write tmp1 by gpu1.launch after attn[9, 1]
   edge kvw[10, 1, 0]: write kvb1[10, 0] by gpu1.launch after wq[10, 1]
       update kv_written[0] = 1
   edge kvw[10, 1, 1]: write kvb1[10, 1] by gpu1.launch after wq[10, 1]
@@ -1924,8 +1970,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[10, 1, 15]: write kvb1[10, 15] by gpu1.launch after wq[10, 1]
       update kv_written[0] = 1
-  edge attn[10, 1]: move kvl1[10] -> tmp1 by gpu1.launch after kvw[10, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[10, 1]: read kvl1[10] by gpu1.launch after kvw[10, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[10, 1]: write tmp1 by gpu1.launch after attn[10, 1]
   edge kvw[11, 1, 0]: write kvb1[11, 0] by gpu1.launch after wq[11, 1]
       update kv_written[0] = 1
   edge kvw[11, 1, 1]: write kvb1[11, 1] by gpu1.launch after wq[11, 1]
@@ -1958,8 +2005,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[11, 1, 15]: write kvb1[11, 15] by gpu1.launch after wq[11, 1]
       update kv_written[0] = 1
-  edge attn[11, 1]: move kvl1[11] -> tmp1 by gpu1.launch after kvw[11, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[11, 1]: read kvl1[11] by gpu1.launch after kvw[11, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[11, 1]: write tmp1 by gpu1.launch after attn[11, 1]
   edge kvw[12, 1, 0]: write kvb1[12, 0] by gpu1.launch after wq[12, 1]
       update kv_written[0] = 1
   edge kvw[12, 1, 1]: write kvb1[12, 1] by gpu1.launch after wq[12, 1]
@@ -1992,8 +2040,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[12, 1, 15]: write kvb1[12, 15] by gpu1.launch after wq[12, 1]
       update kv_written[0] = 1
-  edge attn[12, 1]: move kvl1[12] -> tmp1 by gpu1.launch after kvw[12, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[12, 1]: read kvl1[12] by gpu1.launch after kvw[12, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[12, 1]: write tmp1 by gpu1.launch after attn[12, 1]
   edge kvw[13, 1, 0]: write kvb1[13, 0] by gpu1.launch after wq[13, 1]
       update kv_written[0] = 1
   edge kvw[13, 1, 1]: write kvb1[13, 1] by gpu1.launch after wq[13, 1]
@@ -2026,8 +2075,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[13, 1, 15]: write kvb1[13, 15] by gpu1.launch after wq[13, 1]
       update kv_written[0] = 1
-  edge attn[13, 1]: move kvl1[13] -> tmp1 by gpu1.launch after kvw[13, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[13, 1]: read kvl1[13] by gpu1.launch after kvw[13, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[13, 1]: write tmp1 by gpu1.launch after attn[13, 1]
   edge kvw[14, 1, 0]: write kvb1[14, 0] by gpu1.launch after wq[14, 1]
       update kv_written[0] = 1
   edge kvw[14, 1, 1]: write kvb1[14, 1] by gpu1.launch after wq[14, 1]
@@ -2060,8 +2110,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[14, 1, 15]: write kvb1[14, 15] by gpu1.launch after wq[14, 1]
       update kv_written[0] = 1
-  edge attn[14, 1]: move kvl1[14] -> tmp1 by gpu1.launch after kvw[14, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[14, 1]: read kvl1[14] by gpu1.launch after kvw[14, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[14, 1]: write tmp1 by gpu1.launch after attn[14, 1]
   edge kvw[15, 1, 0]: write kvb1[15, 0] by gpu1.launch after wq[15, 1]
       update kv_written[0] = 1
   edge kvw[15, 1, 1]: write kvb1[15, 1] by gpu1.launch after wq[15, 1]
@@ -2094,8 +2145,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[15, 1, 15]: write kvb1[15, 15] by gpu1.launch after wq[15, 1]
       update kv_written[0] = 1
-  edge attn[15, 1]: move kvl1[15] -> tmp1 by gpu1.launch after kvw[15, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[15, 1]: read kvl1[15] by gpu1.launch after kvw[15, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[15, 1]: write tmp1 by gpu1.launch after attn[15, 1]
   edge kvw[16, 1, 0]: write kvb1[16, 0] by gpu1.launch after wq[16, 1]
       update kv_written[0] = 1
   edge kvw[16, 1, 1]: write kvb1[16, 1] by gpu1.launch after wq[16, 1]
@@ -2128,8 +2180,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[16, 1, 15]: write kvb1[16, 15] by gpu1.launch after wq[16, 1]
       update kv_written[0] = 1
-  edge attn[16, 1]: move kvl1[16] -> tmp1 by gpu1.launch after kvw[16, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[16, 1]: read kvl1[16] by gpu1.launch after kvw[16, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[16, 1]: write tmp1 by gpu1.launch after attn[16, 1]
   edge kvw[17, 1, 0]: write kvb1[17, 0] by gpu1.launch after wq[17, 1]
       update kv_written[0] = 1
   edge kvw[17, 1, 1]: write kvb1[17, 1] by gpu1.launch after wq[17, 1]
@@ -2162,8 +2215,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[17, 1, 15]: write kvb1[17, 15] by gpu1.launch after wq[17, 1]
       update kv_written[0] = 1
-  edge attn[17, 1]: move kvl1[17] -> tmp1 by gpu1.launch after kvw[17, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[17, 1]: read kvl1[17] by gpu1.launch after kvw[17, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[17, 1]: write tmp1 by gpu1.launch after attn[17, 1]
   edge kvw[18, 1, 0]: write kvb1[18, 0] by gpu1.launch after wq[18, 1]
       update kv_written[0] = 1
   edge kvw[18, 1, 1]: write kvb1[18, 1] by gpu1.launch after wq[18, 1]
@@ -2196,8 +2250,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[18, 1, 15]: write kvb1[18, 15] by gpu1.launch after wq[18, 1]
       update kv_written[0] = 1
-  edge attn[18, 1]: move kvl1[18] -> tmp1 by gpu1.launch after kvw[18, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[18, 1]: read kvl1[18] by gpu1.launch after kvw[18, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[18, 1]: write tmp1 by gpu1.launch after attn[18, 1]
   edge kvw[19, 1, 0]: write kvb1[19, 0] by gpu1.launch after wq[19, 1]
       update kv_written[0] = 1
   edge kvw[19, 1, 1]: write kvb1[19, 1] by gpu1.launch after wq[19, 1]
@@ -2230,8 +2285,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[19, 1, 15]: write kvb1[19, 15] by gpu1.launch after wq[19, 1]
       update kv_written[0] = 1
-  edge attn[19, 1]: move kvl1[19] -> tmp1 by gpu1.launch after kvw[19, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[19, 1]: read kvl1[19] by gpu1.launch after kvw[19, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[19, 1]: write tmp1 by gpu1.launch after attn[19, 1]
   edge kvw[20, 1, 0]: write kvb1[20, 0] by gpu1.launch after wq[20, 1]
       update kv_written[0] = 1
   edge kvw[20, 1, 1]: write kvb1[20, 1] by gpu1.launch after wq[20, 1]
@@ -2264,8 +2320,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[20, 1, 15]: write kvb1[20, 15] by gpu1.launch after wq[20, 1]
       update kv_written[0] = 1
-  edge attn[20, 1]: move kvl1[20] -> tmp1 by gpu1.launch after kvw[20, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[20, 1]: read kvl1[20] by gpu1.launch after kvw[20, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[20, 1]: write tmp1 by gpu1.launch after attn[20, 1]
   edge kvw[21, 1, 0]: write kvb1[21, 0] by gpu1.launch after wq[21, 1]
       update kv_written[0] = 1
   edge kvw[21, 1, 1]: write kvb1[21, 1] by gpu1.launch after wq[21, 1]
@@ -2298,8 +2355,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[21, 1, 15]: write kvb1[21, 15] by gpu1.launch after wq[21, 1]
       update kv_written[0] = 1
-  edge attn[21, 1]: move kvl1[21] -> tmp1 by gpu1.launch after kvw[21, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[21, 1]: read kvl1[21] by gpu1.launch after kvw[21, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[21, 1]: write tmp1 by gpu1.launch after attn[21, 1]
   edge kvw[22, 1, 0]: write kvb1[22, 0] by gpu1.launch after wq[22, 1]
       update kv_written[0] = 1
   edge kvw[22, 1, 1]: write kvb1[22, 1] by gpu1.launch after wq[22, 1]
@@ -2332,8 +2390,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[22, 1, 15]: write kvb1[22, 15] by gpu1.launch after wq[22, 1]
       update kv_written[0] = 1
-  edge attn[22, 1]: move kvl1[22] -> tmp1 by gpu1.launch after kvw[22, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[22, 1]: read kvl1[22] by gpu1.launch after kvw[22, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[22, 1]: write tmp1 by gpu1.launch after attn[22, 1]
   edge kvw[23, 1, 0]: write kvb1[23, 0] by gpu1.launch after wq[23, 1]
       update kv_written[0] = 1
   edge kvw[23, 1, 1]: write kvb1[23, 1] by gpu1.launch after wq[23, 1]
@@ -2366,8 +2425,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[23, 1, 15]: write kvb1[23, 15] by gpu1.launch after wq[23, 1]
       update kv_written[0] = 1
-  edge attn[23, 1]: move kvl1[23] -> tmp1 by gpu1.launch after kvw[23, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[23, 1]: read kvl1[23] by gpu1.launch after kvw[23, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[23, 1]: write tmp1 by gpu1.launch after attn[23, 1]
   edge kvw[24, 1, 0]: write kvb1[24, 0] by gpu1.launch after wq[24, 1]
       update kv_written[0] = 1
   edge kvw[24, 1, 1]: write kvb1[24, 1] by gpu1.launch after wq[24, 1]
@@ -2400,8 +2460,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[24, 1, 15]: write kvb1[24, 15] by gpu1.launch after wq[24, 1]
       update kv_written[0] = 1
-  edge attn[24, 1]: move kvl1[24] -> tmp1 by gpu1.launch after kvw[24, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[24, 1]: read kvl1[24] by gpu1.launch after kvw[24, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[24, 1]: write tmp1 by gpu1.launch after attn[24, 1]
   edge kvw[25, 1, 0]: write kvb1[25, 0] by gpu1.launch after wq[25, 1]
       update kv_written[0] = 1
   edge kvw[25, 1, 1]: write kvb1[25, 1] by gpu1.launch after wq[25, 1]
@@ -2434,8 +2495,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[25, 1, 15]: write kvb1[25, 15] by gpu1.launch after wq[25, 1]
       update kv_written[0] = 1
-  edge attn[25, 1]: move kvl1[25] -> tmp1 by gpu1.launch after kvw[25, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[25, 1]: read kvl1[25] by gpu1.launch after kvw[25, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[25, 1]: write tmp1 by gpu1.launch after attn[25, 1]
   edge kvw[26, 1, 0]: write kvb1[26, 0] by gpu1.launch after wq[26, 1]
       update kv_written[0] = 1
   edge kvw[26, 1, 1]: write kvb1[26, 1] by gpu1.launch after wq[26, 1]
@@ -2468,8 +2530,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[26, 1, 15]: write kvb1[26, 15] by gpu1.launch after wq[26, 1]
       update kv_written[0] = 1
-  edge attn[26, 1]: move kvl1[26] -> tmp1 by gpu1.launch after kvw[26, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[26, 1]: read kvl1[26] by gpu1.launch after kvw[26, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[26, 1]: write tmp1 by gpu1.launch after attn[26, 1]
   edge kvw[27, 1, 0]: write kvb1[27, 0] by gpu1.launch after wq[27, 1]
       update kv_written[0] = 1
   edge kvw[27, 1, 1]: write kvb1[27, 1] by gpu1.launch after wq[27, 1]
@@ -2502,8 +2565,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[27, 1, 15]: write kvb1[27, 15] by gpu1.launch after wq[27, 1]
       update kv_written[0] = 1
-  edge attn[27, 1]: move kvl1[27] -> tmp1 by gpu1.launch after kvw[27, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[27, 1]: read kvl1[27] by gpu1.launch after kvw[27, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[27, 1]: write tmp1 by gpu1.launch after attn[27, 1]
   edge kvw[28, 1, 0]: write kvb1[28, 0] by gpu1.launch after wq[28, 1]
       update kv_written[0] = 1
   edge kvw[28, 1, 1]: write kvb1[28, 1] by gpu1.launch after wq[28, 1]
@@ -2536,8 +2600,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[28, 1, 15]: write kvb1[28, 15] by gpu1.launch after wq[28, 1]
       update kv_written[0] = 1
-  edge attn[28, 1]: move kvl1[28] -> tmp1 by gpu1.launch after kvw[28, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[28, 1]: read kvl1[28] by gpu1.launch after kvw[28, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[28, 1]: write tmp1 by gpu1.launch after attn[28, 1]
   edge kvw[29, 1, 0]: write kvb1[29, 0] by gpu1.launch after wq[29, 1]
       update kv_written[0] = 1
   edge kvw[29, 1, 1]: write kvb1[29, 1] by gpu1.launch after wq[29, 1]
@@ -2570,8 +2635,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[29, 1, 15]: write kvb1[29, 15] by gpu1.launch after wq[29, 1]
       update kv_written[0] = 1
-  edge attn[29, 1]: move kvl1[29] -> tmp1 by gpu1.launch after kvw[29, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[29, 1]: read kvl1[29] by gpu1.launch after kvw[29, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[29, 1]: write tmp1 by gpu1.launch after attn[29, 1]
   edge kvw[30, 1, 0]: write kvb1[30, 0] by gpu1.launch after wq[30, 1]
       update kv_written[0] = 1
   edge kvw[30, 1, 1]: write kvb1[30, 1] by gpu1.launch after wq[30, 1]
@@ -2604,8 +2670,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[30, 1, 15]: write kvb1[30, 15] by gpu1.launch after wq[30, 1]
       update kv_written[0] = 1
-  edge attn[30, 1]: move kvl1[30] -> tmp1 by gpu1.launch after kvw[30, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[30, 1]: read kvl1[30] by gpu1.launch after kvw[30, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[30, 1]: write tmp1 by gpu1.launch after attn[30, 1]
   edge kvw[31, 1, 0]: write kvb1[31, 0] by gpu1.launch after wq[31, 1]
       update kv_written[0] = 1
   edge kvw[31, 1, 1]: write kvb1[31, 1] by gpu1.launch after wq[31, 1]
@@ -2638,8 +2705,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[31, 1, 15]: write kvb1[31, 15] by gpu1.launch after wq[31, 1]
       update kv_written[0] = 1
-  edge attn[31, 1]: move kvl1[31] -> tmp1 by gpu1.launch after kvw[31, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[31, 1]: read kvl1[31] by gpu1.launch after kvw[31, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[31, 1]: write tmp1 by gpu1.launch after attn[31, 1]
   edge kvw[32, 1, 0]: write kvb1[32, 0] by gpu1.launch after wq[32, 1]
       update kv_written[0] = 1
   edge kvw[32, 1, 1]: write kvb1[32, 1] by gpu1.launch after wq[32, 1]
@@ -2672,8 +2740,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[32, 1, 15]: write kvb1[32, 15] by gpu1.launch after wq[32, 1]
       update kv_written[0] = 1
-  edge attn[32, 1]: move kvl1[32] -> tmp1 by gpu1.launch after kvw[32, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[32, 1]: read kvl1[32] by gpu1.launch after kvw[32, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[32, 1]: write tmp1 by gpu1.launch after attn[32, 1]
   edge kvw[33, 1, 0]: write kvb1[33, 0] by gpu1.launch after wq[33, 1]
       update kv_written[0] = 1
   edge kvw[33, 1, 1]: write kvb1[33, 1] by gpu1.launch after wq[33, 1]
@@ -2706,8 +2775,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[33, 1, 15]: write kvb1[33, 15] by gpu1.launch after wq[33, 1]
       update kv_written[0] = 1
-  edge attn[33, 1]: move kvl1[33] -> tmp1 by gpu1.launch after kvw[33, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[33, 1]: read kvl1[33] by gpu1.launch after kvw[33, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[33, 1]: write tmp1 by gpu1.launch after attn[33, 1]
   edge kvw[34, 1, 0]: write kvb1[34, 0] by gpu1.launch after wq[34, 1]
       update kv_written[0] = 1
   edge kvw[34, 1, 1]: write kvb1[34, 1] by gpu1.launch after wq[34, 1]
@@ -2740,8 +2810,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[34, 1, 15]: write kvb1[34, 15] by gpu1.launch after wq[34, 1]
       update kv_written[0] = 1
-  edge attn[34, 1]: move kvl1[34] -> tmp1 by gpu1.launch after kvw[34, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[34, 1]: read kvl1[34] by gpu1.launch after kvw[34, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[34, 1]: write tmp1 by gpu1.launch after attn[34, 1]
   edge kvw[35, 1, 0]: write kvb1[35, 0] by gpu1.launch after wq[35, 1]
       update kv_written[0] = 1
   edge kvw[35, 1, 1]: write kvb1[35, 1] by gpu1.launch after wq[35, 1]
@@ -2774,8 +2845,9 @@ flow prefill {
       update kv_written[0] = 1
   edge kvw[35, 1, 15]: write kvb1[35, 15] by gpu1.launch after wq[35, 1]
       update kv_written[0] = 1
-  edge attn[35, 1]: move kvl1[35] -> tmp1 by gpu1.launch after kvw[35, 1, *]
-      bytes 524288 reuse 524288 rw 1:1
+  edge attn[35, 1]: read kvl1[35] by gpu1.launch after kvw[35, 1, *]
+      bytes 524288 reuse 524288 rw 1:0
+  edge attn_out[35, 1]: write tmp1 by gpu1.launch after attn[35, 1]
   # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
   edge wf[0, 1]: read wffn1[0] by gpu1.launch after ag_a[0, 1] reuse 150994944 rw 1:0
   edge up[0, 1]: write inter1[0, +3145728] by gpu1.launch after wf[0, 1]
@@ -2888,291 +2960,291 @@ flow prefill {
 
   # attention all-reduce into the residual stream
   # reduce-scatter: rank q pulls chunk q of every rank's partial output (P2P read under a lease) and adds it to its own residual
-  edge rs_a[0, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[0, *]
-  edge rs_a[0, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[0, *]
-  edge rs_a[0, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[0, *]
-  edge rs_a[0, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[0, *]
+  edge rs_a[0, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[0, *]
+  edge rs_a[0, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[0, *]
+  edge rs_a[0, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[0, *]
+  edge rs_a[0, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[0, *]
   # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
   edge ag_a[0, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[0, *, *]
       transform gather(2)
   edge ag_a[0, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[0, *, *]
       transform gather(2)
-  edge rs_a[1, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[1, *]
-  edge rs_a[1, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[1, *]
-  edge rs_a[1, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[1, *]
-  edge rs_a[1, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[1, *]
+  edge rs_a[1, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[1, *]
+  edge rs_a[1, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[1, *]
+  edge rs_a[1, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[1, *]
+  edge rs_a[1, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[1, *]
   edge ag_a[1, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[1, *, *]
       transform gather(2)
   edge ag_a[1, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[1, *, *]
       transform gather(2)
-  edge rs_a[2, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[2, *]
-  edge rs_a[2, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[2, *]
-  edge rs_a[2, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[2, *]
-  edge rs_a[2, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[2, *]
+  edge rs_a[2, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[2, *]
+  edge rs_a[2, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[2, *]
+  edge rs_a[2, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[2, *]
+  edge rs_a[2, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[2, *]
   edge ag_a[2, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[2, *, *]
       transform gather(2)
   edge ag_a[2, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[2, *, *]
       transform gather(2)
-  edge rs_a[3, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[3, *]
-  edge rs_a[3, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[3, *]
-  edge rs_a[3, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[3, *]
-  edge rs_a[3, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[3, *]
+  edge rs_a[3, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[3, *]
+  edge rs_a[3, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[3, *]
+  edge rs_a[3, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[3, *]
+  edge rs_a[3, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[3, *]
   edge ag_a[3, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[3, *, *]
       transform gather(2)
   edge ag_a[3, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[3, *, *]
       transform gather(2)
-  edge rs_a[4, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[4, *]
-  edge rs_a[4, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[4, *]
-  edge rs_a[4, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[4, *]
-  edge rs_a[4, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[4, *]
+  edge rs_a[4, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[4, *]
+  edge rs_a[4, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[4, *]
+  edge rs_a[4, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[4, *]
+  edge rs_a[4, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[4, *]
   edge ag_a[4, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[4, *, *]
       transform gather(2)
   edge ag_a[4, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[4, *, *]
       transform gather(2)
-  edge rs_a[5, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[5, *]
-  edge rs_a[5, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[5, *]
-  edge rs_a[5, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[5, *]
-  edge rs_a[5, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[5, *]
+  edge rs_a[5, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[5, *]
+  edge rs_a[5, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[5, *]
+  edge rs_a[5, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[5, *]
+  edge rs_a[5, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[5, *]
   edge ag_a[5, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[5, *, *]
       transform gather(2)
   edge ag_a[5, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[5, *, *]
       transform gather(2)
-  edge rs_a[6, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[6, *]
-  edge rs_a[6, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[6, *]
-  edge rs_a[6, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[6, *]
-  edge rs_a[6, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[6, *]
+  edge rs_a[6, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[6, *]
+  edge rs_a[6, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[6, *]
+  edge rs_a[6, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[6, *]
+  edge rs_a[6, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[6, *]
   edge ag_a[6, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[6, *, *]
       transform gather(2)
   edge ag_a[6, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[6, *, *]
       transform gather(2)
-  edge rs_a[7, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[7, *]
-  edge rs_a[7, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[7, *]
-  edge rs_a[7, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[7, *]
-  edge rs_a[7, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[7, *]
+  edge rs_a[7, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[7, *]
+  edge rs_a[7, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[7, *]
+  edge rs_a[7, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[7, *]
+  edge rs_a[7, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[7, *]
   edge ag_a[7, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[7, *, *]
       transform gather(2)
   edge ag_a[7, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[7, *, *]
       transform gather(2)
-  edge rs_a[8, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[8, *]
-  edge rs_a[8, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[8, *]
-  edge rs_a[8, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[8, *]
-  edge rs_a[8, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[8, *]
+  edge rs_a[8, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[8, *]
+  edge rs_a[8, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[8, *]
+  edge rs_a[8, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[8, *]
+  edge rs_a[8, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[8, *]
   edge ag_a[8, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[8, *, *]
       transform gather(2)
   edge ag_a[8, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[8, *, *]
       transform gather(2)
-  edge rs_a[9, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[9, *]
-  edge rs_a[9, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[9, *]
-  edge rs_a[9, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[9, *]
-  edge rs_a[9, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[9, *]
+  edge rs_a[9, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[9, *]
+  edge rs_a[9, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[9, *]
+  edge rs_a[9, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[9, *]
+  edge rs_a[9, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[9, *]
   edge ag_a[9, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[9, *, *]
       transform gather(2)
   edge ag_a[9, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[9, *, *]
       transform gather(2)
-  edge rs_a[10, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[10, *]
-  edge rs_a[10, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[10, *]
-  edge rs_a[10, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[10, *]
-  edge rs_a[10, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[10, *]
+  edge rs_a[10, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[10, *]
+  edge rs_a[10, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[10, *]
+  edge rs_a[10, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[10, *]
+  edge rs_a[10, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[10, *]
   edge ag_a[10, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[10, *, *]
       transform gather(2)
   edge ag_a[10, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[10, *, *]
       transform gather(2)
-  edge rs_a[11, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[11, *]
-  edge rs_a[11, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[11, *]
-  edge rs_a[11, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[11, *]
-  edge rs_a[11, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[11, *]
+  edge rs_a[11, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[11, *]
+  edge rs_a[11, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[11, *]
+  edge rs_a[11, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[11, *]
+  edge rs_a[11, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[11, *]
   edge ag_a[11, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[11, *, *]
       transform gather(2)
   edge ag_a[11, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[11, *, *]
       transform gather(2)
-  edge rs_a[12, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[12, *]
-  edge rs_a[12, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[12, *]
-  edge rs_a[12, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[12, *]
-  edge rs_a[12, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[12, *]
+  edge rs_a[12, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[12, *]
+  edge rs_a[12, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[12, *]
+  edge rs_a[12, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[12, *]
+  edge rs_a[12, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[12, *]
   edge ag_a[12, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[12, *, *]
       transform gather(2)
   edge ag_a[12, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[12, *, *]
       transform gather(2)
-  edge rs_a[13, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[13, *]
-  edge rs_a[13, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[13, *]
-  edge rs_a[13, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[13, *]
-  edge rs_a[13, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[13, *]
+  edge rs_a[13, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[13, *]
+  edge rs_a[13, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[13, *]
+  edge rs_a[13, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[13, *]
+  edge rs_a[13, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[13, *]
   edge ag_a[13, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[13, *, *]
       transform gather(2)
   edge ag_a[13, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[13, *, *]
       transform gather(2)
-  edge rs_a[14, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[14, *]
-  edge rs_a[14, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[14, *]
-  edge rs_a[14, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[14, *]
-  edge rs_a[14, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[14, *]
+  edge rs_a[14, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[14, *]
+  edge rs_a[14, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[14, *]
+  edge rs_a[14, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[14, *]
+  edge rs_a[14, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[14, *]
   edge ag_a[14, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[14, *, *]
       transform gather(2)
   edge ag_a[14, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[14, *, *]
       transform gather(2)
-  edge rs_a[15, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[15, *]
-  edge rs_a[15, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[15, *]
-  edge rs_a[15, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[15, *]
-  edge rs_a[15, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[15, *]
+  edge rs_a[15, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[15, *]
+  edge rs_a[15, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[15, *]
+  edge rs_a[15, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[15, *]
+  edge rs_a[15, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[15, *]
   edge ag_a[15, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[15, *, *]
       transform gather(2)
   edge ag_a[15, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[15, *, *]
       transform gather(2)
-  edge rs_a[16, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[16, *]
-  edge rs_a[16, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[16, *]
-  edge rs_a[16, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[16, *]
-  edge rs_a[16, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[16, *]
+  edge rs_a[16, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[16, *]
+  edge rs_a[16, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[16, *]
+  edge rs_a[16, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[16, *]
+  edge rs_a[16, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[16, *]
   edge ag_a[16, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[16, *, *]
       transform gather(2)
   edge ag_a[16, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[16, *, *]
       transform gather(2)
-  edge rs_a[17, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[17, *]
-  edge rs_a[17, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[17, *]
-  edge rs_a[17, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[17, *]
-  edge rs_a[17, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[17, *]
+  edge rs_a[17, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[17, *]
+  edge rs_a[17, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[17, *]
+  edge rs_a[17, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[17, *]
+  edge rs_a[17, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[17, *]
   edge ag_a[17, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[17, *, *]
       transform gather(2)
   edge ag_a[17, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[17, *, *]
       transform gather(2)
-  edge rs_a[18, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[18, *]
-  edge rs_a[18, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[18, *]
-  edge rs_a[18, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[18, *]
-  edge rs_a[18, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[18, *]
+  edge rs_a[18, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[18, *]
+  edge rs_a[18, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[18, *]
+  edge rs_a[18, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[18, *]
+  edge rs_a[18, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[18, *]
   edge ag_a[18, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[18, *, *]
       transform gather(2)
   edge ag_a[18, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[18, *, *]
       transform gather(2)
-  edge rs_a[19, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[19, *]
-  edge rs_a[19, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[19, *]
-  edge rs_a[19, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[19, *]
-  edge rs_a[19, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[19, *]
+  edge rs_a[19, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[19, *]
+  edge rs_a[19, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[19, *]
+  edge rs_a[19, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[19, *]
+  edge rs_a[19, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[19, *]
   edge ag_a[19, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[19, *, *]
       transform gather(2)
   edge ag_a[19, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[19, *, *]
       transform gather(2)
-  edge rs_a[20, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[20, *]
-  edge rs_a[20, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[20, *]
-  edge rs_a[20, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[20, *]
-  edge rs_a[20, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[20, *]
+  edge rs_a[20, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[20, *]
+  edge rs_a[20, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[20, *]
+  edge rs_a[20, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[20, *]
+  edge rs_a[20, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[20, *]
   edge ag_a[20, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[20, *, *]
       transform gather(2)
   edge ag_a[20, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[20, *, *]
       transform gather(2)
-  edge rs_a[21, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[21, *]
-  edge rs_a[21, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[21, *]
-  edge rs_a[21, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[21, *]
-  edge rs_a[21, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[21, *]
+  edge rs_a[21, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[21, *]
+  edge rs_a[21, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[21, *]
+  edge rs_a[21, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[21, *]
+  edge rs_a[21, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[21, *]
   edge ag_a[21, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[21, *, *]
       transform gather(2)
   edge ag_a[21, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[21, *, *]
       transform gather(2)
-  edge rs_a[22, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[22, *]
-  edge rs_a[22, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[22, *]
-  edge rs_a[22, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[22, *]
-  edge rs_a[22, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[22, *]
+  edge rs_a[22, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[22, *]
+  edge rs_a[22, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[22, *]
+  edge rs_a[22, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[22, *]
+  edge rs_a[22, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[22, *]
   edge ag_a[22, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[22, *, *]
       transform gather(2)
   edge ag_a[22, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[22, *, *]
       transform gather(2)
-  edge rs_a[23, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[23, *]
-  edge rs_a[23, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[23, *]
-  edge rs_a[23, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[23, *]
-  edge rs_a[23, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[23, *]
+  edge rs_a[23, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[23, *]
+  edge rs_a[23, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[23, *]
+  edge rs_a[23, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[23, *]
+  edge rs_a[23, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[23, *]
   edge ag_a[23, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[23, *, *]
       transform gather(2)
   edge ag_a[23, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[23, *, *]
       transform gather(2)
-  edge rs_a[24, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[24, *]
-  edge rs_a[24, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[24, *]
-  edge rs_a[24, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[24, *]
-  edge rs_a[24, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[24, *]
+  edge rs_a[24, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[24, *]
+  edge rs_a[24, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[24, *]
+  edge rs_a[24, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[24, *]
+  edge rs_a[24, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[24, *]
   edge ag_a[24, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[24, *, *]
       transform gather(2)
   edge ag_a[24, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[24, *, *]
       transform gather(2)
-  edge rs_a[25, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[25, *]
-  edge rs_a[25, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[25, *]
-  edge rs_a[25, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[25, *]
-  edge rs_a[25, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[25, *]
+  edge rs_a[25, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[25, *]
+  edge rs_a[25, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[25, *]
+  edge rs_a[25, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[25, *]
+  edge rs_a[25, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[25, *]
   edge ag_a[25, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[25, *, *]
       transform gather(2)
   edge ag_a[25, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[25, *, *]
       transform gather(2)
-  edge rs_a[26, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[26, *]
-  edge rs_a[26, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[26, *]
-  edge rs_a[26, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[26, *]
-  edge rs_a[26, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[26, *]
+  edge rs_a[26, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[26, *]
+  edge rs_a[26, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[26, *]
+  edge rs_a[26, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[26, *]
+  edge rs_a[26, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[26, *]
   edge ag_a[26, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[26, *, *]
       transform gather(2)
   edge ag_a[26, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[26, *, *]
       transform gather(2)
-  edge rs_a[27, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[27, *]
-  edge rs_a[27, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[27, *]
-  edge rs_a[27, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[27, *]
-  edge rs_a[27, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[27, *]
+  edge rs_a[27, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[27, *]
+  edge rs_a[27, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[27, *]
+  edge rs_a[27, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[27, *]
+  edge rs_a[27, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[27, *]
   edge ag_a[27, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[27, *, *]
       transform gather(2)
   edge ag_a[27, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[27, *, *]
       transform gather(2)
-  edge rs_a[28, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[28, *]
-  edge rs_a[28, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[28, *]
-  edge rs_a[28, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[28, *]
-  edge rs_a[28, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[28, *]
+  edge rs_a[28, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[28, *]
+  edge rs_a[28, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[28, *]
+  edge rs_a[28, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[28, *]
+  edge rs_a[28, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[28, *]
   edge ag_a[28, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[28, *, *]
       transform gather(2)
   edge ag_a[28, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[28, *, *]
       transform gather(2)
-  edge rs_a[29, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[29, *]
-  edge rs_a[29, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[29, *]
-  edge rs_a[29, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[29, *]
-  edge rs_a[29, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[29, *]
+  edge rs_a[29, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[29, *]
+  edge rs_a[29, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[29, *]
+  edge rs_a[29, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[29, *]
+  edge rs_a[29, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[29, *]
   edge ag_a[29, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[29, *, *]
       transform gather(2)
   edge ag_a[29, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[29, *, *]
       transform gather(2)
-  edge rs_a[30, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[30, *]
-  edge rs_a[30, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[30, *]
-  edge rs_a[30, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[30, *]
-  edge rs_a[30, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[30, *]
+  edge rs_a[30, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[30, *]
+  edge rs_a[30, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[30, *]
+  edge rs_a[30, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[30, *]
+  edge rs_a[30, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[30, *]
   edge ag_a[30, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[30, *, *]
       transform gather(2)
   edge ag_a[30, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[30, *, *]
       transform gather(2)
-  edge rs_a[31, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[31, *]
-  edge rs_a[31, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[31, *]
-  edge rs_a[31, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[31, *]
-  edge rs_a[31, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[31, *]
+  edge rs_a[31, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[31, *]
+  edge rs_a[31, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[31, *]
+  edge rs_a[31, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[31, *]
+  edge rs_a[31, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[31, *]
   edge ag_a[31, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[31, *, *]
       transform gather(2)
   edge ag_a[31, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[31, *, *]
       transform gather(2)
-  edge rs_a[32, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[32, *]
-  edge rs_a[32, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[32, *]
-  edge rs_a[32, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[32, *]
-  edge rs_a[32, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[32, *]
+  edge rs_a[32, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[32, *]
+  edge rs_a[32, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[32, *]
+  edge rs_a[32, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[32, *]
+  edge rs_a[32, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[32, *]
   edge ag_a[32, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[32, *, *]
       transform gather(2)
   edge ag_a[32, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[32, *, *]
       transform gather(2)
-  edge rs_a[33, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[33, *]
-  edge rs_a[33, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[33, *]
-  edge rs_a[33, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[33, *]
-  edge rs_a[33, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[33, *]
+  edge rs_a[33, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[33, *]
+  edge rs_a[33, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[33, *]
+  edge rs_a[33, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[33, *]
+  edge rs_a[33, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[33, *]
   edge ag_a[33, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[33, *, *]
       transform gather(2)
   edge ag_a[33, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[33, *, *]
       transform gather(2)
-  edge rs_a[34, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[34, *]
-  edge rs_a[34, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[34, *]
-  edge rs_a[34, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[34, *]
-  edge rs_a[34, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[34, *]
+  edge rs_a[34, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[34, *]
+  edge rs_a[34, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[34, *]
+  edge rs_a[34, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[34, *]
+  edge rs_a[34, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[34, *]
   edge ag_a[34, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[34, *, *]
       transform gather(2)
   edge ag_a[34, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[34, *, *]
       transform gather(2)
-  edge rs_a[35, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[35, *]
-  edge rs_a[35, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[35, *]
-  edge rs_a[35, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn[35, *]
-  edge rs_a[35, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn[35, *]
+  edge rs_a[35, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[35, *]
+  edge rs_a[35, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[35, *]
+  edge rs_a[35, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[35, *]
+  edge rs_a[35, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[35, *]
   edge ag_a[35, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[35, *, *]
       transform gather(2)
   edge ag_a[35, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[35, *, *]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fxverify.certificate import METHOD_KINDS, Certificate
-from fxverify.certify import lifetimes, order, static
+from fxverify.certify import defined, lifetimes, order, static
 from fxverify.certify.facts import Facts, Statement, f, s
 from fxverify.ir import Policy
 from fxverify.smt.backend import Backend, Query, SolverOptions, Status
@@ -38,6 +38,7 @@ _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
     "one-destination": static.check_split, "local-class": static.check_local, "own-slot": static.check_slot,
     "size-bound": static.check_size, "checksum-walk": static.check_checksum, "layout": static.check_layout,
     "lifetime-chain": lifetimes.check_chain, "within-allocation": lifetimes.check_within,
+    "defined-cover": defined.check_defined,
 }  # type: ignore[dict-item]
 
 

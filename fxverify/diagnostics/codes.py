@@ -168,6 +168,13 @@ ORD_004 = _code(
     "in-order delivery over a link that reorders is a promise the fabric does not keep: later data can "
     "overtake earlier data",
     _ex("corpus/ordering/fail/in-order-over-unordered-link.fx", "corpus/ordering/ok/in-order-over-ordered-links.fx"))
+INIT_001 = _code(
+    "FX-INIT-001", F.ORDERING, _E, "read of bytes never written",
+    "a read (a `read`, the source of a `move` or `reduce`, or the destination a `reduce` accumulates "
+    "into) touches a byte that no write happens-before and that no `init` region or space declares loaded",
+    "the consumer computes on whatever the memory held before: stale KV pages, missing scales, the tail "
+    "of a buffer the copy never reached; nothing crashes, the output is silently wrong",
+    _ex("corpus/ordering/fail/fp8-page-scales-not-moved.fx", "corpus/ordering/ok/fp8-page-scales-moved.fx"))
 # ---- alias sets -------------------------------------------------------------------------------
 ALIAS_001 = _code(
     "FX-ALIAS-001", F.ALIAS, _E, "alias sets overlap",

@@ -30,7 +30,8 @@ EXAMPLE_POLICY = """\
 # An example policy: the GPU writes a KV block, then copies it to a CXL memory expander and hands
 # the block over to the expander. The copy is ordered after the write (`after attn`), so the copy
 # never reads a half-written block, and the handoff makes `cxl0` the owner once the copy is done.
-# Try removing `after attn` and run `fxverify check .` to see the race it prevents (FX-ORD-002).
+# Try removing `after attn` and run `fxverify check .` to see the race it prevents (FX-ORD-002),
+# and the read of bytes not yet written (FX-INIT-001).
 policy "example-kv-spill"
 
 fabric {

@@ -5,7 +5,8 @@ Takes a finished ``prefill_plan.PrefillPlan``; produces the ``flow prefill`` blo
 ``emit.count`` counts. Per rank and layer (``specs/generators.md``, "The generated flow"):
 
 - ``wload`` streams the layer's weights from host memory when they are not resident, ``wq`` reads
-  the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the layer's cache,
+  the attention weights, ``kvw`` writes the KV blocks, ``attn`` attends over the layer's cache and
+  ``attn_out`` writes its partial output,
   and the attention all-reduce (``rs_a`` reduce-scatter, ``ag_a`` all-gather, NCCL's ring
   decomposition) adds the partial outputs into the residual stream;
 - dense layers: ``wf``, ``up``, ``down``; MoE layers: ``disp`` scatters the tokens to the rank's
@@ -62,7 +63,7 @@ def flow_program(p: PrefillPlan) -> Program:
 
 
 # Edge families of the flow; with several requests each takes the request as its first index.
-FAMILIES = ("head", "emb", "embed", "wload", "wq", "take", "kvw", "attn", "rs_a", "ag_a", "wf", "up", "down", "disp", "wst",
+FAMILIES = ("head", "emb", "embed", "wload", "wq", "take", "kvw", "attn", "attn_out", "rs_a", "ag_a", "wf", "up", "down", "disp", "wst",
             "ew", "ex", "comb", "rs_f", "ag_f", "ckpt", "spill", "send", "flush", "dec", "free")
 # A reference to an edge family, a KV region or a remote buffer that does not name its request
 # yet (references written with ``$(q ...)`` already do: the previous request's edges).
@@ -169,9 +170,10 @@ def _rank(p: PrefillPlan, r: int) -> Program:
         Note(f"one KV block: {s.block_tokens} tokens x {s.kv_token_bytes} B = {s.block_bytes} B"),
         Loop("b", 0, B, [Stmt(f"edge kvw[$(l), {r}, $(b)]: write kvb{r}[$(l), $(b)] by {g}.launch after wq[$(l), {r}]{take}"
                               f"{lease}\n    update kv_written[0] = 1")]),
-        Note("attention reads the layer's whole KV cache and writes its partial output"),
-        Stmt(f"edge attn[$(l), {r}]: move kvl{r}[$(l)] -> tmp{r} by {g}.launch after kvw[$(l), {r}, *]\n"
-             f"    bytes {s.layer_kv_bytes} reuse {s.layer_kv_bytes} rw 1:1"),
+        Note("attention reads the layer's whole KV cache, then writes its whole partial output"),
+        Stmt(f"edge attn[$(l), {r}]: read kvl{r}[$(l)] by {g}.launch after kvw[$(l), {r}, *]\n"
+             f"    bytes {s.layer_kv_bytes} reuse {s.layer_kv_bytes} rw 1:0"),
+        Stmt(f"edge attn_out[$(l), {r}]: write tmp{r} by {g}.launch after attn[$(l), {r}]"),
     ]))
     out += _ffn(p, r)
     return out
@@ -240,7 +242,7 @@ def _all_reduce(p: PrefillPlan, kind: str) -> Program:
     s, f, tp, L = p.sizes, p.fabric, p.options.tp, p.sizes.layers
     what = "attention" if kind == "a" else "FFN"
     if kind == "a":
-        before = "attn[$(l), *]"
+        before = "attn_out[$(l), *]"
     elif s.moe_layers and s.dense_layers:
         before = None
     elif s.moe_layers:

@@ -212,6 +212,8 @@ def _declarations(p: PrefillPlan) -> _Declarations:
     m, s, f, hbm = p.model, p.sizes, p.fabric, p.hbm
     dt = m.dtype
     wdt = "" if m.quant else f" dtype {dt}"  # quantized weights are bytes plus scales, no one dtype
+    # Weights are loaded before the flow (`init`): resident in HBM, or in pinned host memory to stream
+    # from. Everything else (activations, KV, slots the flow streams into) is written by the flow.
     off = hbm.offsets
     L, B = s.layers, s.blocks
     region = d.region
@@ -232,7 +234,7 @@ def _declarations(p: PrefillPlan) -> _Declarations:
             region(f"kvb{r}[s in 0..{n}, l in 0..{L}, b in 0..{B}] in hbm{r} at {kv:#x} + ((s * {L} + l) * {B} + b) * "
                    f"{s.block_bytes} size {s.block_bytes} owner {g} dtype {dt}", n * L * B)
         d.alias_sets.append(f"alias_set kvcache{r} = [kvl{r}, kvb{r}]   # a layer's view and its blocks are the same bytes")
-        region(f"wemb{r} in hbm{r} at {off['wemb']:#x} size {s.embed_weight_bytes} owner {g} dtype {dt}", 1,
+        region(f"wemb{r} in hbm{r} at {off['wemb']:#x} size {s.embed_weight_bytes} owner {g} dtype {dt} init", 1,
                f"rank {r}: its vocabulary shard of the embedding{'' if m.tied else ' and the LM head'}")
         for nm in ("act", "tmp", "hs"):
             if nm in off:
@@ -245,13 +247,13 @@ def _declarations(p: PrefillPlan) -> _Declarations:
                    "two slots: layer l streams into slot l % 2")
         else:
             region(f"wattn{r}[l in 0..{L}] in hbm{r} at {off['wattn']:#x} + l * {s.attn_weight_bytes} "
-                   f"size {s.attn_weight_bytes} owner {g}{wdt}", L)
+                   f"size {s.attn_weight_bytes} owner {g}{wdt} init", L)
             if s.dense_layers:
                 region(f"wffn{r}[l in 0..{s.dense_layers}] in hbm{r} at {off['wffn']:#x} + l * {s.ffn_weight_bytes} "
-                       f"size {s.ffn_weight_bytes} owner {g}{wdt}", s.dense_layers)
+                       f"size {s.ffn_weight_bytes} owner {g}{wdt} init", s.dense_layers)
             if s.moe_layers and s.shared_weight_bytes:
                 region(f"wsh{r}[j in 0..{s.moe_layers}] in hbm{r} at {off['wsh']:#x} + j * {s.shared_weight_bytes} "
-                       f"size {s.shared_weight_bytes} owner {g}{wdt}", s.moe_layers,
+                       f"size {s.shared_weight_bytes} owner {g}{wdt} init", s.moe_layers,
                        f"shared experts of MoE layer j (model layer {s.dense_layers} + j)")
         if s.moe_layers:
             ew = s.rank_expert_bytes
@@ -265,13 +267,13 @@ def _declarations(p: PrefillPlan) -> _Declarations:
             r, g = hr.rank, f.gpus[hr.rank]
             if hr.kind == "whost":
                 lw = hbm.layer_weight_bytes
-                region(f"whost{r}[l in 0..{L}] in {hs.name} at {hr.base:#x} + l * {lw} size {lw} owner {g}{wdt}", L,
+                region(f"whost{r}[l in 0..{L}] in {hs.name} at {hr.base:#x} + l * {lw} size {lw} owner {g}{wdt} init", L,
                        f"rank {r}: every layer's weights in pinned host memory registered to {g}")
             else:
                 ew = s.rank_expert_bytes
                 first, end = s.expert_ranges[r]
                 region(f"wexp{r}[j in 0..{s.moe_layers}] in {hs.name} at {hr.base:#x} + j * {ew} size {ew} "
-                       f"owner {g}{wdt}", s.moe_layers,
+                       f"owner {g}{wdt} init", s.moe_layers,
                        f"rank {r}: weights of global experts {first}..{end} of every MoE layer, in pinned host memory")
         d.spaces.append(f"space {hs.name} on {hs.cpu} size {size_text(hs.size_bytes)}".ljust(COMMENT_COLUMN)
                         + "# host memory holding streamed weights (sized to fit them)")

@@ -1,7 +1,8 @@
 """The schedule-dependent rules of the execution model (BRIEF sections 2 and 3), on one concrete
 schedule: races and non-commuting reductions that overlap, posted writes read without a flush,
 ownership (owner or lease at the start, in transit, handoff by the owner, use after release,
-final owners), map classes (lost updates, stale guards, early aggregates) and lost accumulations.
+final owners), map classes (lost updates, stale guards, early aggregates), lost accumulations and
+reads of bytes never written (``defined_rules``).
 
 ``violations(world, sched)`` returns every violation the schedule exhibits among its edges,
 sorted. Written from the execution model, not from the SMT encoding. Emits no diagnostics.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
-from fxverify.replay import lifetime_rules
+from fxverify.replay import defined_rules, lifetime_rules
 from fxverify.replay.footprints import intersections, shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
@@ -30,6 +31,7 @@ def violations(w: World, sched: Schedule) -> list[Violation]:
     out += lifetime_rules.violations(w, ids, sched)
     out += _maps(w, ids, sched)
     out += _accumulation(w, ids, sched)
+    out += defined_rules.violations(w, ids, sched)
     return sorted(set(out))
 
 

@@ -85,6 +85,10 @@ class Simulator(World):
         else:
             found = [v for v in self.static() if v.code == code]
         want = set(edges)
+        if code == codes.INIT_001:
+            # the read is the obligation's first edge; the others are its writers, whose own reads
+            # may see bytes of writers outside the witness
+            return next((v for v in found if v.edges == tuple(edges[:1]) and (address is None or v.address == address)), None)
         for v in found:
             if set(v.edges) <= want and (address is None or v.address is None or self._addr_ok(v, address)):
                 return v

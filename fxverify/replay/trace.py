@@ -9,6 +9,7 @@ diagnostics.
 
 from __future__ import annotations
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Trace, TraceEvent
 from fxverify.ir import AccessMode, Edge, Footprint, Policy, Region
@@ -61,7 +62,7 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                                                  detail=f"revokes `{rv.region}` from `{rv.device}`")))
             raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
             if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs):
-                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w))))
+                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:
                 before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))
@@ -101,10 +102,16 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
     return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts)
 
 
-def _accesses(e: Edge, w: Witness) -> str:
-    """What an edge touches, with the witness's byte where it lies in a footprint."""
-    return "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(e.eid))}"
+def _accesses(e: Edge, w: Witness, code: Code | None = None) -> str:
+    """What an edge touches, with the witness's byte where it lies in a footprint; for an
+    FX-INIT-001 trace, how much of its destination a move or reduce defines when not all of it."""
+    accs = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(e.eid))}"
                      for a in e.accesses()) or e.action.value
+    if code == codes.INIT_001 and e.dst is not None and e.defines() != (e.dst,):
+        got = e.defines()
+        accs += (f"; defines only [{got[0].lo:#x}, {got[-1].hi:#x}) {sum(d.nbytes for d in got)} B of it"
+                 if got else "; defines none of it (its output length depends on the data)")
+    return accs
 
 
 def _map_events(e: Edge, t: int | None) -> list[dict]:

@@ -98,7 +98,7 @@ def resolve_spaces(st: State) -> None:
             st.error(codes.TYP_002, f"space `{s.name.name}` does not fit in 64-bit addresses", s.span,
                      f"covers [{base:#x}, {base + size:#x})", help="addresses run from 0 to 2^64 - 1")
             continue
-        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span)
+        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span, s.init)
 
 
 def resolve_regions(st: State) -> None:
@@ -169,7 +169,7 @@ def _expand_region(st: State, r: ast.RegionDecl, fam: RegionFamily, vars_: tuple
             return
         fam.instances[idx] = name
         st.region_pos[name] = len(st.region_args)
-        st.region_args.append((name, family, space.name, base, size, r.owner.name, dtype, r.span, r.pooled))
+        st.region_args.append((name, family, space.name, base, size, r.owner.name, dtype, r.span, r.init, r.pooled))
 
 
 def resolve_alias_sets(st: State) -> None:
@@ -199,8 +199,8 @@ def resolve_alias_sets(st: State) -> None:
     # INVARIANT: Region objects are built only now, once their alias set is known.
     alias_of = {name: set_name for name, (set_name, _) in member_of.items()}
     st.regions = [
-        ir.Region(name, family, space, base, size, owner, alias_of.get(name), dtype, span, pooled)
-        for name, family, space, base, size, owner, dtype, span, pooled in st.region_args
+        ir.Region(name, family, space, base, size, owner, alias_of.get(name), dtype, span, init, pooled)
+        for name, family, space, base, size, owner, dtype, span, init, pooled in st.region_args
     ]
 
 

@@ -161,16 +161,16 @@ class _Builder(_Base):
         )
 
     def space_decl(self, meta: Meta, ch: list[Any]) -> ast.SpaceDecl:
-        name, dev, base, size, persistent = ch
+        name, dev, base, size, persistent, init = ch
         return ast.SpaceDecl(
-            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta)
+            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None
         )
 
     def region_decl(self, meta: Meta, ch: list[Any]) -> ast.RegionDecl:
-        name, params, space, at, size, owner, dtype, pooled = ch
+        name, params, space, at, size, owner, dtype, init, pooled = ch
         return ast.RegionDecl(
             self._id(name), params or (), self._id(space), at, size, self._id(owner),
-            self._opt_id(dtype), self._span(meta), pooled is not None,
+            self._opt_id(dtype), self._span(meta), init is not None, pooled is not None,
         )
 
     def index_params(self, meta: Meta, ch: list[Any]) -> tuple[ast.IndexParam, ...]:

@@ -10,8 +10,8 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 region page in hbm0 at 0x1000_0000 size 64 KiB owner gpu0
-region k_new in hbm0 at 0x2000_0000 size 32 KiB owner gpu0
-region v_new in hbm0 at 0x2100_0000 size 32 KiB owner gpu0
+region k_new in hbm0 at 0x2000_0000 size 32 KiB owner gpu0 init
+region v_new in hbm0 at 0x2100_0000 size 32 KiB owner gpu0 init
 alias_set k_lanes = [k_new]
 alias_set v_lanes = [v_new]
 

@@ -6,7 +6,7 @@ fabric {
   device gpu0: gpu hooks [launch, copy_done]
 }
 space hbm0 on gpu0 size 80 GiB
-region wstage in hbm0 at 0x3000_0000 size 1 MiB owner gpu0 dtype bf16
+region wstage in hbm0 at 0x3000_0000 size 1 MiB owner gpu0 dtype bf16 init
 region q_in in hbm0 at 0x3100_0000 size 64 KiB owner gpu0 dtype bf16
 region k_in in hbm0 at 0x3200_0000 size 64 KiB owner gpu0 dtype bf16
 alias_set q_lane = [q_in]

@@ -11,7 +11,7 @@ fabric {
 }
 space hbm1 on gpu1 size 80 GiB
 space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB
-region kv1 in hbm1 at 0x0 size 2 MiB owner gpu1 dtype bf16
+region kv1 in hbm1 at 0x0 size 2 MiB owner gpu1 dtype bf16 init
 region pool in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu1 dtype bf16
 
 flow spill {

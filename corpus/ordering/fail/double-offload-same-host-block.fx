@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space host0 on cpu0 base 0x1_0000_0000 size 16 GiB
-region kv[l in 0..2] in hbm0 at 0x2000_0000 + l * 4 MiB size 4 MiB owner gpu0 dtype bf16
+region kv[l in 0..2] in hbm0 at 0x2000_0000 + l * 4 MiB size 4 MiB owner gpu0 dtype bf16 init
 region host_blk[b in 0..2] in host0 at 0x1_4000_0000 + b * 4 MiB size 4 MiB owner gpu0 dtype bf16
 
 flow step {

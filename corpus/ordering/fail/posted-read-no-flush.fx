@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space dram0 on dpu0 base 0x10_0000_0000 size 16 GiB
-region act in hbm0 at 0x3000_0000 size 4 MiB owner gpu0 dtype bf16
+region act in hbm0 at 0x3000_0000 size 4 MiB owner gpu0 dtype bf16 init
 region stage in dram0 at 0x10_0800_0000 size 4 MiB owner gpu0 dtype bf16
 
 flow send {

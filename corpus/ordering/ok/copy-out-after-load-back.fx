@@ -11,7 +11,7 @@ space hbm0 on gpu0 size 80 GiB
 space host0 on cpu0 base 0x1_0000_0000 size 16 GiB
 region kv_slot in hbm0 at 0x2000_0000 size 1 MiB owner gpu0 dtype bf16
 region kv_share in hbm0 at 0x2800_0000 size 1 MiB owner gpu0 dtype bf16
-region host_blk in host0 at 0x1_4000_0000 size 1 MiB owner gpu0 dtype bf16
+region host_blk in host0 at 0x1_4000_0000 size 1 MiB owner gpu0 dtype bf16 init
 
 flow swap_in {
   edge load_back: move host_blk -> kv_slot by gpu0.copy_done stream h2d

@@ -8,7 +8,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 region bucket in hbm0 at 0x4000_0000 size 32 MiB owner gpu0 dtype fp32
-region accum in hbm0 at 0x4200_0000 size 32 MiB owner gpu0 dtype fp32
+region accum in hbm0 at 0x4200_0000 size 32 MiB owner gpu0 dtype fp32 init  # zeroed before the step
 
 flow backward {
   edge bw_main: write bucket[0, +16 MiB] by gpu0.launch stream main

@@ -14,7 +14,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB
-region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16
+region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16 init
 region blk in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0 dtype bf16
 
 flow offload {

@@ -12,7 +12,7 @@ fabric {
 space hbm0 on gpu0 size 80 GiB
 space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
 region desc in host0 at 0x1_0000_0000 size 4 KiB owner cpu0
-region kv_host in host0 at 0x1_8000_0000 size 2 MiB owner gpu0 dtype bf16
+region kv_host in host0 at 0x1_8000_0000 size 2 MiB owner gpu0 dtype bf16 init
 region kv_blk in hbm0 at 0x2000_0000 size 2 MiB owner gpu0 dtype bf16
 
 flow swap_in {

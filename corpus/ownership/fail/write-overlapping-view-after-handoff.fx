@@ -11,7 +11,7 @@ fabric {
   link gpu0 -- nic0 : pcie ordered
 }
 space hbm0 on gpu0 size 80 GiB
-region sendwin in hbm0 at 0x4000_0000 size 2 MiB owner gpu0
+region sendwin in hbm0 at 0x4000_0000 size 2 MiB owner gpu0 init
 region scratch in hbm0 at 0x4010_0000 size 1536 KiB owner gpu0
 alias_set views = [sendwin, scratch]
 

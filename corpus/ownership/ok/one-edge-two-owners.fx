@@ -11,7 +11,7 @@ fabric {
   link nic0 -- dpu0 : pcie ordered
 }
 space hbm0 on gpu0 size 80 GiB
-region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16
+region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16 init
 
 flow ship {
   edge give: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0

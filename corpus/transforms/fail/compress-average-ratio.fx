@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB
-region act in hbm0 at 0x3000_0000 size 4 MiB owner gpu0
+region act in hbm0 at 0x3000_0000 size 4 MiB owner gpu0 init
 region ckpt in hdm0 at 0x80_2000_0000 size 2 MiB owner gpu0
 
 flow checkpoint {

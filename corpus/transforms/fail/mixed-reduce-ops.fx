@@ -8,9 +8,9 @@ fabric {
   device gpu0: gpu hooks [launch, copy_done]
 }
 space hbm0 on gpu0 size 80 GiB
-region part0 in hbm0 at 0x1000_0000 size 512 KiB owner gpu0 dtype fp32
-region part1 in hbm0 at 0x1010_0000 size 512 KiB owner gpu0 dtype fp32
-region logits in hbm0 at 0x1020_0000 size 512 KiB owner gpu0 dtype fp32
+region part0 in hbm0 at 0x1000_0000 size 512 KiB owner gpu0 dtype fp32 init
+region part1 in hbm0 at 0x1010_0000 size 512 KiB owner gpu0 dtype fp32 init
+region logits in hbm0 at 0x1020_0000 size 512 KiB owner gpu0 dtype fp32 init  # zeroed before the flow
 
 flow combine {
   edge fold0: reduce(sum) part0 -> logits by gpu0.launch

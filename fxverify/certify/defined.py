@@ -1,0 +1,102 @@
+"""Check of the ``defined-cover`` certificate (FX-INIT-001, def-before-use).
+
+The certificate says: access ``pos`` of the obligation's first edge ``u`` reads only bytes that a
+listed write defines (``ir.Edge.defines``, the IR's own statement of the bytes a write, move or
+reduce leaves defined) and that its HB path orders before ``u``, or that a listed ``init`` region
+(or ``u``'s space, when declared ``init``) holds. The checker re-derives every fact from the IR and
+re-walks the cover with its own interval arithmetic; ``--certify smt`` states the property as
+"some byte of the read is in no listed range, or in one whose write may finish after ``s(u)``".
+Shares no code with the prover. Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+from fxverify.certificate import Certificate, DefinedCover
+from fxverify.certify.facts import Facts, Statement, f, fp_hi, key_body, s, split_ref
+from fxverify.diagnostics import codes
+from fxverify.ir import AccessMode, Footprint
+from fxverify.smt.terms import Term, and_, between, int_var, mod, not_
+
+
+def _member(fp: Footprint, addr: Term) -> Term:
+    """``addr`` is a byte of ``fp``: ``base <= addr < hi`` and, when strided, its offset from
+    ``base`` modulo ``stride`` is below ``elem`` (BRIEF section 1)."""
+    inside = between(addr, fp.base, fp_hi(fp))
+    if fp.count == 1 or fp.stride <= fp.elem:
+        return inside
+    return and_(inside, mod(addr - fp.base, fp.stride) < fp.elem)
+
+
+def _runs(fp: Footprint) -> list[tuple[int, int]]:
+    """The element intervals of ``fp``, merged when contiguous."""
+    if fp.count == 1 or fp.stride <= fp.elem:
+        return [(fp.base, fp_hi(fp))]
+    return [(fp.base + k * fp.stride, fp.base + k * fp.stride + fp.elem) for k in range(fp.count)]
+
+
+def _uncovered(target: Footprint, ranges: list[tuple[int, int]]) -> int | None:
+    """The lowest byte of ``target`` in no range of ``ranges`` (``[lo, hi)``), or ``None``: one
+    sweep over the ranges by start, keeping the farthest end reached so far."""
+    order = sorted(ranges)
+    j, reach = 0, None
+    for lo, hi in _runs(target):
+        x = lo
+        while x < hi:
+            while j < len(order) and order[j][0] <= x:
+                reach = order[j][1] if reach is None else max(reach, order[j][1])
+                j += 1
+            if reach is None or reach <= x:
+                return x
+            x = reach
+    return None
+
+
+def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
+    """``defined-cover``: every byte the read touches is in a listed write's defined bytes, that
+    write HB-before the read, or in a listed ``init`` range."""
+    st = Statement()
+    ref = key_body(c.key)
+    if not st.fact(c.code == codes.INIT_001 and len(c.edges) >= 1, f"a defined cover does not prove {c.code}"):
+        return st
+    u = c.edges[0]
+    name, pos = split_ref(ref)
+    eu = facts.edges[u]
+    if not st.fact(name == eu.name and pos == ev.pos and 0 <= pos < len(eu.accesses()),
+                   "the key does not name the obligation's read"):
+        return st
+    acc = eu.accesses()[pos]
+    st.fact(acc.mode in (AccessMode.READ, AccessMode.REDUCE), f"access {pos} of {facts.name(u)} reads nothing")
+    fp = acc.footprint
+    addr = int_var("addr")
+    ranges: list[tuple[int, int]] = []
+    served: list[Term] = []
+    for x in ev.writes:
+        if not st.fact(0 <= x.edge < len(facts.edges) and 0 <= x.pos < len(facts.edges[x.edge].accesses()),
+                       f"no access {x.pos} of {facts.name(x.edge)}"):
+            continue
+        ew = facts.edges[x.edge]
+        st.fact(ew.accesses()[x.pos].mode in (AccessMode.WRITE, AccessMode.REDUCE) and x.edge != u,
+                f"{facts.name(x.edge)} does not write with access {x.pos}")
+        facts.path(st, x.path, x.edge, u, f"write {facts.name(x.edge)} to read")
+        for d in ew.defines():
+            if d.space == fp.space:
+                ranges += _runs(d)
+                served.append(and_(_member(d, addr), f(x.edge) <= s(u)))
+    spaces = {sp.name: sp for sp in facts.policy.spaces}
+    for n in ev.inits:
+        r, sp = facts.regions.get(n), spaces.get(n)
+        if r is not None and r.init and r.space == fp.space:
+            lo, hi = r.base, r.base + r.size
+        elif sp is not None and sp.init and sp.name == fp.space:
+            lo, hi = sp.base, sp.base + sp.size
+        else:
+            st.fact(False, f"`{n}` is no region or space of `{fp.space}` declared `init`")
+            continue
+        ranges.append((lo, hi))
+        served.append(between(addr, lo, hi))
+    gap = _uncovered(fp, ranges)
+    st.need(gap is None, f"byte {gap:#x} of the read is in no listed write or `init` range" if gap is not None else "")
+    st.edges.add(u)
+    st.violation = and_(_member(fp, addr), *[not_(t) for t in served]) if served else _member(fp, addr)
+    return st
+

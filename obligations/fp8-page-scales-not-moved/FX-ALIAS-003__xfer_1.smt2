@@ -1,0 +1,14 @@
+; fxverify obligation FX-ALIAS-003
+; policy: fp8-page-scales-not-moved (corpus/ordering/fail/fp8-page-scales-not-moved.fx)
+; key: FX-ALIAS-003:xfer#1
+; edge 1 = xfer
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 32768)) (= addr (+ (+ 2097152 (* 32768 k_a)) o_a))) :named A_byte_of_footprint))
+(assert (! (not (and (<= 2097152 addr) (< addr 2129920))) :named A_outside_region))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

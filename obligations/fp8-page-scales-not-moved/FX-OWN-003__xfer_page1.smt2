@@ -1,0 +1,23 @@
+; fxverify obligation FX-OWN-003
+; policy: fp8-page-scales-not-moved (corpus/ordering/fail/fp8-page-scales-not-moved.fx)
+; key: FX-OWN-003:xfer|page1
+; edge 1 = xfer
+; device 0 = gpu0
+; device 1 = gpu1
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const driver Int)
+(declare-const from_0 Int)
+(declare-const init_owner Int)
+(declare-const dst_e1 Int)
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (= driver 0) :named A_driver))
+(assert (! (= from_0 0) :named A_from_0))
+(assert (! (= init_owner 0) :named A_init_owner))
+(assert (! (= dst_e1 1) :named A_dst_e1))
+(assert (! (or (not (= from_0 driver)) (not (or (and (not (<= f_1 s_1)) (= init_owner from_0)) (and (<= f_1 s_1) (= dst_e1 from_0))))) :named A_handoff_by_non_owner))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

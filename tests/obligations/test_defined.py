@@ -1,0 +1,158 @@
+"""Def-before-use on hand-built IR: FX-INIT-001 (``Unwritten``), the cover arithmetic
+(``first_gap``), the bytes a write defines (``ir.Edge.defines``), the simulator's interval sets
+and the certificate check of the fast proof."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fxverify.certificate import Certificate, DefinedCover, HbPath, WriteBefore
+from fxverify.certify import Claim, statement
+from fxverify.certify.defined import _runs, _uncovered
+from fxverify.certify.facts import Facts
+from fxverify.ir import Compress, Footprint, Quantize
+from fxverify.obligations import ordering
+from fxverify.obligations.defined import Unwritten, first_gap
+from fxverify.replay.defined_rules import ByteSet
+
+from tests.ir_builders import (
+    A, B, REGIONS, assert_solver_proves, fp, generated, keys_of, move, policy, read, reduce, refute, replay, the, write,
+)
+
+
+def _init(*names: str) -> tuple:
+    return tuple(replace(r, init=True) if r.name in names else r for r in REGIONS)
+
+
+# ---- the cover arithmetic -------------------------------------------------------------------
+
+
+def test_first_gap_contiguous_and_strided() -> None:
+    t = Footprint("a", "hbm0", 0x0, 0x40, 0x40, 1)
+    assert first_gap(t, [(0x0, 0x20), (0x20, 0x40)]) is None
+    assert first_gap(t, [(0x0, 0x20), (0x21, 0x40)]) == 0x20
+    # two interleaved strided writers (even and odd 8 B lanes) cover the whole range
+    even, odd = Footprint("a", "hbm0", 0x0, 8, 16, 4), Footprint("a", "hbm0", 0x8, 8, 16, 4)
+    assert first_gap(t, [even, odd]) is None
+    assert first_gap(t, [even]) == 0x8
+    # a strided read between the lanes it needs: only its own elements count
+    lanes = Footprint("a", "hbm0", 0x0, 8, 16, 4)
+    assert first_gap(lanes, [even]) is None
+    assert first_gap(lanes, [odd]) == 0x0
+    with pytest.raises(OverflowError):
+        first_gap(Footprint("a", "hbm0", 0x0, 1, 2, 1000), [Footprint("a", "hbm0", 0x0, 1, 2, 1000)], budget=10)
+
+
+def test_bytes_a_move_defines() -> None:
+    src, dst = fp(A, 0x0, 0x20), fp(B, 0x100, 0x40)
+    assert move("m", src, dst).defines() == (fp(B, 0x100, 0x20),)
+    assert write("w", dst).defines() == (dst,)
+    # bf16 -> fp8 halves the bytes; compress defines none (its length depends on the data)
+    assert move("q", fp(A, 0x0, 0x40), dst, transforms=(Quantize("bf16", "fp8"),)).defines() == (fp(B, 0x100, 0x20),)
+    assert move("c", src, dst, transforms=(Compress("lz4"),)).defines() == ()
+    # into a strided destination: whole elements first, then the part of the next one
+    strided = Footprint("b", "hbm0", 0x100, 0x10, 0x20, 4)
+    got = move("s", fp(A, 0x0, 0x18), strided).defines()
+    assert got == (Footprint("b", "hbm0", 0x100, 0x10, 0x20, 1), Footprint("b", "hbm0", 0x120, 0x8, 0x8, 1))
+
+
+def test_byte_set_merges_and_finds_the_first_missing_byte() -> None:
+    s = ByteSet()
+    s.add(0x10, 0x20)
+    s.add(0x30, 0x40)
+    assert s.first_missing(0x10, 0x40) == 0x20
+    s.add(0x20, 0x30)
+    assert (s.los, s.his) == ([0x10], [0x40])
+    assert s.first_missing(0x10, 0x40) is None and s.first_missing(0x0, 0x20) == 0x0
+
+
+# ---- the obligation -------------------------------------------------------------------------
+
+
+def test_read_after_a_write_of_every_byte_is_proved_fast() -> None:
+    pol = policy(write("w0", fp(A, 0x0, 0x20)), write("w1", fp(A, 0x20, 0x20)), read("r", fp(A, 0x0, 0x40), after=("w0", "w1")))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert ob.prove_fast() == "hb-cover"
+    ev = ob.evidence()
+    assert isinstance(ev, DefinedCover) and [x.edge for x in ev.writes] == [0, 1]
+    assert_solver_proves(ob)
+
+
+def test_read_of_a_byte_one_writer_may_not_have_written_is_refuted_at_that_byte() -> None:
+    pol = policy(write("w0", fp(A, 0x0, 0x20)), write("w1", fp(A, 0x20, 0x20)), read("r", fp(A, 0x0, 0x40), after=("w0",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    w = refute(ob)
+    assert w.address == 0x20 and w.values["region"] == "a" and w.values["element"] == 0x10  # bf16: 2 B
+    assert "add `after w1` to `r`" in ob.fix(w)
+    assert replay(pol, ob, w) is not None
+
+
+def test_init_regions_cover_inputs_and_a_reduce_reads_its_destination() -> None:
+    pol = policy(reduce("acc", fp(A, 0x0, 0x20), fp(B, 0x100, 0x20), "sum"), regions=_init("a"))
+    obs = generated(ordering, pol)
+    assert keys_of(obs, Unwritten) == ["FX-INIT-001:acc#0", "FX-INIT-001:acc#1"]
+    src, dst = (o for o in obs if type(o) is Unwritten)
+    assert src.prove_fast() == "hb-cover"
+    w = refute(dst)
+    assert w.address == 0x100 and "reduces into" in dst.message(w)
+    assert replay(pol, dst, w) is not None
+
+
+def test_a_short_move_leaves_the_rest_of_its_destination_unwritten() -> None:
+    pol = policy(move("m", fp(A, 0x0, 0x20), fp(B, 0x100, 0x40)), read("r", fp(B, 0x100, 0x40), after=("m",)),
+                 regions=_init("a"))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    w = refute(ob)
+    assert w.address == 0x120
+    assert replay(pol, ob, w) is not None
+
+
+# ---- the certificate ------------------------------------------------------------------------
+
+
+def _claim(ob) -> Claim:
+    return Claim(ob.key, str(ob.code), tuple(ob.edges), "hb-cover")
+
+
+def test_certificate_checks_and_rejects_a_cover_with_a_hole() -> None:
+    pol = policy(write("w0", fp(A, 0x0, 0x20)), write("w1", fp(A, 0x20, 0x20)), read("r", fp(A, 0x0, 0x40), after=("w0", "w1")))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    cert = ob.certificate()
+    assert cert is not None
+    facts = Facts(pol)
+    st = statement(facts, _claim(ob), cert)
+    assert st.problems == [] and st.derived == []
+    # drop a write: the cover leaves a hole
+    ev = cert.evidence
+    short = Certificate(cert.key, cert.code, cert.method, cert.edges, replace(ev, writes=ev.writes[:1]))
+    assert statement(facts, _claim(ob), short).derived
+    # a forged path: no `after` clause orders w1 before the read that way
+    forged = replace(ev, writes=(ev.writes[0], WriteBefore(1, 0, HbPath((1, 0, 2)))))
+    assert statement(facts, _claim(ob), Certificate(cert.key, cert.code, cert.method, cert.edges, forged)).problems
+    # a region not declared `init`
+    bogus = replace(ev, writes=(), inits=("a",))
+    assert statement(facts, _claim(ob), Certificate(cert.key, cert.code, cert.method, cert.edges, bogus)).problems
+
+
+_FPS = st.builds(lambda base, elem, mult, count: Footprint("a", "hbm0", base, elem, elem * mult, count),
+                 st.integers(0, 64), st.integers(1, 8), st.integers(1, 3), st.integers(1, 5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_FPS, st.lists(_FPS, max_size=5))
+def test_covers_agree_with_bytes_counted_one_by_one(target: Footprint, pieces: list[Footprint]) -> None:
+    """The prover's cover walk, the certificate checker's and the simulator's interval sets all
+    find the lowest byte of ``target`` that no piece holds, as counting byte by byte does."""
+    truth = next((b for b in range(target.lo, target.hi) if target.contains(b) and not any(p.contains(b) for p in pieces)), None)
+    assert first_gap(target, pieces) == truth
+    assert _uncovered(target, [r for p in pieces for r in _runs(p)]) == truth
+    have = ByteSet()
+    for p in pieces:
+        for lo, hi in _runs(p):
+            have.add(lo, hi)
+    sim = next((m for lo, hi in _runs(target) if (m := have.first_missing(lo, hi)) is not None), None)
+    assert sim == truth
