@@ -12,7 +12,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space cmb0 on nvme0 size 256 MiB
-region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0
+region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0 init
 region shard in cmb0 at 0x0 size 4 MiB owner gpu0
 
 flow checkpoint {

@@ -12,7 +12,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space ns1 on nvme0 size 1 TiB persistent
-region state[s in 0..4] in hbm0 at 0x4000_0000 + s * 8 MiB size 8 MiB owner gpu0
+region state[s in 0..4] in hbm0 at 0x4000_0000 + s * 8 MiB size 8 MiB owner gpu0 init
 region slot[s in 0..4] in ns1 at s * 5 MiB size 5 MiB owner gpu0
 
 flow checkpoint {

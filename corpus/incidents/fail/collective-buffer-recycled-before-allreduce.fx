@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 region blk[b in 0..4] in hbm0 at 0x4000_0000 + b * 16 MiB size 16 MiB owner gpu0 dtype fp32 pooled
-region acc in hbm0 at 0x8000_0000 size 16 MiB owner gpu0 dtype fp32
+region acc in hbm0 at 0x8000_0000 size 16 MiB owner gpu0 dtype fp32 init
 
 flow step {
   edge take0: alloc blk[0] to gpu0 by gpu0.alloc

@@ -13,9 +13,9 @@ fabric {
   link host_b -- cxl0 : cxl ordered
 }
 space shm0 on cxl0 base 0x80_0000_0000 size 1 GiB
-region part_a in shm0 at 0x80_0000_0000 size 1 MiB owner cxl0 dtype fp32
-region part_b in shm0 at 0x80_0010_0000 size 1 MiB owner cxl0 dtype fp32
-region acc in shm0 at 0x80_0100_0000 size 1 MiB owner cxl0 dtype fp32
+region part_a in shm0 at 0x80_0000_0000 size 1 MiB owner cxl0 dtype fp32 init
+region part_b in shm0 at 0x80_0010_0000 size 1 MiB owner cxl0 dtype fp32 init
+region acc in shm0 at 0x80_0100_0000 size 1 MiB owner cxl0 dtype fp32 init
 region result in shm0 at 0x80_0200_0000 size 1 MiB owner cxl0 dtype fp32
 
 flow allreduce {

@@ -11,7 +11,7 @@ fabric {
 }
 space nicmem on nic0 base 0x20_0000_0000 size 1 MiB
 space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
-region frame in nicmem at 0x20_0000_0000 size 9018 B owner nic0
+region frame in nicmem at 0x20_0000_0000 size 9018 B owner nic0 init
 region mbuf in host0 at 0x1_0000_0000 size 2 KiB owner nic0
 
 flow rx {

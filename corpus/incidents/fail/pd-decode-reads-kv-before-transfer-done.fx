@@ -28,8 +28,9 @@ flow disagg {
   edge prefill: write kv_p by gpu_p.launch
   edge xfer: move kv_p -> kv_d by gpu_p.copy_done after prefill, grant handoff kv_d: gpu_p -> gpu_d
   edge notify: write note by gpu_p.launch after prefill, grant
-  edge decode: move kv_d -> out by gpu_d.launch after notify  # expect: FX-ORD-002, FX-OWN-001, FX-OWN-002
+  edge decode: move kv_d -> out by gpu_d.launch after notify  # expect: FX-ORD-002, FX-OWN-001, FX-OWN-002, FX-INIT-001
   # ^ data race (write-read) on `kv_d`: `xfer` and `decode` may overlap in time
+  # ^ `decode` reads byte 0x40000000 of `kv_d`, bf16 element 0, which no edge writes before it
   # ^ `decode` reads `kv_d` from `gpu_d`, which neither owns nor leases it then
   # ^ `decode` accesses `kv_d` while `xfer` is handing it off
 }

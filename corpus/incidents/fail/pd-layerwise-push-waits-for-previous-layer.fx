@@ -19,11 +19,13 @@ flow prefill {
   for l in 0..4 {
     edge attn[l]: write kv[l] by gpu0.launch stream compute
     if l > 0 {
-      edge push[l]: move kv[l] -> staged[l] by gpu0.copy_done stream copy after attn[l - 1]  # expect: FX-ORD-002
+      edge push[l]: move kv[l] -> staged[l] by gpu0.copy_done stream copy after attn[l - 1]  # expect: FX-ORD-002, FX-INIT-001
       # ^ data race (write-read) on `kv[1]`: `attn[1]` and `push[1]` may overlap in time
+      # ^ `push[1]` reads byte 0x40200000 of `kv[1]`, bf16 element 0, which no edge writes before it
     } else {
-      edge push[l]: move kv[l] -> staged[l] by gpu0.copy_done stream copy  # expect: FX-ORD-002
+      edge push[l]: move kv[l] -> staged[l] by gpu0.copy_done stream copy  # expect: FX-ORD-002, FX-INIT-001
       # ^ data race (write-read) on `kv[0]`: `attn[0]` and `push[0]` may overlap in time
+      # ^ `push[0]` reads byte 0x40000000 of `kv[0]`, bf16 element 0, which no edge writes before it
     }
   }
 }

@@ -17,6 +17,7 @@ map prefix_index: hash<u32, u32>[1024] class linearizable
 flow two_requests {
   edge fill: write blk by gpu0.launch stream compute
   edge publish: write meta by gpu0.launch stream sched map_write prefix_index[42] = 1
-  edge hit: move blk -> out by gpu0.launch stream req2 after publish guard prefix_index[42] == 1  # expect: FX-ORD-002
+  edge hit: move blk -> out by gpu0.launch stream req2 after publish guard prefix_index[42] == 1  # expect: FX-ORD-002, FX-INIT-001
   # ^ data race (write-read) on `blk`: `fill` and `hit` may overlap in time
+  # ^ `hit` reads byte 0x40000000 of `blk`, bf16 element 0, which no edge writes before it
 }

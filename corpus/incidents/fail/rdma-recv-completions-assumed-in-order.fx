@@ -18,8 +18,9 @@ flow recv {
   edge land0: write rbuf[0] by nic0.rx handoff rbuf[0]: nic0 -> cpu0
   edge land1: write rbuf[1] by nic0.rx handoff rbuf[1]: nic0 -> cpu0
   edge proc0: move rbuf[0] -> app[0, +64 KiB] by cpu0.launch after land0
-  edge proc1: move rbuf[1] -> app[64 KiB, +64 KiB] by cpu0.launch after land0  # expect: FX-ORD-002, FX-OWN-001, FX-OWN-002
+  edge proc1: move rbuf[1] -> app[64 KiB, +64 KiB] by cpu0.launch after land0  # expect: FX-ORD-002, FX-OWN-001, FX-OWN-002, FX-INIT-001
   # ^ data race (write-read) on `rbuf[1]`: `land1` and `proc1` may overlap in time
+  # ^ `proc1` reads byte 0x100010000 of `rbuf[1]`, which no edge writes before it
   # ^ `proc1` reads `rbuf[1]` from `cpu0`, which neither owns nor leases it then
   # ^ `proc1` accesses `rbuf[1]` while `land1` is handing it off
 }

@@ -15,8 +15,8 @@ space hbm0 on gpu0 size 80 GiB
 space hbm1 on gpu1 size 80 GiB
 space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
 space ns1 on nvme0 size 1 TiB persistent
-region p0 in hbm0 at 0x4000_0000 size 4 MiB owner gpu0
-region p1 in hbm1 at 0x4000_0000 size 4 MiB owner gpu1
+region p0 in hbm0 at 0x4000_0000 size 4 MiB owner gpu0 init
+region p1 in hbm1 at 0x4000_0000 size 4 MiB owner gpu1 init
 region shard0 in ns1 at 0x0 size 4 MiB owner gpu0
 region shard1 in ns1 at 4 MiB size 4 MiB owner gpu1
 region marker in host0 at 0x1_0000_0000 size 4 KiB owner gpu0

@@ -9,7 +9,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space ns1 on nvme0 size 1 TiB persistent
-region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0
+region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0 init
 region shard in ns1 at 0x0 size 4 MiB owner gpu0
 
 flow checkpoint {

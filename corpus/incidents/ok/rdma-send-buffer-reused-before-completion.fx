@@ -9,7 +9,7 @@ fabric {
 }
 space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
 region sbuf in host0 at 0x1_0000_0000 size 64 KiB owner cpu0
-region cq in host0 at 0x1_1000_0000 size 4 KiB owner cpu0
+region cq in host0 at 0x1_1000_0000 size 4 KiB owner cpu0 init
 
 flow sends {
   edge fill0: write sbuf by cpu0.launch lease sbuf to nic0

@@ -15,7 +15,7 @@ fabric {
 space hbm0 on gpu0 size 80 GiB
 space hdm0 on cxl0 base 0x80_0000_0000 size 256 MiB
 space hdm1 on cxl1 base 0x90_0000_0000 size 256 MiB
-region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16
+region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16 init
 region pool0 in hdm0 at 0x80_0000_0000 size 2 MiB owner gpu0 dtype bf16
 region pool1 in hdm1 at 0x90_0000_0000 size 2 MiB owner gpu0 dtype bf16
 map spill_home: array<u32, device>[64] class const

@@ -1,10 +1,10 @@
 # An NPU prefill checkpoints its KV cache to an NVMe namespace. The NVMe namespace is non-volatile,
-# so its space is `persistent`, and `persist` may make the checkpoint durable there; the chain
-# compresses first and takes its checksum last, over exactly the bytes stored (lz4's worst case for
-# 4 MiB, 4210768 B, fits the 8 MiB slot). The NVMe controller moves the bytes itself, by
-# peer-to-peer DMA through the PCIe switch, so the copy runs at its submission queue doorbell and
-# it needs a lease on the KV block; the NPU frees the block only after the checkpoint and the
-# completion that reads it back for verification.
+# so its space is `persistent`, and `persist` may make the checkpoint durable there; the chain takes
+# its checksum over exactly the bytes stored, uncompressed (4 MiB into the first half of the 8 MiB
+# slot), so the read-back reads only bytes the save wrote. The NVMe controller moves the bytes
+# itself, by peer-to-peer DMA through the PCIe switch, so the copy runs at its submission queue
+# doorbell and it needs a lease on the KV block; the NPU frees the block only after the checkpoint
+# and the completion that reads it back for verification.
 policy "npu-kv-checkpoint-to-nvme"
 
 fabric {
@@ -22,7 +22,7 @@ region ckpt in ns1 at 0x4000_0000 size 8 MiB owner nvme0
 flow checkpoint {
   edge prefill: write kv by npu0.launch lease kv to nvme0
   edge save: move kv -> ckpt by nvme0.sq_doorbell after prefill
-      transform compress(lz4) |> checksum(crc32c) |> persist
-  edge verify: read ckpt by nvme0.completion after save
+      transform checksum(crc32c) |> persist
+  edge verify: read ckpt[0, +4 MiB] by nvme0.completion after save
   edge done: release kv free by npu0.exit after save, verify
 }
