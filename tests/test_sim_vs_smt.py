@@ -67,7 +67,7 @@ def test_leases_and_revokes_agree_with_brute_force(policy):
     agreement(policy)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lifetime_policies())
 def test_lifetimes_agree_with_brute_force(policy):
     """Allocations, releases, uses, leases and handoffs of one block, allocated at the start or
