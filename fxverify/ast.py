@@ -3,9 +3,8 @@
 ``fxverify.syntax.to_ast`` produces these nodes from a lark parse tree; ``fxverify.resolve`` reads
 them and produces ``fxverify.ir.Policy``. Nodes are frozen dataclasses and every node carries the
 ``Span`` of the text it came from (character offsets in its file). Nothing here is resolved: names
-are plain identifiers, sizes keep their unit, expressions are unevaluated. Emits no diagnostics.
-specs/language.md describes the surface syntax each node stands for.
-"""
+are plain identifiers, sizes keep their unit, expressions are unevaluated. specs/language.md
+describes the surface syntax of each node. Emits no diagnostics."""
 
 from __future__ import annotations
 
@@ -233,7 +232,7 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent]``."""
+    """``space NAME on DEV [base E] size E [persistent] [checksum ALGO]``; ``checksum``: every persist into it needs one."""
 
     name: Ident
     device: Ident
@@ -241,6 +240,7 @@ class SpaceDecl:
     size: Expr
     persistent: bool
     span: Span
+    checksum: Ident | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -364,6 +364,15 @@ Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction,
 class AfterClause:
     """``after REF, ...`` (edge instance references)."""
 
+    refs: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectsClause:
+    """``expects OP of REF, ...``: the edge reads the ``OP``-accumulation of these producer edges."""
+
+    op: Ident
     refs: tuple[Ref, ...]
     span: Span
 
@@ -539,10 +548,9 @@ class MapOpClause:
     span: Span
 
 
-Clause = Union[
-    AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause, ViaClause, MapOpClause,
-]
+Clause = Union[AfterClause, ExpectsClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
+               TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause,
+               ViaClause, MapOpClause]
 
 
 @dataclass(frozen=True, slots=True)
@@ -600,9 +608,7 @@ class FlowDecl:
     span: Span
 
 
-Decl = Union[
-    PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl,
-]
+Decl = Union[PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl]
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,7 +103,9 @@ class Link:
 class Space:
     """A byte-addressed space ``[base, base + size)`` homed on ``device``.
 
-    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``).
+    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``). ``checksum``
+    (``vocab.CHECKSUMS``), when declared, is the algorithm every ``persist`` into the space must
+    carry a valid checksum of (FX-XF-002); without it a persist needs none.
     """
 
     name: str
@@ -112,6 +114,7 @@ class Space:
     size: int
     persistent: bool = False
     span: Span = NO_SPAN
+    checksum: str | None = None
 
     @property
     def end(self) -> int:
@@ -429,6 +432,16 @@ class Alloc:
     span: Span = NO_SPAN
 
 
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """``expects OP of P, ...`` on a reading edge: the bytes it reads hold the ``op``-accumulation
+    (``vocab.AC_OPS``) of every producer instance in ``producers`` (FX-XF-004, specs/obligations.md)."""
+
+    op: str
+    producers: tuple[str, ...]
+    span: Span = NO_SPAN
+
+
 @dataclass(frozen=True)
 class Edge:
     """One movement (an instance, after unrolling families).
@@ -443,6 +456,7 @@ class Edge:
     fabric allows may carry them; specs/obligations.md section 2, routes).
     ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
     ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
+    ``expects`` declares the accumulation the edge's reads expect (``Expectation``).
     """
 
     eid: int
@@ -473,6 +487,7 @@ class Edge:
     flow: str = ""
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN
+    expects: Expectation | None = None
 
     def accesses(self) -> tuple[Access, ...]:
         """Return the byte accesses of this edge, source first.
