@@ -3,9 +3,8 @@
 ``fxverify.syntax.to_ast`` produces these nodes from a lark parse tree; ``fxverify.resolve`` reads
 them and produces ``fxverify.ir.Policy``. Nodes are frozen dataclasses and every node carries the
 ``Span`` of the text it came from (character offsets in its file). Nothing here is resolved: names
-are plain identifiers, sizes keep their unit, expressions are unevaluated. Emits no diagnostics.
-specs/language.md describes the surface syntax each node stands for.
-"""
+are plain identifiers, sizes keep their unit, expressions are unevaluated. specs/language.md
+describes the surface syntax of each node. Emits no diagnostics."""
 
 from __future__ import annotations
 
@@ -233,8 +232,8 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent] [init]``; ``init``: every byte holds data
-    before the flow starts."""
+    """``space NAME on DEV [base E] size E [persistent] [checksum ALGO] [init]``; ``checksum``: every
+    persist into it needs one; ``init``: every byte holds data before the flow starts."""
 
     name: Ident
     device: Ident
@@ -243,6 +242,7 @@ class SpaceDecl:
     persistent: bool
     span: Span
     init: bool = False
+    checksum: Ident | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,15 +345,6 @@ class ReleaseAction:
 
 
 @dataclass(frozen=True, slots=True)
-class AllocAction:
-    """``alloc REF to DEV``."""
-
-    ref: Ref
-    device: Ident
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
 class FlushAction:
     """``flush LINKREF``."""
 
@@ -361,13 +352,22 @@ class FlushAction:
     span: Span
 
 
-Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, AllocAction, FlushAction]
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, "AllocClause", FlushAction]
 
 
 @dataclass(frozen=True, slots=True)
 class AfterClause:
     """``after REF, ...`` (edge instance references)."""
 
+    refs: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class ExpectsClause:
+    """``expects OP of REF, ...``: the edge reads the ``OP``-accumulation of these producer edges."""
+
+    op: Ident
     refs: tuple[Ref, ...]
     span: Span
 
@@ -506,7 +506,7 @@ class ReleaseClause:
 
 @dataclass(frozen=True, slots=True)
 class AllocClause:
-    """``alloc REF to DEV`` as a clause."""
+    """``alloc REF to DEV``, as a clause or as the edge's action."""
 
     ref: Ref
     device: Ident
@@ -543,10 +543,9 @@ class MapOpClause:
     span: Span
 
 
-Clause = Union[
-    AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause, ViaClause, MapOpClause,
-]
+Clause = Union[AfterClause, ExpectsClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
+               TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause,
+               ViaClause, MapOpClause]
 
 
 @dataclass(frozen=True, slots=True)
@@ -604,9 +603,7 @@ class FlowDecl:
     span: Span
 
 
-Decl = Union[
-    PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl,
-]
+Decl = Union[PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl]
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import ClassVar
 
 from fxverify.diagnostics.suppress import Suppression
 from fxverify.source import NO_SPAN, Span
 from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind, dtype_bits
+from fxverify.xforms import (  # noqa: F401  (the transform steps are part of the IR)
+    Checksum, Compress, Filter, Gather, Move, Persist, Quantize, Reduce, Replicate, Scatter, Transform, XfKind,
+)
 
 
 class EdgeAction(Enum):
@@ -40,21 +42,6 @@ class AccessMode(Enum):
     READ = "read"
     WRITE = "write"
     REDUCE = "reduce"
-
-
-class XfKind(Enum):
-    """Transform kinds (BRIEF section 1)."""
-
-    MOVE = "move"
-    QUANTIZE = "quantize"
-    COMPRESS = "compress"
-    CHECKSUM = "checksum"
-    FILTER = "filter"
-    REDUCE = "reduce"
-    SCATTER = "scatter"
-    GATHER = "gather"
-    REPLICATE = "replicate"
-    PERSIST = "persist"
 
 
 class MapOpKind(Enum):
@@ -105,6 +92,8 @@ class Space:
 
     ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``). ``init``: every
     byte of the space holds data before the flow starts (FX-INIT-001 needs no write of it).
+    ``checksum`` (``vocab.CHECKSUMS``), when declared, is the algorithm every ``persist`` into the
+    space must carry a valid checksum of (FX-XF-002); without it a persist needs none.
     """
 
     name: str
@@ -114,6 +103,7 @@ class Space:
     persistent: bool = False
     span: Span = NO_SPAN
     init: bool = False
+    checksum: str | None = None
 
     @property
     def end(self) -> int:
@@ -266,102 +256,6 @@ class Access:
     op: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Move:
-    """``move``: the bytes pass unchanged."""
-
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.MOVE
-
-
-@dataclass(frozen=True, slots=True)
-class Quantize:
-    """``quantize(src -> dst, group G, scale S)``: elements of dtype ``src`` become ``dst``; with
-    ``group``, one scale of dtype ``scale`` per ``group`` elements travels with them."""
-
-    src: str
-    dst: str
-    group: int | None = None
-    scale: str = "fp32"
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.QUANTIZE
-
-
-@dataclass(frozen=True, slots=True)
-class Compress:
-    """``compress(algo)`` with a codec of ``vocab.CODECS``."""
-
-    algo: str
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.COMPRESS
-
-
-@dataclass(frozen=True, slots=True)
-class Checksum:
-    """``checksum(algo)`` over the bytes as they are at this step (``vocab.CHECKSUMS``)."""
-
-    algo: str
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.CHECKSUM
-
-
-@dataclass(frozen=True, slots=True)
-class Filter:
-    """``filter(keep P)``: at most ``keep`` percent of the bytes pass (0..100)."""
-
-    keep: int = 100
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.FILTER
-
-
-@dataclass(frozen=True, slots=True)
-class Reduce:
-    """``reduce(op)``: the bytes are combined with operator ``op`` (``vocab.OPERATORS``)."""
-
-    op: str
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.REDUCE
-
-
-@dataclass(frozen=True, slots=True)
-class Scatter:
-    """``scatter(W)``: the bytes are split ``ways`` ways; one destination receives one part."""
-
-    ways: int
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.SCATTER
-
-
-@dataclass(frozen=True, slots=True)
-class Gather:
-    """``gather(W, rank R)``: ``ways`` parts are collected; with ``rank``, in place at the rank's
-    own slot of the destination."""
-
-    ways: int
-    rank: int | None = None
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.GATHER
-
-
-@dataclass(frozen=True, slots=True)
-class Replicate:
-    """``replicate(W)``: the bytes are copied ``ways`` times."""
-
-    ways: int
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.REPLICATE
-
-
-@dataclass(frozen=True, slots=True)
-class Persist:
-    """``persist``: the bytes are made durable in a persistent space."""
-
-    span: Span = NO_SPAN
-    kind: ClassVar[XfKind] = XfKind.PERSIST
-
-
-#: One step of an edge's transform chain (BRIEF section 1); ``t.kind`` names its variant.
-Transform = Move | Quantize | Compress | Checksum | Filter | Reduce | Scatter | Gather | Replicate | Persist
 
 
 @dataclass(frozen=True, slots=True)
@@ -434,6 +328,16 @@ class Alloc:
     span: Span = NO_SPAN
 
 
+@dataclass(frozen=True, slots=True)
+class Expectation:
+    """``expects OP of P, ...`` on a reading edge: the bytes it reads hold the ``op``-accumulation
+    (``vocab.AC_OPS``) of every producer instance in ``producers`` (FX-XF-004, specs/obligations.md)."""
+
+    op: str
+    producers: tuple[str, ...]
+    span: Span = NO_SPAN
+
+
 @dataclass(frozen=True)
 class Edge:
     """One movement (an instance, after unrolling families).
@@ -448,6 +352,7 @@ class Edge:
     fabric allows may carry them; specs/obligations.md section 2, routes).
     ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
     ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
+    ``expects`` declares the accumulation the edge's reads expect (``Expectation``).
     """
 
     eid: int
@@ -478,6 +383,7 @@ class Edge:
     flow: str = ""
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN
+    expects: Expectation | None = None
 
     def accesses(self) -> tuple[Access, ...]:
         """Return the byte accesses of this edge, source first.

@@ -7,7 +7,8 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from fxverify.ir import (
-    Alloc, AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, FinalOwner, Footprint, Handoff, Lease,
+    Alloc, AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, Expectation, FinalOwner, Footprint,
+    Handoff, Lease,
     Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Revoke, Space, Transform,
     transfer_devices,
 )
@@ -253,3 +254,47 @@ def def_use_policies(draw) -> Policy:
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), "gpu0", "launch", src=src, dst=dst,
                           reduce_op="sum" if action == "reduce" else None, after=after, transforms=transforms))
     return replace(base, edges=tuple(edges), final_owners=(), _index={})
+
+
+@st.composite
+def intent_policies(draw) -> Policy:
+    """Up to 5 edges around one accumulator and one checksummed block: producers (plain moves and
+    writes, reductions with `sum` or `max`), consumers that read it and may declare
+    ``expects sum of`` some of the edges, checksum edges (in place or on a move, some persisting),
+    and random HB. The pmem space sometimes declares ``checksum crc32c``."""
+    declared = draw(st.booleans())
+    spaces = (SPACES[0], Space("hdm0", "cxl0", 0x8000, 4096, persistent=True, checksum="crc32c" if declared else None),
+              SPACES[2])
+    acc = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "c")]))
+    n = draw(st.integers(2, 5))
+    edges: list[Edge] = []
+    for i in range(n):
+        role = draw(st.sampled_from(["move", "write", "reduce", "read", "read", "checksum"]))
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        fp = draw(footprints(acc))
+        other = draw(footprints(REGIONS[1]))
+        kw: dict = {}
+        if role in ("move", "reduce"):
+            action, kw["src"], kw["dst"] = EdgeAction(role), other, fp
+            if role == "reduce":
+                kw["reduce_op"] = draw(st.sampled_from(["sum", "sum", "max"]))
+        elif role == "write":
+            action, kw["dst"] = EdgeAction.WRITE, fp
+        elif role == "read":
+            action, kw["src"] = EdgeAction.READ, fp
+            if draw(st.booleans()):
+                names = draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=3, unique=True))
+                kw["expects"] = Expectation("sum", tuple(f"e{j}" for j in sorted(names)))
+        else:  # a checksum over the block: in place (a read) or on a move into it
+            chain = (Checksum(draw(st.sampled_from(["crc32c", "crc32c", "xxh64"]))),) + ((Persist(),) if draw(st.booleans()) else ())
+            if draw(st.booleans()):
+                action, kw["src"] = EdgeAction.READ, fp
+            else:
+                action, kw["src"], kw["dst"] = EdgeAction.MOVE, other, fp
+                chain = draw(st.sampled_from([(), (Compress("lz4"),)])) + chain
+            kw["transforms"] = chain
+        edges.append(Edge(i, f"e{i}", f"e{i}", action, "gpu0", "launch", after=after,
+                          stream=draw(st.sampled_from([None, None, "s0"])), **kw))
+    return Policy("random", "random.fx", DEVICES, (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", LinkOrder.ORDERED),
+                                                   Link("nv0", "gpu0", "dpu0", "nvlink", LinkOrder.ORDERED)),
+                  spaces, REGIONS, (AliasSet("ab", ("b", "d", "v")),), MAPS, tuple(edges), ())

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fxverify.certificate import KINDS, METHOD_KINDS, Certificate, FabricHop, HbPath
+from fxverify.certificate import KINDS, METHOD_KINDS, Certificate, ChecksumWalk, FabricHop, HbPath
 from fxverify.certify import MODES, Claim, certify
 from fxverify.diagnostics import codes
 from fxverify.ir import Policy
@@ -337,3 +337,34 @@ def test_the_checker_finds_the_links_on_paths_as_the_prover_does(pairs, u, v) ->
     prover = {ln.name for ln in PolicyGraph(pol).possible_links(f"d{u}", f"d{v}")}
     checker = {ln.name for ln in links if on_simple_path(Facts(pol), ln.name, f"d{u}", f"d{v}")}
     assert prover == checker
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_checksum_walk_for_a_persist_its_space_refuses_is_rejected(mode: str) -> None:
+    """A `checksum-walk` whose validity column is right is still rejected when the persisted space
+    declares `checksum crc32c` and the chain persists without one, or with another algorithm: the
+    checker reads the declared algorithm from the IR, not from the certificate."""
+    text = (ROOT / "corpus/transforms/ok/persist-without-checksum.fx").read_text()
+    for chain, space in (("persist", "persistent checksum crc32c"),
+                         ("checksum(xxh64) |> persist", "persistent checksum crc32c")):
+        src = text.replace("transform persist", f"transform {chain}").replace("persistent\n", f"{space}\n", 1)
+        pol = load_policy_text(src)
+        e = next(x for x in pol.edges if x.transforms)
+        valid = [False]
+        for t in e.transforms:
+            valid.append(valid[-1] or t.kind.value == "checksum")
+        cert = Certificate(f"FX-XF-002:{e.name}", "FX-XF-002", "chain-walk", (e.eid,), ChecksumWalk(tuple(valid)))
+        claim = Claim(cert.key, cert.code, cert.edges, cert.method)
+        assert [f.key for f in certify(pol, [(claim, cert)], mode).failures] == [claim.key]
+        free = load_policy_text(src.replace(space, "persistent"))
+        assert certify(free, [(claim, cert)], mode).failures == []
+
+
+def load_policy_text(src: str) -> Policy:
+    """Resolve policy text written to a temporary file (asserts it resolves)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / "p.fx"
+        p.write_text(src)
+        return _load(str(p))

@@ -20,7 +20,7 @@ from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
 from fxverify.vocab import LinkOrder
 
-from tests.policies import def_use_policies, lease_revoke_policies, lifetime_policies, policies
+from tests.policies import def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies, policies
 
 BACKEND = open_backend(SolverOptions())
 
@@ -153,3 +153,12 @@ def test_routes_do_not_depend_on_link_order(policy, rng):
     _, a = _refuted_codes(policy, prune=False)
     _, b = _refuted_codes(replace(policy, links=tuple(links), _index={}), prune=False)
     assert sorted((v.key, v.verdict.value) for v in a) == sorted((v.key, v.verdict.value) for v in b)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(intent_policies())
+def test_intents_agree_with_brute_force(policy):
+    """Producers, consumers with `expects sum of ...`, checksums in place or on moves and writes
+    over one block, in random orders: the solver and the simulator's schedule enumeration agree on
+    every FX-XF-004 (expected accumulations) and FX-XF-002 (declared and final-bytes checksums)."""
+    agreement(policy)

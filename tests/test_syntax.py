@@ -26,7 +26,7 @@ fabric {
   link up0 = gpu0 -- dpu0 : pcie posted
 }
 space hbm0 on gpu0 size 80 GiB
-space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent
+space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent checksum crc32c
 region kv in hbm0 at 0x0 size 64 MiB owner gpu0 dtype bf16
 region pool[l in 0..32] in hdm0 at 0x80_2000_0000 + l*1 MiB size 1 MiB owner gpu0
 region kvb[l in 0..4, b in 0..8] in hbm0 at 1 GiB + (l*8 + b) * 64 KiB size 64 KiB owner gpu0
@@ -50,7 +50,7 @@ flow prefill {
         map_read block_owner[l]
         guard block_owner[l] == cxl0
         aggregate ctr[0]
-    if l > 0 and not (l == 3 or l >= 100) { edge chain[l]: read pool[l] by cxl0.near_mem after spill[l - 1] }
+    if l > 0 and not (l == 3 or l >= 100) { edge chain[l]: read pool[l] by cxl0.near_mem after spill[l - 1] expects sum of spill[l - 1] }
     else if l != 0 { edge never[l]: read pool[l] by cxl0.near_mem }
     else { edge first[l]: read pool[l][0, elem 64, stride 128, count 8] by cxl0.near_mem }
   }

@@ -42,7 +42,7 @@ def test_resolver_accepts_exactly_the_words(kind: str, word: str, tmp_path) -> N
     from fxverify.resolve import load_policy
     from fxverify.source import SourceMap
 
-    src = _PERSIST.replace("deflate", word) if kind == "codec" else _PERSIST.replace("crc32c", word)
+    src = _PERSIST.replace("deflate", word) if kind == "codec" else _PERSIST.replace("checksum(crc32c)", f"checksum({word})")
     (tmp_path / "p.fx").write_text(src)
     policy, diags = load_policy(str(tmp_path / "p.fx"), SourceMap())
     known = word in (vocab.CODECS if kind == "codec" else vocab.CHECKSUMS)

@@ -408,17 +408,21 @@ _CHANGES = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKi
 
 
 def check_checksum(facts: Facts, c: Certificate, ev: ChecksumWalk) -> Statement:
-    """``checksum-walk`` (FX-XF-002): no value-changing step after a checksum, and a valid
-    checksum before every persist."""
+    """``checksum-walk`` (FX-XF-002): no value-changing step after a checksum and, where the
+    persisted space (the destination's, else the source's) declares ``checksum ALGO``, a valid
+    checksum of that algorithm before every persist."""
     st = Statement()
     e = _edge(facts, c, st)
     if e is None or not st.fact(c.code == codes.XF_002, "not a checksum obligation"):
         return st
-    valid, bad = [False], []
+    fp = e.dst if e.dst is not None else e.src
+    need = None if fp is None else facts.policy.space(fp.space).checksum
+    valid, algo, bad = [False], [""], []
     for t in e.transforms:
-        if t.kind in _CHANGES and valid[-1] or t.kind is XfKind.PERSIST and not valid[-1]:
+        if t.kind in _CHANGES and valid[-1] or t.kind is XfKind.PERSIST and need is not None and not (valid[-1] and algo[-1] == need):
             bad.append(t.kind.value)
         valid.append(True if t.kind is XfKind.CHECKSUM else False if t.kind in _CHANGES else valid[-1])
+        algo.append(getattr(t, "algo") if t.kind is XfKind.CHECKSUM else algo[-1])
     st.fact(tuple(valid) == ev.valid, f"the checksum validity along the chain is {valid}, not {list(ev.valid)}")
     st.need(not bad, f"{bad} break the checksum")
     v = [bool_var(f"v_{i}") for i in range(len(valid))]
@@ -428,8 +432,8 @@ def check_checksum(facts: Facts, c: Certificate, ev: ChecksumWalk) -> Statement:
         st.hyps.append(eq(v[i + 1], const(True) if t.kind is XfKind.CHECKSUM else const(False) if t.kind in _CHANGES else v[i]))
         if t.kind in _CHANGES:
             alarms.append(v[i])
-        elif t.kind is XfKind.PERSIST:
-            alarms.append(not_(v[i]))
+        elif t.kind is XfKind.PERSIST and need is not None:
+            alarms.append(not_(v[i]) if algo[i] == need else const(True))
     st.violation = or_(*alarms)
     return st
 

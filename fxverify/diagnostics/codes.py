@@ -272,10 +272,11 @@ XF_001 = _code(
     _ex("corpus/transforms/fail/compress-average-ratio.fx", "corpus/transforms/ok/compress-worst-case.fx"))
 XF_002 = _code(
     "FX-XF-002", F.TRANSFORMS, _E, "checksum invalidated",
-    "a checksum is invalidated by a later size- or value-changing transform, or a persist "
-    "has no valid checksum over its final bytes",
-    "a checksum computed before a size- or value-changing transform no longer matches the bytes stored, "
-    "so corruption goes undetected or good data is rejected",
+    "a checksum is invalidated by a later size- or value-changing transform, a persist into a space that "
+    "declares `checksum ALGO` has no valid checksum of it over its final bytes, or a write lands on "
+    "checksummed bytes after the checksum was taken and before anyone consumed them",
+    "a checksum computed before a size- or value-changing transform, or before the last write to its "
+    "bytes, no longer matches the bytes stored, so corruption goes undetected or good data is rejected",
     _ex("corpus/transforms/fail/checksum-before-compress.fx", "corpus/transforms/ok/compress-then-checksum-persist.fx"))
 XF_003 = _code(
     "FX-XF-003", F.TRANSFORMS, _E, "dtype, layout or byte accounting mismatch",
@@ -286,7 +287,8 @@ XF_003 = _code(
 XF_004 = _code(
     "FX-XF-004", F.TRANSFORMS, _E, "unsafe reduction or lost accumulation",
     "a reduction with a non-commutative or non-associative operator over unordered inputs, "
-    "or a plain write that overwrites accumulated bytes before anyone read them",
+    "a plain write that overwrites accumulated bytes before anyone read them, or an accumulation a "
+    "consumer `expects` that a producer does not reach (another operator, too late, or overwritten)",
     "floating-point reductions in an unordered or mixed way give different results from run to run, and "
     "a plain write over accumulated bytes loses the accumulation",
     _ex("corpus/transforms/fail/mixed-reduce-ops.fx", "corpus/transforms/ok/same-reduce-op.fx"))

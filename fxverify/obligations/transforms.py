@@ -1,6 +1,7 @@
 """Transform obligations: FX-XF-001 (destination smaller than the worst-case output), FX-XF-002
-(checksum invalidated, persist without a valid checksum), FX-XF-003 (dtype, layout or byte
-accounting mismatch), FX-XF-004 (unsafe reduction, lost accumulation).
+(checksum invalidated, persist without the checksum its space declares), FX-XF-003 (dtype, layout
+or byte accounting mismatch), FX-XF-004 (unsafe reduction, lost accumulation); ``intents`` adds
+expected accumulations (FX-XF-004) and checksums over final bytes (FX-XF-002).
 
 Takes a ``Context``; yields ``Obligation`` objects. Worst-case output sizes (bytes, for an input of
 ``n`` bytes) are expansion bounds from each codec's own header, never average ratios
@@ -18,8 +19,9 @@ from fxverify.certificate import ChecksumWalk, CoverRead, Evidence, LayoutFacts,
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import (
-    AccessMode, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
+    AccessMode, Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
+from fxverify.obligations import intents
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
@@ -29,7 +31,7 @@ from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import (
     FALSE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, mod, mul, not_, or_,
 )
-from fxverify.vocab import CODECS, DTYPES, canonical_dtype, dtype_bits
+from fxverify.vocab import CHECKSUMS, CODECS, DTYPES, canonical_dtype, dtype_bits
 
 _VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
 
@@ -138,10 +140,19 @@ class Overflow(Obligation):
         return f"size the destination for the worst case: at least {worst} B for {self.n_max} B of input"
 
 
+def required_checksum(ctx: Context, e: Edge) -> str | None:
+    """The checksum algorithm a ``persist`` on ``e`` must carry: the one the space it makes
+    durable declares (``space ... checksum ALGO``; the destination's, or the source's for an
+    in-place edge), or ``None`` when that space declares none (then a persist needs none)."""
+    fp = e.dst if e.dst is not None else e.src
+    return None if fp is None else ctx.policy.space(fp.space).checksum
+
+
 class ChecksumChain(Obligation):
-    """FX-XF-002: no checksum is followed by a value-changing transform, and every persist is
-    preceded by a checksum that is still valid. Encoded as a symbolic walk over the chain:
-    ``v_i`` is "a valid checksum covers the bytes before step ``i``"."""
+    """FX-XF-002 (a): no checksum is followed by a value-changing transform, and, where the
+    persisted space declares ``checksum ALGO``, every persist is preceded by a still valid
+    checksum of that algorithm. Encoded as a symbolic walk over the chain: ``v_i`` is "a valid
+    checksum covers the bytes before step ``i``", ``a_i`` the algorithm id of the last checksum."""
 
     schedule_free = True
 
@@ -149,17 +160,18 @@ class ChecksumChain(Obligation):
 
     def __init__(self, ctx: Context, e: Edge) -> None:
         self.chain = e.transforms
+        self.required = required_checksum(ctx, e)
         super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}", e.span)
 
     def _walk(self) -> tuple[int, str] | None:
-        valid = False
+        valid, algo = False, None
         for i, t in enumerate(self.chain):
-            if t.kind is XfKind.CHECKSUM:
-                valid = True
+            if isinstance(t, Checksum):
+                valid, algo = True, t.algo
             elif t.kind in _VALUE_CHANGING:
                 if valid:
                     return i, "invalidates"
-            elif t.kind is XfKind.PERSIST and not valid:
+            elif t.kind is XfKind.PERSIST and self.required is not None and not (valid and algo == self.required):
                 return i, "unprotected"
         return None
 
@@ -175,23 +187,34 @@ class ChecksumChain(Obligation):
         return ChecksumWalk(tuple(valid))
 
     def encode(self) -> Query:
-        # Facts: the kind of each step (``kind_i``, ids from ``XfKind`` order); the walk's rule
-        # is stated over them, apart from ``_walk``, so the query fails when that Python would.
+        # Facts: the kind of each step (``kind_i``, ids from ``XfKind`` order), each checksum's
+        # algorithm (``algo_i``, ids from ``vocab.CHECKSUMS`` order, from 1) and the one the
+        # persisted space requires (``required``, 0: none); the walk's rule is stated over them,
+        # apart from ``_walk``, so the query fails when that Python would.
         ids = {k: i for i, k in enumerate(XfKind)}
+        algo_ids = {a: i + 1 for i, a in enumerate(CHECKSUMS)}
 
         def is_kind(kind: Term, ks: list[XfKind]) -> Term:
             return or_(*[eq(kind, ids[k]) for k in ks])
-        cons: list[tuple[str | None, Term]] = [("v_0", eq(bool_var("v_0"), FALSE))]
+        req = int_var("required")
+        cons: list[tuple[str | None, Term]] = [("v_0", eq(bool_var("v_0"), FALSE)), ("a_0", eq(int_var("a_0"), 0)),
+                                               ("required", eq(req, algo_ids.get(self.required or "", 0)))]
         bad: list[Term] = []
         for i, t in enumerate(self.chain):
             vi, vn, kind = bool_var(f"v_{i}"), bool_var(f"v_{i + 1}"), int_var(f"kind_{i}")
+            ai, an, algo = int_var(f"a_{i}"), int_var(f"a_{i + 1}"), int_var(f"algo_{i}")
             cons.append((f"kind_{i}", eq(kind, ids[t.kind])))
+            cons.append((f"algo_{i}", eq(algo, algo_ids[t.algo] if isinstance(t, Checksum) else 0)))
             changes = is_kind(kind, sorted(_VALUE_CHANGING, key=ids.__getitem__))
-            bad += [and_(changes, vi), and_(is_kind(kind, [XfKind.PERSIST]), not_(vi))]
+            sums = is_kind(kind, [XfKind.CHECKSUM])
+            protected = and_(vi, eq(ai, req))
+            bad += [and_(changes, vi), and_(is_kind(kind, [XfKind.PERSIST]), not_(eq(req, 0)), not_(protected))]
             # a checksum makes the bytes covered; a value-changing step uncovers them; others keep
-            cons.append((f"v_{i + 1}", eq(vn, or_(is_kind(kind, [XfKind.CHECKSUM]), and_(not_(changes), vi)))))
+            cons.append((f"v_{i + 1}", eq(vn, or_(sums, and_(not_(changes), vi)))))
+            cons.append((f"a_{i + 1}", eq(an, ite(sums, algo, ai))))
         cons.append(("chain_breaks_checksum", or_(*bad)))
-        header = self.header() + tuple(f"kind {i} = {k.value}" for k, i in ids.items())
+        header = self.header() + tuple(f"kind {i} = {k.value}" for k, i in ids.items()) \
+            + tuple(f"algo {i} = {a}" for a, i in algo_ids.items())
         return Query(self.key, tuple(cons), header=header)
 
     def witness(self, result: Result) -> Witness:
@@ -201,15 +224,17 @@ class ChecksumChain(Obligation):
     def message(self, w: Witness) -> str:
         step = w.values["transform"]
         if w.values["kind"] == "unprotected":
-            return f"`{self.name(self.edges[0])}` persists bytes with no valid checksum over them"
+            return (f"`{self.name(self.edges[0])}` persists bytes with no valid `{self.required}` checksum over them, "
+                    f"which their space requires")
         return f"`{step}` in `{self.name(self.edges[0])}` changes bytes after their checksum was taken"
 
     def why(self, w: Witness) -> str:
-        return "a checksum covers the bytes it was computed over; persisted bytes need one over their final value"
+        return ("a checksum covers the bytes it was computed over; a space that declares `checksum ALGO` "
+                "needs one over the final bytes of every persist")
 
     def fix(self, w: Witness) -> str:
         return f"move `checksum` after `{w.values['transform']}` (checksum the final bytes)" if w.values["kind"] == "invalidates" \
-            else "add `checksum(crc32c)` right before `persist`"
+            else f"add `checksum({self.required})` right before `persist`"
 
 
 class Layout(Obligation):
@@ -500,3 +525,4 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         for (r, pr, ar), (w, pw, aw) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
             if ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE:
                 yield LostAccumulation(ctx, r, pr, w, pw, readers_of.get((r, pr), []))
+    yield from intents.generate(ctx)

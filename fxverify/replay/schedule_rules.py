@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
-from fxverify.replay import defined_rules, lifetime_rules
-from fxverify.replay.footprints import intersections, shared_byte
+from fxverify.replay import defined_rules, intent_rules, lifetime_rules
+from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
 
@@ -32,6 +32,7 @@ def violations(w: World, sched: Schedule) -> list[Violation]:
     out += _maps(w, ids, sched)
     out += _accumulation(w, ids, sched)
     out += defined_rules.violations(w, ids, sched)
+    out += intent_rules.violations(w, ids, sched)
     return sorted(set(out))
 
 
@@ -224,11 +225,4 @@ def _unread_shared(wd: World, fr: Footprint, fw: Footprint, r: int, w: int, ids:
     E = wd.policy.edges
     readers = [x.footprint for y in ids if y != r and sched[r][1] <= sched[y][0] and sched[y][1] <= sched[w][0]
                for x in E[y].accesses() if x.mode is AccessMode.READ]
-    for lo, hi in intersections(fr, fw):
-        x = lo
-        while x < hi:
-            cover = [fx for fx in readers if fx.contains(x)]
-            if not cover:
-                return x
-            x = max(fx.base + (fx.element_of(x) or 0) * fx.stride + fx.elem for fx in cover)
-    return None
+    return intent_rules.first_uncovered(fr, fw, readers)

@@ -13,6 +13,7 @@ from fxverify.ir import (
     Checksum, Compress, Edge, EdgeAction, Filter, Gather, MapOpKind, Persist, Quantize, Reduce, Replicate,
     Scatter, Transform,
 )
+from fxverify.replay import intent_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Violation, World
 from fxverify.vocab import CODECS, ClassKind, LinkOrder, canonical_dtype, dtype_bits
@@ -49,6 +50,7 @@ def violations(w: World) -> list[Violation]:
     out += _alias_sets(w)
     out += _cycles(w)
     out += _split_handoffs(w)
+    out += intent_rules.static(w)
     return sorted(set(out))
 
 
@@ -83,7 +85,7 @@ def _edge(w: World, e: Edge) -> list[Violation]:
         n = e.src.nbytes if e.src is not None else (e.bytes if e.bytes is not None else e.dst.nbytes)
         if worst_case_output(e.transforms, n) > e.dst.nbytes:
             out.append(Violation(codes.XF_001, (e.eid,)))
-    if _checksum_broken(e):
+    if _checksum_broken(w, e):
         out.append(Violation(codes.XF_002, (e.eid,)))
     if _layout_broken(w, e):
         out.append(Violation(codes.XF_003, (e.eid,)))
@@ -110,15 +112,20 @@ def _legal_in_place(e: Edge) -> bool:
     return e.action is EdgeAction.REDUCE and (src.base, src.elem, src.stride, src.count) == (dst.base, dst.elem, dst.stride, dst.count)
 
 
-def _checksum_broken(e: Edge) -> bool:
-    covered = False
+def _checksum_broken(w: World, e: Edge) -> bool:
+    """A value-changing step after a checksum, or a persist into a space that declares
+    ``checksum ALGO`` (the destination's; the source's when the edge has no destination) with no
+    valid checksum of that algorithm over the bytes as they are persisted."""
+    fp = e.dst if e.dst is not None else e.src
+    need = None if fp is None else w.policy.space(fp.space).checksum
+    last: str | None = None
     for t in e.transforms:
         if isinstance(t, Checksum):
-            covered = True
+            last = t.algo
         elif isinstance(t, (Quantize, Compress, Filter, Reduce, Scatter, Gather)):
-            if covered:
+            if last is not None:
                 return True
-        elif isinstance(t, Persist) and not covered:
+        elif isinstance(t, Persist) and need is not None and last != need:
             return True
     return False
 

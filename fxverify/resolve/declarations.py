@@ -21,7 +21,7 @@ from fxverify.resolve.references import region_set
 from fxverify.resolve.state import EvalError, Fn, RegionFamily, State, instance_name
 from fxverify.resolve.vocabulary import DTYPE_WORDS, OPERATOR_WORDS, word
 from fxverify.source import Span
-from fxverify.vocab import LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
+from fxverify.vocab import CHECKSUMS, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
 
 
 def policy_decl(st: State) -> ast.PolicyDecl | None:
@@ -98,7 +98,10 @@ def resolve_spaces(st: State) -> None:
             st.error(codes.TYP_002, f"space `{s.name.name}` does not fit in 64-bit addresses", s.span,
                      f"covers [{base:#x}, {base + size:#x})", help="addresses run from 0 to 2^64 - 1")
             continue
-        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span, s.init)
+        if s.checksum is not None and not word(st, s.checksum, "checksum algorithm", CHECKSUMS):
+            continue
+        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span, s.init,
+                                          s.checksum.name if s.checksum is not None else None)
 
 
 def resolve_regions(st: State) -> None:

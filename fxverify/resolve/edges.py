@@ -22,7 +22,7 @@ from fxverify.resolve.references import TupleFn, edge_set, footprint, link, regi
 from fxverify.resolve.state import Env, EvalError, State
 from fxverify.resolve.vocabulary import OPERATOR_WORDS, compile_transform, word
 from fxverify.source import Span
-from fxverify.vocab import MAP_SCALAR_BITS, ReleaseKind
+from fxverify.vocab import AC_OPS, MAP_SCALAR_BITS, ReleaseKind
 
 _CLAUSE_WORD: dict[type, str] = {
     ast.StreamClause: "stream", ast.BytesClause: "bytes", ast.ReuseClause: "reuse",
@@ -64,6 +64,7 @@ class _Parts:
         self.flushes: list[str] = []
         self.via: tuple[ast.ViaClause, tuple[str, ...]] | None = None
         self.after: list[TupleFn] = []
+        self.expects: tuple[ast.ExpectsClause, list[TupleFn]] | None = None
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
         self.xfs: list[Callable[[Env], ir.Transform]] = []
         self.handoffs: list[TupleFn] = []
@@ -101,7 +102,7 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
         if fn is not None:
             p.releases.append(fn)
         return ir.EdgeAction.RELEASE
-    if isinstance(a, ast.AllocAction):
+    if isinstance(a, ast.AllocClause):
         fn = p.need(_alloc(st, a, scope))
         if fn is not None:
             p.allocs.append(fn)
@@ -113,12 +114,30 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
     return ir.EdgeAction.FLUSH
 
 
+def _twice(st: State, p: _Parts, kw: str, c: ast.Clause, first: ast.Clause) -> None:
+    """Report a clause that an edge takes once given again (FX-TYP-002) and fail the edge."""
+    st.error(codes.TYP_002, f"`{kw}` given twice", c.span, "given again here",
+             related=(Label(first.span, "first given here"),), help=f"an edge takes one `{kw}` clause")
+    p.ok = False
+
+
 def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAction, p: _Parts) -> None:
     if isinstance(c, ast.AfterClause):
         for ref in c.refs:
             fn = p.need(edge_set(st, ref, scope))
             if fn is not None:
                 p.after.append(fn)
+    elif isinstance(c, ast.ExpectsClause):
+        if p.expects is not None:
+            return _twice(st, p, "expects", c, p.expects[0])
+        if action is not ir.EdgeAction.READ:
+            st.error(codes.TYP_002, "`expects` on an edge that does not read an accumulator", c.span, "not a `read` edge",
+                     help="put `expects OP of PRODUCERS` on the `read` edge that consumes the accumulated bytes")
+            p.ok = False
+            return
+        p.ok &= word(st, c.op, "accumulation operator", sorted(AC_OPS))
+        fns = [p.need(edge_set(st, ref, scope)) for ref in c.refs]
+        p.expects = (c, [fn for fn in fns if fn is not None])
     elif isinstance(c, tuple(_CLAUSE_WORD)):
         kw = _CLAUSE_WORD[type(c)]
         if kw in p.single:
@@ -159,10 +178,7 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
             p.flushes.append(name)
     elif isinstance(c, ast.ViaClause):
         if p.via is not None:
-            st.error(codes.TYP_002, "`via` given twice", c.span, "given again here",
-                     related=(Label(p.via[0].span, "first given here"),), help="an edge takes one `via` clause")
-            p.ok = False
-            return
+            return _twice(st, p, "via", c, p.via[0])
         names = [link(st, lr) for lr in c.links]
         p.ok &= all(n is not None for n in names)
         p.via = (c, tuple(n for n in names if n is not None))
@@ -219,6 +235,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     reuse_fn = single["reuse"][1] if "reuse" in single else None
     rw_fn = single["rw"][1] if "rw" in single else None
     after_of = _concat(p.after, dedupe=True)
+    expects = None if p.expects is None else (p.expects[0], _concat(p.expects[1], dedupe=True))
     transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
@@ -259,6 +276,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             transforms=transforms_of(env), handoffs=handoffs, leases=leases, revokes=revokes,
             releases=releases, allocs=allocs, map_ops=map_ops_of(env),
             flow=flow, span=span, hook_span=hook_span,
+            expects=None if expects is None else ir.Expectation(expects[0].op.name, expects[1](env), expects[0].span),
         )
     return build
 
@@ -324,7 +342,7 @@ def _check_revokes(name: str, leases: tuple[ir.Lease, ...], revokes: tuple[ir.Re
                                 f"(`after {name}`)", "ends the lease this edge grants")
 
 
-def _alloc(st: State, c: ast.AllocAction | ast.AllocClause, scope: tuple[str, ...]) -> TupleFn | None:
+def _alloc(st: State, c: ast.AllocClause, scope: tuple[str, ...]) -> TupleFn | None:
     """``alloc REF to DEV``: one ``ir.Alloc`` per region instance ``REF`` names; ``None`` after
     reporting an unknown region or device (FX-NAM-001)."""
     regions = region_set(st, c.ref, scope, "an allocation")

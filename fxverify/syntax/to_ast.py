@@ -161,10 +161,13 @@ class _Builder(_Base):
         )
 
     def space_decl(self, meta: Meta, ch: list[Any]) -> ast.SpaceDecl:
-        name, dev, base, size, persistent, init = ch
+        name, dev, base, size, persistent, checksum, init = ch
         return ast.SpaceDecl(
-            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None
+            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None, checksum
         )
+
+    def space_checksum(self, meta: Meta, ch: list[Any]) -> ast.Ident:
+        return self._id(ch[0])
 
     def region_decl(self, meta: Meta, ch: list[Any]) -> ast.RegionDecl:
         name, params, space, at, size, owner, dtype, init, pooled = ch
@@ -247,8 +250,8 @@ class _Builder(_Base):
     def release_action(self, meta: Meta, ch: list[Any]) -> ast.ReleaseAction:
         return ast.ReleaseAction(ch[0], self._id(ch[1]), self._span(meta))
 
-    def alloc_action(self, meta: Meta, ch: list[Any]) -> ast.AllocAction:
-        return ast.AllocAction(ch[0], self._id(ch[1]), self._span(meta))
+    def alloc_action(self, meta: Meta, ch: list[Any]) -> ast.AllocClause:
+        return ast.AllocClause(ch[0], self._id(ch[1]), self._span(meta))
 
     def flush_action(self, meta: Meta, ch: list[Any]) -> ast.FlushAction:
         return ast.FlushAction(ch[0], self._span(meta))
@@ -260,6 +263,9 @@ class _Builder(_Base):
 
     def after_clause(self, meta: Meta, ch: list[Any]) -> ast.AfterClause:
         return ast.AfterClause(tuple(ch), self._span(meta))
+
+    def expects_clause(self, meta: Meta, ch: list[Any]) -> ast.ExpectsClause:
+        return ast.ExpectsClause(self._id(ch[0]), tuple(ch[1:]), self._span(meta))
 
     def stream_clause(self, meta: Meta, ch: list[Any]) -> ast.StreamClause:
         return ast.StreamClause(self._id(ch[0]), self._span(meta))

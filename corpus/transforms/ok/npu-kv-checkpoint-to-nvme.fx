@@ -15,7 +15,7 @@ fabric {
   link sw0 -- nvme0 : pcie ordered
 }
 space hbm0 on npu0 size 64 GiB
-space ns1 on nvme0 size 1 TiB persistent   # namespace 1, byte-addressed (LBA * 4 KiB)
+space ns1 on nvme0 size 1 TiB persistent checksum crc32c   # namespace 1, byte-addressed (LBA * 4 KiB)
 region kv in hbm0 at 0x0 size 4 MiB owner npu0 dtype bf16
 region ckpt in ns1 at 0x4000_0000 size 8 MiB owner nvme0
 
