@@ -9,9 +9,9 @@ fabric {
   device gpu0: gpu hooks [launch, copy_done]
 }
 space hbm0 on gpu0 size 80 GiB
-region g0 in hbm0 at 0x1000_0000 size 8 MiB owner gpu0 dtype fp32
-region g1 in hbm0 at 0x1100_0000 size 8 MiB owner gpu0 dtype fp32
-region g2 in hbm0 at 0x1200_0000 size 8 MiB owner gpu0 dtype fp32
+region g0 in hbm0 at 0x1000_0000 size 8 MiB owner gpu0 dtype fp32 init
+region g1 in hbm0 at 0x1100_0000 size 8 MiB owner gpu0 dtype fp32 init
+region g2 in hbm0 at 0x1200_0000 size 8 MiB owner gpu0 dtype fp32 init
 region acc in hbm0 at 0x1300_0000 size 8 MiB owner gpu0 dtype fp32
 
 flow accumulate {

@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space pmem0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent checksum crc32c
-region kv in hbm0 at 0x0 size 1 MiB owner gpu0
+region kv in hbm0 at 0x0 size 1 MiB owner gpu0 init
 region saved in pmem0 at 0x80_2000_0000 size 1 MiB owner gpu0
 
 flow spill {

@@ -8,7 +8,7 @@ fabric {
   device gpu0: gpu hooks [launch, copy_done]
 }
 space hbm0 on gpu0 size 80 GiB
-region g[i in 0..3] in hbm0 at 0x1000_0000 + i * 16 MiB size 8 MiB owner gpu0 dtype fp32
+region g[i in 0..3] in hbm0 at 0x1000_0000 + i * 16 MiB size 8 MiB owner gpu0 dtype fp32 init
 region acc in hbm0 at 0x1300_0000 size 8 MiB owner gpu0 dtype fp32
 
 flow accumulate {
