@@ -258,8 +258,10 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
                                 policy.devices[MAX_DEVICES].span, "lease sets are 64-bit masks; split the fabric"))
     # The runtime's ownership slot has one release per region and no generation: the lifetimes of
     # reused blocks (specs/obligations.md section 1) are checked, not yet lowered.
+    pooled = {r.name for r in policy.regions if r.pooled}
     lifetime = next((a.span for e in policy.edges for a in e.allocs), None) or next(
-        (r.span for r in policy.regions if r.pooled), None)
+        (e.span for e in policy.edges if {a.footprint.region for a in e.accesses()} & pooled
+         or {x.region for x in (*e.releases, *e.handoffs, *e.leases, *e.revokes)} & pooled), None)
     if lifetime is not None:
         diags.append(_bpf_error(codes.BPF_003, "block lifetimes (`alloc`, `pooled`) have no realisation in the lowered runtime yet",
                                 lifetime, "the ownership slot holds one allocation; check the policy, and lower "
@@ -456,7 +458,7 @@ def _fill_tables(plan: Plan) -> None:
 
     # Release waits: one counter per (releasing edge, region) of the other edges that use it.
     for region, rs in sorted(ctx.releases.items()):
-        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.handoffs.get(region, ()))
+        users = set(ctx.uses.get(region, ())) | set(rs) | {h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)}
         for r in rs:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))

@@ -568,7 +568,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             continue
         # Uses: edges touching its bytes, handing it off (an enclosing region's handoff included)
         # or leasing it, and the other releases of it.
-        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.handoffs.get(region, ()))
+        users = set(ctx.uses.get(region, ())) | set(rs) | {h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)}
         for r in sorted(set(rs)):
             kinds = [x.kind.value for x in ctx.edge(r).releases if x.region == region]
             for u in sorted(users):
