@@ -458,7 +458,7 @@ def _fill_tables(plan: Plan) -> None:
 
     # Release waits: one counter per (releasing edge, region) of the other edges that use it.
     for region, rs in sorted(ctx.releases.items()):
-        users = set(ctx.uses.get(region, ())) | set(rs) | {h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)}
+        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.true_handoffs(region))
         for r in rs:
             others = sorted(u for u in users if u != r)
             c = counter(f"users of `{region}` before `{pol.edges[r].name}` releases it", len(others))

@@ -138,6 +138,11 @@ class Context:
                 out.append(h)
         return out
 
+    def true_handoffs(self, region: str) -> list[int]:
+        """The edges of ``handoffs[region]`` that hand ``region`` off (its own clause or an
+        enclosing region's), without the ``alloc``s that only give it a new owner, ascending."""
+        return [h for h in self.handoffs.get(region, ()) if self.handoff_clauses(h, region)]
+
     def handoff_dst(self, eid: int, region: str) -> str:
         """The owner ``region`` gets when edge ``eid`` finishes: the destination of the last
         clause of ``eid`` that moves it (clauses apply in written order).

@@ -60,7 +60,7 @@ def users(ctx: Context, region: str) -> list[int]:
     """The edges that use ``region`` (touch its bytes, hand it off, lease it or revoke a lease of
     it), ascending; its releases and ``alloc``s are lifetime events (``LifetimeOrder`` orders
     them), and a use only when they also touch its bytes."""
-    hs = [h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)]  # handoffs, not allocs
+    hs = ctx.true_handoffs(region)
     rv = {eid for (r, _d), eids in ctx.revokes.items() if r == region for eid in eids}
     out = set(ctx.uses.get(region, ())) | set(hs) | set(ctx.leases.get(region, ())) | rv
     return sorted(out)
@@ -127,8 +127,6 @@ class _Lifetime(Obligation):
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result), values={"region": self.region})
 
-    def _said(self, eid: int, kind: str) -> str:
-        return f"`{self.name(eid)}` {'allocates' if kind == 'alloc' else 'releases'} it"
 
 
 class LifetimeOrder(_Lifetime):

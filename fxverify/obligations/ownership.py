@@ -546,8 +546,8 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
-            for h in ctx.handoffs.get(r, ()):
-                if h != e.eid and ctx.handoff_clauses(h, r):  # an alloc puts nothing in transit
+            for h in ctx.true_handoffs(r):  # an alloc puts nothing in transit
+                if h != e.eid:
                     yield InTransit(ctx, e, h, r)
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
@@ -568,7 +568,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             continue
         # Uses: edges touching its bytes, handing it off (an enclosing region's handoff included)
         # or leasing it, and the other releases of it.
-        users = set(ctx.uses.get(region, ())) | set(rs) | {h for h in ctx.handoffs.get(region, ()) if ctx.handoff_clauses(h, region)}
+        users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.true_handoffs(region))
         for r in sorted(set(rs)):
             kinds = [x.kind.value for x in ctx.edge(r).releases if x.region == region]
             for u in sorted(users):
