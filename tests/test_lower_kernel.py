@@ -72,7 +72,10 @@ def test_refuted_policy_guards_refuse_where_the_simulator_flags(path: Path, tmp_
     for c in rr.cases:
         if c.sim_step is not None:
             assert c.agree and c.kernel_step == c.sim_step and c.kernel_decision in ("defer", "deny"), c
-    # Every guarded code is caught at runtime (a plain read of a per_device map is static-only).
+    # Every guarded code is caught at runtime (a plain read of a per_device map is static-only, and
+    # so is an accumulation a consumer `expects`: no hook sees what the bytes hold).
+    if " expects " in (ROOT / path).read_text():
+        want.discard("FX-XF-004")
     if want & (GUARDED - {"FX-MAP-004"}) or path.name == "aggregate-before-writer.fx":
         assert any(c.sim_step is not None for c in rr.cases), (rr.cases, rr.static_only)
 

@@ -36,6 +36,7 @@ from fxverify.ir import MapOpKind, Policy
 from fxverify.lower.artifacts import struct_size
 from fxverify.lower.kernel import OBS_MAP, Decision, Runtime
 from fxverify.replay.simulate import Schedule, Simulator
+from fxverify.replay.world import Violation
 from fxverify.result import Refutation
 from fxverify.vocab import OPERATORS, ClassKind
 
@@ -44,10 +45,21 @@ from fxverify.vocab import OPERATORS, ClassKind
 #: region between two owners; ``specs/lowering.md`` section 8).
 RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.MAP_005, codes.HOOK_002, codes.OWN_003})
 
-#: Schedule codes no program guards at runtime, so the simulator's flag of them is no kernel step:
-#: a read of bytes never written (FX-INIT-001) depends on which bytes earlier edges wrote, which
-#: no hook sees (``specs/lowering.md`` section 8).
-PROOF_ONLY = frozenset({codes.INIT_001})
+#: Schedule rules no program guards at runtime, so the simulator's flag of them is no kernel step
+#: (``specs/lowering.md`` section 8): a read of bytes never written (FX-INIT-001) depends on which
+#: bytes earlier edges wrote; an accumulation a consumer ``expects`` (FX-XF-004 (c)-(e)) and a
+#: checksum over bytes still being written (FX-XF-002 (b)) depend on the contents of the bytes
+#: between events. No hook sees bytes, only events. Keyed by code and the obligation key's kind.
+PROOF_ONLY: dict[str, str] = {
+    f"{codes.INIT_001}:": "a read of bytes never written",
+    f"{codes.XF_004}:expects-": "an accumulation its consumer expects",
+    f"{codes.XF_002}:stale:": "a checksum over bytes still being written",
+}
+
+
+def proof_only(x: Refutation) -> str | None:
+    """What ``x`` violates when no runtime guard mirrors it (a ``PROOF_ONLY`` rule), else ``None``."""
+    return next((what for prefix, what in PROOF_ONLY.items() if x.key.startswith(prefix)), None)
 
 
 @dataclass
@@ -383,12 +395,23 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     best, why = None, ""
     index = {ev: i for i, ev in enumerate(events)}
     for v in sim.run(sched):
-        if v.time is None or v.code in PROOF_ONLY:
+        if v.time is None or _proof_only_violation(sim.policy, v):
             continue
         at = [index[(e, 0)] for e in v.edges if e in sched and sched[e][0] == v.time]
         if at and (best is None or max(at) < best):
             best, why = max(at), v.code
     return best, why
+
+
+def _proof_only_violation(policy: Policy, v: Violation) -> bool:
+    """True when the simulator's ``v`` is of a ``PROOF_ONLY`` rule: FX-INIT-001, FX-XF-004 on a
+    consumer that ``expects`` an accumulation (the reduce-race rule involves no such edge) and
+    FX-XF-002 with a time (the chain rule of FX-XF-002 holds in every schedule)."""
+    if v.code is codes.INIT_001:
+        return True
+    if v.code is codes.XF_004:
+        return any(policy.edges[e].expects is not None for e in v.edges)
+    return v.code is codes.XF_002 and v.time is not None
 
 
 def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], report: RunReport) -> None:
@@ -397,15 +420,17 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
     ``static_only`` line) and the counts to ``report``. Raises ``BpfError`` when the programs
     cannot be loaded or run."""
     sim = Simulator(policy)
-    cases = counterexamples(refutations)
+    for x in refutations:
+        what = proof_only(x)
+        if what is not None:
+            name = f"{x.code} on {', '.join('`' + policy.edges[e].name + '`' for e in x.edges)}"
+            report.static_only.append(f"{name}: {what} has no runtime guard; the proof enforces it")
+    cases = counterexamples([x for x in refutations if proof_only(x) is None])
     static_seen: set[tuple[str, tuple[int, ...]]] = set()
     for code, edges, sched in cases:
         name = f"{code} on {', '.join('`' + policy.edges[e].name + '`' for e in edges) or 'the policy'}"
         if code is codes.ORD_001:
             report.static_only.append(f"{name}: no schedule exists (cyclic happens-before)")
-            continue
-        if code in PROOF_ONLY:
-            report.static_only.append(f"{name}: a read of bytes never written has no runtime guard; the proof enforces it")
             continue
         if sched is None:
             if code not in RUNTIME_STATIC or not edges:

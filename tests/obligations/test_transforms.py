@@ -10,6 +10,8 @@ Sizes are bytes; ``a`` holds bf16 (0x100 B = 128 elements), ``pool`` holds fp8, 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from fxverify.diagnostics import codes
@@ -28,6 +30,13 @@ P0 = 0x8000_0000  # pool's first byte
 def into_pool(n_dst: int, *xfs, n_src: int = 0x100):
     """m moves a[0, n_src) into pool[P0, P0 + n_dst) through the transforms ``xfs``."""
     return policy(move("m", fp(A, 0x0, n_src), fp(POOL, P0, n_dst), transforms=xfs))
+
+
+def sealed(pol):
+    """``pol`` with ``hdm0`` (pool's space) declaring ``checksum crc32c``: a persist into it
+    must carry a checksum of its final bytes (FX-XF-002)."""
+    spaces = tuple(replace(sp, checksum="crc32c") if sp.name == "hdm0" else sp for sp in pol.spaces)
+    return replace(pol, spaces=spaces)
 
 
 def reduce_into_a(name: str, dst, op: str = "sum", **kw):
@@ -49,6 +58,9 @@ FAST = [
                  id="xf001-quantize-with-scales-fits"),
     pytest.param(lambda: into_pool(0x80, Quantize("bf16", "fp8"), Checksum("crc32c"), Persist()), ChecksumChain,
                  "FX-XF-002:m", "chain-walk", id="xf002-checksum-of-final-bytes"),
+    # hdm0 declares no checksum, so a plain persist into it needs none (the sealed twin is refuted).
+    pytest.param(lambda: into_pool(0x100, Persist()), ChecksumChain, "FX-XF-002:m", "chain-walk",
+                 id="xf002-persist-where-no-checksum-is-declared"),
     pytest.param(lambda: into_pool(0x100, Checksum("crc32c"), Move()), ChecksumChain,
                  "FX-XF-002:m", "chain-walk", id="xf002-move-keeps-checksum"),
     pytest.param(lambda: into_pool(0x80, Quantize("bf16", "fp8")), Layout, "FX-XF-003:m", "static-layout",
@@ -137,7 +149,7 @@ def test_overflow_refuted(make, n, out, cap) -> None:
     pytest.param((Compress("lz4"), Persist()), 1, "unprotected", "persist", id="persist-after-compress"),
 ])
 def test_checksum_chain_refuted(xfs, step, kind, name) -> None:
-    pol = into_pool(0x200, *xfs)
+    pol = sealed(into_pool(0x200, *xfs))
     ob = the(transforms, pol, ChecksumChain, "FX-XF-002:m")
     w = refute(ob)
     assert w.values == {"step": step, "kind": kind, "transform": name}
