@@ -1,10 +1,9 @@
 """The syntax tree of one policy file.
 
-``fxverify.syntax.to_ast`` produces these nodes from a lark parse tree; ``fxverify.resolve`` reads
-them and produces ``fxverify.ir.Policy``. Nodes are frozen dataclasses and every node carries the
-``Span`` of the text it came from (character offsets in its file). Nothing here is resolved: names
-are plain identifiers, sizes keep their unit, expressions are unevaluated. Emits no diagnostics.
-specs/language.md describes the surface syntax each node stands for.
+``fxverify.syntax.to_ast`` produces these nodes from a lark parse tree; ``fxverify.resolve`` reads them and
+produces ``fxverify.ir.Policy``. Nodes are frozen dataclasses and every node carries the ``Span`` of the text it
+came from (character offsets in its file). Nothing here is resolved: names are plain identifiers, sizes keep
+their unit, expressions are unevaluated. Emits no diagnostics. specs/language.md describes the surface syntax.
 """
 
 from __future__ import annotations
@@ -233,7 +232,7 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent]``."""
+    """``space NAME on DEV [base E] size E [persistent] [noncoherent]``."""
 
     name: Ident
     device: Ident
@@ -241,6 +240,7 @@ class SpaceDecl:
     size: Expr
     persistent: bool
     span: Span
+    noncoherent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -357,15 +357,25 @@ class FlushAction:
     span: Span
 
 
-Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, AllocAction, FlushAction]
+@dataclass(frozen=True, slots=True)
+class CacheOp:
+    """``writeback REF`` or ``invalidate REF`` (``kind``), as an action or a clause."""
+
+    kind: str
+    ref: Ref
+    span: Span
+
+
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, AllocAction, FlushAction, CacheOp]
 
 
 @dataclass(frozen=True, slots=True)
 class AfterClause:
-    """``after REF, ...`` (edge instance references)."""
+    """``after REF, ...`` (edge instance references); ``notifies REF, ...`` when ``notifies``."""
 
     refs: tuple[Ref, ...]
     span: Span
+    notifies: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -527,11 +537,9 @@ class ViaClause:
 
 @dataclass(frozen=True, slots=True)
 class MapOpClause:
-    """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``.
-
-    ``kind`` is the ``ir.MapOpKind`` value (``read``, ``write``, ``update``, ``guard``,
-    ``aggregate``); ``value`` is set for write, update and guard.
-    """
+    """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``: ``kind`` is the
+    ``ir.MapOpKind`` value (``read``, ``write``, ``update``, ``guard``, ``aggregate``); ``value`` is set
+    for write, update and guard."""
 
     kind: str
     target: MapKey
@@ -540,8 +548,8 @@ class MapOpClause:
 
 
 Clause = Union[
-    AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
-    TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause, ViaClause, MapOpClause,
+    AfterClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause, TransformClause,
+    HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause, ViaClause, MapOpClause, CacheOp,
 ]
 
 
@@ -600,9 +608,7 @@ class FlowDecl:
     span: Span
 
 
-Decl = Union[
-    PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl,
-]
+Decl = Union[PolicyDecl, IncludeDecl, FabricDecl, SpaceDecl, RegionDecl, AliasSetDecl, MapDecl, FlowDecl]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,8 @@ from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind
 class EdgeAction(Enum):
     """What an edge does with bytes (specs/language.md, "Edges"): ``write`` its destination,
     ``read`` its source, ``move`` source to destination, ``reduce`` the source into the
-    destination, ``release`` regions, ``alloc`` them again, or ``flush`` links."""
+    destination, ``release`` regions, ``alloc`` them again, ``flush`` links, or ``writeback`` or
+    ``invalidate`` its device's cache lines of a footprint (a ``noncoherent`` space)."""
 
     WRITE = "write"
     READ = "read"
@@ -32,6 +33,8 @@ class EdgeAction(Enum):
     RELEASE = "release"
     ALLOC = "alloc"
     FLUSH = "flush"
+    WRITEBACK = "writeback"
+    INVALIDATE = "invalidate"
 
 
 class AccessMode(Enum):
@@ -103,7 +106,10 @@ class Link:
 class Space:
     """A byte-addressed space ``[base, base + size)`` homed on ``device``.
 
-    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``).
+    ``persistent`` marks a pmem window (a CXL decoder that is ``pmem_capable``). ``noncoherent``
+    marks memory that several hosts share without cross-host coherence (CXL 2.0 multi-host sharing):
+    a read by one host of bytes another host wrote needs a write-back and an invalidate in between
+    (FX-ORD-005, specs/obligations.md).
     """
 
     name: str
@@ -112,6 +118,7 @@ class Space:
     size: int
     persistent: bool = False
     span: Span = NO_SPAN
+    noncoherent: bool = False
 
     @property
     def end(self) -> int:
@@ -443,6 +450,9 @@ class Edge:
     fabric allows may carry them; specs/obligations.md section 2, routes).
     ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
     ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
+    ``writebacks``/``invalidates``: footprints whose lines the edge's device writes back when the edge
+    finishes (the fence completing) or invalidates when it starts (FX-ORD-005). ``notifies``: the
+    transfers (instance names) whose completion the edge reports; it adds no HB (FX-ORD-006).
     """
 
     eid: int
@@ -470,6 +480,9 @@ class Edge:
     releases: tuple[Release, ...] = ()
     allocs: tuple[Alloc, ...] = ()
     map_ops: tuple[MapOp, ...] = ()
+    writebacks: tuple[Footprint, ...] = ()
+    invalidates: tuple[Footprint, ...] = ()
+    notifies: tuple[str, ...] = ()
     flow: str = ""
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN

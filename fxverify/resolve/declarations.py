@@ -98,7 +98,8 @@ def resolve_spaces(st: State) -> None:
             st.error(codes.TYP_002, f"space `{s.name.name}` does not fit in 64-bit addresses", s.span,
                      f"covers [{base:#x}, {base + size:#x})", help="addresses run from 0 to 2^64 - 1")
             continue
-        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span)
+        st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span,
+                                           s.noncoherent)
 
 
 def resolve_regions(st: State) -> None:
