@@ -11,173 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Union
 
+from fxverify.ast_exprs import (  # noqa: F401  (re-exported: the syntax tree is one namespace)
+    Ident, IntLit, SizeLit, Var, BinOp, Neg, Compare, BoolOp, Not, IndexItem, LenItem, KeyItem, StarItem,
+    Group, Ref, LinkRef, MapKey, Expr, Cond, Item,
+)
 from fxverify.source import Span
-
-
-@dataclass(frozen=True, slots=True)
-class Ident:
-    """A name as written, with its span."""
-
-    name: str
-    span: Span
-
-
-# ---- expressions (integers; sizes in bytes once resolved) --------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class IntLit:
-    """An integer literal (decimal or hex, underscores removed)."""
-
-    value: int
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class SizeLit:
-    """``COUNT UNIT`` such as ``64 KiB``; the resolver checks the unit (FX-TYP-003)."""
-
-    count: int
-    unit: Ident
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class Var:
-    """A name used as a value: an index variable, or a device name where a map value is expected."""
-
-    name: str
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class BinOp:
-    """``left OP right`` with ``op`` one of ``+ - * / %`` (``/`` is floor division)."""
-
-    op: str
-    left: "Expr"
-    right: "Expr"
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class Neg:
-    """Unary minus."""
-
-    operand: "Expr"
-    span: Span
-
-
-Expr = Union[IntLit, SizeLit, Var, BinOp, Neg]
-
-
-@dataclass(frozen=True, slots=True)
-class Compare:
-    """``left OP right`` with ``op`` one of ``== != < <= > >=``."""
-
-    op: str
-    left: Expr
-    right: Expr
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class BoolOp:
-    """``left and right`` or ``left or right``."""
-
-    op: str
-    left: "Cond"
-    right: "Cond"
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class Not:
-    """``not operand``."""
-
-    operand: "Cond"
-    span: Span
-
-
-Cond = Union[Compare, BoolOp, Not]
-
-
-# ---- references ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class IndexItem:
-    """A plain expression inside ``[...]``: an index, or the offset of a slice."""
-
-    expr: Expr
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class LenItem:
-    """``+LEN`` inside a contiguous slice ``[OFF, +LEN]``."""
-
-    expr: Expr
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class KeyItem:
-    """``elem E``, ``stride S`` or ``count N`` inside a strided slice; ``key`` is the keyword."""
-
-    key: str
-    expr: Expr
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class StarItem:
-    """``*``: every index of that dimension."""
-
-    span: Span
-
-
-Item = Union[IndexItem, LenItem, KeyItem, StarItem]
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """One bracket group ``[item, ...]`` after a name."""
-
-    items: tuple[Item, ...]
-    span: Span
-
-    @property
-    def is_slice(self) -> bool:
-        """True when the group is a slice (it holds ``+LEN`` or ``elem``/``stride``/``count``)."""
-        return any(isinstance(it, (LenItem, KeyItem)) for it in self.items)
-
-
-@dataclass(frozen=True, slots=True)
-class Ref:
-    """``NAME group*``: a region, region instance, footprint or edge instance reference."""
-
-    name: Ident
-    groups: tuple[Group, ...]
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class LinkRef:
-    """``A -- B`` (``second`` set) or a link name (``second`` is ``None``)."""
-
-    first: Ident
-    second: Ident | None
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class MapKey:
-    """``MAP[KEY]``."""
-
-    map: Ident
-    key: Expr
-    span: Span
 
 
 # ---- top-level declarations --------------------------------------------------------------------
@@ -232,8 +70,9 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent] [checksum ALGO] [init]``; ``checksum``: every
-    persist into it needs one; ``init``: every byte holds data before the flow starts."""
+    """``space NAME on DEV [base E] size E [persistent] [noncoherent] [checksum ALGO] [init]``;
+    ``noncoherent``: hosts share it without cross-host coherence; ``checksum``: every persist into
+    it needs one; ``init``: every byte holds data before the flow starts."""
 
     name: Ident
     device: Ident
@@ -243,6 +82,7 @@ class SpaceDecl:
     span: Span
     init: bool = False
     checksum: Ident | None = None
+    noncoherent: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,15 +192,25 @@ class FlushAction:
     span: Span
 
 
-Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, "AllocClause", FlushAction]
+@dataclass(frozen=True, slots=True)
+class CacheOp:
+    """``writeback REF`` or ``invalidate REF`` (``kind``), as an action or a clause."""
+
+    kind: str
+    ref: Ref
+    span: Span
+
+
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, "AllocClause", FlushAction, CacheOp]
 
 
 @dataclass(frozen=True, slots=True)
 class AfterClause:
-    """``after REF, ...`` (edge instance references)."""
+    """``after REF, ...`` (edge instance references); ``notifies REF, ...`` when ``notifies``."""
 
     refs: tuple[Ref, ...]
     span: Span
+    notifies: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -531,11 +381,9 @@ class ViaClause:
 
 @dataclass(frozen=True, slots=True)
 class MapOpClause:
-    """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``.
-
-    ``kind`` is the ``ir.MapOpKind`` value (``read``, ``write``, ``update``, ``guard``,
-    ``aggregate``); ``value`` is set for write, update and guard.
-    """
+    """``map_read``/``map_write``/``update``/``guard``/``aggregate`` ``M[K] [= V]``: ``kind`` is the
+    ``ir.MapOpKind`` value (``read``, ``write``, ``update``, ``guard``, ``aggregate``); ``value`` is set
+    for write, update and guard."""
 
     kind: str
     target: MapKey
@@ -545,7 +393,7 @@ class MapOpClause:
 
 Clause = Union[AfterClause, ExpectsClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
                TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause,
-               ViaClause, MapOpClause]
+               ViaClause, MapOpClause, CacheOp]
 
 
 @dataclass(frozen=True, slots=True)

@@ -58,6 +58,26 @@ class FlushedBetween:
 
 
 @dataclass(frozen=True, slots=True)
+class WrittenBack:
+    """Kind ``written-back`` (FX-ORD-005): clause ``wb_pos`` of edge ``writeback`` writes back and
+    clause ``inv_pos`` of edge ``invalidate`` invalidates every byte of ``[lo, hi)``, the hull of
+    the bytes the write and the read share; ``before`` orders the writer before the write-back
+    (``None``: the writer writes back itself), ``between`` the write-back before the invalidate,
+    ``after`` the invalidate before the reader (``None``: the reader invalidates itself)."""
+
+    lo: int
+    hi: int
+    writeback: int
+    wb_pos: int
+    invalidate: int
+    inv_pos: int
+    before: HbPath | None
+    between: HbPath
+    after: HbPath | None
+    kind = "written-back"
+
+
+@dataclass(frozen=True, slots=True)
 class HandoffOrder:
     """One handoff of the region, ordered by ``path``: either it finishes before the handoff that
     gave the region to its owner (``path`` ends there) or it starts after the use (``path`` starts
@@ -340,19 +360,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | FlushedBetween | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | FlushedBetween | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, FlushedBetween, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, FlushedBetween, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "flush-between", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),
     "lease-hb": frozenset({"lease-chain"}),

@@ -25,7 +25,8 @@ from fxverify.xforms import (  # noqa: F401  (the transform steps are part of th
 class EdgeAction(Enum):
     """What an edge does with bytes (specs/language.md, "Edges"): ``write`` its destination,
     ``read`` its source, ``move`` source to destination, ``reduce`` the source into the
-    destination, ``release`` regions, ``alloc`` them again, or ``flush`` links."""
+    destination, ``release`` regions, ``alloc`` them again, ``flush`` links, or ``writeback`` or
+    ``invalidate`` its device's cache lines of a footprint (a ``noncoherent`` space)."""
 
     WRITE = "write"
     READ = "read"
@@ -34,6 +35,8 @@ class EdgeAction(Enum):
     RELEASE = "release"
     ALLOC = "alloc"
     FLUSH = "flush"
+    WRITEBACK = "writeback"
+    INVALIDATE = "invalidate"
 
 
 class AccessMode(Enum):
@@ -94,6 +97,9 @@ class Space:
     byte of the space holds data before the flow starts (FX-INIT-001 needs no write of it).
     ``checksum`` (``vocab.CHECKSUMS``), when declared, is the algorithm every ``persist`` into the
     space must carry a valid checksum of (FX-XF-002); without it a persist needs none.
+    ``noncoherent`` marks memory that several hosts share without cross-host coherence (CXL 2.0
+    multi-host sharing): a read by one host of bytes another host wrote needs a write-back and an
+    invalidate in between (FX-ORD-005, specs/obligations.md).
     """
 
     name: str
@@ -104,6 +110,7 @@ class Space:
     span: Span = NO_SPAN
     init: bool = False
     checksum: str | None = None
+    noncoherent: bool = False
 
     @property
     def end(self) -> int:
@@ -353,6 +360,9 @@ class Edge:
     ``alias`` overrides the alias set of the footprints. ``bytes`` is the declared byte count, if any.
     ``reuse`` (bytes of reuse distance) and ``rw`` (read:write ratio) are carried for lowering.
     ``expects`` declares the accumulation the edge's reads expect (``Expectation``).
+    ``writebacks``/``invalidates``: footprints whose lines the edge's device writes back when the edge
+    finishes (the fence completing) or invalidates when it starts (FX-ORD-005). ``notifies``: the
+    transfers (instance names) whose completion the edge reports; it adds no HB (FX-ORD-006).
     """
 
     eid: int
@@ -380,6 +390,9 @@ class Edge:
     releases: tuple[Release, ...] = ()
     allocs: tuple[Alloc, ...] = ()
     map_ops: tuple[MapOp, ...] = ()
+    writebacks: tuple[Footprint, ...] = ()
+    invalidates: tuple[Footprint, ...] = ()
+    notifies: tuple[str, ...] = ()
     flow: str = ""
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN

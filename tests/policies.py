@@ -298,3 +298,42 @@ def intent_policies(draw) -> Policy:
     return Policy("random", "random.fx", DEVICES, (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", LinkOrder.ORDERED),
                                                    Link("nv0", "gpu0", "dpu0", "nvlink", LinkOrder.ORDERED)),
                   spaces, REGIONS, (AliasSet("ab", ("b", "d", "v")),), MAPS, tuple(edges), ())
+CACHE_DEVICES = DEVICES + (Device("cpu0", DeviceKind.CPU, ("run",)),)
+
+
+@st.composite
+def coherence_policies(draw) -> Policy:
+    """A random policy of 3 to 5 edges over a ``noncoherent`` space shared by two hosts (``gpu0``,
+    ``cpu0``) and a DMA device (``dpu0``, no host): writes and reads of one region, write-backs and
+    invalidates (as clauses of those edges or edges of their own, by either host, over random
+    footprints, strided ones included) and ``notifies`` clauses naming random edges, with random
+    ``after`` clauses between them."""
+    shm = Space("shm0", "cxl0", 0x10000, 4096, noncoherent=True)
+    region = Region("s", "s", "shm0", 0x10000, 256, "gpu0")
+    links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0", "dpu0"))
+    roles = ["write", "read", draw(st.sampled_from(["writeback", "invalidate", "read", "write"]))]
+    roles += draw(st.lists(st.sampled_from(["write", "read", "writeback", "invalidate"]), max_size=2))
+    roles = draw(st.permutations(roles))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        kw: dict = {}
+        fp = draw(footprints(region))
+        if role == "write":
+            dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0"]))
+            action, kw["dst"] = "write", fp
+        elif role == "read":
+            dev = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "dpu0"]))
+            action, kw["src"] = "read", fp
+        else:
+            dev, action = draw(st.sampled_from(["gpu0", "cpu0"])), role
+        if role == "writeback" or (role == "write" and draw(st.booleans())):
+            kw["writebacks"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
+        if role == "invalidate" or (role == "read" and draw(st.booleans())):
+            kw["invalidates"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
+        if i and draw(st.integers(0, 3)) == 0:
+            kw["notifies"] = (f"e{draw(st.integers(0, i - 1))}",)
+        hook = next(d.hooks[0] for d in CACHE_DEVICES if d.name == dev)
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
+                          leases=(Lease("s", "cpu0"), Lease("s", "dpu0")) if dev == "gpu0" and i == 0 else (), **kw))
+    return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, (shm,), (region,), (), (), tuple(edges), ())

@@ -210,6 +210,8 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, order=ev.order[:-1])
     if kind == "defined-cover":
         return r(ev, writes=(), inits=())
+    if kind == "written-back":  # claim the invalidate comes first
+        return r(ev, between=_reverse(ev.between))
     raise AssertionError(kind)
 
 
@@ -368,3 +370,36 @@ def load_policy_text(src: str) -> Policy:
         p = Path(d) / "p.fx"
         p.write_text(src)
         return _load(str(p))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_written_back_tampers_are_rejected(mode: str) -> None:
+    """A write-back certificate (FX-ORD-005) must name a write-back by the writer's device and an
+    invalidate by the reader's, each covering the shared bytes, ordered write -> write-back ->
+    invalidate -> read: every other claim is rejected."""
+    pol = _load(str(ROOT / "corpus/ordering/ok/cxl-fenced-flush-loop.fx"))
+    claim, cert = next((c, x) for c, x in _items(pol) if x is not None and x.kind == "written-back"
+                       and x.evidence.before is not None)
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    ev = cert.evidence
+    r = dataclasses.replace
+    for bad_ev in (r(ev, hi=ev.hi - 1), r(ev, lo=ev.lo + 1), r(ev, before=None),
+                   r(ev, before=_reverse(ev.before)), r(ev, after=None) if ev.after is not None else r(ev, inv_pos=1),
+                   r(ev, writeback=ev.invalidate, wb_pos=ev.inv_pos),  # the reader's edge: another device
+                   r(ev, wb_pos=ev.wb_pos + 1), r(ev, invalidate=ev.writeback, inv_pos=ev.wb_pos)):
+        bad = dataclasses.replace(cert, evidence=bad_ev)
+        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key], bad_ev
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_notification_order_tampers_are_rejected(mode: str) -> None:
+    """An early-notification proof (FX-ORD-006) is an HB path from the transfer to the notifying
+    edge: the reversed path, or a path from another transfer, is rejected."""
+    pol = _load(str(ROOT / "corpus/ordering/ok/notify-after-batch.fx"))
+    items = [(c, x) for c, x in _items(pol) if x is not None and c.code == "FX-ORD-006"]
+    assert len(items) == 4
+    (claim, cert), (_, other) = items[0], items[1]
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    for bad_ev in (dataclasses.replace(cert.evidence, path=_reverse(cert.evidence.path)), other.evidence):
+        bad = dataclasses.replace(cert, evidence=bad_ev)
+        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]

@@ -18,6 +18,8 @@ from tests.conftest import ROOT
 
 GOLDEN_POLICIES = [
     "corpus/ordering/fail/kv-offload-unordered.fx",
+    "corpus/ordering/fail/cxl-unfenced-flush-loop.fx",
+    "corpus/ordering/fail/notify-batch-in-flight.fx",
     "corpus/alias/ok/interleaved-strided.fx",
     "corpus/ownership/fail/pinned-free-before-copy.fx",
     "corpus/ownership/fail/read-after-revoke.fx",

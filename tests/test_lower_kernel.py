@@ -34,12 +34,37 @@ GUARDED = {"FX-ORD-002", "FX-ORD-003", "FX-XF-004", "FX-OWN-001", "FX-OWN-002", 
 
 
 def _reuses_blocks(path: Path) -> bool:
-    """True when the policy has block lifetimes (`alloc`, `pooled`), which lowering refuses."""
+    """True when the policy has what lowering refuses: block lifetimes (`alloc`, `pooled`), cache
+    write-backs or invalidates, or a `notifies` in a refuted policy."""
+    return _has_lifetimes(path) or _refused_ordering(path)
+
+
+def _has_lifetimes(path: Path) -> bool:
+    """True when the policy has block lifetimes (`alloc`, `pooled`)."""
     text = (ROOT / path).read_text()
     return " alloc " in text or " pooled" in text
 
 
-@pytest.mark.parametrize("path", [p for p in corpus_files("ok") + corpus_files("fail") if _reuses_blocks(p)], ids=str)
+def _refused_ordering(path: Path) -> bool:
+    """True when the policy writes back or invalidates cache lines, or is refuted and `notifies` or
+    shares non-coherent memory."""
+    text = (ROOT / path).read_text()
+    refuted = "/fail/" in str(path) and (" notifies " in text or " noncoherent" in text)
+    return " writeback " in text or " invalidate " in text or refuted
+
+
+@pytest.mark.parametrize("path", [p for p in corpus_files("ok") + corpus_files("fail") if _refused_ordering(p)], ids=str)
+def test_cache_maintenance_and_unproved_notifications_are_refused(path: Path, tmp_path: Path) -> None:
+    """Write-backs and invalidates cannot be issued by hooks, and an early notification has no guard:
+    lowering says so (FX-BPF-003) and writes nothing, rather than emitting guards that ignore them."""
+    res = lower(str(ROOT / path), str(tmp_path / "o"), LowerOptions(allow_unproved=True))
+    assert res.exit_code != 0 and any(d.code is codes.BPF_003 and ("cache" in d.message or "notifies" in d.message
+                                                                            or "non-coherent" in d.message)
+                                      for d in res.diagnostics)
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+@pytest.mark.parametrize("path", [p for p in corpus_files("ok") + corpus_files("fail") if _has_lifetimes(p)], ids=str)
 def test_block_lifetimes_are_refused_not_lowered_wrong(path: Path, tmp_path: Path) -> None:
     """Lifetimes are checked but not realised in the runtime: lowering says so (FX-BPF-003) and
     writes nothing, rather than emitting guards that ignore an `alloc`."""

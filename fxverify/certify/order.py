@@ -1,5 +1,5 @@
-"""Checks of the schedule certificates: ``hb-order``, ``flush-between``, ``owner-chain``,
-``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
+"""Checks of the schedule certificates: ``hb-order``, ``flush-between``, ``written-back``,
+``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
 is looked up in the IR, the evidence is bound to the obligation (its key names the region, the
@@ -18,6 +18,7 @@ from fxverify.certificate import (
     OwnerChain,
     ReadCover,
     TopologicalOrder,
+    WrittenBack,
 )
 from fxverify.certify.facts import (
     Facts,
@@ -55,6 +56,9 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     if c.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002) or (c.code == codes.XF_004 and len(c.edges) == 2
                                                                and facts.edges[b].action is EdgeAction.REDUCE):
         either, first, last, st.violation = True, a, b, overlap(a, b)
+    elif c.code == codes.ORD_006:  # the transfer finishes before its notification starts
+        st.fact(facts.edges[a].name in facts.edges[b].notifies, f"{facts.name(b)} does not notify {facts.name(a)}")
+        first, last, st.violation = a, b, s(b) < f(a)
     elif c.code == codes.XF_004:  # lost accumulation: the write initialises the target before the reduction
         first, last, st.violation = b, a, f(a) <= s(b)
     elif c.code == codes.OWN_004:  # the use before the release
@@ -94,6 +98,57 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
         facts.path(st, ev.before, w, fl, "write to flush")
         facts.path(st, ev.after, fl, r, "flush to read")
         st.violation = not_(and_(f(w) <= s(fl), f(fl) <= s(r)))
+    return st
+
+
+def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, what: str) -> tuple | None:
+    """``(a, b, access_a, access_b)``: the obligation's first two edges and the accesses its key
+    ``A#i|B#j`` names, after checking that ``c`` is of ``code``; ``None`` (with the problem) when not."""
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == code and len(refs) == 2 and len(c.edges) >= 2, f"{what} does not prove {c.code}"):
+        return None
+    a, b = c.edges[0], c.edges[1]
+    (na, pa), (nb, pb) = split_ref(refs[0]), split_ref(refs[1])
+    ea, eb = facts.edges[a], facts.edges[b]
+    if not st.fact(na == ea.name and nb == eb.name and 0 <= pa < len(ea.accesses()) and 0 <= pb < len(eb.accesses()),
+                   "the key does not name the obligation's accesses"):
+        return None
+    return a, b, ea.accesses()[pa], eb.accesses()[pb]
+
+
+def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
+    """``written-back`` (FX-ORD-005): the writer's device writes back, and then the reader's device
+    invalidates, every byte of the hull the write and the read share, ordered between them."""
+    st = Statement()
+    bound = _two_accesses(facts, c, st, codes.ORD_005, "a write-back")
+    if bound is None:
+        return st
+    w, r, aw, ar = bound
+    ew, er = facts.edges[w], facts.edges[r]
+    lo, hi = max(aw.footprint.base, ar.footprint.base), min(fp_hi(aw.footprint), fp_hi(ar.footprint))
+    st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")
+    x, y = ev.writeback, ev.invalidate
+    if not st.fact(0 <= x < len(facts.edges) and 0 <= y < len(facts.edges), "unknown write-back or invalidate edge"):
+        return st
+    for e, pos, fps, dev, what in ((x, ev.wb_pos, facts.edges[x].writebacks, ew.device, "write back"),
+                                  (y, ev.inv_pos, facts.edges[y].invalidates, er.device, "invalidate")):
+        fp = fps[pos] if 0 <= pos < len(fps) else None
+        st.fact(fp is not None and facts.edges[e].device == dev and fp.space == aw.footprint.space
+                and (fp.count == 1 or fp.stride <= fp.elem) and fp.base <= lo and hi <= fp_hi(fp),
+                f"{facts.name(e)} does not {what} [{lo:#x}, {hi:#x}) on `{dev}`")
+    conds = []
+    if x == w and ev.before is None:
+        pass
+    else:
+        facts.path(st, ev.before, w, x, "write to write-back")
+        conds.append(f(w) <= s(x))
+    facts.path(st, ev.between, x, y, "write-back to invalidate")
+    conds.append(f(x) <= s(y))
+    if not (y == r and ev.after is None):
+        facts.path(st, ev.after, y, r, "invalidate to read")
+        conds.append(f(y) <= s(r))
+    st.edges.update({w, r})
+    st.violation = not_(and_(*conds))
     return st
 
 
@@ -230,16 +285,10 @@ def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
     """``read-cover`` (FX-XF-004, lost accumulation): reads ordered between the reduction and the
     write cover every byte both touch."""
     st = Statement()
-    refs = key_body(c.key).split("|")
-    if not st.fact(c.code == codes.XF_004 and len(refs) == 2 and len(c.edges) >= 2, f"a read cover does not prove {c.code}"):
+    bound = _two_accesses(facts, c, st, codes.XF_004, "a read cover")
+    if bound is None:
         return st
-    r, w = c.edges[0], c.edges[1]
-    (nr, pr), (nw, pw) = split_ref(refs[0]), split_ref(refs[1])
-    er, ew = facts.edges[r], facts.edges[w]
-    if not st.fact(nr == er.name and nw == ew.name and 0 <= pr < len(er.accesses()) and 0 <= pw < len(ew.accesses()),
-                   "the key does not name the obligation's accesses"):
-        return st
-    ar, aw = er.accesses()[pr], ew.accesses()[pw]
+    r, w, ar, aw = bound
     st.fact(ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE, "not a reduction followed by a plain write")
     lo, hi = max(ar.footprint.base, aw.footprint.base), min(fp_hi(ar.footprint), fp_hi(aw.footprint))
     st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")

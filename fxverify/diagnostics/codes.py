@@ -175,6 +175,20 @@ INIT_001 = _code(
     "the consumer computes on whatever the memory held before: stale KV pages, missing scales, the tail "
     "of a buffer the copy never reached; nothing crashes, the output is silently wrong",
     _ex("corpus/ordering/fail/fp8-page-scales-not-moved.fx", "corpus/ordering/ok/fp8-page-scales-moved.fx"))
+ORD_005 = _code(
+    "FX-ORD-005", F.ORDERING, _E, "non-coherent read without write-back and invalidate",
+    "one host reads bytes of a `noncoherent` space that another host wrote, without the writer's write-back "
+    "and then the reader's invalidate ordered between the write and the read",
+    "hosts that share CXL memory without coherence see each other's stores only through memory: the writer's "
+    "cache may still hold them (no write-back) or the reader's cache may still hold the old line (no "
+    "invalidate), so the reader sees stale bytes, such as a device header two hosts initialise differently",
+    _ex("corpus/ordering/fail/cxl-header-plain-stores.fx", "corpus/ordering/ok/cxl-header-writeback-invalidate.fx"))
+ORD_006 = _code(
+    "FX-ORD-006", F.ORDERING, _E, "notification before its transfer completes",
+    "an edge that `notifies` transfers may start before one of them has finished",
+    "a completion notification or doorbell carries happens-before only from transfers that have completed; "
+    "a consumer woken by an early notification reads a batch that is still in flight",
+    _ex("corpus/ordering/fail/notify-batch-in-flight.fx", "corpus/ordering/ok/notify-after-batch.fx"))
 # ---- alias sets -------------------------------------------------------------------------------
 ALIAS_001 = _code(
     "FX-ALIAS-001", F.ALIAS, _E, "alias sets overlap",

@@ -26,7 +26,8 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
   ordered, so the watches are only computed for ``--allow-unproved`` lowerings;
 - ``DEC`` of successor and users-left counters, ``UPDATE``/``WRITE`` of policy maps at the end.
 
-Codes emitted: FX-BPF-002 (class not realisable), FX-BPF-003 (layout limit).
+Codes emitted: FX-BPF-002 (class not realisable), FX-BPF-003 (layout limit; block lifetimes, cache
+write-backs and invalidates, and unproved notifications, which the runtime does not realise).
 """
 
 from __future__ import annotations
@@ -247,7 +248,8 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
 
     ``target`` is one of ``targets.TARGETS``. Returns ``(plan, diagnostics)``; ``plan`` is ``None``
     when a diagnostic is an error (FX-BPF-002 for an unrealisable class, FX-BPF-003 for more than
-    ``MAX_DEVICES`` devices or a merge outside ``MERGES``). ``proved`` says whether the policy's
+    ``MAX_DEVICES`` devices, a merge outside ``MERGES``, block lifetimes,
+    cache maintenance, or, when not ``proved``, ``notifies`` or a ``noncoherent`` space). ``proved`` says whether the policy's
     obligations all hold; when it does not, conflict watches are computed too. Reports problems as
     diagnostics, never by raising.
     """
@@ -266,6 +268,22 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
         diags.append(_bpf_error(codes.BPF_003, "block lifetimes (`alloc`, `pooled`) have no realisation in the lowered runtime yet",
                                 lifetime, "the ownership slot holds one allocation; check the policy, and lower "
                                 "one without reused blocks"))
+    # Cache maintenance (FX-ORD-005) is an instruction of the host's program, not an event a hook
+    # can issue or observe; an early notification (FX-ORD-006) has no guard: a proved policy's
+    # WAIT ops already order its transfers before it, an unproved one would run it unchecked.
+    cache = next((e.span for e in policy.edges if e.writebacks or e.invalidates), None)
+    if cache is not None:
+        diags.append(_bpf_error(codes.BPF_003, "cache write-backs and invalidates (`writeback`, `invalidate`) have no "
+                                "realisation in the lowered runtime", cache, "hooks cannot flush or invalidate a "
+                                "host's cache; check the policy, and lower one without non-coherent sharing"))
+    notify = next((e.span for e in policy.edges if e.notifies), None)
+    if notify is not None and not proved:
+        diags.append(_bpf_error(codes.BPF_003, "an unproved `notifies` has no runtime guard", notify,
+                                "prove that every notified transfer happens-before its notification first (FX-ORD-006)"))
+    shared = next((s for s in policy.spaces if s.noncoherent), None)
+    if shared is not None and cache is None and not proved:
+        diags.append(_bpf_error(codes.BPF_003, f"an unproved non-coherent space `{shared.name}` has no runtime guard",
+                                shared.span, "no hook sees a host's cache; prove FX-ORD-005 first"))
     maps: list[MapPlan] = []
     users: dict[str, set[str]] = defaultdict(set)
     for e in policy.edges:

@@ -1,6 +1,7 @@
 """Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race), FX-ORD-003 (posted write
 read before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it), and, from
-``defined``, FX-INIT-001 (a read of bytes never written).
+``defined``, FX-INIT-001 (a read of bytes never written);
+FX-ORD-005 and FX-ORD-006 (ordering across hosts) come from ``coherence``.
 
 Takes a ``Context``; yields ``Obligation`` objects. Races are found among pairs of accesses whose
 bounding intervals overlap (a sweep per address space), then pruned by HB reachability before any
@@ -18,7 +19,7 @@ from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, T
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import defined
+from fxverify.obligations import coherence, defined
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
     finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
@@ -307,6 +308,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield Race(ctx, a, pa, b, pb)
     yield from _posted(ctx)
     yield from defined.generate(ctx)
+    yield from coherence.generate(ctx)
 
 
 def _posted(ctx: Context) -> Iterator[Obligation]:

@@ -1,5 +1,6 @@
 """The schedule-dependent rules of the execution model (BRIEF sections 2 and 3), on one concrete
 schedule: races and non-commuting reductions that overlap, posted writes read without a flush,
+stale reads of non-coherent memory and early notifications (``cache_rules``),
 ownership (owner or lease at the start, in transit, handoff by the owner, use after release,
 final owners), map classes (lost updates, stale guards, early aggregates), lost accumulations and
 reads of bytes never written (``defined_rules``).
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
-from fxverify.replay import defined_rules, intent_rules, lifetime_rules
+from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
@@ -27,6 +28,7 @@ def violations(w: World, sched: Schedule) -> list[Violation]:
         for b in ids[i + 1:]:
             out += _pair(w, E[a], E[b], sched)
     out += _posted(w, ids, sched)
+    out += cache_rules.violations(w, ids, sched)
     out += _ownership(w, ids, sched)
     out += lifetime_rules.violations(w, ids, sched)
     out += _maps(w, ids, sched)

@@ -61,7 +61,14 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                 raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", clause=rv.region,
                                                  detail=f"revokes `{rv.region}` from `{rv.device}`")))
             raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
-            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs):
+            for fp in e.invalidates:
+                raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="invalidate",
+                                                 detail=f"invalidates `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
+            if e.notifies:
+                raw.append(((s, 1, eid, 3), dict(time=s, e=e, kind="notify",
+                                                 detail="notifies " + ", ".join(f"`{n}`" for n in e.notifies) + " complete")))
+            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs or e.invalidates
+                                    or e.notifies):
                 raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
             raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
             for h in e.handoffs:
@@ -75,6 +82,9 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                                                  detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
             for ln in e.flushes:
                 raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
+            for fp in e.writebacks:
+                raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="writeback",
+                                                 detail=f"writes back `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
     elif w.cycle:
         for i, eid in enumerate(w.cycle):
             e = policy.edges[eid]

@@ -101,7 +101,8 @@ def resolve_spaces(st: State) -> None:
         if s.checksum is not None and not word(st, s.checksum, "checksum algorithm", CHECKSUMS):
             continue
         st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span, s.init,
-                                          s.checksum.name if s.checksum is not None else None)
+                                          s.checksum.name if s.checksum is not None else None,
+                                          s.noncoherent)
 
 
 def resolve_regions(st: State) -> None:

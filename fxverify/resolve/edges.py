@@ -2,7 +2,7 @@
 
 ``edge_plan`` resolves an edge declaration's action and clauses (``after``, ``stream``,
 ``bytes``, ``reuse``, ``rw``, ``alias``, ``require``, ``transform``, ``handoff``, ``lease``,
-``revoke``, ``release``, ``flush`` and the map operations) and returns ``build(env, eid, name, flow)``, which
+``revoke``, ``release``, ``flush``, ``writeback``, ``invalidate``, ``notifies`` and the map operations) and returns ``build(env, eid, name, flow)``, which
 evaluates the instance's index arithmetic. Emits FX-TYP-002 (a clause given twice, a value out of
 range, an edge that revokes bytes it leases to the same device), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
 footprint), and the codes of the references, words and expressions it uses.
@@ -65,6 +65,8 @@ class _Parts:
         self.via: tuple[ast.ViaClause, tuple[str, ...]] | None = None
         self.after: list[TupleFn] = []
         self.expects: tuple[ast.ExpectsClause, list[TupleFn]] | None = None
+        self.notifies: list[TupleFn] = []
+        self.cache: dict[str, list[Callable[[Env], ir.Footprint]]] = {"writeback": [], "invalidate": []}
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
         self.xfs: list[Callable[[Env], ir.Transform]] = []
         self.handoffs: list[TupleFn] = []
@@ -107,6 +109,9 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
         if fn is not None:
             p.allocs.append(fn)
         return ir.EdgeAction.ALLOC
+    if isinstance(a, ast.CacheOp):
+        _clause(st, a, scope, ir.EdgeAction(a.kind), p)
+        return ir.EdgeAction(a.kind)
     assert isinstance(a, ast.FlushAction)
     name = p.need(link(st, a.link))
     if name is not None:
@@ -126,7 +131,7 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
         for ref in c.refs:
             fn = p.need(edge_set(st, ref, scope))
             if fn is not None:
-                p.after.append(fn)
+                (p.notifies if c.notifies else p.after).append(fn)
     elif isinstance(c, ast.ExpectsClause):
         if p.expects is not None:
             return _twice(st, p, "expects", c, p.expects[0])
@@ -138,6 +143,10 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
         p.ok &= word(st, c.op, "accumulation operator", sorted(AC_OPS))
         fns = [p.need(edge_set(st, ref, scope)) for ref in c.refs]
         p.expects = (c, [fn for fn in fns if fn is not None])
+    elif isinstance(c, ast.CacheOp):
+        fp = p.need(footprint(st, c.ref, scope))
+        if fp is not None:
+            p.cache[c.kind].append(fp)
     elif isinstance(c, tuple(_CLAUSE_WORD)):
         kw = _CLAUSE_WORD[type(c)]
         if kw in p.single:
@@ -236,6 +245,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     rw_fn = single["rw"][1] if "rw" in single else None
     after_of = _concat(p.after, dedupe=True)
     expects = None if p.expects is None else (p.expects[0], _concat(p.expects[1], dedupe=True))
+    after_of, notifies_of = _concat(p.after, dedupe=True), _concat(p.notifies, dedupe=True)
+    writebacks_of, invalidates_of = _collect(p.cache["writeback"]), _collect(p.cache["invalidate"])
     transforms_of, map_ops_of = _collect(p.xfs), _collect(p.map_ops)
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
@@ -275,6 +286,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             rw=rw_fn(env) if rw_fn is not None else None,
             transforms=transforms_of(env), handoffs=handoffs, leases=leases, revokes=revokes,
             releases=releases, allocs=allocs, map_ops=map_ops_of(env),
+            writebacks=writebacks_of(env), invalidates=invalidates_of(env), notifies=notifies_of(env),
             flow=flow, span=span, hook_span=hook_span,
             expects=None if expects is None else ir.Expectation(expects[0].op.name, expects[1](env), expects[0].span),
         )

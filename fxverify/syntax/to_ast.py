@@ -161,9 +161,10 @@ class _Builder(_Base):
         )
 
     def space_decl(self, meta: Meta, ch: list[Any]) -> ast.SpaceDecl:
-        name, dev, base, size, persistent, checksum, init = ch
+        name, dev, base, size, persistent, noncoherent, checksum, init = ch
         return ast.SpaceDecl(
-            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None, checksum
+            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None, checksum,
+            noncoherent is not None
         )
 
     def space_checksum(self, meta: Meta, ch: list[Any]) -> ast.Ident:
@@ -256,6 +257,12 @@ class _Builder(_Base):
     def flush_action(self, meta: Meta, ch: list[Any]) -> ast.FlushAction:
         return ast.FlushAction(ch[0], self._span(meta))
 
+    def writeback_op(self, meta: Meta, ch: list[Any]) -> ast.CacheOp:
+        return ast.CacheOp("writeback", ch[0], self._span(meta))
+
+    def invalidate_op(self, meta: Meta, ch: list[Any]) -> ast.CacheOp:
+        return ast.CacheOp("invalidate", ch[0], self._span(meta))
+
     def link_ref(self, meta: Meta, ch: list[Any]) -> ast.LinkRef:
         return ast.LinkRef(self._id(ch[0]), self._opt_id(ch[1]), self._span(meta))
 
@@ -266,6 +273,8 @@ class _Builder(_Base):
 
     def expects_clause(self, meta: Meta, ch: list[Any]) -> ast.ExpectsClause:
         return ast.ExpectsClause(self._id(ch[0]), tuple(ch[1:]), self._span(meta))
+    def notifies_clause(self, meta: Meta, ch: list[Any]) -> ast.AfterClause:
+        return ast.AfterClause(tuple(ch), self._span(meta), notifies=True)
 
     def stream_clause(self, meta: Meta, ch: list[Any]) -> ast.StreamClause:
         return ast.StreamClause(self._id(ch[0]), self._span(meta))

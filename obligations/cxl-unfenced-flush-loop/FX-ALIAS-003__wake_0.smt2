@@ -1,0 +1,14 @@
+; fxverify obligation FX-ALIAS-003
+; policy: cxl-unfenced-flush-loop (corpus/ordering/fail/cxl-unfenced-flush-loop.fx)
+; key: FX-ALIAS-003:wake#0
+; edge 3 = wake
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 64)) (= addr (+ (+ 549755879424 (* 64 k_a)) o_a))) :named A_byte_of_footprint))
+(assert (! (not (and (<= 549755879424 addr) (< addr 549755879488))) :named A_outside_region))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,32 @@
+; fxverify obligation FX-ORD-001
+; policy: cxl-unfenced-flush-loop (corpus/ordering/fail/cxl-unfenced-flush-loop.fx)
+; key: FX-ORD-001:policy
+; edge 0 = fill
+; edge 1 = flush
+; edge 2 = ring
+; edge 3 = wake
+; edge 4 = take
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const s_2 Int)
+(declare-const f_2 Int)
+(declare-const s_3 Int)
+(declare-const f_3 Int)
+(declare-const s_4 Int)
+(declare-const f_4 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
+(assert (! (and (>= s_3 0) (< s_3 f_3)) :named A_dur_3))
+(assert (! (and (>= s_4 0) (< s_4 f_4)) :named A_dur_4))
+(assert (! (<= f_0 s_1) :named A_hb_0_1))
+(assert (! (<= f_0 s_2) :named A_hb_0_2))
+(assert (! (<= f_2 s_3) :named A_hb_2_3))
+(assert (! (<= f_3 s_4) :named A_hb_3_4))
+; the obligation is proved when the answer is sat
+(check-sat)
+(exit)

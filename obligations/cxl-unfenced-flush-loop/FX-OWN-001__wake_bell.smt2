@@ -1,0 +1,25 @@
+; fxverify obligation FX-OWN-001
+; policy: cxl-unfenced-flush-loop (corpus/ordering/fail/cxl-unfenced-flush-loop.fx)
+; key: FX-OWN-001:wake|bell
+; edge 3 = wake
+; edge 2 = ring
+; device 0 = cpu0
+; device 1 = cpu1
+; device 2 = mem0
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_2 Int)
+(declare-const f_2 Int)
+(declare-const s_3 Int)
+(declare-const f_3 Int)
+(declare-const accessor Int)
+(declare-const init_owner Int)
+(assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
+(assert (! (and (>= s_3 0) (< s_3 f_3)) :named A_dur_3))
+(assert (! (<= f_2 s_3) :named A_hb_2_3))
+(assert (! (= accessor 1) :named A_accessor))
+(assert (! (= init_owner 0) :named A_init_owner))
+(assert (! (not (or (and true (= init_owner accessor)) (<= f_2 s_3))) :named A_not_owner_nor_lessee))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

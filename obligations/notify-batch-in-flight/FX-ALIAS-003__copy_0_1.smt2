@@ -1,0 +1,14 @@
+; fxverify obligation FX-ALIAS-003
+; policy: notify-batch-in-flight (corpus/ordering/fail/notify-batch-in-flight.fx)
+; key: FX-ALIAS-003:copy[0]#1
+; edge 0 = copy[0]
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const k_a Int)
+(declare-const o_a Int)
+(declare-const addr Int)
+(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 65536)) (= addr (+ (+ 1073741824 (* 65536 k_a)) o_a))) :named A_byte_of_footprint))
+(assert (! (not (and (<= 1073741824 addr) (< addr 1074003968))) :named A_outside_region))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,13 @@
+; fxverify obligation FX-HOOK-002
+; policy: notify-batch-in-flight (corpus/ordering/fail/notify-batch-in-flight.fx)
+; key: FX-HOOK-002:attn
+; edge 5 = attn
+; hook 0 = launch
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const hook Int)
+(assert (! (= hook 0) :named A_used_hook))
+(assert (! (not (= hook 0)) :named A_undeclared))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)

@@ -1,0 +1,18 @@
+; fxverify obligation FX-ORD-006
+; policy: notify-batch-in-flight (corpus/ordering/fail/notify-batch-in-flight.fx)
+; key: FX-ORD-006:done|copy[0]
+; edge 0 = copy[0]
+; edge 4 = done
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_4 Int)
+(declare-const f_4 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_4 0) (< s_4 f_4)) :named A_dur_4))
+(assert (! (<= f_0 s_4) :named A_hb_0_4))
+(assert (! (< s_4 f_0) :named A_in_flight))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)
