@@ -35,7 +35,7 @@ def _golden_dir(policy: str) -> Path:
 @pytest.mark.parametrize("policy", GOLDEN_POLICIES)
 def test_dumped_obligations_match_goldens(policy: str, tmp_path: Path, at_root, update_goldens: bool) -> None:
     out = tmp_path / "smt" / Path(policy).stem
-    check(policy, CheckOptions(dump_smt=str(out)))
+    check(policy, CheckOptions(dump_smt=str(out), verify_hints=False))
     got = {p.name: p.read_text() for p in sorted(out.glob("*.smt2"))}
     assert got, "no obligations dumped"
     gold = _golden_dir(policy)

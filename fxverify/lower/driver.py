@@ -98,7 +98,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     if refusal is not None:
         return LowerResult(path, SourceMap(), diagnostics=[refusal], exit_code=2)
     t0 = time.perf_counter()
-    res = check(path, CheckOptions(solver=opts.solver))
+    res = check(path, CheckOptions(solver=opts.solver, verify_hints=False))  # lowering shows no hints
     out = LowerResult(path, res.sources, res.policy, diagnostics=[])
     out.seconds["check"] = time.perf_counter() - t0
     if res.internal_error:
