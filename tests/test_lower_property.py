@@ -28,6 +28,7 @@ _NO_BPF = libbpf.bpf_available()
 pytestmark = [
     pytest.mark.skipif(artifacts.clang_path() is None, reason="clang is not installed (apt-get install clang)"),
     pytest.mark.skipif(_NO_BPF is not None, reason=f"bpf() is unavailable: {_NO_BPF}"),
+    pytest.mark.slow,  # compiles and loads 25 random policies: the latest-versions pass runs it
 ]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,10 @@ from tests.policies import (
 )
 
 BACKEND = open_backend(SolverOptions())
+
+# Brute force over every schedule of many random policies: minutes. The latest-versions pass runs
+# it; the minimum-versions pass runs the fast tests only.
+pytestmark = pytest.mark.slow
 
 
 def _check(policy, prune: bool) -> CheckResult:
