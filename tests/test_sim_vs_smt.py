@@ -74,7 +74,7 @@ def test_leases_and_revokes_agree_with_brute_force(policy):
     agreement(policy)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lifetime_policies())
 def test_lifetimes_agree_with_brute_force(policy):
     """Allocations, releases, uses, leases and handoffs of one block, allocated at the start or
@@ -83,7 +83,7 @@ def test_lifetimes_agree_with_brute_force(policy):
     agreement(policy)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(def_use_policies())
 def test_def_before_use_agrees_with_brute_force(policy):
     """Writes, short moves, reductions and reads of overlapping strided footprints, some regions
@@ -92,7 +92,7 @@ def test_def_before_use_agrees_with_brute_force(policy):
     agreement(policy)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coherence_policies())
 def test_coherence_and_notifications_agree_with_brute_force(policy):
     """Writes and reads of a non-coherent space by two hosts and a DMA device, write-backs and
@@ -187,7 +187,7 @@ def test_routes_do_not_depend_on_link_order(policy, rng):
     assert sorted((v.key, v.verdict.value) for v in a) == sorted((v.key, v.verdict.value) for v in b)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(intent_policies())
 def test_intents_agree_with_brute_force(policy):
     """Producers, consumers with `expects sum of ...`, checksums in place or on moves and writes
