@@ -98,21 +98,73 @@ def test_sarif_validates_and_carries_flows(tmp_path: Path, at_root, corpus_json:
     assert handoff["codeFlows"][0]["threadFlows"]
 
 
-def test_junit_one_case_per_obligation(tmp_path: Path, at_root, corpus_json: dict) -> None:
+def _junit_structure(root: ET.Element) -> None:
+    """What JUnit consumers (junitparser, GitLab, Jenkins) rely on: named test cases, unique per
+    suite, with at most one outcome each, and counts that add up."""
+    assert root.tag == "testsuites"
+    for s in root.findall("testsuite"):
+        cases = s.findall("testcase")
+        names = [(c.get("classname"), c.get("name")) for c in cases]
+        assert all(a and b for a, b in names) and len(set(names)) == len(names)
+        assert all(sum(c.find(t) is not None for t in ("failure", "error", "skipped")) <= 1 for c in cases)
+        assert int(s.get("tests")) == len(cases)
+        for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            assert int(s.get(attr)) == sum(c.find(tag) is not None for c in cases)
+    for attr in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(attr)) == sum(int(s.get(attr)) for s in root.findall("testsuite"))
+
+
+_PROVED_GROUP = re.compile(r"(\d+) obligations? proved \(([^)]*)\)")
+
+
+def test_junit_groups_proved_obligations(tmp_path: Path, at_root, corpus_json: dict) -> None:
     code, text = report(tmp_path, "junit", *CASES)
     assert code == 1
     root = ET.fromstring(text)
+    _junit_structure(root)
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == CASES
     for s, res in zip(suites, corpus_json["results"]):
         n = sum(sum(v for k, v in c.items() if not k.startswith("by:")) for c in res["obligations"].values())
-        assert int(s.get("tests")) == len(s.findall("testcase")) == n
+        props = {p.get("name"): p.get("value") for p in s.iter("property")}
+        assert int(props["obligations"]) == n
+        grouped = sum(int(_PROVED_GROUP.fullmatch(c.find("system-out").text.strip())[1])
+                      for c in s.findall("testcase") if c.find("system-out") is not None and len(c) == 1)
+        assert grouped == int(props["obligations_proved"])
         bad = [c for c in s.findall("testcase") if c.find("failure") is not None or c.find("error") is not None]
         assert len(bad) == len(res["diagnostics"])
     fail = root.find(".//failure[@type='FX-ORD-002']")
     assert "trace (replayed by the concrete simulator)" in fail.text and ">>" in fail.text
     assert root.find(".//error[@type='FX-SMT-001']") is not None
     assert int(root.get("failures")) == 3 and int(root.get("errors")) == 1
+
+
+def test_junit_keeps_each_refuted_instance_beside_its_proved_family(tmp_path: Path, at_root) -> None:
+    """A family with proved and refuted instances: the proved ones are one passing test case named
+    by the family key, every refuted instance fails in a test case of its own."""
+    from fxverify.pipeline import CheckOptions, check
+    from fxverify.render.junit import family_key
+
+    pol = "corpus/ordering/fail/notify-batch-in-flight.fx"
+    outcomes = check(pol, CheckOptions()).outcomes
+    code, text = report(tmp_path, "junit", pol, "--no-cache")
+    assert code == 1
+    root = ET.fromstring(text)
+    _junit_structure(root)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    refuted = [v.key for v in outcomes if v.verdict.value != "proved"]
+    assert refuted and all(cases[k].find("failure") is not None for k in refuted)
+    proved = {}
+    for v in outcomes:
+        if v.verdict.value == "proved":
+            proved.setdefault(family_key(v.key), []).append(v.method)
+    assert len(cases) == len(refuted) + len(proved) < len(outcomes)
+    for fk, methods in proved.items():
+        (out,) = list(cases[fk])
+        assert out.tag == "system-out" and int(_PROVED_GROUP.fullmatch(out.text.strip())[1]) == len(methods)
+    mixed = {family_key(k) for k in refuted} & set(proved)
+    assert mixed  # the family of `copy[i]` has proved and refuted instances
+    assert not any(cases[k].find("failure") is not None for k in mixed)
 
 
 def test_github_annotations(tmp_path: Path, at_root, corpus_json: dict) -> None:
