@@ -121,6 +121,8 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+                                      help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
@@ -146,7 +148,7 @@ def check(
         gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
         baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs, dump_smt=opt(dump_smt), stats=stats)
+        jobs=jobs, dump_smt=opt(dump_smt), stats=stats, exclude=tuple(exclude))
     with ProgressBar(quiet) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)

@@ -64,8 +64,9 @@ def test_explain_list_has_every_code() -> None:
     assert [ln.split()[0] for ln in r.stdout.splitlines()] == list(REGISTRY)
 
 
-def _run_entry(entry: str, cwd: Path) -> subprocess.CompletedProcess:
-    argv = shlex.split(entry)
+def _run_entry(entry: str, cwd: Path, files: list[str]) -> subprocess.CompletedProcess:
+    """Run a hook's ``entry`` as pre-commit does with ``pass_filenames: true``: the files last."""
+    argv = shlex.split(entry) + files
     assert argv[0] == "fxverify"
     return subprocess.run([sys.executable, "-m", "fxverify", *argv[1:]], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "NO_COLOR": "1"})
@@ -81,13 +82,14 @@ def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
     steps = wf["jobs"]["check"]["steps"]
     assert any(s.get("uses") == "acme/fxverify@v9" for s in steps)
     assert "README.md" in os.listdir(repo) and "fxverify check" in (repo / "README.md").read_text()
-    done = _run_entry(hook["entry"], repo)
+    assert hook["pass_filenames"] is True and hook["files"] == r"\.fx$"
+    done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "proved" in done.stdout
     # Break the example: the same hook now fails the commit.
     ex = repo / "policies/example.fx"
     ex.write_text(ex.read_text().replace(" after attn", ""))
-    done = _run_entry(hook["entry"], repo)
+    done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 1 and "FX-ORD-002" in done.stdout
     # init never overwrites.
     r = CliRunner().invoke(app, ["init", str(repo)])
@@ -96,9 +98,9 @@ def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
 
 def test_published_hook_and_action_definitions(tmp_path: Path) -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is False
+    assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is True
     CliRunner().invoke(app, ["init", str(tmp_path)])
-    assert _run_entry(hook["entry"], tmp_path).returncode == 0
+    assert _run_entry(hook["entry"], tmp_path, ["policies/example.fx"]).returncode == 0
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]

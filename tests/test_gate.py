@@ -529,6 +529,75 @@ def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
                              if p.name != "kv-offload-ordered.fx")
 
 
+_FABRIC = """fabric {
+  device gpu0: gpu hooks [launch]
+}
+"""
+_USES_FABRIC = 'policy "{name}"\ninclude "{inc}"\nspace hbm0 on gpu0 size 80 GiB\n' \
+               'region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16\nflow f {{\n  edge w: write kv by gpu0.launch\n}}\n'
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _tree(root: Path) -> None:
+    """A policy repository: a tracked policy, an untracked one, an ignored broken one, a fragment."""
+    (root / "gen").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / "lib/fabric.fx").write_text(_FABRIC)
+    (root / "a.fx").write_text(_USES_FABRIC.format(name="a", inc="lib/fabric.fx"))
+    (root / "new.fx").write_text(_USES_FABRIC.format(name="new", inc="lib/fabric.fx"))
+    (root / "gen/broken.fx").write_text('policy "broken"\nfabric {\n')
+    (root / ".gitignore").write_text("gen/\n")
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+def test_folder_scan_skips_what_git_ignores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool) -> None:
+    from fxverify.gate.discover import collect_policies
+
+    _tree(tmp_path)
+    if in_git:
+        _git(tmp_path, "init", "-q")
+        _git(tmp_path, "add", "a.fx", "lib/fabric.fx")
+    monkeypatch.chdir(tmp_path)
+    want = ["a.fx", "new.fx"] if in_git else ["a.fx", "gen/broken.fx", "new.fx"]
+    assert collect_policies(["."]) == want
+    code, _ = fx("check", ".", "--no-cache")
+    assert code == (0 if in_git else 2)
+
+
+def test_exclude_globs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fxverify.gate.discover import collect_policies, excluded
+
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert collect_policies(["."], ("gen",)) == ["a.fx", "new.fx"]
+    assert collect_policies(["."], ("gen/*", "new.fx")) == ["a.fx"]
+    assert collect_policies(["a.fx", "gen/broken.fx"], ("*broken*",)) == ["a.fx"]
+    assert excluded("x/corpus/real/p.fx", ("corpus/real",)) and not excluded("x/corpus/p.fx", ("corpus/real",))
+    assert fx("check", ".", "--no-cache")[0] == 2
+    assert fx("check", ".", "--no-cache", "--exclude", "gen/")[0] == 0
+    assert fx("check", ".", "--no-cache", "--exclude", "*.fx")[0] == 2  # nothing left: FX-USE-001
+
+
+def test_a_named_fragment_stands_for_its_includers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes only the changed files: a changed fabric fragment re-checks every policy
+    that includes it (here one through another fragment); an unused fragment is checked as named."""
+    from fxverify.gate.discover import collect_policies
+
+    _tree(tmp_path)
+    (tmp_path / "lib/more.fx").write_text('include "fabric.fx"\n')
+    (tmp_path / "b.fx").write_text(_USES_FABRIC.format(name="b", inc="lib/more.fx"))
+    (tmp_path / "lone.fx").write_text(_FABRIC)
+    monkeypatch.chdir(tmp_path)
+    assert collect_policies(["lib/fabric.fx"]) == ["a.fx", "b.fx", "new.fx"]
+    assert collect_policies(["lib/more.fx", "a.fx"]) == ["b.fx", "a.fx"]
+    assert collect_policies(["lone.fx"]) == ["lone.fx"]
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
 def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
     """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in

@@ -22,8 +22,8 @@ from fxverify.diagnostics.model import Diagnostic, diagnostic
 #: (a fork or an internal mirror).
 DEFAULT_ACTION = f"fxverify/fxverify@v{__version__}"
 
-#: The command every integration runs: the whole repository, so that a change to an included
-#: fabric file re-checks the policies that include it (unchanged ones come from the cache).
+#: The command the pre-commit hook runs; pre-commit appends the staged policy files (a staged
+#: fragment re-checks the policies that include it: ``gate.discover``).
 HOOK_ENTRY = "fxverify check --quiet"
 
 EXAMPLE_POLICY = """\
@@ -60,10 +60,11 @@ repos:
     hooks:
       - id: fxverify
         name: fxverify check
-        entry: {HOOK_ENTRY} .
+        entry: {HOOK_ENTRY}
         language: system
         files: \\.fx$
-        pass_filenames: false
+        pass_filenames: true
+        require_serial: true
 """
 
 
