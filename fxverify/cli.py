@@ -315,17 +315,23 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 
 
 @app.command()
-def init(directory: Path = typer.Argument(..., help="The folder of the new policy repository."),
-         action: Optional[str] = typer.Option(None, "--action", help="The fxverify action as owner/repo@ref.")) -> None:
+def init(directory: Path = typer.Argument(..., help="The folder of the policy repository (new, or one to add the gate to)."),
+         action: Optional[str] = typer.Option(None, "--action", help="Use this fxverify GitHub Action (owner/repo@ref) "
+                                              "instead of installing fxverify in the workflow."),
+         force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
     """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import DEFAULT_ACTION, scaffold
+    from fxverify.gate.scaffold import scaffold
 
-    written, problems = scaffold(str(directory), action or DEFAULT_ACTION)
+    written, kept, problems = scaffold(str(directory), action, force)
     if problems:
         _problems(problems)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
+    for p in kept:
+        typer.echo(f"kept {p} (already there)")
+    if action is None:
+        typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
     typer.echo(f"next: cd {directory} && fxverify check .")
 
 
