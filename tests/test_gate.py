@@ -275,7 +275,7 @@ def test_baseline_round_trip_survives_reformatting(tmp_path: Path) -> None:
     assert d0["primary"]["line"] != d1["primary"]["line"] and d0["fingerprint"] == d1["fingerprint"]
     code, out = fx("check", str(pol), "--baseline", str(base))
     assert code == 0 and "FX-ORD-002" not in out.split("summary")[0].split("baseline")[0]
-    assert "1 known finding(s) accepted, 0 stale" in out
+    assert "1 known finding accepted, 0 stale entries" in out
     # A new finding is reported; the known one stays accepted.
     pol.write_text(re.sub(r"stream\s+compute", "stream compute\n  edge late: write kv_blk by gpu0.launch stream other",
                           pol.read_text()))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.codes import Severity
-from fxverify.diagnostics.model import Diagnostic, Trace
+from fxverify.diagnostics.model import Diagnostic, Trace, counted
 from fxverify.gate.report import Report
 from fxverify.result import CheckResult, Verdict
 from fxverify.source import SourceMap, Span
@@ -125,7 +125,7 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
-            (f" — {total} obligations, {result.solver_calls} solver call{'' if result.solver_calls == 1 else 's'}"
+            (f" — {counted(total, 'obligation')}, {counted(result.solver_calls, 'solver call')}"
              + _certified(result) + (f", {result.seconds:.2f} s" if stats else ""), "")]
     return [head] + out
 
@@ -135,7 +135,7 @@ def _certified(result: CheckResult) -> str:
     if result.certified is None:
         return ""
     rejected = f", {result.certify_rejected} rejected" if result.certify_rejected else ""
-    return f", {result.certified} certificate{'' if result.certified == 1 else 's'} checked{rejected}"
+    return f", {counted(result.certified, 'certificate')} checked{rejected}"
 
 
 def to_plain(lines: list[Line]) -> str:
@@ -169,8 +169,8 @@ def render_report(report: Report) -> list[Line]:
     if b is not None:
         lines.append([("", "")])
         verb = "dropped from" if b.updated else "no longer occur; `--update-baseline` drops them from"
-        lines.append([("baseline ", "bold"), (f"{b.path}: {b.matched} known finding(s) accepted, "
-                                               f"{len(b.stale)} stale entr{'y' if len(b.stale) == 1 else 'ies'}", "")])
+        lines.append([("baseline ", "bold"), (f"{b.path}: {counted(b.matched, 'known finding')} accepted, "
+                                               f"{counted(len(b.stale), 'stale entry', 'stale entries')}", "")])
         for e in b.stale:
             lines.append([("  stale ", "yellow"), (f"{e.code} in {e.path} ({', '.join(e.edges) or e.policy}): {e.message}", "")])
         if b.stale:
