@@ -120,7 +120,8 @@ def check(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
+                               "(refuted, unknown, input errors) and a one-line summary."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
@@ -154,7 +155,7 @@ def check(
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt)
+    text, lines = _render(report, fmt, quiet)
     if output is not None:
         read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
         if os.path.realpath(output) in read:
@@ -176,12 +177,13 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format) -> tuple[str, list | None]:
-    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal)."""
+def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
+    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
+    failures when ``quiet``."""
     if fmt is Format.text:
         from fxverify.render.text import render_report, to_plain
 
-        lines = render_report(report)
+        lines = render_report(report, quiet)
         return to_plain(lines), lines
     if fmt is Format.json:
         from fxverify.render.json import report_to_json as render

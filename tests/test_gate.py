@@ -712,3 +712,20 @@ def test_an_unwritable_dump_file_is_fx_io_001(tmp_path: Path, at_root) -> None:
     (tmp_path / "kv-offload-unordered" / "FX-ORD-001__policy.smt2").mkdir(parents=True)
     report = _gate(RACE, dump_smt=str(tmp_path), cache_dir=None)
     assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2
+
+
+def test_quiet_prints_failures_only(at_root) -> None:
+    """`--quiet`: the refuted policy's finding with its trace and its summary line, one summary
+    line for the run, and nothing for the proved policy (neither its line nor its families)."""
+    ok, bad = "corpus/ordering/ok/kv-offload-ordered.fx", RACE
+    code, loud = fx("check", ok, bad, "--no-cache")
+    assert code == 1 and f"{ok}: proved" in loud
+    code, out = fx("check", ok, bad, "--no-cache", "--quiet")
+    assert code == 1 and ok not in out and "  ordering " not in out
+    assert "error[FX-ORD-002]" in out and "trace (replayed by the concrete simulator)" in out
+    lines = out.splitlines()
+    assert lines[-2].startswith(f"{bad}: refuted — ")
+    assert lines[-1] == "summary: 2 policies (proved 1, refuted 1, unknown 0, input error 0); " \
+                        "30 obligations (proved 29, refuted 1, unknown 0)"
+    code, out = fx("check", ok, "--no-cache", "-q")
+    assert code == 0 and out.splitlines() == [out.strip()] and out.startswith("summary: 1 policy (proved 1,")

@@ -155,10 +155,35 @@ def to_rich(lines: list[Line]) -> "Text":
     return out
 
 
-def render_report(report: Report) -> list[Line]:
+def render_failures(report: Report) -> list[Line]:
+    """``--quiet``: only what fails the gate, each failing policy's diagnostics that fail it (with
+    their traces) and its summary line, then one summary line for the run; nothing for a policy
+    that passes. A diagnostic fails the gate when it is active (neither suppressed nor baselined)
+    and an error, or a warning under ``--fail-on warning``; a crash or an input error always does."""
+    failing = {Severity.ERROR} | ({Severity.WARNING} if report.gate.fail_on == "warning" else set())
+    lines: list[Line] = []
+    for r in report.results:
+        bad = [d for d in r.diagnostics if d.active and d.severity in failing]
+        if not bad and r.verdict is not None:
+            continue
+        for d in bad:
+            lines += render_diagnostic(d, r.sources) + [[("", "")]]
+        lines += render_summary(r, stats=report.stats)[:1]
+    t = report.totals()
+    crashed = f", internal error {t['internal_error']}" if t["internal_error"] else ""
+    lines.append([("summary: ", "bold"), (
+        f"{counted(t['policies'], 'policy', 'policies')} (proved {t['proved']}, refuted {t['refuted']}, unknown "
+        f"{t['unknown']}, input error {t['error']}{crashed}); {counted(t['obligations'], 'obligation')} (proved "
+        f"{t['obligations_proved']}, refuted {t['obligations_refuted']}, unknown {t['obligations_unknown']})", "")])
+    return lines
+
+
+def render_report(report: Report, quiet: bool = False) -> list[Line]:
     """A whole run (``gate.Report``): each policy's diagnostics (findings a baseline accepted are
     left out) and summary, stale baseline entries, then the run's summary table. Wall time and
-    cache counts appear only with ``report.stats``."""
+    cache counts appear only with ``report.stats``. ``quiet``: ``render_failures``."""
+    if quiet:
+        return render_failures(report)
     lines: list[Line] = []
     for r in report.results:
         for d in r.diagnostics:
