@@ -49,6 +49,16 @@ class LowerFormat(str, Enum):
     json = "json"
 
 
+class Color(str, Enum):
+    """When the text report is coloured: ``auto`` (standard output is a terminal and ``NO_COLOR``
+    is unset, https://no-color.org), ``always`` (a command-line flag overrides ``NO_COLOR``, as
+    that convention asks) or ``never``."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 class FailOn(str, Enum):
     """The least severity that fails the gate."""
 
@@ -81,7 +91,9 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """fxverify: a verifier-centric toolkit for data movement on GPU-DPU/NIC-CXL fabrics."""
 
 
-def _use_color() -> bool:
+def _use_color(color: Color = Color.auto) -> bool:
+    if color is not Color.auto:
+        return color is Color.always
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
@@ -122,6 +134,7 @@ def check(
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
                                "(refuted, unknown, input errors) and a one-line summary."),
+    color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
@@ -166,12 +179,13 @@ def check(
         except OSError as err:
             raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
                         "name a file in an existing, writable folder")
-    elif lines is not None and _use_color():
+    elif lines is not None and _use_color(color):
         from rich.console import Console
 
         from fxverify.render.text import to_rich
 
-        Console(highlight=False, soft_wrap=True).print(to_rich(lines), end="")
+        forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color is Color.always else {}
+        Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
     else:
         sys.stdout.write(text)
     raise typer.Exit(report.exit_code)

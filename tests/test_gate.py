@@ -729,3 +729,22 @@ def test_quiet_prints_failures_only(at_root) -> None:
                         "30 obligations (proved 29, refuted 1, unknown 0)"
     code, out = fx("check", ok, "--no-cache", "-q")
     assert code == 0 and out.splitlines() == [out.strip()] and out.startswith("summary: 1 policy (proved 1,")
+
+
+@pytest.mark.parametrize("color,no_color_env,styled", [("always", True, True), ("always", False, True),
+                                                        ("never", False, False), ("auto", False, False)])
+def test_color_option(monkeypatch: pytest.MonkeyPatch, color: str, no_color_env: bool, styled: bool) -> None:
+    """`--color always` styles the text report even when piped or with NO_COLOR (a flag overrides
+    the variable); `never` and `auto` off a terminal print plain text."""
+    if no_color_env:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    code, out = fx("check", str(ROOT / RACE), "--no-cache", "--color", color)
+    assert code == 1 and "FX-ORD-002" in out
+    assert ("\x1b[" in out) is styled
+
+
+def test_color_option_rejects_other_values() -> None:
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--color", "sometimes"])
+    assert r.exit_code == 2 and "Traceback" not in r.output
