@@ -265,7 +265,8 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
-    fmt: LowerFormat = typer.Option(LowerFormat.text, "--format", "-f", help="Report format."),
+    fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
+                            help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
     stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
@@ -274,6 +275,14 @@ def lower(
     from fxverify.lower.driver import LowerOptions, LowerResult, lower as run_lower
     from fxverify.render.lower import render_json, render_text
 
+    if fmt not in {f.value for f in LowerFormat}:
+        if fmt in {f.value for f in Format}:
+            raise _stop(codes.USE_005, f"`lower` reports as `text` or `json`, not `{fmt}`: `{fmt}` is a format of "
+                        "`fxverify check`, which `lower` would ignore",
+                        f"`fxverify check {policy} --format {fmt}` reports the findings as {fmt}; "
+                        "`lower --format json` gives the lowering report as JSON")
+        raise _stop(codes.USE_005, f"`--format {fmt}` is not a format of `lower`; use `text` or `json`",
+                    "`fxverify lower --help` lists the options")
     if no_compile and (kernel_verify or kernel_run):
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
@@ -284,7 +293,7 @@ def lower(
         res = run_lower(str(policy), str(output), opts)
     except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001 in the chosen format
         res = LowerResult(str(policy), SourceMap(), diagnostics=[crash(str(policy), exc)], exit_code=3)
-    render = render_json if fmt is LowerFormat.json else render_text
+    render = render_json if fmt == LowerFormat.json.value else render_text
     sys.stdout.write(render(res, str(output), stats=stats))
     raise typer.Exit(res.exit_code)
 
