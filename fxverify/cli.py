@@ -49,6 +49,16 @@ class LowerFormat(str, Enum):
     json = "json"
 
 
+class Color(str, Enum):
+    """When the text report is coloured: ``auto`` (standard output is a terminal and ``NO_COLOR``
+    is unset, https://no-color.org), ``always`` (a command-line flag overrides ``NO_COLOR``, as
+    that convention asks) or ``never``."""
+
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
 class FailOn(str, Enum):
     """The least severity that fails the gate."""
 
@@ -81,7 +91,9 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """fxverify: a verifier-centric toolkit for data movement on GPU-DPU/NIC-CXL fabrics."""
 
 
-def _use_color() -> bool:
+def _use_color(color: Color = Color.auto) -> bool:
+    if color is not Color.auto:
+        return color is Color.always
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
@@ -120,7 +132,11 @@ def check(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
+                               "(refuted, unknown, input errors) and a one-line summary."),
+    color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+                                      help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
@@ -146,13 +162,13 @@ def check(
         gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
         baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs, dump_smt=opt(dump_smt), stats=stats)
+        jobs=jobs, dump_smt=opt(dump_smt), stats=stats, exclude=tuple(exclude))
     with ProgressBar(quiet) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt)
+    text, lines = _render(report, fmt, quiet)
     if output is not None:
         read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
         if os.path.realpath(output) in read:
@@ -163,23 +179,25 @@ def check(
         except OSError as err:
             raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
                         "name a file in an existing, writable folder")
-    elif lines is not None and _use_color():
+    elif lines is not None and _use_color(color):
         from rich.console import Console
 
         from fxverify.render.text import to_rich
 
-        Console(highlight=False, soft_wrap=True).print(to_rich(lines), end="")
+        forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color is Color.always else {}
+        Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
     else:
         sys.stdout.write(text)
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format) -> tuple[str, list | None]:
-    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal)."""
+def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
+    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
+    failures when ``quiet``."""
     if fmt is Format.text:
         from fxverify.render.text import render_report, to_plain
 
-        lines = render_report(report)
+        lines = render_report(report, quiet)
         return to_plain(lines), lines
     if fmt is Format.json:
         from fxverify.render.json import report_to_json as render
@@ -247,7 +265,8 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
-    fmt: LowerFormat = typer.Option(LowerFormat.text, "--format", "-f", help="Report format."),
+    fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
+                            help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
     stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
@@ -256,6 +275,14 @@ def lower(
     from fxverify.lower.driver import LowerOptions, LowerResult, lower as run_lower
     from fxverify.render.lower import render_json, render_text
 
+    if fmt not in {f.value for f in LowerFormat}:
+        if fmt in {f.value for f in Format}:
+            raise _stop(codes.USE_005, f"`lower` reports as `text` or `json`, not `{fmt}`: `{fmt}` is a format of "
+                        "`fxverify check`, which `lower` would ignore",
+                        f"`fxverify check {policy} --format {fmt}` reports the findings as {fmt}; "
+                        "`lower --format json` gives the lowering report as JSON")
+        raise _stop(codes.USE_005, f"`--format {fmt}` is not a format of `lower`; use `text` or `json`",
+                    "`fxverify lower --help` lists the options")
     if no_compile and (kernel_verify or kernel_run):
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
@@ -266,7 +293,7 @@ def lower(
         res = run_lower(str(policy), str(output), opts)
     except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001 in the chosen format
         res = LowerResult(str(policy), SourceMap(), diagnostics=[crash(str(policy), exc)], exit_code=3)
-    render = render_json if fmt is LowerFormat.json else render_text
+    render = render_json if fmt == LowerFormat.json.value else render_text
     sys.stdout.write(render(res, str(output), stats=stats))
     raise typer.Exit(res.exit_code)
 
@@ -313,17 +340,23 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 
 
 @app.command()
-def init(directory: Path = typer.Argument(..., help="The folder of the new policy repository."),
-         action: Optional[str] = typer.Option(None, "--action", help="The fxverify action as owner/repo@ref.")) -> None:
+def init(directory: Path = typer.Argument(..., help="The folder of the policy repository (new, or one to add the gate to)."),
+         action: Optional[str] = typer.Option(None, "--action", help="Use this fxverify GitHub Action (owner/repo@ref) "
+                                              "instead of installing fxverify in the workflow."),
+         force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
     """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import DEFAULT_ACTION, scaffold
+    from fxverify.gate.scaffold import scaffold
 
-    written, problems = scaffold(str(directory), action or DEFAULT_ACTION)
+    written, kept, problems = scaffold(str(directory), action, force)
     if problems:
         _problems(problems)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
+    for p in kept:
+        typer.echo(f"kept {p} (already there)")
+    if action is None:
+        typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
     typer.echo(f"next: cd {directory} && fxverify check .")
 
 

@@ -166,13 +166,17 @@ def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path
     (["check"], "FX-USE-004", "missing argument"),
     (["check", OK, "--format", "xml"], "FX-USE-005", "'xml' is not one of"),
     (["check", OK, "--bogus"], "FX-USE-005", "no such option"),
-    (["lower", OK, "-o", "out", "--format", "sarif"], "FX-USE-005", "'sarif' is not one of"),
+    (["lower", OK, "-o", "out", "--format", "sarif"], "FX-USE-005", "`sarif` is a format of `fxverify check`"),
+    (["lower", OK, "-o", "out", "--format", "xml"], "FX-USE-005", "`--format xml` is not a format of `lower`"),
     (["explain"], "FX-USE-004", "name a code"),
     (["explain", "FX-ORD-02"], "FX-USE-003", "did you mean `FX-ORD-002`"),
 ])
-def test_command_line_problems_have_codes(args: list[str], code: str, words: str) -> None:
-    """A command line the parser refuses is a diagnostic of its own code, exit 2, no traceback."""
+def test_command_line_problems_have_codes(args: list[str], code: str, words: str, tmp_path: Path) -> None:
+    """A command line the parser refuses is a diagnostic of its own code, exit 2, no traceback
+    (and nothing written)."""
+    args = [str(tmp_path / a) if a == "out" else a for a in args]
     r = run(*args)
+    assert not (tmp_path / "out").exists()
     assert r.returncode == 2 and f"error[{code}]: " in r.stderr and words in r.stderr, r.stderr
     assert "= help: " in r.stderr and "Traceback" not in r.stdout + r.stderr
 

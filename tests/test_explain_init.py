@@ -64,8 +64,9 @@ def test_explain_list_has_every_code() -> None:
     assert [ln.split()[0] for ln in r.stdout.splitlines()] == list(REGISTRY)
 
 
-def _run_entry(entry: str, cwd: Path) -> subprocess.CompletedProcess:
-    argv = shlex.split(entry)
+def _run_entry(entry: str, cwd: Path, files: list[str]) -> subprocess.CompletedProcess:
+    """Run a hook's ``entry`` as pre-commit does with ``pass_filenames: true``: the files last."""
+    argv = shlex.split(entry) + files
     assert argv[0] == "fxverify"
     return subprocess.run([sys.executable, "-m", "fxverify", *argv[1:]], cwd=cwd, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "NO_COLOR": "1"})
@@ -81,24 +82,54 @@ def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
     steps = wf["jobs"]["check"]["steps"]
     assert any(s.get("uses") == "acme/fxverify@v9" for s in steps)
     assert "README.md" in os.listdir(repo) and "fxverify check" in (repo / "README.md").read_text()
-    done = _run_entry(hook["entry"], repo)
+    assert hook["pass_filenames"] is True and hook["files"] == r"\.fx$"
+    done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "proved" in done.stdout
     # Break the example: the same hook now fails the commit.
     ex = repo / "policies/example.fx"
     ex.write_text(ex.read_text().replace(" after attn", ""))
-    done = _run_entry(hook["entry"], repo)
+    done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 1 and "FX-ORD-002" in done.stdout
-    # init never overwrites.
+    # init never overwrites, unless --force (and never a README).
     r = CliRunner().invoke(app, ["init", str(repo)])
-    assert r.exit_code == 2 and "nothing was written" in r.stderr
+    assert r.exit_code == 2 and "nothing was written" in r.stderr and "--force" in r.stderr
+    (repo / "README.md").write_text("# mine\n")
+    r = CliRunner().invoke(app, ["init", str(repo), "--force"])
+    assert r.exit_code == 0 and "kept" in r.stdout
+    assert (repo / "README.md").read_text() == "# mine\n" and "after attn" in ex.read_text()
+
+
+def test_init_adds_the_gate_to_a_folder_with_a_readme(tmp_path: Path) -> None:
+    """A repository that has a README (most do) is not refused: the README is kept; the other
+    files are written. No reference in the scaffold points at something that does not exist: no
+    package index install, no published action or tag; the workflow's install is a placeholder
+    that fails the job with a message until it is filled in."""
+    (tmp_path / "README.md").write_text("# ours\n")
+    r = CliRunner().invoke(app, ["init", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "README.md").read_text() == "# ours\n" and "FXVERIFY_PACKAGE" in r.stdout
+    texts = {p: p.read_text() for p in tmp_path.rglob("*") if p.is_file()}
+    for p, text in texts.items():
+        assert "pip install fxverify" not in text and "rev:" not in text, p
+        assert "fxverify/fxverify@" not in text, p
+    cfg = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
+    (repo,) = cfg["repos"]
+    assert repo["repo"] == "local" and repo["hooks"][0]["language"] == "system"
+    wf = yaml.safe_load((tmp_path / ".github/workflows/fxverify.yml").read_text())
+    job = wf["jobs"]["check"]
+    assert job["env"]["FXVERIFY_PACKAGE"] == ""
+    install = next(s["run"] for s in job["steps"] if s.get("name") == "Install fxverify")
+    assert "exit 1" in install and '"$FXVERIFY_PACKAGE"' in install
+    done = subprocess.run(["bash", "-c", install], capture_output=True, text=True, env={**os.environ, "FXVERIFY_PACKAGE": ""})
+    assert done.returncode == 1 and "set FXVERIFY_PACKAGE" in done.stdout
 
 
 def test_published_hook_and_action_definitions(tmp_path: Path) -> None:
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
-    assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is False
+    assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is True
     CliRunner().invoke(app, ["init", str(tmp_path)])
-    assert _run_entry(hook["entry"], tmp_path).returncode == 0
+    assert _run_entry(hook["entry"], tmp_path, ["policies/example.fx"]).returncode == 0
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]

@@ -98,21 +98,73 @@ def test_sarif_validates_and_carries_flows(tmp_path: Path, at_root, corpus_json:
     assert handoff["codeFlows"][0]["threadFlows"]
 
 
-def test_junit_one_case_per_obligation(tmp_path: Path, at_root, corpus_json: dict) -> None:
+def _junit_structure(root: ET.Element) -> None:
+    """What JUnit consumers (junitparser, GitLab, Jenkins) rely on: named test cases, unique per
+    suite, with at most one outcome each, and counts that add up."""
+    assert root.tag == "testsuites"
+    for s in root.findall("testsuite"):
+        cases = s.findall("testcase")
+        names = [(c.get("classname"), c.get("name")) for c in cases]
+        assert all(a and b for a, b in names) and len(set(names)) == len(names)
+        assert all(sum(c.find(t) is not None for t in ("failure", "error", "skipped")) <= 1 for c in cases)
+        assert int(s.get("tests")) == len(cases)
+        for tag, attr in (("failure", "failures"), ("error", "errors"), ("skipped", "skipped")):
+            assert int(s.get(attr)) == sum(c.find(tag) is not None for c in cases)
+    for attr in ("tests", "failures", "errors", "skipped"):
+        assert int(root.get(attr)) == sum(int(s.get(attr)) for s in root.findall("testsuite"))
+
+
+_PROVED_GROUP = re.compile(r"(\d+) obligations? proved \(([^)]*)\)")
+
+
+def test_junit_groups_proved_obligations(tmp_path: Path, at_root, corpus_json: dict) -> None:
     code, text = report(tmp_path, "junit", *CASES)
     assert code == 1
     root = ET.fromstring(text)
+    _junit_structure(root)
     suites = root.findall("testsuite")
     assert [s.get("name") for s in suites] == CASES
     for s, res in zip(suites, corpus_json["results"]):
         n = sum(sum(v for k, v in c.items() if not k.startswith("by:")) for c in res["obligations"].values())
-        assert int(s.get("tests")) == len(s.findall("testcase")) == n
+        props = {p.get("name"): p.get("value") for p in s.iter("property")}
+        assert int(props["obligations"]) == n
+        grouped = sum(int(_PROVED_GROUP.fullmatch(c.find("system-out").text.strip())[1])
+                      for c in s.findall("testcase") if c.find("system-out") is not None and len(c) == 1)
+        assert grouped == int(props["obligations_proved"])
         bad = [c for c in s.findall("testcase") if c.find("failure") is not None or c.find("error") is not None]
         assert len(bad) == len(res["diagnostics"])
     fail = root.find(".//failure[@type='FX-ORD-002']")
     assert "trace (replayed by the concrete simulator)" in fail.text and ">>" in fail.text
     assert root.find(".//error[@type='FX-SMT-001']") is not None
     assert int(root.get("failures")) == 3 and int(root.get("errors")) == 1
+
+
+def test_junit_keeps_each_refuted_instance_beside_its_proved_family(tmp_path: Path, at_root) -> None:
+    """A family with proved and refuted instances: the proved ones are one passing test case named
+    by the family key, every refuted instance fails in a test case of its own."""
+    from fxverify.pipeline import CheckOptions, check
+    from fxverify.render.junit import family_key
+
+    pol = "corpus/ordering/fail/notify-batch-in-flight.fx"
+    outcomes = check(pol, CheckOptions()).outcomes
+    code, text = report(tmp_path, "junit", pol, "--no-cache")
+    assert code == 1
+    root = ET.fromstring(text)
+    _junit_structure(root)
+    cases = {c.get("name"): c for c in root.iter("testcase")}
+    refuted = [v.key for v in outcomes if v.verdict.value != "proved"]
+    assert refuted and all(cases[k].find("failure") is not None for k in refuted)
+    proved = {}
+    for v in outcomes:
+        if v.verdict.value == "proved":
+            proved.setdefault(family_key(v.key), []).append(v.method)
+    assert len(cases) == len(refuted) + len(proved) < len(outcomes)
+    for fk, methods in proved.items():
+        (out,) = list(cases[fk])
+        assert out.tag == "system-out" and int(_PROVED_GROUP.fullmatch(out.text.strip())[1]) == len(methods)
+    mixed = {family_key(k) for k in refuted} & set(proved)
+    assert mixed  # the family of `copy[i]` has proved and refuted instances
+    assert not any(cases[k].find("failure") is not None for k in mixed)
 
 
 def test_github_annotations(tmp_path: Path, at_root, corpus_json: dict) -> None:
@@ -223,7 +275,7 @@ def test_baseline_round_trip_survives_reformatting(tmp_path: Path) -> None:
     assert d0["primary"]["line"] != d1["primary"]["line"] and d0["fingerprint"] == d1["fingerprint"]
     code, out = fx("check", str(pol), "--baseline", str(base))
     assert code == 0 and "FX-ORD-002" not in out.split("summary")[0].split("baseline")[0]
-    assert "1 known finding(s) accepted, 0 stale" in out
+    assert "1 known finding accepted, 0 stale entries" in out
     # A new finding is reported; the known one stays accepted.
     pol.write_text(re.sub(r"stream\s+compute", "stream compute\n  edge late: write kv_blk by gpu0.launch stream other",
                           pol.read_text()))
@@ -477,6 +529,75 @@ def test_each_file_checked_once_in_a_deterministic_order(at_root) -> None:
                              if p.name != "kv-offload-ordered.fx")
 
 
+_FABRIC = """fabric {
+  device gpu0: gpu hooks [launch]
+}
+"""
+_USES_FABRIC = 'policy "{name}"\ninclude "{inc}"\nspace hbm0 on gpu0 size 80 GiB\n' \
+               'region kv in hbm0 at 0x0 size 2 MiB owner gpu0 dtype bf16\nflow f {{\n  edge w: write kv by gpu0.launch\n}}\n'
+
+
+def _git(cwd: Path, *args: str) -> None:
+    import subprocess
+
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def _tree(root: Path) -> None:
+    """A policy repository: a tracked policy, an untracked one, an ignored broken one, a fragment."""
+    (root / "gen").mkdir(parents=True)
+    (root / "lib").mkdir()
+    (root / "lib/fabric.fx").write_text(_FABRIC)
+    (root / "a.fx").write_text(_USES_FABRIC.format(name="a", inc="lib/fabric.fx"))
+    (root / "new.fx").write_text(_USES_FABRIC.format(name="new", inc="lib/fabric.fx"))
+    (root / "gen/broken.fx").write_text('policy "broken"\nfabric {\n')
+    (root / ".gitignore").write_text("gen/\n")
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+def test_folder_scan_skips_what_git_ignores(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool) -> None:
+    from fxverify.gate.discover import collect_policies
+
+    _tree(tmp_path)
+    if in_git:
+        _git(tmp_path, "init", "-q")
+        _git(tmp_path, "add", "a.fx", "lib/fabric.fx")
+    monkeypatch.chdir(tmp_path)
+    want = ["a.fx", "new.fx"] if in_git else ["a.fx", "gen/broken.fx", "new.fx"]
+    assert collect_policies(["."]) == want
+    code, _ = fx("check", ".", "--no-cache")
+    assert code == (0 if in_git else 2)
+
+
+def test_exclude_globs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fxverify.gate.discover import collect_policies, excluded
+
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert collect_policies(["."], ("gen",)) == ["a.fx", "new.fx"]
+    assert collect_policies(["."], ("gen/*", "new.fx")) == ["a.fx"]
+    assert collect_policies(["a.fx", "gen/broken.fx"], ("*broken*",)) == ["a.fx"]
+    assert excluded("x/corpus/real/p.fx", ("corpus/real",)) and not excluded("x/corpus/p.fx", ("corpus/real",))
+    assert fx("check", ".", "--no-cache")[0] == 2
+    assert fx("check", ".", "--no-cache", "--exclude", "gen/")[0] == 0
+    assert fx("check", ".", "--no-cache", "--exclude", "*.fx")[0] == 2  # nothing left: FX-USE-001
+
+
+def test_a_named_fragment_stands_for_its_includers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pre-commit passes only the changed files: a changed fabric fragment re-checks every policy
+    that includes it (here one through another fragment); an unused fragment is checked as named."""
+    from fxverify.gate.discover import collect_policies
+
+    _tree(tmp_path)
+    (tmp_path / "lib/more.fx").write_text('include "fabric.fx"\n')
+    (tmp_path / "b.fx").write_text(_USES_FABRIC.format(name="b", inc="lib/more.fx"))
+    (tmp_path / "lone.fx").write_text(_FABRIC)
+    monkeypatch.chdir(tmp_path)
+    assert collect_policies(["lib/fabric.fx"]) == ["a.fx", "b.fx", "new.fx"]
+    assert collect_policies(["lib/more.fx", "a.fx"]) == ["b.fx", "a.fx"]
+    assert collect_policies(["lone.fx"]) == ["lone.fx"]
+
+
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
 def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
     """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in
@@ -591,3 +712,39 @@ def test_an_unwritable_dump_file_is_fx_io_001(tmp_path: Path, at_root) -> None:
     (tmp_path / "kv-offload-unordered" / "FX-ORD-001__policy.smt2").mkdir(parents=True)
     report = _gate(RACE, dump_smt=str(tmp_path), cache_dir=None)
     assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2
+
+
+def test_quiet_prints_failures_only(at_root) -> None:
+    """`--quiet`: the refuted policy's finding with its trace and its summary line, one summary
+    line for the run, and nothing for the proved policy (neither its line nor its families)."""
+    ok, bad = "corpus/ordering/ok/kv-offload-ordered.fx", RACE
+    code, loud = fx("check", ok, bad, "--no-cache")
+    assert code == 1 and f"{ok}: proved" in loud
+    code, out = fx("check", ok, bad, "--no-cache", "--quiet")
+    assert code == 1 and ok not in out and "  ordering " not in out
+    assert "error[FX-ORD-002]" in out and "trace (replayed by the concrete simulator)" in out
+    lines = out.splitlines()
+    assert lines[-2].startswith(f"{bad}: refuted — ")
+    assert lines[-1] == "summary: 2 policies (proved 1, refuted 1, unknown 0, input error 0); " \
+                        "30 obligations (proved 29, refuted 1, unknown 0)"
+    code, out = fx("check", ok, "--no-cache", "-q")
+    assert code == 0 and out.splitlines() == [out.strip()] and out.startswith("summary: 1 policy (proved 1,")
+
+
+@pytest.mark.parametrize("color,no_color_env,styled", [("always", True, True), ("always", False, True),
+                                                        ("never", False, False), ("auto", False, False)])
+def test_color_option(monkeypatch: pytest.MonkeyPatch, color: str, no_color_env: bool, styled: bool) -> None:
+    """`--color always` styles the text report even when piped or with NO_COLOR (a flag overrides
+    the variable); `never` and `auto` off a terminal print plain text."""
+    if no_color_env:
+        monkeypatch.setenv("NO_COLOR", "1")
+    else:
+        monkeypatch.delenv("NO_COLOR", raising=False)
+    code, out = fx("check", str(ROOT / RACE), "--no-cache", "--color", color)
+    assert code == 1 and "FX-ORD-002" in out
+    assert ("\x1b[" in out) is styled
+
+
+def test_color_option_rejects_other_values() -> None:
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--color", "sometimes"])
+    assert r.exit_code == 2 and "Traceback" not in r.output

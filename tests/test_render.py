@@ -58,3 +58,19 @@ def test_json_document_shape(at_root) -> None:
     d = next(x for x in res["diagnostics"] if x["code"] == "FX-ALIAS-001")
     assert d["trace"]["witness"]["address"].startswith("0x")
     assert {"step", "time_ns", "device", "hook", "edge", "event", "detail", "violation"} <= set(d["trace"]["events"][0])
+
+
+def test_counts_take_the_number_of_their_noun() -> None:
+    """Every count in a summary agrees with its noun: `1 solver call`, `1 obligation`, `2 policies`."""
+    from collections import Counter
+
+    from fxverify.diagnostics.model import counted
+    from fxverify.result import CheckResult
+    from fxverify.source import SourceMap
+
+    assert [counted(n, "solver call") for n in (0, 1, 2)] == ["0 solver calls", "1 solver call", "2 solver calls"]
+    assert counted(1, "policy", "policies") == "1 policy" and counted(3, "entry", "entries") == "3 entries"
+    one = CheckResult("p.fx", None, SourceMap(), solver_calls=1, name="p", certified=1,
+                      tally={"ordering": Counter({"proved": 1, "by:solver": 1})})
+    head = to_plain(render_summary(one)[:1])
+    assert head == "p.fx: proved — 1 obligation, 1 solver call, 1 certificate checked\n"

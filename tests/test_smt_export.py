@@ -136,7 +136,7 @@ def test_smt_writes_every_obligation_with_its_status(tmp_path: Path) -> None:
     out = tmp_path / "smt"
     r = run("smt", FAIL, "-o", str(out))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith(f"wrote 15 obligation file(s), 14 certificate file(s) and index.json to {out}: 14 proved")
+    assert r.stdout.startswith(f"wrote 15 obligation files, 14 certificate files and index.json to {out}: 14 proved")
     index = json.loads((out / "index.json").read_text())
     assert index["fxverify"] and index["policy"] == "kv-offload-unordered" and index["solver"].startswith("z3 ")
     by_key = {e["key"]: e for e in index["obligations"]}

@@ -559,7 +559,7 @@ IO_001 = _code(
                   "mkdir -p reports && fxverify check . -o reports/out.sarif --format sarif", "command"))
 IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
-    "a command never replaces files it did not write: `init` refuses files already there, `lower` an "
+    "a command never replaces files it did not write: `init` refuses scaffold files already there (unless `--force`; it keeps a README), `lower` an "
     "output folder holding anything but a previous lowering, `check -o` one of the policies it reads",
     "overwriting someone's files without asking loses their work",
     InlineExample("fxverify init existing-repo   # it already has .pre-commit-config.yaml",

@@ -109,6 +109,13 @@ class Diagnostic:
         return self.severity is Severity.ERROR and self.active
 
 
+def counted(n: int, noun: str, nouns: str | None = None) -> str:
+    """``n`` and the noun in the number it needs: ``counted(1, "solver call")`` is ``1 solver
+    call``, ``counted(2, "polic", ...)`` takes the plural ``nouns`` when it is not ``noun + "s"``
+    (``counted(2, "entry", "entries")``). Only 1 is singular (English usage: "0 obligations")."""
+    return f"{n} {noun if n == 1 else nouns or noun + 's'}"
+
+
 def nearest(name: str, candidates: Iterable[str]) -> str | None:
     """The candidate closest to ``name`` (``difflib`` ratio at least 0.5, not difflib's 0.6, so that
     short names such as `kx` for `kv` still get one), or ``None``: what every did-you-mean uses.

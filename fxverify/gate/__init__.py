@@ -57,7 +57,8 @@ class GateRequest:
     ``write_baseline`` (record the findings, exit 0) and ``update_baseline`` (like ``baseline``,
     then drop stale entries), the result cache folder (``None``: no cache), ``jobs`` worker
     processes, ``dump_smt`` (a folder that receives ``<policy stem>/<obligation>.smt2``),
-    ``stats`` (wall times and cache counts in the report) and where ``progress`` goes."""
+    ``stats`` (wall times and cache counts in the report), where ``progress`` goes, and the
+    ``exclude`` globs of files never checked (``discover.excluded``)."""
 
     paths: tuple[str, ...]
     check: CheckOptions = CheckOptions()
@@ -70,16 +71,18 @@ class GateRequest:
     dump_smt: str | None = None
     stats: bool = False
     progress: Progress | None = None
+    exclude: tuple[str, ...] = ()
 
 
 def run_gate(req: GateRequest) -> Report:
     """Run the gate (see the module docstring). Never raises for bad input or unwritable outputs:
     those are ``Report.problems``; a check that crashes is a result holding FX-INT-001."""
     report = Report(stats=req.stats, gate=req.gate)
-    files = collect_policies(list(req.paths))
+    files = collect_policies(list(req.paths), req.exclude)
     if not files:
         return _stop(report, diagnostic(codes.USE_001, f"no policy files (*.fx) found in {', '.join(req.paths)}",
-                                        help="name policy files, or folders that hold them"))
+                                        help="name policy files, or folders that hold them (files git ignores, "
+                                             "and files `--exclude` matches, are skipped)"))
     if req.dump_smt is not None and os.path.exists(req.dump_smt) and not os.path.isdir(req.dump_smt):
         return _stop(report, diagnostic(codes.IO_001, f"`--dump-smt {req.dump_smt}` is not a directory",
                                         help="name a folder (it is created if missing)"))

@@ -33,7 +33,7 @@ from fxverify import __version__
 from fxverify.atomic import foreign_entries, replace_atomically, replace_dir
 from fxverify.certify import Claim, certificate_query
 from fxverify.certify.facts import Facts
-from fxverify.diagnostics.model import Diagnostic
+from fxverify.diagnostics.model import Diagnostic, counted
 from fxverify.diagnostics.outdir import cannot_write, refuse_replacing
 from fxverify.obligations.base import Obligation
 from fxverify.pipeline import CheckOptions, discharge, effective_solver, solver_problem
@@ -67,7 +67,7 @@ class ExportResult:
         by = Counter(e["verdict"] for e in self.index)
         fast = sum(1 for e in self.index if e["verdict"] == "proved" and e["method"] != "solver")
         certs = sum(1 for e in self.index if "certificate" in e)
-        return (f"wrote {n} obligation file(s), {certs} certificate file(s) and index.json to {self.out_dir}: "
+        return (f"wrote {counted(n, 'obligation file')}, {counted(certs, 'certificate file')} and index.json to {self.out_dir}: "
                 f"{by['proved']} proved ({by['proved'] - fast} by the solver, {fast} by a fast proof), "
                 f"{by['refuted']} refuted, {by['unknown']} unknown\n")
 

@@ -2,18 +2,24 @@
 
 Takes a ``gate.Report``; produces one ``<testsuites>`` document in the widely read JUnit XML shape
 (the Ant/Surefire schema that Jenkins, GitLab and GitHub test reporters parse): one
-``<testsuite>`` per policy file, one ``<testcase>`` per obligation, named by its key. A family's
-refuted instances share one diagnostic (with its trace) in the first instance's test case; the
-others fail with a pointer to it. A real policy has hundreds of thousands of obligations, so its
-report is large (tens of MB). A refuted obligation is a ``<failure>`` whose body is the plain-text
-diagnostic with its replayed trace; an unknown verdict is an ``<error>``; a suppressed finding is
-``<skipped>`` with its reason; warnings fail only with ``--fail-on warning``. Input errors are an
-``<error>`` of a ``load`` test case. Times appear only with ``--stats``. Output is deterministic.
+``<testsuite>`` per policy file. Proved obligations are grouped: one passing ``<testcase>`` per
+obligation family key (the key with every ``[index]`` read as ``[*]``), whose ``<system-out>``
+counts the obligations it stands for and how they were discharged; a real policy has hundreds of
+thousands of obligations, and one test case each made reports of tens of MB, over what CI test
+reporters accept (GitLab refuses more than 30 MB). Every obligation that is not proved, or that
+carries a finding, keeps a test case of its own, named by its key. A family's refuted instances
+share one diagnostic (with its trace) in the first instance's test case; the others fail with a
+pointer to it. A refuted obligation is a ``<failure>`` whose body is the plain-text diagnostic with
+its replayed trace; an unknown verdict is an ``<error>``; a suppressed finding is ``<skipped>``
+with its reason; warnings fail only with ``--fail-on warning``. Input errors are an ``<error>`` of
+a ``load`` test case. Each suite's properties give its obligation counts. Times appear only with
+``--stats``. Output is deterministic.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 import xml.etree.ElementTree as ET
 
 from fxverify.diagnostics import codes
@@ -24,6 +30,9 @@ from fxverify.render.text import render_diagnostic, to_plain
 from fxverify.result import CheckResult
 
 _INDEX = re.compile(r"\[\d+\]")
+
+#: The verdicts counted in each suite's properties (``obligations_<verdict>``).
+STATUSES = ("proved", "refuted", "unknown")
 
 
 def family_key(key: str) -> str:
@@ -53,11 +62,25 @@ def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="policy", value=r.name or "")
     ET.SubElement(props, "property", name="verdict", value=r.verdict.value if r.verdict else "error")
-    cases: dict[str, ET.Element] = {}
+    counts = Counter(v.verdict.value for v in r.outcomes)
+    for name, n in (("obligations", len(r.outcomes)), *((f"obligations_{k}", counts[k]) for k in STATUSES)):
+        ET.SubElement(props, "property", name=name, value=str(n))
+    cases: dict[str, ET.Element] = {}  # obligation key, or family key of a proved group -> its test case
     status: dict[str, str] = {}
+    groups: dict[str, Counter] = {}  # family key -> methods of its proved obligations
+    noted = {d.obligation for d in r.diagnostics if d.obligation and not d.baselined}
     for v in r.outcomes:
-        cases[v.key] = ET.Element("testcase", classname=f"{r.path}.{v.family.value}", name=v.key)
-        status[v.key] = v.verdict.value
+        key = v.key
+        if v.verdict.value == "proved" and key not in noted:
+            key = family_key(v.key)
+            groups.setdefault(key, Counter())[v.method] += 1
+        if key not in cases:
+            cases[key] = ET.Element("testcase", classname=f"{r.path}.{v.family.value}", name=key)
+            status[key] = v.verdict.value
+    for key, methods in groups.items():
+        n = sum(methods.values())
+        by = ", ".join(f"{m} {k}" for m, k in sorted(methods.items()))
+        ET.SubElement(cases[key], "system-out").text = f"{n} obligation{'' if n == 1 else 's'} proved ({by})\n"
     extra: list[ET.Element] = []
     shown: dict[str, Diagnostic] = {}  # family key -> the diagnostic that stands for its instances
     for d in r.diagnostics:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+from fxverify.diagnostics.model import counted
 from fxverify.lower.driver import LowerResult
 from fxverify.render.json import diagnostic_to_json
 from fxverify.render.text import render_diagnostic, to_plain
@@ -34,8 +35,9 @@ def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
     if r.plan is not None and r.written:
         p = r.plan
         stamp = "proved" if p.proved else "UNPROVED"
-        out.append(f"lowered `{p.policy.name}` ({stamp}) for target `{p.target}`: {len(p.programs)} programs on "
-                   f"{len(p.devices)} devices, {len(p.edges)} edge descriptors, {len(p.ops)} guard ops -> {out_dir}")
+        out.append(f"lowered `{p.policy.name}` ({stamp}) for target `{p.target}`: {counted(len(p.programs), 'program')} on "
+                   f"{counted(len(p.devices), 'device')}, {counted(len(p.edges), 'edge descriptor')}, "
+                   f"{counted(len(p.ops), 'guard op')} -> {out_dir}")
         proved = sum(1 for f in r.facts if f.status == "proved")
         out.append(f"lowering facts: {proved}/{len(r.facts)} proved (z3 and counting); see obligations.json")
     if r.programs:

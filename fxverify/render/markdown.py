@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from fxverify.diagnostics.model import Diagnostic, Trace
+from fxverify.diagnostics.model import Diagnostic, Trace, counted
 from fxverify.gate.report import Report
 from fxverify.render.text import location
 
@@ -76,7 +76,7 @@ def report_to_markdown(report: Report) -> str:
     shown = [(r, d) for r in report.results for d in r.diagnostics if not d.baselined]
     outcome = {0: "passed", 1: "failed", 2: "failed: input errors", 3: "failed: internal error"}[report.exit_code]
     out = [f"## fxverify: {outcome}", "",
-           f"{t['policies']} polic{'y' if t['policies'] == 1 else 'ies'}, {t['obligations']} obligations checked.", "",
+           f"{counted(t['policies'], 'policy', 'policies')}, {counted(t['obligations'], 'obligation')} checked.", "",
            "| | policies | obligations |", "|---|---:|---:|",
            f"| proved | {t['proved']} | {t['obligations_proved']} |",
            f"| refuted | {t['refuted']} | {t['obligations_refuted']} |",

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.codes import Severity
-from fxverify.diagnostics.model import Diagnostic, Trace
+from fxverify.diagnostics.model import Diagnostic, Trace, counted
 from fxverify.gate.report import Report
 from fxverify.result import CheckResult, Verdict
 from fxverify.source import SourceMap, Span
@@ -125,7 +125,7 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
-            (f" — {total} obligations, {result.solver_calls} solver call{'' if result.solver_calls == 1 else 's'}"
+            (f" — {counted(total, 'obligation')}, {counted(result.solver_calls, 'solver call')}"
              + _certified(result) + (f", {result.seconds:.2f} s" if stats else ""), "")]
     return [head] + out
 
@@ -135,7 +135,7 @@ def _certified(result: CheckResult) -> str:
     if result.certified is None:
         return ""
     rejected = f", {result.certify_rejected} rejected" if result.certify_rejected else ""
-    return f", {result.certified} certificate{'' if result.certified == 1 else 's'} checked{rejected}"
+    return f", {counted(result.certified, 'certificate')} checked{rejected}"
 
 
 def to_plain(lines: list[Line]) -> str:
@@ -155,10 +155,35 @@ def to_rich(lines: list[Line]) -> "Text":
     return out
 
 
-def render_report(report: Report) -> list[Line]:
+def render_failures(report: Report) -> list[Line]:
+    """``--quiet``: only what fails the gate, each failing policy's diagnostics that fail it (with
+    their traces) and its summary line, then one summary line for the run; nothing for a policy
+    that passes. A diagnostic fails the gate when it is active (neither suppressed nor baselined)
+    and an error, or a warning under ``--fail-on warning``; a crash or an input error always does."""
+    failing = {Severity.ERROR} | ({Severity.WARNING} if report.gate.fail_on == "warning" else set())
+    lines: list[Line] = []
+    for r in report.results:
+        bad = [d for d in r.diagnostics if d.active and d.severity in failing]
+        if not bad and r.verdict is not None:
+            continue
+        for d in bad:
+            lines += render_diagnostic(d, r.sources) + [[("", "")]]
+        lines += render_summary(r, stats=report.stats)[:1]
+    t = report.totals()
+    crashed = f", internal error {t['internal_error']}" if t["internal_error"] else ""
+    lines.append([("summary: ", "bold"), (
+        f"{counted(t['policies'], 'policy', 'policies')} (proved {t['proved']}, refuted {t['refuted']}, unknown "
+        f"{t['unknown']}, input error {t['error']}{crashed}); {counted(t['obligations'], 'obligation')} (proved "
+        f"{t['obligations_proved']}, refuted {t['obligations_refuted']}, unknown {t['obligations_unknown']})", "")])
+    return lines
+
+
+def render_report(report: Report, quiet: bool = False) -> list[Line]:
     """A whole run (``gate.Report``): each policy's diagnostics (findings a baseline accepted are
     left out) and summary, stale baseline entries, then the run's summary table. Wall time and
-    cache counts appear only with ``report.stats``."""
+    cache counts appear only with ``report.stats``. ``quiet``: ``render_failures``."""
+    if quiet:
+        return render_failures(report)
     lines: list[Line] = []
     for r in report.results:
         for d in r.diagnostics:
@@ -169,8 +194,8 @@ def render_report(report: Report) -> list[Line]:
     if b is not None:
         lines.append([("", "")])
         verb = "dropped from" if b.updated else "no longer occur; `--update-baseline` drops them from"
-        lines.append([("baseline ", "bold"), (f"{b.path}: {b.matched} known finding(s) accepted, "
-                                               f"{len(b.stale)} stale entr{'y' if len(b.stale) == 1 else 'ies'}", "")])
+        lines.append([("baseline ", "bold"), (f"{b.path}: {counted(b.matched, 'known finding')} accepted, "
+                                               f"{counted(len(b.stale), 'stale entry', 'stale entries')}", "")])
         for e in b.stale:
             lines.append([("  stale ", "yellow"), (f"{e.code} in {e.path} ({', '.join(e.edges) or e.policy}): {e.message}", "")])
         if b.stale:
