@@ -340,11 +340,15 @@ class WithinAllocation:
 @dataclass(frozen=True, slots=True)
 class WriteBefore:
     """A write that defines bytes before a read: access ``pos`` of edge ``edge`` writes (or
-    reduces into) them, and ``path`` orders the edge before the reader."""
+    reduces into) them, and ``path`` orders the edge before the reader. ``fences``: HB paths that
+    order ``alloc`` edges of the read's bytes outside the write's allocation span, each from the
+    alloc to the write or from the read to the alloc; the bytes of every other such alloc's
+    region do not count as written (FX-INIT-001, same allocation)."""
 
     edge: int
     pos: int
     path: HbPath
+    fences: tuple[HbPath, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,11 +356,14 @@ class DefinedCover:
     """Kind ``defined-cover`` (FX-INIT-001): the read access ``pos`` of the obligation's first edge
     touches only bytes in the footprints of ``writes`` (each ordered before the read) or in the
     ranges of ``inits``: names of regions declared ``init``, or of the read's space when that
-    space is declared ``init``."""
+    space is declared ``init``. ``fences``: HB paths from the read to ``alloc`` edges of its
+    bytes; the ``init`` contents of every other such alloc's region do not count (they hold only
+    until the first allocation)."""
 
     pos: int
     writes: tuple[WriteBefore, ...]
     inits: tuple[str, ...]
+    fences: tuple[HbPath, ...] = ()
     kind = "defined-cover"
 
 

@@ -229,7 +229,9 @@ def lifetime_policies(draw) -> Policy:
             kw["handoffs"] = (Handoff(region.name, "gpu0", "dpu0"),)
         hook = next(d.hooks[0] for d in DEVICES if d.name == dev)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))
-    return Policy("lifetime", "lifetime.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
+    # The block sometimes holds data loaded before the flow: only until an `alloc` of it (FX-INIT-001).
+    regions = tuple(replace(r, init=r.name == region.name and draw(st.booleans())) for r in REGIONS)
+    return Policy("lifetime", "lifetime.fx", DEVICES, base.links, SPACES, regions, base.alias_sets, MAPS,
                   tuple(edges), ())
 
 
@@ -238,21 +240,33 @@ def def_use_policies(draw) -> Policy:
     """A random policy of 2 to 5 edges that write, move, reduce into and read overlapping, often
     strided footprints of regions `a` and `b` (sometimes declared `init`), moves sometimes shorter
     than their destinations or through a quantize or compress step, with random ``after``
-    clauses: the bytes each read sees defined (FX-INIT-001) depend on the order and the cover."""
+    clauses: the bytes each read sees defined (FX-INIT-001) depend on the order and the cover.
+    Sometimes (``lifetimes``) releases and ``alloc``s of `a` or `b` come between them: a write of
+    an earlier allocation, or the ``init`` contents before an ``alloc``, define nothing for a read
+    in a later one (same allocation)."""
     base = draw(policies(max_edges=1))
     pair = [r for r in base.regions if r.name in ("a", "b")]
     n = draw(st.integers(2, 5))
+    kinds = ["write", "write", "move", "reduce", "read", "read"]
+    if draw(st.booleans()):
+        kinds += ["alloc", "release"]
     edges: list[Edge] = []
     for i in range(n):
-        action = draw(st.sampled_from(["write", "write", "move", "reduce", "read", "read"]))
+        action = draw(st.sampled_from(kinds))
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
         src = draw(footprints(draw(st.sampled_from(pair)))) if action in ("read", "move", "reduce") else None
         dst = draw(footprints(draw(st.sampled_from(pair)))) if action in ("write", "move", "reduce") else None
         transforms: tuple[Transform, ...] = ()
         if action == "move" and draw(st.integers(0, 3)) == 0:
             transforms = (draw(st.sampled_from([Quantize("bf16", "fp8"), Compress("lz4")])),)
+        lifetime: dict = {}
+        if action == "alloc":
+            lifetime["allocs"] = (Alloc(draw(st.sampled_from(pair)).name, "gpu0"),)
+        elif action == "release":
+            lifetime["releases"] = (Release(draw(st.sampled_from(pair)).name, ReleaseKind.RETURN_POOL),)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), "gpu0", "launch", src=src, dst=dst,
-                          reduce_op="sum" if action == "reduce" else None, after=after, transforms=transforms))
+                          reduce_op="sum" if action == "reduce" else None, after=after, transforms=transforms,
+                          **lifetime))
     return replace(base, edges=tuple(edges), final_owners=(), _index={})
 
 

@@ -4,8 +4,12 @@ The certificate says: access ``pos`` of the obligation's first edge ``u`` reads 
 listed write defines (``ir.Edge.defines``, the IR's own statement of the bytes a write, move or
 reduce leaves defined) and that its HB path orders before ``u``, or that a listed ``init`` region
 (or ``u``'s space, when declared ``init``) holds. The checker re-derives every fact from the IR and
-re-walks the cover with its own interval arithmetic; ``--certify smt`` states the property as
-"some byte of the read is in no listed range, or in one whose write may finish after ``s(u)``".
+re-walks the cover with its own interval arithmetic. Same allocation: the checker finds every
+``alloc`` of a region that meets the read in the IR, and counts a write's bytes (or an ``init``
+range's) inside such a region only when a listed fence path orders that alloc before the write
+(or after the read; for ``init``, after the read). ``--certify smt`` states the property as "some
+byte of the read is in no listed range, or in one whose write may finish after ``s(u)``, or one
+that an alloc may make stale: ``s(w) < f(a)`` and ``s(a) < s(u)``".
 Shares no code with the prover. Emits no diagnostics.
 """
 
@@ -51,6 +55,43 @@ def _uncovered(target: Footprint, ranges: list[tuple[int, int]]) -> int | None:
     return None
 
 
+def _minus(runs: list[tuple[int, int]], kills: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of the intervals ``runs`` outside every interval of ``kills`` (all ``[lo, hi)``)."""
+    out = []
+    for lo, hi in runs:
+        parts = [(lo, hi)]
+        for klo, khi in kills:
+            parts = [q for a, b in parts for q in ((a, min(b, klo)), (max(a, khi), b)) if q[0] < q[1]]
+        out += parts
+    return out
+
+
+def _allocs_meeting(facts: Facts, fp: Footprint) -> list[tuple[int, int, int]]:
+    """``(alloc edge, lo, hi)`` for every ``alloc`` clause of the IR whose region lies in ``fp``'s
+    space and meets its ``[lo, hi)`` bounds."""
+    out = []
+    for e in facts.edges:
+        for al in e.allocs:
+            r = facts.regions[al.region]
+            lo, hi = r.base, r.base + r.size
+            if r.space == fp.space and lo < fp_hi(fp) and fp.base < hi:
+                out.append((e.eid, lo, hi))
+    return out
+
+
+def _fenced(facts: Facts, st: Statement, fences: tuple, w: int | None, u: int) -> set[int]:
+    """The alloc edges the fence paths order outside: each path ends at write ``w`` (from the
+    alloc) or starts at the read ``u`` (to the alloc); ``w`` is ``None`` for the ``init`` fences."""
+    out = set()
+    for p in fences:
+        if w is not None and p.edges and p.edges[-1] == w:
+            if facts.path(st, p, None, w, f"alloc before {facts.name(w)}"):
+                out.add(p.edges[0])
+        elif facts.path(st, p, u, None, "alloc after the read"):
+            out.add(p.edges[-1])
+    return out
+
+
 def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
     """``defined-cover``: every byte the read touches is in a listed write's defined bytes, that
     write HB-before the read, or in a listed ``init`` range."""
@@ -70,6 +111,7 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
     addr = int_var("addr")
     ranges: list[tuple[int, int]] = []
     served: list[Term] = []
+    allocs = _allocs_meeting(facts, fp)
     for x in ev.writes:
         if not st.fact(0 <= x.edge < len(facts.edges) and 0 <= x.pos < len(facts.edges[x.edge].accesses()),
                        f"no access {x.pos} of {facts.name(x.edge)}"):
@@ -78,11 +120,17 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
         st.fact(ew.accesses()[x.pos].mode in (AccessMode.WRITE, AccessMode.REDUCE) and x.edge != u,
                 f"{facts.name(x.edge)} does not write with access {x.pos}")
         facts.path(st, x.path, x.edge, u, f"write {facts.name(x.edge)} to read")
+        ok = _fenced(facts, st, x.fences, x.edge, u)
+        kills = [(lo, hi) for a, lo, hi in allocs if a not in ok]
+        stale = [and_(between(addr, lo, hi), s(x.edge) < f(a), s(a) < s(u)) for a, lo, hi in allocs]
         for d in ew.defines():
             if d.space == fp.space:
-                ranges += _runs(d)
-                served.append(and_(_member(d, addr), f(x.edge) <= s(u)))
+                ranges += _minus(_runs(d), kills)
+                served.append(and_(_member(d, addr), f(x.edge) <= s(u), *[not_(t) for t in stale]))
     spaces = {sp.name: sp for sp in facts.policy.spaces}
+    ok = _fenced(facts, st, ev.fences, None, u)
+    kills = [(lo, hi) for a, lo, hi in allocs if a not in ok]
+    stale = [and_(between(addr, lo, hi), s(a) < s(u)) for a, lo, hi in allocs]
     for n in ev.inits:
         r, sp = facts.regions.get(n), spaces.get(n)
         if r is not None and r.init and r.space == fp.space:
@@ -92,11 +140,12 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
         else:
             st.fact(False, f"`{n}` is no region or space of `{fp.space}` declared `init`")
             continue
-        ranges.append((lo, hi))
-        served.append(between(addr, lo, hi))
+        ranges += _minus([(lo, hi)], kills)
+        served.append(and_(between(addr, lo, hi), *[not_(t) for t in stale]))
     gap = _uncovered(fp, ranges)
     st.need(gap is None, f"byte {gap:#x} of the read is in no listed write or `init` range" if gap is not None else "")
     st.edges.add(u)
+    st.edges.update(a for a, _lo, _hi in allocs)
     st.violation = and_(_member(fp, addr), *[not_(t) for t in served]) if served else _member(fp, addr)
     return st
 

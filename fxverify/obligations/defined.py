@@ -5,14 +5,18 @@ Takes a ``Context``; yields one ``Unwritten`` obligation per reading access: the
 bytes already there (``dst = dst op src``: accumulating into garbage is garbage). Writes are the
 destinations of ``write``, ``move`` and ``reduce``. The rule (specs/obligations.md, "Def-before-use"):
 every byte a read ``u`` touches lies in a region or space declared ``init`` (loaded before the
-flow), or among the bytes a write ``w`` that can serve ``u`` (``serves``) defines
-(``ir.Edge.defines``: a move defines only as many destination bytes as its chain emits) with
-``f(w) <= s(u)``. The candidate writers of a read are the accesses whose bounding intervals meet
+flow) and no ``alloc`` of a region holding it starts before ``s(u)``, or among the bytes a
+write ``w`` that can serve ``u`` (``serves``) defines (``ir.Edge.defines``: a move defines only as
+many destination bytes as its chain emits) with ``f(w) <= s(u)`` and *in the same allocation*: no
+``alloc`` ``a`` of a region holding the byte lies between them, ``s(w) < f(a)`` and ``s(a) < s(u)``
+(a reused block holds the previous request's bytes, not this one's). The candidate writers of a read are the accesses whose bounding intervals meet
 its own (``base.overlapping_pairs``, a sweep per address space), so a policy of tens of
 thousands of edges is not quadratic. The fast proof covers the read's footprint with the
 footprints of the writers HB-before it and the ``init`` ranges by exact interval and stride
-arithmetic (``first_gap``); since every writer that is not HB-before ``u`` can finish after ``u``
-starts in one schedule, that proof is also complete, and the solver only finds the witness.
+arithmetic (``first_gap``), each less the regions of the ``alloc``s HB does not order outside
+it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``). Without allocations that proof is
+also complete (every writer not HB-before ``u`` can finish after ``u`` starts in one schedule);
+with them the solver decides what it leaves.
 Emits no diagnostics itself (the pipeline reports refutations).
 """
 
@@ -21,6 +25,7 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 
 from fxverify.certificate import DefinedCover, Evidence, WriteBefore
 from fxverify.diagnostics import codes
@@ -163,6 +168,48 @@ def _schedule_among(graph: PolicyGraph, eids: Sequence[int]) -> list[tuple[str |
     return out
 
 
+def covering_allocs(ctx: Context, fp: Footprint) -> list[tuple[int, int, int]]:
+    """``(alloc edge, lo, hi)`` for every ``alloc`` clause whose region ``[lo, hi)`` lies in
+    ``fp``'s space and meets ``fp``: the allocations that can make a write of ``fp``'s bytes stale
+    (specs/obligations.md, "Def-before-use"). Sorted."""
+    out = set()
+    for name, eids in ctx.allocs.items():
+        r = ctx.policy.region(name)
+        if r.space == fp.space and fp.meets(r.base, r.end):
+            out |= {(a, r.base, r.end) for a in eids}
+    return sorted(out)
+
+
+def clip(fp: Footprint | tuple[int, int], kills: Sequence[tuple[int, int]]) -> list[Footprint | tuple[int, int]]:
+    """The bytes of ``fp`` (a footprint, strided ones exactly, or an interval ``[lo, hi)``) outside
+    every interval of ``kills``, as footprints and intervals (``first_gap`` pieces)."""
+    lo, hi = (fp.lo, fp.hi) if isinstance(fp, Footprint) else fp
+    gaps, x = [], lo
+    for klo, khi in sorted(kills):
+        if klo > x:
+            gaps.append((x, min(klo, hi)))
+        x = max(x, khi)
+        if x >= hi:
+            break
+    if x < hi:
+        gaps.append((x, hi))
+    gaps = [(a, b) for a, b in gaps if a < b]
+    if not isinstance(fp, Footprint) or fp.contiguous:
+        return list(gaps)
+    out: list[Footprint | tuple[int, int]] = []
+    for a, b in gaps:
+        first = max(0, -(-(a - fp.base) // fp.stride))           # first element starting at or after a
+        last = min(fp.count - 1, (b - fp.elem - fp.base) // fp.stride)  # last element ending by b
+        if first <= last:
+            out.append(replace(fp, base=fp.base + first * fp.stride, count=last - first + 1))
+        for k in {(a - fp.base) // fp.stride, (b - 1 - fp.base) // fp.stride}:  # the cut elements
+            if 0 <= k < fp.count:
+                e0 = fp.base + k * fp.stride
+                if max(e0, a) < min(e0 + fp.elem, b):
+                    out.append((max(e0, a), min(e0 + fp.elem, b)))
+    return out
+
+
 class Unwritten(Obligation):
     """FX-INIT-001: every byte access ``pos`` of edge ``u`` reads is written by a serving write
     that happens-before ``u``, or lies in an ``init`` region or space."""
@@ -175,17 +222,30 @@ class Unwritten(Obligation):
         self.fp: Footprint = eu.accesses()[pos].footprint
         self.ws = writers(ctx).get((u, pos), [])
         self.inits = [(lo, hi, n) for lo, hi, n in init_ranges(ctx).get(self.fp.space, ()) if lo < self.fp.hi and self.fp.lo < hi]
+        self.allocs = covering_allocs(ctx, self.fp)
         ids = sorted({w for w, _ in self.ws})
         related = tuple(Label(ctx.edge(w).span, f"`{ctx.edge(w).name}` writes here") for w in ids[:3])
-        super().__init__(ctx, (u, *ids), f"{self.code}:{eu.name}#{pos}", eu.span, related)
+        rest = tuple(dict.fromkeys(a for a, _lo, _hi in self.allocs if a != u and a not in ids))
+        super().__init__(ctx, (u, *ids, *rest), f"{self.code}:{eu.name}#{pos}", eu.span, related)
 
     def _before(self) -> list[tuple[int, int]]:
         g, u = self.ctx.graph, self.edges[0]
         return [(w, pw) for w, pw in self.ws if g.hb_before(w, u)]
 
+    def _kills(self, w: int | None) -> list[tuple[int, int]]:
+        """The byte ranges an ``alloc`` may make stale between write ``w`` (``None``: the ``init``
+        contents, before the flow) and the read: those of every covering alloc that HB orders
+        neither before ``w`` nor after the read."""
+        g, u = self.ctx.graph, self.edges[0]
+        return [(lo, hi) for a, lo, hi in self.allocs
+                if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
+
     def _covered(self) -> bool:
-        pieces: list = [(lo, hi) for lo, hi, _ in self.inits]
-        pieces += [fp for w, _pw in self._before() for fp in self.ctx.edge(w).defines()]
+        stale = self._kills(None)
+        pieces: list = [p for lo, hi, _ in self.inits for p in clip((lo, hi), stale)]
+        for w, _pw in self._before():
+            stale = self._kills(w)
+            pieces += [p for fp in self.ctx.edge(w).defines() for p in clip(fp, stale)]
         try:
             return first_gap(self.fp, pieces) is None
         except OverflowError:
@@ -198,8 +258,14 @@ class Unwritten(Obligation):
         if not self._covered():
             return None
         u = self.edges[0]
-        before = tuple(WriteBefore(w, pw, self.path(w, u)) for w, pw in self._before())
-        return DefinedCover(self.pos, before, tuple(n for _lo, _hi, n in self.inits))
+        g = self.ctx.graph
+        allocs = list(dict.fromkeys(a for a, _lo, _hi in self.allocs))
+        before = tuple(WriteBefore(w, pw, self.path(w, u), tuple(
+            self.path(a, w) if g.hb_before(a, w) else self.path(u, a)
+            for a in allocs if g.hb_before(a, w) or g.hb_before(u, a)))
+            for w, pw in self._before())
+        fenced = tuple(self.path(u, a) for a in allocs if g.hb_before(u, a))
+        return DefinedCover(self.pos, before, tuple(n for _lo, _hi, n in self.inits), fenced)
 
     def encode(self) -> Query:
         u = self.edges[0]
@@ -209,10 +275,13 @@ class Unwritten(Obligation):
         cons = _schedule_among(self.ctx.graph, self.edges)
         cons.append(("read_byte", mu))
         for i, (lo, hi, _name) in enumerate(self.inits):
-            cons.append((f"not_init_{i}", not_(between(addr, lo, hi))))
+            stale = [and_(between(addr, alo, ahi), start(a) < start(u)) for a, alo, ahi in self.allocs]
+            cons.append((f"not_init_{i}", or_(not_(between(addr, lo, hi)), *stale)))
         for w, pw in self.ws:
             written = or_(*[contains(fw, addr) for fw in self.ctx.edge(w).defines()])
-            cons.append((f"not_written_by_{w}_{pw}", or_(not_(written), not_(finish(w) <= start(u)))))
+            stale = [and_(between(addr, alo, ahi), start(w) < finish(a), start(a) < start(u))
+                     for a, alo, ahi in self.allocs]
+            cons.append((f"not_written_by_{w}_{pw}", or_(not_(written), not_(finish(w) <= start(u)), *stale)))
         header = self.header() + tuple(f"init {i} = {name} [{lo:#x}, {hi:#x})" for i, (lo, hi, name) in enumerate(self.inits))
         return Query(self.key, tuple(cons), minimize=(addr, ku, *time_objectives(self.edges)), header=header)
 
@@ -235,19 +304,44 @@ class Unwritten(Obligation):
         where = f"`{w.values['region']}`" if "region" in w.values else f"space `{self.fp.space}`"
         elem = f", {w.values['dtype']} element {w.values['element']}" if "element" in w.values else ""
         what = "reduces into" if self.ctx.edge(u).accesses()[self.pos].mode is AccessMode.REDUCE else "reads"
+        stale = self._stale(w)
+        if stale is not None:
+            x, a = stale
+            return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes in its allocation: "
+                    f"{'it was loaded before the flow,' if x is None else f'`{self.name(x)}` wrote it'} before `{self.name(a)}` allocated it again")
         return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it")
 
+    def _stale(self, w: Witness) -> tuple[int | None, int] | None:
+        """``(writer, alloc)`` when the witness shows the byte written (``None``: ``init``) but made
+        stale by ``alloc`` between the write and the read; ``None`` otherwise."""
+        sch, u, addr = w.schedule, self.edges[0], w.address
+        if addr is None or u not in sch:
+            return None
+        hits = [a for a, lo, hi in self.allocs if lo <= addr < hi and a in sch and sch[a][0] < sch[u][0]]
+        for x, _px in self.ws:
+            if x in sch and sch[x][1] <= sch[u][0] and any(fp.contains(addr) for fp in self.ctx.edge(x).defines()):
+                late = [a for a in hits if sch[x][0] < sch[a][1]]
+                if late:
+                    return x, late[0]
+        if hits and any(lo <= addr < hi for lo, hi, _n in self.inits):
+            return None, hits[0]
+        return None
+
     def why(self, w: Witness) -> str:
-        return ("every byte a read touches must be written by an edge that happens-before it, or lie in a region "
-                "or space declared `init` (loaded before the flow)")
+        return ("every byte a read touches must be written by an edge that happens-before it in the same allocation, "
+                "or lie in a region or space declared `init` (loaded before the flow, and before any `alloc` of it)")
 
     def fix(self, w: Witness) -> str:
         u, g = self.edges[0], self.ctx.graph
-        late = [x for x, px in self.ws if w.address is not None and not g.hb_before(x, u)
+        stale = self._stale(w)
+        where = f"`{w.values['region']}`" if "region" in w.values else f"`{self.fp.space}`"
+        if stale is not None:
+            return (f"write byte {w.address:#x} of {where} after `{self.name(stale[1])}` allocates it and before "
+                    f"`{self.name(u)}` reads it: a reused block holds the previous allocation's bytes")
+        late = [x for x, px in self.ws if w.address is not None and not g.hb_before(x, u) and not g.hb_before(u, x)
                 and any(fp.contains(w.address) for fp in self.ctx.edge(x).defines())]
         if late:
             return f"add `after {self.name(late[0])}` to `{self.name(u)}`: that write may finish after the read starts"
-        where = f"`{w.values['region']}`" if "region" in w.values else f"`{self.fp.space}`"
         return (f"write byte {w.address:#x} of {where} on an edge that happens-before `{self.name(u)}` (move every part "
                 f"of the layout, or shrink the read to what was written), or declare {where} `init` if it is loaded before the flow")
 

@@ -2,7 +2,12 @@
 
 A read (the source of a ``read``, ``move`` or ``reduce``; the destination a ``reduce`` accumulates
 into) at ``s(u)`` sees only bytes that an ``init`` region or space holds before the flow, or that
-another edge of the schedule defined (``ir.Edge.defines``) and finished by ``s(u)``. Defined bytes
+another edge of the schedule defined (``ir.Edge.defines``) and finished by ``s(u)`` *in the same
+allocation*: a byte of a region that an ``alloc`` edge ``a`` gives out again is stale for ``u``
+when ``a`` lies between the write and the read, ``s(w) < f(a)`` and ``s(a) < s(u)`` (an ``alloc``
+that overlaps either end counts), and the ``init`` contents hold only until an ``alloc`` of the
+byte's region starts before ``s(u)``: a reused block holds the previous allocation's data, which
+this request never wrote. Defined bytes
 are kept as sorted disjoint intervals (``ByteSet``), never byte by byte: regions can be GiB.
 Written from the execution model (BRIEF section 2, specs/obligations.md "Def-before-use"), not
 from the SMT encoding. Emits no diagnostics.
@@ -43,6 +48,14 @@ class ByteSet:
         return lo if lo < hi else None
 
 
+def _fresh(lo: int, hi: int, stale: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The parts of ``[lo, hi)`` outside every stale interval."""
+    parts = [(lo, hi)]
+    for a, b in stale:
+        parts = [q for x, y in parts for q in ((x, min(y, a)), (max(x, b), y)) if q[0] < q[1]]
+    return parts
+
+
 def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
     """Every read of ``sched`` that sees a byte nobody defined: ``(u,)`` at ``s(u)``, with the
     lowest such byte of the access; one violation per reading access."""
@@ -53,19 +66,29 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             if a.mode is AccessMode.WRITE:
                 continue
             fp = a.footprint
+            su = sched[u][0]
+            # (start, finish, [lo, hi)) of every alloc of a region of this space in the schedule
+            allocs = [(sched[x][0], sched[x][1], r.base, r.base + r.size) for x in ids for al in E[x].allocs
+                      for r in [P.region(al.region)] if r.space == fp.space]
+            before_flow = [(lo, hi) for sa, _fa, lo, hi in allocs if sa < su]
             have = ByteSet()
             for sp in P.spaces:
                 if sp.init and sp.name == fp.space:
-                    have.add(sp.base, sp.base + sp.size)
+                    for lo, hi in _fresh(sp.base, sp.base + sp.size, before_flow):
+                        have.add(lo, hi)
             for r in P.regions:
                 if r.init and r.space == fp.space:
-                    have.add(r.base, r.base + r.size)
+                    for lo, hi in _fresh(r.base, r.base + r.size, before_flow):
+                        have.add(lo, hi)
             for x in ids:
-                if x != u and sched[x][1] <= sched[u][0]:
+                sx, fx = sched[x]
+                if x != u and fx <= su:
+                    stale = [(lo, hi) for sa, fa, lo, hi in allocs if sx < fa and sa < su]
                     for d in E[x].defines():
                         if d.space == fp.space:
                             for lo, hi in elements(d, fp.lo, fp.hi):
-                                have.add(lo, hi)
+                                for q in _fresh(lo, hi, stale):
+                                    have.add(*q)
             for lo, hi in elements(fp, fp.lo, fp.hi):
                 miss = have.first_missing(lo, hi)
                 if miss is not None:

@@ -14,13 +14,14 @@ from fxverify.certificate import Certificate, DefinedCover, HbPath, WriteBefore
 from fxverify.certify import Claim, statement
 from fxverify.certify.defined import _runs, _uncovered
 from fxverify.certify.facts import Facts
-from fxverify.ir import Compress, Footprint, Quantize
+from fxverify.ir import Alloc, Compress, Footprint, Quantize
 from fxverify.obligations import ordering
-from fxverify.obligations.defined import Unwritten, first_gap
+from fxverify.obligations.defined import Unwritten, clip, first_gap
 from fxverify.replay.defined_rules import ByteSet
 
 from tests.ir_builders import (
-    A, B, REGIONS, assert_solver_proves, fp, generated, keys_of, move, policy, read, reduce, refute, replay, the, write,
+    A, B, REGIONS, assert_solver_proves, edge, fp, generated, keys_of, move, policy, read, reduce, refute, release, replay,
+    the, write,
 )
 
 
@@ -156,3 +157,73 @@ def test_covers_agree_with_bytes_counted_one_by_one(target: Footprint, pieces: l
             have.add(lo, hi)
     sim = next((m for lo, hi in _runs(target) if (m := have.first_missing(lo, hi)) is not None), None)
     assert sim == truth
+
+
+# ---- same allocation: an `alloc` between a write and a read -----------------------------------
+
+
+def _alloc(name: str, region, **kw):
+    return edge(name, "alloc", allocs=(Alloc(region.name, "gpu0"),), **kw)
+
+
+def _reused(*tail):
+    """``w`` writes all of `a`, ``free`` releases it, ``take`` allocates it again, then ``tail``."""
+    return policy(write("w", fp(A, 0x0, 0x100)), release("free", A, after=("w",)), _alloc("take", A, after=("free",)), *tail)
+
+
+def test_a_write_of_the_previous_allocation_defines_nothing() -> None:
+    pol = _reused(read("r", fp(A, 0x0, 0x40), after=("take",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert ob.prove_fast() is None and 2 in ob.edges
+    w = refute(ob)
+    assert w.address == 0x0 and "in its allocation" in ob.message(w) and "`take`" in ob.message(w)
+    assert "after `take` allocates it" in ob.fix(w)
+    assert replay(pol, ob, w) is not None
+
+
+def test_a_write_after_the_alloc_defines_the_bytes_and_the_certificate_fences_the_alloc() -> None:
+    pol = _reused(write("w2", fp(A, 0x0, 0x40), after=("take",)), read("r", fp(A, 0x0, 0x40), after=("w2",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert ob.prove_fast() == "hb-cover"
+    assert_solver_proves(ob)
+    cert = ob.certificate()
+    facts = Facts(pol)
+    assert statement(facts, _claim(ob), cert).derived == []
+    # without the fence of `take` before `w2`, the checker counts none of `w2`'s bytes of `a`
+    ev = cert.evidence
+    bare = replace(ev, writes=tuple(replace(x, fences=()) if x.edge == 3 else x for x in ev.writes))
+    assert statement(facts, _claim(ob), Certificate(cert.key, cert.code, cert.method, cert.edges, bare)).derived
+
+
+def test_an_alloc_hb_after_the_read_does_not_make_the_write_stale() -> None:
+    pol = policy(write("w", fp(A, 0x0, 0x100)), read("r", fp(A, 0x0, 0x40), after=("w",)),
+                 release("free", A, after=("r",)), _alloc("take", A, after=("free",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert ob.prove_fast() == "hb-cover"
+    assert statement(Facts(pol), _claim(ob), ob.certificate()).derived == []
+
+
+def test_init_contents_hold_only_until_the_first_alloc() -> None:
+    pol = policy(release("free", A), _alloc("take", A, after=("free",)), read("r", fp(A, 0x0, 0x40), after=("take",)),
+                 read("early", fp(A, 0x0, 0x40), after=()), regions=_init("a"))
+    late = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert late.prove_fast() is None
+    w = refute(late)
+    assert "loaded before the flow" in late.message(w)
+    assert replay(pol, late, w) is not None
+    # `early` may start after `take` starts: the init contents may already be stale
+    assert the(ordering, pol, Unwritten, "FX-INIT-001:early#0").prove_fast() is None
+
+
+def test_clip_removes_stale_ranges_from_strided_footprints() -> None:
+    lanes = Footprint("a", "hbm0", 0x0, 8, 16, 8)          # [0,8) [16,24) ... [112,120)
+    got = clip(lanes, [(0x14, 0x44)])
+    t = Footprint("a", "hbm0", 0x0, 0x80, 0x80, 1)
+    want = [(lo, hi) for k in range(8) for lo, hi in [(16 * k, 16 * k + 8)]]
+    have = [(lo, hi) for lo, hi in want for lo, hi in [(lo, min(hi, 0x14)), (max(lo, 0x44), hi)] if lo < hi]
+    for x in range(0x80):
+        inside = any(lo <= x < hi for lo, hi in have)
+        covered = first_gap(Footprint("a", "hbm0", x, 1, 1, 1), got) is None
+        assert inside == covered, hex(x)
+    assert clip((0x0, 0x80), [(0x10, 0x20), (0x18, 0x30)]) == [(0x0, 0x10), (0x30, 0x80)]
+    assert first_gap(t, clip(t, [])) is None

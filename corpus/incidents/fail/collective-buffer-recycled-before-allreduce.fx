@@ -16,7 +16,8 @@ region acc in hbm0 at 0x8000_0000 size 16 MiB owner gpu0 dtype fp32 init
 flow step {
   edge take0: alloc blk[0] to gpu0 by gpu0.alloc
   edge grad: write blk[0] by gpu0.launch after take0 stream compute
-  edge allreduce: reduce(sum) blk[0] -> acc by gpu0.launch after grad stream comm  # expect: FX-OWN-004
+  edge allreduce: reduce(sum) blk[0] -> acc by gpu0.launch after grad stream comm  # expect: FX-OWN-004, FX-INIT-001
+  # ^ `allreduce` reads byte 0x40000000 of `blk[0]`, fp32 element 0, which no edge writes in its allocation: `grad` wrote it before `take1` allocated it again
   # ^ `allreduce` may use `blk[0]` while `drop` releases it
   edge drop: release blk[0] return_pool by gpu0.free after grad stream compute
   edge take1: alloc blk[0] to gpu0 by gpu0.alloc after drop

@@ -19,7 +19,8 @@ region swap[b in 0..4] in host0 at 0x1_4000_0000 + b * 2 MiB size 2 MiB owner gp
 flow preempt {
   edge take0: alloc blk[3] to gpu0 by gpu0.alloc
   edge attn0: write blk[3] by gpu0.launch after take0
-  edge swap_out: move blk[3] -> swap[3] by gpu0.copy_done after attn0  # expect: FX-OWN-004
+  edge swap_out: move blk[3] -> swap[3] by gpu0.copy_done after attn0  # expect: FX-OWN-004, FX-INIT-001
+  # ^ `swap_out` reads byte 0x40600000 of `blk[3]`, bf16 element 0, which no edge writes in its allocation: `attn0` wrote it before `take1` allocated it again
   # ^ `swap_out` may use `blk[3]` while `take1` allocates it
   edge deferred_free: release blk[3] free by gpu0.free after swap_out
   edge take1: alloc blk[3] to gpu0 by gpu0.alloc after attn0  # expect: FX-OWN-006

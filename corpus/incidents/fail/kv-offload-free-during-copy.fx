@@ -18,7 +18,8 @@ region host_blk[b in 0..4] in host0 at 0x1_4000_0000 + b * 2 MiB size 2 MiB owne
 flow step {
   edge take0: alloc blk[2] to gpu0 by gpu0.alloc
   edge attn0: write blk[2] by gpu0.launch after take0 stream compute
-  edge offload0: move blk[2] -> host_blk[2] by gpu0.copy_done after attn0 stream copy  # expect: FX-OWN-004
+  edge offload0: move blk[2] -> host_blk[2] by gpu0.copy_done after attn0 stream copy  # expect: FX-OWN-004, FX-INIT-001
+  # ^ `offload0` reads byte 0x40400000 of `blk[2]`, bf16 element 0, which no edge writes in its allocation: `attn0` wrote it before `take1` allocated it again
   # ^ `offload0` may use `blk[2]` while `done0` releases it
   edge done0: release blk[2] return_pool by gpu0.free after attn0 stream compute
   edge take1: alloc blk[2] to gpu0 by gpu0.alloc after done0

@@ -24,7 +24,8 @@ flow disagg {
   for b in 0..2 {
     edge take0[b]: alloc blk[b] to gpu_p by gpu_p.alloc
     edge attn0[b]: write blk[b] by gpu_p.launch after take0[b] lease blk[b] to gpu_d
-    edge pull[b]: move blk[b] -> kv_d[b] by gpu_d.copy_done after attn0[b]  # expect: FX-OWN-001, FX-OWN-004
+    edge pull[b]: move blk[b] -> kv_d[b] by gpu_d.copy_done after attn0[b]  # expect: FX-OWN-001, FX-OWN-004, FX-INIT-001
+    # ^ `pull[0]` reads byte 0x40000000 of `blk[0]`, bf16 element 0, which no edge writes in its allocation: `attn0[0]` wrote it before `take1[0]` allocated it again
     # ^ `pull[0]` reads `blk[0]` from `gpu_d`, which neither owns nor leases it then
     # ^ `pull[0]` may use `blk[0]` while `free0[0]` releases it
     edge free0[b]: release blk[b] return_pool by gpu_p.free after attn0[b]

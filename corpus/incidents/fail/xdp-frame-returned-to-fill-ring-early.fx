@@ -18,7 +18,8 @@ region parsed in heap at 0x2_0000_0000 size 4 KiB owner cpu0
 flow rx {
   edge fill0: alloc frame[5] to nic0 by nic0.dma_done
   edge rx0: write frame[5] by nic0.rx after fill0 handoff frame[5]: nic0 -> cpu0
-  edge parse0: move frame[5] -> parsed by cpu0.launch after rx0  # expect: FX-OWN-001, FX-OWN-002, FX-OWN-004
+  edge parse0: move frame[5] -> parsed by cpu0.launch after rx0  # expect: FX-OWN-001, FX-OWN-002, FX-OWN-004, FX-INIT-001
+  # ^ `parse0` reads byte 0x100005000 of `frame[5]`, which no edge writes in its allocation: `rx0` wrote it before `fill1` allocated it again
   # ^ `parse0` reads `frame[5]` from `cpu0`, which neither owns nor leases it then
   # ^ `parse0` accesses `frame[5]` while `rx1` is handing it off
   # ^ `parse0` may use `frame[5]` while `refill` releases it

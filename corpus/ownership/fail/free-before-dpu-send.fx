@@ -17,7 +17,8 @@ region blk[b in 0..4] in hbm0 at 0x4000_0000 + b * 64 KiB size 64 KiB owner gpu0
 flow prefill {
   edge take0: alloc blk[1] to gpu0 by gpu0.alloc
   edge attn0: write blk[1] by gpu0.launch after take0 lease blk[1] to dpu0
-  edge send0: read blk[1] by dpu0.tx after attn0  # expect: FX-OWN-004, FX-OWN-001
+  edge send0: read blk[1] by dpu0.tx after attn0  # expect: FX-OWN-004, FX-OWN-001, FX-INIT-001
+  # ^ `send0` reads byte 0x40010000 of `blk[1]`, bf16 element 0, which no edge writes in its allocation: `attn0` wrote it before `take1` allocated it again
   # ^ `send0` reads `blk[1]` from `dpu0`, which neither owns nor leases it then
   # ^ `send0` may use `blk[1]` while `free0` releases it
   edge free0: release blk[1] return_pool by gpu0.free after attn0
