@@ -5,14 +5,18 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fxverify.diagnostics import codes
 from fxverify.ir import Checksum, Compress, Filter, Footprint, Gather, Quantize, Scatter
 from fxverify.obligations.transforms import bound_term
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.simulate import Simulator
+from fxverify.pipeline import CheckOptions, check
 from fxverify.replay.static_rules import worst_case_output
+from fxverify.result import Verdict
 from fxverify.smt.terms import const, evaluate
 from fxverify.vocab import CODECS
 
+from tests.conftest import ROOT
 from tests.policies import policies
 
 
@@ -95,3 +99,19 @@ def test_linear_extensions_respect_happens_before(policy) -> None:
 
         k = len(policy.edges)
         assert n == factorial(2 * k) // 2 ** k
+
+
+def test_a_write_back_of_another_space_at_the_same_addresses_is_other_memory(tmp_path) -> None:
+    """The cache model keys lines by space and address: a write-back of `local` (cpu0's DRAM, at
+    the numeric addresses of the shared header) does not publish the header, so the reader's
+    FX-ORD-005 is refuted and its counterexample replays (no FX-INT-001); writing back the header
+    itself proves it."""
+    text = (ROOT / "corpus/ordering/ok/cxl-header-writeback-invalidate.fx").read_text()
+    text = text.replace("noncoherent\n", "noncoherent\nspace dram0 on cpu0 base 0x40_0000_0000 size 1 GiB\n"
+                        "region local in dram0 at 0x40_0000_0000 size 4 KiB owner cpu0\n", 1)
+    for wb, want in (("local", Verdict.REFUTED), ("hdr", Verdict.PROVED)):
+        p = tmp_path / f"{wb}.fx"
+        p.write_text(text.replace("writeback hdr[0, +64]", f"writeback {wb}[0, +64]"))
+        r = check(str(p), CheckOptions(verify_hints=False))
+        assert not [d for d in r.diagnostics if d.code is codes.INT_001], [d.message for d in r.diagnostics]
+        assert {o.verdict for o in r.outcomes if o.code is codes.ORD_005} == {want}

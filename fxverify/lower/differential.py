@@ -395,7 +395,7 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     best, why = None, ""
     index = {ev: i for i, ev in enumerate(events)}
     for v in sim.run(sched):
-        if v.time is None or _proof_only_violation(sim.policy, v):
+        if v.time is None or _proof_only_violation(v):
             continue
         at = [index[(e, 0)] for e in v.edges if e in sched and sched[e][0] == v.time]
         if at and (best is None or max(at) < best):
@@ -403,15 +403,11 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
     return best, why
 
 
-def _proof_only_violation(policy: Policy, v: Violation) -> bool:
-    """True when the simulator's ``v`` is of a ``PROOF_ONLY`` rule: FX-INIT-001, FX-XF-004 on a
-    consumer that ``expects`` an accumulation (the reduce-race rule involves no such edge) and
-    FX-XF-002 with a time (the chain rule of FX-XF-002 holds in every schedule)."""
-    if v.code is codes.INIT_001:
-        return True
-    if v.code is codes.XF_004:
-        return any(policy.edges[e].expects is not None for e in v.edges)
-    return v.code is codes.XF_002 and v.time is not None
+def _proof_only_violation(v: Violation) -> bool:
+    """True when the simulator's ``v`` comes from a ``PROOF_ONLY`` rule (its ``rule`` tag:
+    ``defined``, ``intent``, ``stale-checksum``); the reduce-race FX-XF-004 and the chain rule
+    of FX-XF-002 keep their runtime comparison."""
+    return v.rule in ("defined", "intent", "stale-checksum")
 
 
 def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], report: RunReport) -> None:

@@ -64,32 +64,33 @@ def _stale_byte(wd: World, ids: list[int], sched: Schedule, w: int, r: int, fw: 
     the answer, so those (and each shared interval's first byte) are the ones tried."""
     E = wd.policy.edges
     devs = (E[w].device, E[r].device)
-    cuts = [fp for x in ids if E[x].device in devs for fp in E[x].writebacks + E[x].invalidates]
+    cuts = [fp for x in ids if E[x].device in devs for fp in E[x].writebacks + E[x].invalidates if fp.space == fw.space]
     for lo, hi in intersections(fw, fr):
         tries = {lo} | {p for fp in cuts for a, b in elements(fp, lo, hi) for p in (a, b) if lo <= p < hi}
         for a in sorted(tries):
-            if _in_memory(wd, ids, sched, w, a) > _dropped(wd, ids, sched, r, a):
+            if _in_memory(wd, ids, sched, w, fw.space, a) > _dropped(wd, ids, sched, r, fw.space, a):
                 return a
     return None
 
 
-def _in_memory(wd: World, ids: list[int], sched: Schedule, w: int, a: int) -> float:
-    """When the line of byte ``a`` written by ``w`` reaches memory: the earliest finish of a
-    write-back of it by ``w``'s device that starts once ``w`` has finished (``w``'s own: when it
-    finishes); never without one."""
+def _in_memory(wd: World, ids: list[int], sched: Schedule, w: int, space: str, a: int) -> float:
+    """When the line of byte ``a`` of ``space`` written by ``w`` reaches memory: the earliest
+    finish (ns) of a write-back of it (in that space: another space at the same addresses is other
+    memory) by ``w``'s device that starts once ``w`` has finished (``w``'s own: when it finishes);
+    never without one."""
     E = wd.policy.edges
     dev = E[w].device
     times = [sched[x][1] for x in ids if E[x].device == dev and (x == w or sched[w][1] <= sched[x][0])
-             and any(fp.contains(a) for fp in E[x].writebacks)]
+             and any(fp.space == space and fp.contains(a) for fp in E[x].writebacks)]
     return min(times, default=_NEVER)
 
 
-def _dropped(wd: World, ids: list[int], sched: Schedule, r: int, a: int) -> float:
-    """The latest time before ``r``'s read at which ``r``'s device dropped the line of byte ``a``
-    (an invalidate's start: it may be refetched right after); ``-inf`` when it never did, so the
-    line may be cached from before the flow."""
+def _dropped(wd: World, ids: list[int], sched: Schedule, r: int, space: str, a: int) -> float:
+    """The latest time (ns) before ``r``'s read at which ``r``'s device dropped the line of byte
+    ``a`` of ``space`` (an invalidate of it in that space starts: it may be refetched right after);
+    ``-inf`` when it never did, so the line may be cached from before the flow."""
     E = wd.policy.edges
     dev = E[r].device
     times = [sched[y][0] for y in ids if E[y].device == dev and (y == r or sched[y][1] <= sched[r][0])
-             and any(fp.contains(a) for fp in E[y].invalidates)]
+             and any(fp.space == space and fp.contains(a) for fp in E[y].invalidates)]
     return max(times, default=-_NEVER)

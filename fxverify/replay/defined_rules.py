@@ -92,6 +92,6 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             for lo, hi in elements(fp, fp.lo, fp.hi):
                 miss = have.first_missing(lo, hi)
                 if miss is not None:
-                    out.append(Violation(codes.INIT_001, (u,), sched[u][0], miss, f"byte {miss:#x} never written"))
+                    out.append(Violation(codes.INIT_001, (u,), sched[u][0], miss, f"byte {miss:#x} never written", "defined"))
                     break
     return out

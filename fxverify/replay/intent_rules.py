@@ -57,7 +57,7 @@ def static(w: World) -> list[Violation]:
         for name in c.expects.producers:
             p = P.edge(name)
             if p.eid != c.eid and (_writes(p) is None or p.reduce_op not in (None, c.expects.op)):
-                out.append(Violation(codes.XF_004, (c.eid, p.eid), detail=f"{p.name} does not {c.expects.op}"))
+                out.append(Violation(codes.XF_004, (c.eid, p.eid), detail=f"{p.name} does not {c.expects.op}", rule="intent"))
     return out
 
 
@@ -78,7 +78,7 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 continue
             first = _first_shared(fp, ec.src)
             if first is not None and sc < sched[p][1]:
-                out.append(Violation(codes.XF_004, (p, c), sc, first, "read before the contribution"))
+                out.append(Violation(codes.XF_004, (p, c), sc, first, "read before the contribution", "intent"))
             for x in ids:
                 fx = _writes(E[x])
                 if x in (p, c) or fx is None or E[x].reduce_op is not None:
@@ -86,7 +86,7 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 if sched[p][1] <= sched[x][0] and sched[x][1] <= sc:
                     hit = _first_shared(fp, ec.src, fx)
                     if hit is not None:
-                        out.append(Violation(codes.XF_004, (p, x, c), sched[x][0], hit, "contribution overwritten"))
+                        out.append(Violation(codes.XF_004, (p, x, c), sched[x][0], hit, "contribution overwritten", "intent"))
     for c in ids:
         ec = E[c]
         fc = (ec.dst if ec.dst is not None else ec.src) if any(isinstance(t, Checksum) for t in ec.transforms) else None
@@ -100,5 +100,5 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                          for a in E[y].accesses() if a.mode is AccessMode.READ]
             stale = first_uncovered(fc, fx, consumers)
             if stale is not None:
-                out.append(Violation(codes.XF_002, (c, x), sched[x][0], stale, "checksummed bytes overwritten"))
+                out.append(Violation(codes.XF_002, (c, x), sched[x][0], stale, "checksummed bytes overwritten", "stale-checksum"))
     return out

@@ -20,13 +20,17 @@ Schedule = dict[int, tuple[int, int]]
 @dataclass(frozen=True, order=True)
 class Violation:
     """One violation the simulator observed: its code, the edges involved (ids, in role order),
-    the time (ns) and byte address where it shows, when they apply, and a short detail."""
+    the time (ns) and byte address where it shows, when they apply, a short detail, and the
+    ``rule`` that found it when one code has several (``"intent"``: an accumulation a consumer
+    ``expects``, ``"stale-checksum"``: a checksum over bytes still being written, ``"defined"``:
+    a read of bytes never written; ``""`` otherwise)."""
 
     code: Code
     edges: tuple[int, ...]
     time: int | None = None
     address: int | None = None
     detail: str = ""
+    rule: str = ""
 
 
 class World:
