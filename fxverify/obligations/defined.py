@@ -57,10 +57,12 @@ def writes(a: Access) -> bool:
 
 def serves(ctx: Context, w: int, pw: int, u: int, pu: int) -> bool:
     """True when access ``pw`` of edge ``w`` may define bytes that access ``pu`` of edge ``u``
-    reads, if it finishes before ``u`` starts: another edge, a writing access, the same address
-    space, and bounding intervals that meet. The one place that says which writes count (when
-    allocations get lifetimes, a write counts only inside the read's allocation)."""
-    if w == u:
+    reads, if it finishes before ``u`` starts: another edge that nobody cancels (a cancelled
+    write may stop halfway, so it defines no byte: specs/obligations.md section 1, cancellation),
+    a writing access, the same address space, and bounding intervals that meet. The one place
+    that says which writes count (which of their bytes count, per allocation, the query and the
+    fast proof decide)."""
+    if w == u or ctx.cancellers.get(w):
         return False
     aw, au = ctx.edge(w).accesses()[pw], ctx.edge(u).accesses()[pu]
     fw, fu = aw.footprint, au.footprint

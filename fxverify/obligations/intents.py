@@ -269,6 +269,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         for w, fw in writers:
             if w == ec.eid or not _meet(fw, fc):
                 continue
-            readers = [(x.eid, a.footprint) for x in E if x.eid not in (ec.eid, w)
+            # A cancelled read may stop before it read the bytes: it consumes nothing.
+            readers = [(x.eid, a.footprint) for x in E if x.eid not in (ec.eid, w) and not ctx.cancellers.get(x.eid)
                        for a in x.accesses() if a.mode is AccessMode.READ and _meet(a.footprint, fc)]
             yield StaleChecksum(ctx, ec.eid, w, readers)

@@ -28,7 +28,9 @@ from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
-from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import (
+    DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches_after,
+)
 from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -173,7 +175,9 @@ class Unowned(_Own):
 
 
 class InTransit(_Own):
-    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses."""
+    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses (a
+    cancelled ``e`` touches bytes only until its first cancel finishes; the cancels are primary
+    edges after ``e`` and ``h``)."""
 
     code = codes.OWN_002
 
@@ -182,23 +186,31 @@ class InTransit(_Own):
         eh = ctx.edge(h)
         outer = _enclosing(ctx, h, region)
         what = f"`{outer}`, which contains `{region}`," if outer else f"`{region}`"
-        super().__init__(ctx, (e.eid, h), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
+        self.ce, self.ch = list(ctx.cancellers.get(e.eid, ())), list(ctx.cancellers.get(h, ()))
+        cancels = tuple(c for c in ctx.cancelled_by(e.eid, h) if c not in (e.eid, h))
+        super().__init__(ctx, (e.eid, h, *cancels), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
                          (Label(eh.span, f"`{eh.name}` hands {what} off here"),))
 
     def prove_fast(self) -> str | None:
-        return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
+        e, h = self.edges[:2]
+        ok = self.ctx.graph.ordered(e, h) or self.cancel_before((e, h), (e, h)) is not None
+        return "hb-reachability" if ok else None
 
     def evidence(self) -> Evidence | None:
-        p = self.either_path(*self.edges)
-        return None if p is None else Ordered(p)
+        p = self.either_path(*self.edges[:2])
+        return Ordered(p) if p is not None else self.cancelled_first(self.edges[:2], self.edges[:2])
 
     def encode(self) -> Query:
-        e, h = self.edges
-        cons = self._sched() + [("overlaps_handoff", overlap(e, h))]
+        e, h = self.edges[:2]
+        cons = self._sched() + [("overlaps_handoff", touch_overlap(e, self.ce, h, self.ch))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
+    def culprits(self) -> tuple[int, ...]:
+        """The access and the handoff; their cancels only explain."""
+        return self.edges[:2]
+
     def message(self, w: Witness) -> str:
-        e, h = self.edges
+        e, h = self.edges[:2]
         outer = _enclosing(self.ctx, h, self.region)
         if outer:
             return f"`{self.name(e)}` accesses `{self.region}` while `{self.name(h)}` is handing off `{outer}`, which contains it"
@@ -208,7 +220,7 @@ class InTransit(_Own):
         return "a region in transit belongs to nobody: no edge but the handoff may touch it"
 
     def fix(self, w: Witness) -> str:
-        e, h = self.edges
+        e, h = self.edges[:2]
         return f"order them: add `after {self.name(h)}` to `{self.name(e)}` (or the reverse)"
 
 
@@ -387,47 +399,72 @@ class LeaseByNonOwner(_Own):
 
 
 class UseAfterRelease(_Own):
-    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``."""
+    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled
+    ``u`` needs only to touch no byte once ``r`` starts: a release HB-after one of its cancels is
+    safe (specs/obligations.md section 1, cancellation; the cancels are primary edges after
+    ``r`` and ``u``)."""
 
     code = codes.OWN_004
 
     def __init__(self, ctx: Context, r: int, u: int, region: str, kind: str) -> None:
         self.region, self.kind = region, kind
         er, eu = ctx.edge(r), ctx.edge(u)
-        super().__init__(ctx, (r, u), f"{self.code}:{er.name}|{eu.name}|{region}", er.span,
-                         (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
+        self.cu = list(ctx.cancellers.get(u, ())) if u != r else []
+        super().__init__(ctx, (r, u, *[c for c in self.cu if c not in (r, u)]), f"{self.code}:{er.name}|{eu.name}|{region}",
+                         er.span, (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
 
     def prove_fast(self) -> str | None:
-        r, u = self.edges
-        return "hb-reachability" if self.ctx.graph.hb_before(u, r) else None
+        r, u = self.edges[:2]
+        if self.ctx.graph.hb_before(u, r) or (u != r and self.cancel_before((u,), (r, u)) is not None):
+            return "hb-reachability"
+        return None
 
     def evidence(self) -> Evidence | None:
-        r, u = self.edges
+        r, u = self.edges[:2]
         p = self.path(u, r)
-        return None if p is None else Ordered(p)
+        if p is not None:
+            return Ordered(p)
+        return self.cancelled_first((u,), (r, u)) if u != r else None
 
     def encode(self) -> Query:
-        r, u = self.edges
-        cons = self._sched() + [("use_not_before_release", not_(finish(u) <= start(r)))]
+        r, u = self.edges[:2]
+        cons = self._sched() + [("use_not_before_release", touches_after(u, self.cu, start(r)))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def culprits(self) -> tuple[int, ...]:
+        """The release and the use; the use's cancels only explain."""
+        return self.edges[:2]
 
     def violating(self, w: Witness) -> Step | None:
         """The release of the region the message names (the second one, when it is released twice)."""
         return Step(self.edges[0], "release", self.region)
 
     def message(self, w: Witness) -> str:
-        r, u = self.edges
+        r, u = self.edges[:2]
         if r == u:
             return f"`{self.name(r)}` releases `{self.region}` twice"
+        if self.cu:
+            return (f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it "
+                    f"(a cancelled transfer touches its bytes until its cancel completes)")
         return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it"
 
     def why(self, w: Witness) -> str:
+        if self.cu:
+            return ("a release must happen after every use of the region has finished; a cancelled transfer's use "
+                    "ends when its cancel completes, not when the cancel is issued")
         return "a release (free, evict, unlock, return to pool) must happen after every use of the region has finished"
 
     def fix(self, w: Witness) -> str:
-        r, u = self.edges
+        r, u = self.edges[:2]
         if r == u:
             return f"keep one `release {self.region}` on `{self.name(r)}`"
+        if r in self.cu:
+            return (f"release `{self.region}` on an edge of its own, `after {self.name(r)}`: the cancel takes effect "
+                    f"when `{self.name(r)}` finishes, and a release on it starts before")
+        c = next((c for c in self.cu if c != r), None)
+        if c is not None and not self.ctx.graph.hb_before(r, c):
+            return (f"add `after {self.name(c)}` to `{self.name(r)}`: free the blocks once the cancel of "
+                    f"`{self.name(u)}` has completed")
         if self.ctx.graph.hb_before(r, u):
             return (f"`{self.name(u)}` always runs after the release: move the release after it "
                     f"(drop the ordering that puts `{self.name(u)}` after `{self.name(r)}` and add `after {self.name(u)}` to `{self.name(r)}`)")
