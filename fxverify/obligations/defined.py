@@ -342,6 +342,14 @@ class Unwritten(Obligation):
                     f"`{self.name(u)}` reads it: a reused block holds the previous allocation's bytes")
         late = [x for x, px in self.ws if w.address is not None and not g.hb_before(x, u) and not g.hb_before(u, x)
                 and any(fp.contains(w.address) for fp in self.ctx.edge(x).defines())]
+        cancelled = [e for e in self.ctx.policy.edges if e.eid != u and self.ctx.cancellers.get(e.eid) and w.address is not None
+                     and any(fp.space == self.fp.space and fp.contains(w.address) for fp in e.defines())]
+        if cancelled and not late:
+            x = cancelled[0]
+            c = self.ctx.cancellers[x.eid][0]
+            return (f"`{x.name}` writes byte {w.address:#x} of {where}, but `{self.name(c)}` cancels it, and a cancelled "
+                    f"transfer may stop halfway: write the bytes again on a transfer nobody cancels that happens-before "
+                    f"`{self.name(u)}`, or do not read them")
         if late:
             return f"add `after {self.name(late[0])}` to `{self.name(u)}`: that write may finish after the read starts"
         return (f"write byte {w.address:#x} of {where} on an edge that happens-before `{self.name(u)}` (move every part "

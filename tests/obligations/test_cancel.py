@@ -215,6 +215,7 @@ def test_a_cancelled_write_defines_nothing() -> None:
     w = refute(ob)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.INIT_001
+    assert "`stop` cancels it" in ob.fix(w)
     done = policy(*pol.edges[:2], read("use", A_LO, after=("pull",)))
     assert the(defined, done, Unwritten, "FX-INIT-001:use#0").prove_fast() == "hb-cover"
 
