@@ -360,6 +360,24 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
     typer.echo(f"next: cd {directory} && fxverify check .")
 
 
+@app.command()
+def lsp(
+    stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
+    check_seconds: float = typer.Option(60.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+) -> None:
+    """Run the language server (diagnostics as you type, hover, definition, completion, verified fixes) over stdio."""
+    from fxverify.isolate import Caps
+    from fxverify.lsp.server import serve_stdio
+    from fxverify.pipeline import CheckOptions
+
+    serve_stdio(CheckOptions(solver=SolverOptions(rlimit=rlimit, timeout_ms=timeout)),
+                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20))
+    raise typer.Exit(0)
+
+
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="Generate real policies from real input files.")
 app.add_typer(gen_app, name="gen")
