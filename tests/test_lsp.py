@@ -88,6 +88,22 @@ def _diagnostics(client: LspClient, uri: str, version: int, nonempty: bool | Non
     return params["diagnostics"]
 
 
+def test_lsp_answers_before_any_check(client: LspClient, repo: Path) -> None:
+    """Initialize, then a document that does not parse: its syntax diagnostic comes from the load
+    alone (no check process), and hover explains a code written in it."""
+    client.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    uri = (repo / "q.fx").as_uri()
+    text = 'policy "q"  # expect: FX-SYN-001\nfabric {\n  device gpu0 gpu\n}\n'
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "fx", "version": 7, "text": text}})
+    (syn,) = _diagnostics(client, uri, 7, nonempty=True)
+    assert syn["code"] == "FX-SYN-001" and syn["range"]["start"] == _pos(text, "gpu", 1, 0)
+    h = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": _pos(text, "FX-SYN-001", 0, 3)})
+    assert h["contents"]["value"].startswith("**FX-SYN-001**")
+    assert not (repo / "q.fx").exists()
+
+
+@pytest.mark.slow
 def test_lsp_session(client: LspClient, repo: Path) -> None:
     caps = client.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(), "capabilities": {}})["capabilities"]
     assert caps["hoverProvider"] and caps["definitionProvider"]

@@ -109,12 +109,11 @@ class Index:
         """The declaration ``occ`` names, or ``None`` when its name is not declared as its kind."""
         return self.symbols.get((occ.kind, occ.name))
 
-    def uses(self, sym: Symbol) -> Iterator[Occurrence]:
-        """Every occurrence of ``sym``, its declaration included, in file and offset order."""
-        for file in sorted(self._occ):
-            for _, _, what in self._occ[file]:
-                if isinstance(what, Occurrence) and what.kind == sym.kind and what.name == sym.name:
-                    yield what
+    def occurrences(self, file: str) -> Iterator[Occurrence]:
+        """Every name written in ``file`` (declarations and uses), in offset order."""
+        for _, _, what in self._occ.get(file, []):
+            if isinstance(what, Occurrence):
+                yield what
 
     def names(self, kind: str) -> list[str]:
         """The declared names of ``kind``, sorted (hooks as ``DEV.HOOK``, index variables left out)."""
