@@ -378,6 +378,47 @@ def lsp(
     raise typer.Exit(0)
 
 
+@app.command()
+def serve(
+    port: int = typer.Option(8642, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: a loopback address unless --allow-remote."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The repository whose corpus to teach (default: the one holding the current folder)."),
+    check_seconds: float = typer.Option(20.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(2048, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log every request on standard error."),
+) -> None:
+    """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
+    from fxverify.isolate import Caps
+    from fxverify.resolve.files import repo_root
+    from fxverify.serve.api import Api, ServeConfig
+    from fxverify.serve.http import is_loopback, make_server
+
+    if not is_loopback(host) and not allow_remote:
+        raise _stop(codes.USE_005, f"`--host {host}` is not a loopback address; the page runs the checker for anyone "
+                    "who reaches it", "keep the default 127.0.0.1, or add `--allow-remote` if you mean it")
+    where = root if root is not None else Path(repo_root(os.path.join(os.getcwd(), "x")))
+    if not where.is_dir():
+        raise _stop(codes.USE_005, f"`--root {where}` is not a folder", "name the repository to teach from")
+    api = Api(ServeConfig(where, caps=Caps(seconds=check_seconds, memory_bytes=memory_mib << 20)))
+    try:
+        server = make_server(api, host, port, quiet=not verbose)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot listen on {host}:{port}: {err.strerror or err}",
+                    "choose another `--port`, or `--port 0` for any free one")
+    bound = server.server_address
+    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
+    typer.echo(f"fxverify serve: http://{shown}:{bound[1]}/ ({len(api.lessons()['lessons'])} lessons from {api.root}); Ctrl-C stops it",
+               err=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    raise typer.Exit(0)
+
+
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
                       help="Generate real policies from real input files.")
 app.add_typer(gen_app, name="gen")
