@@ -82,14 +82,28 @@ def analyze(root: str, texts: dict[str, str], limits: Limits) -> Analysis:
 
 @dataclass
 class _Job:
+    """The checks of one root policy's text: the asyncio task, and the child processes it runs
+    (killed by ``cancel``, from any thread)."""
+
     task: asyncio.Task | None = None
     checks: list[IsolatedCheck] = field(default_factory=list)
+    cancelled: bool = False
 
     def cancel(self) -> None:
-        for c in self.checks:
+        self.cancelled = True
+        for c in list(self.checks):
             c.cancel()
         if self.task is not None:
             self.task.cancel()
+
+    def run(self, root: str, options: CheckOptions, texts: dict[str, str], caps: Caps) -> CheckResult | None:
+        """Check in a child process and wait (in a worker thread: starting the first child waits
+        for the fork server); ``None`` when the job was cancelled meanwhile."""
+        check = IsolatedCheck(root, options, texts, caps)
+        self.checks.append(check)
+        if self.cancelled:  # cancelled while the child started: nobody else will kill it
+            check.cancel()
+        return check.wait()
 
 
 @dataclass(frozen=True)
@@ -221,9 +235,7 @@ class FxLanguageServer(LanguageServer):
                 self.offers[root] = []
                 self.publish(root, a.sources, a.diagnostics, versions)
                 return
-            check = IsolatedCheck(root, self.options, texts, self.caps)
-            job.checks.append(check)
-            result = await loop.run_in_executor(self.pool, check.wait)
+            result = await loop.run_in_executor(self.pool, job.run, root, self.options, texts, self.caps)
             if result is None:
                 return
             self.publish(root, a.sources, result.diagnostics, versions)
@@ -246,9 +258,8 @@ class FxLanguageServer(LanguageServer):
                 if family > MAX_FAMILY_FIXES:
                     continue
                 edited = {os.path.realpath(p): t for p, t in actions.apply_all(a.sources, fix.edits).items()}
-                again = IsolatedCheck(root, replace(self.options, verify_hints=False), {**texts, **edited}, self.caps)
-                job.checks.append(again)
-                after = await loop.run_in_executor(self.pool, again.wait)
+                after = await loop.run_in_executor(self.pool, job.run, root, replace(self.options, verify_hints=False),
+                                                   {**texts, **edited}, self.caps)
                 if after is None or not actions.holds(result, d, after):
                     continue
             file, ld = to_lsp(d, a.sources, self.units, root)
