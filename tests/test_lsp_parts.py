@@ -125,3 +125,24 @@ def test_a_plain_edge_fix_writes_the_verified_ordering() -> None:
     d = next(d for d in r.diagnostics if actions.fix_of(d, idx) is not None)
     assert actions.fix_of(replace(d, help="add `after off0` to `off1` (not verified: it leaves this finding)"), idx) is None
     assert actions.fix_of(replace(d, help=f"grant a `lease` of `hbuf` to `cpu0` ({hints.VERIFIED})"), idx) is None
+
+
+def _hover_at(path: str, needle: str, into: int = 1) -> str | None:
+    from fxverify.lsp.hover import hover
+
+    sources = SourceMap()
+    pol, _ = load_policy(str(ROOT / path), sources)
+    idx = build(sources, pol)
+    text = sources.get(str(ROOT / path)).text
+    return hover(idx, idx.at(str(ROOT / path), text.index(needle) + into), sources)
+
+
+def test_hover_gives_computed_bytes_and_footprints() -> None:
+    strided = _hover_at("corpus/alias/ok/interleaved-strided.fx", "page[64")
+    assert "in this edge: `put_v`: `page` 512 elements of 64 B every 128 B in [0x10000040, 0x10010000) of `hbm0`, " \
+           "32 KiB (32,768 B)" in strided
+    assert _hover_at("corpus/maps/ok/causal-guard.fx", "layer_done:") == (
+        "**map** `layer_done`\n\narray<u32, u32>, 32 entries of 4 + 4 B (at most 256 B of keys and values); class causal, "
+        "merge max")
+    assert "regions that may overlap one another: `k_new`" in _hover_at("corpus/alias/ok/interleaved-strided.fx", "k_lanes =")
+    assert _hover_at("corpus/alias/ok/interleaved-strided.fx", "64 KiB") == "64 KiB = 65,536 B (0x10000)"
