@@ -146,6 +146,17 @@ function codeLink(code) {
   return a;
 }
 
+// Select a finding's span in the editor when it is in the file being edited.
+function showSpan(span) {
+  const here = state.current ? state.current.path : "playground.fx";
+  if (span.file !== here) return;
+  const ed = $("editor");
+  ed.focus();
+  ed.setSelectionRange(span.start, span.end);
+  const line = ed.value.slice(0, span.start).split("\n").length - 1;
+  ed.scrollTop = Math.max(0, line * 18.85 - ed.clientHeight / 3);
+}
+
 function traceTable(trace) {
   const t = el("table", { cls: "trace" });
   t.append(el("tr", {}, ...["", "step", "t (ns)", "device.hook", "edge", "event", "what"].map((h) => el("th", { text: h }))));
@@ -162,7 +173,11 @@ function finding(f) {
   const art = el("article", { cls: `finding ${f.severity}`, "data-code": f.code });
   const head = el("h3", {}, codeLink(f.code), el("span", { cls: "title", text: ` ${f.title}: ` }), el("span", { text: f.message }));
   art.append(head);
-  if (f.primary) art.append(el("p", { cls: "where", text: `${f.primary.file}:${f.primary.line}:${f.primary.column}` }));
+  if (f.primary) {
+    const where = el("a", { href: "#", cls: "where", text: `${f.primary.file}:${f.primary.line}:${f.primary.column}`, title: "show in the editor" });
+    where.addEventListener("click", (ev) => { ev.preventDefault(); showSpan(f.primary); });
+    art.append(el("p", {}, where));
+  }
   if (f.trace) {
     const lane = el("div", { cls: "swimlane slot", "data-slot": "swimlane" });
     slot(lane, f.swimlane_svg, "the swimlane picture of this trace appears here once fxverify's swimlane renderer is part of this build; the replayed trace:");
