@@ -1,6 +1,7 @@
 """The language server, ``fxverify lsp``, driven as an editor drives it: a JSON-RPC client
 (``tests/lsp_client.py``) starts it over stdio and sends initialize, didOpen, didChange, hover,
-definition, completion and codeAction; the answers are checked against the policy's text.
+definition, completion and codeAction; the answers are checked against the policy's text. An
+unsaved change to the included fabric file re-checks the policy that includes it.
 
 The policy under test includes a shared fabric file, so definitions cross files; its race
 (FX-ORD-002) is the README's. The unsaved text is checked in memory: the files on disk never
@@ -179,5 +180,15 @@ def test_lsp_session(client: LspClient, repo: Path) -> None:
     (syn,) = _diagnostics(client, uri, 4, nonempty=True)
     assert syn["code"].startswith("FX-SYN-") and syn["range"]["start"]["line"] == 9
 
+    # an unsaved change to the included fabric re-checks the policy that includes it
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 5}, "contentChanges": [{"text": fixed}]})
+    assert _diagnostics(client, uri, 5) == []
+    renamed = FABRIC.replace("copy_done]", "copy_end]")
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": fabric_uri, "languageId": "fx", "version": 1, "text": renamed}})
+    hook = _diagnostics(client, uri, 5, nonempty=True)
+    assert {d["code"] for d in hook} == {"FX-HOOK-002"}
+    assert hook[0]["range"]["start"]["line"] == 10 and "`copy_done`" in hook[0]["message"]
+
     # the unsaved texts were checked in memory: nothing on disk changed or appeared
     assert sorted(os.listdir(repo)) == before and (repo / "p.fx").read_text() == POLICY
+    assert (repo / "fabric.fx").read_text() == FABRIC

@@ -195,10 +195,13 @@ class FxLanguageServer(LanguageServer):
         self.publish(path, sources, diags, {path: self.open_docs()[path][2]} if path in self.open_docs() else None)
 
     def closed(self, uri: str) -> None:
-        """A document was closed: forget what was checked with it as the root."""
+        """A document was closed: forget what was checked with it as the root; the policies that
+        include it are checked again with the file as it is on disk."""
         path = path_of(uri)
         if path is None:
             return
+        if any(path in a.sources.paths() for r, a in self.analyses.items() if r != path):
+            self.changed(uri, 0.0)
         job = self.jobs.pop(path, None)
         if job is not None:
             job.cancel()
