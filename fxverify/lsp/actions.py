@@ -61,8 +61,8 @@ def fix_of(d: Diagnostic, idx: Index) -> Fix | None:
     if not verified(d) or idx.policy is None:
         return None
     edits = hints.parse(d.help or "")
-    if not edits:
-        return None
+    if not edits or not all(isinstance(ed, hints.After) for ed in edits):
+        return None  # the verified edit holds only as a whole: one fxverify cannot write as text spoils it
     out: list[TextEdit] = []
     general = False
     for ed in edits:
