@@ -44,7 +44,7 @@ def repo(tmp_path: Path) -> Path:
 
 def _serve(api: Api) -> Iterator[tuple[str, int]]:
     server = make_server(api, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield server.server_address[:2]
