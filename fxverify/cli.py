@@ -363,7 +363,7 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
 @app.command()
 def lsp(
     stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
-    check_seconds: float = typer.Option(60.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
     memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
     timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
