@@ -24,6 +24,7 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
+from fxverify.render.progress import ProgressBar
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
@@ -212,46 +213,6 @@ def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]
     return render(report), None
 
 
-class ProgressBar:
-    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
-    and not ``--quiet``; otherwise it shows nothing. A ``gate.Progress``."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.enabled = sys.stderr.isatty() and not quiet
-        self.bar = None
-        self._policies = self._obligations = None
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def start(self, policies: int) -> None:
-        """Show the bar for ``policies`` files."""
-        if not self.enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies)
-        self._obligations = self.bar.add_task("obligations discharged", total=None)
-
-    def done(self, path: str) -> None:
-        """One more policy checked."""
-        if self.bar is not None:
-            self.bar.advance(self._policies)
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations discharged."""
-        if self.bar is not None:
-            self.bar.advance(self._obligations, n)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
 Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
@@ -390,33 +351,12 @@ def serve(
 ) -> None:
     """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
     from fxverify.isolate import Caps
-    from fxverify.resolve.files import repo_root
-    from fxverify.serve.api import Api, ServeConfig
-    from fxverify.serve.http import is_loopback, make_server
+    from fxverify.serve.command import ServeRequest, run_serve
 
-    if not is_loopback(host) and not allow_remote:
-        raise _stop(codes.USE_005, f"`--host {host}` is not a loopback address; the page runs the checker for anyone "
-                    "who reaches it", "keep the default 127.0.0.1, or add `--allow-remote` if you mean it")
-    where = root if root is not None else Path(repo_root(os.path.join(os.getcwd(), "x")))
-    if not where.is_dir():
-        raise _stop(codes.USE_005, f"`--root {where}` is not a folder", "name the repository to teach from")
-    api = Api(ServeConfig(where, caps=Caps(seconds=check_seconds, memory_bytes=memory_mib << 20)))
-    try:
-        server = make_server(api, host, port, quiet=not verbose)
-    except OSError as err:
-        raise _stop(codes.IO_001, f"cannot listen on {host}:{port}: {err.strerror or err}",
-                    "choose another `--port`, or `--port 0` for any free one")
-    bound = server.server_address
-    shown = f"[{bound[0]}]" if ":" in bound[0] else bound[0]
-    typer.echo(f"fxverify serve: http://{shown}:{bound[1]}/ ({len(api.lessons()['lessons'])} lessons from {api.root}); Ctrl-C stops it",
-               err=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
-    raise typer.Exit(0)
+    problems, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
+                                            Caps(seconds=check_seconds, memory_bytes=memory_mib << 20), verbose))
+    _problems(problems)
+    raise typer.Exit(code)
 
 
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
