@@ -65,10 +65,15 @@ document.querySelectorAll('.finding').forEach(function (f) {
 _XMLNS = re.compile(r' xmlns="http://www\.w3\.org/2000/svg"')
 
 
-def inline_svg(svg: str) -> str:
+def inline_svg(svg: str, ident: str = "") -> str:
     """An SVG document as an element of an HTML5 page: without its namespace declaration (HTML
-    parsers put ``<svg>`` in the SVG namespace themselves), so the page holds no URL at all."""
-    return _XMLNS.sub("", svg, count=1)
+    parsers put ``<svg>`` in the SVG namespace themselves), so the page holds no URL at all; with
+    ``ident``, the ``fx-`` ids of its markers renamed ``ident-`` so that ids stay unique when a
+    page holds several pictures."""
+    svg = _XMLNS.sub("", svg, count=1)
+    if ident:
+        svg = svg.replace('id="fx-', f'id="{ident}-').replace("url(#fx-", f"url(#{ident}-")
+    return svg
 
 
 def page(heading: str, body: str, script: bool = True) -> str:
@@ -134,7 +139,8 @@ def finding_fragment(d: Diagnostic, sources: SourceMap, anchor: str = "") -> str
     if d.suppressed_reason is not None:
         out.append(f'<p class="muted">suppressed: {escape(d.suppressed_reason)}</p>')
     if d.trace is not None:
-        out.append(f"<figure>{inline_svg(trace_to_svg(d.trace, d.message, steps=False, caption=False))}</figure>")
+        svg = trace_to_svg(d.trace, d.message, steps=False, caption=False)
+        out.append(f"<figure>{inline_svg(svg, anchor or 'fx')}</figure>")
         out.append(trace_table(d))
         if d.trace.facts:
             out.append('<p class="muted"><b>witness:</b> ' + ", ".join(
@@ -188,7 +194,7 @@ def graph_page(heading: str, svgs: dict[str, str], finding: str = "") -> str:
     ``movement``, ``hb``) to the SVG Graphviz laid out, shown in that order with an index;
     ``finding`` is the highlighted finding's fragment (``finding_fragment``), shown first. The
     SVGs lose their XML prolog, comments and namespace declarations (HTML needs none of them), so
-    the page holds no URL."""
+    the page holds no URL, and their ids get the view as a prefix, so ids stay unique."""
     body = [f"<h1>{escape(heading)}</h1>"]
     if len(svgs) > 1:
         body.append("<nav><ul>" + "".join(f'<li><a href="#view-{escape(v)}">{escape(_VIEW_TITLES.get(v, v))}</a></li>'
@@ -196,7 +202,8 @@ def graph_page(heading: str, svgs: dict[str, str], finding: str = "") -> str:
     if finding:
         body.append(finding)
     for view, svg in svgs.items():
-        svg = _XLINK.sub("", inline_svg(_SVG_PROLOG.sub("", svg, count=1)))
+        # Graphviz numbers its ids (node1, edge1...) in every picture: prefix them with the view.
+        svg = _XLINK.sub("", inline_svg(_SVG_PROLOG.sub("", svg, count=1))).replace(' id="', f' id="{view}-')
         body.append(f'<section id="view-{escape(view)}"><h2>{escape(_VIEW_TITLES.get(view, view))}</h2>'
                     f"<figure>{svg}</figure></section>")
     return page(heading, "\n".join(body))

@@ -105,7 +105,8 @@ def _code_flows(d: Diagnostic, sources: SourceMap) -> list[dict[str, Any]]:
             "executionOrder": ev.step,
             "importance": "essential" if ev.violation else "important",
             "kinds": [ev.kind],
-            "properties": {"device": ev.device, "hook": ev.hook, "edge": ev.edge},
+            "properties": {"device": ev.device, "hook": ev.hook, "edge": ev.edge,
+                           **({"stream": ev.stream} if ev.stream is not None else {})},
         })
     flows = [{"id": dev, "message": {"text": f"device `{dev}`"}, "locations": locs} for dev, locs in threads.items()]
     msg = t.why or d.message

@@ -5,7 +5,8 @@ and stream.
 Takes a policy, its ``PolicyGraph``, its sources, the ``--unfold`` names and optionally a
 ``Focus``; produces a ``model.Picture``. Edge families are folded (``families``): one node per
 family with its index ranges, one arrow per pair of nodes and kind of ordering, labelled with how
-the indices relate (``same l``, ``l+1``) and how many orderings it stands for. With a focus, the
+the indices relate (``same l``, ``l+1``) and how many orderings it stands for (or, between a family
+and an instance drawn on its own, with the family's instances when they are few). With a focus, the
 finding's edges are drawn on their own and marked, with the ordering the fix adds (``missing``) or,
 for a race, a line between the two edges that may overlap. Emits no diagnostics.
 """
@@ -58,6 +59,9 @@ def hb_view(policy: Policy, graph: PolicyGraph, sources: SourceMap, unfold: tupl
         a, b = groups[gu], groups[gv]
         rel = relation(a, b, [(indices(edges[u].name, a.family), indices(edges[v].name, b.family)) for u, v in uv])
         label = " ".join(x for x in (rel, f"×{len(uv):,}" if len(uv) > 1 else "") if x)
+        if a.folded != b.folded and len(uv) <= 3:
+            # between a family and one instance drawn on its own: name the family's instances
+            label = ", ".join(dict.fromkeys(edges[u if a.folded else v].name for u, v in uv))
         tip = f"{a.pattern} -> {b.pattern}: {len(uv):,} {kind} ordering(s)" + (f" ({rel})" if rel else "")
         marked = focus is not None and not a.folded and not b.folded and gu != gv and \
             edges[a.members[0]].eid in focus.edges and edges[b.members[0]].eid in focus.edges

@@ -102,7 +102,7 @@ def movement_view(policy: Policy, sources: SourceMap, unfold: tuple[str, ...] = 
         lines = [g.pattern + (f" ×{len(eids):,}" if len(eids) > 1 else "")]
         if e.transforms:
             lines.append(" |> ".join(transform_text(t) for t in e.transforms))
-        lines += [f"hands {h.region if not g.folded else 'to'} {h.dst}" for h in e.handoffs[:1]]
+        lines += [f"hands to {h.dst}" if g.folded else f"hands {h.region} to {h.dst}" for h in e.handoffs[:1]]
         tip = f"{g.pattern}: {len(eids):,} {kind} edge(s)" + (f", {g.ranges}" if g.ranges else "")
         tip += f", by {e.device}.{e.hook}" + (f" on stream {e.stream}" if e.stream else "")
         marked = focus is not None and not g.folded and e.eid in focus.edges
