@@ -151,6 +151,7 @@ def check(
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -174,7 +175,7 @@ def check(
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet, _picture_link(fmt, pictures, output))
+    text, lines = _render(report, fmt, quiet, picture_link(fmt.value, pictures, output))
     if pictures is not None:
         _write_pictures(report, str(pictures))
     if output is not None:
@@ -228,18 +229,6 @@ def _write_pictures(report, folder: str) -> None:
     except OSError as err:
         raise _stop(codes.IO_001, f"cannot write `--pictures {folder}`: {err.strerror or err}",
                     "name a folder you can write")
-
-
-def _picture_link(fmt: Format, pictures: Optional[Path], output: Optional[Path]) -> str | None:
-    """How the report links the pictures folder: for Markdown relative to the report file's
-    folder (so the links work where the report is read), for SARIF as the policy paths are given
-    (relative to the current folder, the repository root in CI)."""
-    if pictures is None:
-        return None
-    if fmt is Format.markdown:
-        base = os.path.dirname(os.path.abspath(output)) if output is not None else os.getcwd()
-        return Path(os.path.relpath(os.path.abspath(pictures), base)).as_posix()
-    return str(pictures)
 
 
 def _render(report, fmt: Format, quiet: bool = False, pictures: str | None = None) -> tuple[str, list | None]:
@@ -418,6 +407,8 @@ def graph(
 ) -> None:
     """Draw a policy: its fabric, movement graph or happens-before graph, families folded, a finding highlighted."""
     from fxverify.atomic import write_text
+    from fxverify.render.dot import GraphvizMissing
+    from fxverify.render.graph import draw_graph
     from fxverify.views.command import VIEWS, GraphRequest, build_pictures
 
     fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
@@ -434,7 +425,11 @@ def graph(
         _problems(built.diagnostics, built.sources if built.sources.paths() else None)
         if built.exit_code:
             raise typer.Exit(built.exit_code)
-        text = _draw(built, fmt)
+        text = draw_graph(built, fmt.value)
+    except GraphvizMissing:
+        raise _stop(codes.USE_007, f"Graphviz's `dot` program is not installed, so `--format {fmt.value}` cannot lay "
+                    "the picture out", "install Graphviz (`apt-get install graphviz`, `brew install graphviz`), "
+                    "or write DOT with `--format dot`")
     except typer.Exit:
         raise
     except Exception as exc:  # noqa: BLE001 - any escape is a bug: FX-INT-001, exit 3
@@ -448,30 +443,6 @@ def graph(
     except OSError as err:
         raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
                     "name a file in an existing, writable folder")
-
-
-def _draw(built, fmt: GraphFormat) -> str:
-    """The pictures of a ``views.command.GraphBuild`` as ``fmt`` text: DOT or SVG of its one
-    view, or the HTML page of all of them (with the highlighted finding's trace first)."""
-    from fxverify.render.dot import GraphvizMissing, dot_to_svg, picture_to_dot
-
-    dots = {v: picture_to_dot(p) for v, p in built.pictures.items()}
-    if fmt is GraphFormat.dot:
-        return next(iter(dots.values()))
-    try:
-        svgs = {v: dot_to_svg(d) for v, d in dots.items()}
-    except GraphvizMissing:
-        raise _stop(codes.USE_007, "Graphviz's `dot` program is not installed, so `--format "
-                    f"{fmt.value}` cannot lay the picture out", "install Graphviz (`apt-get install graphviz`, "
-                    "`brew install graphviz`), or write DOT with `--format dot`")
-    if fmt is GraphFormat.svg:
-        return next(iter(svgs.values()))
-    from fxverify.render.html import finding_fragment, graph_page
-
-    name = next(iter(built.pictures.values())).title.rsplit(" of ", 1)[-1]
-    focus = built.focus
-    fragment = finding_fragment(focus.diagnostic, built.sources, "finding") if focus is not None else ""
-    return graph_page(f"fxverify graph: {name}", svgs, fragment)
 
 
 @app.command()

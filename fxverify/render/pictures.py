@@ -10,7 +10,9 @@ replace it as a whole. Output is deterministic. Emits no diagnostics.
 from __future__ import annotations
 
 import json
+import os
 import re
+from pathlib import Path
 
 from fxverify import __version__
 from fxverify.diagnostics.model import Diagnostic
@@ -44,3 +46,16 @@ def picture_files(report: Report) -> dict[str, str]:
                                                    for p, d in traced(report)]}
     files[INDEX] = json.dumps(index, indent=2, sort_keys=True) + "\n"
     return files
+
+
+def picture_link(fmt: str, pictures: str | os.PathLike | None, output: str | os.PathLike | None) -> str | None:
+    """How a report in ``fmt`` links the pictures folder ``pictures`` (``None``: no pictures):
+    Markdown relative to the folder of the report file ``output`` (the current folder for
+    standard output), so the links work where the report is read; SARIF as the folder was given,
+    like the policy paths (relative to the current folder, the repository root in CI)."""
+    if pictures is None:
+        return None
+    if fmt == "markdown":
+        base = os.path.dirname(os.path.abspath(output)) if output is not None else os.getcwd()
+        return Path(os.path.relpath(os.path.abspath(pictures), base)).as_posix()
+    return str(pictures)

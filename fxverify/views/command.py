@@ -49,11 +49,13 @@ class GraphRequest:
 
 @dataclass
 class GraphBuild:
-    """The pictures of one policy (by view name), the highlighted finding's ``focus``, the
-    ``sources`` read, diagnostics and the exit code (0, or 2 for bad input)."""
+    """The pictures of one policy (by view name), its declared ``name``, the highlighted
+    finding's ``focus``, the ``sources`` read, diagnostics and the exit code (0, or 2 for bad
+    input)."""
 
     path: str
     sources: SourceMap
+    name: str = ""
     pictures: dict[str, Picture] = field(default_factory=dict)
     focus: Focus | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -74,6 +76,7 @@ def build_pictures(req: GraphRequest) -> GraphBuild:
         out.diagnostics.append(problem)
         out.exit_code = 2
         return out
+    out.name = policy.name
     graph = PolicyGraph(policy)
     notes: list[str] = []
     if req.finding is not None:
