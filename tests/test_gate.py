@@ -475,7 +475,7 @@ def test_jobs_output_is_byte_identical(tmp_path: Path, at_root) -> None:
         assert one == two and one[0] == 1
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_input_errors_in_every_format(tmp_path: Path, fmt: str) -> None:
     bad = tmp_path / "typo.fx"
     bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
@@ -610,7 +610,7 @@ def test_a_named_fragment_stands_for_its_includers(tmp_path: Path, monkeypatch: 
     assert collect_policies(["lone.fx"]) == ["lone.fx"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
     """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in
     every format, beside the other policies' results; the exit code is 3 and no traceback is
