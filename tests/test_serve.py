@@ -113,6 +113,9 @@ def test_check_runs_the_real_checker(addr, repo: Path) -> None:
     assert f["code"] == "FX-ORD-002" and f["primary"]["file"] == RACE and f["primary"]["line"] == 19
     assert [e["violation"] for e in f["trace"]["events"]] == [False, True, False, False]
     assert f["text"].startswith("error[FX-ORD-002]: data race") and "(verified:" in f["help"]
+    assert f["swimlane_svg"].startswith("<svg") and "offload" in f["swimlane_svg"]
+    assert [g["view"] for g in r["graphs"]] == ["movement", "hb"] and all(g["svg"].startswith("<svg") for g in r["graphs"])
+    assert r["graph_note"].startswith("highlighted: FX-ORD-002")
     # the edited text is what is checked, and it is never written; the free editor has no path
     fixed = text.replace("stream copy", "stream copy after attn")
     status, r = _req(addr, "POST", "/api/check", json.dumps({"source": fixed, "path": RACE}).encode())

@@ -3,9 +3,10 @@
 
 It opens the proved lesson ``kv-offload-ordered``, clicks Check and reads the verdict "proved";
 breaks the policy as a learner would (deletes `after attn` in the editor), clicks Check again and
-finds the refutation: the verdict "refuted", the FX-ORD-002 finding, its swimlane slot with the
-replayed trace and the violating step ``>>`` on `offload`, the verified hint; then clicks the code
-and reads its explanation. Screenshots of each state are saved in ``test-artifacts/serve/`` (git
+finds the refutation: the verdict "refuted", the FX-ORD-002 finding, its swimlane picture and the
+replayed trace's violating step ``>>`` on `offload`, the verified hint, and the movement and
+happens-before graphs with the finding highlighted; then clicks the code and reads its
+explanation. Screenshots of each state are saved in ``test-artifacts/serve/`` (git
 ignores it) for a person to look at.
 """
 
@@ -107,11 +108,20 @@ def test_break_a_lesson_and_find_the_refutation_and_its_swimlane(page_url: str, 
     assert finding.get_attribute("data-code") == "FX-ORD-002"
     assert "data race (write-read) on `kv_blk`: `attn` and `offload` may overlap in time" in finding.text
     lane = finding.find_element(By.CSS_SELECTOR, ".swimlane[data-slot=swimlane]")
+    picture = lane.find_element(By.CSS_SELECTOR, "figure.lanes svg")  # the swimlane renderer's picture
+    assert picture.size["width"] > 300 and picture.size["height"] > 100
+    assert {"gpu0.launch", "gpu0.copy_done"} <= set(picture.text.split()) or "gpu0" in picture.text
     rows = lane.find_elements(By.CSS_SELECTOR, "table.trace tr.violation")
     assert len(rows) == 1 and rows[0].text.split()[:6] == [">>", "2", "0", "gpu0.copy_done", "offload", "start"]
     assert "help: add `after attn` to `offload` (verified:" in finding.find_element(By.CSS_SELECTOR, ".help").text
     browser.execute_script("arguments[0].scrollIntoView();", finding)
     shot("3-refuted.png")
+    graphs = browser.find_elements(By.CSS_SELECTOR, "#graph figure.graph")
+    assert [g.find_element(By.TAG_NAME, "figcaption").text for g in graphs] == ["Movement graph", "Happens-before graph"]
+    assert all(g.find_element(By.TAG_NAME, "svg").size["height"] > 50 for g in graphs)
+    assert browser.find_element(By.CSS_SELECTOR, "#graph .pending").text.startswith("highlighted: FX-ORD-002")
+    browser.execute_script("arguments[0].scrollIntoView();", graphs[0])
+    shot("3b-graphs.png")
 
     finding.find_element(By.CSS_SELECTOR, "a.code").click()
     wait.until(lambda d: d.find_element(By.ID, "explain-title").text == "FX-ORD-002: data race")

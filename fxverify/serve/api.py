@@ -7,9 +7,10 @@ cap: ``isolate``), the ``fxverify explain`` text of a code, and the list of ever
 are confined to the repository: a path is relative, names a ``.fx`` regular file, and resolves,
 symlinks included, inside the repository root; anything else is refused with ``ApiError``
 (400, 403, 404), as is a check while ``max_checks`` others run (503). A finding is answered with
-its JSON (``render.json``: code, spans, trace), the terminal rendering of it (``render.text``),
-and the pictures: the swimlane of its trace and the graph of the policy, slots that stay empty
-(``None``) until the picture renderers are part of fxverify. Emits no diagnostics of its own.
+its JSON (``render.json``: code, spans, trace), the terminal rendering of it (``render.text``)
+and the swimlane of its trace; the answer also holds the movement and happens-before graphs of
+the policy with the first finding highlighted (``serve.pictures``). Emits no diagnostics of its
+own (a picture that fails is a note naming its FX-INT-001, and the verdict is still answered).
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from typing import Any
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.explain import explain, load_examples
-from fxverify.diagnostics.model import Diagnostic, nearest
+from fxverify.diagnostics.model import Diagnostic, crash, nearest
 from fxverify.isolate import Caps, check_isolated
 from fxverify.pipeline import CheckOptions
 from fxverify.render.json import diagnostic_to_json
 from fxverify.render.text import render_diagnostic, to_plain
 from fxverify.result import CheckResult
+from fxverify.serve import pictures
 from fxverify.serve.lessons import Lesson, lessons
 
 #: The file a text from the free editor is checked as (never written): includes resolve from the
@@ -102,26 +104,35 @@ class Api:
         if not isinstance(body, dict) or not isinstance(body.get("source"), str):
             raise ApiError(400, 'the body must be a JSON object with a string `source` (and an optional `path`)')
         path = self.confine(body["path"]) if body.get("path") is not None else self.root / PLAYGROUND
+        texts = {os.path.realpath(path): body["source"]}
         if not self._slots.acquire(timeout=self.config.caps.seconds):
             raise ApiError(503, "every check slot is busy; try again in a moment")
         try:
-            result = check_isolated(str(path), self.config.options, {os.path.realpath(path): body["source"]}, self.config.caps)
+            result = check_isolated(str(path), self.config.options, texts, self.config.caps)
+            return self.answer(result, path, texts)
         finally:
             self._slots.release()
-        return self.answer(result, path)
 
-    def answer(self, r: CheckResult, path: Path) -> dict[str, Any]:
-        """``r`` as the page shows it; file names relative to the repository."""
+    def answer(self, r: CheckResult, path: Path, texts: dict[str, str]) -> dict[str, Any]:
+        """``r`` (the result of checking ``texts``) as the page shows it, with the graphs of the
+        policy; file names relative to the repository."""
         counts = {"proved": 0, "refuted": 0, "unknown": 0}
         for c in r.counts().values():
             for k in counts:
                 counts[k] += c.get(k, 0)
+        try:
+            svgs, note = pictures.graphs(str(path), texts, r, self.config.options.limits)
+        except Exception as exc:  # noqa: BLE001 - a picture's bug must not hide the verdict
+            svgs, note = {}, f"no graph: {crash(str(path), exc).message}"
         return {"path": self.relative(str(path)), "policy": r.name, "verdict": r.verdict.value if r.verdict else "error",
                 "obligations": counts, "solver_calls": r.solver_calls, "seconds": round(r.seconds, 3),
-                "findings": [self.finding(d, r) for d in r.diagnostics], "graph_svg": None}
+                "findings": [self.finding(d, r, n) for n, d in enumerate(r.diagnostics)],
+                "graphs": [{"view": v, "title": pictures.VIEWS[v], "svg": svg} for v, svg in svgs.items()],
+                "graph_note": note}
 
-    def finding(self, d: Diagnostic, r: CheckResult) -> dict[str, Any]:
-        """One diagnostic: its JSON, its terminal rendering, its code's title, and its swimlane."""
+    def finding(self, d: Diagnostic, r: CheckResult, n: int = 0) -> dict[str, Any]:
+        """One diagnostic (the ``n``-th): its JSON, its terminal rendering, its code's title, and
+        the swimlane of its trace."""
         out = diagnostic_to_json(d, r.sources)
         for lab in [out.get("primary"), *out.get("related", []),
                     *[e.get("location") for e in (out.get("trace") or {}).get("events", [])]]:
@@ -129,7 +140,10 @@ class Api:
                 lab["file"] = self.relative(lab["file"])
         out["title"] = d.code.title
         out["text"] = to_plain(render_diagnostic(d, r.sources)).replace(str(self.root) + os.sep, "")
-        out["swimlane_svg"] = None
+        try:
+            out["swimlane_svg"] = pictures.swimlane(d, f"lane{n}")
+        except Exception as exc:  # noqa: BLE001 - a picture's bug must not hide the finding
+            out["swimlane_svg"], out["swimlane_note"] = None, f"no picture: {crash(r.path, exc).message}"
         return out
 
     def relative(self, path: str) -> str:

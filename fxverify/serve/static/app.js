@@ -69,17 +69,23 @@ function showWork(show) {
 function clearResult() {
   $("verdict").hidden = true;
   $("findings").replaceChildren();
-  slot($("graph"), null, "the graph of the policy (fabric, movement graph, happens-before) appears here once fxverify's graph renderer is part of this build");
+  $("graph").replaceChildren(el("p", { cls: "pending", text: "Check the policy to see its movement graph and its happens-before graph." }));
 }
 
-function slot(box, svg, waiting) {
-  box.replaceChildren();
-  if (svg) {
-    box.innerHTML = svg;  // an SVG made by fxverify's renderer, which escapes every name it draws
-    box.classList.add("filled");
-  } else {
-    box.classList.remove("filled");
-    box.append(el("p", { cls: "pending", text: waiting }));
+// An SVG picture made by fxverify's renderers (they escape every name they draw), as an element.
+function picture(svg, cls) {
+  const fig = el("figure", { cls });
+  fig.innerHTML = svg;
+  return fig;
+}
+
+function showGraphs(r) {
+  const box = $("graph");
+  box.replaceChildren(el("p", { cls: "pending", text: r.graph_note }));
+  for (const g of r.graphs) {
+    const fig = picture(g.svg, `graph ${g.view}`);
+    fig.prepend(el("figcaption", { text: g.title }));
+    box.append(fig);
   }
 }
 
@@ -180,8 +186,9 @@ function finding(f) {
   }
   if (f.trace) {
     const lane = el("div", { cls: "swimlane slot", "data-slot": "swimlane" });
-    slot(lane, f.swimlane_svg, "the swimlane picture of this trace appears here once fxverify's swimlane renderer is part of this build; the replayed trace:");
-    lane.append(traceTable(f.trace));
+    if (f.swimlane_svg) lane.append(picture(f.swimlane_svg, "lanes"));
+    else lane.append(el("p", { cls: "pending", text: f.swimlane_note || "no picture of this trace" }));
+    lane.append(el("p", { cls: "pending", text: "the replayed trace, step by step (>> marks where the rule breaks):" }), traceTable(f.trace));
     art.append(lane);
     if (f.trace.why) art.append(el("p", { cls: "why", text: `why: ${f.trace.why}` }));
   }
@@ -206,7 +213,7 @@ async function check() {
     v.textContent = `${r.verdict}: ${o.proved} proved, ${o.refuted} refuted, ${o.unknown} unknown obligations` +
       (r.findings.length ? `; ${r.findings.length} finding${r.findings.length === 1 ? "" : "s"}` : "") + ` (${r.seconds} s)`;
     $("findings").replaceChildren(...r.findings.map(finding));
-    slot($("graph"), r.graph_svg, "the graph of the policy (fabric, movement graph, happens-before) appears here once fxverify's graph renderer is part of this build");
+    showGraphs(r);
   } catch (err) {
     v.className = "verdict error";
     v.textContent = `the server refused: ${err.message || err}`;
