@@ -31,6 +31,7 @@ from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
 from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
+from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
@@ -100,6 +101,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.hints = found.hints
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics += found.diagnostics
     result.diagnostics = _group_instances(result.diagnostics)
@@ -135,7 +137,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
-    findings: list[tuple[Obligation, tuple[int, ...], int]] = []
+    findings: list[hints.Finding] = []
 
     def flush() -> None:
         # Decide the pending queries as one batch (a pool backend spreads it over processes),
@@ -146,7 +148,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
             slots[i] = _decided(policy, sim, ob, query, res, result)
             if slots[i].verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
                 w = result.refutations[-1].witness
-                findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+                findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
         pending.clear()
 
     for i, ob in enumerate(obligations):
@@ -183,24 +185,48 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     return result
 
 
-def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Obligation, tuple[int, ...], int]],
-                  result: CheckResult) -> None:
+def _verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
-    policy's solver options: the re-checks of edited policies are not the policy's queries, so
-    they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
+    policy's solver options, behind an in-memory result cache (an edited policy repeats most of
+    the policy's queries): the re-checks are not the policy's queries, so they go neither into
+    its SMT-LIB dump nor through the gate's result cache and its counts. Only the first finding
+    of each group of instances (``_group_instances``) is verified: the others are not shown."""
     again = replace(options, verify_hints=False, certify=None, dump_smt=None)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
-    solver = open_backend(effective_solver(policy, options.solver))
+    seen: set[tuple] = set()
+    firsts = []
+    for f in findings:
+        key = _group_key(result.diagnostics[f.index])
+        if key not in seen:
+            seen.add(key)
+            firsts.append(f)
+    solver_options = effective_solver(policy, options.solver)
+    solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
 
-    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[int]]]:
+    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
         r = discharge(edited, again, solver)
-        blamed = {x.key: frozenset(x.edges) for x in r.refutations}
+        blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck)
+        result.diagnostics, result.hints = hints.verify_all(policy, firsts, result.diagnostics, before, recheck)
     finally:
         solver.close()
+
+
+class _Memory:
+    """An in-memory ``ResultStore`` for the hint re-checks of one policy."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def get_result(self, key: str) -> Result | None:
+        """The answer stored under ``key``, or ``None``."""
+        return self.results.get(key)
+
+    def put_result(self, key: str, res: Result) -> None:
+        """Store ``res`` under ``key``."""
+        self.results[key] = res
 
 
 def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
@@ -260,7 +286,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
     shown = _shown(sim, ob, w, res)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w), sim, ob.violating(shown),
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
@@ -297,15 +323,19 @@ def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
     return f"schedule:{kind}"
 
 
+def _group_key(d: Diagnostic) -> tuple:
+    """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
+    message of an unknown verdict (unknowns of different obligations must each stay visible)."""
+    return (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+            d.message if d.code is codes.SMT_001 else "")
+
+
 def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
     person needs the first instance's trace, plus how many other instances fail the same way."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diags:
-        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-               # unknown verdicts of different obligations must each stay visible
-               d.message if d.code is codes.SMT_001 else "")
-        groups.setdefault(key, []).append(d)
+        groups.setdefault(_group_key(d), []).append(d)
     out = []
     for ds in groups.values():
         first = ds[0]

@@ -24,6 +24,7 @@ import networkx as nx
 from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint
 from fxverify.graph import PolicyGraph, by_region_uses
 from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
 from fxverify.obligations.encode import finish, start
@@ -305,9 +306,11 @@ class Obligation(ABC):
         """The rule that the witness breaks, in one sentence."""
         return ""
 
-    def fix(self, w: Witness) -> str:
-        """A fix hint naming the missing ordering, owner or size."""
-        return ""
+    def fix(self, w: Witness) -> Hint:
+        """The fix hint: options of edits (``fxverify.edits``) that name the missing ordering,
+        owner or size, each written and applied as the same object; ``fxverify.hints`` shows
+        only those that discharge the finding when applied. Default: none."""
+        return Hint()
 
     def culprits(self) -> tuple[int, ...]:
         """The edges the finding blames, in role order: those whose events break the rule and the
