@@ -191,9 +191,12 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         bound = ""
     except _Budget:
         bound = f", when the bound of {v.limit} checks per policy was reached"
-    return (f"{NONE_FOUND}: none of the {tried} edits and pairs of edits fxverify applied and checked again "
-            f"discharges this finding without leaving another of its family on its edges or adding a new one{bound}",
-            HintCheck("none", (), tried))
+    if not tried:
+        return f"{NONE_FOUND}: fxverify has no edit to propose for this finding", HintCheck("none", (), 0)
+    what = "the one edit fxverify applied and checked again does not discharge" if tried == 1 else (
+        f"none of the {tried} edits and pairs of edits fxverify applied and checked again discharges")
+    return (f"{NONE_FOUND}: {what} this finding without leaving another of its family on its edges or adding "
+            f"a new one{bound}", HintCheck("none", (), tried))
 
 
 def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagnostic], before: set[str],
@@ -206,9 +209,10 @@ def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagno
     for n, f in enumerate(findings):
         d = out[f.index]
         if len(policy.edges) > MAX_EDGES or n >= MAX_FINDINGS:
-            why = f"more than {MAX_EDGES} edges" if len(policy.edges) > MAX_EDGES else f"more than {MAX_FINDINGS} findings"
-            text, check = f"{NONE_FOUND}: hints are checked again only for policies of at most {MAX_EDGES} edges and " \
-                          f"their first {MAX_FINDINGS} findings, and this one has {why}", HintCheck("skipped", (), 0)
+            why = f"this policy has {len(policy.edges)}" if len(policy.edges) > MAX_EDGES else f"this is finding {n + 1}"
+            text = (f"{NONE_FOUND}: fxverify checks hints again only on policies of at most {MAX_EDGES} edges, "
+                    f"for their first {MAX_FINDINGS} findings, and {why}")
+            check = HintCheck("skipped", (), 0)
         else:
             text, check = verify(v, f, findings)
         checks[f.ob.key] = check

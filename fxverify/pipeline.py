@@ -278,7 +278,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
     (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
-    hashes) are the culprits only."""
+    hashes) are the culprits only (the regions, for a finding about regions)."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
@@ -289,9 +289,12 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
     trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
+    # A finding about regions blames no edge: its regions are what breaks the rule, so they key
+    # its fingerprint (as `region NAME`, which no edge can be called).
+    blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
                       trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=[policy.edges[e].name for e in culprits], witness=_witness_kind(w, trace.events))
+                      edges=blamed, witness=_witness_kind(w, trace.events))
 
 
 def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:

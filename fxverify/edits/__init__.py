@@ -19,13 +19,13 @@ from fxverify.edits.layout import (
 from fxverify.edits.maps import MapClass, MapOpAs, Merge
 from fxverify.edits.order import After, DropAfter, Flush, FlushEdge, Invalidate, Swap, Via, Writeback, after, flush_edge
 from fxverify.edits.owners import (
-    AddHandoff, AddLease, AddLink, DeclareHook, Drive, DropHandoff, DropRelease, Pooled, SetFinalOwner, drive,
+    AddHandoff, AddLease, AddLink, DeclareHook, Drive, DropHandoff, DropRelease, Pooled, Rehand, SetFinalOwner, drive,
 )
 
 __all__ = [
     "AddHandoff", "AddLease", "AddLink", "After", "Chain", "DeclareHook", "Drive", "DropAfter", "DropExpected",
     "DropHandoff", "DropRelease", "Dtype", "Edit", "EdgeAlias", "Flush", "FlushEdge", "Hint", "Init", "Invalidate",
-    "JoinAlias", "MapClass", "MapOpAs", "Merge", "MoveRegion", "Narrow", "Option", "Pooled", "SetAction",
+    "JoinAlias", "MapClass", "MapOpAs", "Merge", "MoveRegion", "Narrow", "Option", "Pooled", "Rehand", "SetAction",
     "SetFinalOwner", "SizeFootprint", "SizeRegion", "Swap", "Via", "Widen", "Writeback", "after", "clipped", "drive",
     "flush_edge", "fp_text", "hint", "narrow", "size_region", "size_text", "xf_text",
 ]

@@ -77,6 +77,35 @@ class DropHandoff(Edit):
 
 
 @dataclass(frozen=True)
+class Rehand(Edit):
+    """``change `handoff R: A -> B` on `E` to `handoff R: C -> B```: the clause gives the region
+    away from ``new`` (the owner it has then) instead of ``src``, in its place among the edge's
+    clauses."""
+
+    edge: str
+    region: str
+    src: str
+    new: str
+    dst: str
+
+    def text(self) -> str:
+        return (f"change `handoff {self.region}: {self.src} -> {self.dst}` on `{self.edge}` to "
+                f"`handoff {self.region}: {self.new} -> {self.dst}`")
+
+    def apply(self, policy: Policy) -> Policy | None:
+        e = edge_of(policy, self.edge)
+        if e is None or self.new == self.dst or not policy.has("device", self.new):
+            return None
+        old = (self.region, self.src, self.dst)
+        at = next((i for i, h in enumerate(e.handoffs) if (h.region, h.src, h.dst) == old), None)
+        if at is None:
+            return None
+        hs = list(e.handoffs)
+        hs[at] = replace(hs[at], src=self.new)
+        return with_edge(policy, replace(e, handoffs=tuple(hs)))
+
+
+@dataclass(frozen=True)
 class DropRelease(Edit):
     """``drop `release R` from `E```: a release clause goes (not the action of a ``release``
     edge, which would leave an edge that does nothing: delete that edge instead)."""

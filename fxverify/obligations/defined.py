@@ -229,6 +229,11 @@ class Unwritten(Obligation):
         rest = tuple(dict.fromkeys(a for a, _lo, _hi in self.allocs if a != u and a not in ids))
         super().__init__(ctx, (u, *ids, *rest), f"{self.code}:{eu.name}#{pos}", eu.span, related)
 
+    def culprits(self) -> tuple[int, ...]:
+        """The read: a byte read before any write defines it is the read's fault to name; the
+        writers and allocations only explain it."""
+        return self.edges[:1]
+
     def _before(self) -> list[tuple[int, int]]:
         g, u = self.ctx.graph, self.edges[0]
         return [(w, pw) for w, pw in self.ws if g.hb_before(w, u)]

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, SetFinalOwner, Swap, after, drive, hint
+from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Rehand, SetFinalOwner, Swap, after, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
@@ -298,10 +298,10 @@ class BadHandoff(_Own):
         if len(last) != 1:
             return hint()
         owner = self.ctx.handoff_dst(last[0], self.region)
-        moved = [(DropHandoff(eh.name, c.region, c.src, c.dst), AddHandoff(eh.name, c.region, owner, c.dst))
+        moved = [Rehand(eh.name, c.region, c.src, owner, c.dst)
                  for c in eh.handoffs if c.region == self.region and c.src == self.src and c.dst != owner]
         handed = drive(self.ctx.policy, eh.name, owner, eh.hook)
-        return hint((handed, *moved[0]) if handed and moved else None)
+        return hint((handed, moved[0]) if handed and moved else None)
 
 
 class SplitHandoff(_Own):

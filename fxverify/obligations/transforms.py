@@ -19,7 +19,7 @@ from dataclasses import replace
 from fxverify.certificate import ChecksumWalk, CoverRead, Evidence, LayoutFacts, Ordered, ReadCover, SizeBound
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import Chain, Dtype, Hint, SetAction, SizeFootprint, after, hint, size_region
+from fxverify.edits import Chain, Dtype, Hint, Option, SetAction, SizeFootprint, after, hint, size_region, size_text, xf_text
 from fxverify.ir import (
     AccessMode, Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
@@ -145,10 +145,14 @@ class Overflow(Obligation):
         dst = e.dst
         assert dst is not None  # INVARIANT: generated for edges with a destination
         r = self.ctx.policy.region(dst.region)
+        chain = " |> ".join(xf_text(t) for t in e.transforms)
+        why = (f"`{chain}` can emit {size_text(worst)} for {size_text(self.n_max)} of input" if worst != self.n_max
+               else f"`{e.name}` moves {size_text(worst)}")
         if (dst.base, dst.nbytes, dst.count) == (r.base, r.size, 1):
-            return hint(size_region(self.ctx.policy, r, worst))
+            grown = size_region(self.ctx.policy, r, worst)
+            return hint(Option((grown,), why) if grown else None)
         grow = size_region(self.ctx.policy, r, dst.base - r.base + worst) if dst.base + worst > r.end else None
-        return hint((grow, SizeFootprint(e.name, worst)) if grow else SizeFootprint(e.name, worst))
+        return hint(Option((grow, SizeFootprint(e.name, worst)) if grow else (SizeFootprint(e.name, worst),), why))
 
 
 def required_checksum(ctx: Context, e: Edge) -> str | None:
