@@ -22,9 +22,9 @@ generated), every obligation that was proved stays proved, and no obligation of 
 same code family) blames one of the edges the finding involves (those it blames and those that
 explain it): a fix that moves the bug to a neighbouring finding of the same kind (another
 transfer of the same batch, the next allocation of the same block) is no fix. The search is deterministic and bounded: at
-most ``MAX_SINGLES`` singles and ``MAX_PAIRS`` pairs per finding, ``MAX_RECHECKS`` checks per
-policy (an edit set checked once is remembered), and none above ``MAX_EDGES`` edges or past
-``MAX_FINDINGS`` findings. Source: project issue 10, item 8 ("Verified hints").
+most ``MAX_SINGLES`` singles and ``MAX_PAIRS`` pairs per finding, ``recheck_limit`` checks per
+policy (fewer for a large one; an edit set checked once is remembered), and none above
+``MAX_EDGES`` edges or past ``MAX_FINDINGS`` findings. Source: project issue 10, item 8 ("Verified hints").
 """
 
 from __future__ import annotations
@@ -46,8 +46,13 @@ MAX_FINDINGS = 40
 #: Candidate single edits and pairs of them tried per finding whose own hint does not verify.
 MAX_SINGLES = 12
 MAX_PAIRS = 24
-#: Checks of edited policies per policy, over all its findings (cached edit sets are free).
+#: Checks of edited policies per policy, over all its findings (cached edit sets are free): at
+#: most ``MAX_RECHECKS``, and fewer for a large policy, so that the obligations discharged again
+#: stay near ``RECHECK_WORK`` (each check discharges all of them), but never fewer than
+#: ``MIN_RECHECKS``.
 MAX_RECHECKS = 150
+MIN_RECHECKS = 4
+RECHECK_WORK = 1_000_000
 
 #: The status a verified hint carries: with it applied, the policy was checked again.
 VERIFIED = "verified: checked again with it applied, this finding is gone and none is new"
@@ -199,13 +204,20 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
             f"a new one{bound}", HintCheck("none", (), tried))
 
 
+def recheck_limit(obligations: int) -> int:
+    """How many edited policies may be checked again for a policy of ``obligations`` obligations
+    (``MAX_RECHECKS``, ``RECHECK_WORK``, ``MIN_RECHECKS``)."""
+    return max(MIN_RECHECKS, min(MAX_RECHECKS, RECHECK_WORK // max(1, obligations)))
+
+
 def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagnostic], before: set[str],
-               recheck: Recheck) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
+               recheck: Recheck, obligations: int = 0) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
     """``diagnostics`` with the ``help`` (and trace ``fix``) of each finding replaced by what
-    ``verify`` found, and that per obligation key. Findings past the bounds (``MAX_EDGES``,
+    ``verify`` found, and that per obligation key; ``obligations`` (the policy's count) sets the
+    bound on checks (``recheck_limit``). Findings past the bounds (``MAX_EDGES``,
     ``MAX_FINDINGS``) get no hint, and say why."""
     out, checks = list(diagnostics), {}
-    v = Verifier(policy, before, recheck)
+    v = Verifier(policy, before, recheck, recheck_limit(obligations))
     for n, f in enumerate(findings):
         d = out[f.index]
         if len(policy.edges) > MAX_EDGES or n >= MAX_FINDINGS:

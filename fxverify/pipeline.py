@@ -209,7 +209,8 @@ def _verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fi
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics, result.hints = hints.verify_all(policy, firsts, result.diagnostics, before, recheck)
+        result.diagnostics, result.hints = hints.verify_all(policy, firsts, result.diagnostics, before, recheck,
+                                                            len(result.outcomes))
     finally:
         solver.close()
 
