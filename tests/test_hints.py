@@ -14,6 +14,7 @@ from fxverify import hints
 from fxverify.edits import (
     After, Chain, Hint, Init, MapOpAs, Option, SizeRegion, Swap, after, hint, size_region,
 )
+from fxverify.graph import PolicyGraph
 from fxverify.ir import MapOpKind, Policy
 from fxverify.obligations.families import generate
 from fxverify.pipeline import CheckOptions, check, discharge
@@ -75,6 +76,8 @@ def test_shown_hints_discharge_their_finding_and_add_none(path: Path) -> None:
 def _check_shown(r: CheckResult, before: set[str], memo: dict[frozenset, set[str]], solver: Backend) -> None:
     """Each refutation of ``r``: its help is what its ``HintCheck`` shows, and applying that
     discharges it and adds no finding (``before``: what was unproved)."""
+    assert r.policy is not None
+    graph = PolicyGraph(r.policy)
     for d in r.diagnostics:
         if d.trace is None:
             continue
@@ -86,6 +89,9 @@ def _check_shown(r: CheckResult, before: set[str], memo: dict[frozenset, set[str
             continue
         # The words are the edits: the help is derived from the options applied.
         assert d.help == _shown_text(c)
+        # No `after` asks for an ordering the policy already has (directly or through others).
+        for e in (e for o in c.shown for e in o.edits if isinstance(e, After)):
+            assert not any(graph.hb_before(r.policy.edge(p).eid, r.policy.edge(e.edge).eid) for p in e.preds), d.help
         groups = [c.shown] if c.status == "pair" else [(o,) for o in c.shown]
         for opts in groups:
             key = frozenset(e for o in opts for e in o.edits)

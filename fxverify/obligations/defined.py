@@ -408,7 +408,9 @@ class Unwritten(Obligation):
 
     def _shrunk(self) -> Edit | None:
         """``Narrow`` of the read to the prefix of its bytes that writes HB-before it (and
-        ``init``) define, when it is contiguous and that prefix is not empty."""
+        ``init``) define, when it is contiguous, that prefix is not empty, and the first byte
+        left out lies in no declared region smaller than the one read through (a part of a
+        layout, a layer of a family: bytes someone meant to write, which the read needs)."""
         fp = self.fp
         if not fp.contiguous:
             return None
@@ -417,6 +419,9 @@ class Unwritten(Obligation):
         except OverflowError:
             return None
         if gap is None or gap <= fp.lo:
+            return None
+        mine = self.ctx.policy.region(fp.region)
+        if any(r.space == fp.space and r.base <= gap < r.end and r.size < mine.size for r in self.ctx.policy.regions):
             return None
         return narrow(self.ctx.policy, self.ctx.edge(self.edges[0]), self.pos,
                       replace(fp, elem=gap - fp.lo, stride=gap - fp.lo, count=1))
