@@ -24,6 +24,7 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
+from fxverify.render.progress import ProgressBar
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
@@ -261,46 +262,6 @@ def _render(report, fmt: Format, quiet: bool = False, pictures: str | None = Non
     return render(report), None
 
 
-class ProgressBar:
-    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
-    and not ``--quiet``; otherwise it shows nothing. A ``gate.Progress``."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.enabled = sys.stderr.isatty() and not quiet
-        self.bar = None
-        self._policies = self._obligations = None
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def start(self, policies: int) -> None:
-        """Show the bar for ``policies`` files."""
-        if not self.enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies)
-        self._obligations = self.bar.add_task("obligations discharged", total=None)
-
-    def done(self, path: str) -> None:
-        """One more policy checked."""
-        if self.bar is not None:
-            self.bar.advance(self._policies)
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations discharged."""
-        if self.bar is not None:
-            self.bar.advance(self._obligations, n)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-
-
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
 Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
@@ -484,6 +445,44 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
     if action is None:
         typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
     typer.echo(f"next: cd {directory} && fxverify check .")
+
+
+@app.command()
+def lsp(
+    stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
+    check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+) -> None:
+    """Run the language server (diagnostics as you type, hover, definition, completion, verified fixes) over stdio."""
+    from fxverify.isolate import Caps
+    from fxverify.lsp.server import serve_stdio
+    from fxverify.pipeline import CheckOptions
+
+    serve_stdio(CheckOptions(solver=SolverOptions(rlimit=rlimit, timeout_ms=timeout)),
+                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20))
+    raise typer.Exit(0)
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8642, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: a loopback address unless --allow-remote."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The repository whose corpus to teach (default: the one holding the current folder)."),
+    check_seconds: float = typer.Option(20.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(2048, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log every request on standard error."),
+) -> None:
+    """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
+    from fxverify.isolate import Caps
+    from fxverify.serve.command import ServeRequest, run_serve
+
+    problems, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
+                                            Caps(seconds=check_seconds, memory_bytes=memory_mib << 20), verbose))
+    _problems(problems)
+    raise typer.Exit(code)
 
 
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,

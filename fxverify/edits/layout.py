@@ -305,6 +305,11 @@ class Chain(Edit):
     edge: str
     steps: tuple[Transform, ...]
 
+    def __post_init__(self) -> None:
+        # A chain is its steps, not where they were written: two chains of the same steps are
+        # the same edit (and one read back from a record equals the one written).
+        object.__setattr__(self, "steps", tuple(replace(t, span=NO_SPAN) for t in self.steps))
+
     def text(self) -> str:
         if not self.steps:
             return f"drop the `transform` clause of `{self.edge}`"
@@ -312,7 +317,7 @@ class Chain(Edit):
 
     def apply(self, policy: Policy) -> Policy | None:
         e = edge_of(policy, self.edge)
-        if e is None or [replace(t, span=NO_SPAN) for t in e.transforms] == [replace(t, span=NO_SPAN) for t in self.steps]:
+        if e is None or tuple(replace(t, span=NO_SPAN) for t in e.transforms) == self.steps:
             return None
         return with_edge(policy, replace(e, transforms=self.steps))
 
