@@ -6,6 +6,7 @@ there, a `merge` for a configuration value, a race fix that still publishes a tr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from fxverify import hints
 from fxverify.edits import (
     After, Chain, Hint, Init, MapOpAs, Option, SizeRegion, Swap, after, hint, size_region,
 )
+from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.graph import PolicyGraph
 from fxverify.ir import MapOpKind, Policy
 from fxverify.obligations.families import generate
@@ -65,6 +67,8 @@ def test_shown_hints_discharge_their_finding_and_add_none(path: Path) -> None:
     r = check(str(ROOT / path))
     assert r.policy is not None
     before = {o.key for o in r.outcomes if o.verdict is not Verdict.PROVED}
+    # What was verified survives the result cache and a worker process as the same edits.
+    assert result_from_record(json.loads(json.dumps(result_to_record(r))), r.sources).hints == r.hints
     memo: dict[frozenset, set[str]] = {}
     solver = CachingBackend(open_backend(SolverOptions()), _Store(), SolverOptions(), QueryCounts())
     try:
