@@ -496,7 +496,7 @@ def _entry(plan: Plan, p: Program) -> str:
     if sec.role == "event":  # the runtime calls fx_hook_<device>__<hook>(struct fx_event *ev)
         return (f"int {name}(struct pt_regs *ctx)\n{{\n\tstruct fx_event *at = (void *)PT_REGS_PARM1(ctx), ev = {{}};\n\n"
                 "\tif (bpf_probe_read_user(&ev, sizeof(ev), at))\n\t\treturn 0;\n"
-                f"\tfx_run(&ev, {hook});\n"
+                f"\tfx_run_copy(&ev, {hook});\n"
                 "\t// The decision, reason, detail and op go back into the caller's event.\n"
                 "\tbpf_probe_write_user(&at->decision, &ev.decision, 4 * sizeof(__u32));\n\treturn 0;\n}")
     if sec.role == "call":

@@ -51,7 +51,7 @@ static __always_inline int fx_cuda_call(__u32 hook, __u64 handle, __u64 stream, 
 		}
 	}
 	ev.edge = e;
-	fx_run(&ev, hook);
+	fx_run_copy(&ev, hook);
 	if (ev.decision != FX_PROCEED) {
 		if (p)
 			*(volatile __u32 *)&p->edge = 0;
@@ -87,7 +87,7 @@ static __always_inline int fx_cuda_return(__u32 hook, long rc)
 		fx_emit(FX_OBS_REFUSED, ev.edge, FX_DEFER, FX_R_UNTRACKED, hook, rc, 1);
 		return 0;
 	}
-	fx_run(&ev, hook);
+	fx_run_copy(&ev, hook);
 	return 0;
 }
 
@@ -116,7 +116,7 @@ static __always_inline int fx_cuda_sync(__u64 stream, int all, long rc)
 		k = p->hook;
 		if (__sync_val_compare_and_swap(&p->edge, e, 0) != e)
 			continue;
-		fx_run(&ev, k);
+		fx_run_copy(&ev, k);
 	}
 	return 0;
 }

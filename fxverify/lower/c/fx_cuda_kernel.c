@@ -50,6 +50,6 @@ static __always_inline int fx_cuda_kernel(__u32 hook, int end)
 	}
 	ev.edge = e;
 	ev.phase = end;
-	fx_run(&ev, hook);
+	fx_run_copy(&ev, hook);
 	return 0;
 }

@@ -306,3 +306,13 @@ static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
 	ev->op = x.op;
 	return x.decision;
 }
+
+// fx_run on an event the entry function copied to its stack (a frame's, a CUDA call's): a global
+// function, so the verifier checks the interpreter once instead of once for every path that
+// leads to it (header layouts, pending slots).
+__attribute__((noinline)) int fx_run_copy(struct fx_event *ev, __u32 hook)
+{
+	if (!ev)
+		return FX_DENY;
+	return fx_run(ev, hook);
+}

@@ -437,6 +437,7 @@ static int fx_main(const struct fx_policy *pol, int argc, char **argv)
 	const char *init = "maps.init.json", *root = pol->pin_root, *cuda_lib = "libcudart.so", *hook_lib = "libfxhooks.so";
 	const char *devices[64], *ifnames[64], *binds[256];
 	int n_devices = 0, n_ifnames = 0, n_binds = 0, attach = 0, no_init = 0, unpin = 0, err = 0, i, j;
+	int pin = pol->pinned; // bpftime: pin only when asked (--pin-root), e.g. to inspect a trial run in Linux
 	void *skels[64] = {0};
 	struct bpf_link *links[256] = {0};
 	struct bpf_tc_hook tc_hooks[64];
@@ -457,6 +458,7 @@ static int fx_main(const struct fx_policy *pol, int argc, char **argv)
 			init = argv[++i];
 		} else if (v && !strcmp(a, "--pin-root")) {
 			root = argv[++i];
+			pin = 1;
 		} else if (v && !strcmp(a, "--cuda-lib")) {
 			cuda_lib = argv[++i];
 		} else if (v && !strcmp(a, "--hook-lib")) {
@@ -472,7 +474,7 @@ static int fx_main(const struct fx_policy *pol, int argc, char **argv)
 			return strcmp(a, "--help") && strcmp(a, "-h") ? 2 : 0;
 		}
 	}
-	if (pol->pinned) {
+	if (pin) {
 		struct statfs fs;
 
 		if (fx_mkdirs(root) || statfs(root, &fs) || (unsigned long)fs.f_type != FX_BPF_FS_MAGIC) {
@@ -548,12 +550,28 @@ static int fx_main(const struct fx_policy *pol, int argc, char **argv)
 	if (!err && first >= 0 && (fresh || !pol->pinned) && !no_init) {
 		err = fx_fill(pol->objects[first].obj(skels[first]), init);
 		if (!err)
-			printf("tables filled from %s%s%s\n", init, pol->pinned ? " and pinned under " : "", pol->pinned ? root : "");
+			printf("tables filled from %s%s%s\n", init, pin ? " and pinned under " : "", pin ? root : "");
 	} else if (!err && first >= 0 && !fresh) {
 		printf("tables reused from %s (already filled)\n", root);
 	}
 	for (i = 0; i < n_binds && !err && first >= 0; i++)
 		err = fx_bind(pol, pol->objects[first].obj(skels[first]), binds[i]);
+	if (!err && pin && !pol->pinned && first >= 0) { // maps without LIBBPF_PIN_BY_NAME: pin the shared ones now
+		struct bpf_map *m;
+
+		bpf_object__for_each_map(m, pol->objects[first].obj(skels[first])) {
+			const char *const *p;
+			int private_map = 0;
+
+			for (p = pol->private_maps; *p; p++)
+				private_map |= !strcmp(*p, bpf_map__name(m));
+			snprintf(path, sizeof(path), "%s/%s", root, bpf_map__name(m));
+			if (!private_map && (err = bpf_map__pin(m, path))) {
+				fprintf(stderr, "fxverify loader: cannot pin %s: %s\n", path, strerror(-err));
+				break;
+			}
+		}
+	}
 	for (i = 0; i < pol->n_programs && !err; i++) {
 		const struct fx_program *pr = &pol->programs[i];
 		struct bpf_program *prog;
@@ -565,7 +583,7 @@ static int fx_main(const struct fx_policy *pol, int argc, char **argv)
 			err = -ENOENT;
 			break;
 		}
-		if (pol->pinned) {
+		if (pin) {
 			snprintf(path, sizeof(path), "%s/progs", root);
 			mkdir(path, 0700);
 			snprintf(path, sizeof(path), "%s/progs/%s", root, pr->name);

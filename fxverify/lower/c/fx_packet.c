@@ -127,12 +127,3 @@ static __always_inline void fx_turnaround(void *data, void *end, struct fx_frame
 	udp->source = udp->dest;
 	udp->dest = port;
 }
-
-// The interpreter on an event copied out of a frame: a global function, so the verifier checks it
-// once instead of once for every way the headers before the event can be laid out.
-__attribute__((noinline)) int fx_run_copy(struct fx_event *ev, __u32 hook)
-{
-	if (!ev)
-		return FX_DENY;
-	return fx_run(ev, hook);
-}
