@@ -345,8 +345,8 @@ def compile_c(cfile: CFile) -> CompileResult:
 
 
 #: Names a lowering directory holds (``render``): the JSON files, one C source, object and skeleton
-#: per object, and the loader.
-_LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|loader\.c|fx_loader\.h"
+#: per object, and the loader, with ``loader``, the program its documented build command makes there.
+_LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|loader(\.c)?|fx_loader\.h"
                            r"|[A-Za-z_][A-Za-z0-9_]*(\.cuda)?\.(bpf\.[co]|skel\.h)")
 
 

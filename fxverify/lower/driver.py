@@ -79,6 +79,7 @@ class LowerResult:
     programs: list[ProgramReport] = field(default_factory=list)
     run: RunReport | None = None
     written: bool = False
+    loader: bool = False
     exit_code: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -198,6 +199,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         return out
     verdicts = Counter(v.verdict.value for v in res.outcomes)
     files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver, skeletons)
+    out.loader = "loader.c" in files
     try:
         staged = artifacts.stage_dir(out_dir, files)
     except OSError as err:
