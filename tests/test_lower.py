@@ -365,6 +365,15 @@ def test_dputime_rx_is_xdp_and_tx_is_tc(tmp_path: Path) -> None:
     kinds = {(p["device"], p["hook"]): p["section"] for p in man["programs"]}
     assert kinds[("dpu0", "rx")] == "xdp" and kinds[("dpu0", "tx")] == "tc"
     assert all((out / p["object"]).exists() for p in man["programs"])
+    tc = {p["hook"]: p["tc_direction"] for p in man["programs"] if p["kind"] == "tc"}
+    assert tc == {"tx": "egress", "dma_done": "ingress"}
+    actions = man["abi"]["actions"]
+    assert {d: a["name"] for d, a in actions["xdp"].items()} == {"proceed": "XDP_PASS", "defer": "XDP_TX", "deny": "XDP_DROP"}
+    assert {d: a["name"] for d, a in actions["tc"].items()} == {"proceed": "TC_ACT_OK", "defer": "TC_ACT_REDIRECT",
+                                                                "deny": "TC_ACT_SHOT"}
+    assert man["abi"]["frame"]["udp_port"] == 18008
+    maps = {m["name"]: m for m in json.loads((out / "maps.json").read_text())["maps"]}
+    assert maps["fx_edges"]["pinning"] == "by_name" and maps["fx_events"]["pinning"] is None
 
 
 def test_no_clang_writes_c_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -127,9 +127,10 @@ def maps_json(plan: Plan) -> dict:
     if gpu:
         out.append(_runtime_row("fx_gpu_events", BPFTIME_GPU_RINGBUF, 4, "fx_obs", GPU_EVENTS, "local",
                                 "observation events inside CUDA kernels: records per GPU thread", gpu, False))
-        out.append(_runtime_row("fx_exits", BPFTIME_GPU_ARRAY, 4, 8, 0, "local",
-                                "per hook: threads of the current launch that have exited", gpu, False)
-                   | {"max_entries": "one per hook of the device"})
+        hooks = max(len(plan.policy.device(s.removesuffix(".cuda")).hooks) for s in gpu)
+        out.append(_runtime_row("fx_exits", BPFTIME_GPU_ARRAY, 4, 8, max(1, hooks), "local",
+                                "per hook: threads of the current launch that have exited (one entry per hook "
+                                "of the device)", gpu, False))
     bound = [s for s in stems if any(p.stem == s and p.section.role in ("call", "kernel-entry") for p in plan.programs)]
     if bound:
         n = max(1, len(plan.edges))
