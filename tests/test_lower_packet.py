@@ -71,7 +71,7 @@ def _decision(out: bytes) -> tuple[int, int]:
 
 
 SHAPES = {"ipv4": {}, "ipv6": {"ipv6": True}, "vlan-ipv4": {"vlan": 7}, "vlan-ipv6": {"vlan": 7, "ipv6": True},
-          "ipv4-no-udp-checksum": {"udp_checksum": False}}
+          "ipv4-options": {"ip_options": b"\x01\x01\x01\x00" * 10}, "ipv4-no-udp-checksum": {"udp_checksum": False}}
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)

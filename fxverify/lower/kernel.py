@@ -63,12 +63,12 @@ def _ones_sum(data: bytes) -> int:
 
 
 def event_frame(payload: bytes, ipv6: bool = False, vlan: int | None = None, udp_checksum: bool = True,
-                src: tuple = SENDER, dst: tuple = RECEIVER) -> bytes:
+                src: tuple = SENDER, dst: tuple = RECEIVER, ip_options: bytes = b"") -> bytes:
     """An Ethernet II frame from ``src`` to ``dst`` carrying ``payload`` (a ``struct fx_event``)
-    over UDP: IPv4 (20-byte header, valid header checksum) or IPv6, with one 802.1Q tag ``vlan``
-    when given, and a valid UDP checksum (RFC 768; ``udp_checksum=False`` sends 0, "none", which
-    IPv4 allows). This is the frame a dputime packet program finds its event in
-    (``specs/lowering.md`` section 2)."""
+    over UDP: IPv4 (a 20-byte header plus ``ip_options``, a multiple of 4 bytes; valid header
+    checksum) or IPv6, with one 802.1Q tag ``vlan`` when given, and a valid UDP checksum (RFC 768;
+    ``udp_checksum=False`` sends 0, "none", which IPv4 allows). This is the frame a dputime packet
+    program finds its event in (``specs/lowering.md`` section 2)."""
     udp_len = 8 + len(payload)
     ports = struct.pack("!HH", src[3], dst[3])
     if ipv6:
@@ -77,7 +77,8 @@ def event_frame(payload: bytes, ipv6: bool = False, vlan: int | None = None, udp
         ethertype = 0x86DD
     else:
         pseudo = src[1] + dst[1] + struct.pack("!xBH", 17, udp_len)
-        hdr = struct.pack("!BBHHHBBH", 0x45, 0, 20 + udp_len, 0, 0, 64, 17, 0) + src[1] + dst[1]
+        hdr = struct.pack("!BBHHHBBH", 0x40 | (5 + len(ip_options) // 4), 0, 20 + len(ip_options) + udp_len, 0, 0,
+                          64, 17, 0) + src[1] + dst[1] + ip_options
         ip = hdr[:10] + struct.pack("!H", 0xFFFF - _ones_sum(hdr)) + hdr[12:]
         ethertype = 0x0800
     check = 0
@@ -116,9 +117,10 @@ def frame_parts(frame: bytes) -> dict:
             "dport": dport, "udp_check": check, "udp_ok": ok, "payload": l4 + 8}
 
 
-# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_edge, fx_op, fx_region,
-# fx_own), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
-_ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
+# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_op, fx_region, fx_own,
+# fx_edge), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
+# fx_edges is written last, as the generated loader does: until then every event is denied.
+_ROW_FORMATS = {"fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I", "fx_edges": "<4I"}
 
 
 @dataclass
@@ -326,17 +328,18 @@ class Runtime:
             self._fill()
 
     def _fill(self) -> None:
-        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps."""
+        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps,
+        the descriptors (``fx_edges``) last."""
+        for name in ("fx_countdown", "fx_flags"):
+            vals = self.init[name]["values"]
+            libbpf.update_batch(self.fds[name], b"".join(struct.pack("<I", i) for i in range(len(vals))),
+                                b"".join(struct.pack("<I", v) for v in vals), len(vals))
         for name, fmt in _ROW_FORMATS.items():
             rows = self.init[name]["rows"]
             s = struct.Struct(fmt)
             keys = b"".join(struct.pack("<I", i) for i in range(len(rows)))
             vals = b"".join(s.pack(*r) for r in rows)
             libbpf.update_batch(self.fds[name], keys, vals, len(rows))
-        for name in ("fx_countdown", "fx_flags"):
-            vals = self.init[name]["values"]
-            libbpf.update_batch(self.fds[name], b"".join(struct.pack("<I", i) for i in range(len(vals))),
-                                b"".join(struct.pack("<I", v) for v in vals), len(vals))
 
     def fire(self, edge: int, phase: int) -> Decision:
         """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has

@@ -21,13 +21,14 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
 - ``ACCUM``/``READBY``: a write over accumulated bytes needs a reader of them in between
   (FX-XF-004, lost accumulation): a covering reader that starts after the reduction ended clears
   the pair's flag in ``fx_flags`` at its end, and the writer defers while the flag is set;
-- ``RUNNING`` watches of conflicting edges that happens-before does not order (FX-ORD-002,
+- ``RUNNING`` watches (computed in ``watches``) of conflicting edges that happens-before does not order (FX-ORD-002,
   FX-XF-004, FX-MAP-002). A proved policy has none: those obligations say every such pair is
   ordered, so the watches are only computed for ``--allow-unproved`` lowerings;
 - ``DEC`` of successor and users-left counters, ``UPDATE``/``WRITE`` of policy maps at the end.
 
 Codes emitted: FX-BPF-002 (class not realisable), FX-BPF-003 (layout limit; block lifetimes, cache
-write-backs and invalidates, and unproved notifications, which the runtime does not realise).
+write-backs and invalidates, unproved notifications, which the runtime does not realise, and a
+hook bound to a CUDA kernel whose edges happens-before does not order one after another).
 """
 
 from __future__ import annotations

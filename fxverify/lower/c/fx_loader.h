@@ -201,14 +201,16 @@ struct fx_table {
 	int n;
 };
 
+// fx_edges comes last: until its rows are written every event is denied (no-descriptor), so a fill
+// that stops half way never lets an edge run on guards whose tables are still empty.
 static const struct fx_table fx_tables[] = {
-	{"fx_edges", "device,hook,op_first,op_count", {4, 4, 4, 4}, 4},
 	{"fx_ops", "kind,a,b,reason,c,d", {4, 4, 4, 4, 8, 8}, 6},
 	{"fx_regions", "base,end", {8, 8}, 2},
 	{"fx_own", "owner,transit,leases,released,active", {4, 4, 8, 4, 4}, 5},
 	{"fx_countdown", NULL, {4}, 1},
 	{"fx_flags", NULL, {4}, 1},
 	{"fx_seq", NULL, {4}, 1},
+	{"fx_edges", "device,hook,op_first,op_count", {4, 4, 4, 4}, 4},
 };
 
 static int fx_fields_match(const char *doc_fields, const char *want)
