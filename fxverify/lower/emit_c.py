@@ -539,8 +539,9 @@ def _packet_entry(p: Program) -> str:
     assert (act["proceed"], act["defer"], act["deny"]) in ((2, 3, 1), (0, 7, 2))  # INVARIANT: targets.ACTIONS
     body = [head, "\tstruct fx_event *at, ev, old;\n\tstruct udphdr *udp;\n\tstruct fx_frame f = {};\n\tint k;\n\n"]
     if p.section.kind == "tc":
-        body.append("\t// The headers and the event must be in the linear part of the buffer.\n"
-                    "\tbpf_skb_pull_data(ctx, ctx->len < FX_FRAME_MAX ? ctx->len : FX_FRAME_MAX);\n"
+        body.append("\t// The headers and the event must be in the linear part of the buffer (pulled only when short).\n"
+                    "\tif (ctx->data_end - ctx->data < (ctx->len < FX_FRAME_MAX ? ctx->len : FX_FRAME_MAX))\n"
+                    "\t\tbpf_skb_pull_data(ctx, ctx->len < FX_FRAME_MAX ? ctx->len : FX_FRAME_MAX);\n"
                     "\tdata = (void *)(long)ctx->data;\n\tend = (void *)(long)ctx->data_end;\n")
     body.append("\tk = fx_frame_parse(data, end, &f);\n"
                 f"\tif (k == FX_FRAME_OTHER)\n\t\treturn {other};\n"
