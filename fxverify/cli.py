@@ -24,6 +24,7 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
 from fxverify.smt.backend import SolverOptions
+from fxverify.render.progress import ProgressBar
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
@@ -40,6 +41,7 @@ class Format(str, Enum):
     junit = "junit"
     github = "github"
     markdown = "markdown"
+    html = "html"
 
 
 class LowerFormat(str, Enum):
@@ -140,6 +142,9 @@ def check(
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
+    pictures: Optional[Path] = typer.Option(None, "--pictures", metavar="DIR",
+                                            help="Write each trace as an SVG swimlane into DIR (replaced as a whole); "
+                                                 "Markdown and SARIF reports link them."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
@@ -147,6 +152,7 @@ def check(
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -154,6 +160,8 @@ def check(
     if certify is not None and certify not in CERTIFY_MODES:
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
+    if pictures is not None:
+        _pictures_refused(str(pictures))
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
         check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
@@ -168,7 +176,9 @@ def check(
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet)
+    text, lines = _render(report, fmt, quiet, picture_link(fmt.value, pictures, output))
+    if pictures is not None:
+        _write_pictures(report, str(pictures))
     if output is not None:
         read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
         if os.path.realpath(output) in read:
@@ -191,65 +201,65 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
+def _pictures_refused(folder: str) -> None:
+    """Stop (exit 2) before checking when ``--pictures DIR`` cannot be replaced as a whole."""
+    from fxverify.atomic import foreign_entries
+    from fxverify.diagnostics.outdir import refuse_replacing
+    from fxverify.render.pictures import INDEX, PICTURE_NAME
+
+    problem = refuse_replacing(folder, lambda d: foreign_entries(d, INDEX, PICTURE_NAME), "fxverify",
+                               "fxverify check --pictures", "pictures", option="--pictures")
+    if problem is not None:
+        _problems([problem])
+        raise typer.Exit(2)
+
+
+def _write_pictures(report, folder: str) -> None:
+    """Write the trace pictures of ``report`` into ``folder``, replaced as a whole."""
+    from fxverify.atomic import replace_dir
+    from fxverify.render.pictures import picture_files
+
+    files = picture_files(report)
+
+    def fill(tmp: str) -> None:
+        for name, body in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                fh.write(body)
+    try:
+        replace_dir(folder, fill)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `--pictures {folder}`: {err.strerror or err}",
+                    "name a folder you can write")
+
+
+def _render(report, fmt: Format, quiet: bool = False, pictures: str | None = None) -> tuple[str, list | None]:
     """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
-    failures when ``quiet``."""
+    failures when ``quiet``. ``pictures`` is the link to the trace pictures' folder (Markdown and
+    SARIF link each trace's picture)."""
     if fmt is Format.text:
         from fxverify.render.text import render_report, to_plain
 
         lines = render_report(report, quiet)
         return to_plain(lines), lines
+    if fmt is Format.markdown:
+        from fxverify.render.markdown import report_to_markdown
+
+        return report_to_markdown(report, pictures), None
+    if fmt is Format.sarif:
+        from fxverify.render.sarif import report_to_sarif
+
+        return report_to_sarif(report, pictures), None
+    if fmt is Format.html:
+        from fxverify.render.html import report_to_html
+
+        return report_to_html(report), None
     if fmt is Format.json:
         from fxverify.render.json import report_to_json as render
-    elif fmt is Format.sarif:
-        from fxverify.render.sarif import report_to_sarif as render
     elif fmt is Format.junit:
         from fxverify.render.junit import report_to_junit as render
-    elif fmt is Format.github:
-        from fxverify.render.github import report_to_github as render
     else:
-        from fxverify.render.markdown import report_to_markdown as render
+        from fxverify.render.github import report_to_github as render
     return render(report), None
-
-
-class ProgressBar:
-    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
-    and not ``--quiet``; otherwise it shows nothing. A ``gate.Progress``."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.enabled = sys.stderr.isatty() and not quiet
-        self.bar = None
-        self._policies = self._obligations = None
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def start(self, policies: int) -> None:
-        """Show the bar for ``policies`` files."""
-        if not self.enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies)
-        self._obligations = self.bar.add_task("obligations discharged", total=None)
-
-    def done(self, path: str) -> None:
-        """One more policy checked."""
-        if self.bar is not None:
-            self.bar.advance(self._policies)
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations discharged."""
-        if self.bar is not None:
-            self.bar.advance(self._obligations, n)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
 
 
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
@@ -329,6 +339,83 @@ def smt(
     raise typer.Exit(res.exit_code)
 
 
+class GraphFormat(str, Enum):
+    """Output formats of ``graph``."""
+
+    dot = "dot"
+    svg = "svg"
+    html = "html"
+
+
+class GraphView(str, Enum):
+    """Views of ``graph`` (``views.command.VIEWS``), or all of them."""
+
+    fabric = "fabric"
+    movement = "movement"
+    hb = "hb"
+    all = "all"
+
+
+_SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": GraphFormat.svg,
+                  ".html": GraphFormat.html, ".htm": GraphFormat.html}
+
+
+@app.command()
+def graph(
+    policy: Path = typer.Argument(..., help="The policy file to draw."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
+    fmt: Optional[GraphFormat] = typer.Option(None, "--format", "-f",
+                                              help="dot, svg (laid out by Graphviz) or html (one self-contained page); "
+                                                   "default: from the suffix of -o, else dot."),
+    view: Optional[GraphView] = typer.Option(None, "--view", help="fabric, movement (edges between regions), hb "
+                                             "(happens-before) or all; default: all for html, movement otherwise."),
+    unfold: list[str] = typer.Option([], "--unfold", metavar="NAME",
+                                     help="Draw this family (or instance, or index prefix such as `kvw[3]`) one "
+                                          "instance at a time; repeatable."),
+    finding: Optional[str] = typer.Option(None, "--finding", metavar="CODE[:KEY]",
+                                          help="Check the policy and highlight this finding: its edges, bytes and "
+                                               "the missing ordering or path."),
+) -> None:
+    """Draw a policy: its fabric, movement graph or happens-before graph, families folded, a finding highlighted."""
+    from fxverify.atomic import write_text
+    from fxverify.render.dot import GraphvizMissing
+    from fxverify.render.graph import draw_graph
+    from fxverify.views.command import VIEWS, GraphRequest, build_pictures
+
+    fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
+    chosen = view or (GraphView.all if fmt is GraphFormat.html else GraphView.movement)
+    if chosen is GraphView.all and fmt is not GraphFormat.html:
+        raise _stop(codes.USE_002, f"a {fmt.value.upper()} file holds one picture, and `--view all` asks for three",
+                    "name one view (`--view fabric|movement|hb`), or use `--format html` for a page with all of them")
+    if output is not None and os.path.realpath(output) == os.path.realpath(policy):
+        raise _stop(codes.IO_002, f"`-o {output}` is the policy file; nothing was written",
+                    "name a picture file, such as `-o policy.svg`")
+    views = VIEWS if chosen is GraphView.all else (chosen.value,)
+    try:
+        built = build_pictures(GraphRequest(str(policy), views, tuple(unfold), finding))
+        _problems(built.diagnostics, built.sources if built.sources.paths() else None)
+        if built.exit_code:
+            raise typer.Exit(built.exit_code)
+        text = draw_graph(built, fmt.value)
+    except GraphvizMissing:
+        raise _stop(codes.USE_007, f"Graphviz's `dot` program is not installed, so `--format {fmt.value}` cannot lay "
+                    "the picture out", "install Graphviz (`apt-get install graphviz`, `brew install graphviz`), "
+                    "or write DOT with `--format dot`")
+    except typer.Exit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug: FX-INT-001, exit 3
+        _problems([crash(str(policy), exc)])
+        raise typer.Exit(3)
+    if output is None:
+        sys.stdout.write(text)
+        raise typer.Exit(0)
+    try:
+        write_text(str(output), text)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
+                    "name a file in an existing, writable folder")
+
+
 @app.command()
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
@@ -368,6 +455,44 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
     if action is None:
         typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
     typer.echo(f"next: cd {directory} && fxverify check .")
+
+
+@app.command()
+def lsp(
+    stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
+    check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+) -> None:
+    """Run the language server (diagnostics as you type, hover, definition, completion, verified fixes) over stdio."""
+    from fxverify.isolate import Caps
+    from fxverify.lsp.server import serve_stdio
+    from fxverify.pipeline import CheckOptions
+
+    serve_stdio(CheckOptions(solver=SolverOptions(rlimit=rlimit, timeout_ms=timeout)),
+                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20))
+    raise typer.Exit(0)
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8642, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: a loopback address unless --allow-remote."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The repository whose corpus to teach (default: the one holding the current folder)."),
+    check_seconds: float = typer.Option(20.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(2048, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log every request on standard error."),
+) -> None:
+    """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
+    from fxverify.isolate import Caps
+    from fxverify.serve.command import ServeRequest, run_serve
+
+    problems, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
+                                            Caps(seconds=check_seconds, memory_bytes=memory_mib << 20), verbose))
+    _problems(problems)
+    raise typer.Exit(code)
 
 
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,

@@ -14,7 +14,7 @@ counterexample does not replay or a certificate is missing or rejected, and (thr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from fxverify import hints
@@ -75,8 +75,12 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
-          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None) -> CheckResult:
+          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None,
+          texts: Mapping[str, str] | None = None) -> CheckResult:
     """Check one policy file.
+
+    ``texts`` maps real paths to unsaved texts (an editor's buffers) read instead of those files
+    (``resolve.load_policy``): a buffer is checked as it is, and nothing is written.
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
@@ -87,7 +91,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
     """
     t0 = time.perf_counter()
     sources = SourceMap()
-    policy, diags = load_policy(path, sources, limits=options.limits)
+    policy, diags = load_policy(path, sources, limits=options.limits, texts=texts)
     result = CheckResult(path, policy, sources, diagnostics=list(diags))
     if policy is None:
         result.seconds = time.perf_counter() - t0
