@@ -275,6 +275,8 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
+    cuda_kernel: list[str] = typer.Option([], "--cuda-kernel", metavar="DEVICE.HOOK=KERNEL",
+                                          help="bpftime: drive a GPU hook from the entry and exit of a CUDA kernel (its mangled symbol); repeatable."),
     fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
                             help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
@@ -296,8 +298,16 @@ def lower(
     if no_compile and (kernel_verify or kernel_run):
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
+    kernels = []
+    for spec in cuda_kernel:
+        where, _eq, symbol = spec.partition("=")
+        dev, _dot, hook = where.partition(".")
+        if not (dev and hook and symbol):
+            raise _stop(codes.USE_005, f"`--cuda-kernel {spec}` is not DEVICE.HOOK=KERNEL",
+                        "for example `--cuda-kernel gpu0.launch=_Z9vectorAddPKfS0_Pf`")
+        kernels.append((dev, hook, symbol))
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
-                        kernel_run=kernel_run, allow_unproved=allow_unproved,
+                        kernel_run=kernel_run, allow_unproved=allow_unproved, cuda_kernels=tuple(kernels),
                         solver=SolverOptions(rlimit=rlimit, solver=solver.value))
     try:
         res = run_lower(str(policy), str(output), opts)

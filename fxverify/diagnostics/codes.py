@@ -384,10 +384,12 @@ BPF_009 = _code(
                   "fxverify lower corpus/ordering/ok/kv-offload-ordered.fx -o out", "command"))
 BPF_010 = _code(
     "FX-BPF-010", F.LOWERING, _W, "objects not compiled",
-    "clang is not installed, so only the C sources were written",
-    "without objects nothing can be loaded; the C can still be reviewed or compiled elsewhere",
-    InlineExample("fxverify lower p.fx -o out   # on a machine without clang",
-                  "apt-get install clang   # or pass --no-compile to ask for C only", "command"))
+    "clang is not installed, so only the C sources were written; or bpftool is not, so no skeleton "
+    "headers or loader were written",
+    "without objects nothing can be loaded, and without skeletons the generated loader cannot be built; "
+    "the C can still be reviewed or compiled elsewhere",
+    InlineExample("fxverify lower p.fx -o out   # on a machine without clang or bpftool",
+                  "apt-get install clang bpftool   # or pass --no-compile to ask for C only", "command"))
 BPF_011 = _code(
     "FX-BPF-011", F.LOWERING, _E, "map size the target cannot create",
     "every map's entries, key, value and total size fit the kernel's map limits (u32 max_entries of at "
