@@ -23,23 +23,13 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
+from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Verify data-movement policies for GPU-DPU/NIC-CXL fabrics, then lower them to eBPF.")
-
-
-class Format(str, Enum):
-    """Output formats of ``check``."""
-
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    junit = "junit"
-    github = "github"
-    markdown = "markdown"
 
 
 class LowerFormat(str, Enum):
@@ -112,31 +102,63 @@ def _stop(code: codes.Code, message: str, help: str | None = None) -> typer.Exit
     return typer.Exit(2)
 
 
+def _env(key: str) -> str:
+    """The environment variable of configuration key ``key`` (``gate.config.Setting.env``)."""
+    return "FXVERIFY_" + key.upper().replace("-", "_")
+
+
 @app.command()
 def check(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
+                                  help="Output format: text, json, sarif, junit, github, markdown or csv. FMT=PATH also "
+                                       "writes FMT to PATH; repeat for several outputs from one run."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
-    no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+    no_prune: bool = typer.Option(False, "--no-prune", envvar=_env("no-prune"),
+                                  help="Send every obligation to the solver (no graph or interval proofs)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
+                               help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, envvar=_env("timeout"),
+                                help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, envvar=_env("seed"), help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Fail (exit 1) on errors only, or on warnings too."),
-    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", help="An unknown verdict fails the gate, or is a warning."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not in this baseline file."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar=_env("fail-on"),
+                                   help="Fail (exit 1) on errors only, or on warnings too."),
+    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", envvar=_env("unknown"),
+                                    help="An unknown verdict fails the gate, or is a warning."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", "--soft-fail", envvar=_env("exit-zero"),
+                                   help="Soft-fail: report every finding, but exit 0 where findings would fail the gate "
+                                        "(input and internal errors still exit 2 and 3)."),
+    select: list[str] = typer.Option([], "--select", metavar="RULES", envvar=_env("select"),
+                                     help="Check only these rules: codes, prefixes (FX-ORD) or families (ordering), "
+                                          "comma-separated; repeatable. FX-ORD-001 is always checked."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="RULES", envvar=_env("ignore"),
+                                     help="Do not check these rules (codes, prefixes or families); repeatable."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", envvar=_env("baseline"),
+                                            help="Report only findings not in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings in FILE and exit 0."),
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
-                               "(refuted, unknown, input errors) and a one-line summary."),
-    color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
-    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
+                                             help="Result cache folder (default: the user cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
+                             help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
+                               help="No progress bar; the text report shows only failures "
+                                    "(refuted, unknown, input errors) and a one-line summary."),
+    color: Color = typer.Option(Color.auto, "--color", envvar=_env("color"),
+                                help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", envvar=_env("exclude"),
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
+    junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", envvar=_env("junit-per-obligation"),
+                                              help="JUnit: one test case per obligation (default: one per obligation "
+                                                   "family key, with its count)."),
+    config: Optional[Path] = typer.Option(None, "--config", envvar=_env("config"),
+                                          help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
+                                               "with [tool.fxverify], from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
@@ -146,7 +168,9 @@ def check(
     from fxverify.certify import MODES as CERTIFY_MODES
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
+    from fxverify.gate.rules import skipped
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -154,72 +178,103 @@ def check(
     if certify is not None and certify not in CERTIFY_MODES:
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
+    # Settings the command line and the environment left at their defaults come from the file.
+    given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
+                 fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
+                 ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
+                 quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
+    s = _settings(ctx, given, opt(config))
+    color_choice = Color(s["color"])
+    outputs, problems = parse_outputs(list(fmt), opt(output))
+    skip, rule_problems = skipped(s["select"], s["ignore"])
+    if problems or rule_problems:
+        _problems(problems + rule_problems)
+        raise typer.Exit(2)
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
-        check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
-                                                                        solver=solver.value),
-                           certify=certify),
-        gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
-        baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
-        cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs, dump_smt=opt(dump_smt), stats=stats, exclude=tuple(exclude))
-    with ProgressBar(quiet) as bar:
+        check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
+                                                                          timeout_ms=s["timeout"], solver=s["solver"]),
+                           certify=certify, skip_codes=skip),
+        gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
+        baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
+        cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
+        jobs=s["jobs"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+    with ProgressBar(s["quiet"]) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet)
-    if output is not None:
-        read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
-        if os.path.realpath(output) in read:
-            raise _stop(codes.IO_002, f"`-o {output}` is a policy file this run read; nothing was written",
+    read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
+    for o in outputs:
+        if o.path is not None and os.path.realpath(o.path) in read:
+            raise _stop(codes.IO_002, f"`{o.path}` is a policy file this run read; nothing was written",
                         "name a report file, such as `-o report.sarif`")
-        try:
-            write_text(str(output), text)
-        except OSError as err:
-            raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
-                        "name a file in an existing, writable folder")
-    elif lines is not None and _use_color(color):
-        from rich.console import Console
+    for i, o in enumerate(outputs):
+        others = tuple(describe(x) for j, x in enumerate(outputs) if j != i and x.fmt != "github")
+        text, lines = render(report, o.fmt, RenderOptions(quiet=s["quiet"], junit_per_obligation=s["junit_per_obligation"],
+                                                          elsewhere=others + _run_link()))
+        if o.path is not None:
+            try:
+                write_text(o.path, text)
+            except OSError as err:
+                raise _stop(codes.IO_001, f"cannot write `{o.path}`: {err.strerror or err}",
+                            "name a file in an existing, writable folder")
+        elif lines is not None and _use_color(color_choice):
+            from rich.console import Console
 
-        from fxverify.render.text import to_rich
+            from fxverify.render.text import to_rich
 
-        forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color is Color.always else {}
-        Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
-    else:
-        sys.stdout.write(text)
+            forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color_choice is Color.always else {}
+            Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
+        else:
+            sys.stdout.write(text)
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
-    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
-    failures when ``quiet``."""
-    if fmt is Format.text:
-        from fxverify.render.text import render_report, to_plain
+def _settings(ctx: typer.Context, given: dict, config: str | None) -> dict:
+    """``given`` (the options as parsed) with those that neither the command line nor the
+    environment set taken from the configuration file (``gate.config``): precedence command line >
+    environment > file > defaults. A bad file is FX-USE-007 (exit 2)."""
+    from fxverify.gate.config import ConfigError, find_config, load_config
 
-        lines = render_report(report, quiet)
-        return to_plain(lines), lines
-    if fmt is Format.json:
-        from fxverify.render.json import report_to_json as render
-    elif fmt is Format.sarif:
-        from fxverify.render.sarif import report_to_sarif as render
-    elif fmt is Format.junit:
-        from fxverify.render.junit import report_to_junit as render
-    elif fmt is Format.github:
-        from fxverify.render.github import report_to_github as render
-    else:
-        from fxverify.render.markdown import report_to_markdown as render
-    return render(report), None
+    path = config if config is not None else find_config(".")
+    if path is None:
+        return given
+    try:
+        cfg = load_config(path)
+    except ConfigError as err:
+        _problems(err.diagnostics, err.sources)
+        raise typer.Exit(2) from None
+    out = dict(given)
+    for name, value in cfg.values.items():
+        # By name: typer ships its own copy of click in some versions, with its own enum.
+        source = ctx.get_parameter_source(name)
+        if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
+            out[name] = value
+    return out
+
+
+def _run_link() -> tuple[str, ...]:
+    """In a GitHub Actions job, the address of the workflow run (its log and job summary), from
+    the variables the runner sets (GitHub docs, "Variables": ``GITHUB_SERVER_URL``,
+    ``GITHUB_REPOSITORY``, ``GITHUB_RUN_ID``); else nothing."""
+    server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    return (f"the workflow run {server}/{repo}/actions/runs/{run}",) if server and repo and run else ()
 
 
 class ProgressBar:
-    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
-    and not ``--quiet``; otherwise it shows nothing. A ``gate.Progress``."""
+    """A rich progress bar on stderr when stderr is a terminal and not ``--quiet``; otherwise it
+    shows nothing. A ``gate.Progress``: one line counts the policies, one names the current
+    policy's phase (parse, resolve, generate, discharge, replay, hints: ``pipeline.PHASES``) with
+    its units done and their total when known (obligation families, obligations, refutations,
+    hints)."""
 
-    def __init__(self, quiet: bool) -> None:
-        self.enabled = sys.stderr.isatty() and not quiet
+    def __init__(self, quiet: bool, console=None) -> None:
+        self.enabled = (console is not None or sys.stderr.isatty()) and not quiet
+        self.console = console  # a rich Console (tests); default: standard error
         self.bar = None
-        self._policies = self._obligations = None
+        self._policies = self._phase = None
+        self._path = ""
 
     def __enter__(self) -> "ProgressBar":
         return self
@@ -229,23 +284,39 @@ class ProgressBar:
         if not self.enabled:
             return
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
+        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),
+                            TimeElapsedColumn(), console=self.console or Console(stderr=True), transient=True)
         self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies)
-        self._obligations = self.bar.add_task("obligations discharged", total=None)
+        self._policies = self.bar.add_task("policies", total=policies, counts=f"0/{policies}")
+        self._phase = self.bar.add_task("", total=None, counts="", visible=False)
+
+    def policy(self, path: str) -> None:
+        """The check of ``path`` starts."""
+        self._path = path
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        """Phase ``name`` of the current policy starts, with ``total`` units (``None``: unknown)."""
+        if self.bar is not None:
+            self.bar.reset(self._phase, total=total, visible=True, description=f"{self._path}: {name}",
+                           counts="" if total is None else f"0/{total}")
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more units of the current phase are done."""
+        if self.bar is not None:
+            self.bar.advance(self._phase, n)
+            task = self.bar.tasks[self._phase]
+            if task.total is not None:
+                self.bar.update(self._phase, counts=f"{int(task.completed)}/{int(task.total)}")
 
     def done(self, path: str) -> None:
         """One more policy checked."""
         if self.bar is not None:
             self.bar.advance(self._policies)
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations discharged."""
-        if self.bar is not None:
-            self.bar.advance(self._obligations, n)
+            task = self.bar.tasks[self._policies]
+            self.bar.update(self._policies, counts=f"{int(task.completed)}/{int(task.total)}")
+            self.bar.update(self._phase, visible=False)
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:
@@ -276,7 +347,7 @@ def lower(
     from fxverify.render.lower import render_json, render_text
 
     if fmt not in {f.value for f in LowerFormat}:
-        if fmt in {f.value for f in Format}:
+        if fmt in CHECK_FORMATS:
             raise _stop(codes.USE_005, f"`lower` reports as `text` or `json`, not `{fmt}`: `{fmt}` is a format of "
                         "`fxverify check`, which `lower` would ignore",
                         f"`fxverify check {policy} --format {fmt}` reports the findings as {fmt}; "
@@ -317,6 +388,48 @@ def smt(
     if res.exit_code == 0:
         sys.stdout.write(res.summary())
     raise typer.Exit(res.exit_code)
+
+
+class CompareFormat(str, Enum):
+    """Formats of ``compare``."""
+
+    text = "text"
+    csv = "csv"
+
+
+@app.command()
+def compare(
+    a: Path = typer.Argument(..., help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
+    b: Path = typer.Argument(..., help="The CSV report of the second run."),
+    fmt: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="A table (text) or CSV."),
+    changed: bool = typer.Option(False, "--changed", help="Show only rows whose verdict or counts differ."),
+) -> None:
+    """Compare two runs per policy and obligation family, as `veristat -C` does: verdicts,
+    obligation counts and times (runs with --stats) side by side, with their differences."""
+    import csv
+    import io
+
+    from fxverify.gate.compare import HEADER, CompareError, compare as run_compare, delta_cells
+
+    try:
+        deltas = run_compare(str(a), str(b))
+    except CompareError as err:
+        _problems([err.diagnostic])
+        raise typer.Exit(2) from None
+    rows = [delta_cells(d) for d in deltas if d.changed or not changed]
+    if fmt is CompareFormat.csv:
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerows([list(HEADER), *rows])
+        sys.stdout.write(buf.getvalue())
+    else:
+        table = [list(HEADER), *rows]
+        widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
+        right = set(range(4, len(HEADER)))
+        for r in table:
+            sys.stdout.write("  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
+                                       for i, c in enumerate(r)).rstrip() + "\n")
+    raise typer.Exit(0)
 
 
 @app.command()

@@ -164,7 +164,7 @@ def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path
 
 @pytest.mark.parametrize("args,code,words", [
     (["check"], "FX-USE-004", "missing argument"),
-    (["check", OK, "--format", "xml"], "FX-USE-005", "'xml' is not one of"),
+    (["check", OK, "--format", "xml"], "FX-USE-005", "`xml` is not a format"),
     (["check", OK, "--bogus"], "FX-USE-005", "no such option"),
     (["lower", OK, "-o", "out", "--format", "sarif"], "FX-USE-005", "`sarif` is a format of `fxverify check`"),
     (["lower", OK, "-o", "out", "--format", "xml"], "FX-USE-005", "`--format xml` is not a format of `lower`"),

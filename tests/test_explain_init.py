@@ -148,8 +148,41 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: b
         assert bar.enabled is shown
         bar.start(3)
         assert (bar.bar is not None) is shown
+        bar.policy("p.fx")
+        bar.phase("discharge", 10)
+        bar.advance(10)
         bar.done("p.fx")
-        bar.obligations(10)
+
+
+def test_progress_bar_names_each_phase_with_its_total() -> None:
+    """The bar names the policy and its phase, with units done out of the phase's total; phases
+    whose total is unknown (parse, resolve) show no `0/?`."""
+    import io
+
+    from rich.console import Console
+
+    from fxverify import cli
+    from fxverify.gate import GateRequest, run_gate
+
+    class Recorder(cli.ProgressBar):
+        def phase(self, name: str, total: int | None = None) -> None:
+            super().phase(name, total)
+            self.bar.refresh()
+
+        def advance(self, n: int = 1) -> None:
+            super().advance(n)
+            self.bar.refresh()
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=150, color_system=None)
+    with Recorder(False, console) as bar:
+        run_gate(GateRequest(paths=(str(ROOT / "corpus/ordering/fail/kv-offload-unordered.fx"),), cache_dir=None,
+                             progress=bar))
+    screen = console.file.getvalue()
+    for phase, total in (("parse", None), ("resolve", None), ("generate", 6), ("discharge", 15), ("replay", 1), ("hints", 1)):
+        assert f"kv-offload-unordered.fx: {phase}" in screen, phase
+        if total is not None:
+            assert f"{total}/{total}" in screen
+    assert "/?" not in screen and "policies" in screen
 
 
 _HARNESS = """policy "t"

@@ -551,6 +551,12 @@ USE_006 = _code(
     "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
                   "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
+USE_007 = _code(
+    "FX-USE-007", F.USAGE, _E, "bad configuration file",
+    "the configuration file (`.fxverify.toml`, or `[tool.fxverify]` in `pyproject.toml`) is not valid TOML, "
+    "has a key that is not a setting, or a value of the wrong type", _USE_WHY,
+    InlineExample('[tool.fxverify]\nfail-on = "never"\njobs = "2"', '[tool.fxverify]\nfail-on = "warning"\njobs = 2',
+                  "situation"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",
@@ -576,3 +582,9 @@ GATE_002 = _code(
     "a baseline written while some policies could not be read would forget their findings",
     InlineExample("fxverify check . --write-baseline b.json   # while a policy has a syntax error",
                   "# fix the input errors, then write the baseline", "command"))
+GATE_003 = _code(
+    "FX-GATE-003", F.GATE, _E, "comparison input unreadable",
+    "a file given to `fxverify compare` is missing or is not a CSV report of `fxverify check --format csv`",
+    "two runs can be compared only row by row, policy and family; a file of another shape would be misread",
+    InlineExample("fxverify compare before.json after.json",
+                  "fxverify check . --stats --format csv=after.csv && fxverify compare before.csv after.csv", "command"))

@@ -38,7 +38,9 @@ class TraceEvent:
     ``hook`` is empty).
     ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
     ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
-    the rule breaks.
+    the rule breaks. ``stream`` is the edge's stream (its serial queue on ``device``; ``None`` for an
+    edge on no stream, and for region facts): with the device it names the thread of execution the
+    step runs on (BRIEF section 2: only a stream orders the edges of one device).
     """
 
     step: int
@@ -52,6 +54,7 @@ class TraceEvent:
     owner_before: str | None = None
     owner_after: str | None = None
     violation: bool = False
+    stream: str | None = None
 
 
 @dataclass(frozen=True)
