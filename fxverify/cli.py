@@ -390,6 +390,103 @@ def smt(
     raise typer.Exit(res.exit_code)
 
 
+def _fx_files(paths: list[Path], fragments: bool) -> list[str]:
+    """The ``.fx`` files named or found under folders (as ``check`` finds them, ``gate.discover``);
+    with ``fragments``, every ``.fx`` file of a folder, shared fragments included."""
+    from fxverify.gate.discover import collect_policies, policy_files
+
+    out: list[str] = []
+    for p in paths:
+        if fragments and p.is_dir():
+            out += policy_files(str(p))
+        elif fragments:
+            out.append(str(p))
+        else:
+            out += collect_policies([str(p)])
+    return list(dict.fromkeys(out))
+
+
+@app.command()
+def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
+    """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
+    regions and edges (families unrolled), exit 0."""
+    from fxverify.render.text import render_diagnostic, to_plain
+    from fxverify.resolve import load_policy
+
+    files = _fx_files(paths, fragments=False)
+    if not files:
+        raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
+    failed = False
+    for f in files:
+        sources = SourceMap()
+        try:
+            policy, diags = load_policy(f, sources)
+        except Exception as exc:  # noqa: BLE001 - a bug, reported as FX-INT-001
+            _problems([crash(f, exc)])
+            raise typer.Exit(3) from None
+        for d in diags:
+            sys.stdout.write(to_plain(render_diagnostic(d, sources) + [[("", "")]]))
+        if policy is None:
+            failed = True
+            sys.stdout.write(f"{f}: input error\n")
+            continue
+        from fxverify.diagnostics.model import counted
+
+        sys.stdout.write(f"{f}: {counted(len(policy.devices), 'device')}, {counted(len(policy.regions), 'region')}, "
+                         f"{counted(len(policy.edges), 'edge')}\n")
+    raise typer.Exit(2 if failed else 0)
+
+
+@app.command()
+def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
+        check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
+        diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
+    """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
+    import difflib
+
+    from fxverify.atomic import write_text
+    from fxverify.fileio import read_regular
+    from fxverify.syntax.fmt import format_text
+    from fxverify.syntax.parse import decode_text
+
+    files = _fx_files(paths, fragments=True)
+    if not files:
+        raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
+    changed, errors = [], False
+    for f in files:
+        sources = SourceMap()
+        try:
+            text, diags = decode_text(read_regular(f), f)
+        except OSError as err:
+            _problems([diagnostic(codes.NAM_003, f"cannot read `{f}`: {err.strerror or err}")])
+            errors = True
+            continue
+        sources.add(f, text)
+        out, more = (None, diags) if diags else format_text(text, f)
+        if out is None:
+            _problems(more, sources)
+            errors = True
+            continue
+        if out == text:
+            continue
+        changed.append(f)
+        if diff:
+            sys.stdout.write("".join(difflib.unified_diff(text.splitlines(True), out.splitlines(True), f, f)))
+        elif check_only:
+            sys.stdout.write(f"would reformat {f}\n")
+        else:
+            try:
+                write_text(f, out)
+            except OSError as err:
+                raise _stop(codes.IO_001, f"cannot write `{f}`: {err.strerror or err}")
+            sys.stdout.write(f"reformatted {f}\n")
+    verb = "would be reformatted" if check_only or diff else "reformatted"
+    from fxverify.diagnostics.model import counted
+
+    sys.stdout.write(f"{counted(len(changed), 'file')} {verb}, {len(files) - len(changed)} unchanged\n")
+    raise typer.Exit(2 if errors else 1 if changed and (check_only or diff) else 0)
+
+
 class CompareFormat(str, Enum):
     """Formats of ``compare``."""
 
@@ -456,20 +553,30 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 def init(directory: Path = typer.Argument(..., help="The folder of the policy repository (new, or one to add the gate to)."),
          action: Optional[str] = typer.Option(None, "--action", help="Use this fxverify GitHub Action (owner/repo@ref) "
                                               "instead of installing fxverify in the workflow."),
+         package: Optional[str] = typer.Option(None, "--package", metavar="REQUIREMENT",
+                                               help="The pip requirement that installs fxverify in the hook and the "
+                                                    "workflow (default: this fxverify's git repository at its commit)."),
          force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
-    """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import scaffold
+    """Scaffold a policy repository, or add the gate to one: an example policy, a pre-commit hook, a CI workflow, a README."""
+    from fxverify.gate.scaffold import PACKAGE_PLACEHOLDER, package as this_package, scaffold
 
-    written, kept, problems = scaffold(str(directory), action, force)
+    spec = package or this_package()
+    written, kept, problems = scaffold(str(directory), action, force, spec)
     if problems:
         _problems(problems)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
     for p in kept:
-        typer.echo(f"kept {p} (already there)")
-    if action is None:
-        typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
+        why = "a README is never replaced" if p.endswith("README.md") else "`--force` replaces it"
+        typer.echo(f"kept {p} (already there; {why})")
+    if any(p.endswith(".pre-commit-config.yaml") for p in kept):
+        typer.echo("  to gate commits, add the `fxverify` hook of `fxverify init NEW-FOLDER` to it")
+    if spec is None:
+        typer.echo(f"then: replace `{PACKAGE_PLACEHOLDER}` (the workflow's FXVERIFY_PACKAGE, the hook's "
+                   "additional_dependencies) with `fxverify @ git+URL@COMMIT`, or run `fxverify init --package ...`")
+    else:
+        typer.echo(f"fxverify installs from: {spec}")
     typer.echo(f"next: cd {directory} && fxverify check .")
 
 
