@@ -199,6 +199,8 @@ def check(
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
         jobs=s["jobs"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+    from fxverify.render.progress import ProgressBar
+
     with ProgressBar(s["quiet"]) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)
@@ -260,67 +262,6 @@ def _run_link() -> tuple[str, ...]:
     ``GITHUB_REPOSITORY``, ``GITHUB_RUN_ID``); else nothing."""
     server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
     return (f"the workflow run {server}/{repo}/actions/runs/{run}",) if server and repo and run else ()
-
-
-class ProgressBar:
-    """A rich progress bar on stderr when stderr is a terminal and not ``--quiet``; otherwise it
-    shows nothing. A ``gate.Progress``: one line counts the policies, one names the current
-    policy's phase (parse, resolve, generate, discharge, replay, hints: ``pipeline.PHASES``) with
-    its units done and their total when known (obligation families, obligations, refutations,
-    hints)."""
-
-    def __init__(self, quiet: bool, console=None) -> None:
-        self.enabled = (console is not None or sys.stderr.isatty()) and not quiet
-        self.console = console  # a rich Console (tests); default: standard error
-        self.bar = None
-        self._policies = self._phase = None
-        self._path = ""
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def start(self, policies: int) -> None:
-        """Show the bar for ``policies`` files."""
-        if not self.enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[counts]}"),
-                            TimeElapsedColumn(), console=self.console or Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies, counts=f"0/{policies}")
-        self._phase = self.bar.add_task("", total=None, counts="", visible=False)
-
-    def policy(self, path: str) -> None:
-        """The check of ``path`` starts."""
-        self._path = path
-
-    def phase(self, name: str, total: int | None = None) -> None:
-        """Phase ``name`` of the current policy starts, with ``total`` units (``None``: unknown)."""
-        if self.bar is not None:
-            self.bar.reset(self._phase, total=total, visible=True, description=f"{self._path}: {name}",
-                           counts="" if total is None else f"0/{total}")
-
-    def advance(self, n: int = 1) -> None:
-        """``n`` more units of the current phase are done."""
-        if self.bar is not None:
-            self.bar.advance(self._phase, n)
-            task = self.bar.tasks[self._phase]
-            if task.total is not None:
-                self.bar.update(self._phase, counts=f"{int(task.completed)}/{int(task.total)}")
-
-    def done(self, path: str) -> None:
-        """One more policy checked."""
-        if self.bar is not None:
-            self.bar.advance(self._policies)
-            task = self.bar.tasks[self._policies]
-            self.bar.update(self._policies, counts=f"{int(task.completed)}/{int(task.total)}")
-            self.bar.update(self._phase, visible=False)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
 
 
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
@@ -390,22 +331,6 @@ def smt(
     raise typer.Exit(res.exit_code)
 
 
-def _fx_files(paths: list[Path], fragments: bool) -> list[str]:
-    """The ``.fx`` files named or found under folders (as ``check`` finds them, ``gate.discover``);
-    with ``fragments``, every ``.fx`` file of a folder, shared fragments included."""
-    from fxverify.gate.discover import collect_policies, policy_files
-
-    out: list[str] = []
-    for p in paths:
-        if fragments and p.is_dir():
-            out += policy_files(str(p))
-        elif fragments:
-            out.append(str(p))
-        else:
-            out += collect_policies([str(p)])
-    return list(dict.fromkeys(out))
-
-
 @app.command()
 def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
     """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
@@ -413,7 +338,9 @@ def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders 
     from fxverify.render.text import render_diagnostic, to_plain
     from fxverify.resolve import load_policy
 
-    files = _fx_files(paths, fragments=False)
+    from fxverify.gate.discover import fx_files
+
+    files = fx_files([str(p) for p in paths], fragments=False)
     if not files:
         raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
     failed = False
@@ -449,7 +376,9 @@ def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (e
     from fxverify.syntax.fmt import format_text
     from fxverify.syntax.parse import decode_text
 
-    files = _fx_files(paths, fragments=True)
+    from fxverify.gate.discover import fx_files
+
+    files = fx_files([str(p) for p in paths], fragments=True)
     if not files:
         raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
     changed, errors = [], False

@@ -195,10 +195,10 @@ def test_published_hook_and_action_definitions(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("tty,quiet,shown", [(True, False, True), (True, True, False), (False, False, False)])
 def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, shown: bool) -> None:
-    from fxverify import cli
+    from fxverify.render import progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
-    with cli.ProgressBar(quiet) as bar:
+    with progress.ProgressBar(quiet) as bar:
         assert bar.enabled is shown
         bar.start(3)
         assert (bar.bar is not None) is shown
@@ -215,10 +215,10 @@ def test_progress_bar_names_each_phase_with_its_total() -> None:
 
     from rich.console import Console
 
-    from fxverify import cli
+    from fxverify.render import progress
     from fxverify.gate import GateRequest, run_gate
 
-    class Recorder(cli.ProgressBar):
+    class Recorder(progress.ProgressBar):
         def phase(self, name: str, total: int | None = None) -> None:
             super().phase(name, total)
             self.bar.refresh()
