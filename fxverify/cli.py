@@ -66,7 +66,7 @@ class Unknown(str, Enum):
 #: Solvers (``--solver``), as the solver layer defines them.
 Solver = Enum("Solver", {s: s for s in SOLVERS}, type=str)  # type: ignore[misc]
 
-_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install 'fxverify[cvc5]'`) or portfolio (both; a disagreement is unknown)."
+_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install cvc5`) or portfolio (both; a disagreement is unknown)."
 
 
 def _version(value: bool) -> None:

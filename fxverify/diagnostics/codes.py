@@ -548,9 +548,9 @@ USE_005 = _code(
 USE_006 = _code(
     "FX-USE-006", F.USAGE, _E, "solver not installed",
     "`--solver` names a solver whose Python package is not installed (cvc5, and so the portfolio, "
-    "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
+    "are optional: `pip install cvc5`)", _USE_WHY,
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
-                  "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
+                  "pip install cvc5 && fxverify check . --solver cvc5", "command"))
 USE_007 = _code(
     "FX-USE-007", F.USAGE, _E, "bad configuration file",
     "the configuration file (`.fxverify.toml`, or `[tool.fxverify]` in `pyproject.toml`) is not valid TOML, "
@@ -565,11 +565,10 @@ IO_001 = _code(
                   "mkdir -p reports && fxverify check . -o reports/out.sarif --format sarif", "command"))
 IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
-    "a command never replaces files it did not write: `init` refuses scaffold files already there (unless `--force`; it keeps a README), `lower` an "
-    "output folder holding anything but a previous lowering, `check -o` one of the policies it reads",
+    "a command never replaces files it did not write: `lower` and `smt` an output folder holding anything but "
+    "their own previous output, `check -o` (or `--format FMT=PATH`) one of the policies it reads",
     "overwriting someone's files without asking loses their work",
-    InlineExample("fxverify init existing-repo   # it already has .pre-commit-config.yaml",
-                  "fxverify init new-repo", "command"))
+    InlineExample("fxverify check p.fx --format sarif -o p.fx", "fxverify check p.fx --format sarif -o p.sarif", "command"))
 GATE_001 = _code(
     "FX-GATE-001", F.GATE, _E, "baseline unreadable",
     "a baseline file is missing, is not JSON or is not an fxverify baseline",
