@@ -112,7 +112,7 @@ def check(
     ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
     fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
-                                  help="Output format: text, json, sarif, junit, github, markdown or csv. FMT=PATH also "
+                                  help="Output format: text, json, sarif, junit, github, markdown, html or csv. FMT=PATH also "
                                        "writes FMT to PATH; repeat for several outputs from one run."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
@@ -162,6 +162,9 @@ def check(
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
+    pictures: Optional[Path] = typer.Option(None, "--pictures", metavar="DIR",
+                                            help="Write each trace as an SVG swimlane into DIR (replaced as a whole); "
+                                                 "Markdown and SARIF reports link them."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
@@ -170,7 +173,8 @@ def check(
     from fxverify.gate.cache import default_cache_dir
     from fxverify.gate.rules import skipped
     from fxverify.pipeline import CheckOptions
-    from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render
+    from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render, run_link
+    from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -183,13 +187,22 @@ def check(
                  fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
                  ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
                  quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
-    s = _settings(ctx, given, opt(config))
+    from fxverify.gate.config import ConfigError, settings
+
+    try:
+        # By name: typer ships its own copy of click in some versions, with its own enum.
+        s = settings(given, opt(config), lambda name: getattr(ctx.get_parameter_source(name), "name", None))
+    except ConfigError as err:
+        _problems(err.diagnostics, err.sources)
+        raise typer.Exit(2) from None
     color_choice = Color(s["color"])
     outputs, problems = parse_outputs(list(fmt), opt(output))
     skip, rule_problems = skipped(s["select"], s["ignore"])
     if problems or rule_problems:
         _problems(problems + rule_problems)
         raise typer.Exit(2)
+    if pictures is not None:
+        _pictures_refused(str(pictures))
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
         check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
@@ -206,6 +219,13 @@ def check(
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
+    if pictures is not None:
+        from fxverify.render.pictures import write_pictures
+
+        problem = write_pictures(report, str(pictures))
+        if problem is not None:
+            _problems([problem])
+            raise typer.Exit(2)
     read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
     for o in outputs:
         if o.path is not None and os.path.realpath(o.path) in read:
@@ -214,7 +234,8 @@ def check(
     for i, o in enumerate(outputs):
         others = tuple(describe(x) for j, x in enumerate(outputs) if j != i and x.fmt != "github")
         text, lines = render(report, o.fmt, RenderOptions(quiet=s["quiet"], junit_per_obligation=s["junit_per_obligation"],
-                                                          elsewhere=others + _run_link()))
+                                                          elsewhere=others + run_link(),
+                                                          pictures=picture_link(o.fmt, pictures, o.path)))
         if o.path is not None:
             try:
                 write_text(o.path, text)
@@ -233,35 +254,17 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-def _settings(ctx: typer.Context, given: dict, config: str | None) -> dict:
-    """``given`` (the options as parsed) with those that neither the command line nor the
-    environment set taken from the configuration file (``gate.config``): precedence command line >
-    environment > file > defaults. A bad file is FX-USE-007 (exit 2)."""
-    from fxverify.gate.config import ConfigError, find_config, load_config
+def _pictures_refused(folder: str) -> None:
+    """Stop (exit 2) before checking when ``--pictures DIR`` cannot be replaced as a whole."""
+    from fxverify.atomic import foreign_entries
+    from fxverify.diagnostics.outdir import refuse_replacing
+    from fxverify.render.pictures import INDEX, PICTURE_NAME
 
-    path = config if config is not None else find_config(".")
-    if path is None:
-        return given
-    try:
-        cfg = load_config(path)
-    except ConfigError as err:
-        _problems(err.diagnostics, err.sources)
-        raise typer.Exit(2) from None
-    out = dict(given)
-    for name, value in cfg.values.items():
-        # By name: typer ships its own copy of click in some versions, with its own enum.
-        source = ctx.get_parameter_source(name)
-        if source is None or source.name in ("DEFAULT", "DEFAULT_MAP"):
-            out[name] = value
-    return out
-
-
-def _run_link() -> tuple[str, ...]:
-    """In a GitHub Actions job, the address of the workflow run (its log and job summary), from
-    the variables the runner sets (GitHub docs, "Variables": ``GITHUB_SERVER_URL``,
-    ``GITHUB_REPOSITORY``, ``GITHUB_RUN_ID``); else nothing."""
-    server, repo, run = (os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
-    return (f"the workflow run {server}/{repo}/actions/runs/{run}",) if server and repo and run else ()
+    problem = refuse_replacing(folder, lambda d: foreign_entries(d, INDEX, PICTURE_NAME), "fxverify",
+                               "fxverify check --pictures", "pictures", option="--pictures")
+    if problem is not None:
+        _problems([problem])
+        raise typer.Exit(2)
 
 
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
@@ -331,37 +334,90 @@ def smt(
     raise typer.Exit(res.exit_code)
 
 
+class GraphFormat(str, Enum):
+    """Output formats of ``graph``."""
+
+    dot = "dot"
+    svg = "svg"
+    html = "html"
+
+
+class GraphView(str, Enum):
+    """Views of ``graph`` (``views.command.VIEWS``), or all of them."""
+
+    fabric = "fabric"
+    movement = "movement"
+    hb = "hb"
+    all = "all"
+
+
+_SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": GraphFormat.svg,
+                  ".html": GraphFormat.html, ".htm": GraphFormat.html}
+
+
+@app.command()
+def graph(
+    policy: Path = typer.Argument(..., help="The policy file to draw."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
+    fmt: Optional[GraphFormat] = typer.Option(None, "--format", "-f",
+                                              help="dot, svg (laid out by Graphviz) or html (one self-contained page); "
+                                                   "default: from the suffix of -o, else dot."),
+    view: Optional[GraphView] = typer.Option(None, "--view", help="fabric, movement (edges between regions), hb "
+                                             "(happens-before) or all; default: all for html, movement otherwise."),
+    unfold: list[str] = typer.Option([], "--unfold", metavar="NAME",
+                                     help="Draw this family (or instance, or index prefix such as `kvw[3]`) one "
+                                          "instance at a time; repeatable."),
+    finding: Optional[str] = typer.Option(None, "--finding", metavar="CODE[:KEY]",
+                                          help="Check the policy and highlight this finding: its edges, bytes and "
+                                               "the missing ordering or path."),
+) -> None:
+    """Draw a policy: its fabric, movement graph or happens-before graph, families folded, a finding highlighted."""
+    from fxverify.atomic import write_text
+    from fxverify.render.dot import GraphvizMissing
+    from fxverify.render.graph import draw_graph
+    from fxverify.views.command import VIEWS, GraphRequest, build_pictures
+
+    fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
+    chosen = view or (GraphView.all if fmt is GraphFormat.html else GraphView.movement)
+    if chosen is GraphView.all and fmt is not GraphFormat.html:
+        raise _stop(codes.USE_002, f"a {fmt.value.upper()} file holds one picture, and `--view all` asks for three",
+                    "name one view (`--view fabric|movement|hb`), or use `--format html` for a page with all of them")
+    if output is not None and os.path.realpath(output) == os.path.realpath(policy):
+        raise _stop(codes.IO_002, f"`-o {output}` is the policy file; nothing was written",
+                    "name a picture file, such as `-o policy.svg`")
+    views = VIEWS if chosen is GraphView.all else (chosen.value,)
+    try:
+        built = build_pictures(GraphRequest(str(policy), views, tuple(unfold), finding))
+        _problems(built.diagnostics, built.sources if built.sources.paths() else None)
+        if built.exit_code:
+            raise typer.Exit(built.exit_code)
+        text = draw_graph(built, fmt.value)
+    except GraphvizMissing:
+        raise _stop(codes.USE_007, f"Graphviz's `dot` program is not installed, so `--format {fmt.value}` cannot lay "
+                    "the picture out", "install Graphviz (`apt-get install graphviz`, `brew install graphviz`), "
+                    "or write DOT with `--format dot`")
+    except typer.Exit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug: FX-INT-001, exit 3
+        _problems([crash(str(policy), exc)])
+        raise typer.Exit(3)
+    if output is None:
+        sys.stdout.write(text)
+        raise typer.Exit(0)
+    try:
+        write_text(str(output), text)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
+                    "name a file in an existing, writable folder")
+
+
 @app.command()
 def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
     """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
     regions and edges (families unrolled), exit 0."""
-    from fxverify.render.text import render_diagnostic, to_plain
-    from fxverify.resolve import load_policy
+    from fxverify.gate.sources import parse_only
 
-    from fxverify.gate.discover import fx_files
-
-    files = fx_files([str(p) for p in paths], fragments=False)
-    if not files:
-        raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
-    failed = False
-    for f in files:
-        sources = SourceMap()
-        try:
-            policy, diags = load_policy(f, sources)
-        except Exception as exc:  # noqa: BLE001 - a bug, reported as FX-INT-001
-            _problems([crash(f, exc)])
-            raise typer.Exit(3) from None
-        for d in diags:
-            sys.stdout.write(to_plain(render_diagnostic(d, sources) + [[("", "")]]))
-        if policy is None:
-            failed = True
-            sys.stdout.write(f"{f}: input error\n")
-            continue
-        from fxverify.diagnostics.model import counted
-
-        sys.stdout.write(f"{f}: {counted(len(policy.devices), 'device')}, {counted(len(policy.regions), 'region')}, "
-                         f"{counted(len(policy.edges), 'edge')}\n")
-    raise typer.Exit(2 if failed else 0)
+    _finish(parse_only([str(p) for p in paths]))
 
 
 @app.command()
@@ -369,51 +425,17 @@ def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (e
         check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
         diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
     """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
-    import difflib
+    from fxverify.gate.sources import format_files
 
-    from fxverify.atomic import write_text
-    from fxverify.fileio import read_regular
-    from fxverify.syntax.fmt import format_text
-    from fxverify.syntax.parse import decode_text
+    _finish(format_files([str(p) for p in paths], check_only, diff))
 
-    from fxverify.gate.discover import fx_files
 
-    files = fx_files([str(p) for p in paths], fragments=True)
-    if not files:
-        raise _stop(codes.USE_001, f"no policy files (*.fx) found in {', '.join(map(str, paths))}")
-    changed, errors = [], False
-    for f in files:
-        sources = SourceMap()
-        try:
-            text, diags = decode_text(read_regular(f), f)
-        except OSError as err:
-            _problems([diagnostic(codes.NAM_003, f"cannot read `{f}`: {err.strerror or err}")])
-            errors = True
-            continue
-        sources.add(f, text)
-        out, more = (None, diags) if diags else format_text(text, f)
-        if out is None:
-            _problems(more, sources)
-            errors = True
-            continue
-        if out == text:
-            continue
-        changed.append(f)
-        if diff:
-            sys.stdout.write("".join(difflib.unified_diff(text.splitlines(True), out.splitlines(True), f, f)))
-        elif check_only:
-            sys.stdout.write(f"would reformat {f}\n")
-        else:
-            try:
-                write_text(f, out)
-            except OSError as err:
-                raise _stop(codes.IO_001, f"cannot write `{f}`: {err.strerror or err}")
-            sys.stdout.write(f"reformatted {f}\n")
-    verb = "would be reformatted" if check_only or diff else "reformatted"
-    from fxverify.diagnostics.model import counted
-
-    sys.stdout.write(f"{counted(len(changed), 'file')} {verb}, {len(files) - len(changed)} unchanged\n")
-    raise typer.Exit(2 if errors else 1 if changed and (check_only or diff) else 0)
+def _finish(run) -> None:
+    """Print a ``gate.sources.Run`` (its problems on standard error) and exit with its code."""
+    for diags, sources in run.problems:
+        _problems(diags, sources)
+    sys.stdout.write(run.stdout)
+    raise typer.Exit(run.exit_code)
 
 
 class CompareFormat(str, Enum):
@@ -432,29 +454,14 @@ def compare(
 ) -> None:
     """Compare two runs per policy and obligation family, as `veristat -C` does: verdicts,
     obligation counts and times (runs with --stats) side by side, with their differences."""
-    import csv
-    import io
-
-    from fxverify.gate.compare import HEADER, CompareError, compare as run_compare, delta_cells
+    from fxverify.gate.compare import CompareError, compare as run_compare, table
 
     try:
         deltas = run_compare(str(a), str(b))
     except CompareError as err:
         _problems([err.diagnostic])
         raise typer.Exit(2) from None
-    rows = [delta_cells(d) for d in deltas if d.changed or not changed]
-    if fmt is CompareFormat.csv:
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerows([list(HEADER), *rows])
-        sys.stdout.write(buf.getvalue())
-    else:
-        table = [list(HEADER), *rows]
-        widths = [max(len(r[i]) for r in table) for i in range(len(HEADER))]
-        right = set(range(4, len(HEADER)))
-        for r in table:
-            sys.stdout.write("  ".join(c.rjust(widths[i]) if i in right else c.ljust(widths[i])
-                                       for i, c in enumerate(r)).rstrip() + "\n")
+    sys.stdout.write(table([d for d in deltas if d.changed or not changed], csv_format=fmt is CompareFormat.csv))
     raise typer.Exit(0)
 
 

@@ -125,5 +125,5 @@ def test_parse_command(tmp_path: Path) -> None:
     assert real.exit_code == 0 and m and int(m[3]) > 30_000
     (tmp_path / "bad.fx").write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
     r = CliRunner().invoke(app, ["parse", str(tmp_path / "bad.fx")])
-    assert r.exit_code == 2 and "error[FX-NAM-001]" in r.stdout and "bad.fx:3:" in r.stdout and "input error" in r.stdout
+    assert r.exit_code == 2 and "error[FX-NAM-001]" in r.stderr and "bad.fx:3:" in r.stderr and "input error" in r.stdout
     assert CliRunner().invoke(app, ["parse", str(tmp_path / "none")]).exit_code == 2

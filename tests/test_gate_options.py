@@ -101,7 +101,7 @@ def test_a_bad_file_is_fx_use_007_with_its_position(repo: Path, text: str, where
     code, out, err = fx("check", "p.fx", "--no-cache")
     assert code == 2 and out == "" and words in err and "Traceback" not in err, err
     if where is not None:
-        assert "error[FX-USE-007]" in err and f"--> {where}" in err and "^" in err
+        assert "error[FX-USE-008]" in err and f"--> {where}" in err and "^" in err
 
 
 def test_environment_values_are_checked_like_options(repo: Path) -> None:

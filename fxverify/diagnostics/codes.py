@@ -552,7 +552,13 @@ USE_006 = _code(
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
                   "pip install cvc5 && fxverify check . --solver cvc5", "command"))
 USE_007 = _code(
-    "FX-USE-007", F.USAGE, _E, "bad configuration file",
+    "FX-USE-007", F.USAGE, _E, "Graphviz not installed",
+    "`fxverify graph --format svg|html` lays pictures out with Graphviz's `dot` program, which is not installed "
+    "or not on `PATH` (`--format dot` needs no Graphviz)", _USE_WHY,
+    InlineExample("fxverify graph policy.fx --format svg -o policy.svg   # without Graphviz",
+                  "apt-get install graphviz && fxverify graph policy.fx --format svg -o policy.svg", "command"))
+USE_008 = _code(
+    "FX-USE-008", F.USAGE, _E, "bad configuration file",
     "the configuration file (`.fxverify.toml`, or `[tool.fxverify]` in `pyproject.toml`) is not valid TOML, "
     "has a key that is not a setting, or a value of the wrong type", _USE_WHY,
     InlineExample('[tool.fxverify]\nfail-on = "never"\njobs = "2"', '[tool.fxverify]\nfail-on = "warning"\njobs = 2',
@@ -566,7 +572,8 @@ IO_001 = _code(
 IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
     "a command never replaces files it did not write: `lower` and `smt` an output folder holding anything but "
-    "their own previous output, `check -o` (or `--format FMT=PATH`) one of the policies it reads",
+    "their own previous output, `check --pictures` a folder holding anything but its pictures, `check -o` (or "
+    "`--format FMT=PATH`) one of the policies it reads",
     "overwriting someone's files without asking loses their work",
     InlineExample("fxverify check p.fx --format sarif -o p.fx", "fxverify check p.fx --format sarif -o p.sarif", "command"))
 GATE_001 = _code(

@@ -11,6 +11,7 @@ only B has: the verdict, obligation counts and wall time on each side, with the 
 from __future__ import annotations
 
 import csv
+import io
 from dataclasses import dataclass
 
 from fxverify.diagnostics import codes
@@ -136,3 +137,16 @@ def delta_cells(d: Delta) -> list[str]:
     cells += [_num(d.a.seconds if d.a else None, "{:.3f}"), _num(d.b.seconds if d.b else None, "{:.3f}"),
               "-" if pct is None else f"{pct:+.1f}%"]
     return cells
+
+
+def table(deltas: list[Delta], csv_format: bool = False) -> str:
+    """The comparison as text: an aligned table (names left, numbers right), or CSV, with the
+    ``HEADER`` row first."""
+    rows = [list(HEADER), *(delta_cells(d) for d in deltas)]
+    if csv_format:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\n").writerows(rows)
+        return buf.getvalue()
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEADER))]
+    return "".join("  ".join(c.rjust(widths[i]) if i >= 4 else c.ljust(widths[i]) for i, c in enumerate(r)).rstrip() + "\n"
+                   for r in rows)

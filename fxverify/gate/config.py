@@ -2,7 +2,7 @@
 ``pyproject.toml``.
 
 Takes the folder a run starts in (the current folder) or an explicit file (``--config``);
-produces the settings the file gives, as values of ``check``'s parameters, or FX-USE-007
+produces the settings the file gives, as values of ``check``'s parameters, or FX-USE-008
 diagnostics (``file:line:col``, the line underlined) for a file that is not TOML, a key that is
 not a setting, or a value of the wrong type. ``SETTINGS`` lists the keys; each is also read from
 the environment as ``FXVERIFY_<KEY>`` (``fail-on``: ``FXVERIFY_FAIL_ON``), which the command line
@@ -13,7 +13,7 @@ Which file: from the current folder upwards, the first folder holding ``.fxverif
 ``pyproject.toml`` with a ``[tool.fxverify]`` table, wins (in one folder ``.fxverify.toml`` comes
 first); the search stops at the repository root (the first folder holding ``.git``). Relative paths
 in the file (``baseline``, ``cache-dir``) are relative to the file's folder. The keys are the long
-option names without dashes in front; lists are TOML arrays. Emits FX-USE-007 only.
+option names without dashes in front; lists are TOML arrays. Emits FX-USE-008 only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -91,7 +92,7 @@ class Config:
 
 
 class ConfigError(Exception):
-    """A configuration file that cannot be used: ``diagnostics`` (FX-USE-007) over ``sources``
+    """A configuration file that cannot be used: ``diagnostics`` (FX-USE-008) over ``sources``
     (which holds the file's text, for the underlined line)."""
 
     def __init__(self, diagnostics: list[Diagnostic], sources: SourceMap) -> None:
@@ -132,13 +133,13 @@ _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
 
 def load_config(path: str) -> Config:
     """Read the settings of ``path`` (``.fxverify.toml``: the top-level table; ``pyproject.toml``:
-    ``[tool.fxverify]``). Raises ``ConfigError`` (FX-USE-007) for a file that cannot be read or
+    ``[tool.fxverify]``). Raises ``ConfigError`` (FX-USE-008) for a file that cannot be read or
     parsed, an unknown key or a wrong value; every bad key is reported, not only the first."""
     sources = SourceMap()
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError([diagnostic(codes.USE_007, f"cannot read the configuration file `{path}`: "
+        raise ConfigError([diagnostic(codes.USE_008, f"cannot read the configuration file `{path}`: "
                                       f"{getattr(err, 'strerror', None) or err}",
                                       help="fix or remove the file, or name another with `--config FILE`")],
                           sources) from None
@@ -151,7 +152,7 @@ def load_config(path: str) -> Config:
     table = doc.get("tool", {}).get("fxverify", {}) if pyproject else doc
     where = "[tool.fxverify]" if pyproject else "the file"
     if not isinstance(table, dict):
-        raise ConfigError([diagnostic(codes.USE_007, "`tool.fxverify` is not a table", _key_span(path, text, "fxverify", pyproject),
+        raise ConfigError([diagnostic(codes.USE_008, "`tool.fxverify` is not a table", _key_span(path, text, "fxverify", pyproject),
                                       "not a table", help="write the settings under a `[tool.fxverify]` header")], sources)
     problems: list[Diagnostic] = []
     values: dict[str, Any] = {}
@@ -161,13 +162,13 @@ def load_config(path: str) -> Config:
         span = _key_span(path, text, key, pyproject)
         if setting is None:
             near = nearest(key, _BY_KEY)
-            problems.append(diagnostic(codes.USE_007, f"`{key}` is not a setting of {where}" +
+            problems.append(diagnostic(codes.USE_008, f"`{key}` is not a setting of {where}" +
                                        (f"; did you mean `{near}`?" if near else ""), span, "unknown key",
                                        help="settings: " + ", ".join(f"`{s.key}`" for s in SETTINGS)))
             continue
         why = _wrong(setting, value)
         if why is not None:
-            problems.append(diagnostic(codes.USE_007, f"`{key}` {why}", span, "wrong value",
+            problems.append(diagnostic(codes.USE_008, f"`{key}` {why}", span, "wrong value",
                                        help=_expected(setting)))
             continue
         if setting.path:
@@ -207,7 +208,7 @@ def _toml_type(value: Any) -> str:
 
 
 def _toml_error(path: str, text: str, message: str) -> Diagnostic:
-    """FX-USE-007 at the position tomllib's message gives (``(at line L, column C)``)."""
+    """FX-USE-008 at the position tomllib's message gives (``(at line L, column C)``)."""
     m = _POSITION.search(message)
     if m is not None:
         lines = text.splitlines(keepends=True)
@@ -217,7 +218,7 @@ def _toml_error(path: str, text: str, message: str) -> Diagnostic:
         start = len(text.rstrip())
     start = max(0, min(start, len(text)))
     what = _POSITION.sub("", message).replace("(at end of document)", "").strip()
-    return diagnostic(codes.USE_007, f"`{path}` is not valid TOML: {what[:1].lower() + what[1:]}",
+    return diagnostic(codes.USE_008, f"`{path}` is not valid TOML: {what[:1].lower() + what[1:]}",
                       Span(path, start, min(start + 1, len(text)) if start < len(text) else start), "here",
                       help="fix the file (https://toml.io), or name another with `--config FILE`")
 
@@ -235,3 +236,19 @@ def _key_span(path: str, text: str, key: str, pyproject: bool) -> Span:
         return Span(path, begin, begin)
     at = m.start() + len(m.group(0)) - len(m.group(0).lstrip())
     return Span(path, at, at + len(key) + (2 if text[at] in "\"'" else 0))
+
+
+def settings(given: dict[str, Any], config: str | None, source: Callable[[str], str | None]) -> dict[str, Any]:
+    """``given`` (``check``'s parameters as parsed) with those that neither the command line nor
+    the environment set (``source(name)`` is click's parameter source by name: ``DEFAULT``,
+    ``DEFAULT_MAP`` or ``None``) taken from the configuration file ``config`` (``None``: the one
+    ``find_config`` finds). Precedence: command line > environment > file > defaults. Raises
+    ``ConfigError`` (FX-USE-008)."""
+    path = config if config is not None else find_config(".")
+    if path is None:
+        return given
+    out = dict(given)
+    for name, value in load_config(path).values.items():
+        if source(name) in (None, "DEFAULT", "DEFAULT_MAP"):
+            out[name] = value
+    return out

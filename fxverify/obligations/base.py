@@ -25,7 +25,7 @@ from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
+from fxverify.ir import Access, AccessMode, Edge, Footprint, Handoff, Policy
 from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -404,6 +404,32 @@ def overlapping_pairs(ctx: Context, reads: bool = False) -> list[tuple[int, int,
     if ctx._pairs is None:
         ctx._pairs = _sweep(ctx, False)
     return ctx._pairs
+
+
+def meeting_pairs(left: list[Footprint | None], right: list[Footprint | None]) -> list[tuple[int, int]]:
+    """The index pairs ``(i, j)`` such that ``left[i]`` and ``right[j]`` lie in the same address
+    space and their hulls ``[lo, hi)`` share a byte (a cheap filter: obligations decide the exact,
+    strided bytes). ``None`` entries meet nothing.
+
+    A sweep over each space's interval starts, as ``_sweep`` does for accesses: O((n + m) log(n +
+    m) + pairs + the overlaps of the active lists), instead of the n * m hull tests of nested
+    loops. Returns the pairs sorted ascending."""
+    events: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)  # space -> (lo, side, index, hi)
+    for side, fps in enumerate((left, right)):
+        for i, fp in enumerate(fps):
+            if fp is not None:
+                events[fp.space].append((fp.lo, side, i, fp.hi))
+    out: list[tuple[int, int]] = []
+    for _space, evs in sorted(events.items()):
+        evs.sort()
+        active: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])  # per side: (hi, index)
+        for lo, side, i, hi in evs:
+            other = [t for t in active[1 - side] if t[0] > lo]
+            active[1 - side][:] = other
+            out.extend((i, j) if side == 0 else (j, i) for _h, j in other)
+            active[side].append((hi, i))
+    out.sort()
+    return out
 
 
 def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:

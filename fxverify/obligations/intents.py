@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.ir import AccessMode, Edge, Footprint, XfKind
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context, Obligation, meeting_pairs
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, relevant_edges, schedule, start, time_objectives,
 )
@@ -242,11 +242,34 @@ class StaleChecksum(Obligation):
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield the accumulation-intent and final-bytes obligations of ``ctx.policy``."""
+    """Yield the accumulation-intent and final-bytes obligations of ``ctx.policy``.
+
+    Which writes can meet which reads is found with ``meeting_pairs`` (a sweep over each space),
+    never by testing every writer against every consumer: a real prefill policy has tens of
+    thousands of writers and thousands of checksums."""
     pol = ctx.policy
     E = pol.edges
     writers = [(e.eid, fw) for e in E if (fw := produced(e)) is not None]
     plain = [(x, fx) for x, fx in writers if E[x].reduce_op is None]
+    yield from _intent_obligations(ctx, plain)
+    checksums = [(e.eid, fc) for e in E if (fc := covered(e)) is not None]
+    if not checksums:
+        return
+    reads = [(x.eid, a.footprint) for x in E for a in x.accesses() if a.mode is AccessMode.READ]
+    readers_of: dict[int, list[tuple[int, Footprint]]] = {}
+    for i, j in meeting_pairs([fc for _c, fc in checksums], [fr for _x, fr in reads]):
+        readers_of.setdefault(i, []).append(reads[j])
+    for i, k in meeting_pairs([fc for _c, fc in checksums], [fw for _w, fw in writers]):
+        c, w = checksums[i][0], writers[k][0]
+        if w != c:
+            yield StaleChecksum(ctx, c, w, [(x, fr) for x, fr in readers_of.get(i, ()) if x not in (c, w)])
+
+
+def _intent_obligations(ctx: Context, plain: list[tuple[int, Footprint]]) -> Iterator[Obligation]:
+    """The obligations of every ``expects OP of ...`` consumer: per producer, its operator, its
+    lateness and every plain write ``w`` (of ``plain``: ``(eid, destination)`` in id order) that
+    meets both the producer's bytes and the consumer's (``OverwrittenContribution``)."""
+    pol, E = ctx.policy, ctx.policy.edges
     for ec in E:
         if ec.expects is None or ec.src is None:
             continue
@@ -259,16 +282,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             if fp is None or not _meet(fp, ec.src):
                 continue
             yield LateContribution(ctx, ec.eid, p)
-            for w, fw in plain:
-                if w not in (p, ec.eid) and _meet(fw, fp) and _meet(fw, ec.src):
+            for _i, k in meeting_pairs([fp], [fw for _w, fw in plain]):
+                w, fw = plain[k]
+                if w not in (p, ec.eid) and _meet(fw, ec.src):
                     yield OverwrittenContribution(ctx, ec.eid, p, w)
-    for ec in E:
-        fc = covered(ec)
-        if fc is None:
-            continue
-        for w, fw in writers:
-            if w == ec.eid or not _meet(fw, fc):
-                continue
-            readers = [(x.eid, a.footprint) for x in E if x.eid not in (ec.eid, w)
-                       for a in x.accesses() if a.mode is AccessMode.READ and _meet(a.footprint, fc)]
-            yield StaleChecksum(ctx, ec.eid, w, readers)

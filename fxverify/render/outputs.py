@@ -17,7 +17,7 @@ from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
 from fxverify.gate.report import Report
 
 #: The formats of ``fxverify check`` (specs/output.md).
-FORMATS = ("text", "json", "sarif", "junit", "github", "markdown", "csv")
+FORMATS = ("text", "json", "sarif", "junit", "github", "markdown", "html", "csv")
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,13 @@ class RenderOptions:
     """What changes a format's text besides the report: ``quiet`` (text: failures only),
     ``junit_per_obligation`` (JUnit: one test case per obligation instead of per family key) and
     ``elsewhere`` (GitHub annotations: where the full report of this run went, for the line that
-    counts the annotations left out)."""
+    counts the annotations left out), ``pictures`` (Markdown and SARIF: the link to the folder of
+    trace pictures of ``--pictures``, as ``render.pictures.picture_link`` makes it)."""
 
     quiet: bool = False
     junit_per_obligation: bool = False
     elsewhere: tuple[str, ...] = ()
+    pictures: str | None = None
 
 
 def parse_outputs(values: list[str], output: str | None) -> tuple[list[Output], list[Diagnostic]]:
@@ -93,7 +95,11 @@ def render(report: Report, fmt: str, options: RenderOptions = RenderOptions()) -
     if fmt == "sarif":
         from fxverify.render.sarif import report_to_sarif
 
-        return report_to_sarif(report), None
+        return report_to_sarif(report, options.pictures), None
+    if fmt == "html":
+        from fxverify.render.html import report_to_html
+
+        return report_to_html(report), None
     if fmt == "junit":
         from fxverify.render.junit import report_to_junit
 
@@ -108,7 +114,7 @@ def render(report: Report, fmt: str, options: RenderOptions = RenderOptions()) -
         return report_to_csv(report), None
     from fxverify.render.markdown import report_to_markdown
 
-    return report_to_markdown(report), None
+    return report_to_markdown(report, options.pictures), None
 
 
 def describe(o: Output, environ: dict[str, str] | None = None) -> str:
@@ -119,3 +125,12 @@ def describe(o: Output, environ: dict[str, str] | None = None) -> str:
     if o.path is not None and summary and os.path.realpath(o.path) == os.path.realpath(summary):
         return "the job summary"
     return f"`{o.path}` ({o.fmt})" if o.path is not None else f"standard output ({o.fmt})"
+
+
+def run_link(environ: dict[str, str] | None = None) -> tuple[str, ...]:
+    """In a GitHub Actions job, the address of the workflow run (its log and job summary), from
+    the variables the runner sets (GitHub docs, "Variables": ``GITHUB_SERVER_URL``,
+    ``GITHUB_REPOSITORY``, ``GITHUB_RUN_ID``); else nothing."""
+    env = os.environ if environ is None else environ
+    server, repo, run = (env.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID"))
+    return (f"the workflow run {server}/{repo}/actions/runs/{run}",) if server and repo and run else ()

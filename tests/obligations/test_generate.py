@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from fxverify.ir import Compress, Handoff
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fxverify.ir import Compress, Footprint, Handoff
 from fxverify.obligations.families import generate
 from fxverify.obligations.alias import Bounds
+from fxverify.obligations.base import meeting_pairs
 from fxverify.obligations.hooks import NoPath, UndeclaredHook
 from fxverify.obligations.maps import LocalMap, PerDeviceRead
 from fxverify.obligations.ordering import HbCycle, InOrder
@@ -57,3 +61,16 @@ def test_repeated_key_is_generated_once() -> None:
     _ctx, obs = generate(pol)
     assert [o.key for o in obs if type(o) is BadHandoff] == ["FX-OWN-003:h|a"]
     assert len({o.key for o in obs}) == len(obs)
+
+
+@given(st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 40), st.integers(1, 12), st.booleans()), max_size=12),
+       st.lists(st.tuples(st.sampled_from("ab"), st.integers(0, 40), st.integers(1, 12), st.booleans()), max_size=12))
+def test_meeting_pairs_is_the_nested_hull_test(left, right) -> None:
+    # The sweep join that finds which writes can meet which reads (intents, checksums) must give
+    # exactly the pairs of the n*m nested test it replaces, in the same order.
+    def fps(items):
+        return [None if none else Footprint("r", space, lo, size, size, 1) for space, lo, size, none in items]
+    a, b = fps(left), fps(right)
+    want = [(i, j) for i, x in enumerate(a) for j, y in enumerate(b)
+            if x is not None and y is not None and x.space == y.space and x.lo < y.hi and y.lo < x.hi]
+    assert meeting_pairs(a, b) == want
