@@ -211,14 +211,18 @@ def recheck_limit(obligations: int) -> int:
 
 
 def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagnostic], before: set[str],
-               recheck: Recheck, obligations: int = 0) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
+               recheck: Recheck, obligations: int = 0, on_each: Callable[[], None] | None = None
+               ) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
     """``diagnostics`` with the ``help`` (and trace ``fix``) of each finding replaced by what
     ``verify`` found, and that per obligation key; ``obligations`` (the policy's count) sets the
     bound on checks (``recheck_limit``). Findings past the bounds (``MAX_EDGES``,
-    ``MAX_FINDINGS``) get no hint, and say why."""
+    ``MAX_FINDINGS``) get no hint, and say why. ``on_each`` is called after each finding (a
+    progress bar)."""
     out, checks = list(diagnostics), {}
     v = Verifier(policy, before, recheck, recheck_limit(obligations))
     for n, f in enumerate(findings):
+        if on_each is not None and n:
+            on_each()
         d = out[f.index]
         if len(policy.edges) > MAX_EDGES or n >= MAX_FINDINGS:
             why = f"this policy has {len(policy.edges)}" if len(policy.edges) > MAX_EDGES else f"this is finding {n + 1}"
@@ -229,4 +233,6 @@ def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagno
             text, check = verify(v, f, findings)
         checks[f.ob.key] = check
         out[f.index] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
+    if on_each is not None and findings:
+        on_each()
     return out, checks

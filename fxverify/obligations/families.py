@@ -6,6 +6,7 @@ shared ``Context`` and every obligation, family by family, deterministically. Em
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -18,8 +19,9 @@ from fxverify.obligations.base import Context, Obligation
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
 
-def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
-    """Build the context and every obligation of ``policy``, family by family, deterministically.
+def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
+    """Build the context and every obligation of ``policy``, family by family, deterministically;
+    ``on_family`` is called as each family is done (a progress bar).
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
@@ -37,4 +39,6 @@ def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
             if ob.key not in keys:
                 keys.add(ob.key)
                 obs.append(ob)
+        if on_family is not None:
+            on_family(family)
     return ctx, obs
