@@ -186,11 +186,18 @@ class Context:
         out: dict[int, dict[str, bool]] = {}
         for (eid, _pos), items in sorted(per_access.items()):
             got = out.setdefault(eid, {})
+            # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
+            # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
+            # a subset of `reg`'s): so only regions of the same clip are compared, which keeps an
+            # access over a pool of many blocks linear in the blocks.
+            same_clip: dict[tuple[int, int], list] = defaultdict(list)
+            for item in items:
+                same_clip[(item[1], item[2])].append(item[0])
             for reg, lo, hi, writes in items:
                 # Only a region nested inside `reg` may speak for its bytes: a view that merely
                 # overlaps `reg` is not moved by `reg`'s handoffs, so both govern.
                 inner = any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end
-                            and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
+                            for r2 in same_clip[(lo, hi)])
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
         self._touched = out
