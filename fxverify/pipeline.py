@@ -23,13 +23,13 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
 from fxverify.ir import Policy
-from fxverify.obligations.families import generate
+from fxverify.obligations.families import stream
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
-from fxverify.result import CheckResult, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
@@ -130,10 +130,11 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
-    _ctx, obligations = generate(policy)
+    _ctx, obligations = stream(policy)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
-    slots: list[Outcome | None] = []
+    claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
+    outcomes = OutcomeLog()
     pending: list[tuple[int, Obligation, Query]] = []
     findings: list[tuple[Obligation, tuple[int, ...], int]] = []
 
@@ -143,13 +144,16 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
             at = len(result.diagnostics)
-            slots[i] = _decided(policy, sim, ob, query, res, result)
-            if slots[i].verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
+            decided = _decided(policy, sim, ob, query, res, result)
+            outcomes.decide(i, decided)
+            if decided.verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
                 w = result.refutations[-1].witness
                 findings.append((ob, tuple(ob.edges) + ob.context(w), at))
         pending.clear()
 
+    count = 0
     for i, ob in enumerate(obligations):
+        count = i + 1
         if progress is not None and i and i % _PROGRESS_EVERY == 0:
             progress(_PROGRESS_EVERY)
         method = ob.prove_fast() if options.prune else None
@@ -160,24 +164,24 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
                     dump.write(query)
                 if keep is not None:
                     keep.append((ob, query))
-            slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            outcomes.append(ob.key, ob.code, Verdict.PROVED, method)
             if certifier is not None:
+                claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        slots.append(None)
         query = ob.encode()
         if keep is not None:
             keep.append((ob, query))
-        pending.append((i, ob, query))
+        pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()
-    if progress is not None and obligations:
-        progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
-    # INVARIANT: flush filled every slot
-    result.outcomes = [o for o in slots if o is not None]
+    if progress is not None and count:
+        progress(count - (count - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
+    # INVARIANT: flush decided every reserved outcome
+    result.outcomes = outcomes
     if certifier is not None:
-        _certified(policy, obligations, certifier, result)
+        _certified(policy, claimed, certifier, result)
     if options.verify_hints and findings:
         _verify_hints(policy, options, findings, result)
     return result
@@ -203,15 +207,14 @@ def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Ob
         solver.close()
 
 
-def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:
     """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
-    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
-    failed, never a silent pass."""
+    its obligation (``by_key``: the fast-proved obligations, by key) unknown (it is no longer
+    proved) with an FX-INT-001 naming the key and what failed, never a silent pass."""
     report = certifier.close()
     result.certified, result.certify_rejected = report.checked, len(report.failures)
     if not report.failures:
         return
-    by_key = {ob.key: ob for ob in obligations}
     failed = {x.key: x.reason for x in report.failures}
     result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
                        if o.key in failed else o for o in result.outcomes]

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
+from array import array
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import networkx as nx
@@ -70,8 +72,8 @@ class Context:
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self._touched: dict[int, dict[str, bool]] | None = None
         self._owner_checks: dict[int, dict[str, bool]] | None = None
-        self._pairs: list[tuple[int, int, int, int]] | None = None
-        self._pairs_with_reads: list[tuple[int, int, int, int]] | None = None
+        self._pairs: Pairs | None = None
+        self._pairs_with_reads: Pairs | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -252,6 +254,9 @@ class Obligation(ABC):
     #: True when the property does not depend on the schedule (sizes, bounds, paths, classes):
     #: such obligations are still checked when happens-before is cyclic.
     schedule_free: bool = False
+    #: True when no other obligation can have the same key (the family makes each key once by
+    #: construction), so generation need not remember it to drop repeats.
+    unique_key: bool = False
 
     @property
     def family(self) -> Family:
@@ -396,7 +401,7 @@ def conflict_kind(a: Access, b: Access) -> str | None:
     return "race"
 
 
-def overlapping_pairs(ctx: Context, reads: bool = False) -> list[tuple[int, int, int, int]]:
+def overlapping_pairs(ctx: Context, reads: bool = False) -> Pairs:
     """All pairs of accesses of different edges whose bounding intervals share a byte, found by a
     sweep over each address space (O(n log n + pairs)).
 
@@ -439,8 +444,33 @@ def meeting_pairs(left: list[Footprint | None], right: list[Footprint | None]) -
     return out
 
 
-def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:
-    out: list[tuple[int, int, int, int]] = []
+class Pairs:
+    """Access pairs ``(eid_a, pos_a, eid_b, pos_b)``, each packed in one integer of an array (8
+    bytes a pair instead of a tuple's 90): a policy whose buffers every layer reuses has millions.
+    Iterating yields the tuples in ascending order; ``len`` counts pairs."""
+
+    def __init__(self, packed: Sequence[int], shift: int) -> None:
+        self._packed, self._shift = packed, shift
+
+    @staticmethod
+    def shift_for(edges: int) -> int:
+        """Bits of one packed half (an edge id, then 8 bits of access position: an edge has at most
+        two accesses): 32 while edge ids fit in 24 bits, so a pair fits in 64."""
+        return max(24, edges.bit_length()) + 8
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
+        shift, mask = self._shift, (1 << self._shift) - 1
+        for x in self._packed:
+            hi, lo = x >> shift, x & mask
+            yield hi >> 8, hi & 0xFF, lo >> 8, lo & 0xFF
+
+
+def _sweep(ctx: Context, reads: bool) -> Pairs:
+    found: list[int] = []
+    shift = Pairs.shift_for(len(ctx.policy.edges))
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
         for eid, pos, acc in items:
@@ -451,9 +481,9 @@ def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:
                     continue
                 if not reads and acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
                     continue
-                a, b = ((eid2, pos2), (eid, pos)) if eid2 < eid else ((eid, pos), (eid2, pos2))
-                out.append((a[0], a[1], b[0], b[1]))
+                # packed so that integers sort as the tuples (eid_a, pos_a, eid_b, pos_b) do
+                a, b = ((eid2 << 8) | pos2, (eid << 8) | pos) if eid2 < eid else ((eid << 8) | pos, (eid2 << 8) | pos2)
+                found.append((a << shift) | b)
             active.append((acc.footprint.hi, eid, pos, acc))
-    out.sort()
-    return out
-
+    found.sort()
+    return Pairs(array("q", found) if 2 * shift < 64 else found, shift)
