@@ -231,14 +231,18 @@ class Context:
         return self.policy.edges[eid]
 
     def accesses_by_space(self) -> dict[str, list[tuple[int, int, Access]]]:
-        """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``."""
-        out: dict[str, list[tuple[int, int, Access]]] = defaultdict(list)
-        for e in self.policy.edges:
-            for i, acc in enumerate(e.accesses()):
-                out[acc.footprint.space].append((e.eid, i, acc))
-        for v in out.values():
-            v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
-        return out
+        """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``.
+        Cached (several families sweep them); do not modify the lists."""
+        hit = self.__dict__.get("_by_space")
+        if hit is None:
+            hit = defaultdict(list)
+            for e in self.policy.edges:
+                for i, acc in enumerate(e.accesses()):
+                    hit[acc.footprint.space].append((e.eid, i, acc))
+            for v in hit.values():
+                v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
+            self.__dict__["_by_space"] = hit
+        return hit
 
 
 class Obligation(ABC):

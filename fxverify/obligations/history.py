@@ -23,7 +23,6 @@ HB-before it, which keeps the invariant in both cases.
 from __future__ import annotations
 
 import bisect
-from collections import defaultdict
 
 from fxverify.ir import AccessMode
 from fxverify.obligations.base import Context
@@ -39,36 +38,33 @@ def after_all(ctx: Context) -> frozenset[tuple[int, int]]:
     if hit is not None:
         return hit
     g = ctx.graph
+    hb_before, rank = g.hb_before, g.rank
     out: set[tuple[int, int]] = set()
     for _space, items in sorted(ctx.accesses_by_space().items()):
         cuts = sorted({b for _e, _p, acc in items for b in (acc.footprint.lo, acc.footprint.hi)})
-        order = sorted(items, key=lambda t: (g.rank(t[0]), t[0], t[1]))
-        writers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # segment -> W
-        readers: dict[int, list[tuple[int, int]]] = defaultdict(list)  # segment -> R
+        order = sorted(items, key=lambda t: (rank(t[0]), t[0], t[1]))
+        writers: dict[int, list[tuple[int, int]]] = {}  # segment -> W
+        readers: dict[int, list[tuple[int, int]]] = {}  # segment -> R
         for eid, pos, acc in order:
             fp = acc.footprint
             segs = range(bisect.bisect_left(cuts, fp.lo), bisect.bisect_left(cuts, fp.hi))
             writes = acc.mode is not AccessMode.READ
             before: dict[tuple[int, int], bool] = {}  # member -> HB-before x (or of x's edge)
-
-            def check(members: list[tuple[int, int]]) -> None:
-                for m in members:
+            proved = True
+            for s in segs:
+                for m in (*writers.get(s, ()), *(readers.get(s, ()) if writes else ())):
                     if m not in before:
-                        before[m] = m[0] == eid or g.hb_before(m[0], eid)
-
-            for s in segs:
-                check(writers[s])
-                if writes:
-                    check(readers[s])
-            if all(before.values()):
-                out.add((eid, pos))
+                        before[m] = hit_m = m[0] == eid or hb_before(m[0], eid)
+                        proved = proved and hit_m
             me = (eid, pos)
+            if proved:
+                out.add(me)
             for s in segs:
                 if writes:
-                    writers[s] = [m for m in writers[s] if not before[m]] + [me]
-                    readers[s] = [m for m in readers[s] if not before[m]]
+                    writers[s] = [m for m in writers.get(s, ()) if not before[m]] + [me]
+                    readers[s] = [m for m in readers.get(s, ()) if not before[m]]
                 else:
-                    readers[s].append(me)
+                    readers.setdefault(s, []).append(me)
     hit = frozenset(out)
     ctx.__dict__["_after_all"] = hit
     return hit
