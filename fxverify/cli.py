@@ -40,6 +40,7 @@ class Format(str, Enum):
     junit = "junit"
     github = "github"
     markdown = "markdown"
+    html = "html"
 
 
 class LowerFormat(str, Enum):
@@ -140,6 +141,9 @@ def check(
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
+    pictures: Optional[Path] = typer.Option(None, "--pictures", metavar="DIR",
+                                            help="Write each trace as an SVG swimlane into DIR (replaced as a whole); "
+                                                 "Markdown and SARIF reports link them."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
@@ -147,6 +151,7 @@ def check(
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -154,6 +159,8 @@ def check(
     if certify is not None and certify not in CERTIFY_MODES:
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
+    if pictures is not None:
+        _pictures_refused(str(pictures))
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
         check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
@@ -168,7 +175,9 @@ def check(
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet)
+    text, lines = _render(report, fmt, quiet, picture_link(fmt.value, pictures, output))
+    if pictures is not None:
+        _write_pictures(report, str(pictures))
     if output is not None:
         read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
         if os.path.realpath(output) in read:
@@ -191,24 +200,64 @@ def check(
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
+def _pictures_refused(folder: str) -> None:
+    """Stop (exit 2) before checking when ``--pictures DIR`` cannot be replaced as a whole."""
+    from fxverify.atomic import foreign_entries
+    from fxverify.diagnostics.outdir import refuse_replacing
+    from fxverify.render.pictures import INDEX, PICTURE_NAME
+
+    problem = refuse_replacing(folder, lambda d: foreign_entries(d, INDEX, PICTURE_NAME), "fxverify",
+                               "fxverify check --pictures", "pictures", option="--pictures")
+    if problem is not None:
+        _problems([problem])
+        raise typer.Exit(2)
+
+
+def _write_pictures(report, folder: str) -> None:
+    """Write the trace pictures of ``report`` into ``folder``, replaced as a whole."""
+    from fxverify.atomic import replace_dir
+    from fxverify.render.pictures import picture_files
+
+    files = picture_files(report)
+
+    def fill(tmp: str) -> None:
+        for name, body in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                fh.write(body)
+    try:
+        replace_dir(folder, fill)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `--pictures {folder}`: {err.strerror or err}",
+                    "name a folder you can write")
+
+
+def _render(report, fmt: Format, quiet: bool = False, pictures: str | None = None) -> tuple[str, list | None]:
     """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
-    failures when ``quiet``."""
+    failures when ``quiet``. ``pictures`` is the link to the trace pictures' folder (Markdown and
+    SARIF link each trace's picture)."""
     if fmt is Format.text:
         from fxverify.render.text import render_report, to_plain
 
         lines = render_report(report, quiet)
         return to_plain(lines), lines
+    if fmt is Format.markdown:
+        from fxverify.render.markdown import report_to_markdown
+
+        return report_to_markdown(report, pictures), None
+    if fmt is Format.sarif:
+        from fxverify.render.sarif import report_to_sarif
+
+        return report_to_sarif(report, pictures), None
+    if fmt is Format.html:
+        from fxverify.render.html import report_to_html
+
+        return report_to_html(report), None
     if fmt is Format.json:
         from fxverify.render.json import report_to_json as render
-    elif fmt is Format.sarif:
-        from fxverify.render.sarif import report_to_sarif as render
     elif fmt is Format.junit:
         from fxverify.render.junit import report_to_junit as render
-    elif fmt is Format.github:
-        from fxverify.render.github import report_to_github as render
     else:
-        from fxverify.render.markdown import report_to_markdown as render
+        from fxverify.render.github import report_to_github as render
     return render(report), None
 
 
@@ -317,6 +366,83 @@ def smt(
     if res.exit_code == 0:
         sys.stdout.write(res.summary())
     raise typer.Exit(res.exit_code)
+
+
+class GraphFormat(str, Enum):
+    """Output formats of ``graph``."""
+
+    dot = "dot"
+    svg = "svg"
+    html = "html"
+
+
+class GraphView(str, Enum):
+    """Views of ``graph`` (``views.command.VIEWS``), or all of them."""
+
+    fabric = "fabric"
+    movement = "movement"
+    hb = "hb"
+    all = "all"
+
+
+_SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": GraphFormat.svg,
+                  ".html": GraphFormat.html, ".htm": GraphFormat.html}
+
+
+@app.command()
+def graph(
+    policy: Path = typer.Argument(..., help="The policy file to draw."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
+    fmt: Optional[GraphFormat] = typer.Option(None, "--format", "-f",
+                                              help="dot, svg (laid out by Graphviz) or html (one self-contained page); "
+                                                   "default: from the suffix of -o, else dot."),
+    view: Optional[GraphView] = typer.Option(None, "--view", help="fabric, movement (edges between regions), hb "
+                                             "(happens-before) or all; default: all for html, movement otherwise."),
+    unfold: list[str] = typer.Option([], "--unfold", metavar="NAME",
+                                     help="Draw this family (or instance, or index prefix such as `kvw[3]`) one "
+                                          "instance at a time; repeatable."),
+    finding: Optional[str] = typer.Option(None, "--finding", metavar="CODE[:KEY]",
+                                          help="Check the policy and highlight this finding: its edges, bytes and "
+                                               "the missing ordering or path."),
+) -> None:
+    """Draw a policy: its fabric, movement graph or happens-before graph, families folded, a finding highlighted."""
+    from fxverify.atomic import write_text
+    from fxverify.render.dot import GraphvizMissing
+    from fxverify.render.graph import draw_graph
+    from fxverify.views.command import VIEWS, GraphRequest, build_pictures
+
+    fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
+    chosen = view or (GraphView.all if fmt is GraphFormat.html else GraphView.movement)
+    if chosen is GraphView.all and fmt is not GraphFormat.html:
+        raise _stop(codes.USE_002, f"a {fmt.value.upper()} file holds one picture, and `--view all` asks for three",
+                    "name one view (`--view fabric|movement|hb`), or use `--format html` for a page with all of them")
+    if output is not None and os.path.realpath(output) == os.path.realpath(policy):
+        raise _stop(codes.IO_002, f"`-o {output}` is the policy file; nothing was written",
+                    "name a picture file, such as `-o policy.svg`")
+    views = VIEWS if chosen is GraphView.all else (chosen.value,)
+    try:
+        built = build_pictures(GraphRequest(str(policy), views, tuple(unfold), finding))
+        _problems(built.diagnostics, built.sources if built.sources.paths() else None)
+        if built.exit_code:
+            raise typer.Exit(built.exit_code)
+        text = draw_graph(built, fmt.value)
+    except GraphvizMissing:
+        raise _stop(codes.USE_007, f"Graphviz's `dot` program is not installed, so `--format {fmt.value}` cannot lay "
+                    "the picture out", "install Graphviz (`apt-get install graphviz`, `brew install graphviz`), "
+                    "or write DOT with `--format dot`")
+    except typer.Exit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug: FX-INT-001, exit 3
+        _problems([crash(str(policy), exc)])
+        raise typer.Exit(3)
+    if output is None:
+        sys.stdout.write(text)
+        raise typer.Exit(0)
+    try:
+        write_text(str(output), text)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
+                    "name a file in an existing, writable folder")
 
 
 @app.command()

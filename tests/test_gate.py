@@ -189,11 +189,23 @@ def test_markdown_table_and_sequence_diagrams(tmp_path: Path, at_root, corpus_js
     traced = [d for d in fs if "trace" in d]
     assert len(diagrams) == len(traced)
     for dia, d in zip(diagrams, traced):
-        assert dia.startswith("sequenceDiagram\n")
-        participants = re.findall(r"participant D\d+ as (\S+)", dia)
-        assert set(participants) >= {ev["device"] for ev in d["trace"]["events"]}
-        assert len(participants) == len(set(participants))
-        assert dia.count("rect rgb") == 1 and ";" not in dia.replace("#59;", "").replace("#35;", "").replace("#60;", "").replace("#62;", "")
+        assert "`" not in dia  # Mermaid shows backticks literally: code spans become quotes
+        entities = re.sub(r"#(\d+|quot);", "", dia.split("\n", 1)[1])
+        assert ";" not in entities and '"' not in entities.replace('["', "").replace('"]', "").replace('|"', "").replace('"|', "")
+        if d["code"] == "FX-ORD-001":  # a cycle is drawn as the cycle, not as notes
+            assert dia.startswith("flowchart LR\n") and dia.count(" -->|") == len(d["trace"]["events"])
+            continue
+        head, body = dia.split("\n", 1)
+        assert '"wrap": true' in head and body.startswith("sequenceDiagram\n")  # long notes wrap: a readable width
+        participants = re.findall(r"participant L\d+ as (.+)", dia)
+        lanes = {(ev["device"], ev["stream"]) for ev in d["trace"]["events"]}
+        assert len(participants) == len(set(participants)) >= len(lanes)
+        assert dia.count("rect rgb") == 1 and dia.count("activate ") == 2 * dia.count("deactivate ")
+    race = diagrams[[d["code"] for d in traced].index("FX-ORD-002")]
+    # two streams of one GPU are two lanes, each edge's interval an activation bar on its own lane
+    assert re.findall(r"participant L\d+ as (.+)", race) == ["gpu0 stream compute", "gpu0 stream copy"]
+    steps = race.splitlines()
+    assert steps.index("  activate L1") < steps.index("  deactivate L0")  # the intervals overlap
     assert "->>" in text  # the double handoff is drawn as messages between owners
 
 
@@ -463,7 +475,7 @@ def test_jobs_output_is_byte_identical(tmp_path: Path, at_root) -> None:
         assert one == two and one[0] == 1
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_input_errors_in_every_format(tmp_path: Path, fmt: str) -> None:
     bad = tmp_path / "typo.fx"
     bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
@@ -598,7 +610,7 @@ def test_a_named_fragment_stands_for_its_includers(tmp_path: Path, monkeypatch: 
     assert collect_policies(["lone.fx"]) == ["lone.fx"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
     """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in
     every format, beside the other policies' results; the exit code is 3 and no traceback is

@@ -551,6 +551,12 @@ USE_006 = _code(
     "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
                   "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
+USE_007 = _code(
+    "FX-USE-007", F.USAGE, _E, "Graphviz not installed",
+    "`fxverify graph --format svg|html` lays pictures out with Graphviz's `dot` program, which is not installed "
+    "or not on `PATH` (`--format dot` needs no Graphviz)", _USE_WHY,
+    InlineExample("fxverify graph policy.fx --format svg -o policy.svg   # without Graphviz",
+                  "apt-get install graphviz && fxverify graph policy.fx --format svg -o policy.svg", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",

@@ -42,7 +42,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
         out["trace"] = {
             "why": t.why, "fix": t.fix, "witness": dict(t.facts),
             "events": [{"step": e.step, "time_ns": e.time, "device": e.device, "hook": e.hook, "edge": e.edge,
-                        "event": e.kind, "detail": e.detail, "owner_before": e.owner_before,
+                        "event": e.kind, "detail": e.detail, "stream": e.stream, "owner_before": e.owner_before,
                         "owner_after": e.owner_after, "violation": e.violation,
                         "location": _span(sources, Label(e.span))} for e in t.events],
         }

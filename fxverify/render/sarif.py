@@ -11,6 +11,7 @@ refer to that standard):
   and ``importance`` (``essential`` for the violating step);
 - ``partialFingerprints`` (3.27.17) under ``fxverify/v1``: the fingerprint of
   ``fxverify.diagnostics.fingerprint``, free of line numbers;
+- with ``check --pictures DIR``, each trace's SVG swimlane as an ``attachment`` (3.27.26);
 - inline suppressions as ``suppressions`` of kind ``inSource`` with the reason as
   ``justification`` (3.35); with a baseline, ``baselineState`` ``new`` (3.27.24), and the stale
   entries in the run's property bag;
@@ -33,6 +34,7 @@ from fxverify.diagnostics.codes import REGISTRY, Severity
 from fxverify.diagnostics.fingerprint import FINGERPRINT_VERSION, fingerprint
 from fxverify.diagnostics.model import Diagnostic, Label
 from fxverify.gate.report import Report
+from fxverify.render.pictures import picture_names
 from fxverify.source import SourceMap, Span
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -103,7 +105,8 @@ def _code_flows(d: Diagnostic, sources: SourceMap) -> list[dict[str, Any]]:
             "executionOrder": ev.step,
             "importance": "essential" if ev.violation else "important",
             "kinds": [ev.kind],
-            "properties": {"device": ev.device, "hook": ev.hook, "edge": ev.edge},
+            "properties": {"device": ev.device, "hook": ev.hook, "edge": ev.edge,
+                           **({"stream": ev.stream} if ev.stream is not None else {})},
         })
     flows = [{"id": dev, "message": {"text": f"device `{dev}`"}, "locations": locs} for dev, locs in threads.items()]
     msg = t.why or d.message
@@ -112,7 +115,8 @@ def _code_flows(d: Diagnostic, sources: SourceMap) -> list[dict[str, Any]]:
     return [{"message": {"text": msg}, "threadFlows": flows}]
 
 
-def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_baseline: bool) -> dict[str, Any]:
+def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_baseline: bool,
+            picture: str | None = None) -> dict[str, Any]:
     text = d.message + (f"\nhelp: {d.help}" if d.help else "")
     res: dict[str, Any] = {
         "ruleId": d.code, "ruleIndex": index[d.code], "level": _LEVEL[d.severity], "message": {"text": text},
@@ -124,6 +128,9 @@ def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_basel
         res["relatedLocations"] = [_location(sources, r, id=i + 1) for i, r in enumerate(d.related)]
     if d.trace is not None:
         res["codeFlows"] = _code_flows(d, sources)
+    if picture is not None:
+        res["attachments"] = [{"description": {"text": "swimlane picture of the trace (SVG)"},
+                               "artifactLocation": {"uri": artifact_uri(picture)}}]
     if d.suppressed_reason is not None:
         res["suppressions"] = [{"kind": "inSource", "status": "accepted", "justification": d.suppressed_reason}]
     if with_baseline:
@@ -142,12 +149,16 @@ def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_basel
     return res
 
 
-def report_to_sarif(report: Report) -> str:
-    """Render a ``gate.Report`` as a SARIF 2.1.0 log (JSON text, sorted keys, two-space indent)."""
+def report_to_sarif(report: Report, pictures: str | None = None) -> str:
+    """Render a ``gate.Report`` as a SARIF 2.1.0 log (JSON text, sorted keys, two-space indent).
+    ``pictures`` is the folder of the trace pictures (``render.pictures``), as the policy paths
+    are given: each traced result then links its SVG as an ``attachment`` (3.27.26)."""
     rules = _rules()
     index = {r["id"]: i for i, r in enumerate(rules)}
     with_baseline = report.baseline is not None
-    results = [_result(d, r.sources, index, with_baseline)
+    names = picture_names(report) if pictures is not None else {}
+    results = [_result(d, r.sources, index, with_baseline,
+                       f"{pictures.rstrip('/')}/{names[id(d)]}" if id(d) in names else None)
                for r in report.results for d in r.diagnostics if not d.baselined]
     invocation: dict[str, Any] = {"executionSuccessful": report.exit_code in (0, 1), "exitCode": report.exit_code}
     run: dict[str, Any] = {

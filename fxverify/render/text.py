@@ -62,6 +62,12 @@ def _snippet(sources: SourceMap, span: Span, label: str, style: str) -> list[Lin
     ]
 
 
+def snippet(sources: SourceMap, span: Span, label: str = "") -> str:
+    """The source line of ``span`` with the span underlined and ``label`` after it, as plain text
+    (the lines under ``-->`` in a diagnostic); empty when the file is unknown."""
+    return to_plain(_snippet(sources, span, label, ""))
+
+
 def render_diagnostic(d: Diagnostic, sources: SourceMap) -> list[Line]:
     """Render one diagnostic (with its trace, if any) as styled lines."""
     sev = d.severity.value if d.suppressed_reason is None else "suppressed"
