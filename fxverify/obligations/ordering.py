@@ -336,15 +336,21 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     for e in pol.edges:
         for ln in e.flushes:
             flushes.setdefault(ln, []).append(e.eid)
+    if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
+        return
+    posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
+            if er.device == ew.device:
+                continue  # same requester: PCIe reads do not pass posted writes
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
             if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
                 continue
-            if er.device == ew.device or g.hb_before(r, w):
-                # Same requester: PCIe reads do not pass posted writes. A reader that always runs
-                # first cannot see the write at all.
-                continue
-            for link in g.posted_links(ew):
+            links = posted.get(w)
+            if links is None:
+                links = posted[w] = g.posted_links(ew)
+            if not links or g.hb_before(r, w):
+                continue  # a reader that always runs first cannot see the write at all
+            for link in links:
                 yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())))
