@@ -7,7 +7,7 @@ time, ``generate`` in a list). Emits no diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -20,19 +20,20 @@ from fxverify.obligations.base import Context, Obligation
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
 
-def stream(policy: Policy) -> tuple[Context, Iterator[Obligation]]:
+def stream(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, Iterator[Obligation]]:
     """Build the context of ``policy`` and an iterator over every obligation, family by family,
     deterministically, made one at a time: the discharge keeps only what its report needs, so
-    memory grows with the policy, not with the number of access pairs.
+    memory grows with the policy, not with the number of access pairs. ``on_family`` is called
+    as the iterator finishes each family (a progress bar).
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
     """
     ctx = Context(policy, PolicyGraph(policy))
-    return ctx, _obligations(ctx)
+    return ctx, _obligations(ctx, on_family)
 
 
-def _obligations(ctx: Context) -> Iterator[Obligation]:
+def _obligations(ctx: Context, on_family: Callable[[Family], None] | None) -> Iterator[Obligation]:
     keys: set[str] = set()
     acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
@@ -46,9 +47,11 @@ def _obligations(ctx: Context) -> Iterator[Obligation]:
             elif ob.key not in keys:
                 keys.add(ob.key)
                 yield ob
+        if on_family is not None:
+            on_family(family)
 
 
-def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
+def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
     """``stream``, with every obligation in a list."""
-    ctx, obs = stream(policy)
+    ctx, obs = stream(policy, on_family)
     return ctx, list(obs)

@@ -189,6 +189,13 @@ _SVG_PROLOG = re.compile(r"\A.*?(?=<svg\b)", re.S)
 _XLINK = re.compile(r' xmlns:xlink="http://www\.w3\.org/1999/xlink"')
 
 
+def graph_svg(svg: str, ident: str) -> str:
+    """An SVG Graphviz laid out, as an element of an HTML5 page: without its XML prolog, comments
+    and namespace declarations (HTML needs none of them, so the page holds no URL), and its ids
+    prefixed with ``ident``: Graphviz numbers its ids (node1, edge1...) the same in every picture."""
+    return _XLINK.sub("", inline_svg(_SVG_PROLOG.sub("", svg, count=1))).replace(' id="', f' id="{ident}-')
+
+
 def graph_page(heading: str, svgs: dict[str, str], finding: str = "") -> str:
     """The page of ``fxverify graph --format html``: ``svgs`` maps view names (``fabric``,
     ``movement``, ``hb``) to the SVG Graphviz laid out, shown in that order with an index;
@@ -202,8 +209,7 @@ def graph_page(heading: str, svgs: dict[str, str], finding: str = "") -> str:
     if finding:
         body.append(finding)
     for view, svg in svgs.items():
-        # Graphviz numbers its ids (node1, edge1...) in every picture: prefix them with the view.
-        svg = _XLINK.sub("", inline_svg(_SVG_PROLOG.sub("", svg, count=1))).replace(' id="', f' id="{view}-')
+        svg = graph_svg(svg, view)
         body.append(f'<section id="view-{escape(view)}"><h2>{escape(_VIEW_TITLES.get(view, view))}</h2>'
                     f"<figure>{svg}</figure></section>")
     return page(heading, "\n".join(body))

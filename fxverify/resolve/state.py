@@ -9,7 +9,7 @@ while unrolling, and the diagnostics. ``State.error`` records a diagnostic once 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,6 +77,8 @@ class State:
     path: str
     sources: SourceMap
     limits: Limits
+    #: unsaved texts by real path (an editor's open buffers), read instead of the files on disk
+    texts: Mapping[str, str] = field(default_factory=dict)
     diags: list[Diagnostic] = field(default_factory=list)
     root_dir: str = ""
     #: (declaration, whether it comes from the root file), includes expanded in place
