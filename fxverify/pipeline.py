@@ -25,13 +25,13 @@ from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, inter
 from fxverify.diagnostics.suppress import apply_suppressions
 from fxverify.ir import Policy
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
-from fxverify.obligations.families import generate
+from fxverify.obligations.families import stream
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
-from fxverify.result import CheckResult, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
@@ -139,8 +139,6 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
     return result
 
 
-_PROGRESS_EVERY = 4096
-
 #: Queries decided together; bounds the memory held by encoded queries (a policy can have
 #: hundreds of thousands) while giving a process pool enough work per batch.
 _BATCH = 64
@@ -163,12 +161,16 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         backend = RecordingBackend(backend, dump)
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
-    _ctx, obligations = generate(policy, None if progress is None else lambda _family: progress.advance(1))
+    # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
+    # with the policy, not with the number of access pairs), so the bar counts families while it
+    # runs and the discharge phase learns its total when the stream ends.
+    _ctx, obligations = stream(policy, None if progress is None else lambda _family: progress.advance(1))
     if options.skip_codes:
-        obligations = [ob for ob in obligations if ob.code not in options.skip_codes]
+        obligations = (ob for ob in obligations if ob.code not in options.skip_codes)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
-    slots: list[Outcome | None] = []
+    claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
+    outcomes = OutcomeLog()
     pending: list[tuple[int, Obligation, Query]] = []
     findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
@@ -180,17 +182,16 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         # then read the answers in obligation order, so outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
-            slots[i] = _decided(ob, query, res, result)
-            if slots[i].verdict is Verdict.REFUTED:
+            decided = _decided(ob, query, res, result)
+            outcomes.decide(i, decided)
+            if decided.verdict is Verdict.REFUTED:
                 result.diagnostics.append(_HELD)
                 refuted.append((len(result.diagnostics) - 1, ob, result.refutations[-1].witness, res))
         pending.clear()
 
-    if progress is not None:
-        progress.phase("discharge", len(obligations))
+    count = 0
     for i, ob in enumerate(obligations):
-        if progress is not None and i and i % _PROGRESS_EVERY == 0:
-            progress.advance(_PROGRESS_EVERY)
+        count = i + 1
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:
@@ -199,22 +200,23 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
                     dump.write(query)
                 if keep is not None:
                     keep.append((ob, query))
-            slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            outcomes.append(ob.key, ob.code, Verdict.PROVED, method)
             if certifier is not None:
+                claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        slots.append(None)
         query = ob.encode()
         if keep is not None:
             keep.append((ob, query))
-        pending.append((i, ob, query))
+        pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()
-    if progress is not None and obligations:
-        progress.advance(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
-    # INVARIANT: flush filled every slot
-    result.outcomes = [o for o in slots if o is not None]
+    if progress is not None and count:
+        progress.phase("discharge", count)
+        progress.advance(count)
+    # INVARIANT: flush decided every reserved outcome
+    result.outcomes = outcomes
     if progress is not None and refuted:
         progress.phase("replay", len(refuted))
     for at, ob, w, res in refuted:
@@ -224,7 +226,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         if progress is not None:
             progress.advance(1)
     if certifier is not None:
-        _certified(policy, obligations, certifier, result)
+        _certified(policy, claimed, certifier, result)
     if options.verify_hints and findings:
         firsts = _firsts(findings, result.diagnostics)
         if progress is not None:
@@ -289,15 +291,14 @@ class _Memory:
         self.results[key] = res
 
 
-def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:
     """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
-    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
-    failed, never a silent pass."""
+    its obligation (``by_key``: the fast-proved obligations, by key) unknown (it is no longer
+    proved) with an FX-INT-001 naming the key and what failed, never a silent pass."""
     report = certifier.close()
     result.certified, result.certify_rejected = report.checked, len(report.failures)
     if not report.failures:
         return
-    by_key = {ob.key: ob for ob in obligations}
     failed = {x.key: x.reason for x in report.failures}
     result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
                        if o.key in failed else o for o in result.outcomes]

@@ -128,6 +128,36 @@ def init_ranges(ctx: Context) -> dict[str, list[tuple[int, int, str]]]:
     return hit
 
 
+def init_meeting(ctx: Context, fp: Footprint) -> list[tuple[int, int, str]]:
+    """The ``init_ranges`` of ``fp``'s space whose range shares a byte with ``fp``'s hull, in
+    their sorted order. Bisects the ranges sorted by start, then walks back while the running
+    maximum of the ends still passes ``fp.lo`` (O(log n + ranges met + nested ones)), instead of
+    testing every range of the space for every read."""
+    index = ctx.__dict__.get("_init_index")
+    if index is None:
+        index = {}
+        for space, items in init_ranges(ctx).items():
+            ends, top = [], -1
+            for _lo, hi, _n in items:
+                top = max(top, hi)
+                ends.append(top)
+            index[space] = ([lo for lo, _hi, _n in items], ends, items)
+        ctx.__dict__["_init_index"] = index
+    got = index.get(fp.space)
+    if got is None:
+        return []
+    starts, ends, items = got
+    lo, hi = fp.lo, fp.hi
+    out = []
+    j = bisect.bisect_left(starts, hi) - 1
+    while j >= 0 and ends[j] > lo:
+        if items[j][1] > lo:
+            out.append(items[j])
+        j -= 1
+    out.reverse()
+    return out
+
+
 def writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
     """Reading access ``(edge, position)`` -> the writing accesses that ``serves`` it, sorted.
     Built from the sweep's overlapping pairs. Cached on the context."""
@@ -222,7 +252,7 @@ class Unwritten(Obligation):
         self.pos = pos
         self.fp: Footprint = eu.accesses()[pos].footprint
         self.ws = writers(ctx).get((u, pos), [])
-        self.inits = [(lo, hi, n) for lo, hi, n in init_ranges(ctx).get(self.fp.space, ()) if lo < self.fp.hi and self.fp.lo < hi]
+        self.inits = init_meeting(ctx, self.fp)
         self.allocs = covering_allocs(ctx, self.fp)
         ids = sorted({w for w, _ in self.ws})
         related = tuple(Label(ctx.edge(w).span, f"`{ctx.edge(w).name}` writes here") for w in ids[:3])
