@@ -23,25 +23,13 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
+from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
-from fxverify.render.progress import ProgressBar
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Verify data-movement policies for GPU-DPU/NIC-CXL fabrics, then lower them to eBPF.")
-
-
-class Format(str, Enum):
-    """Output formats of ``check``."""
-
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    junit = "junit"
-    github = "github"
-    markdown = "markdown"
-    html = "html"
 
 
 class LowerFormat(str, Enum):
@@ -78,7 +66,7 @@ class Unknown(str, Enum):
 #: Solvers (``--solver``), as the solver layer defines them.
 Solver = Enum("Solver", {s: s for s in SOLVERS}, type=str)  # type: ignore[misc]
 
-_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install 'fxverify[cvc5]'`) or portfolio (both; a disagreement is unknown)."
+_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install cvc5`) or portfolio (both; a disagreement is unknown)."
 
 
 def _version(value: bool) -> None:
@@ -114,31 +102,63 @@ def _stop(code: codes.Code, message: str, help: str | None = None) -> typer.Exit
     return typer.Exit(2)
 
 
+def _env(key: str) -> str:
+    """The environment variable of configuration key ``key`` (``gate.config.Setting.env``)."""
+    return "FXVERIFY_" + key.upper().replace("-", "_")
+
+
 @app.command()
 def check(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
+                                  help="Output format: text, json, sarif, junit, github, markdown, html or csv. FMT=PATH also "
+                                       "writes FMT to PATH; repeat for several outputs from one run."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
-    no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+    no_prune: bool = typer.Option(False, "--no-prune", envvar=_env("no-prune"),
+                                  help="Send every obligation to the solver (no graph or interval proofs)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
+                               help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, envvar=_env("timeout"),
+                                help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, envvar=_env("seed"), help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Fail (exit 1) on errors only, or on warnings too."),
-    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", help="An unknown verdict fails the gate, or is a warning."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not in this baseline file."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar=_env("fail-on"),
+                                   help="Fail (exit 1) on errors only, or on warnings too."),
+    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", envvar=_env("unknown"),
+                                    help="An unknown verdict fails the gate, or is a warning."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", "--soft-fail", envvar=_env("exit-zero"),
+                                   help="Soft-fail: report every finding, but exit 0 where findings would fail the gate "
+                                        "(input and internal errors still exit 2 and 3)."),
+    select: list[str] = typer.Option([], "--select", metavar="RULES", envvar=_env("select"),
+                                     help="Check only these rules: codes, prefixes (FX-ORD) or families (ordering), "
+                                          "comma-separated; repeatable. FX-ORD-001 is always checked."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="RULES", envvar=_env("ignore"),
+                                     help="Do not check these rules (codes, prefixes or families); repeatable."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", envvar=_env("baseline"),
+                                            help="Report only findings not in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings in FILE and exit 0."),
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
-                               "(refuted, unknown, input errors) and a one-line summary."),
-    color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
-    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
+                                             help="Result cache folder (default: the user cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
+                             help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
+                               help="No progress bar; the text report shows only failures "
+                                    "(refuted, unknown, input errors) and a one-line summary."),
+    color: Color = typer.Option(Color.auto, "--color", envvar=_env("color"),
+                                help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", envvar=_env("exclude"),
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
+    junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", envvar=_env("junit-per-obligation"),
+                                              help="JUnit: one test case per obligation (default: one per obligation "
+                                                   "family key, with its count)."),
+    config: Optional[Path] = typer.Option(None, "--config", envvar=_env("config"),
+                                          help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
+                                               "with [tool.fxverify], from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
@@ -151,7 +171,9 @@ def check(
     from fxverify.certify import MODES as CERTIFY_MODES
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
+    from fxverify.gate.rules import skipped
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render, run_link
     from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
@@ -160,44 +182,75 @@ def check(
     if certify is not None and certify not in CERTIFY_MODES:
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
+    # Settings the command line and the environment left at their defaults come from the file.
+    given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
+                 fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
+                 ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
+                 quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
+    from fxverify.gate.config import ConfigError, settings
+
+    try:
+        # By name: typer ships its own copy of click in some versions, with its own enum.
+        s = settings(given, opt(config), lambda name: getattr(ctx.get_parameter_source(name), "name", None))
+    except ConfigError as err:
+        _problems(err.diagnostics, err.sources)
+        raise typer.Exit(2) from None
+    color_choice = Color(s["color"])
+    outputs, problems = parse_outputs(list(fmt), opt(output))
+    skip, rule_problems = skipped(s["select"], s["ignore"])
+    if problems or rule_problems:
+        _problems(problems + rule_problems)
+        raise typer.Exit(2)
     if pictures is not None:
         _pictures_refused(str(pictures))
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
-        check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
-                                                                        solver=solver.value),
-                           certify=certify),
-        gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
-        baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
-        cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs, dump_smt=opt(dump_smt), stats=stats, exclude=tuple(exclude))
-    with ProgressBar(quiet) as bar:
+        check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
+                                                                          timeout_ms=s["timeout"], solver=s["solver"]),
+                           certify=certify, skip_codes=skip),
+        gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
+        baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
+        cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
+        jobs=s["jobs"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+    from fxverify.render.progress import ProgressBar
+
+    with ProgressBar(s["quiet"]) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet, picture_link(fmt.value, pictures, output))
     if pictures is not None:
-        _write_pictures(report, str(pictures))
-    if output is not None:
-        read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
-        if os.path.realpath(output) in read:
-            raise _stop(codes.IO_002, f"`-o {output}` is a policy file this run read; nothing was written",
+        from fxverify.render.pictures import write_pictures
+
+        problem = write_pictures(report, str(pictures))
+        if problem is not None:
+            _problems([problem])
+            raise typer.Exit(2)
+    read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
+    for o in outputs:
+        if o.path is not None and os.path.realpath(o.path) in read:
+            raise _stop(codes.IO_002, f"`{o.path}` is a policy file this run read; nothing was written",
                         "name a report file, such as `-o report.sarif`")
-        try:
-            write_text(str(output), text)
-        except OSError as err:
-            raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
-                        "name a file in an existing, writable folder")
-    elif lines is not None and _use_color(color):
-        from rich.console import Console
+    for i, o in enumerate(outputs):
+        others = tuple(describe(x) for j, x in enumerate(outputs) if j != i and x.fmt != "github")
+        text, lines = render(report, o.fmt, RenderOptions(quiet=s["quiet"], junit_per_obligation=s["junit_per_obligation"],
+                                                          elsewhere=others + run_link(),
+                                                          pictures=picture_link(o.fmt, pictures, o.path)))
+        if o.path is not None:
+            try:
+                write_text(o.path, text)
+            except OSError as err:
+                raise _stop(codes.IO_001, f"cannot write `{o.path}`: {err.strerror or err}",
+                            "name a file in an existing, writable folder")
+        elif lines is not None and _use_color(color_choice):
+            from rich.console import Console
 
-        from fxverify.render.text import to_rich
+            from fxverify.render.text import to_rich
 
-        forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color is Color.always else {}
-        Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
-    else:
-        sys.stdout.write(text)
+            forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color_choice is Color.always else {}
+            Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
+        else:
+            sys.stdout.write(text)
     raise typer.Exit(report.exit_code)
 
 
@@ -214,54 +267,6 @@ def _pictures_refused(folder: str) -> None:
         raise typer.Exit(2)
 
 
-def _write_pictures(report, folder: str) -> None:
-    """Write the trace pictures of ``report`` into ``folder``, replaced as a whole."""
-    from fxverify.atomic import replace_dir
-    from fxverify.render.pictures import picture_files
-
-    files = picture_files(report)
-
-    def fill(tmp: str) -> None:
-        for name, body in files.items():
-            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
-                fh.write(body)
-    try:
-        replace_dir(folder, fill)
-    except OSError as err:
-        raise _stop(codes.IO_001, f"cannot write `--pictures {folder}`: {err.strerror or err}",
-                    "name a folder you can write")
-
-
-def _render(report, fmt: Format, quiet: bool = False, pictures: str | None = None) -> tuple[str, list | None]:
-    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
-    failures when ``quiet``. ``pictures`` is the link to the trace pictures' folder (Markdown and
-    SARIF link each trace's picture)."""
-    if fmt is Format.text:
-        from fxverify.render.text import render_report, to_plain
-
-        lines = render_report(report, quiet)
-        return to_plain(lines), lines
-    if fmt is Format.markdown:
-        from fxverify.render.markdown import report_to_markdown
-
-        return report_to_markdown(report, pictures), None
-    if fmt is Format.sarif:
-        from fxverify.render.sarif import report_to_sarif
-
-        return report_to_sarif(report, pictures), None
-    if fmt is Format.html:
-        from fxverify.render.html import report_to_html
-
-        return report_to_html(report), None
-    if fmt is Format.json:
-        from fxverify.render.json import report_to_json as render
-    elif fmt is Format.junit:
-        from fxverify.render.junit import report_to_junit as render
-    else:
-        from fxverify.render.github import report_to_github as render
-    return render(report), None
-
-
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
 Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
@@ -275,6 +280,8 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
+    cuda_kernel: list[str] = typer.Option([], "--cuda-kernel", metavar="DEVICE.HOOK=KERNEL",
+                                          help="bpftime: drive a GPU hook from the entry and exit of a CUDA kernel (its mangled symbol); repeatable."),
     fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
                             help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
@@ -286,7 +293,7 @@ def lower(
     from fxverify.render.lower import render_json, render_text
 
     if fmt not in {f.value for f in LowerFormat}:
-        if fmt in {f.value for f in Format}:
+        if fmt in CHECK_FORMATS:
             raise _stop(codes.USE_005, f"`lower` reports as `text` or `json`, not `{fmt}`: `{fmt}` is a format of "
                         "`fxverify check`, which `lower` would ignore",
                         f"`fxverify check {policy} --format {fmt}` reports the findings as {fmt}; "
@@ -296,8 +303,16 @@ def lower(
     if no_compile and (kernel_verify or kernel_run):
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
+    kernels = []
+    for spec in cuda_kernel:
+        where, _eq, symbol = spec.partition("=")
+        dev, _dot, hook = where.partition(".")
+        if not (dev and hook and symbol):
+            raise _stop(codes.USE_005, f"`--cuda-kernel {spec}` is not DEVICE.HOOK=KERNEL",
+                        "for example `--cuda-kernel gpu0.launch=_Z9vectorAddPKfS0_Pf`")
+        kernels.append((dev, hook, symbol))
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
-                        kernel_run=kernel_run, allow_unproved=allow_unproved,
+                        kernel_run=kernel_run, allow_unproved=allow_unproved, cuda_kernels=tuple(kernels),
                         solver=SolverOptions(rlimit=rlimit, solver=solver.value))
     try:
         res = run_lower(str(policy), str(output), opts)
@@ -407,6 +422,60 @@ def graph(
 
 
 @app.command()
+def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
+    """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
+    regions and edges (families unrolled), exit 0."""
+    from fxverify.gate.sources import parse_only
+
+    _finish(parse_only([str(p) for p in paths]))
+
+
+@app.command()
+def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
+        check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
+        diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
+    """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
+    from fxverify.gate.sources import format_files
+
+    _finish(format_files([str(p) for p in paths], check_only, diff))
+
+
+def _finish(run) -> None:
+    """Print a ``gate.sources.Run`` (its problems on standard error) and exit with its code."""
+    for diags, sources in run.problems:
+        _problems(diags, sources)
+    sys.stdout.write(run.stdout)
+    raise typer.Exit(run.exit_code)
+
+
+class CompareFormat(str, Enum):
+    """Formats of ``compare``."""
+
+    text = "text"
+    csv = "csv"
+
+
+@app.command()
+def compare(
+    a: Path = typer.Argument(..., help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
+    b: Path = typer.Argument(..., help="The CSV report of the second run."),
+    fmt: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="A table (text) or CSV."),
+    changed: bool = typer.Option(False, "--changed", help="Show only rows whose verdict or counts differ."),
+) -> None:
+    """Compare two runs per policy and obligation family, as `veristat -C` does: verdicts,
+    obligation counts and times (runs with --stats) side by side, with their differences."""
+    from fxverify.gate.compare import CompareError, compare as run_compare, table
+
+    try:
+        deltas = run_compare(str(a), str(b))
+    except CompareError as err:
+        _problems([err.diagnostic])
+        raise typer.Exit(2) from None
+    sys.stdout.write(table([d for d in deltas if d.changed or not changed], csv_format=fmt is CompareFormat.csv))
+    raise typer.Exit(0)
+
+
+@app.command()
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
     """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""
@@ -430,20 +499,30 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 def init(directory: Path = typer.Argument(..., help="The folder of the policy repository (new, or one to add the gate to)."),
          action: Optional[str] = typer.Option(None, "--action", help="Use this fxverify GitHub Action (owner/repo@ref) "
                                               "instead of installing fxverify in the workflow."),
+         package: Optional[str] = typer.Option(None, "--package", metavar="REQUIREMENT",
+                                               help="The pip requirement that installs fxverify in the hook and the "
+                                                    "workflow (default: this fxverify's git repository at its commit)."),
          force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
-    """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import scaffold
+    """Scaffold a policy repository, or add the gate to one: an example policy, a pre-commit hook, a CI workflow, a README."""
+    from fxverify.gate.scaffold import PACKAGE_PLACEHOLDER, package as this_package, scaffold
 
-    written, kept, problems = scaffold(str(directory), action, force)
+    spec = package or this_package()
+    written, kept, problems = scaffold(str(directory), action, force, spec)
     if problems:
         _problems(problems)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
     for p in kept:
-        typer.echo(f"kept {p} (already there)")
-    if action is None:
-        typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
+        why = "a README is never replaced" if p.endswith("README.md") else "`--force` replaces it"
+        typer.echo(f"kept {p} (already there; {why})")
+    if any(p.endswith(".pre-commit-config.yaml") for p in kept):
+        typer.echo("  to gate commits, add the `fxverify` hook of `fxverify init NEW-FOLDER` to it")
+    if spec is None:
+        typer.echo(f"then: replace `{PACKAGE_PLACEHOLDER}` (the workflow's FXVERIFY_PACKAGE, the hook's "
+                   "additional_dependencies) with `fxverify @ git+URL@COMMIT`, or run `fxverify init --package ...`")
+    else:
+        typer.echo(f"fxverify installs from: {spec}")
     typer.echo(f"next: cd {directory} && fxverify check .")
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from fxverify import hints
 from fxverify.certify import Certifier, Claim
@@ -23,14 +24,16 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import apply_suppressions
 from fxverify.ir import Policy
-from fxverify.obligations.families import generate
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
+from fxverify.obligations.families import stream
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
-from fxverify.result import CheckResult, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
+from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
@@ -39,6 +42,24 @@ from fxverify.source import SourceMap
 #: Makes the backend for a policy from its effective solver options.
 BackendFactory = Callable[[SolverOptions], Backend]
 
+#: The phases of a check, in order (``Progress.phase``).
+PHASES = ("parse", "resolve", "generate", "discharge", "replay", "hints")
+
+
+class Progress(Protocol):
+    """Where a check reports its progress (a progress bar): each phase of ``PHASES`` as it
+    starts, with its total (``None`` when unknown), and the units done in it: files read (parse),
+    obligation families generated (generate), obligations discharged (discharge), refutations
+    replayed by the simulator (replay), hints applied and checked again (hints)."""
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        """Phase ``name`` starts, with ``total`` units to do."""
+        ...
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more units of the current phase are done."""
+        ...
+
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -46,7 +67,9 @@ class CheckOptions:
     ``solver`` sets seeds and limits; ``dump_smt`` is a folder to write every query to; ``limits``
     caps the input; ``certify`` (``python`` or ``smt``, ``None``: off) re-validates the certificate
     of every fast proof (``fxverify.certify``); ``verify_hints`` applies each refutation's hint and
-    checks the policy again before showing it (``fxverify.hints``)."""
+    checks the policy again before showing it (``fxverify.hints``); ``skip_codes`` are codes whose
+    obligations are not generated (``--ignore``/``--select``: ``gate.rules``), and whose unused
+    suppressions are then not reported either."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -54,6 +77,7 @@ class CheckOptions:
     limits: Limits = Limits()
     certify: str | None = None
     verify_hints: bool = True
+    skip_codes: frozenset[str] = frozenset()
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -75,7 +99,7 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
-          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None,
+          make: BackendFactory = open_backend, progress: Progress | None = None,
           texts: Mapping[str, str] | None = None) -> CheckResult:
     """Check one policy file.
 
@@ -84,14 +108,15 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
-    and it is closed before returning. ``progress`` is called with the number of obligations
-    discharged since its previous call (for a progress bar). Input problems are diagnostics
+    and it is closed before returning. ``progress`` hears of each phase and its units (a progress
+    bar). Input problems are diagnostics
     (``result.input_error``). Raises only on bugs (``FxError`` or others), which the gate reports
     as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be written.
     """
     t0 = time.perf_counter()
     sources = SourceMap()
-    policy, diags = load_policy(path, sources, limits=options.limits, texts=texts)
+    policy, diags = load_policy(path, sources, limits=options.limits, texts=texts,
+                                on_phase=None if progress is None else progress.phase)
     result = CheckResult(path, policy, sources, diagnostics=list(diags))
     if policy is None:
         result.seconds = time.perf_counter() - t0
@@ -104,16 +129,15 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.hints = found.hints
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics += found.diagnostics
     result.diagnostics = _group_instances(result.diagnostics)
     result.diagnostics = apply_suppressions(result.diagnostics, policy.suppressions, sources,
-                                            [e.span for e in policy.edges], policy.name)
+                                            [e.span for e in policy.edges], policy.name, options.skip_codes)
     result.seconds = time.perf_counter() - t0
     return result
 
-
-_PROGRESS_EVERY = 4096
 
 #: Queries decided together; bounds the memory held by encoded queries (a policy can have
 #: hundreds of thousands) while giving a process pool enough work per batch.
@@ -121,10 +145,11 @@ _BATCH = 64
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
-              progress: Callable[[int], None] | None = None,
+              progress: Progress | None = None,
               keep: list[tuple[Obligation, Query]] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
-    ``options.prune`` is off), then ``backend`` in batches; refutations are replayed. Returns a
+    ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
+    (each phase reported to ``progress``), then their hints verified. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
@@ -134,28 +159,39 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
-    _ctx, obligations = generate(policy)
+    if progress is not None:
+        progress.phase("generate", len(OBLIGATION_FAMILIES))
+    # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
+    # with the policy, not with the number of access pairs), so the bar counts families while it
+    # runs and the discharge phase learns its total when the stream ends.
+    _ctx, obligations = stream(policy, None if progress is None else lambda _family: progress.advance(1))
+    if options.skip_codes:
+        obligations = (ob for ob in obligations if ob.code not in options.skip_codes)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
-    slots: list[Outcome | None] = []
+    claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
+    outcomes = OutcomeLog()
     pending: list[tuple[int, Obligation, Query]] = []
-    findings: list[tuple[Obligation, tuple[int, ...], int]] = []
+    findings: list[hints.Finding] = []
+    # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
+    # witness, solver result); their diagnostic's place is held so the order stays obligation order.
+    refuted: list[tuple[int, Obligation, Witness, Result]] = []
 
     def flush() -> None:
         # Decide the pending queries as one batch (a pool backend spreads it over processes),
         # then read the answers in obligation order, so outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
-            at = len(result.diagnostics)
-            slots[i] = _decided(policy, sim, ob, query, res, result)
-            if slots[i].verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
-                w = result.refutations[-1].witness
-                findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+            decided = _decided(ob, query, res, result)
+            outcomes.decide(i, decided)
+            if decided.verdict is Verdict.REFUTED:
+                result.diagnostics.append(_HELD)
+                refuted.append((len(result.diagnostics) - 1, ob, result.refutations[-1].witness, res))
         pending.clear()
 
+    count = 0
     for i, ob in enumerate(obligations):
-        if progress is not None and i and i % _PROGRESS_EVERY == 0:
-            progress(_PROGRESS_EVERY)
+        count = i + 1
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:
@@ -164,58 +200,105 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
                     dump.write(query)
                 if keep is not None:
                     keep.append((ob, query))
-            slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            outcomes.append(ob.key, ob.code, Verdict.PROVED, method)
             if certifier is not None:
+                claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        slots.append(None)
         query = ob.encode()
         if keep is not None:
             keep.append((ob, query))
-        pending.append((i, ob, query))
+        pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()
-    if progress is not None and obligations:
-        progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
-    # INVARIANT: flush filled every slot
-    result.outcomes = [o for o in slots if o is not None]
+    if progress is not None and count:
+        progress.phase("discharge", count)
+        progress.advance(count)
+    # INVARIANT: flush decided every reserved outcome
+    result.outcomes = outcomes
+    if progress is not None and refuted:
+        progress.phase("replay", len(refuted))
+    for at, ob, w, res in refuted:
+        result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
+        if result.diagnostics[at].code is ob.code:
+            findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
+        if progress is not None:
+            progress.advance(1)
     if certifier is not None:
-        _certified(policy, obligations, certifier, result)
+        _certified(policy, claimed, certifier, result)
     if options.verify_hints and findings:
-        _verify_hints(policy, options, findings, result)
+        firsts = _firsts(findings, result.diagnostics)
+        if progress is not None:
+            progress.phase("hints", len(firsts))
+        _verify_hints(policy, options, firsts, result, None if progress is None else lambda: progress.advance(1))
     return result
 
 
-def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Obligation, tuple[int, ...], int]],
-                  result: CheckResult) -> None:
+#: Holds the place of a refutation's diagnostic until the replay phase makes it.
+_HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
+
+
+def _firsts(findings: list[hints.Finding], diagnostics: list[Diagnostic]) -> list[hints.Finding]:
+    """The first finding of each group of instances (``_group_key``): ``check`` shows only that
+    one (``_group_instances``), so only its hint is verified."""
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = _group_key(diagnostics[f.index])
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
+                  on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
-    policy's solver options: the re-checks of edited policies are not the policy's queries, so
-    they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
+    policy's solver options, behind an in-memory result cache (an edited policy repeats most of
+    the policy's queries): the re-checks are not the policy's queries, so they go neither into
+    its SMT-LIB dump nor through the gate's result cache and its counts. ``on_each`` is called
+    after each finding (a progress bar)."""
     again = replace(options, verify_hints=False, certify=None, dump_smt=None)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
-    solver = open_backend(effective_solver(policy, options.solver))
+    solver_options = effective_solver(policy, options.solver)
+    solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
 
-    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[int]]]:
+    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
         r = discharge(edited, again, solver)
-        blamed = {x.key: frozenset(x.edges) for x in r.refutations}
+        blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck)
+        result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
+                                                            len(result.outcomes), on_each)
     finally:
         solver.close()
 
 
-def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+class _Memory:
+    """An in-memory ``ResultStore`` for the hint re-checks of one policy."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def get_result(self, key: str) -> Result | None:
+        """The answer stored under ``key``, or ``None``."""
+        return self.results.get(key)
+
+    def put_result(self, key: str, res: Result) -> None:
+        """Store ``res`` under ``key``."""
+        self.results[key] = res
+
+
+def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:
     """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
-    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
-    failed, never a silent pass."""
+    its obligation (``by_key``: the fast-proved obligations, by key) unknown (it is no longer
+    proved) with an FX-INT-001 naming the key and what failed, never a silent pass."""
     report = certifier.close()
     result.certified, result.certify_rejected = report.checked, len(report.failures)
     if not report.failures:
         return
-    by_key = {ob.key: ob for ob in obligations}
     failed = {x.key: x.reason for x in report.failures}
     result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
                        if o.key in failed else o for o in result.outcomes]
@@ -227,17 +310,15 @@ def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifi
             policy=policy.name, obligation=ob.key))
 
 
-def _decided(policy: Policy, sim: Simulator, ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:
-    """The outcome of a query the solver answered; an unknown or refuted one adds its diagnostic
-    (and a refuted one its witness) to ``result``."""
+def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:
+    """The outcome of a query the solver answered; an unknown one adds its diagnostic to
+    ``result``, a refuted one its witness (its diagnostic comes from the replay phase)."""
     if res.status is Status.UNKNOWN:
         result.diagnostics.append(_unknown(ob, res.reason))
         return Outcome(ob.key, ob.code, Verdict.UNKNOWN, "solver", res.reason)
     if res.status is query.expect:
         return Outcome(ob.key, ob.code, Verdict.PROVED, "solver")
-    w = ob.witness(res)
-    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), w))
-    result.diagnostics.append(_refutation(policy, sim, ob, w, res))
+    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), ob.witness(res)))
     return Outcome(ob.key, ob.code, Verdict.REFUTED, "solver")
 
 
@@ -256,7 +337,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
     (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
-    hashes) are the culprits only."""
+    hashes) are the culprits only (the regions, for a finding about regions)."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
@@ -264,12 +345,15 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
     shown = _shown(sim, ob, w, res)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w), sim, ob.violating(shown),
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
+    # A finding about regions blames no edge: its regions are what breaks the rule, so they key
+    # its fingerprint (as `region NAME`, which no edge can be called).
+    blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
                       trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=[policy.edges[e].name for e in culprits], witness=_witness_kind(w, trace.events))
+                      edges=blamed, witness=_witness_kind(w, trace.events))
 
 
 def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
@@ -301,15 +385,19 @@ def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
     return f"schedule:{kind}"
 
 
+def _group_key(d: Diagnostic) -> tuple:
+    """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
+    message of an unknown verdict (unknowns of different obligations must each stay visible)."""
+    return (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+            d.message if d.code is codes.SMT_001 else "")
+
+
 def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
     person needs the first instance's trace, plus how many other instances fail the same way."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diags:
-        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-               # unknown verdicts of different obligations must each stay visible
-               d.message if d.code is codes.SMT_001 else "")
-        groups.setdefault(key, []).append(d)
+        groups.setdefault(_group_key(d), []).append(d)
     out = []
     for ds in groups.values():
         first = ds[0]

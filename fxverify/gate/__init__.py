@@ -16,7 +16,6 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
-from typing import Protocol
 
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
@@ -26,28 +25,11 @@ from fxverify.gate.baseline import BaselineEntry, BaselineError, apply_baseline,
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
 from fxverify.gate.report import BaselineOutcome, GateOptions, Report
-from fxverify.gate.run import crashed, run_checks
+from fxverify.gate.run import Progress, crashed, run_checks
 from fxverify.pipeline import CheckOptions, solver_problem
 from fxverify.result import CheckResult
 
 __all__ = ["BaselineOutcome", "GateOptions", "GateRequest", "Progress", "Report", "run_gate"]
-
-
-class Progress(Protocol):
-    """Where the gate reports progress (a progress bar): the number of policies, each one done,
-    and obligations as they are discharged (one policy at a time in this process only)."""
-
-    def start(self, policies: int) -> None:
-        """``policies`` files will be checked."""
-        ...
-
-    def done(self, path: str) -> None:
-        """The check of ``path`` finished."""
-        ...
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations were discharged."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -77,7 +59,8 @@ class GateRequest:
 def run_gate(req: GateRequest) -> Report:
     """Run the gate (see the module docstring). Never raises for bad input or unwritable outputs:
     those are ``Report.problems``; a check that crashes is a result holding FX-INT-001."""
-    report = Report(stats=req.stats, gate=req.gate)
+    report = Report(stats=req.stats, gate=req.gate,
+                    skipped_rules=tuple(c for c in codes.REGISTRY if c in req.check.skip_codes))
     files = collect_policies(list(req.paths), req.exclude)
     if not files:
         return _stop(report, diagnostic(codes.USE_001, f"no policy files (*.fx) found in {', '.join(req.paths)}",
@@ -110,8 +93,7 @@ def run_gate(req: GateRequest) -> Report:
         p = req.progress
         if p is not None:
             p.start(len(files))
-        results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p.done if p else None,
-                                    p.obligations if p else None)
+        results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p)
         seconds = perf_counter() - t0
     if req.gate.unknown == "warn":
         _unknown_as_warning(results)

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -198,12 +197,14 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     opts = f"prune={options.prune} {o.describe()} limits={options.limits!r}"
     if options.certify:
         opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
+    if options.skip_codes:
+        opts += f" skip={','.join(sorted(options.skip_codes))}"
     where = f"real={os.path.realpath(path)} root={repo_root(path)}"
     return sha256(path, raw, opts, where, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint())
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                 progress: Callable[[int], None] | None = None, jobs: int = 1) -> CheckResult:
+                 progress: pipeline.Progress | None = None, jobs: int = 1) -> CheckResult:
     """Check ``path`` through the cache: a policy-level hit returns the stored result; otherwise
     the pipeline runs with a ``CachingBackend`` over the solver and the result is stored. With
     ``cache=None`` (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in. With

@@ -12,17 +12,36 @@ are checked in this process instead, so no result is lost. Emits FX-INT-001 only
 from __future__ import annotations
 
 import multiprocessing
-from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from fxverify.diagnostics.model import Diagnostic, crash
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.serialize import result_from_record, result_to_record
+from fxverify import pipeline
 from fxverify.pipeline import CheckOptions
 from fxverify.result import CheckResult
 from fxverify.source import SourceMap
+
+
+class Progress(pipeline.Progress, Protocol):
+    """Where the gate reports progress (a progress bar): the number of policies, each one as it
+    starts and as it is done, and, for policies checked in this process, the phases of their
+    check with their totals (``pipeline.Progress``)."""
+
+    def start(self, policies: int) -> None:
+        """``policies`` files will be checked."""
+        ...
+
+    def policy(self, path: str) -> None:
+        """The check of ``path`` starts (in this process)."""
+        ...
+
+    def done(self, path: str) -> None:
+        """The check of ``path`` finished."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -71,33 +90,34 @@ def _worker(path: str, options: CheckOptions, cache_dir: str | None) -> WorkerOu
 
 
 def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, jobs: int = 1,
-               on_done: Callable[[str], None] | None = None,
-               on_obligations: Callable[[int], None] | None = None) -> tuple[list[CheckResult], CacheStats]:
+               progress: Progress | None = None) -> tuple[list[CheckResult], CacheStats]:
     """Check ``files`` in order, with ``jobs`` worker processes (1: in this process). Several
     files run one policy per worker; a single file has its solver queries decided by the workers.
 
-    ``cache_dir`` is the result cache folder, ``None`` for ``--no-cache``. ``on_done(path)`` is
-    called as each policy finishes; ``on_obligations(n)`` as obligations are discharged (only with
-    ``jobs == 1``). Returns one result per file, in input order, and the cache counts.
+    ``cache_dir`` is the result cache folder, ``None`` for ``--no-cache``. ``progress`` (a
+    ``gate.Progress``) hears each policy start and finish, and the phases of the policies checked
+    in this process. Returns one result per file, in input order, and the cache counts.
     """
     stats = CacheStats()
     results: list[CheckResult] = []
     if jobs <= 1 or len(files) <= 1:
         cache = ResultCache(cache_dir) if cache_dir else None
         for f in files:
+            if progress is not None:
+                progress.policy(f)
             try:
-                results.append(check_cached(f, options, cache, stats, on_obligations, jobs=jobs))
+                results.append(check_cached(f, options, cache, stats, progress, jobs=jobs))
             except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
                 results.append(crashed(f, crash(f, exc)))
-            if on_done is not None:
-                on_done(f)
+            if progress is not None:
+                progress.done(f)
         return results, stats
     # spawn, not fork: the parent may already hold a Z3 context, which must not be forked.
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures: list[Future] = [pool.submit(_worker, f, options, cache_dir) for f in files]
-        if on_done is not None:
+        if progress is not None:
             for f, fut in zip(files, futures):
-                fut.add_done_callback(lambda _fut, f=f: on_done(f))
+                fut.add_done_callback(lambda _fut, f=f: progress.done(f))
         for f, fut in zip(files, futures):
             try:
                 out: WorkerOutcome = fut.result()

@@ -1,11 +1,13 @@
 """Every obligation of a policy: the family modules in discharge order, and their generation.
 
 ``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``generate`` builds the
-shared ``Context`` and every obligation, family by family, deterministically. Emits no diagnostics.
+shared ``Context`` and every obligation, family by family, deterministically (``stream`` one at a
+time, ``generate`` in a list). Emits no diagnostics.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -18,23 +20,38 @@ from fxverify.obligations.base import Context, Obligation
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
 
-def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
-    """Build the context and every obligation of ``policy``, family by family, deterministically.
+def stream(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, Iterator[Obligation]]:
+    """Build the context of ``policy`` and an iterator over every obligation, family by family,
+    deterministically, made one at a time: the discharge keeps only what its report needs, so
+    memory grows with the policy, not with the number of access pairs. ``on_family`` is called
+    as the iterator finishes each family (a progress bar).
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
     """
     ctx = Context(policy, PolicyGraph(policy))
-    obs: list[Obligation] = []
+    return ctx, _obligations(ctx, on_family)
+
+
+def _obligations(ctx: Context, on_family: Callable[[Family], None] | None) -> Iterator[Obligation]:
     keys: set[str] = set()
     acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
         for ob in FAMILIES[family].generate(ctx):
             if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
                 continue
+            if ob.unique_key:
+                yield ob
             # INVARIANT: keys identify obligations; a repeated key states the same property twice
             # (for example two identical handoff clauses on one edge), so the copy is dropped.
-            if ob.key not in keys:
+            elif ob.key not in keys:
                 keys.add(ob.key)
-                obs.append(ob)
-    return ctx, obs
+                yield ob
+        if on_family is not None:
+            on_family(family)
+
+
+def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
+    """``stream``, with every obligation in a list."""
+    ctx, obs = stream(policy, on_family)
+    return ctx, list(obs)

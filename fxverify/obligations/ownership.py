@@ -24,14 +24,13 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, SetFinalOwner, Swap, after, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
-from fxverify.obligations.encode import (
-    DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches_after,
-)
-from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
+from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches_after
+from fxverify.obligations.owners import lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
@@ -150,40 +149,43 @@ class Unowned(_Own):
             return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
         return "a device may access a region only while it owns it, or read it under a lease"
 
-    def fix(self, w: Witness) -> str:
-        if self.releases or self.revokes:
-            verb = "release" if self.releases else "revoke"
-            return (f"{verb} `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
-                    f"(handoff) on an edge that happens-before `{self.name(self.edges[0])}`")
+    def fix(self, w: Witness) -> Hint:
+        """By what the edge does: a release or revoke driven from a device that owns the region
+        (initially or by a handoff); a read before the revoke that ended its lease, or under a
+        lease granted again after it; a read under a lease, or a write after a handoff to the
+        accessor, granted on an edge of the region's owner then (ordered before the access)."""
         g, e = self.ctx.graph, self.edges[0]
+        ee = self.ctx.edge(e)
+        if self.releases or self.revokes:
+            owners = [self.ctx.policy.region(self.region).owner] + [self.ctx.handoff_dst(h, self.region) for h in self.hs]
+            return hint(*[drive(self.ctx.policy, ee.name, d, ee.hook) for d in dict.fromkeys(owners) if d != self.device])
+        owner, last = owner_at(self.ctx, self.region, e, self.hs)
         unordered = [rv for rv in self.rvs if not g.hb_before(e, rv)]
         if unordered:
             rv = unordered[0]
-            regrant = f"grant a new `lease {self.region} to {self.device}` on an edge after `{self.name(rv)}`"
-            if g.hb_before(rv, e):
-                return f"{regrant}, which ended the lease"
-            return f"read before the revoke (add `after {self.name(e)}` to `{self.name(rv)}`), or {regrant}"
+            before = None if g.hb_before(rv, e) else after(self.name(rv), self.name(e))
+            return hint(before, *self._granted(owner, rv))
         if not self.writes:
-            void = next((g for g in self.ls if g in self.hs), None)
-            if void is not None:
-                new = self.ctx.handoff_dst(void, self.region)
-                return (f"the lease `{self.name(void)}` grants ends with its own handoff of `{self.region}`: let the new owner "
-                        f"`{new}` grant `lease {self.region} to {self.device}` on an edge after `{self.name(void)}` that "
-                        f"happens-before `{self.name(self.edges[0])}`")
-            return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
-        return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
+            void = next((x for x in self.ls if x in self.hs), None)
+            return hint(*self._granted(owner, void if void is not None else last))
+        return hint(*[(AddHandoff(self.name(x), self.region, owner, self.device),) + order
+                      for x, order in owner_edges(self.ctx, e, owner, last)])
+
+    def _granted(self, owner: str, since: int | None) -> list[tuple]:
+        """``lease R to D`` on an edge of ``owner`` after ``since`` (``owner_edges``), not on a
+        handoff of the region: a lease granted where the region is handed off is void."""
+        return [(AddLease(self.name(x), self.region, self.device),) + order
+                for x, order in owner_edges(self.ctx, self.edges[0], owner, since) if x not in self.hs]
 
 
 class InTransit(_Own):
-    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses (a
-    cancelled ``e`` touches bytes only until its first cancel finishes; the cancels are primary
-    edges after ``e`` and ``h``)."""
+    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses (a cancelled
+    one touches bytes only until its first cancel finishes; cancels are primary edges after both)."""
 
     code = codes.OWN_002
 
     def __init__(self, ctx: Context, e: Edge, h: int, region: str) -> None:
-        self.region = region
-        eh = ctx.edge(h)
+        self.region, eh = region, ctx.edge(h)
         outer = _enclosing(ctx, h, region)
         what = f"`{outer}`, which contains `{region}`," if outer else f"`{region}`"
         self.ce, self.ch = list(ctx.cancellers.get(e.eid, ())), list(ctx.cancellers.get(h, ()))
@@ -193,8 +195,7 @@ class InTransit(_Own):
 
     def prove_fast(self) -> str | None:
         e, h = self.edges[:2]
-        ok = self.ctx.graph.ordered(e, h) or self.cancel_before((e, h), (e, h)) is not None
-        return "hb-reachability" if ok else None
+        return "hb-reachability" if self.ctx.graph.ordered(e, h) or self.cancel_before((e, h), (e, h)) else None
 
     def evidence(self) -> Evidence | None:
         p = self.either_path(*self.edges[:2])
@@ -206,8 +207,7 @@ class InTransit(_Own):
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
     def culprits(self) -> tuple[int, ...]:
-        """The access and the handoff; their cancels only explain."""
-        return self.edges[:2]
+        return self.edges[:2]  # the access and the handoff; their cancels only explain
 
     def message(self, w: Witness) -> str:
         e, h = self.edges[:2]
@@ -219,9 +219,9 @@ class InTransit(_Own):
     def why(self, w: Witness) -> str:
         return "a region in transit belongs to nobody: no edge but the handoff may touch it"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         e, h = self.edges[:2]
-        return f"order them: add `after {self.name(h)}` to `{self.name(e)}` (or the reverse)"
+        return hint(after(self.name(e), self.name(h)), after(self.name(h), self.name(e)))
 
 
 class BadHandoff(_Own):
@@ -286,22 +286,28 @@ class BadHandoff(_Own):
     def why(self, w: Witness) -> str:
         return "only the current owner can hand a region off, and one handoff at a time"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The handoff driven from the device it gives the region away from; or ordered after a
+        handoff of the region it may overlap; or, after an earlier handoff moved the region on,
+        made by the owner that handoff left (driven from it, from it). Handing the region back
+        first needs an edge the policy lacks: no edit."""
         h = self.edges[0]
         g = self.ctx.graph
+        eh = self.ctx.edge(h)
         if self.driver != self.src:
-            return f"drive the handoff from a hook on `{self.src}`, or hand the region to `{self.driver}` first"
+            return hint(drive(self.ctx.policy, eh.name, self.src, eh.hook))
         unordered = [o for o in self.edges[1:] if not g.ordered(h, o)]
         if unordered:
-            return f"order the handoffs of `{self.region}`: add `after {self.name(unordered[0])}` to `{self.name(h)}`"
-        start = w.schedule.get(h, (0, 0))[0]
-        done = sorted((w.schedule[o][1], o) for o in self.edges[1:] if o in w.schedule and w.schedule[o][1] <= start)
-        if done:
-            prev = done[-1][1]
-            owner = self.ctx.handoff_dst(prev, self.region)
-            return (f"after `{self.name(prev)}` the owner is `{owner}`: hand off from `{owner}`, "
-                    f"or hand `{self.region}` back to `{self.src}` first")
-        return f"hand `{self.region}` to `{self.src}` before `{self.name(h)}`"
+            return hint(after(eh.name, self.name(unordered[0])))
+        prev = [o for o in self.edges[1:] if g.hb_before(o, h) and self.ctx.handoff_clauses(o, self.region)]
+        last = [o for o in prev if not any(g.hb_before(o, x) for x in prev if x != o)]
+        if len(last) != 1:
+            return hint()
+        owner = self.ctx.handoff_dst(last[0], self.region)
+        moved = [Rehand(eh.name, c.region, c.src, owner, c.dst)
+                 for c in eh.handoffs if c.region == self.region and c.src == self.src and c.dst != owner]
+        handed = drive(self.ctx.policy, eh.name, owner, eh.hook)
+        return hint((handed, moved[0]) if handed and moved else None)
 
 
 class SplitHandoff(_Own):
@@ -351,8 +357,10 @@ class SplitHandoff(_Own):
     def why(self, w: Witness) -> str:
         return "one edge moves a region's bytes to one new owner; a handoff of a region also moves every region inside it"
 
-    def fix(self, w: Witness) -> str:
-        return f"keep one handoff of `{self.region}` on `{self.name(self.edges[0])}`, and hand it on from its new owner with a later edge"
+    def fix(self, w: Witness) -> Hint:
+        """Keep one handoff of the region's bytes on the edge: drop each other clause."""
+        name = self.name(self.edges[0])
+        return hint(*[DropHandoff(name, c.region, c.src, c.dst) for c in self.clauses])
 
 
 class LeaseByNonOwner(_Own):
@@ -393,16 +401,15 @@ class LeaseByNonOwner(_Own):
     def why(self, w: Witness) -> str:
         return "only the current owner of a region can lease it"
 
-    def fix(self, w: Witness) -> str:
-        owner = self.ctx.policy.region(self.region).owner
-        return f"grant the lease from an edge on the owner (`{owner}` initially), after any handoff to it"
+    def fix(self, w: Witness) -> Hint:
+        """No edit: the lease belongs on an edge of the owner, which the policy may not have."""
+        return hint()
 
 
 class UseAfterRelease(_Own):
-    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled
-    ``u`` needs only to touch no byte once ``r`` starts: a release HB-after one of its cancels is
-    safe (specs/obligations.md section 1, cancellation; the cancels are primary edges after
-    ``r`` and ``u``)."""
+    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled ``u``
+    touches no byte once ``r`` starts when ``r`` is HB-after one of its cancels (specs/obligations.md
+    section 1, cancellation; the cancels are primary edges after ``r`` and ``u``)."""
 
     code = codes.OWN_004
 
@@ -415,16 +422,12 @@ class UseAfterRelease(_Own):
 
     def prove_fast(self) -> str | None:
         r, u = self.edges[:2]
-        if self.ctx.graph.hb_before(u, r) or (u != r and self.cancel_before((u,), (r, u)) is not None):
-            return "hb-reachability"
-        return None
+        return "hb-reachability" if self.ctx.graph.hb_before(u, r) or (u != r and self.cancel_before((u,), (r, u))) else None
 
     def evidence(self) -> Evidence | None:
         r, u = self.edges[:2]
         p = self.path(u, r)
-        if p is not None:
-            return Ordered(p)
-        return self.cancelled_first((u,), (r, u)) if u != r else None
+        return Ordered(p) if p is not None else self.cancelled_first((u,), (r, u)) if u != r else None
 
     def encode(self) -> Query:
         r, u = self.edges[:2]
@@ -432,8 +435,7 @@ class UseAfterRelease(_Own):
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
     def culprits(self) -> tuple[int, ...]:
-        """The release and the use; the use's cancels only explain."""
-        return self.edges[:2]
+        return self.edges[:2]  # the release and the use; the use's cancels only explain
 
     def violating(self, w: Witness) -> Step | None:
         """The release of the region the message names (the second one, when it is released twice)."""
@@ -443,32 +445,28 @@ class UseAfterRelease(_Own):
         r, u = self.edges[:2]
         if r == u:
             return f"`{self.name(r)}` releases `{self.region}` twice"
-        if self.cu:
-            return (f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it "
-                    f"(a cancelled transfer touches its bytes until its cancel completes)")
-        return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it"
+        why = " (a cancelled transfer touches its bytes until its cancel completes)" if self.cu else ""
+        return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it{why}"
 
     def why(self, w: Witness) -> str:
-        if self.cu:
-            return ("a release must happen after every use of the region has finished; a cancelled transfer's use "
-                    "ends when its cancel completes, not when the cancel is issued")
-        return "a release (free, evict, unlock, return to pool) must happen after every use of the region has finished"
+        cancelled = "; a cancelled transfer's use ends when its cancel completes, not when it is issued" if self.cu else ""
+        return f"a release (free, evict, unlock, return to pool) must happen after every use of the region has finished{cancelled}"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The release after the use (first after its cancel, when it has one not on ``r``); the
+        two swapped when a direct ``after`` orders the use after the release."""
         r, u = self.edges[:2]
-        if r == u:
-            return f"keep one `release {self.region}` on `{self.name(r)}`"
-        if r in self.cu:
-            return (f"release `{self.region}` on an edge of its own, `after {self.name(r)}`: the cancel takes effect "
-                    f"when `{self.name(r)}` finishes, and a release on it starts before")
+        if r == u or r in self.cu:
+            return hint()
         c = next((c for c in self.cu if c != r), None)
         if c is not None and not self.ctx.graph.hb_before(r, c):
-            return (f"add `after {self.name(c)}` to `{self.name(r)}`: free the blocks once the cancel of "
-                    f"`{self.name(u)}` has completed")
+            why = f"free the blocks once the cancel of `{self.name(u)}` has completed"
+            return hint(Option((after(self.name(r), self.name(c)),), why), after(self.name(r), self.name(u)))
         if self.ctx.graph.hb_before(r, u):
-            return (f"`{self.name(u)}` always runs after the release: move the release after it "
-                    f"(drop the ordering that puts `{self.name(u)}` after `{self.name(r)}` and add `after {self.name(u)}` to `{self.name(r)}`)")
-        return f"add `after {self.name(u)}` to `{self.name(r)}`"
+            if self.name(r) not in self.ctx.edge(u).after:
+                return hint()
+            return hint(Swap(self.name(r), self.name(u)))
+        return hint(after(self.name(r), self.name(u)))
 
 
 class FinalOwner(_Own):
@@ -560,13 +558,15 @@ class FinalOwner(_Own):
     def why(self, w: Witness) -> str:
         return "the owner when the flow ends is the destination of the last handoff; it must be unique and as declared"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The declared final owner made the one the policy gives; else the last handoffs
+        ordered one after the other."""
         last = self._maximal()
         if self.declared is not None and len(last) <= 1:
             actual = self._dst(last[0]) if last else self.ctx.policy.region(self.region).owner
-            return f"declare `final owner {self.region} = {actual}`, or hand the region to `{self.declared}` last"
-        names = ", ".join(f"`{self.name(h)}`" for h in last) or "the handoffs"
-        return f"order the last handoffs ({names}) with `after`, or fix the declared final owner"
+            return hint(SetFinalOwner(self.region, actual))
+        pairs = [(a, b) for a in last[:3] for b in last[:3] if a != b]
+        return hint(*[after(self.name(b), self.name(a)) for a, b in pairs])
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

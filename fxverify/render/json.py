@@ -89,6 +89,10 @@ def report_to_json(report: Report) -> str:
         doc["baseline"] = {"file": b.path, "matched": b.matched, "updated": b.updated,
                            "stale": [{"fingerprint": e.fingerprint, "code": e.code, "policy": e.policy, "path": e.path,
                                       "edges": list(e.edges), "message": e.message} for e in b.stale]}
+    if report.skipped_rules:
+        doc["skipped_rules"] = list(report.skipped_rules)
+    if report.gate.exit_zero:
+        doc["soft_fail"] = {"would_fail": report.would_fail}
     if report.stats:
         c = report.cache
         doc["stats"] = {"seconds": round(report.seconds, 3), "obligation_hits": c.hits, "obligation_misses": c.misses,

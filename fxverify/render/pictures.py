@@ -59,3 +59,24 @@ def picture_link(fmt: str, pictures: str | os.PathLike | None, output: str | os.
         base = os.path.dirname(os.path.abspath(output)) if output is not None else os.getcwd()
         return Path(os.path.relpath(os.path.abspath(pictures), base)).as_posix()
     return str(pictures)
+
+
+def write_pictures(report: Report, folder: str) -> Diagnostic | None:
+    """Write the trace pictures of ``report`` (``picture_files``) into ``folder``, replaced as a
+    whole (``atomic.replace_dir``). Returns ``None``, or FX-IO-001 when the folder cannot be written."""
+    from fxverify.atomic import replace_dir
+    from fxverify.diagnostics import codes
+    from fxverify.diagnostics.model import diagnostic
+
+    files = picture_files(report)
+
+    def fill(tmp: str) -> None:
+        for name, body in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as fh:
+                fh.write(body)
+    try:
+        replace_dir(folder, fill)
+    except OSError as err:
+        return diagnostic(codes.IO_001, f"cannot write `--pictures {folder}`: {err.strerror or err}",
+                          help="name a folder you can write")
+    return None

@@ -25,7 +25,7 @@ FX-SUP-001; each phase module says which of them it emits.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from fxverify import ast, ir
 from fxverify.diagnostics.codes import Severity
@@ -41,8 +41,10 @@ __all__ = ["Limits", "load_policy"]
 
 
 def load_policy(path: str, sources: SourceMap, *, limits: Limits = Limits(),
-                texts: Mapping[str, str] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
-    """Read, parse and resolve the policy rooted at ``path``.
+                texts: Mapping[str, str] | None = None,
+                on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
+    """Read, parse and resolve the policy rooted at ``path``; ``on_phase`` hears ``parse`` (step 1)
+    and ``resolve`` (steps 2 to 4) as they start (a progress bar).
 
     Every file read (the root and its includes) is registered in ``sources`` under its path.
     ``texts`` maps real paths (``os.path.realpath``) to unsaved texts, an editor's open buffers:
@@ -53,14 +55,15 @@ def load_policy(path: str, sources: SourceMap, *, limits: Limits = Limits(),
     from here is a bug (FX-INT-001).
     """
     st = State(path, sources, limits, dict(texts or {}))
-    policy = _run(st)
+    policy = _run(st, on_phase or (lambda _phase: None))
     diags = sorted(st.diags, key=_position)
     if any(d.severity is Severity.ERROR for d in diags):
         policy = None
     return policy, diags
 
 
-def _run(st: State) -> ir.Policy | None:
+def _run(st: State, on_phase: Callable[[str], None]) -> ir.Policy | None:
+    on_phase("parse")
     root = load_file(st, st.path, None)
     if root is None:
         return None
@@ -69,6 +72,7 @@ def _run(st: State) -> ir.Policy | None:
     expand(st, root, True, [real], {real})
     if st.load_failed:
         return None
+    on_phase("resolve")
     decl = declarations.policy_decl(st)
     names.declare(st)
     declarations.resolve_devices(st)
