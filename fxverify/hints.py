@@ -24,7 +24,8 @@ fix:
 3. its own options of rank ``OBSERVED`` (all that discharge it are shown);
 4. the rewrites of its own options of rank ``SAME`` that move the wait onto an edge of the
    predecessor's device (the doorbell after the descriptor store): the first that discharges it;
-5. the other candidates of rank ``SAME``, then ``OBSERVED`` (the first that discharges it);
+5. the other candidates of rank ``SAME``, then ``OBSERVED``, then the rewrites among them that
+   move a wait onto another edge (the first that discharges it);
 6. pairs of those options and candidates; the first pair that does is shown as "no single edit
    discharges this finding; these two together do: A, and B";
 7. its own options, then the candidates, then pairs, of rank ``UNOBSERVED``: a last resort, whose
@@ -239,16 +240,18 @@ def candidates(f: Finding, others: list[Finding], obs: Observers | None = None) 
     """Single candidate edits for ``f`` beyond its own options, in trying order before ranking
     (module docstring), without repeats or ``f``'s own options: with ``obs``, the rewrites of
     its own options first (``_candidates``)."""
-    own_rw, rest = _candidates(f, others, obs)
+    own_rw, rest, _carried = _candidates(f, others, obs)
     return own_rw + rest
 
 
-def _candidates(f: Finding, others: list[Finding], obs: Observers | None) -> tuple[list[Option], list[Option]]:
-    """``(rewrites of f's own options, the other candidates)``, each at most ``MAX_SINGLES``,
-    without repeats or ``f``'s own options. The others, in order: the edits of its own options
-    alone, the options of the other findings on its edges, ``after`` both ways between its edges
-    (never closing an HB cycle), swaps of two edges a direct ``after`` chains, each followed by
-    its rewrites (with ``obs``)."""
+def _candidates(f: Finding, others: list[Finding],
+                obs: Observers | None) -> tuple[list[Option], list[Option], set[frozenset[Edit]]]:
+    """``(rewrites of f's own options, the other candidates, carried)``, each list at most
+    ``MAX_SINGLES``, without repeats or ``f``'s own options. The others, in order: the edits of
+    its own options alone, the options of the other findings on its edges, ``after`` both ways
+    between its edges (never closing an HB cycle), swaps of two edges a direct ``after`` chains,
+    each followed by its rewrites (with ``obs``). ``carried``: the edit sets of the rewrites that
+    move the wait onto another edge (``Observers.rewrites``, first kind)."""
     ob = f.ob
     pol, g = ob.ctx.policy, ob.ctx.graph
     ids = sorted(set(ob.culprits()) | set(f.shown))
@@ -268,10 +271,18 @@ def _candidates(f: Finding, others: list[Finding], obs: Observers | None) -> tup
                     out.append(Option((Swap(pol.edges[a].name, pol.edges[b].name),)))
     seen = {o.key() for o in f.hint.options}
     if obs is None:
-        return [], _unique(out, seen)[:MAX_SINGLES]
-    own = _unique([r for o in f.hint.options for r in rewritten(obs, o)], seen)[:MAX_SINGLES]
-    rest = _unique([r for o in out for r in (o, *rewritten(obs, o))], seen)
-    return own, rest
+        return [], _unique(out, seen)[:MAX_SINGLES], set()
+    carried: set[frozenset[Edit]] = set()
+
+    def rws(o: Option) -> list[Option]:
+        made = rewritten(obs, o)
+        waits = {e.edge for e in o.edits if isinstance(e, After)}
+        carried.update(r.key() for r in made if any(isinstance(e, After) and e.edge not in waits for e in r.edits))
+        return made
+
+    own = _unique([r for o in f.hint.options for r in rws(o)], seen)[:MAX_SINGLES]
+    rest = _unique([r for o in out for r in (o, *rws(o))], seen)
+    return own, rest, carried
 
 
 def _pairs(singles: list[Option], limit: int = MAX_PAIRS) -> Iterator[tuple[Option, Option]]:
@@ -298,13 +309,11 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
 
     moved = False
 
-    waiting = {e.edge for o in f.hint.options for e in o.edits if isinstance(e, After)}
-
     def carried(o: Option) -> bool:
         # A rewrite that moves the wait onto another edge (the doorbell after the descriptor
         # store) orders two edges the finding did not wait between: it comes after an ordering
         # the waiting device observes as written (a completion it polls, data landing in it).
-        return any(isinstance(e, After) and e.edge not in waiting for e in o.edits)
+        return o.key() in moves
 
     def ok(*opts: Option) -> bool:
         nonlocal tried, moved
@@ -315,7 +324,7 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
 
     try:
         own = list(f.hint.options)
-        own_rw, rest = _candidates(f, others, obs)
+        own_rw, rest, moves = _candidates(f, others, obs)
         # INVARIANT: sorted is stable: candidates of one rank (and size) keep their trying order
         own_rw = sorted(own_rw, key=lambda o: len(o.edits))
         rest = sorted(rest, key=rank)[:MAX_SINGLES]
@@ -324,7 +333,9 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
             (False, [o for o in own_rw if rank(o) == SAME and not carried(o)]),
             (True, [o for o in own if rank(o) == OBSERVED]),
             (False, [o for o in own_rw if rank(o) == SAME and carried(o)]),
-            (False, [o for o in rest if rank(o) == SAME] + [o for o in own_rw + rest if rank(o) == OBSERVED]),
+            (False, [o for o in rest if rank(o) == SAME and not carried(o)]
+             + [o for o in own_rw + rest if rank(o) == OBSERVED and not carried(o)]
+             + [o for o in rest if rank(o) <= OBSERVED and carried(o)]),
         ]
         for every, opts in steps:
             if every:

@@ -444,4 +444,6 @@ def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> Non
     memory, so `after land1` on `proc1` is a wait it performs. Moving that wait onto the NIC
     (`land0` after `land1`) would impose the very order the incident assumed wrongly."""
     r = check(str(ROOT / "corpus/incidents/fail/rdma-recv-completions-assumed-in-order.fx"))
+    for code in ("FX-ORD-002", "FX-OWN-001"):
+        assert "to `land0`" not in _help(r, code), _help(r, code)
     assert _help(r, "FX-ORD-002") == f"add `after land1` to `proc1` {VERIFIED}"
