@@ -382,6 +382,10 @@ class Edge:
     transfers (instance names) whose completion the edge reports; it adds no HB (FX-ORD-006).
     ``cancels``: the transfers the edge cancels (``Cancel``): the interval over which a cancelled
     edge touches bytes ends when the first of its cancelling edges finishes.
+    ``indices``: for an instance of a family, the index expressions of its declaration as
+    written when each is a plain loop variable (``("l",)`` for ``edge spill[l]``), with ``""``
+    for any other expression; empty for a plain edge. A fix hint writes an ordering for the
+    whole declaration with them (``edits.FamilyAfter``).
     """
 
     eid: int
@@ -417,6 +421,7 @@ class Edge:
     hook_span: Span = NO_SPAN
     expects: Expectation | None = None
     cancels: tuple[Cancel, ...] = ()
+    indices: tuple[str, ...] = ()
 
     def accesses(self) -> tuple[Access, ...]:
         """Return the byte accesses of this edge, source first.
