@@ -1,7 +1,9 @@
 """The JSON files fxverify writes follow the JSON Schemas in ``specs/schemas/`` (Draft 2020-12):
 the JSON report of ``check`` (with traces, a baseline, stats, certificates, skipped rules and
-soft-fail, input errors), the baseline file, the index of ``fxverify smt``, and ``maps.json`` and
-``manifest.json`` of ``fxverify lower``."""
+soft-fail, input errors), the baseline file, the index of ``fxverify smt``, and the five JSON files
+of ``fxverify lower`` and its JSON report (with the Linux verifier's figures and the kernel run when
+bpf() is available). The schemas are closed where the writers are, so a field added to a writer
+fails here until its schema says it."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 from typer.testing import CliRunner
 
 from fxverify.cli import app
+from fxverify.lower import artifacts, libbpf
 
 from tests.conftest import ROOT
 
@@ -20,11 +24,15 @@ SCHEMAS = ROOT / "specs/schemas"
 RACE = "corpus/ordering/fail/kv-offload-unordered.fx"
 CASES = [RACE, "corpus/ownership/fail/double-handoff.fx", "corpus/ordering/fail/hb-cycle.fx",
          "corpus/solver/fail/budget-exhausted.fx", "corpus/transforms/ok/compress-worst-case.fx"]
+_ALL = [json.loads(p.read_text()) for p in sorted(SCHEMAS.glob("*.schema.json"))]
+#: Every schema by its ``$id``, so one schema may refer to another (``report.schema.json#/$defs/...``).
+REGISTRY = Registry().with_resources([(s["$id"], Resource.from_contents(s)) for s in _ALL])
 
 
-def validate(doc: object, schema: str) -> None:
-    """Validate ``doc`` against ``specs/schemas/<schema>.schema.json``, reporting every error."""
-    v = Draft202012Validator(json.loads((SCHEMAS / f"{schema}.schema.json").read_text()))
+def validate(doc: object, schema: str, part: str = "") -> None:
+    """Validate ``doc`` against ``specs/schemas/<schema>.schema.json`` (or its subschema at the JSON
+    pointer ``part``, such as ``#/$defs/check``), reporting every error."""
+    v = Draft202012Validator({"$ref": f"fxverify/{schema}.schema.json{part}"}, registry=REGISTRY)
     errors = sorted(v.iter_errors(doc), key=lambda e: list(e.absolute_path))
     assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
 
@@ -36,7 +44,9 @@ def fx(*args: str) -> tuple[int, str]:
 
 @pytest.mark.parametrize("path", sorted(SCHEMAS.glob("*.schema.json")), ids=lambda p: p.name)
 def test_schemas_are_valid_draft_2020_12(path: Path) -> None:
-    Draft202012Validator.check_schema(json.loads(path.read_text()))
+    schema = json.loads(path.read_text())
+    Draft202012Validator.check_schema(schema)
+    assert schema["$id"] == f"fxverify/{path.name}" and schema["title"]
 
 
 def test_json_reports_follow_the_report_schema(tmp_path: Path, at_root) -> None:
@@ -67,8 +77,42 @@ def test_smt_index_follows_its_schema(tmp_path: Path, at_root) -> None:
     validate(json.loads((tmp_path / "out/index.json").read_text()), "smt-index")
 
 
-def test_lowering_maps_and_manifest_follow_their_schemas(tmp_path: Path, at_root) -> None:
-    code, _ = fx("lower", "corpus/ordering/ok/kv-offload-ordered.fx", "-o", str(tmp_path / "lo"), "--no-compile")
-    assert code == 0
-    validate(json.loads((tmp_path / "lo/maps.json").read_text()), "maps")
+LOWERED = {"maps.json": "maps", "maps.init.json": "maps-init", "obligations.json": "obligations",
+           "manifest.json": "manifest", "sourcemap.json": "sourcemap"}
+
+
+@pytest.mark.parametrize(("policy", "target"), [("corpus/ordering/ok/kv-offload-ordered.fx", "kernel"),
+                                                ("corpus/maps/ok/const-map-read-only.fx", "bpftime")])
+def test_lowering_files_and_report_follow_their_schemas(tmp_path: Path, at_root, policy: str, target: str) -> None:
+    """The five JSON files of a lowering and the JSON report; bpftime adds the CUDA call bindings
+    (``fx_bind``, ``fx_seq``), the const map a read-only policy map."""
+    code, out = fx("lower", policy, "-o", str(tmp_path / "lo"), "--no-compile", "--target", target, "--format", "json", "--stats")
+    assert code == 0, out
+    validate(json.loads(out), "lower-report")
+    for name, schema in LOWERED.items():
+        validate(json.loads((tmp_path / "lo" / name).read_text()), schema)
+    init = json.loads((tmp_path / "lo/maps.init.json").read_text())
+    assert ("fx_bind" in init) == (target == "bpftime")
+
+
+def test_a_refused_lowering_reports_by_the_schema(tmp_path: Path, at_root) -> None:
+    """A refuted policy (FX-BPF-001 and its findings) and one that does not load: nulls, diagnostics."""
+    bad = tmp_path / "typo.fx"
+    bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
+    for policy, want in ((RACE, 1), (str(bad), 2)):
+        code, out = fx("lower", policy, "-o", str(tmp_path / "lo"), "--no-compile", "--format", "json")
+        doc = json.loads(out)
+        assert code == want and doc["diagnostics"] and doc["output"] is None
+        validate(doc, "lower-report")
+
+
+@pytest.mark.skipif(artifacts.clang_path() is None, reason="clang is not installed (apt-get install clang)")
+@pytest.mark.skipif(libbpf.bpf_available() is not None, reason=f"bpf() is unavailable: {libbpf.bpf_available()}")
+def test_kernel_verified_lowering_reports_by_the_schema(tmp_path: Path, at_root) -> None:
+    """With the Linux verifier's figures per program and the kernel run's agreement counts."""
+    code, out = fx("lower", "corpus/ordering/ok/kv-offload-ordered.fx", "-o", str(tmp_path / "lo"),
+                   "--kernel-verify", "--kernel-run", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["programs"] and doc["kernel_run"], out
+    validate(doc, "lower-report")
     validate(json.loads((tmp_path / "lo/manifest.json").read_text()), "manifest")
