@@ -1,13 +1,16 @@
 """The JSON files fxverify writes follow the JSON Schemas in ``specs/schemas/`` (Draft 2020-12):
 the JSON report of ``check`` (with traces, a baseline, stats, certificates, skipped rules and
-soft-fail, input errors), the baseline file, the index of ``fxverify smt``, and the five JSON files
-of ``fxverify lower`` and its JSON report (with the Linux verifier's figures and the kernel run when
-bpf() is available). The schemas are closed where the writers are, so a field added to a writer
-fails here until its schema says it."""
+soft-fail, input errors), the baseline file, the index of ``fxverify smt``, the five JSON files of
+``fxverify lower`` and its JSON report (with the Linux verifier's figures and the kernel run when
+bpf() is available), the index of ``check --pictures``, the ``gen prefill --summary-json`` file,
+and every JSON answer of ``fxverify serve``'s HTTP API (a real server on port 0). The schemas are
+closed where the writers are, so a field added to a writer fails here until its schema says it."""
 
 from __future__ import annotations
 
+import http.client
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +20,16 @@ from typer.testing import CliRunner
 
 from fxverify.cli import app
 from fxverify.lower import artifacts, libbpf
+from fxverify.serve.api import Api, ServeConfig
 
 from tests.conftest import ROOT
+from tests.test_serve import serving
 
 SCHEMAS = ROOT / "specs/schemas"
 RACE = "corpus/ordering/fail/kv-offload-unordered.fx"
 CASES = [RACE, "corpus/ownership/fail/double-handoff.fx", "corpus/ordering/fail/hb-cycle.fx",
          "corpus/solver/fail/budget-exhausted.fx", "corpus/transforms/ok/compress-worst-case.fx"]
+INPUTS = "corpus/inputs"
 _ALL = [json.loads(p.read_text()) for p in sorted(SCHEMAS.glob("*.schema.json"))]
 #: Every schema by its ``$id``, so one schema may refer to another (``report.schema.json#/$defs/...``).
 REGISTRY = Registry().with_resources([(s["$id"], Resource.from_contents(s)) for s in _ALL])
@@ -116,3 +122,70 @@ def test_kernel_verified_lowering_reports_by_the_schema(tmp_path: Path, at_root)
     assert code == 0 and doc["programs"] and doc["kernel_run"], out
     validate(doc, "lower-report")
     validate(json.loads((tmp_path / "lo/manifest.json").read_text()), "manifest")
+
+
+def test_pictures_index_follows_its_schema(tmp_path: Path, at_root) -> None:
+    pics = tmp_path / "pics"
+    fx("check", *CASES[:3], "--pictures", str(pics), "--no-cache")
+    doc = json.loads((pics / "index.json").read_text())
+    assert len(doc["pictures"]) == 3
+    validate(doc, "pictures-index")
+
+
+@pytest.mark.parametrize("args", [
+    ["--model", f"{INPUTS}/models/Qwen--Qwen3-8B.json", "--tokens", "64", "--layers", "2", "--tp", "2"],
+    ["--model", f"{INPUTS}/models/deepseek-ai--DeepSeek-V3.json", "--topology", f"{INPUTS}/topology/azure-ndv5-topo.xml",
+     "--cxl", f"{INPUTS}/cxl/cxl_test-list-BDMu-root-mem3.json", "--tokens", "64", "--layers", "4", "--tp", "8",
+     "--spill", "0.5", "--disaggregate"],
+], ids=["dense", "moe-mla-cxl-disaggregated"])
+def test_prefill_summary_follows_its_schema(tmp_path: Path, at_root, args: list[str]) -> None:
+    summary = tmp_path / "s.json"
+    code, out = fx("gen", "prefill", *args, "-o", str(tmp_path / "p.fx"), "--summary-json", str(summary))
+    assert code == 0, out
+    validate(json.loads(summary.read_text()), "gen-summary")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[tuple[str, int]]:
+    """``fxverify serve`` over this repository on a free loopback port."""
+    yield from serving(Api(ServeConfig(ROOT)))
+
+
+def ask(server: tuple[str, int], method: str, path: str, body: object = None) -> tuple[int, object]:
+    """One request to ``server``: the status and the JSON answer."""
+    conn = http.client.HTTPConnection(*server, timeout=60)
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body).encode())
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json"} if data is not None else {})
+    r = conn.getresponse()
+    assert r.getheader("Content-Type") == "application/json"
+    out = r.status, json.loads(r.read())
+    conn.close()
+    return out
+
+
+def test_serve_answers_follow_their_schema(server, at_root) -> None:
+    """Each endpoint's answer against its own part of ``serve-api.schema.json`` and the whole."""
+    race = (ROOT / RACE).read_text()
+    answers = [
+        ("lessons", "GET", "/api/lessons", None),
+        ("lesson", "GET", f"/api/lesson?path={RACE}", None),
+        ("lesson", "GET", "/api/lesson?path=corpus/real/llama-3.1-8b-prefill.fx", None),
+        ("codes", "GET", "/api/codes", None),
+        ("explain", "GET", "/api/explain?code=FX-ORD-002", None),
+        ("check", "POST", "/api/check", {"source": race, "path": RACE}),
+        ("check", "POST", "/api/check", {"source": 'policy "t"\nspace s on gpu1 size 1 MiB\n'}),
+        ("error", "GET", "/api/explain?code=FX-ORD-999", None),
+        ("error", "GET", "/api/lesson?path=../x.fx", None),
+        ("error", "POST", "/api/check", b"{not json"),
+        ("error", "GET", "/api/nothing", None),
+    ]
+    docs = []
+    for part, method, path, body in answers:
+        status, doc = ask(server, method, path, body)
+        assert (status == 200) == (part != "error"), (path, status, doc)
+        validate(doc, "serve-api", f"#/$defs/{part}")
+        validate(doc, "serve-api")
+        docs.append(doc)
+    checked, typo = docs[5], docs[6]
+    assert checked["verdict"] == "refuted" and checked["findings"][0]["trace"] and checked["findings"][0]["swimlane_svg"]
+    assert typo["verdict"] == "error" and typo["findings"] and not typo["graphs"]
