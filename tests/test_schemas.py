@@ -53,6 +53,7 @@ def test_schemas_are_valid_draft_2020_12(path: Path) -> None:
     schema = json.loads(path.read_text())
     Draft202012Validator.check_schema(schema)
     assert schema["$id"] == f"fxverify/{path.name}" and schema["title"]
+    assert f"`{path.name}`" in (ROOT / "specs/output.md").read_text()  # listed with what it covers
 
 
 def test_json_reports_follow_the_report_schema(tmp_path: Path, at_root) -> None:
