@@ -88,12 +88,19 @@ LOWERED = {"maps.json": "maps", "maps.init.json": "maps-init", "obligations.json
            "manifest.json": "manifest", "sourcemap.json": "sourcemap"}
 
 
-@pytest.mark.parametrize(("policy", "target"), [("corpus/ordering/ok/kv-offload-ordered.fx", "kernel"),
-                                                ("corpus/maps/ok/const-map-read-only.fx", "bpftime")])
-def test_lowering_files_and_report_follow_their_schemas(tmp_path: Path, at_root, policy: str, target: str) -> None:
-    """The five JSON files of a lowering and the JSON report; bpftime adds the CUDA call bindings
-    (``fx_bind``, ``fx_seq``), the const map a read-only policy map."""
-    code, out = fx("lower", policy, "-o", str(tmp_path / "lo"), "--no-compile", "--target", target, "--format", "json", "--stats")
+@pytest.mark.parametrize(("policy", "target", "more"), [
+    ("corpus/ordering/ok/kv-offload-ordered.fx", "kernel", ()),
+    ("corpus/maps/ok/const-map-read-only.fx", "bpftime", ()),
+    ("corpus/ordering/ok/kv-offload-ordered.fx", "bpftime", ("--cuda-kernel", "gpu0.launch=_Z4attnPf")),
+    ("corpus/ownership/ok/dpu-reads-leased-kv.fx", "dputime", ()),
+], ids=["kernel", "bpftime-const-map", "bpftime-cuda-kernel", "dputime-packets"])
+def test_lowering_files_and_report_follow_their_schemas(tmp_path: Path, at_root, policy: str, target: str,
+                                                        more: tuple[str, ...]) -> None:
+    """The five JSON files of a lowering and the JSON report: bpftime adds the CUDA call bindings
+    (``fx_bind``, ``fx_seq``), programs inside a CUDA kernel and device-level programs (no hook),
+    a const map a read-only policy map, dputime XDP and tc programs with the packet frame."""
+    code, out = fx("lower", policy, "-o", str(tmp_path / "lo"), "--no-compile", "--target", target, *more,
+                   "--format", "json", "--stats")
     assert code == 0, out
     validate(json.loads(out), "lower-report")
     for name, schema in LOWERED.items():
