@@ -72,6 +72,14 @@ class Elided:
     events: int
     edges: tuple[str, ...]
 
+    def summary(self) -> str:
+        """``… 8 earlier events of edges take0, fill0 elided (all in [0, 4) ns)``, the line a
+        trace shows in their place; at most six edge names, then how many more."""
+        names = ", ".join(self.edges[:6]) + (f" and {len(self.edges) - 6} more" if len(self.edges) > 6 else "")
+        plural = "s" if self.events != 1 else ""
+        return (f"… {self.events} earlier event{plural} of edge{'s' if len(self.edges) != 1 else ''} {names} "
+                f"elided (all in [{self.start}, {self.end}) ns)")
+
 
 @dataclass(frozen=True)
 class Trace:

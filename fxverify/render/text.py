@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.codes import Severity
-from fxverify.diagnostics.model import Diagnostic, Elided, Trace, counted
+from fxverify.diagnostics.model import Diagnostic, Trace, counted
 from fxverify.gate.report import Report
 from fxverify.result import CheckResult, Verdict
 from fxverify.source import SourceMap, Span
@@ -97,7 +97,7 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
     for ev in list(t.events) + [None]:
         el = gaps.get(ev.step if ev is not None else len(t.events) + 1)
         if el is not None:
-            rows.append(("", "…", f"{el.start}-{el.end}", "", "", "", elided_line(el)))
+            rows.append(("", "…", f"{el.start}-{el.end}", "", "", "", el.summary()))
         if ev is None:
             break
         what = ev.detail
@@ -121,14 +121,6 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
     if t.fix:
         out.append([("  help: ", "bold green"), (t.fix, "")])
     return out
-
-
-def elided_line(el: Elided) -> str:
-    """``… 8 earlier events of edges take0, fill0 elided (all in [0, 4) ns)``: one group of HB
-    predecessors the trace leaves out; at most six edge names, then how many more."""
-    names = ", ".join(el.edges[:6]) + (f" and {len(el.edges) - 6} more" if len(el.edges) > 6 else "")
-    return (f"… {el.events} earlier event{'s' if el.events != 1 else ''} of edge{'s' if len(el.edges) != 1 else ''} "
-            f"{names} elided (all in [{el.start}, {el.end}) ns)")
 
 
 def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
