@@ -75,13 +75,13 @@ def _assert_traces_are_schedules(policy: Policy) -> None:
             assert schedule_errors(policy, d.trace) == [], (d.code, d.message, d.trace)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.one_of(policies(max_edges=5), lifetime_policies(), cancel_policies()))
 def test_traces_of_small_random_policies_are_schedules(policy: Policy) -> None:
     _assert_traces_are_schedules(policy)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(reuse_policies(min_edges=12, max_edges=20))
 def test_traces_of_layered_flows_are_schedules(policy: Policy) -> None:
     """Layered flows over reused buffers: findings deep in the flow, whose traces elide most of

@@ -119,58 +119,6 @@ class World:
             raise ValueError(why)
         return out
 
-    def close(self, sched: Schedule) -> tuple[Schedule, tuple[tuple[int, ...], ...]]:
-        """``sched`` closed under happens-before: every HB ancestor of a scheduled edge that it
-        lacks gets a unit interval of its own, so the result is a prefix of a real execution (an
-        edge never starts before something it waits for has finished). Returns the closed
-        schedule and the added edges, in groups: each group fills one gap of ``sched``'s timeline,
-        in HB order, one edge after the other.
-
-        The endpoints of ``sched`` keep their order (ends before starts at equal times, as
-        intervals are half-open): times are only shifted to open the gaps, so every rule compares
-        its edges the same way. Each added edge goes into the earliest gap it may: after every
-        scheduled or added ancestor has finished. That gap always lies before the start of each
-        scheduled edge it is an ancestor of, when ``sched`` is legal. A gap is kept clear of the
-        scheduled endpoints around it (no added edge starts with a scheduled start or ends with a
-        scheduled end), so a trace can summarise a group in one line between two of its rows.
-        Raises ``ValueError`` when ``sched`` or the result is not a legal schedule."""
-        why = self.check_schedule(sched)
-        if why is not None:
-            raise ValueError(why)
-        missing = set().union(*(self.ancestors(e) for e in sched)) - set(sched) if sched else set()
-        if not missing:
-            return dict(sched), ()
-        # endpoint keys (time, 0 for an end, 1 for a start), in timeline order
-        keys = sorted({(f, 0) for _s, f in sched.values()} | {(s, 1) for s, _f in sched.values()})
-        idx = {k: i for i, k in enumerate(keys)}
-        gap: dict[int, int] = {}  # added edge -> index of the key it goes just before
-        for x in sorted(missing, key=lambda x: (len(self.ancestors(x)), x)):  # ancestors first
-            lo = 0
-            for a in self.ancestors(x):
-                lo = max(lo, idx[(sched[a][1], 0)] + 1 if a in sched else gap[a])
-            if lo >= len(keys):  # only when ``sched`` breaks HB
-                raise ValueError(f"edge {x} cannot finish before the scheduled edges that wait for it")
-            gap[x] = lo
-        groups = [sorted((x for x in gap if gap[x] == i), key=lambda x: (len(self.ancestors(x)), x))
-                  for i in range(len(keys))]
-        out: Schedule = {}
-        new: dict[tuple[int, int], int] = {}
-        prev_old = prev_new = 0
-        for i, (t, kind) in enumerate(keys):
-            members = groups[i]
-            at = prev_new + (t - prev_old if i else t)
-            if members:
-                base = prev_new + (1 if i and keys[i - 1][1] == 1 else 0)
-                out |= {x: (base + j, base + j + 1) for j, x in enumerate(members)}
-                at = max(at, base + len(members) + (1 if kind == 0 else 0))
-            new[(t, kind)] = at
-            prev_old, prev_new = t, at
-        out |= {e: (new[(s, 1)], new[(f, 0)]) for e, (s, f) in sched.items()}
-        why = self.check_schedule(out)
-        if why is not None:
-            raise ValueError(why)
-        return out, tuple(tuple(g) for g in groups if g)
-
     # -- cancellation -------------------------------------------------------------------------
     def touch(self, e: int, sched: Schedule) -> tuple[int, int]:
         """``[lo, hi)``, the instants at which edge ``e`` touches its bytes in ``sched``: its
