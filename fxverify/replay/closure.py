@@ -8,7 +8,7 @@ groups, one per gap of the timeline, that the trace summarises as elided
 
 from __future__ import annotations
 
-import heapq
+import networkx as nx
 
 from fxverify.replay.world import Schedule, World
 
@@ -45,9 +45,10 @@ def close(world: World, sched: Schedule) -> tuple[Schedule, tuple[tuple[int, ...
     # endpoint keys (time, 0 for an end, 1 for a start), in timeline order
     keys = sorted({(f, 0) for _s, f in sched.values()} | {(s, 1) for s, _f in sched.values()})
     idx = {k: i for i, k in enumerate(keys)}
-    order = _topological(world, missing)
-    if len(order) != len(missing):
-        raise ValueError("the edges to add lie on an HB cycle")
+    try:
+        order = _topological(world, missing)
+    except nx.NetworkXUnfeasible as exc:
+        raise ValueError("the edges to add lie on an HB cycle") from exc
     gap: dict[int, int] = {}  # added edge -> index of the key it goes just before
     for x in order:
         lo = 0
@@ -79,22 +80,9 @@ def close(world: World, sched: Schedule) -> tuple[Schedule, tuple[tuple[int, ...
     return out, tuple(tuple(g) for g in groups if g)
 
 def _topological(world: World, ids: set[int]) -> list[int]:
-    """``ids`` in an HB order (Kahn's algorithm over immediate predecessors, smallest id first
-    among the ready ones, so the order is deterministic)."""
-    indeg = {x: sum(1 for p in world.preds[x] if p in ids) for x in ids}
-    succ: dict[int, list[int]] = {x: [] for x in ids}
-    for x in ids:
-        for p in world.preds[x]:
-            if p in ids:
-                succ[p].append(x)
-    ready = [x for x, d in indeg.items() if d == 0]
-    heapq.heapify(ready)
-    out = []
-    while ready:
-        x = heapq.heappop(ready)
-        out.append(x)
-        for y in succ[x]:
-            indeg[y] -= 1
-            if indeg[y] == 0:
-                heapq.heappush(ready, y)
-    return out
+    """``ids`` in an HB order, smallest id first among the ready ones (deterministic); raises
+    ``networkx.NetworkXUnfeasible`` on a cycle."""
+    g = nx.DiGraph()
+    g.add_nodes_from(ids)
+    g.add_edges_from((p, x) for x in ids for p in world.preds[x] if p in ids)
+    return list(nx.lexicographical_topological_sort(g))
