@@ -6,8 +6,8 @@ text in the ``SourceMap``, reads its suppression comments and parses it to an AS
 ``expand`` appends a module's declarations to the state, expanding each ``include`` in place:
 includes resolve relative to the including file and must stay inside the repository that holds
 the root policy (the nearest ancestor folder with ``.git``). Emits FX-NAM-003 (a file that cannot
-be read: missing, a folder, a FIFO, unreadable), FX-NAM-004 (include outside the repository),
-FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
+be read: missing, a folder, a FIFO, unreadable, a symbolic link loop; the hint fits the cause),
+FX-NAM-004 (include outside the repository), FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
 and the suppression codes of ``fxverify.diagnostics.suppress``.
 """
 
@@ -53,7 +53,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
                      notes=(f"`{path}`: {err.strerror or err}",))
         else:
             st.error(codes.NAM_003, f"cannot read {what} `{shown}`: {err.strerror or err}", at, "unreadable",
-                     help="check the file's permissions")
+                     help=_unreadable_help(err.errno, shown))
         return None
     text, diags = decode_text(data, path)
     sf = st.sources.add(path, text)
@@ -73,6 +73,17 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
         st.diags.extend(diags)
         return None
     return module
+
+
+def _unreadable_help(err: int | None, shown: str) -> str:
+    """The hint for a file that exists but cannot be read, by its ``errno`` (open(2))."""
+    if err == errno.ELOOP:
+        return f"`{shown}` is a symbolic link that leads back to itself (a link loop); point it at a policy file"
+    if err in (errno.EACCES, errno.EPERM):
+        return f"this user may not read `{shown}`; make it readable (`chmod u+r`) or run as its owner"
+    if err == errno.ENOTDIR:
+        return "a folder on the path is a file; check the path"
+    return "check that the file exists and is readable"
 
 
 def _read(st: State, path: str, limit: int) -> bytes:
