@@ -137,6 +137,10 @@ def test_every_report_names_the_rules_it_did_not_check(repo: Path) -> None:
 
     code, out, _ = fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache")
     assert code == 0 and "rules not checked (1 rule, --select/--ignore): FX-ORD-002" in out
+    for fmt, words in (("markdown", "Rules not checked (`--select`/`--ignore`): `FX-ORD-002`."),
+                       ("html", "Rules not checked (--select/--ignore): <code>FX-ORD-002</code>.")):
+        assert words in fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache", "--format", fmt)[1]
+        assert "Rules not checked" not in fx("check", "p.fx", "--no-cache", "--format", fmt)[1]
     code, out, _ = fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache", "--format", "sarif")
     log = json.loads(out)
     jsonschema.validate(log, json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text()))
