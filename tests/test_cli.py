@@ -237,6 +237,10 @@ def test_a_symlink_loop_is_named_as_one(tmp_path: Path) -> None:
     r = run("check", "loop.fx", cwd=tmp_path)
     assert r.returncode == 2 and "error[FX-NAM-003]: cannot read policy file `loop.fx`" in r.stdout
     assert "link loop" in r.stdout and "permissions" not in r.stdout
+    r = run("fmt", "--check", "loop.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "link loop" in r.stderr and "0 unchanged, 1 not read or not parsed" in r.stdout
+    r = run("gen", "prefill", "--model", "loop.fx", "-o", "x.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "error[FX-GEN-001]" in r.stderr and "link loop" in r.stderr
 
 
 # Tests run as root, who reads any file: an unreadable file is simulated in the child, where the

@@ -19,7 +19,7 @@ import os
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.suppress import read_suppressions
-from fxverify.fileio import NotRegularFile, TooLarge, read_regular
+from fxverify.fileio import NotRegularFile, TooLarge, read_hint, read_regular
 from fxverify.resolve.state import State
 from fxverify.source import Span
 from fxverify.syntax.parse import decode_text, parse, scan_comments
@@ -53,7 +53,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
                      notes=(f"`{path}`: {err.strerror or err}",))
         else:
             st.error(codes.NAM_003, f"cannot read {what} `{shown}`: {err.strerror or err}", at, "unreadable",
-                     help=_unreadable_help(err.errno, shown))
+                     help=read_hint(err, shown) or "check that the file exists and is readable")
         return None
     text, diags = decode_text(data, path)
     sf = st.sources.add(path, text)
@@ -73,17 +73,6 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
         st.diags.extend(diags)
         return None
     return module
-
-
-def _unreadable_help(err: int | None, shown: str) -> str:
-    """The hint for a file that exists but cannot be read, by its ``errno`` (open(2))."""
-    if err == errno.ELOOP:
-        return f"`{shown}` is a symbolic link that leads back to itself (a link loop); point it at a policy file"
-    if err in (errno.EACCES, errno.EPERM):
-        return f"this user may not read `{shown}`; make it readable (`chmod u+r`) or run as its owner"
-    if err == errno.ENOTDIR:
-        return "a folder on the path is a file; check the path"
-    return "check that the file exists and is readable"
 
 
 def _read(st: State, path: str, limit: int) -> bytes:
