@@ -253,10 +253,10 @@ def test_deep_parentheses_do_not_nest_the_tree() -> None:
     assert _module(text).items[0].size.value == 1
 
 
-@pytest.mark.parametrize("open_, close", [("(", ")"), ("[", "]"), ("([", "])")])
+@pytest.mark.parametrize("open_, close", [("(", ")"), ("[", "]"), ("([", "])"), ("{", "}")])
 def test_deep_brackets_are_the_depth_limit_before_parsing(open_: str, close: str) -> None:
-    """50,000 nested parentheses are refused by the bracket scan (the parser took 13 s on them);
-    the span is the first bracket past the limit."""
+    """50,000 nested parentheses (or brackets, or braces) are refused by the bracket scan (the
+    parser took 13 s on the parentheses); the span is the first bracket past the limit."""
     head = "space s on d size "
     text = head + open_ * 25_000 + "1" + close * 25_000
     tree, diags = parse(text, "deep.fx", max_depth=200)
