@@ -131,7 +131,12 @@ def check(
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar="FXVERIFY_JOBS", show_default="the CPUs this process may use",
+                                       help="Worker processes on this machine: many policies run side by side, and a big "
+                                            "policy's obligations are split over them. The report is the same for every N."),
+    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT",
+                                 help="Where the checks run: worker processes here (local), or the workers of an existing "
+                                      "Dask cluster (needs `pip install 'fxverify[dask]'` here and on the workers)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
                                "(refuted, unknown, input errors) and a one-line summary."),
     color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
@@ -146,6 +151,7 @@ def check(
     from fxverify.certify import MODES as CERTIFY_MODES
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
+    from fxverify.gate.executors import default_jobs
     from fxverify.pipeline import CheckOptions
 
     def opt(p: Optional[Path]) -> str | None:
@@ -162,7 +168,8 @@ def check(
         gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
         baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs, dump_smt=opt(dump_smt), stats=stats, exclude=tuple(exclude))
+        jobs=jobs if jobs is not None else default_jobs(), executor=executor, dump_smt=opt(dump_smt), stats=stats,
+        exclude=tuple(exclude))
     with ProgressBar(quiet) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)

@@ -14,27 +14,27 @@ counterexample does not replay or a certificate is missing or rejected, and (thr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from fxverify import hints
 from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
-from fxverify.diagnostics.suppress import apply_suppressions
+from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
 from fxverify.obligations.families import generate
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
-from fxverify.resolve import Limits, load_policy
+from fxverify.resolve import Limits, Loader
 from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
-from fxverify.source import SourceMap
+from fxverify.source import SourceMap, Span
 
 #: Makes the backend for a policy from its effective solver options.
 BackendFactory = Callable[[SolverOptions], Backend]
@@ -75,19 +75,25 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
-          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None) -> CheckResult:
+          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None,
+          loader: Loader | None = None) -> CheckResult:
     """Check one policy file.
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
     and it is closed before returning. ``progress`` is called with the number of obligations
-    discharged since its previous call (for a progress bar). Input problems are diagnostics
-    (``result.input_error``). Raises only on bugs (``FxError`` or others), which the gate reports
-    as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be written.
+    discharged since its previous call (for a progress bar). ``loader`` is the policy's
+    ``resolve.Loader`` when the caller already made one (to measure the policy first, or to read
+    a snapshot of another machine's files); by default the file is read from this disk. Input
+    problems are diagnostics (``result.input_error``). Raises only on bugs (``FxError`` or
+    others), which the gate reports as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be
+    written.
     """
     t0 = time.perf_counter()
-    sources = SourceMap()
-    policy, diags = load_policy(path, sources, limits=options.limits)
+    if loader is None:
+        loader = Loader(path, SourceMap(), limits=options.limits)
+    sources = loader.sources
+    policy, diags = loader.finish()
     result = CheckResult(path, policy, sources, diagnostics=list(diags))
     if policy is None:
         result.seconds = time.perf_counter() - t0
@@ -101,12 +107,32 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
-    result.diagnostics += found.diagnostics
-    result.diagnostics = _group_instances(result.diagnostics)
-    result.diagnostics = apply_suppressions(result.diagnostics, policy.suppressions, sources,
-                                            [e.span for e in policy.edges], policy.name)
+    result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+@dataclass(frozen=True)
+class PolicyFacts:
+    """What ``conclude`` needs of a policy: its ``name``, its inline ``suppressions`` and the
+    span of each edge (``edge_spans``, by edge id), so a process that never resolved the policy
+    (the gate merging shards, ``gate.shards``) concludes a check as ``check`` does."""
+
+    name: str
+    suppressions: tuple[Suppression, ...]
+    edge_spans: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, policy: Policy) -> PolicyFacts:
+        """The facts of ``policy``."""
+        return cls(policy.name, tuple(policy.suppressions), tuple(e.span for e in policy.edges))
+
+
+def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap) -> list[Diagnostic]:
+    """The diagnostics a check shows, from the load diagnostics followed by the discharge's (in
+    obligation order): one per family instance group (``_group_instances``), then the inline
+    suppressions applied (``diagnostics.suppress``: FX-SUP-002 for unused ones)."""
+    return apply_suppressions(_group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name)
 
 
 _PROGRESS_EVERY = 4096
@@ -114,6 +140,20 @@ _PROGRESS_EVERY = 4096
 #: Queries decided together; bounds the memory held by encoded queries (a policy can have
 #: hundreds of thousands) while giving a process pool enough work per batch.
 _BATCH = 64
+
+
+#: A refutation whose hint ``hints.verify_all`` checks: the obligation, the edges its trace
+#: shows, and the index of its diagnostic in ``Discharged.result.diagnostics``.
+Finding = tuple[Obligation, tuple[int, ...], int]
+
+
+@dataclass
+class Discharged:
+    """What ``discharge_obligations`` found: the ``result`` (as ``discharge`` returns it, hints
+    not yet verified) and the ``findings`` whose hints ``verify_hints`` would check."""
+
+    result: CheckResult
+    findings: list[Finding]
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
@@ -126,20 +166,34 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
     included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
     ``options.dump_smt`` cannot be written."""
+    _ctx, obligations = generate(policy)
+    found = discharge_obligations(policy, obligations, options, backend, progress, keep)
+    if options.verify_hints and found.findings:
+        verify_hints(policy, options, found.findings, found.result)
+    return found.result
+
+
+def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], options: CheckOptions, backend: Backend,
+                          progress: Callable[[int], None] | None = None,
+                          keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
+    """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
+    ``gate.shards``), without verifying hints: the outcomes come in the order of
+    ``obligations``, and the refutations whose hints ``verify_hints`` checks are returned beside
+    them. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
-    _ctx, obligations = generate(policy)
+    obligations = list(obligations)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
-    findings: list[tuple[Obligation, tuple[int, ...], int]] = []
+    findings: list[Finding] = []
 
     def flush() -> None:
-        # Decide the pending queries as one batch (a pool backend spreads it over processes),
-        # then read the answers in obligation order, so outcomes and diagnostics keep their order.
+        # Decide the pending queries as one batch, then read the answers in obligation order, so
+        # outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
             at = len(result.diagnostics)
@@ -178,13 +232,10 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     result.outcomes = [o for o in slots if o is not None]
     if certifier is not None:
         _certified(policy, obligations, certifier, result)
-    if options.verify_hints and findings:
-        _verify_hints(policy, options, findings, result)
-    return result
+    return Discharged(result, findings)
 
 
-def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Obligation, tuple[int, ...], int]],
-                  result: CheckResult) -> None:
+def verify_hints(policy: Policy, options: CheckOptions, findings: list[Finding], result: CheckResult) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
     policy's solver options: the re-checks of edited policies are not the policy's queries, so
     they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""

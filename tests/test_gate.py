@@ -688,19 +688,19 @@ def test_a_dead_worker_loses_no_result(monkeypatch: pytest.MonkeyPatch, at_root)
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from fxverify.gate import run as gate_run
+    from fxverify.gate import executors, run as gate_run
 
     files = ["corpus/ordering/ok/kv-offload-ordered.fx", RACE, "corpus/transforms/ok/compress-worst-case.fx"]
-    real_submit = gate_run.ProcessPoolExecutor.submit
+    real_submit = executors.LocalExecutor.submit
 
-    def submit(self, fn, path, *a):
-        if path == RACE:
+    def submit(self, fn, task):
+        if task.snapshot.root == RACE:
             fut: Future = Future()
             fut.set_exception(BrokenProcessPool("a worker died"))
             return fut
-        return real_submit(self, fn, path, *a)
+        return real_submit(self, fn, task)
 
-    monkeypatch.setattr(gate_run.ProcessPoolExecutor, "submit", submit)
+    monkeypatch.setattr(executors.LocalExecutor, "submit", submit)
     results, _stats = gate_run.run_checks(files, gate_run.CheckOptions(), None, jobs=2)
     assert [r.path for r in results] == files
     assert [r.verdict.value for r in results] == ["proved", "refuted", "proved"]

@@ -551,6 +551,14 @@ USE_006 = _code(
     "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
                   "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
+USE_007 = _code(
+    "FX-USE-007", F.USAGE, _E, "executor unavailable",
+    "`--executor dask://HOST:PORT` cannot be used: the `distributed` package is not installed "
+    "(`pip install 'fxverify[dask]'`), the scheduler cannot be reached or has no workers, or a worker runs "
+    "another fxverify or solver than the gate (its report would not be the same bytes)", _USE_WHY,
+    InlineExample("fxverify check policies/ --executor dask://scheduler:8786   # no scheduler listens there",
+                  "dask scheduler --port 8786 &  dask worker scheduler:8786 &\n"
+                  "fxverify check policies/ --executor dask://scheduler:8786", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",

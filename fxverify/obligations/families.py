@@ -1,11 +1,14 @@
 """Every obligation of a policy: the family modules in discharge order, and their generation.
 
 ``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``generate`` builds the
-shared ``Context`` and every obligation, family by family, deterministically. Emits no diagnostics.
+shared ``Context`` and every obligation, family by family, deterministically; ``stream`` yields the
+obligations of chosen families one by one (a shard of a check, ``gate.shards``, generates
+only its own). Emits no diagnostics.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -19,22 +22,32 @@ FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, al
 
 
 def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
-    """Build the context and every obligation of ``policy``, family by family, deterministically.
+    """Build the context and every obligation of ``policy``, family by family, deterministically
+    (``stream`` over every family)."""
+    ctx = Context(policy, PolicyGraph(policy))
+    return ctx, [ob for _family, ob in stream(ctx)]
+
+
+def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES) -> Iterator[tuple[Family, Obligation]]:
+    """The obligations of ``families`` (in ``OBLIGATION_FAMILIES`` order, whatever order they
+    are given in), each with the family whose module generated it, lazily.
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
     """
-    ctx = Context(policy, PolicyGraph(policy))
-    obs: list[Obligation] = []
+    wanted = set(families)
     keys: set[str] = set()
     acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
+        if family not in wanted:
+            continue
         for ob in FAMILIES[family].generate(ctx):
             if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
                 continue
             # INVARIANT: keys identify obligations; a repeated key states the same property twice
-            # (for example two identical handoff clauses on one edge), so the copy is dropped.
+            # (for example two identical handoff clauses on one edge), so the copy is dropped. A
+            # key starts with its code and each code comes from one family's module, so the
+            # obligations of one family are the same whichever other families are generated.
             if ob.key not in keys:
                 keys.add(ob.key)
-                obs.append(ob)
-    return ctx, obs
+                yield family, ob

@@ -1,6 +1,7 @@
 """Files: reading the root policy and its includes, confined to the repository.
 
-``load_file`` reads one file (a regular file of at most ``Limits.max_file_bytes``), registers its
+``load_file`` reads one file (a regular file of at most ``Limits.max_file_bytes``, from
+``State.files``: this machine's disk, or a snapshot of the gate's, ``resolve.snapshot``), registers its
 text in the ``SourceMap``, reads its suppression comments and parses it to an AST.
 ``expand`` appends a module's declarations to the state, expanding each ``include`` in place:
 includes resolve relative to the including file and must stay inside the repository that holds
@@ -18,7 +19,7 @@ import os
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.suppress import read_suppressions
-from fxverify.fileio import NotRegularFile, TooLarge, read_regular
+from fxverify.fileio import NotRegularFile, TooLarge
 from fxverify.resolve.state import State
 from fxverify.source import Span
 from fxverify.syntax.parse import decode_text, parse, scan_comments
@@ -34,7 +35,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
     what = "include" if at is not None else "policy file"
     limit = st.limits.max_file_bytes
     try:
-        data = read_regular(path, limit)
+        data = st.files.read(path, limit)
     except NotRegularFile as err:
         kind = "a directory" if err.errno == errno.EISDIR else "not a regular file"
         st.error(codes.NAM_003, f"{what} `{path}` is {kind}", at, "not a file", help="name a policy file")
@@ -82,7 +83,7 @@ def expand(st: State, module: ast.Module, is_root: bool, stack: list[str], done:
             st.items.append((item, is_root))
             continue
         target = os.path.normpath(os.path.join(os.path.dirname(module.path), item.path))
-        real = os.path.realpath(target)
+        real = st.files.realpath(target)
         if os.path.commonpath([real, st.root_dir]) != st.root_dir:
             st.error(codes.NAM_004, f"include `{item.path}` resolves outside the repository", item.span,
                      f"resolves to `{real}`", help=f"includes must stay inside `{st.root_dir}`")
@@ -103,16 +104,3 @@ def expand(st: State, module: ast.Module, is_root: bool, stack: list[str], done:
             st.load_failed = True
         else:
             expand(st, sub, False, stack + [real], done)
-
-
-def repo_root(path: str) -> str:
-    """The nearest ancestor directory of ``path`` holding ``.git``, else the file's directory."""
-    start = os.path.dirname(os.path.realpath(path))
-    cur = start
-    while True:
-        if os.path.exists(os.path.join(cur, ".git")):
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return start
-        cur = parent

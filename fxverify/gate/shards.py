@@ -1,0 +1,280 @@
+"""One policy's check split into shards that run in other processes, and their merge.
+
+A policy whose flows measure at least ``split_min_edges`` edges (``resolve.Loader.measure``) is
+checked in shards when more than one worker is free. ``plan(slots)`` gives the shards: a
+``Shard`` is one obligation family (the family whose module generates the obligations) and a
+part of it, ``part`` of ``parts``: the obligations of that family's stream whose index ``i``
+satisfies ``i % parts == part``. ``run_shard`` runs in a worker: it resolves the policy from the
+gate's ``FileSnapshot`` (once per worker process and policy: the IR, its HB index and the
+obligation ``Context`` are kept for the next shard of the same policy), generates its family,
+discharges its part (fast proofs, certificates, solver queries with the seeds and limits of the
+``CheckOptions`` it carries, replays of refutations) and returns a ``ShardOutcome``: its outcomes
+as a compact record (``serialize.result_to_record``) and the keys and trace edges of its
+refutations. ``merge`` puts the shards back in the order of one process: family by family,
+index by index; diagnostics, refutations and certificate failures in obligation order; hints
+verified once all findings are known (``pipeline.verify_hints``, in the gate's process, which
+then resolves the policy itself); then ``pipeline.conclude``. The merged result renders to the
+same bytes as ``pipeline.check``'s.
+
+Emits FX-INT-001 (through ``crash``) when a shard raises or shards disagree; every other
+diagnostic is the pipeline's.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+
+from fxverify import hints
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
+from fxverify.diagnostics.model import Diagnostic, crash
+from fxverify.errors import FxError
+from fxverify.gate.cache import CacheStats, ResultCache, counting
+from fxverify.gate.executors import identity
+from fxverify.gate.serialize import diagnostic_from_record, diagnostic_to_record, result_from_record, result_to_record
+from fxverify.graph import PolicyGraph
+from fxverify.ir import Policy
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.families import stream
+from fxverify.pipeline import CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver, verify_hints
+from fxverify.resolve import Loader
+from fxverify.resolve.snapshot import FileSnapshot
+from fxverify.result import CheckResult, Outcome
+from fxverify.source import SourceMap
+
+#: A policy whose flows unroll to at least this many edges is split when workers are free: below
+#: it a check takes about a second (corpus/real and bench/bench_jobs.py), less than starting
+#: the workers and resolving the policy once more in each.
+SPLIT_MIN_EDGES = 500
+
+#: Without fast proofs (``--no-prune``) every obligation is a solver query, about 20 times the
+#: work per edge, so smaller policies are worth splitting.
+NO_PRUNE_FACTOR = 20
+
+
+def split_min_edges(options: CheckOptions, min_edges: int = SPLIT_MIN_EDGES) -> int:
+    """The measured edge count from which a policy checked with ``options`` is split."""
+    return min_edges if options.prune else max(1, min_edges // NO_PRUNE_FACTOR)
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part ``part`` of ``parts`` of the obligations ``family``'s module generates."""
+
+    family: Family
+    part: int = 0
+    parts: int = 1
+
+
+def plan(slots: int) -> list[Shard]:
+    """The shards of one policy for ``slots`` workers, the costliest first (a free worker takes
+    the next). Ordering obligations (races, posted reads, def-before-use) are most of the proof
+    work of every real policy, so they are split over every worker; ownership ones over half of
+    them (on the Llama-3.1-8B prefill their generation, which each part repeats, is a third of
+    the check); the other four families are a few percent each and stay whole
+    (bench/bench_jobs.py measures the result)."""
+    slots = max(1, slots)
+    parts = {Family.ORDERING: slots, Family.OWNERSHIP: max(1, slots // 2)}
+    order = (Family.OWNERSHIP, Family.ORDERING, Family.TRANSFORMS, Family.ALIAS, Family.HOOKS, Family.MAPS)
+    assert set(order) == set(OBLIGATION_FAMILIES)
+    return [Shard(f, j, parts.get(f, 1)) for f in order for j in range(parts.get(f, 1))]
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """What a worker needs for one shard: the policy's files, the check options (solver seeds
+    and limits included), the shard, the obligation cache folder (``None``: none, as on a
+    cluster, whose workers do not see the gate's disk) and whether to send back the policy's
+    ``facts`` (one shard per policy does)."""
+
+    snapshot: FileSnapshot
+    options: CheckOptions
+    shard: Shard
+    cache_dir: str | None = None
+    facts: bool = False
+
+
+@dataclass
+class ShardOutcome:
+    """A shard's answer. ``head`` is True for the shard asked for the policy's facts; ``total``
+    is the length of its family's stream (every part counts the same); ``record`` its discharge result (``serialize.result_to_record``; ``None`` when the
+    policy did not load or the shard crashed); ``findings`` the key and trace edges of each
+    refutation whose hint the gate still has to verify. With ``facts`` asked: the policy's
+    ``PolicyFacts``, its load diagnostics (as records) and the texts it read. ``identity`` is the
+    worker's (``executors.identity``), ``crash`` the FX-INT-001 of a shard that raised."""
+
+    shard: Shard
+    head: bool = False
+    total: int = 0
+    record: dict | None = None
+    findings: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    loaded: bool = True
+    facts: PolicyFacts | None = None
+    load: list[dict] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    stats: CacheStats = field(default_factory=CacheStats)
+    seconds: float = 0.0
+    identity: str = ""
+    crash: Diagnostic | None = None
+
+
+@dataclass
+class _Built:
+    """A policy resolved in this worker, with its obligation context; ``lock`` lets one shard at
+    a time use it (the context fills its indexes lazily, and Python threads would gain nothing)."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ready: bool = False
+    policy: Policy | None = None
+    ctx: Context | None = None
+    diags: list[Diagnostic] = field(default_factory=list)
+    sources: SourceMap = field(default_factory=SourceMap)
+
+
+#: Policies resolved in this worker process, most recent last; a worker keeps the last few, so
+#: the next shard of a policy finds it.
+_BUILT: OrderedDict[str, _Built] = OrderedDict()
+_BUILT_LOCK = threading.Lock()
+_KEEP_BUILT = 2
+
+
+def _built(task: ShardTask) -> _Built:
+    key = f"{task.snapshot.digest()} {task.options.limits!r}"
+    with _BUILT_LOCK:
+        b = _BUILT.get(key)
+        if b is None:
+            b = _BUILT[key] = _Built()
+            while len(_BUILT) > _KEEP_BUILT:
+                _BUILT.popitem(last=False)
+        else:
+            _BUILT.move_to_end(key)
+    return b
+
+
+def run_shard(task: ShardTask) -> ShardOutcome:
+    """Discharge one shard in this worker (see the module docstring). Never raises: a raise
+    would lose its message, so it becomes the outcome's ``crash``."""
+    t0 = time.perf_counter()
+    try:
+        b = _built(task)
+        with b.lock:
+            if not b.ready:
+                loader = Loader(task.snapshot.root, b.sources, limits=task.options.limits, files=task.snapshot)
+                b.policy, b.diags = loader.finish()
+                if b.policy is not None:
+                    b.ctx = Context(b.policy, PolicyGraph(b.policy))
+                b.ready = True
+            out = _discharge(b, task) if b.policy is not None else ShardOutcome(task.shard, loaded=False)
+        if task.facts:
+            out.head = True
+            out.load = [diagnostic_to_record(d) for d in b.diags]
+            out.texts = {p: b.sources.get(p).text for p in b.sources.paths()}
+            out.facts = PolicyFacts.of(b.policy) if b.policy is not None else None
+    except Exception as exc:  # noqa: BLE001 - reported as FX-INT-001
+        out = ShardOutcome(task.shard, crash=crash(task.snapshot.root, exc))
+    out.seconds, out.identity = time.perf_counter() - t0, identity(task.options.solver.solver)
+    return out
+
+
+def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
+    policy, ctx, options, shard = b.policy, b.ctx, task.options, task.shard
+    assert policy is not None and ctx is not None
+    total = 0
+
+    def mine() -> Iterator[Obligation]:
+        nonlocal total
+        for i, (_family, ob) in enumerate(stream(ctx, (shard.family,))):
+            total = i + 1
+            if i % shard.parts == shard.part:
+                yield ob
+
+    stats = CacheStats()
+    backend = counting(ResultCache(task.cache_dir) if task.cache_dir else None, stats)(effective_solver(policy, options.solver))
+    # Above hints.MAX_EDGES every hint is marked unverified, each on its own: the shard does it.
+    # Below, verifying one re-checks the whole policy, which the gate does once it has them all.
+    here = options.verify_hints and len(policy.edges) > hints.MAX_EDGES
+    try:
+        found = discharge_obligations(policy, mine(), options, backend)
+        if here and found.findings:
+            verify_hints(policy, options, found.findings, found.result)
+    finally:
+        backend.close()
+    later = () if here or not options.verify_hints else tuple((ob.key, shown) for ob, shown, _at in found.findings)
+    return ShardOutcome(shard, total=total, record=result_to_record(found.result), findings=later, stats=stats)
+
+
+def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapshot: FileSnapshot) -> CheckResult:
+    """The ``CheckResult`` of ``path`` from the outcomes of every shard of ``plan`` (any order),
+    as ``pipeline.check`` would have returned it (``policy`` is ``None``, as for any result that
+    crossed a process). A shard that crashed makes the policy's result that crash. Raises
+    ``FxError`` when the shards disagree (a bug)."""
+    for o in outs:
+        if o.crash is not None:
+            return CheckResult(path, None, SourceMap(), diagnostics=[o.crash])
+    head = next(o for o in outs if o.head)
+    sources = SourceMap()
+    for p, t in head.texts.items():
+        sources.add(p, t)
+    load = [diagnostic_from_record(d) for d in head.load]
+    if head.facts is None or not all(o.loaded for o in outs):
+        return CheckResult(path, None, sources, diagnostics=load)
+    parts = {(o.shard.family, o.shard.part): (o, result_from_record(o.record, SourceMap())) for o in outs if o.record}
+    outcomes = _interleave(parts)
+    pos = {o.key: i for i, o in enumerate(outcomes)}
+    if len(pos) != len(outcomes):
+        raise FxError("two shards discharged an obligation with the same key")
+    results = [r for _o, r in parts.values()]
+    found = [d for r in results for d in r.diagnostics[:len(r.diagnostics) - r.certify_rejected]]
+    rejected = [d for r in results for d in r.diagnostics[len(r.diagnostics) - r.certify_rejected:]]
+    merged = CheckResult(path, None, sources, outcomes=outcomes, name=head.facts.name,
+                         diagnostics=sorted(found, key=lambda d: pos[d.obligation]) + sorted(rejected, key=lambda d: pos[d.obligation]),
+                         refutations=sorted((x for r in results for x in r.refutations), key=lambda x: pos[x.key]),
+                         solver_calls=sum(r.solver_calls for r in results))
+    if options.certify:
+        merged.certified = sum(r.certified or 0 for r in results)
+        merged.certify_rejected = sum(r.certify_rejected for r in results)
+    later = sorted(((pos[k], k, shown, o.shard.family) for o in outs for k, shown in o.findings), key=lambda x: x[0])
+    if later:
+        _verify_later(merged, later, options, snapshot)
+    merged.diagnostics = conclude(load + merged.diagnostics, head.facts, sources)
+    merged.cache_hits = sum(o.stats.hits for o in outs)
+    merged.solved = sum(o.stats.solved for o in outs)
+    return merged
+
+
+def _interleave(parts: dict[tuple[Family, int], tuple[ShardOutcome, CheckResult]]) -> list[Outcome]:
+    """Every outcome in the order of one process: family by family, and in a family index ``i``
+    from part ``i % parts`` (its ``i // parts``-th)."""
+    out: list[Outcome] = []
+    for family in OBLIGATION_FAMILIES:
+        mine = sorted((part, o, r) for (f, part), (o, r) in parts.items() if f is family)
+        if not mine:
+            raise FxError(f"no shard discharged the {family.value} family")
+        n, total = mine[0][1].shard.parts, mine[0][1].total
+        lists = [list(r.outcomes) for _p, _o, r in mine]
+        if [p for p, _o, _r in mine] != list(range(n)) or any(o.total != total for _p, o, _r in mine) \
+                or sum(map(len, lists)) != total:
+            raise FxError(f"the shards of the {family.value} family disagree on its obligations")
+        out += [lists[i % n][i // n] for i in range(total)]
+    return out
+
+
+def _verify_later(merged: CheckResult, later: list[tuple[int, str, tuple[int, ...], Family]], options: CheckOptions,
+                  snapshot: FileSnapshot) -> None:
+    """Verify the hints of the findings the shards sent back, as ``pipeline.discharge`` does
+    once it knows every outcome: with the policy resolved here from ``snapshot`` and the
+    findings' obligations generated again (only policies of at most ``hints.MAX_EDGES`` edges
+    get here, so that is quick)."""
+    policy, _diags = Loader(snapshot.root, SourceMap(), limits=options.limits, files=snapshot).finish()
+    if policy is None:
+        raise FxError("a policy that resolved in the shards did not resolve again")
+    wanted = {k for _p, k, _s, _f in later}
+    ctx = Context(policy, PolicyGraph(policy))
+    obs = {ob.key: ob for _f, ob in stream(ctx, {f for _p, _k, _s, f in later}) if ob.key in wanted}
+    at = {}
+    for i, d in enumerate(merged.diagnostics[:len(merged.diagnostics) - merged.certify_rejected]):
+        at.setdefault(d.obligation, i)
+    verify_hints(policy, options, [(obs[k], shown, at[k]) for _p, k, shown, _f in later], merged)
