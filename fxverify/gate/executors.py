@@ -17,6 +17,7 @@ another fxverify or solver), each with a hint, so the command exits 2 instead of
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import re
@@ -52,6 +53,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@functools.cache
 def identity(solver: str) -> str:
     """What decides the bytes a worker computes: fxverify's version, the SHA-256 of its code
     (``cache.code_fingerprint``) and the version of ``solver`` (or why it is missing)."""
@@ -100,10 +102,16 @@ class LocalExecutor:
         return True
 
     def close(self) -> None:
-        """Stop the workers."""
+        """Stop the workers. By then every task's answer has been read; a worker still starting
+        (the gate finished before it was ready) is terminated rather than waited for."""
         if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
-            self._pool = None
+            pool, self._pool = self._pool, None
+            procs = list(getattr(pool, "_processes", {}).values())  # no public way before Python 3.14
+            pool.shutdown(wait=False, cancel_futures=True)
+            for proc in procs:
+                if proc.is_alive():
+                    proc.terminate()
+            pool.shutdown(wait=True)
 
 
 class DaskExecutor:

@@ -6,8 +6,9 @@ per file in input order, whatever ran where:
 - otherwise each policy not found in the policy cache becomes a task (``tasks.run_policy``) that
   a worker runs from a snapshot of its files; a policy that measures at least
   ``shards.split_min_edges`` edges is instead split into shards (``shards.plan``) over the
-  workers and merged back (``shards.merge``). A lone policy on local workers is measured in this
-  process first, so a small one is checked here without starting any worker.
+  workers and merged back (``shards.merge``). With local workers, this process measures the
+  policies and checks the small ones itself until the workers have started, so a short run (a
+  lone policy, a pre-commit hook's few files) never waits for them.
 The report's bytes do not depend on the number of jobs or on the executor: workers compute what
 this process would (fixed seeds and limits travel with the options; workers with another
 fxverify or solver are refused, ``executors.identity``), and the merge restores the order of
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import queue
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +31,7 @@ from fxverify.errors import FxError
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached, check_counted, lookup
 from fxverify.gate.executors import Executor, LocalExecutor
 from fxverify.gate.shards import SPLIT_MIN_EDGES, ShardOutcome, ShardTask, merge, plan, run_shard, split_min_edges
-from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, crashed, run_policy, take_snapshot
+from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, crashed, run_policy, take_snapshot, warm
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot, Recording, repo_root
@@ -67,7 +69,7 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
     try:
         run = _Run(ex, options, cache, cache_dir if own else None, split_min_edges(options, split_from), stats,
                    on_done, on_obligations)
-        return run.all(files, measure_here=own and len(files) == 1), stats
+        return run.all(files, here=own), stats
     finally:
         if own:
             ex.close()
@@ -111,11 +113,21 @@ class _Run:
         self.policies: dict[int, _Policy] = {}
         self.results: list[CheckResult | None] = []
 
-    def all(self, files: list[str], measure_here: bool) -> list[CheckResult]:
-        """Every file's result, in order."""
+    def all(self, files: list[str], here: bool) -> list[CheckResult]:
+        """Every file's result, in order. With ``here`` (local workers), this process measures
+        the policies in order and checks the small ones itself until the workers have started
+        (a few seconds): a short run never waits for them; then everything left goes out."""
         self.results = [None] * len(files)
-        for i, f in enumerate(files):
-            self._start(i, f, measure_here)
+        todo = deque(enumerate(files))
+        ready = self.ex.submit(warm, None) if here and len(files) > 1 else None
+        while todo:
+            if here and (ready is None or not ready.done()):
+                i, f = todo.popleft()
+                self._start(i, f, here=True)
+                continue
+            for i, f in todo:
+                self._start(i, f, here=False)
+            todo.clear()
         while self.live:
             i, kind, fut = self.events.get()
             self.live -= 1
@@ -129,7 +141,7 @@ class _Run:
         self.live += 1
         fut.add_done_callback(lambda f: self.events.put((i, kind, f)))
 
-    def _start(self, i: int, path: str, measure_here: bool) -> None:
+    def _start(self, i: int, path: str, here: bool) -> None:
         key, hit = lookup(path, self.options, self.cache, self.stats)
         if hit is not None:
             self.policies[i] = _Policy(path, key)
@@ -137,12 +149,17 @@ class _Run:
             return
         p = self.policies[i] = _Policy(path, key)
         try:
-            if measure_here:
+            if here:
                 self._measure_here(i, p)
                 return
             p.snapshot = take_snapshot(path, self.options.limits)
         except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
             self._finish(i, crashed(path, crash(path, exc)))
+            return
+        if p.snapshot.files[path].data is None:
+            # Unreadable here (vanished since it was found): this process words that diagnostic
+            # (its hint names this process's working folder).
+            self._lose(i, p)
             return
         self._submit(i, "policy", run_policy, self._policy_task(p))
 
@@ -151,8 +168,8 @@ class _Run:
         return PolicyTask(p.snapshot, self.options, self.worker_cache, self.split_from if self.ex.slots > 1 else None)
 
     def _measure_here(self, i: int, p: _Policy) -> None:
-        """A lone policy: measure it in this process (keeping the bytes read); a small one is
-        checked right here, a big one goes to the workers in shards."""
+        """Measure a policy in this process (keeping the bytes read): a small one is checked
+        right here, a big one goes to the workers in shards."""
         p.snapshot = FileSnapshot(p.path, repo_root(p.path), self.options.limits.max_file_bytes)
         loader = Loader(p.path, SourceMap(), limits=self.options.limits, files=Recording(p.snapshot))
         edges = loader.measure()
@@ -210,7 +227,8 @@ class _Run:
         self._finish(i, r)
 
     def _lose(self, i: int, p: _Policy) -> None:
-        """Check policy ``i`` in this process instead (its other tasks' answers are ignored)."""
+        """Check policy ``i`` in this process (instead of workers lost, or not trusted; the
+        answers of its other tasks are ignored)."""
         p.lost = True
         try:
             r = check_counted(p.path, self.options, self.cache, self.stats, self.on_obligations)

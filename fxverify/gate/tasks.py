@@ -112,6 +112,16 @@ def crashed(path: str, diag: Diagnostic | None) -> CheckResult:
     return CheckResult(path, None, SourceMap(), diagnostics=[diag] if diag is not None else [])
 
 
+def warm(_arg: object) -> str:
+    """Get a worker ready before its first task: import the pipeline and build the parser (a
+    second or so), so the gate knows when handing work out stops costing start-up time. Returns
+    the worker's identity."""
+    from fxverify.syntax.parse import parser
+
+    parser()
+    return identity(CheckOptions().solver.solver)
+
+
 def run_policy(task: PolicyTask) -> PolicyOutcome | NeedFiles | Big:
     """Check (or measure) one policy in a worker (see the module docstring); never raises (a
     raise would lose the message: it becomes the outcome's ``crash``)."""
