@@ -8,7 +8,8 @@ time, with ``--no-cache``:
 2. a folder of policies (default: the corpus without corpus/real), one policy per worker:
    ``--jobs 1`` vs ``--jobs N``;
 3. both again on a ``distributed.LocalCluster`` of N single-threaded worker processes started by
-   this script (``--executor dask://HOST:PORT``), against ``--jobs N`` on local processes.
+   this script (``--executor dask://HOST:PORT``), once warm (a first small check imports
+   fxverify on its workers), against ``--jobs N`` on local processes.
 Prints wall seconds and their ratios, the CPU seconds each run used (its worker processes
 included; a LocalCluster's workers are this script's, so they are not counted), the load average
 of the machine before and after (others may share it), and whether every run printed the same
@@ -21,6 +22,7 @@ Run from the repository root:
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -40,6 +42,12 @@ def _check(paths: list[str], *opts: str) -> tuple[float, float, str]:
     if r.returncode not in (0, 1):
         sys.exit(f"fxverify check {' '.join(paths)} {' '.join(opts)} failed with exit code {r.returncode}:\n{r.stderr}")
     return dt, cpu, r.stdout
+
+
+def _differing(a: str, b: str) -> list[str]:
+    """The policies whose results differ between two JSON reports."""
+    ra, rb = (json.loads(x)["results"] for x in (a, b))
+    return [x.get("policy", "?") for x, y in zip(ra, rb) if x != y] + (["(the number of results)"] if len(ra) != len(rb) else [])
 
 
 def _children_cpu() -> float:
@@ -73,6 +81,9 @@ def main() -> None:
 
         with LocalCluster(n_workers=a.jobs, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
             address = cluster.scheduler_address.replace("tcp://", "dask://")
+            # A cluster's workers import fxverify on their first task; a gate meets them warm.
+            t_cold, _cpu, _out = _check([str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx")], "--executor", address)
+            print(f"LocalCluster of {n}: first check on fresh workers {t_cold:.2f} s (not counted below)")
             for kind, paths in (("policy", [a.policy]), ("folder", folder)):
                 runs[kind][f"LocalCluster of {n}"] = _check(paths, "--executor", address)
     same = True
@@ -87,6 +98,9 @@ def main() -> None:
             print(f"  LocalCluster / local jobs {n}: {got[f'LocalCluster of {n}'][0] / got[f'jobs {n}'][0]:.2f}x the time")
         outs = {out for _t, _c, out in got.values()}
         print(f"  identical reports: {len(outs) == 1}")
+        for name, (_t, _c, out) in got.items():
+            for path in _differing(got["jobs 1"][2], out):
+                print(f"    {name}: the result of {path} differs from --jobs 1")
         same = same and len(outs) == 1
     print(f"load average after {os.getloadavg()[0]:.1f}")
     if not same:

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, defaultdict
-from collections.abc import Iterator, Sequence
+from collections import Counter, OrderedDict, defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from fxverify import hints
@@ -222,23 +222,27 @@ def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapsh
     load = [diagnostic_from_record(d) for d in head.load]
     if head.facts is None or not all(o.loaded for o in outs):
         return CheckResult(path, None, sources, diagnostics=load)
-    parts = {(o.shard.family, o.shard.part): (o, result_from_record(o.record, SourceMap())) for o in outs if o.record}
-    outcomes = _interleave(parts)
-    pos = {o.key: i for i, o in enumerate(outcomes)}
-    if len(pos) != len(outcomes):
-        raise FxError("two shards discharged an obligation with the same key")
-    results = [r for _o, r in parts.values()]
-    found = [d for r in results for d in r.diagnostics[:len(r.diagnostics) - r.certify_rejected]]
-    rejected = [d for r in results for d in r.diagnostics[len(r.diagnostics) - r.certify_rejected:]]
-    merged = CheckResult(path, None, sources, outcomes=outcomes, name=head.facts.name,
-                         diagnostics=sorted(found, key=lambda d: pos[d.obligation]) + sorted(rejected, key=lambda d: pos[d.obligation]),
-                         refutations=sorted((x for r in results for x in r.refutations), key=lambda x: pos[x.key]),
+    shards = [(o, result_from_record(o.record, SourceMap())) for o in outs if o.record is not None]
+    outcomes, where = _order(shards)
+    results = [r for _o, r in shards]
+    found = [(where(o, d.obligation), d) for o, r in shards for d in r.diagnostics[:len(r.diagnostics) - r.certify_rejected]]
+    rejected = [(where(o, d.obligation), d) for o, r in shards for d in r.diagnostics[len(r.diagnostics) - r.certify_rejected:]]
+    tally: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        for family, c in r.counts().items():
+            tally[family].update(c)
+    # in the order ``CheckResult.counts`` gives: families as their outcomes first appear
+    ordered = {f.value: tally[f.value] for f in OBLIGATION_FAMILIES if f.value in tally}
+    merged = CheckResult(path, None, sources, outcomes=outcomes, name=head.facts.name, tally=ordered,
+                         diagnostics=[d for _i, d in sorted(found, key=_first)] + [d for _i, d in sorted(rejected, key=_first)],
+                         refutations=[x for _i, x in sorted(((where(o, x.key), x) for o, r in shards for x in r.refutations), key=_first)],
                          solver_calls=sum(r.solver_calls for r in results))
     if options.certify:
         merged.certified = sum(r.certified or 0 for r in results)
         merged.certify_rejected = sum(r.certify_rejected for r in results)
-    later = sorted(((pos[k], k, shown, o.shard.family) for o in outs for k, shown in o.findings), key=lambda x: x[0])
+    later = sorted(((where(o, k), k, shown, o.shard.family) for o, _r in shards for k, shown in o.findings), key=_first)
     if later:
+        merged.tally = None  # verifying hints reads every outcome anyway
         _verify_later(merged, later, options, snapshot)
     merged.diagnostics = conclude(load + merged.diagnostics, head.facts, sources)
     merged.cache_hits = sum(o.stats.hits for o in outs)
@@ -246,21 +250,66 @@ def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapsh
     return merged
 
 
-def _interleave(parts: dict[tuple[Family, int], tuple[ShardOutcome, CheckResult]]) -> list[Outcome]:
-    """Every outcome in the order of one process: family by family, and in a family index ``i``
-    from part ``i % parts`` (its ``i // parts``-th)."""
-    out: list[Outcome] = []
+def _first(item: tuple) -> int:
+    return item[0]
+
+
+def _order(shards: list[tuple[ShardOutcome, CheckResult]]) -> tuple[Sequence[Outcome], Callable[[ShardOutcome, str], int]]:
+    """The outcomes in the order of one process (``Interleaved``), and the position in it of a
+    key of a shard: family by family, and in a family, index ``i`` is part ``i % parts``'s
+    ``i // parts``-th outcome."""
+    offset: dict[Family, int] = {}
+    parts: list[list[Sequence[Outcome]]] = []
+    n = 0
     for family in OBLIGATION_FAMILIES:
-        mine = sorted((part, o, r) for (f, part), (o, r) in parts.items() if f is family)
+        mine = sorted(((o.shard.part, o, r) for o, r in shards if o.shard.family is family), key=_first)
         if not mine:
             raise FxError(f"no shard discharged the {family.value} family")
-        n, total = mine[0][1].shard.parts, mine[0][1].total
-        lists = [list(r.outcomes) for _p, _o, r in mine]
-        if [p for p, _o, _r in mine] != list(range(n)) or any(o.total != total for _p, o, _r in mine) \
-                or sum(map(len, lists)) != total:
+        k, total = mine[0][1].shard.parts, mine[0][1].total
+        sizes = [len(o.record["keys"].split("\n")) if o.record and o.record["keys"] else 0 for _p, o, _r in mine]
+        if [p for p, _o, _r in mine] != list(range(k)) or any(o.total != total for _p, o, _r in mine) or sum(sizes) != total:
             raise FxError(f"the shards of the {family.value} family disagree on its obligations")
-        out += [lists[i % n][i // n] for i in range(total)]
-    return out
+        offset[family] = n
+        parts.append([r.outcomes for _p, _o, r in mine])
+        n += total
+    index: dict[int, dict[str, int]] = {}
+
+    def where(o: ShardOutcome, key: str) -> int:
+        if id(o) not in index:
+            assert o.record is not None
+            index[id(o)] = {k: i for i, k in enumerate(o.record["keys"].split("\n"))}
+        return offset[o.shard.family] + index[id(o)][key] * o.shard.parts + o.shard.part
+
+    return Interleaved(parts, n), where
+
+
+class Interleaved(Sequence):
+    """A policy's outcomes merged from its shards, put in order on first use (a report needs
+    only the counts, which the shards send): ``parts`` holds, per family in order, the outcome
+    sequences of its parts; ``n`` is their total length."""
+
+    def __init__(self, parts: list[list[Sequence[Outcome]]], n: int) -> None:
+        self._parts: list[list[Sequence[Outcome]]] | None = parts
+        self._n = n
+        self._items: list[Outcome] = []
+
+    def _all(self) -> list[Outcome]:
+        if self._parts is not None:
+            for family in self._parts:
+                lists = [list(p) for p in family]
+                k = len(lists)
+                self._items += [lists[i % k][i // k] for i in range(sum(map(len, lists)))]
+            self._parts = None
+        return self._items
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __getitem__(self, i):
+        return self._all()[i]
+
+    def __iter__(self):
+        return iter(self._all())
 
 
 def _verify_later(merged: CheckResult, later: list[tuple[int, str, tuple[int, ...], Family]], options: CheckOptions,
