@@ -23,23 +23,13 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic, nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.lower import TARGETS
+from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
                   help="Verify data-movement policies for GPU-DPU/NIC-CXL fabrics, then lower them to eBPF.")
-
-
-class Format(str, Enum):
-    """Output formats of ``check``."""
-
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    junit = "junit"
-    github = "github"
-    markdown = "markdown"
 
 
 class LowerFormat(str, Enum):
@@ -76,7 +66,7 @@ class Unknown(str, Enum):
 #: Solvers (``--solver``), as the solver layer defines them.
 Solver = Enum("Solver", {s: s for s in SOLVERS}, type=str)  # type: ignore[misc]
 
-_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install 'fxverify[cvc5]'`) or portfolio (both; a disagreement is unknown)."
+_SOLVER_HELP = "Solver: z3, cvc5 (needs `pip install cvc5`) or portfolio (both; a disagreement is unknown)."
 
 
 def _version(value: bool) -> None:
@@ -112,39 +102,71 @@ def _stop(code: codes.Code, message: str, help: str | None = None) -> typer.Exit
     return typer.Exit(2)
 
 
+def _env(key: str) -> str:
+    """The environment variable of configuration key ``key`` (``gate.config.Setting.env``)."""
+    return "FXVERIFY_" + key.upper().replace("-", "_")
+
+
 @app.command()
 def check(
+    ctx: typer.Context,
     paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
+                                  help="Output format: text, json, sarif, junit, github, markdown, html or csv. FMT=PATH also "
+                                       "writes FMT to PATH; repeat for several outputs from one run."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
-    no_prune: bool = typer.Option(False, "--no-prune", help="Send every obligation to the solver (no graph or interval proofs)."),
-    solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+    no_prune: bool = typer.Option(False, "--no-prune", envvar=_env("no-prune"),
+                                  help="Send every obligation to the solver (no graph or interval proofs)."),
+    solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
+                               help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, envvar=_env("timeout"),
+                                help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, envvar=_env("seed"), help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
-    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", help="Fail (exit 1) on errors only, or on warnings too."),
-    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", help="An unknown verdict fails the gate, or is a warning."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not in this baseline file."),
+    fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar=_env("fail-on"),
+                                   help="Fail (exit 1) on errors only, or on warnings too."),
+    unknown: Unknown = typer.Option(Unknown.fail, "--unknown", envvar=_env("unknown"),
+                                    help="An unknown verdict fails the gate, or is a warning."),
+    exit_zero: bool = typer.Option(False, "--exit-zero", "--soft-fail", envvar=_env("exit-zero"),
+                                   help="Soft-fail: report every finding, but exit 0 where findings would fail the gate "
+                                        "(input and internal errors still exit 2 and 3)."),
+    select: list[str] = typer.Option([], "--select", metavar="RULES", envvar=_env("select"),
+                                     help="Check only these rules: codes, prefixes (FX-ORD) or families (ordering), "
+                                          "comma-separated; repeatable. FX-ORD-001 is always checked."),
+    ignore: list[str] = typer.Option([], "--ignore", metavar="RULES", envvar=_env("ignore"),
+                                     help="Do not check these rules (codes, prefixes or families); repeatable."),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", envvar=_env("baseline"),
+                                            help="Report only findings not in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings in FILE and exit 0."),
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Result cache folder (default: the user cache directory)."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the result cache."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar="FXVERIFY_JOBS", show_default="the CPUs this process may use",
-                                       help="Worker processes on this machine: many policies run side by side, and a big "
-                                            "policy's obligations are split over them. The report is the same for every N."),
-    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT",
-                                 help="Where the checks run: worker processes here (local), or the workers of an existing "
-                                      "Dask cluster (needs `pip install 'fxverify[dask]'` here and on the workers)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar; the text report shows only failures "
-                               "(refuted, unknown, input errors) and a one-line summary."),
-    color: Color = typer.Option(Color.auto, "--color", help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
-    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB",
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
+                                             help="Result cache folder (default: the user cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="the CPUs",
+                                       help="Worker processes here; a big policy is split over them (same report for any N)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
+                                 help="Run the checks here (local), or on the workers of an existing Dask cluster."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
+                               help="No progress bar; the text report shows only failures "
+                                    "(refuted, unknown, input errors) and a one-line summary."),
+    color: Color = typer.Option(Color.auto, "--color", envvar=_env("color"),
+                                help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
+    exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", envvar=_env("exclude"),
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
+    junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", envvar=_env("junit-per-obligation"),
+                                              help="JUnit: one test case per obligation (default: one per obligation "
+                                                   "family key, with its count)."),
+    config: Optional[Path] = typer.Option(None, "--config", envvar=_env("config"),
+                                          help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
+                                               "with [tool.fxverify], from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
+    pictures: Optional[Path] = typer.Option(None, "--pictures", metavar="DIR",
+                                            help="Write each trace as an SVG swimlane into DIR (replaced as a whole); "
+                                                 "Markdown and SARIF reports link them."),
 ) -> None:
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
@@ -152,7 +174,10 @@ def check(
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.gate.executors import default_jobs
+    from fxverify.gate.rules import skipped
     from fxverify.pipeline import CheckOptions
+    from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render, run_link
+    from fxverify.render.pictures import picture_link
 
     def opt(p: Optional[Path]) -> str | None:
         return None if p is None else str(p)
@@ -160,103 +185,89 @@ def check(
     if certify is not None and certify not in CERTIFY_MODES:
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
+    # Settings the command line and the environment left at their defaults come from the file.
+    given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
+                 fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
+                 ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
+                 executor=executor, quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
+    from fxverify.gate.config import ConfigError, settings
+
+    try:
+        # By name: typer ships its own copy of click in some versions, with its own enum.
+        s = settings(given, opt(config), lambda name: getattr(ctx.get_parameter_source(name), "name", None))
+    except ConfigError as err:
+        _problems(err.diagnostics, err.sources)
+        raise typer.Exit(2) from None
+    color_choice = Color(s["color"])
+    outputs, problems = parse_outputs(list(fmt), opt(output))
+    skip, rule_problems = skipped(s["select"], s["ignore"])
+    if problems or rule_problems:
+        _problems(problems + rule_problems)
+        raise typer.Exit(2)
+    if pictures is not None:
+        _pictures_refused(str(pictures))
     req = GateRequest(
         paths=tuple(str(p) for p in paths),
-        check=CheckOptions(prune=not no_prune, solver=SolverOptions(seed=seed, rlimit=rlimit, timeout_ms=timeout,
-                                                                        solver=solver.value),
-                           certify=certify),
-        gate=GateOptions(fail_on=fail_on.value, unknown=unknown.value),
-        baseline=opt(baseline), write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
-        cache_dir=None if no_cache else (str(cache_dir) if cache_dir else default_cache_dir()),
-        jobs=jobs if jobs is not None else default_jobs(), executor=executor, dump_smt=opt(dump_smt), stats=stats,
-        exclude=tuple(exclude))
-    with ProgressBar(quiet) as bar:
+        check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
+                                                                          timeout_ms=s["timeout"], solver=s["solver"]),
+                           certify=certify, skip_codes=skip),
+        gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
+        baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
+        cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
+        jobs=s["jobs"] or default_jobs(), executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+    from fxverify.render.progress import ProgressBar
+
+    with ProgressBar(s["quiet"]) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
     _problems(report.problems)
     if report.stopped:
         raise typer.Exit(report.exit_code)
-    text, lines = _render(report, fmt, quiet)
-    if output is not None:
-        read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
-        if os.path.realpath(output) in read:
-            raise _stop(codes.IO_002, f"`-o {output}` is a policy file this run read; nothing was written",
+    if pictures is not None:
+        from fxverify.render.pictures import write_pictures
+
+        problem = write_pictures(report, str(pictures))
+        if problem is not None:
+            _problems([problem])
+            raise typer.Exit(2)
+    read = {os.path.realpath(p) for r in report.results for p in [r.path, *r.sources.paths()]}
+    for o in outputs:
+        if o.path is not None and os.path.realpath(o.path) in read:
+            raise _stop(codes.IO_002, f"`{o.path}` is a policy file this run read; nothing was written",
                         "name a report file, such as `-o report.sarif`")
-        try:
-            write_text(str(output), text)
-        except OSError as err:
-            raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
-                        "name a file in an existing, writable folder")
-    elif lines is not None and _use_color(color):
-        from rich.console import Console
+    for i, o in enumerate(outputs):
+        others = tuple(describe(x) for j, x in enumerate(outputs) if j != i and x.fmt != "github")
+        text, lines = render(report, o.fmt, RenderOptions(quiet=s["quiet"], junit_per_obligation=s["junit_per_obligation"],
+                                                          elsewhere=others + run_link(),
+                                                          pictures=picture_link(o.fmt, pictures, o.path)))
+        if o.path is not None:
+            try:
+                write_text(o.path, text)
+            except OSError as err:
+                raise _stop(codes.IO_001, f"cannot write `{o.path}`: {err.strerror or err}",
+                            "name a file in an existing, writable folder")
+        elif lines is not None and _use_color(color_choice):
+            from rich.console import Console
 
-        from fxverify.render.text import to_rich
+            from fxverify.render.text import to_rich
 
-        forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color is Color.always else {}
-        Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
-    else:
-        sys.stdout.write(text)
+            forced = {"force_terminal": True, "no_color": False, "color_system": "standard"} if color_choice is Color.always else {}
+            Console(highlight=False, soft_wrap=True, **forced).print(to_rich(lines), end="")
+        else:
+            sys.stdout.write(text)
     raise typer.Exit(report.exit_code)
 
 
-def _render(report, fmt: Format, quiet: bool = False) -> tuple[str, list | None]:
-    """The report's text in ``fmt``; for ``text`` also the styled lines (for a terminal), only the
-    failures when ``quiet``."""
-    if fmt is Format.text:
-        from fxverify.render.text import render_report, to_plain
+def _pictures_refused(folder: str) -> None:
+    """Stop (exit 2) before checking when ``--pictures DIR`` cannot be replaced as a whole."""
+    from fxverify.atomic import foreign_entries
+    from fxverify.diagnostics.outdir import refuse_replacing
+    from fxverify.render.pictures import INDEX, PICTURE_NAME
 
-        lines = render_report(report, quiet)
-        return to_plain(lines), lines
-    if fmt is Format.json:
-        from fxverify.render.json import report_to_json as render
-    elif fmt is Format.sarif:
-        from fxverify.render.sarif import report_to_sarif as render
-    elif fmt is Format.junit:
-        from fxverify.render.junit import report_to_junit as render
-    elif fmt is Format.github:
-        from fxverify.render.github import report_to_github as render
-    else:
-        from fxverify.render.markdown import report_to_markdown as render
-    return render(report), None
-
-
-class ProgressBar:
-    """A rich progress bar on stderr (policies, obligations discharged) when stderr is a terminal
-    and not ``--quiet``; otherwise it shows nothing. A ``gate.Progress``."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.enabled = sys.stderr.isatty() and not quiet
-        self.bar = None
-        self._policies = self._obligations = None
-
-    def __enter__(self) -> "ProgressBar":
-        return self
-
-    def start(self, policies: int) -> None:
-        """Show the bar for ``policies`` files."""
-        if not self.enabled:
-            return
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                            console=Console(stderr=True), transient=True)
-        self.bar.__enter__()
-        self._policies = self.bar.add_task("policies", total=policies)
-        self._obligations = self.bar.add_task("obligations discharged", total=None)
-
-    def done(self, path: str) -> None:
-        """One more policy checked."""
-        if self.bar is not None:
-            self.bar.advance(self._policies)
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations discharged."""
-        if self.bar is not None:
-            self.bar.advance(self._obligations, n)
-
-    def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
+    problem = refuse_replacing(folder, lambda d: foreign_entries(d, INDEX, PICTURE_NAME), "fxverify",
+                               "fxverify check --pictures", "pictures", option="--pictures")
+    if problem is not None:
+        _problems([problem])
+        raise typer.Exit(2)
 
 
 #: Lowering targets (BRIEF section 7), as the lowering defines them.
@@ -272,6 +283,8 @@ def lower(
     kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
     kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
     allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
+    cuda_kernel: list[str] = typer.Option([], "--cuda-kernel", metavar="DEVICE.HOOK=KERNEL",
+                                          help="bpftime: drive a GPU hook from the entry and exit of a CUDA kernel (its mangled symbol); repeatable."),
     fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
                             help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
@@ -283,7 +296,7 @@ def lower(
     from fxverify.render.lower import render_json, render_text
 
     if fmt not in {f.value for f in LowerFormat}:
-        if fmt in {f.value for f in Format}:
+        if fmt in CHECK_FORMATS:
             raise _stop(codes.USE_005, f"`lower` reports as `text` or `json`, not `{fmt}`: `{fmt}` is a format of "
                         "`fxverify check`, which `lower` would ignore",
                         f"`fxverify check {policy} --format {fmt}` reports the findings as {fmt}; "
@@ -293,8 +306,16 @@ def lower(
     if no_compile and (kernel_verify or kernel_run):
         raise _stop(codes.USE_002, f"`--no-compile` writes no objects, so `{'--kernel-verify' if kernel_verify else '--kernel-run'}` "
                     "has nothing to load", "drop `--no-compile` to verify or run the programs in the kernel")
+    kernels = []
+    for spec in cuda_kernel:
+        where, _eq, symbol = spec.partition("=")
+        dev, _dot, hook = where.partition(".")
+        if not (dev and hook and symbol):
+            raise _stop(codes.USE_005, f"`--cuda-kernel {spec}` is not DEVICE.HOOK=KERNEL",
+                        "for example `--cuda-kernel gpu0.launch=_Z9vectorAddPKfS0_Pf`")
+        kernels.append((dev, hook, symbol))
     opts = LowerOptions(target=target.value, compile=not no_compile, kernel_verify=kernel_verify,
-                        kernel_run=kernel_run, allow_unproved=allow_unproved,
+                        kernel_run=kernel_run, allow_unproved=allow_unproved, cuda_kernels=tuple(kernels),
                         solver=SolverOptions(rlimit=rlimit, solver=solver.value))
     try:
         res = run_lower(str(policy), str(output), opts)
@@ -326,6 +347,137 @@ def smt(
     raise typer.Exit(res.exit_code)
 
 
+class GraphFormat(str, Enum):
+    """Output formats of ``graph``."""
+
+    dot = "dot"
+    svg = "svg"
+    html = "html"
+
+
+class GraphView(str, Enum):
+    """Views of ``graph`` (``views.command.VIEWS``), or all of them."""
+
+    fabric = "fabric"
+    movement = "movement"
+    hb = "hb"
+    all = "all"
+
+
+_SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": GraphFormat.svg,
+                  ".html": GraphFormat.html, ".htm": GraphFormat.html}
+
+
+@app.command()
+def graph(
+    policy: Path = typer.Argument(..., help="The policy file to draw."),
+    output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
+    fmt: Optional[GraphFormat] = typer.Option(None, "--format", "-f",
+                                              help="dot, svg (laid out by Graphviz) or html (one self-contained page); "
+                                                   "default: from the suffix of -o, else dot."),
+    view: Optional[GraphView] = typer.Option(None, "--view", help="fabric, movement (edges between regions), hb "
+                                             "(happens-before) or all; default: all for html, movement otherwise."),
+    unfold: list[str] = typer.Option([], "--unfold", metavar="NAME",
+                                     help="Draw this family (or instance, or index prefix such as `kvw[3]`) one "
+                                          "instance at a time; repeatable."),
+    finding: Optional[str] = typer.Option(None, "--finding", metavar="CODE[:KEY]",
+                                          help="Check the policy and highlight this finding: its edges, bytes and "
+                                               "the missing ordering or path."),
+) -> None:
+    """Draw a policy: its fabric, movement graph or happens-before graph, families folded, a finding highlighted."""
+    from fxverify.atomic import write_text
+    from fxverify.render.dot import GraphvizMissing
+    from fxverify.render.graph import draw_graph
+    from fxverify.views.command import VIEWS, GraphRequest, build_pictures
+
+    fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
+    chosen = view or (GraphView.all if fmt is GraphFormat.html else GraphView.movement)
+    if chosen is GraphView.all and fmt is not GraphFormat.html:
+        raise _stop(codes.USE_002, f"a {fmt.value.upper()} file holds one picture, and `--view all` asks for three",
+                    "name one view (`--view fabric|movement|hb`), or use `--format html` for a page with all of them")
+    if output is not None and os.path.realpath(output) == os.path.realpath(policy):
+        raise _stop(codes.IO_002, f"`-o {output}` is the policy file; nothing was written",
+                    "name a picture file, such as `-o policy.svg`")
+    views = VIEWS if chosen is GraphView.all else (chosen.value,)
+    try:
+        built = build_pictures(GraphRequest(str(policy), views, tuple(unfold), finding))
+        _problems(built.diagnostics, built.sources if built.sources.paths() else None)
+        if built.exit_code:
+            raise typer.Exit(built.exit_code)
+        text = draw_graph(built, fmt.value)
+    except GraphvizMissing:
+        raise _stop(codes.USE_007, f"Graphviz's `dot` program is not installed, so `--format {fmt.value}` cannot lay "
+                    "the picture out", "install Graphviz (`apt-get install graphviz`, `brew install graphviz`), "
+                    "or write DOT with `--format dot`")
+    except typer.Exit:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any escape is a bug: FX-INT-001, exit 3
+        _problems([crash(str(policy), exc)])
+        raise typer.Exit(3)
+    if output is None:
+        sys.stdout.write(text)
+        raise typer.Exit(0)
+    try:
+        write_text(str(output), text)
+    except OSError as err:
+        raise _stop(codes.IO_001, f"cannot write `{output}`: {err.strerror or err}",
+                    "name a file in an existing, writable folder")
+
+
+@app.command()
+def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
+    """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
+    regions and edges (families unrolled), exit 0."""
+    from fxverify.gate.sources import parse_only
+
+    _finish(parse_only([str(p) for p in paths]))
+
+
+@app.command()
+def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
+        check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
+        diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
+    """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
+    from fxverify.gate.sources import format_files
+
+    _finish(format_files([str(p) for p in paths], check_only, diff))
+
+
+def _finish(run) -> None:
+    """Print a ``gate.sources.Run`` (its problems on standard error) and exit with its code."""
+    for diags, sources in run.problems:
+        _problems(diags, sources)
+    sys.stdout.write(run.stdout)
+    raise typer.Exit(run.exit_code)
+
+
+class CompareFormat(str, Enum):
+    """Formats of ``compare``."""
+
+    text = "text"
+    csv = "csv"
+
+
+@app.command()
+def compare(
+    a: Path = typer.Argument(..., help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
+    b: Path = typer.Argument(..., help="The CSV report of the second run."),
+    fmt: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="A table (text) or CSV."),
+    changed: bool = typer.Option(False, "--changed", help="Show only rows whose verdict or counts differ."),
+) -> None:
+    """Compare two runs per policy and obligation family, as `veristat -C` does: verdicts,
+    obligation counts and times (runs with --stats) side by side, with their differences."""
+    from fxverify.gate.compare import CompareError, compare as run_compare, table
+
+    try:
+        deltas = run_compare(str(a), str(b))
+    except CompareError as err:
+        _problems([err.diagnostic])
+        raise typer.Exit(2) from None
+    sys.stdout.write(table([d for d in deltas if d.changed or not changed], csv_format=fmt is CompareFormat.csv))
+    raise typer.Exit(0)
+
+
 @app.command()
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
@@ -350,21 +502,69 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
 def init(directory: Path = typer.Argument(..., help="The folder of the policy repository (new, or one to add the gate to)."),
          action: Optional[str] = typer.Option(None, "--action", help="Use this fxverify GitHub Action (owner/repo@ref) "
                                               "instead of installing fxverify in the workflow."),
+         package: Optional[str] = typer.Option(None, "--package", metavar="REQUIREMENT",
+                                               help="The pip requirement that installs fxverify in the hook and the "
+                                                    "workflow (default: this fxverify's git repository at its commit)."),
          force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
-    """Scaffold a policy repository: an example policy, a pre-commit config, a CI workflow, a README."""
-    from fxverify.gate.scaffold import scaffold
+    """Scaffold a policy repository, or add the gate to one: an example policy, a pre-commit hook, a CI workflow, a README."""
+    from fxverify.gate.scaffold import PACKAGE_PLACEHOLDER, package as this_package, scaffold
 
-    written, kept, problems = scaffold(str(directory), action, force)
+    spec = package or this_package()
+    written, kept, problems = scaffold(str(directory), action, force, spec)
     if problems:
         _problems(problems)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
     for p in kept:
-        typer.echo(f"kept {p} (already there)")
-    if action is None:
-        typer.echo("then: set FXVERIFY_PACKAGE in .github/workflows/fxverify.yml to the path or git URL of fxverify")
+        why = "a README is never replaced" if p.endswith("README.md") else "`--force` replaces it"
+        typer.echo(f"kept {p} (already there; {why})")
+    if any(p.endswith(".pre-commit-config.yaml") for p in kept):
+        typer.echo("  to gate commits, add the `fxverify` hook of `fxverify init NEW-FOLDER` to it")
+    if spec is None:
+        typer.echo(f"then: replace `{PACKAGE_PLACEHOLDER}` (the workflow's FXVERIFY_PACKAGE, the hook's "
+                   "additional_dependencies) with `fxverify @ git+URL@COMMIT`, or run `fxverify init --package ...`")
+    else:
+        typer.echo(f"fxverify installs from: {spec}")
     typer.echo(f"next: cd {directory} && fxverify check .")
+
+
+@app.command()
+def lsp(
+    stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
+    check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+) -> None:
+    """Run the language server (diagnostics as you type, hover, definition, completion, verified fixes) over stdio."""
+    from fxverify.isolate import Caps
+    from fxverify.lsp.server import serve_stdio
+    from fxverify.pipeline import CheckOptions
+
+    serve_stdio(CheckOptions(solver=SolverOptions(rlimit=rlimit, timeout_ms=timeout)),
+                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20))
+    raise typer.Exit(0)
+
+
+@app.command()
+def serve(
+    port: int = typer.Option(8642, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: a loopback address unless --allow-remote."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
+    root: Optional[Path] = typer.Option(None, "--root", help="The repository whose corpus to teach (default: the one holding the current folder)."),
+    check_seconds: float = typer.Option(20.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
+    memory_mib: int = typer.Option(2048, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
+    verbose: bool = typer.Option(False, "--verbose", help="Log every request on standard error."),
+) -> None:
+    """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
+    from fxverify.isolate import Caps
+    from fxverify.serve.command import ServeRequest, run_serve
+
+    problems, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
+                                            Caps(seconds=check_seconds, memory_bytes=memory_mib << 20), verbose))
+    _problems(problems)
+    raise typer.Exit(code)
 
 
 gen_app = typer.Typer(add_completion=False, no_args_is_help=True,

@@ -133,12 +133,15 @@ def verified(policy: Policy, before: set[str], ob: Obligation, shown: tuple[int,
 
 
 def verify_all(policy: Policy, findings: list[tuple[Obligation, tuple[int, ...], int]], diagnostics: list[Diagnostic],
-               before: set[str], recheck: Recheck) -> list[Diagnostic]:
+               before: set[str], recheck: Recheck, on_each: Callable[[], None] | None = None) -> list[Diagnostic]:
     """``diagnostics`` with the hint of each finding ``(obligation, shown edges, index into
     diagnostics)`` verified (``verified``) and followed by its status in parentheses; findings
-    past the bounds keep their hints, marked as not verified."""
+    past the bounds keep their hints, marked as not verified. ``on_each`` is called after each
+    finding (a progress bar)."""
     out = list(diagnostics)
     for n, (ob, shown, i) in enumerate(findings):
+        if on_each is not None and n:
+            on_each()
         d = out[i]
         if d.help is None:
             continue
@@ -149,4 +152,6 @@ def verify_all(policy: Policy, findings: list[tuple[Obligation, tuple[int, ...],
             help_, status = verified(policy, before, ob, shown, d.help, recheck)
         text = f"{help_} ({status})"
         out[i] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
+    if on_each is not None and findings:
+        on_each()
     return out

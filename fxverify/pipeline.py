@@ -14,8 +14,9 @@ counterexample does not replay or a certificate is missing or rejected, and (thr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from fxverify import hints
 from fxverify.certify import Certifier, Claim
@@ -23,6 +24,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
 from fxverify.obligations.families import generate
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
@@ -39,6 +41,24 @@ from fxverify.source import SourceMap, Span
 #: Makes the backend for a policy from its effective solver options.
 BackendFactory = Callable[[SolverOptions], Backend]
 
+#: The phases of a check, in order (``Progress.phase``).
+PHASES = ("parse", "resolve", "generate", "discharge", "replay", "hints")
+
+
+class Progress(Protocol):
+    """Where a check reports its progress (a progress bar): each phase of ``PHASES`` as it
+    starts, with its total (``None`` when unknown), and the units done in it: files read (parse),
+    obligation families generated (generate), obligations discharged (discharge), refutations
+    replayed by the simulator (replay), hints applied and checked again (hints)."""
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        """Phase ``name`` starts, with ``total`` units to do."""
+        ...
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more units of the current phase are done."""
+        ...
+
 
 @dataclass(frozen=True)
 class CheckOptions:
@@ -46,7 +66,9 @@ class CheckOptions:
     ``solver`` sets seeds and limits; ``dump_smt`` is a folder to write every query to; ``limits``
     caps the input; ``certify`` (``python`` or ``smt``, ``None``: off) re-validates the certificate
     of every fast proof (``fxverify.certify``); ``verify_hints`` applies each refutation's hint and
-    checks the policy again before showing it (``fxverify.hints``)."""
+    checks the policy again before showing it (``fxverify.hints``); ``skip_codes`` are codes whose
+    obligations are not generated (``--ignore``/``--select``: ``gate.rules``), and whose unused
+    suppressions are then not reported either."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -54,6 +76,7 @@ class CheckOptions:
     limits: Limits = Limits()
     certify: str | None = None
     verify_hints: bool = True
+    skip_codes: frozenset[str] = frozenset()
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -75,25 +98,28 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
-          make: BackendFactory = open_backend, progress: Callable[[int], None] | None = None,
-          loader: Loader | None = None) -> CheckResult:
+          make: BackendFactory = open_backend, progress: Progress | None = None,
+          texts: Mapping[str, str] | None = None, loader: Loader | None = None) -> CheckResult:
     """Check one policy file.
+
+    ``texts`` maps real paths to unsaved texts (an editor's buffers) read instead of those files
+    (``resolve.load_policy``): a buffer is checked as it is, and nothing is written. ``loader``
+    is the policy's ``resolve.Loader`` when the caller already made one (to measure the policy
+    first, or to read a snapshot of another machine's files: ``gate.shards``); it replaces
+    ``texts``.
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
-    and it is closed before returning. ``progress`` is called with the number of obligations
-    discharged since its previous call (for a progress bar). ``loader`` is the policy's
-    ``resolve.Loader`` when the caller already made one (to measure the policy first, or to read
-    a snapshot of another machine's files); by default the file is read from this disk. Input
-    problems are diagnostics (``result.input_error``). Raises only on bugs (``FxError`` or
-    others), which the gate reports as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be
-    written.
+    and it is closed before returning. ``progress`` hears of each phase and its units (a progress
+    bar). Input problems are diagnostics
+    (``result.input_error``). Raises only on bugs (``FxError`` or others), which the gate reports
+    as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be written.
     """
     t0 = time.perf_counter()
     if loader is None:
-        loader = Loader(path, SourceMap(), limits=options.limits)
+        loader = Loader(path, SourceMap(), limits=options.limits, texts=texts)
     sources = loader.sources
-    policy, diags = loader.finish()
+    policy, diags = loader.finish(None if progress is None else progress.phase)
     result = CheckResult(path, policy, sources, diagnostics=list(diags))
     if policy is None:
         result.seconds = time.perf_counter() - t0
@@ -107,7 +133,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
-    result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources)
+    result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources, options)
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -128,11 +154,13 @@ class PolicyFacts:
         return cls(policy.name, tuple(policy.suppressions), tuple(e.span for e in policy.edges))
 
 
-def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap) -> list[Diagnostic]:
+def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap, options: CheckOptions) -> list[Diagnostic]:
     """The diagnostics a check shows, from the load diagnostics followed by the discharge's (in
     obligation order): one per family instance group (``_group_instances``), then the inline
-    suppressions applied (``diagnostics.suppress``: FX-SUP-002 for unused ones)."""
-    return apply_suppressions(_group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name)
+    suppressions applied (``diagnostics.suppress``: FX-SUP-002 for unused ones, except for the
+    codes ``options.skip_codes`` leaves out)."""
+    return apply_suppressions(_group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name,
+                              options.skip_codes)
 
 
 _PROGRESS_EVERY = 4096
@@ -157,24 +185,34 @@ class Discharged:
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
-              progress: Callable[[int], None] | None = None,
+              progress: Progress | None = None,
               keep: list[tuple[Obligation, Query]] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
-    ``options.prune`` is off), then ``backend`` in batches; refutations are replayed. Returns a
+    ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
+    (each phase reported to ``progress``), then their hints verified. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
     included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
     ``options.dump_smt`` cannot be written."""
-    _ctx, obligations = generate(policy)
-    found = discharge_obligations(policy, obligations, options, backend, progress, keep)
+    if progress is not None:
+        progress.phase("generate", len(OBLIGATION_FAMILIES))
+    _ctx, obligations = generate(policy, None if progress is None else lambda _family: progress.advance(1))
+    found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
     if options.verify_hints and found.findings:
-        verify_hints(policy, options, found.findings, found.result)
+        if progress is not None:
+            progress.phase("hints", len(found.findings))
+        verify_hints(policy, options, found.findings, found.result, None if progress is None else lambda: progress.advance(1))
     return found.result
 
 
+def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[Obligation]:
+    """The obligations whose codes ``options.skip_codes`` does not leave out, in order."""
+    return (ob for ob in obligations if ob.code not in options.skip_codes)
+
+
 def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], options: CheckOptions, backend: Backend,
-                          progress: Callable[[int], None] | None = None,
+                          progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints: the outcomes come in the order of
@@ -190,22 +228,26 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
     slots: list[Outcome | None] = []
     pending: list[tuple[int, Obligation, Query]] = []
     findings: list[Finding] = []
+    # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
+    # witness, solver result); their diagnostic's place is held so the order stays obligation order.
+    refuted: list[tuple[int, Obligation, Witness, Result]] = []
 
     def flush() -> None:
         # Decide the pending queries as one batch, then read the answers in obligation order, so
         # outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
-            at = len(result.diagnostics)
-            slots[i] = _decided(policy, sim, ob, query, res, result)
-            if slots[i].verdict is Verdict.REFUTED and result.diagnostics[at].code is ob.code:
-                w = result.refutations[-1].witness
-                findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+            slots[i] = _decided(ob, query, res, result)
+            if slots[i].verdict is Verdict.REFUTED:
+                result.diagnostics.append(_HELD)
+                refuted.append((len(result.diagnostics) - 1, ob, result.refutations[-1].witness, res))
         pending.clear()
 
+    if progress is not None:
+        progress.phase("discharge", len(obligations))
     for i, ob in enumerate(obligations):
         if progress is not None and i and i % _PROGRESS_EVERY == 0:
-            progress(_PROGRESS_EVERY)
+            progress.advance(_PROGRESS_EVERY)
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:
@@ -227,15 +269,28 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
             flush()
     flush()
     if progress is not None and obligations:
-        progress(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
+        progress.advance(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
     # INVARIANT: flush filled every slot
     result.outcomes = [o for o in slots if o is not None]
+    if progress is not None and refuted:
+        progress.phase("replay", len(refuted))
+    for at, ob, w, res in refuted:
+        result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
+        if result.diagnostics[at].code is ob.code:
+            findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+        if progress is not None:
+            progress.advance(1)
     if certifier is not None:
         _certified(policy, obligations, certifier, result)
     return Discharged(result, findings)
 
 
-def verify_hints(policy: Policy, options: CheckOptions, findings: list[Finding], result: CheckResult) -> None:
+#: Holds the place of a refutation's diagnostic until the replay phase makes it.
+_HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
+
+
+def verify_hints(policy: Policy, options: CheckOptions, findings: list[Finding], result: CheckResult,
+                 on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
     policy's solver options: the re-checks of edited policies are not the policy's queries, so
     they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
@@ -249,7 +304,7 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[Finding],
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck)
+        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck, on_each)
     finally:
         solver.close()
 
@@ -274,17 +329,15 @@ def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifi
             policy=policy.name, obligation=ob.key))
 
 
-def _decided(policy: Policy, sim: Simulator, ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:
-    """The outcome of a query the solver answered; an unknown or refuted one adds its diagnostic
-    (and a refuted one its witness) to ``result``."""
+def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:
+    """The outcome of a query the solver answered; an unknown one adds its diagnostic to
+    ``result``, a refuted one its witness (its diagnostic comes from the replay phase)."""
     if res.status is Status.UNKNOWN:
         result.diagnostics.append(_unknown(ob, res.reason))
         return Outcome(ob.key, ob.code, Verdict.UNKNOWN, "solver", res.reason)
     if res.status is query.expect:
         return Outcome(ob.key, ob.code, Verdict.PROVED, "solver")
-    w = ob.witness(res)
-    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), w))
-    result.diagnostics.append(_refutation(policy, sim, ob, w, res))
+    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), ob.witness(res)))
     return Outcome(ob.key, ob.code, Verdict.REFUTED, "solver")
 
 

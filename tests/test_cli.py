@@ -164,7 +164,7 @@ def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path
 
 @pytest.mark.parametrize("args,code,words", [
     (["check"], "FX-USE-004", "missing argument"),
-    (["check", OK, "--format", "xml"], "FX-USE-005", "'xml' is not one of"),
+    (["check", OK, "--format", "xml"], "FX-USE-005", "`xml` is not a format"),
     (["check", OK, "--bogus"], "FX-USE-005", "no such option"),
     (["lower", OK, "-o", "out", "--format", "sarif"], "FX-USE-005", "`sarif` is a format of `fxverify check`"),
     (["lower", OK, "-o", "out", "--format", "xml"], "FX-USE-005", "`--format xml` is not a format of `lower`"),
@@ -261,7 +261,7 @@ def test_a_solver_that_is_not_installed_is_a_diagnostic(tmp_path: Path, args: tu
                        cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_COLOR": "1"})
     out = r.stdout + r.stderr
     assert r.returncode == 2, out
-    assert "[FX-USE-006]" in out and "pip install 'fxverify[cvc5]'" in out, out
+    assert "[FX-USE-006]" in out and "pip install 'cvc5'" in out, out
     assert "Traceback" not in out
     assert not (tmp_path / "out").exists()
 

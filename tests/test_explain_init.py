@@ -74,7 +74,8 @@ def _run_entry(entry: str, cwd: Path, files: list[str]) -> subprocess.CompletedP
 
 def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
     repo = tmp_path / "policies-repo"
-    r = CliRunner().invoke(app, ["init", str(repo), "--action", "acme/fxverify@v9"])
+    spec = "fxverify @ git+https://example.org/acme/fxverify.git@" + "ab" * 20
+    r = CliRunner().invoke(app, ["init", str(repo), "--action", "acme/fxverify@v9", "--package", spec])
     assert r.exit_code == 0, r.output
     cfg = yaml.safe_load((repo / ".pre-commit-config.yaml").read_text())
     (hook,) = cfg["repos"][0]["hooks"]
@@ -83,6 +84,8 @@ def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
     assert any(s.get("uses") == "acme/fxverify@v9" for s in steps)
     assert "README.md" in os.listdir(repo) and "fxverify check" in (repo / "README.md").read_text()
     assert hook["pass_filenames"] is True and hook["files"] == r"\.fx$"
+    # The hook installs fxverify itself (pre-commit's python language), from the given requirement.
+    assert hook["language"] == "python" and hook["additional_dependencies"] == [spec]
     done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 0, done.stdout + done.stderr
     assert "proved" in done.stdout
@@ -91,20 +94,47 @@ def test_init_scaffolds_a_repository_whose_hook_passes(tmp_path: Path) -> None:
     ex.write_text(ex.read_text().replace(" after attn", ""))
     done = _run_entry(hook["entry"], repo, ["policies/example.fx"])
     assert done.returncode == 1 and "FX-ORD-002" in done.stdout
-    # init never overwrites, unless --force (and never a README).
-    r = CliRunner().invoke(app, ["init", str(repo)])
-    assert r.exit_code == 2 and "nothing was written" in r.stderr and "--force" in r.stderr
+    # init adds what is missing and keeps what is there (saying so), unless --force; never a README.
+    (repo / ".github/workflows/fxverify.yml").unlink()
+    r = CliRunner().invoke(app, ["init", str(repo), "--package", spec])
+    assert r.exit_code == 0 and "wrote" in r.stdout and "fxverify.yml" in r.stdout
+    assert "kept" in r.stdout and "policies/example.fx (already there; `--force` replaces it)" in r.stdout
+    assert "add the `fxverify` hook" in r.stdout and "copy_done after attn" not in ex.read_text()
     (repo / "README.md").write_text("# mine\n")
-    r = CliRunner().invoke(app, ["init", str(repo), "--force"])
-    assert r.exit_code == 0 and "kept" in r.stdout
-    assert (repo / "README.md").read_text() == "# mine\n" and "after attn" in ex.read_text()
+    r = CliRunner().invoke(app, ["init", str(repo), "--force", "--package", spec])
+    assert r.exit_code == 0 and "README.md (already there; a README is never replaced)" in r.stdout
+    assert (repo / "README.md").read_text() == "# mine\n" and "copy_done after attn" in ex.read_text()
 
 
-def test_init_adds_the_gate_to_a_folder_with_a_readme(tmp_path: Path) -> None:
+def test_init_names_this_fxverify_by_its_repository_and_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `--package`, the hook and the workflow install the fxverify that ran `init`: its git
+    repository at its commit (pip's record of a VCS install, or the checkout it runs from)."""
+    import fxverify.gate.scaffold as scaffold
+    from fxverify.origin import Origin
+
+    monkeypatch.setattr(scaffold, "origin", lambda: Origin("git@example.org:acme/fxverify.git", "cd" * 20))
+    r = CliRunner().invoke(app, ["init", str(tmp_path)])
+    assert r.exit_code == 0, r.output
+    spec = f"fxverify @ git+ssh://git@example.org/acme/fxverify.git@{'cd' * 20}"
+    assert f"fxverify installs from: {spec}" in r.stdout
+    hook = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())["repos"][0]["hooks"][0]
+    assert hook["additional_dependencies"] == [spec]
+    job = yaml.safe_load((tmp_path / ".github/workflows/fxverify.yml").read_text())["jobs"]["check"]
+    assert job["env"]["FXVERIFY_PACKAGE"] == spec
+
+
+def test_init_adds_the_gate_to_a_folder_with_a_readme(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A repository that has a README (most do) is not refused: the README is kept; the other
     files are written. No reference in the scaffold points at something that does not exist: no
-    package index install, no published action or tag; the workflow's install is a placeholder
-    that fails the job with a message until it is filled in."""
+    package index install, no published action or tag, and every third-party action is pinned by
+    a full commit (the tag in a comment); with no known origin, the workflow's install is a
+    placeholder that fails the job with a message until it is filled in."""
+    import re
+
+    import fxverify.gate.scaffold as scaffold
+    from fxverify.origin import Origin
+
+    monkeypatch.setattr(scaffold, "origin", lambda: Origin())
     (tmp_path / "README.md").write_text("# ours\n")
     r = CliRunner().invoke(app, ["init", str(tmp_path)])
     assert r.exit_code == 0, r.output
@@ -115,9 +145,18 @@ def test_init_adds_the_gate_to_a_folder_with_a_readme(tmp_path: Path) -> None:
         assert "fxverify/fxverify@" not in text, p
     cfg = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
     (repo,) = cfg["repos"]
-    assert repo["repo"] == "local" and repo["hooks"][0]["language"] == "system"
+    assert repo["repo"] == "local" and repo["hooks"][0]["language"] == "python"
     wf = yaml.safe_load((tmp_path / ".github/workflows/fxverify.yml").read_text())
     job = wf["jobs"]["check"]
+    for step in job["steps"]:
+        if "uses" in step:
+            assert re.fullmatch(r"[\w./-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+    wf_text = (tmp_path / ".github/workflows/fxverify.yml").read_text()
+    for name, (sha, tag) in scaffold.PINNED.items():
+        if name in wf_text:
+            assert f"{name}@{sha}  # {tag}" in wf_text
+    run = next(s["run"] for s in job["steps"] if s.get("name") == "Check policies")
+    assert run.count("fxverify check") == 1 and "sarif=" in run and "GITHUB_STEP_SUMMARY" in run
     assert job["env"]["FXVERIFY_PACKAGE"] == ""
     install = next(s["run"] for s in job["steps"] if s.get("name") == "Install fxverify")
     assert "exit 1" in install and '"$FXVERIFY_PACKAGE"' in install
@@ -126,30 +165,78 @@ def test_init_adds_the_gate_to_a_folder_with_a_readme(tmp_path: Path) -> None:
 
 
 def test_published_hook_and_action_definitions(tmp_path: Path) -> None:
+    import re
+
+    from fxverify.gate.scaffold import PINNED
+
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "fxverify" and hook["files"] == r"\.fx$" and hook["pass_filenames"] is True
+    assert hook["language"] == "python"  # pre-commit installs the fxverify repository for the hook
     CliRunner().invoke(app, ["init", str(tmp_path)])
     assert _run_entry(hook["entry"], tmp_path, ["policies/example.fx"]).returncode == 0
     action = yaml.safe_load((ROOT / "action.yml").read_text())
     assert action["runs"]["using"] == "composite"
     steps = action["runs"]["steps"]
     script = next(s["run"] for s in steps if s.get("id") == "check")
-    assert "--format sarif" in script and "--format markdown" in script and "GITHUB_STEP_SUMMARY" in script
-    assert any(str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif@") for s in steps)
+    # One check writes annotations, SARIF and the job summary.
+    assert script.count("fxverify check") == 1
+    assert "--format github" in script and "sarif=" in script and "markdown=$GITHUB_STEP_SUMMARY" in script
     assert "${{" not in script  # inputs reach the script through the environment only
+    text = (ROOT / "action.yml").read_text()
+    for step in steps:
+        if "uses" in step:  # third-party actions pinned by the commit of the tag named beside it
+            name, _, sha = step["uses"].partition("@")
+            assert re.fullmatch(r"[0-9a-f]{40}", sha) and PINNED[name][0] == sha
+            assert f"{step['uses']}  # {PINNED[name][1]}" in text
+    cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@"))
+    check_env = next(s for s in steps if s.get("id") == "check")["env"]
+    assert cache["with"]["path"] == check_env["FXVERIFY_CACHE_DIR"]
 
 
 @pytest.mark.parametrize("tty,quiet,shown", [(True, False, True), (True, True, False), (False, False, False)])
 def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch, tty: bool, quiet: bool, shown: bool) -> None:
-    from fxverify import cli
+    from fxverify.render import progress
 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: tty, raising=False)
-    with cli.ProgressBar(quiet) as bar:
+    with progress.ProgressBar(quiet) as bar:
         assert bar.enabled is shown
         bar.start(3)
         assert (bar.bar is not None) is shown
+        bar.policy("p.fx")
+        bar.phase("discharge", 10)
+        bar.advance(10)
         bar.done("p.fx")
-        bar.obligations(10)
+
+
+def test_progress_bar_names_each_phase_with_its_total() -> None:
+    """The bar names the policy and its phase, with units done out of the phase's total; phases
+    whose total is unknown (parse, resolve) show no `0/?`."""
+    import io
+
+    from rich.console import Console
+
+    from fxverify.render import progress
+    from fxverify.gate import GateRequest, run_gate
+
+    class Recorder(progress.ProgressBar):
+        def phase(self, name: str, total: int | None = None) -> None:
+            super().phase(name, total)
+            self.bar.refresh()
+
+        def advance(self, n: int = 1) -> None:
+            super().advance(n)
+            self.bar.refresh()
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=150, color_system=None)
+    with Recorder(False, console) as bar:
+        run_gate(GateRequest(paths=(str(ROOT / "corpus/ordering/fail/kv-offload-unordered.fx"),), cache_dir=None,
+                             progress=bar))
+    screen = console.file.getvalue()
+    for phase, total in (("parse", None), ("resolve", None), ("generate", 6), ("discharge", 15), ("replay", 1), ("hints", 1)):
+        assert f"kv-offload-unordered.fx: {phase}" in screen, phase
+        if total is not None:
+            assert f"{total}/{total}" in screen
+    assert "/?" not in screen and "policies" in screen
 
 
 _HARNESS = """policy "t"

@@ -66,36 +66,123 @@ def test_json_schema_fields(corpus_json: dict) -> None:
     assert race["related"] and race["edges"] == ["attn", "offload"] and race["trace"]["events"]
 
 
+SARIF_SCHEMA = ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json"
+
+
+def _threads(events: list[dict]) -> set[str]:
+    """The threads of execution of a trace's events: a device's stream, an edge on no stream, or
+    the device for region facts (``render.sarif.thread_of``)."""
+    out = set()
+    for ev in events:
+        if ev["event"] == "region" and not ev["hook"]:
+            out.add(ev["device"])
+        elif ev["stream"] is not None:
+            out.add(f"{ev['device']}/stream {ev['stream']}")
+        else:
+            out.add(f"{ev['device']}/edge {ev['edge']}")
+    return out
+
+
 def test_sarif_validates_and_carries_flows(tmp_path: Path, at_root, corpus_json: dict) -> None:
     import jsonschema
 
     code, text = report(tmp_path, "sarif", *CASES)
     assert code == 1
     log = json.loads(text)
-    schema = json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text())
-    jsonschema.validate(log, schema)
+    jsonschema.validate(log, json.loads(SARIF_SCHEMA.read_text()))
     run = log["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     assert [r["id"] for r in rules] == list(REGISTRY)
     assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["help"]["text"] for r in rules)
+    assert run["automationDetails"]["id"] == "fxverify/" and run["tool"]["driver"]["fullName"].startswith("fxverify ")
     want = {d["fingerprint"]: d for d in findings(corpus_json)}
     assert len(run["results"]) == len(want)
     for res in run["results"]:
         d = want[res["partialFingerprints"]["fxverify/v1"]]
         assert rules[res["ruleIndex"]]["id"] == res["ruleId"] == d["code"]
         assert res["locations"][0]["physicalLocation"]["region"]["startLine"] == d["primary"]["line"]
-        assert len(res.get("relatedLocations", [])) == len(d["related"])
+        related = res.get("relatedLocations", [])
+        assert len(related) == len(d["related"])
+        # Every related location is linked from the message as [text](id); other brackets are escaped.
+        links = re.findall(r"(?<!\\)\[((?:[^\]\\]|\\.)*)\]\((\d+)\)", res["message"]["text"])
+        assert sorted(int(i) for _, i in links) == [r["id"] for r in related]
         if "trace" in d:
             (flow,) = res["codeFlows"]
-            devices = {ev["device"] for ev in d["trace"]["events"]}
-            assert {t["id"] for t in flow["threadFlows"]} == devices
+            assert {t["id"] for t in flow["threadFlows"]} == _threads(d["trace"]["events"])
             steps = sorted(loc["executionOrder"] for t in flow["threadFlows"] for loc in t["locations"])
             assert steps == [ev["step"] for ev in d["trace"]["events"]]
-            assert sum(loc["importance"] == "essential" for t in flow["threadFlows"] for loc in t["locations"]) == 1
+            essential = [t for t in flow["threadFlows"] if any(loc["importance"] == "essential" for loc in t["locations"])]
+            assert len(essential) == 1 and flow["threadFlows"][0] is essential[0]  # the violating thread first
     race = next(r for r in run["results"] if r["ruleId"] == "FX-ORD-002")
-    assert len(race["codeFlows"][0]["threadFlows"]) == 1  # both streams run on gpu0
+    # Both edges run on gpu0, on two streams: two threads, so the trace shows them overlapping.
+    assert [t["id"] for t in race["codeFlows"][0]["threadFlows"]] == ["gpu0/stream copy", "gpu0/stream compute"]
+    assert "[`attn` writes here](1)" in race["message"]["text"]
     handoff = next(r for r in run["results"] if r["ruleId"] == "FX-OWN-003")
     assert handoff["codeFlows"][0]["threadFlows"]
+
+
+def test_sarif_rules_link_their_documentation(tmp_path: Path, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each rule's help is its whole explanation in Markdown (rule, why, the failing example and
+    its fix); with the repository and commit of this fxverify known, `helpUri` points at the
+    code's section of specs/codes.md there and `informationUri` at the repository. Unknown, both
+    are left out (never a made-up address)."""
+    import fxverify.render.sarif as sarif
+    from fxverify.origin import Origin
+
+    monkeypatch.setattr(sarif, "origin", lambda: Origin("git@example.org:acme/fxverify.git", "ab" * 20))
+    log = json.loads(report(tmp_path, "sarif", RACE)[1])
+    driver = log["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://example.org/acme/fxverify"
+    assert driver["fullName"] == "fxverify 0.1.0 (abababababab)"
+    rule = next(r for r in driver["rules"] if r["id"] == "FX-ORD-002")
+    assert rule["helpUri"] == f"https://example.org/acme/fxverify/blob/{'ab' * 20}/specs/codes.md#fx-ord-002"
+    md = rule["help"]["markdown"]
+    assert "Why it matters:" in md and "kv-offload-unordered.fx" in md and "```diff" in md and "+  edge offload" in md
+    assert "## FX-ORD-002" in (ROOT / "specs/codes.md").read_text()  # the anchor exists
+    monkeypatch.setattr(sarif, "origin", lambda: Origin())
+    driver = json.loads(report(tmp_path, "sarif", RACE)[1])["runs"][0]["tool"]["driver"]
+    assert "informationUri" not in driver and not any("helpUri" in r for r in driver["rules"])
+
+
+def _multitool() -> Path | None:
+    """The SARIF multitool's executable (npm `@microsoft/sarif-multitool`), or ``None`` when it is
+    not installed. The npm command is a node script that runs the platform's executable through a
+    shell without quoting (`;` in `--rule-kind "Gh;Sarif"` would end the command), so the
+    executable it wraps is run directly."""
+    import shutil
+    import sys
+
+    wrapper = shutil.which("sarif-multitool")
+    if wrapper is None:
+        return None
+    exe = Path(wrapper).resolve().parent.parent / f"sarif-multitool-{sys.platform}" / "Sarif.Multitool"
+    return exe if exe.is_file() else None
+
+
+@pytest.mark.slow
+def test_sarif_multitool_validation(tmp_path: Path, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SARIF multitool's own validation, with its SARIF and GitHub rule sets (`--rule-kind
+    "Gh;Sarif"`), finds no error and no warning in a log with traces, related locations,
+    suppressions and an unknown verdict. (.ci/run installs it with npm.)"""
+    import subprocess
+
+    tool = _multitool()
+    if tool is None:
+        pytest.skip("the SARIF multitool is not installed (npm install -g @microsoft/sarif-multitool)")
+    import fxverify.render.sarif as sarif
+    from fxverify.origin import Origin
+
+    monkeypatch.setattr(sarif, "origin", lambda: Origin("https://example.org/acme/fxverify.git", "cd" * 20))
+    pol = tmp_path / "sup.fx"
+    pol.write_text((ROOT / RACE).read_text().replace("# expect: FX-ORD-002", '# fx: allow FX-ORD-002 reason "drained"'))
+    _, text = report(tmp_path, "sarif", *CASES, str(pol))
+    log = tmp_path / "fxverify.sarif"
+    log.write_text(text)
+    done = subprocess.run([str(tool), "validate", str(log), "-o", str(tmp_path / "out.sarif"), "--rule-kind", "Gh;Sarif",
+                           "--level", "Error;Warning"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    found = json.loads((tmp_path / "out.sarif").read_text())["runs"][0]["results"]
+    assert found == [], done.stdout
 
 
 def _junit_structure(root: ET.Element) -> None:
@@ -189,11 +276,23 @@ def test_markdown_table_and_sequence_diagrams(tmp_path: Path, at_root, corpus_js
     traced = [d for d in fs if "trace" in d]
     assert len(diagrams) == len(traced)
     for dia, d in zip(diagrams, traced):
-        assert dia.startswith("sequenceDiagram\n")
-        participants = re.findall(r"participant D\d+ as (\S+)", dia)
-        assert set(participants) >= {ev["device"] for ev in d["trace"]["events"]}
-        assert len(participants) == len(set(participants))
-        assert dia.count("rect rgb") == 1 and ";" not in dia.replace("#59;", "").replace("#35;", "").replace("#60;", "").replace("#62;", "")
+        assert "`" not in dia  # Mermaid shows backticks literally: code spans become quotes
+        entities = re.sub(r"#(\d+|quot);", "", dia.split("\n", 1)[1])
+        assert ";" not in entities and '"' not in entities.replace('["', "").replace('"]', "").replace('|"', "").replace('"|', "")
+        if d["code"] == "FX-ORD-001":  # a cycle is drawn as the cycle, not as notes
+            assert dia.startswith("flowchart LR\n") and dia.count(" -->|") == len(d["trace"]["events"])
+            continue
+        head, body = dia.split("\n", 1)
+        assert '"wrap": true' in head and body.startswith("sequenceDiagram\n")  # long notes wrap: a readable width
+        participants = re.findall(r"participant L\d+ as (.+)", dia)
+        lanes = {(ev["device"], ev["stream"]) for ev in d["trace"]["events"]}
+        assert len(participants) == len(set(participants)) >= len(lanes)
+        assert dia.count("rect rgb") == 1 and dia.count("activate ") == 2 * dia.count("deactivate ")
+    race = diagrams[[d["code"] for d in traced].index("FX-ORD-002")]
+    # two streams of one GPU are two lanes, each edge's interval an activation bar on its own lane
+    assert re.findall(r"participant L\d+ as (.+)", race) == ["gpu0 stream compute", "gpu0 stream copy"]
+    steps = race.splitlines()
+    assert steps.index("  activate L1") < steps.index("  deactivate L0")  # the intervals overlap
     assert "->>" in text  # the double handoff is drawn as messages between owners
 
 
@@ -463,7 +562,7 @@ def test_jobs_output_is_byte_identical(tmp_path: Path, at_root) -> None:
         assert one == two and one[0] == 1
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_input_errors_in_every_format(tmp_path: Path, fmt: str) -> None:
     bad = tmp_path / "typo.fx"
     bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
@@ -494,8 +593,10 @@ def test_concurrent_runs_share_one_cache(tmp_path: Path) -> None:
     assert fx("check", *args[4:])[1] == outs[0][0]
 
 
-def test_jobs_on_one_policy_spreads_its_queries(tmp_path: Path) -> None:
-    """One policy: its solver queries go to the worker processes; same bytes, same counts."""
+def test_jobs_on_one_small_policy_checks_it_here(tmp_path: Path) -> None:
+    """One policy below the split threshold (`--no-prune`: every obligation a query) with `--jobs
+    2`: checked in this process, without starting workers; same bytes, same counts, and the
+    obligation cache answers as with one job (tests/test_jobs.py splits policies into shards)."""
     args = (str(ROOT / RACE), "--no-prune", "--cache-dir", str(tmp_path / "c1"))
     one = report(tmp_path, "json", *args, "--jobs", "1", "--no-cache")
     two = report(tmp_path, "json", *args, "--jobs", "2")
@@ -598,7 +699,7 @@ def test_a_named_fragment_stands_for_its_includers(tmp_path: Path, monkeypatch: 
     assert collect_policies(["lone.fx"]) == ["lone.fx"]
 
 
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown"])
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "junit", "github", "markdown", "html"])
 def test_a_crash_is_fx_int_001_in_every_format(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at_root) -> None:
     """A check that raises is one FX-INT-001 diagnostic of that policy, shown like any finding in
     every format, beside the other policies' results; the exit code is 3 and no traceback is
@@ -682,7 +783,7 @@ def test_an_unwritable_baseline_is_fx_io_001(tmp_path: Path) -> None:
     assert [p.code for p in report.problems] == ["FX-IO-001"] and report.exit_code == 2
 
 
-def test_a_dead_worker_loses_no_result(monkeypatch: pytest.MonkeyPatch, at_root) -> None:
+def test_a_dead_worker_loses_no_result(at_root) -> None:
     """When the worker pool breaks (a worker killed or out of memory), the unfinished policies are
     checked in this process: every policy still has its result, in input order."""
     from concurrent.futures import Future
@@ -691,17 +792,20 @@ def test_a_dead_worker_loses_no_result(monkeypatch: pytest.MonkeyPatch, at_root)
     from fxverify.gate import executors, run as gate_run
 
     files = ["corpus/ordering/ok/kv-offload-ordered.fx", RACE, "corpus/transforms/ok/compress-worst-case.fx"]
-    real_submit = executors.LocalExecutor.submit
 
-    def submit(self, fn, task):
-        if task.snapshot.root == RACE:
-            fut: Future = Future()
-            fut.set_exception(BrokenProcessPool("a worker died"))
-            return fut
-        return real_submit(self, fn, task)
+    class Dying(executors.LocalExecutor):
+        def submit(self, fn, task):
+            if task.snapshot.root == RACE:
+                fut: Future = Future()
+                fut.set_exception(BrokenProcessPool("a worker died"))
+                return fut
+            return super().submit(fn, task)
 
-    monkeypatch.setattr(executors.LocalExecutor, "submit", submit)
-    results, _stats = gate_run.run_checks(files, gate_run.CheckOptions(), None, jobs=2)
+    ex = Dying(2)
+    try:
+        results, _stats = gate_run.run_checks(files, gate_run.CheckOptions(), None, executor=ex)
+    finally:
+        ex.close()
     assert [r.path for r in results] == files
     assert [r.verdict.value for r in results] == ["proved", "refuted", "proved"]
 

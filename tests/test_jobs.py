@@ -1,7 +1,7 @@
 """``check --jobs N`` and ``check --executor dask://``: one policy split into shards over worker
 processes, many policies over the workers of a Dask cluster, and the report the same bytes (text,
 JSON, SARIF) as one process gives; the snapshot of files a worker resolves from; the executor's
-diagnostics (FX-USE-005, FX-USE-007) and what happens when a worker is lost.
+diagnostics (FX-USE-005, FX-USE-009) and what happens when a worker is lost.
 
 Splitting is forced on small policies here (``split_from=1``) so the corpus exercises it; real
 runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
@@ -144,6 +144,15 @@ def test_shards_with_certificates(pool: LocalExecutor, at_root) -> None:
     assert [r.certified for r in split] == [r.certified for r in one] and all(r.certified for r in split)
 
 
+def test_shards_leave_out_ignored_rules(pool: LocalExecutor, at_root) -> None:
+    """`--ignore` in shards: the ignored codes are left out of every shard's stream before it is
+    split, so the merge is one process's (and no suppression of them is reported unused)."""
+    files = [RACE, "corpus/ownership/fail/double-handoff.fx"]
+    options = CheckOptions(skip_codes=frozenset({"FX-ORD-002", "FX-OWN-003"}))
+    split = run_checks(files, options, None, executor=pool, split_from=1)[0]
+    assert renders(split) == serial(files, options) and all(r.verdict.value == "proved" for r in split)
+
+
 @pytest.mark.slow
 def test_jobs_two_on_a_mid_size_policy(mid_policy: str, tmp_path: Path) -> None:
     """A 622-edge generated policy, split over two workers through the gate (as `--jobs 2` does
@@ -283,7 +292,7 @@ def test_dask_without_distributed_is_fx_use_007(monkeypatch: pytest.MonkeyPatch)
 
     monkeypatch.setitem(sys.modules, "distributed", None)
     code, out, err = _cli("check", str(ROOT / RACE), "--executor", "dask://localhost:8786")
-    assert code == 2 and out == "" and "[FX-USE-007]" in err and "pip install 'fxverify[dask]'" in err
+    assert code == 2 and out == "" and "[FX-USE-009]" in err and "pip install distributed" in err
     assert "Traceback" not in err
 
 
@@ -291,7 +300,7 @@ def test_an_unreachable_scheduler_is_fx_use_007(monkeypatch: pytest.MonkeyPatch)
     pytest.importorskip("distributed")
     monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
     code, out, err = _cli("check", str(ROOT / RACE), "--executor", "dask://127.0.0.1:9")
-    assert code == 2 and out == "" and "[FX-USE-007]" in err and "cannot reach the Dask scheduler" in err
+    assert code == 2 and out == "" and "[FX-USE-009]" in err and "cannot reach the Dask scheduler" in err
     assert "dask scheduler" in err and "Traceback" not in err
 
 
@@ -325,16 +334,16 @@ class FakeClient:
 
 
 def test_workers_with_another_fxverify_are_refused() -> None:
-    """Workers must compute the gate's bytes: another fxverify (or solver) is FX-USE-007 naming
+    """Workers must compute the gate's bytes: another fxverify (or solver) is FX-USE-009 naming
     the worker and both identities; workers that cannot import fxverify too."""
     me = executors.identity("z3")
     ok = executors._workers_problem("dask://s:1", FakeClient({"tcp://w1:1": me, "tcp://w2:1": me}), "z3")
     assert ok == (3, me)
     bad = executors._workers_problem("dask://s:1", FakeClient({"tcp://w1:1": me, "tcp://w2:1": "fxverify 0.0.9"}), "z3")
-    assert bad.code == "FX-USE-007" and "tcp://w2:1" in bad.message and "fxverify 0.0.9" in bad.message
-    assert "pip install 'fxverify[dask]'" in (bad.help or "")
+    assert bad.code == "FX-USE-009" and "tcp://w2:1" in bad.message and "fxverify 0.0.9" in bad.message
+    assert "install the commit the gate runs" in (bad.help or "")
     gone = executors._workers_problem("dask://s:1", FakeClient(ModuleNotFoundError("No module named 'fxverify'")), "z3")
-    assert gone.code == "FX-USE-007" and "cannot run fxverify" in gone.message
+    assert gone.code == "FX-USE-009" and "cannot run fxverify" in gone.message
 
 
 def test_open_executor_local_and_cluster(cluster: str) -> None:

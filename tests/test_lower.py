@@ -21,10 +21,10 @@ from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
 from fxverify.lower.targets import (
     BPF_F_RDONLY_PROG,
     BPF_MAP_TYPE_ARRAY,
+    BPF_MAP_TYPE_HASH,
     BPFTIME_GPU_ARRAY,
-    BPFTIME_PERGPUTD_ARRAY,
+    hook_programs,
     realise_map,
-    section_for,
 )
 from fxverify.resolve import load_policy
 from fxverify.smt.backend import SolverOptions
@@ -264,38 +264,52 @@ def test_unrealisable_class_is_an_error_never_a_downgrade(tmp_path: Path) -> Non
 
 
 def test_bpftime_profile() -> None:
+    """A GPU hook is a uprobe on its CUDA runtime call (the host side), or a kprobe/kretprobe pair
+    inside a named CUDA kernel; a local GPU map lives in GPU memory only when every hook that uses
+    it runs inside a CUDA kernel, and a hash there stays a host hash (the GPU reaches it through
+    bpftime's host-call path)."""
     pol = load("corpus/maps/ok/local-map-on-device.fx")
     gpu = next(d for d in pol.devices if d.kind.value == "gpu")
-    sec = section_for("bpftime", pol, gpu.name, "launch")
-    assert (sec.section, sec.kind) == ("kprobe/cudaLaunchKernel", "kprobe")
-    assert section_for("kernel", pol, gpu.name, "launch").section == "syscall"
+    (sec,) = hook_programs("bpftime", pol, gpu.name, "launch")
+    assert (sec.section, sec.kind, sec.role, sec.side) == ("uprobe/libcudart.so:cudaLaunchKernel", "uprobe", "call", "host")
+    entry, exit_ = hook_programs("bpftime", pol, gpu.name, "launch", "_Z9vectorAddPKfS0_Pf")
+    assert (entry.section, exit_.section) == ("kprobe/_Z9vectorAddPKfS0_Pf", "kretprobe/_Z9vectorAddPKfS0_Pf")
+    assert entry.side == exit_.side == "gpu" and (entry.role, exit_.role) == ("kernel-entry", "kernel-exit")
+    assert [s.section for s in hook_programs("kernel", pol, gpu.name, "launch")] == ["syscall"]
+    users = {(e.device, e.hook) for e in pol.edges if e.device == gpu.name}
     local = MapDecl("g", "array", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, gpu.name))
-    assert realise_map("bpftime", pol, local).map_type == BPFTIME_GPU_ARRAY
     hashed = MapDecl("g", "hash", "u32", "u32", 4, ConsistencyClass(ClassKind.LOCAL, gpu.name))
-    with pytest.raises(Exception, match="hash"):
-        realise_map("bpftime", pol, hashed)
+    used = next(m for m in pol.maps if m.cls.kind is ClassKind.LOCAL)
+    assert realise_map("bpftime", pol, used).map_type == BPF_MAP_TYPE_ARRAY  # host programs: host map
+    on_gpu = realise_map("bpftime", pol, used, frozenset(users))
+    assert on_gpu.map_type == BPFTIME_GPU_ARRAY and on_gpu.gpu
+    assert not realise_map("bpftime", pol, local).gpu  # no edge uses it: nothing runs on the GPU
+    assert realise_map("bpftime", pol, hashed, frozenset(users)).map_type == BPF_MAP_TYPE_HASH
 
 
 @pytest.mark.parametrize("target", ["kernel", "bpftime", "dputime"])
-def test_npu_and_nvme_hooks_are_syscall_programs_and_const_maps_read_only(target: str) -> None:
+def test_npu_and_nvme_hooks_are_runtime_calls_and_const_maps_read_only(target: str) -> None:
     """An NPU is no CUDA device and an NVMe controller no packet path: their hooks are syscall
-    programs on every target, and an NVMe hook's attach point names its NVMe event. A `const`
-    map is the same read-only table (BPF_F_RDONLY_PROG) on every target, also when only GPU
-    hooks use it."""
+    programs the runtime runs (kernel, dputime), or uprobes on the hook function the runtime calls
+    with the event (bpftime, which has no syscall programs); an NVMe hook's attach point names its
+    NVMe event. A `const` map is the same read-only table (BPF_F_RDONLY_PROG) on every target,
+    also when only GPU hooks use it."""
     pol = load("corpus/transforms/ok/npu-kv-checkpoint-to-nvme.fx")
     for dev, hook in (("npu0", "launch"), ("npu0", "copy_done"), ("nvme0", "sq_doorbell"), ("nvme0", "completion")):
-        assert section_for(target, pol, dev, hook).kind == "syscall"
-    assert "SQyTDBL" in section_for(target, pol, "nvme0", "sq_doorbell").attach
-    assert section_for(target, pol, "npu0", "fault").attach == "npu0.fault runtime callback"
+        (sec,) = hook_programs(target, pol, dev, hook)
+        if target == "bpftime":
+            assert (sec.kind, sec.role, sec.section) == ("uprobe", "event", f"uprobe/libfxhooks.so:fx_hook_{dev}__{hook}")
+        else:
+            assert sec.kind == "syscall"
+    assert "SQyTDBL" in hook_programs(target, pol, "nvme0", "sq_doorbell")[0].attach
+    assert "npu0.fault" in hook_programs(target, pol, "npu0", "fault")[0].attach
     maps = load("corpus/maps/ok/const-map-read-only.fx")
     real = {m.name: realise_map(target, maps, m) for m in maps.maps}
     assert real["spill_home"].flags == BPF_F_RDONLY_PROG and real["spill_home"].map_type == BPF_MAP_TYPE_ARRAY
     assert real["block_home"].flags == 0
 
 
-def test_bpftime_per_gpu_thread_array_and_linearizable_refusal(tmp_path: Path) -> None:
-    src = tmp_path / "p.fx"
-    src.write_text('''# GPU-only per-device counter and a linearizable map shared by a GPU and a DPU.
+BT_POLICY = '''# GPU-only per-device counter and a linearizable map shared by a GPU and a DPU.
 policy "bt"
 fabric {
   device gpu0: gpu hooks [launch, copy_done]
@@ -310,19 +324,36 @@ flow f {
   edge w: write kv by gpu0.launch update c[0] = 1 update o[0] = 1 lease kv to dpu0
   edge r: read kv by dpu0.tx after w update o[0] = 1
 }
-''')
+'''
+
+
+def test_bpftime_gpu_maps_only_inside_cuda_kernels_and_linearizable_refusal(tmp_path: Path) -> None:
+    """From host CUDA calls every map is a host map (bpftime's shared memory, CPU atomics). With
+    `gpu0.launch` inside a CUDA kernel, the per-device map only it uses is a GPU array (one shared
+    copy: a per-thread array would split the device's slot among threads), and a linearizable map
+    it shares with the DPU is refused (FX-BPF-002): the GPU gives no linearizable read-modify-write
+    with another device."""
+    src = tmp_path / "p.fx"
+    src.write_text(BT_POLICY)
     res = lower(str(src), str(tmp_path / "o"), LowerOptions(target="bpftime", compile=False))
+    assert res.exit_code == 0, res.diagnostics
+    maps = {m["name"]: m for m in json.loads((tmp_path / "o" / "maps.json").read_text())["maps"]}
+    assert maps["c"]["map_type"] == maps["o"]["map_type"] == BPF_MAP_TYPE_ARRAY
+    kernel = LowerOptions(target="bpftime", compile=HAS_CLANG, cuda_kernels=(("gpu0", "launch", "_Z4attnPf"),))
+    res = lower(str(src), str(tmp_path / "o"), kernel)
     assert [d.code for d in res.diagnostics if d.is_error] == ["FX-BPF-002"], res.diagnostics
     assert "`o`" in res.diagnostics[0].message
     src.write_text(src.read_text().replace(" update o[0] = 1 lease", " lease"))
-    res = lower(str(src), str(tmp_path / "o"), LowerOptions(target="bpftime", compile=HAS_CLANG))
+    res = lower(str(src), str(tmp_path / "o"), kernel)
     assert res.exit_code == 0, res.diagnostics
     maps = {m["name"]: m for m in json.loads((tmp_path / "o" / "maps.json").read_text())["maps"]}
-    assert maps["c"]["map_type"] == BPFTIME_PERGPUTD_ARRAY
-    c = (tmp_path / "o" / "gpu0.bpf.c").read_text()
-    assert 'SEC("kprobe/cudaLaunchKernel")' in c and "1502 /* BPF_MAP_TYPE_PERGPUTD_ARRAY_MAP */" in c
+    assert maps["c"]["map_type"] == BPFTIME_GPU_ARRAY and maps["c"]["objects"] == ["gpu0.cuda.bpf.o"]
+    c = (tmp_path / "o" / "gpu0.cuda.bpf.c").read_text()
+    assert 'SEC("kprobe/_Z4attnPf")' in c and 'SEC("kretprobe/_Z4attnPf")' in c
+    assert "1503 /* BPF_MAP_TYPE_GPU_ARRAY_MAP */" in c and "1527 /* BPF_MAP_TYPE_GPU_RINGBUF_MAP */" in c
+    assert "bpf_loop(" not in c and "bpf_ringbuf_output(" not in c
     if HAS_CLANG:
-        assert (tmp_path / "o" / "gpu0.bpf.o").exists()
+        assert (tmp_path / "o" / "gpu0.cuda.bpf.o").exists()
 
 
 @needs_clang
@@ -334,6 +365,15 @@ def test_dputime_rx_is_xdp_and_tx_is_tc(tmp_path: Path) -> None:
     kinds = {(p["device"], p["hook"]): p["section"] for p in man["programs"]}
     assert kinds[("dpu0", "rx")] == "xdp" and kinds[("dpu0", "tx")] == "tc"
     assert all((out / p["object"]).exists() for p in man["programs"])
+    tc = {p["hook"]: p["tc_direction"] for p in man["programs"] if p["kind"] == "tc"}
+    assert tc == {"tx": "egress", "dma_done": "ingress"}
+    actions = man["abi"]["actions"]
+    assert {d: a["name"] for d, a in actions["xdp"].items()} == {"proceed": "XDP_PASS", "defer": "XDP_TX", "deny": "XDP_DROP"}
+    assert {d: a["name"] for d, a in actions["tc"].items()} == {"proceed": "TC_ACT_OK", "defer": "TC_ACT_REDIRECT",
+                                                                "deny": "TC_ACT_SHOT"}
+    assert man["abi"]["frame"]["udp_port"] == 18008
+    maps = {m["name"]: m for m in json.loads((out / "maps.json").read_text())["maps"]}
+    assert maps["fx_edges"]["pinning"] == "by_name" and maps["fx_events"]["pinning"] is None
 
 
 def test_no_clang_writes_c_and_warns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -451,7 +491,7 @@ def test_a_failed_compile_leaves_the_previous_output(tmp_path: Path, monkeypatch
     assert lower(str(ROOT / OK), str(out), LowerOptions()).exit_code == 0
     before = files_of(out)
     assert "manifest.json" in before and any(n.endswith(".bpf.o") for n in before)
-    monkeypatch.setattr(artifacts, "compile_c", lambda c: artifacts.CompileResult(c.device, False, "error: injected"))
+    monkeypatch.setattr(artifacts, "compile_c", lambda c: artifacts.CompileResult(c.stem, False, "error: injected"))
     src = tmp_path / "p.fx"
     src.write_text((ROOT / OK).read_text().replace("size 4 KiB owner cpu0", "size 8 KiB owner cpu0"))
     res = lower(str(src), str(out), LowerOptions())

@@ -56,7 +56,7 @@ def test_kernel_refuses_where_the_simulator_flags(pol: Policy, rnd) -> None:
     for c in cfiles:
         r = artifacts.compile_c(c)
         assert r.ok, r.log
-        objects[c.device] = r.obj
+        objects[c.stem] = r.obj
     files = artifacts.render(plan, cfiles, [], Counter(), SourceMap(), objects, None)
     events = events_of(sched)
     want = _expected(sim, sched, events)

@@ -48,4 +48,4 @@ def test_every_floor_is_pinned_for_the_minimum_run() -> None:
 
 def test_ci_runs_the_minimum_versions() -> None:
     run = (ROOT / ".ci/run").read_text()
-    assert "-c .ci/minimum-versions.txt" in run and "pytest -m \"not slow\"" in run
+    assert "-c .ci/minimum-versions.txt" in run and "pytest -n auto -m \"not slow\"" in run

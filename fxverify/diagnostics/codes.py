@@ -384,10 +384,12 @@ BPF_009 = _code(
                   "fxverify lower corpus/ordering/ok/kv-offload-ordered.fx -o out", "command"))
 BPF_010 = _code(
     "FX-BPF-010", F.LOWERING, _W, "objects not compiled",
-    "clang is not installed, so only the C sources were written",
-    "without objects nothing can be loaded; the C can still be reviewed or compiled elsewhere",
-    InlineExample("fxverify lower p.fx -o out   # on a machine without clang",
-                  "apt-get install clang   # or pass --no-compile to ask for C only", "command"))
+    "clang is not installed, so only the C sources were written; or bpftool is not, so no skeleton "
+    "headers or loader were written",
+    "without objects nothing can be loaded, and without skeletons the generated loader cannot be built; "
+    "the C can still be reviewed or compiled elsewhere",
+    InlineExample("fxverify lower p.fx -o out   # on a machine without clang or bpftool",
+                  "apt-get install clang bpftool   # or pass --no-compile to ask for C only", "command"))
 BPF_011 = _code(
     "FX-BPF-011", F.LOWERING, _E, "map size the target cannot create",
     "every map's entries, key, value and total size fit the kernel's map limits (u32 max_entries of at "
@@ -548,14 +550,27 @@ USE_005 = _code(
 USE_006 = _code(
     "FX-USE-006", F.USAGE, _E, "solver not installed",
     "`--solver` names a solver whose Python package is not installed (cvc5, and so the portfolio, "
-    "are optional: `pip install 'fxverify[cvc5]'`)", _USE_WHY,
+    "are optional: `pip install cvc5`)", _USE_WHY,
     InlineExample("fxverify check . --solver cvc5   # without the cvc5 package",
-                  "pip install 'fxverify[cvc5]' && fxverify check . --solver cvc5", "command"))
+                  "pip install cvc5 && fxverify check . --solver cvc5", "command"))
 USE_007 = _code(
-    "FX-USE-007", F.USAGE, _E, "executor unavailable",
+    "FX-USE-007", F.USAGE, _E, "Graphviz not installed",
+    "`fxverify graph --format svg|html` lays pictures out with Graphviz's `dot` program, which is not installed "
+    "or not on `PATH` (`--format dot` needs no Graphviz)", _USE_WHY,
+    InlineExample("fxverify graph policy.fx --format svg -o policy.svg   # without Graphviz",
+                  "apt-get install graphviz && fxverify graph policy.fx --format svg -o policy.svg", "command"))
+USE_008 = _code(
+    "FX-USE-008", F.USAGE, _E, "bad configuration file",
+    "the configuration file (`.fxverify.toml`, or `[tool.fxverify]` in `pyproject.toml`) is not valid TOML, "
+    "has a key that is not a setting, or a value of the wrong type", _USE_WHY,
+    InlineExample('[tool.fxverify]\nfail-on = "never"\njobs = "2"', '[tool.fxverify]\nfail-on = "warning"\njobs = 2',
+                  "situation"))
+USE_009 = _code(
+    "FX-USE-009", F.USAGE, _E, "executor unavailable",
     "`--executor dask://HOST:PORT` cannot be used: the `distributed` package is not installed "
-    "(`pip install 'fxverify[dask]'`), the scheduler cannot be reached or has no workers, or a worker runs "
-    "another fxverify or solver than the gate (its report would not be the same bytes)", _USE_WHY,
+    "(`pip install distributed`, or `pip install '.[dask]'` in a checkout of fxverify), the scheduler cannot be "
+    "reached or has no workers, or a worker runs another fxverify or solver than the gate (its report would not "
+    "be the same bytes)", _USE_WHY,
     InlineExample("fxverify check policies/ --executor dask://scheduler:8786   # no scheduler listens there",
                   "dask scheduler --port 8786 &  dask worker scheduler:8786 &\n"
                   "fxverify check policies/ --executor dask://scheduler:8786", "command"))
@@ -567,11 +582,11 @@ IO_001 = _code(
                   "mkdir -p reports && fxverify check . -o reports/out.sarif --format sarif", "command"))
 IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
-    "a command never replaces files it did not write: `init` refuses scaffold files already there (unless `--force`; it keeps a README), `lower` an "
-    "output folder holding anything but a previous lowering, `check -o` one of the policies it reads",
+    "a command never replaces files it did not write: `lower` and `smt` an output folder holding anything but "
+    "their own previous output, `check --pictures` a folder holding anything but its pictures, `check -o` (or "
+    "`--format FMT=PATH`) one of the policies it reads",
     "overwriting someone's files without asking loses their work",
-    InlineExample("fxverify init existing-repo   # it already has .pre-commit-config.yaml",
-                  "fxverify init new-repo", "command"))
+    InlineExample("fxverify check p.fx --format sarif -o p.fx", "fxverify check p.fx --format sarif -o p.sarif", "command"))
 GATE_001 = _code(
     "FX-GATE-001", F.GATE, _E, "baseline unreadable",
     "a baseline file is missing, is not JSON or is not an fxverify baseline",
@@ -584,3 +599,9 @@ GATE_002 = _code(
     "a baseline written while some policies could not be read would forget their findings",
     InlineExample("fxverify check . --write-baseline b.json   # while a policy has a syntax error",
                   "# fix the input errors, then write the baseline", "command"))
+GATE_003 = _code(
+    "FX-GATE-003", F.GATE, _E, "comparison input unreadable",
+    "a file given to `fxverify compare` is missing or is not a CSV report of `fxverify check --format csv`",
+    "two runs can be compared only row by row, policy and family; a file of another shape would be misread",
+    InlineExample("fxverify compare before.json after.json",
+                  "fxverify check . --stats --format csv=after.csv && fxverify compare before.csv after.csv", "command"))

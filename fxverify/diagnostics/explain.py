@@ -149,23 +149,39 @@ def codes_markdown(examples: dict[str, dict[str, str]],
            "`python -m fxverify.diagnostics.explain --write`; a test keeps it in sync. `fxverify explain CODE`",
            "prints the same text.", "",
            "| code | severity | family | title |", "|---|---|---|---|"]
-    out += [f"| [{c}](#{c.lower()}) | {c.severity.value} | {c.family.value} | {c.title} |" for c in REGISTRY.values()]
+    out += [f"| [{c}](#{anchor(c)}) | {c.severity.value} | {c.family.value} | {c.title} |" for c in REGISTRY.values()]
     out.append("")
     for c in REGISTRY.values():
-        out += [f"## {c}", "", f"**{c.title}** ({c.family.value}, {c.severity.value})", "",
-                f"Rule: {c.rule}.", "", f"Why it matters: {c.why}.", ""]
-        ex = examples.get(c)
-        if ex is not None:
-            out += [f"Failing (`{ex['fail_path']}`):", "", "```", ex["fail"].rstrip("\n"), "```", "",
-                    f"Fixed (`{ex['fix_path']}`):", "", "```diff", ex["fix_diff"].rstrip("\n"), "```", ""]
-        elif isinstance(c.example, InlineExample):
-            bad, good = c.example.bad, c.example.good
-            out += ["Failing:", "", "```", bad, "```", "", "Fixed:", "", "```", good, "```", ""]
-        if incidents.get(c):
-            out += ["Incidents (each fixed in `corpus/incidents/ok/` under the same name):", ""]
-            out += [f"- `{i['path']}` ({i['kind']}): {i['pattern']}" for i in incidents[c]]
-            out.append("")
+        out += [f"## {c}", "", *code_markdown(c, examples, incidents)]
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def anchor(code: Code) -> str:
+    """The fragment of ``code``'s section in ``specs/codes.md`` (GitHub's heading anchors: the
+    heading in lower case), as in ``specs/codes.md#fx-ord-002``."""
+    return code.lower()
+
+
+def code_markdown(c: Code, examples: dict[str, dict[str, str]],
+                  incidents: dict[str, list[dict[str, str]]] | None = None) -> list[str]:
+    """The Markdown lines that explain ``c`` (its section of ``specs/codes.md`` without the heading,
+    and the help of its SARIF rule): title, rule, why it matters, the failing example and its fix,
+    the incidents (``incidents``, default the shipped ``incidents.json``). Ends with a blank line."""
+    incidents = load_incidents() if incidents is None else incidents
+    out = [f"**{c.title}** ({c.family.value}, {c.severity.value})", "",
+           f"Rule: {c.rule}.", "", f"Why it matters: {c.why}.", ""]
+    ex = examples.get(c)
+    if ex is not None:
+        out += [f"Failing (`{ex['fail_path']}`):", "", "```", ex["fail"].rstrip("\n"), "```", "",
+                f"Fixed (`{ex['fix_path']}`):", "", "```diff", ex["fix_diff"].rstrip("\n"), "```", ""]
+    elif isinstance(c.example, InlineExample):
+        bad, good = c.example.bad, c.example.good
+        out += ["Failing:", "", "```", bad, "```", "", "Fixed:", "", "```", good, "```", ""]
+    if incidents.get(c):
+        out += ["Incidents (each fixed in `corpus/incidents/ok/` under the same name):", ""]
+        out += [f"- `{i['path']}` ({i['kind']}): {i['pattern']}" for i in incidents[c]]
+        out.append("")
+    return out
 
 
 def main(argv: list[str]) -> int:

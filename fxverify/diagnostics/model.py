@@ -38,7 +38,10 @@ class TraceEvent:
     ``hook`` is empty).
     ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
     ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where
-    the rule breaks.
+    the rule breaks. ``stream`` is the edge's serial stream on ``device`` (``None``: an edge on no
+    stream, and region facts); a device and a stream make one thread of execution (a SARIF
+    threadFlow, a lane of a swimlane picture), since two streams of one device run concurrently
+    (BRIEF section 2).
     """
 
     step: int
@@ -52,6 +55,7 @@ class TraceEvent:
     owner_before: str | None = None
     owner_after: str | None = None
     violation: bool = False
+    stream: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,19 +16,20 @@ from fxverify.diagnostics.model import Diagnostic, diagnostic
 
 
 def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: str, command: str,
-                     example: str) -> Diagnostic | None:
+                     example: str, option: str = "-o") -> Diagnostic | None:
     """The diagnostic refusing to replace ``out_dir``, or ``None`` when it may be replaced.
 
     ``foreign(out_dir)`` lists the entries ``writer`` (``a lowering``) did not write; ``command``
-    (``fxverify lower``) and ``example`` (a folder name for the hint) word the help."""
+    (``fxverify lower``), ``example`` (a folder name for the hint) and ``option`` (the option that
+    named the folder) word the messages."""
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
-        return diagnostic(codes.IO_001, f"`-o {out_dir}` exists and is not a directory", help="name a folder, new or existing")
+        return diagnostic(codes.IO_001, f"`{option} {out_dir}` exists and is not a directory", help="name a folder, new or existing")
     if not os.path.isdir(out_dir):
         return None
     cwd, out = os.path.realpath(os.getcwd()), os.path.realpath(out_dir)
     if cwd == out or cwd.startswith(out + os.sep):
-        return diagnostic(codes.IO_002, f"`-o {out_dir}` holds the current folder; nothing was written",
-                          help=f"the output folder is replaced as a whole: name a new folder, such as `-o {example}`")
+        return diagnostic(codes.IO_002, f"`{option} {out_dir}` holds the current folder; nothing was written",
+                          help=f"the output folder is replaced as a whole: name a new folder, such as `{option} {example}`")
     try:
         found = foreign(out_dir)
     except OSError as err:
@@ -36,7 +37,7 @@ def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: 
     if not found:
         return None
     shown = ", ".join(f"`{n}`" for n in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
-    return diagnostic(codes.IO_002, f"`-o {out_dir}` holds {shown}, which {writer} did not write; nothing was written",
+    return diagnostic(codes.IO_002, f"`{option} {out_dir}` holds {shown}, which {writer} did not write; nothing was written",
                       help="the output folder is replaced as a whole: name a new or empty folder, or one a previous "
                            f"`{command}` wrote")
 

@@ -12,7 +12,7 @@ that matched nothing. Only obligation findings and unknown verdicts can be suppr
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from dataclasses import dataclass, replace
 
 from fxverify.diagnostics import codes
@@ -112,9 +112,10 @@ def _annotated(sources: SourceMap, sup: Suppression, edge_spans: Sequence[Span])
 
 
 def apply_suppressions(diags: list[Diagnostic], suppressions: Sequence[Suppression], sources: SourceMap,
-                       edge_spans: Sequence[Span], policy: str) -> list[Diagnostic]:
+                       edge_spans: Sequence[Span], policy: str, skipped: Container[str] = ()) -> list[Diagnostic]:
     """Return ``diags`` with every finding a suppression matches marked suppressed, then one
-    FX-SUP-002 warning per suppression that matched nothing.
+    FX-SUP-002 warning per suppression that matched nothing, except those of ``skipped`` codes
+    (rules not checked in this run: their findings could not occur).
 
     A suppression matches a finding of its code whose primary span includes the suppression's
     target line, or lies inside an edge declaration (``edge_spans``) that the suppression
@@ -143,7 +144,7 @@ def apply_suppressions(diags: list[Diagnostic], suppressions: Sequence[Suppressi
         used.add(match)
         out.append(replace(d, suppressed_reason=suppressions[match].reason))
     for i, sup in enumerate(suppressions):
-        if i not in used:
+        if i not in used and sup.code not in skipped:
             out.append(diagnostic(codes.SUP_002, f"suppression of {sup.code} matched no finding", sup.span, "unused",
                                   help="remove it, or move it onto the line of the finding", policy=policy))
     return out

@@ -5,8 +5,8 @@
 ``--unknown`` policy and the baseline, writes a new baseline when asked, and decides the exit code
 (``report``). Problems of the run itself are diagnostics of their own codes in
 ``Report.problems``: FX-USE-001 (no policy files), FX-USE-002 (conflicting options), FX-USE-006
-(a solver that is not installed), FX-USE-007 (an ``--executor`` that cannot be used:
-``gate.executors``), FX-IO-001
+(a solver that is not installed), FX-USE-005 and FX-USE-009 (an ``--executor`` that is not one, or
+cannot be used: ``gate.executors``), FX-IO-001
 (an output that cannot be written), FX-GATE-001 (a baseline that cannot be read) and FX-GATE-002
 (a note: the baseline was not written because of input errors). The caller renders the report.
 """
@@ -17,7 +17,6 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
-from typing import Protocol
 
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
@@ -28,30 +27,13 @@ from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
 from fxverify.gate.report import BaselineOutcome, GateOptions, Report
 from fxverify.gate.executors import open_executor
-from fxverify.gate.run import run_checks
+from fxverify.gate.run import Progress, run_checks
 from fxverify.gate.shards import SPLIT_MIN_EDGES
 from fxverify.gate.tasks import crashed
 from fxverify.pipeline import CheckOptions, solver_problem
 from fxverify.result import CheckResult
 
 __all__ = ["BaselineOutcome", "GateOptions", "GateRequest", "Progress", "Report", "run_gate"]
-
-
-class Progress(Protocol):
-    """Where the gate reports progress (a progress bar): the number of policies, each one done,
-    and obligations as they are discharged (one policy at a time in this process only)."""
-
-    def start(self, policies: int) -> None:
-        """``policies`` files will be checked."""
-        ...
-
-    def done(self, path: str) -> None:
-        """The check of ``path`` finished."""
-        ...
-
-    def obligations(self, n: int) -> None:
-        """``n`` more obligations were discharged."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -86,7 +68,8 @@ class GateRequest:
 def run_gate(req: GateRequest) -> Report:
     """Run the gate (see the module docstring). Never raises for bad input or unwritable outputs:
     those are ``Report.problems``; a check that crashes is a result holding FX-INT-001."""
-    report = Report(stats=req.stats, gate=req.gate)
+    report = Report(stats=req.stats, gate=req.gate,
+                    skipped_rules=tuple(c for c in codes.REGISTRY if c in req.check.skip_codes))
     files = collect_policies(list(req.paths), req.exclude)
     if not files:
         return _stop(report, diagnostic(codes.USE_001, f"no policy files (*.fx) found in {', '.join(req.paths)}",
@@ -130,8 +113,8 @@ def run_gate(req: GateRequest) -> Report:
         try:
             if p is not None:
                 p.start(len(files))
-            results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p.done if p else None,
-                                        p.obligations if p else None, executor=executor, split_from=req.split_from)
+            results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p, executor=executor,
+                                        split_from=req.split_from)
         finally:
             if executor is not None:
                 executor.close()

@@ -31,7 +31,6 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -199,6 +198,8 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     opts = f"prune={options.prune} {o.describe()} limits={options.limits!r}"
     if options.certify:
         opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
+    if options.skip_codes:
+        opts += f" skip={','.join(sorted(options.skip_codes))}"
     where = f"real={os.path.realpath(path)} root={repo_root(path)}"
     return sha256(path, raw, opts, where, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint())
 
@@ -230,7 +231,7 @@ def counting(cache: ResultCache | None, stats: CacheStats) -> pipeline.BackendFa
 
 
 def check_counted(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                  progress: Callable[[int], None] | None = None, loader: Loader | None = None) -> CheckResult:
+                  progress: pipeline.Progress | None = None, loader: Loader | None = None) -> CheckResult:
     """``pipeline.check`` with the solver of ``counting`` (the policy-level cache is the caller's),
     the result's ``cache_hits`` and ``solved`` filled in. Raises what ``pipeline.check`` raises."""
     before = (stats.hits, stats.solved)
@@ -240,7 +241,7 @@ def check_counted(path: str, options: CheckOptions, cache: ResultCache | None, s
 
 
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                 progress: Callable[[int], None] | None = None) -> CheckResult:
+                 progress: pipeline.Progress | None = None) -> CheckResult:
     """Check ``path`` through the cache: a policy-level hit returns the stored result; otherwise
     the pipeline runs with a ``CachingBackend`` over the solver and the result is stored. With
     ``cache=None`` (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in.

@@ -131,3 +131,15 @@ def includers(fragment: str, root: str = ".") -> list[str]:
         return reaches[f]
 
     return [f for f, (declares, _) in heads.items() if declares and reach(f, frozenset())]
+
+
+def fx_files(paths: list[str], fragments: bool) -> list[str]:
+    """The ``.fx`` files of ``paths``, each once: with ``fragments`` (``fxverify fmt``) the named
+    files and every ``.fx`` file found in the folders, shared fragments included; without
+    (``fxverify parse``) the policies ``collect_policies`` finds."""
+    if not fragments:
+        return collect_policies(paths)
+    out: list[str] = []
+    for p in paths:
+        out += policy_files(p) if os.path.isdir(p) else [p]
+    return list(dict.fromkeys(out))

@@ -10,7 +10,7 @@ code, the solver's version) and refuses workers that would compute other bytes. 
 scheduler (``gate.run``) decides what to submit and merges the answers, so a report never depends
 on where its parts ran.
 
-Emits FX-USE-005 (an ``--executor`` value that is neither form) and FX-USE-007 (the ``dask``
+Emits FX-USE-005 (an ``--executor`` value that is neither form) and FX-USE-009 (the ``dask``
 extra is not installed, the scheduler cannot be reached or has no workers, or a worker runs
 another fxverify or solver), each with a hint, so the command exits 2 instead of raising.
 """
@@ -35,8 +35,9 @@ from fxverify.smt.factory import missing, solver_version
 CONNECT_TIMEOUT_S = 10
 
 #: The command that installs what ``--executor dask://`` needs, on the gate's machine and on
-#: every worker.
-DASK_INSTALL = "pip install 'fxverify[dask]'"
+#: every worker (``distributed`` brings ``dask``; in a checkout of fxverify, ``pip install
+#: '.[dask]'`` installs the tested floor).
+DASK_INSTALL = "pip install distributed"
 
 _DASK = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
 
@@ -155,12 +156,13 @@ def _connect(spec: str, address: str, solver: str) -> Executor | Diagnostic:
     try:
         from distributed import Client
     except ImportError:
-        return diagnostic(codes.USE_007, f"`--executor {spec}` needs the `distributed` package, which is not installed",
-                          help=f"install it with `{DASK_INSTALL}` (the same on every worker), or use `--executor local`")
+        return diagnostic(codes.USE_009, f"`--executor {spec}` needs the `distributed` package, which is not installed",
+                          help=f"install it with `{DASK_INSTALL}` (or `pip install '.[dask]'` in a checkout of fxverify; "
+                               "the same on every worker), or use `--executor local`")
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError) as err:
-        return diagnostic(codes.USE_007, f"cannot reach the Dask scheduler at `{spec}`: {_one_line(err)}",
+        return diagnostic(codes.USE_009, f"cannot reach the Dask scheduler at `{spec}`: {_one_line(err)}",
                           help="start it (`dask scheduler`, then `dask worker HOST:PORT` on each machine), check the "
                                "host and port, or use `--executor local`")
     try:
@@ -177,27 +179,27 @@ def _connect(spec: str, address: str, solver: str) -> Executor | Diagnostic:
 
 def _workers_problem(spec: str, client: Any, solver: str) -> tuple[int, str] | Diagnostic:
     """``(worker threads, identity)`` when every worker computes this process's bytes, else the
-    FX-USE-007 saying which does not."""
+    FX-USE-009 saying which does not."""
     try:
         client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
     except (OSError, TimeoutError) as err:
-        return diagnostic(codes.USE_007, f"the Dask scheduler at `{spec}` has no workers: {_one_line(err)}",
+        return diagnostic(codes.USE_009, f"the Dask scheduler at `{spec}` has no workers: {_one_line(err)}",
                           help="start workers with `dask worker HOST:PORT` on machines with fxverify installed")
     expected = identity(solver)
     try:
         seen: dict[str, str] = client.run(identity, solver)
     except Exception as err:  # noqa: BLE001 - whatever a worker raised, it cannot run fxverify
-        return diagnostic(codes.USE_007, f"the workers of `{spec}` cannot run fxverify: {_one_line(err)}",
-                          help=f"install this fxverify on every worker (`{DASK_INSTALL}` from the same checkout "
-                               f"or wheel), then restart them")
+        return diagnostic(codes.USE_009, f"the workers of `{spec}` cannot run fxverify: {_one_line(err)}",
+                          help="install this fxverify on every worker (from the same checkout or commit, with "
+                               f"`{DASK_INSTALL}`), then restart them")
     wrong = sorted((w, got) for w, got in seen.items() if got != expected)
     if wrong:
         worker, got = wrong[0]
         more = f" (and {len(wrong) - 1} more)" if len(wrong) > 1 else ""
-        return diagnostic(codes.USE_007, f"worker `{worker}`{more} of `{spec}` runs {got}; this gate runs {expected}",
+        return diagnostic(codes.USE_009, f"worker `{worker}`{more} of `{spec}` runs {got}; this gate runs {expected}",
                           help="every worker needs the same fxverify (same version and code) and the same solver, so "
-                               f"that a report does not depend on where it was computed: `{DASK_INSTALL}` from the "
-                               "checkout the gate runs, then restart the workers")
+                               "that a report does not depend on where it was computed: install the commit the gate "
+                               "runs on the workers, then restart them")
     return sum(client.nthreads().values()), expected
 
 

@@ -4,7 +4,9 @@ the gate's own problems, and the exit code (BRIEF section 6).
 ``Report`` is what ``gate.run_gate`` returns and what every renderer formats. ``exit_code``
 decides: 3 when a check crashed or an internal invariant broke (FX-INT-001), else 2 for an input
 error or a problem of the run itself (a usage or I/O error), else 1 when an active finding fails
-the gate, else 0. Emits no diagnostics.
+the gate, else 0. Soft-fail (``--exit-zero``) turns only that 1 into 0: the report still shows
+every finding and says the gate would fail (``would_fail``), and input and internal errors keep
+their codes, since then nothing was verified. Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from fxverify.result import CheckResult
 @dataclass(frozen=True)
 class GateOptions:
     """What fails the gate. ``fail_on``: ``error`` (default) or ``warning`` (warnings fail too).
-    ``unknown``: ``fail`` (default; an unknown verdict is an error) or ``warn`` (a warning)."""
+    ``unknown``: ``fail`` (default; an unknown verdict is an error) or ``warn`` (a warning).
+    ``exit_zero``: soft-fail, exit 0 where findings would fail the gate (exit 1)."""
 
     fail_on: str = "error"
     unknown: str = "fail"
+    exit_zero: bool = False
 
 
 @dataclass
@@ -42,8 +46,9 @@ class BaselineOutcome:
 class Report:
     """One run of ``fxverify check``: results in input order (a crashed check is a result holding
     its FX-INT-001), the baseline outcome, cache counts, wall time (shown only with ``stats``),
-    ``problems`` of the run itself (usage and I/O errors, which stop it, and notes) and the exit
-    code."""
+    ``problems`` of the run itself (usage and I/O errors, which stop it, and notes), the codes whose
+    obligations were not generated (``skipped_rules``: ``--select``/``--ignore``), the exit code,
+    and ``would_fail``: findings fail the gate (the exit code is 1, or 0 under soft-fail)."""
 
     results: list[CheckResult] = field(default_factory=list)
     baseline: BaselineOutcome | None = None
@@ -52,7 +57,9 @@ class Report:
     stats: bool = False
     gate: GateOptions = GateOptions()
     problems: list[Diagnostic] = field(default_factory=list)
+    skipped_rules: tuple[str, ...] = ()
     exit_code: int = 0
+    would_fail: bool = False
 
     @property
     def stopped(self) -> bool:
@@ -85,6 +92,6 @@ class Report:
             self.exit_code = 2
         else:
             failing = {Severity.ERROR} | ({Severity.WARNING} if self.gate.fail_on == "warning" else set())
-            self.exit_code = 1 if any(d.active and d.severity in failing for r in self.results
-                                      for d in r.diagnostics) else 0
+            self.would_fail = any(d.active and d.severity in failing for r in self.results for d in r.diagnostics)
+            self.exit_code = 1 if self.would_fail and not self.gate.exit_zero else 0
         return self.exit_code

@@ -24,7 +24,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from fxverify.diagnostics.model import crash
 from fxverify.errors import FxError
@@ -32,18 +32,37 @@ from fxverify.gate.cache import CacheStats, ResultCache, check_cached, check_cou
 from fxverify.gate.executors import Executor, LocalExecutor
 from fxverify.gate.shards import SPLIT_MIN_EDGES, ShardOutcome, ShardTask, merge, plan, run_shard, split_min_edges
 from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, crashed, run_policy, take_snapshot, warm
+from fxverify import pipeline
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot, Recording, repo_root
 from fxverify.result import CheckResult
 from fxverify.source import SourceMap
 
-__all__ = ["crashed", "run_checks"]
+__all__ = ["Progress", "crashed", "run_checks"]
+
+
+class Progress(pipeline.Progress, Protocol):
+    """Where the gate reports progress (a progress bar): the number of policies, each one as it
+    starts and as it is done, and, for policies checked in this process, the phases of their
+    check with their totals (``pipeline.Progress``; a policy split into shards reports the
+    ``discharge`` phase in shards)."""
+
+    def start(self, policies: int) -> None:
+        """``policies`` files will be checked."""
+        ...
+
+    def policy(self, path: str) -> None:
+        """The check of ``path`` starts (in this process)."""
+        ...
+
+    def done(self, path: str) -> None:
+        """The check of ``path`` finished."""
+        ...
 
 
 def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, jobs: int = 1,
-               on_done: Callable[[str], None] | None = None,
-               on_obligations: Callable[[int], None] | None = None, *,
+               progress: Progress | None = None, *,
                executor: Executor | None = None, split_from: int = SPLIT_MIN_EDGES) -> tuple[list[CheckResult], CacheStats]:
     """Check ``files`` in order (see the module docstring) with ``executor`` (the caller's, which
     the caller closes), or without one with ``jobs`` local worker processes (1: this process only).
@@ -51,24 +70,25 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
     ``cache_dir`` is the result cache folder, ``None`` for ``--no-cache``; local workers share it,
     a cluster's workers do not see it (the policy-level cache stays in this process).
     ``split_from`` is the edge count from which one policy is split into shards
-    (``shards.split_min_edges`` adjusts it to ``options``). ``on_done(path)`` is called as each
-    policy finishes; ``on_obligations(n)`` as obligations are discharged. Returns one result per
-    file, in input order, and the cache counts.
+    (``shards.split_min_edges`` adjusts it to ``options``). ``progress`` (a ``Progress``) hears
+    each policy start and finish, and the phases of the policies checked in this process.
+    Returns one result per file, in input order, and the cache counts.
     """
     stats = CacheStats()
     cache = ResultCache(cache_dir) if cache_dir else None
     if executor is None and jobs <= 1:
         results: list[CheckResult] = []
         for f in files:
-            results.append(_in_process(f, options, cache, stats, on_obligations))
-            if on_done is not None:
-                on_done(f)
+            if progress is not None:
+                progress.policy(f)
+            results.append(_in_process(f, options, cache, stats, progress))
+            if progress is not None:
+                progress.done(f)
         return results, stats
     own = executor is None
     ex = executor if executor is not None else LocalExecutor(jobs)
     try:
-        run = _Run(ex, options, cache, cache_dir if own else None, split_min_edges(options, split_from), stats,
-                   on_done, on_obligations)
+        run = _Run(ex, options, cache, cache_dir if own else None, split_min_edges(options, split_from), stats, progress)
         return run.all(files, here=own), stats
     finally:
         if own:
@@ -76,7 +96,7 @@ def run_checks(files: list[str], options: CheckOptions, cache_dir: str | None, j
 
 
 def _in_process(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                progress: Callable[[int], None] | None = None) -> CheckResult:
+                progress: Progress | None = None) -> CheckResult:
     """Check ``path`` in this process; a raise is that policy's FX-INT-001."""
     try:
         return check_cached(path, options, cache, stats, progress)
@@ -103,11 +123,9 @@ class _Run:
     whatever thread completes them) and this process handles them one at a time."""
 
     def __init__(self, ex: Executor, options: CheckOptions, cache: ResultCache | None, worker_cache: str | None,
-                 split_from: int, stats: CacheStats, on_done: Callable[[str], None] | None,
-                 on_obligations: Callable[[int], None] | None) -> None:
+                 split_from: int, stats: CacheStats, progress: Progress | None) -> None:
         self.ex, self.options, self.cache, self.worker_cache = ex, options, cache, worker_cache
-        self.split_from, self.stats = split_from, stats
-        self.on_done, self.on_obligations = on_done, on_obligations
+        self.split_from, self.stats, self.progress = split_from, stats, progress
         self.events: queue.Queue = queue.Queue()
         self.live = 0
         self.policies: dict[int, _Policy] = {}
@@ -172,17 +190,21 @@ class _Run:
         right here, a big one goes to the workers in shards."""
         p.snapshot = FileSnapshot(p.path, repo_root(p.path), self.options.limits.max_file_bytes)
         loader = Loader(p.path, SourceMap(), limits=self.options.limits, files=Recording(p.snapshot))
-        edges = loader.measure()
+        if self.progress is not None:
+            self.progress.policy(p.path)
+        edges = loader.measure(None if self.progress is None else self.progress.phase)
         if edges is not None and edges >= self.split_from and self.ex.slots > 1:
             self._split(i, p, edges)
             return
-        self._finish(i, check_counted(p.path, self.options, self.cache, self.stats, self.on_obligations, loader=loader),
-                     counted=True)
+        self._finish(i, check_counted(p.path, self.options, self.cache, self.stats, self.progress, loader=loader))
 
     def _split(self, i: int, p: _Policy, edges: int) -> None:
         assert p.snapshot is not None
         shards = plan(self.ex.slots)
         p.expected = len(shards)
+        if self.progress is not None:
+            self.progress.policy(p.path)
+            self.progress.phase("discharge", len(shards))
         for n, shard in enumerate(shards):
             self._submit(i, "shard", run_shard, ShardTask(p.snapshot, self.options, shard, self.worker_cache, facts=n == 0))
 
@@ -214,6 +236,8 @@ class _Run:
         else:
             p.shards.append(out)
             self.stats.add(out.stats)
+            if self.progress is not None:
+                self.progress.advance(1)
             if len(p.shards) == p.expected:
                 self._merge(i, p)
 
@@ -230,18 +254,18 @@ class _Run:
         """Check policy ``i`` in this process (instead of workers lost, or not trusted; the
         answers of its other tasks are ignored)."""
         p.lost = True
+        if self.progress is not None:
+            self.progress.policy(p.path)
         try:
-            r = check_counted(p.path, self.options, self.cache, self.stats, self.on_obligations)
+            r = check_counted(p.path, self.options, self.cache, self.stats, self.progress)
         except Exception as exc:  # noqa: BLE001 - any escape is a bug, reported as FX-INT-001
             r = crashed(p.path, crash(p.path, exc))
-        self._finish(i, r, counted=True)
+        self._finish(i, r)
 
-    def _finish(self, i: int, r: CheckResult, *, store: bool = True, counted: bool = False) -> None:
+    def _finish(self, i: int, r: CheckResult, *, store: bool = True) -> None:
         p = self.policies[i]
         self.results[i] = r
         if store and self.cache is not None and p.key is not None:
             self.cache.put_policy(p.key, r)
-        if self.on_obligations is not None and not counted:
-            self.on_obligations(sum(c["proved"] + c["refuted"] + c["unknown"] for c in r.counts().values()))
-        if self.on_done is not None:
-            self.on_done(p.path)
+        if self.progress is not None:
+            self.progress.done(p.path)

@@ -1,14 +1,20 @@
 """``fxverify init DIR``: scaffold a policy repository gated by fxverify.
 
-Takes a target folder and, optionally, the reference of an fxverify GitHub Action; produces the
-files of a new policy repository: an example policy that fxverify proves, a pre-commit
-configuration with a local hook that runs ``fxverify check`` on the staged policies, a GitHub
-Actions workflow (SARIF upload and a Markdown job summary) and a README that explains the gate.
-fxverify is not published on a package index, so the scaffold installs it from a place the user
-names: the workflow stops with a clear error until ``FXVERIFY_PACKAGE`` is filled in (a path or
-a git URL of the fxverify repository), or it uses the action given by ``--action``. A README
-already there is kept; any other file already there is refused unless ``force``. Emits FX-IO-002
-(files already there: nothing is written) and FX-IO-001 (the folder cannot be written).
+Takes a target folder, the pip requirement that installs fxverify and, optionally, the reference
+of an fxverify GitHub Action; produces the files of a policy repository: an example policy that
+fxverify proves, a pre-commit configuration with a local hook that installs fxverify itself
+(``language: python``) and runs ``fxverify check`` on the staged policies, a GitHub Actions
+workflow (one check writing annotations, SARIF for code scanning and a Markdown job summary, with
+its result cache kept between runs and third-party actions pinned by commit) and a README that
+explains the gate.
+
+fxverify is not published on a package index, so the scaffold names it by its git repository at
+the exact commit that runs ``init`` (``origin.origin()``: ``fxverify @ git+URL@COMMIT``), or by
+the requirement given with ``--package``. When neither is known the requirement is a placeholder
+that the workflow refuses with a message until it is filled in. Files already there are kept and
+listed (a repository being adopted has its own README, and often its own pre-commit
+configuration), unless ``force`` replaces them; a README is always kept. Emits FX-IO-001 (the
+folder cannot be written).
 """
 
 from __future__ import annotations
@@ -19,9 +25,32 @@ from pathlib import Path
 from fxverify.atomic import replace_atomically
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.origin import origin
 
 #: What to write where the user must name the fxverify package (fxverify is on no package index).
 PACKAGE_PLACEHOLDER = "FILL-IN: path or git URL of the fxverify repository"
+
+#: Third-party actions of the workflow, pinned by commit: ``name -> (commit, tag it was read from)``.
+#: A tag can be moved, a commit cannot (GitHub docs, "Security hardening for GitHub Actions":
+#: pin actions to a full-length commit SHA).
+PINNED = {
+    "actions/checkout": ("d23441a48e516b6c34aea4fa41551a30e30af803", "v6.1.0"),
+    "actions/setup-python": ("ece7cb06caefa5fff74198d8649806c4678c61a1", "v6.3.0"),
+    "actions/cache": ("27d5ce7f107fe9357f9df03efb73ab90386fccae", "v5.0.5"),
+    "github/codeql-action/upload-sarif": ("8aad20d150bbac5944a9f9d289da16a4b0d87c1e", "v4.36.2"),
+}
+
+
+def uses(action: str) -> str:
+    """``action@COMMIT  # TAG``: a pinned ``uses:`` value with the tag as a comment."""
+    commit, tag = PINNED[action]
+    return f"{action}@{commit}  # {tag}"
+
+
+def package() -> str | None:
+    """The pip requirement that installs the fxverify running now: its git repository at its
+    commit (``fxverify @ git+https://host/owner/repo.git@COMMIT``), or ``None`` when unknown."""
+    return origin().pip_url()
 
 #: Files ``init`` leaves alone when they are there already (the user's own, not the gate's).
 KEPT = ("README.md",)
@@ -56,35 +85,35 @@ flow prefill {
 }
 """
 
-PRE_COMMIT_CONFIG = f"""\
+def pre_commit_config(spec: str) -> str:
+    """The pre-commit configuration: a local hook that pre-commit installs with fxverify itself
+    (``language: python``, fxverify from ``spec``), run on the staged policies."""
+    return f"""\
 # pre-commit runs fxverify on every commit that stages a policy (install: `pre-commit install`).
 # pre-commit passes the staged *.fx files, so an `exclude:` here applies; a staged fabric fragment
-# re-checks the policies that include it.
-#
-# This local hook runs the `fxverify` installed in the environment you commit from: install it
-# from the fxverify repository first (`pip install PATH-OR-GIT-URL-OF-FXVERIFY`; it is not on PyPI).
-# To let pre-commit install it instead, use `language: python` and name the package:
-#        language: python
-#        additional_dependencies: ["{PACKAGE_PLACEHOLDER}"]
+# re-checks the policies that include it. pre-commit installs fxverify for the hook itself, from
+# the requirement below (fxverify is not on PyPI: it comes from its git repository, at a commit).
 repos:
   - repo: local
     hooks:
       - id: fxverify
         name: fxverify check
         entry: {HOOK_ENTRY}
-        language: system
+        language: python
+        additional_dependencies: ["{spec}"]
         files: \\.fx$
         pass_filenames: true
         require_serial: true
 """
 
 
-def workflow(action: str | None = None) -> str:
+def workflow(spec: str, action: str | None = None) -> str:
     """The GitHub Actions workflow that gates pull requests: with ``action`` (``owner/repo@ref``)
-    it uses that fxverify action; without, it installs fxverify from ``FXVERIFY_PACKAGE`` (a
-    placeholder the user fills in; the job fails with a message saying so until then), checks
-    the policies, uploads SARIF and writes the Markdown job summary."""
-    head = """\
+    it uses that fxverify action; without, it installs fxverify from ``spec`` (``FXVERIFY_PACKAGE``;
+    a placeholder fails the job with a message saying so), restores the result cache, runs one
+    check that writes annotations, SARIF and the job summary, and uploads the SARIF. Third-party
+    actions are pinned by commit (``PINNED``)."""
+    head = f"""\
 name: fxverify
 
 on:
@@ -92,31 +121,43 @@ on:
   push:
     branches: [main]
 
-permissions:
-  contents: read
-  security-events: write  # upload SARIF to code scanning
+permissions: {{}}
+
+# A newer push to the same branch or pull request cancels the check of the older one.
+concurrency:
+  group: fxverify-${{{{ github.workflow }}}}-${{{{ github.ref }}}}
+  cancel-in-progress: true
 
 jobs:
   check:
+    name: fxverify check
     runs-on: ubuntu-latest
+    permissions:
+      contents: read
+      security-events: write  # upload SARIF to code scanning
 """
     if action is not None:
         return head + f"""\
     steps:
-      - uses: actions/checkout@v4
+      - uses: {uses("actions/checkout")}
+        with:
+          persist-credentials: false
       - uses: {action}
         with:
           paths: .
           # baseline: fxverify-baseline.json
 """
+    value = "" if spec == PACKAGE_PLACEHOLDER else spec
     return head + f"""\
     env:
-      # fxverify is not on PyPI: name where pip finds it, such as
-      # git+https://github.com/OWNER/fxverify@REF (or use `fxverify init --action OWNER/REPO@REF`).
-      FXVERIFY_PACKAGE: ""  # {PACKAGE_PLACEHOLDER}
+      # fxverify is not on PyPI: pip installs it from its git repository at a fixed commit.
+      FXVERIFY_PACKAGE: "{value}"{"  # " + PACKAGE_PLACEHOLDER if not value else ""}
+      FXVERIFY_CACHE_DIR: ${{{{ github.workspace }}}}/.fxverify-cache
     steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
+      - uses: {uses("actions/checkout")}
+        with:
+          persist-credentials: false
+      - uses: {uses("actions/setup-python")}
         with:
           python-version: "3.12"
       - name: Install fxverify
@@ -126,17 +167,21 @@ jobs:
             exit 1
           fi
           python -m pip install --quiet "$FXVERIFY_PACKAGE"
+      - name: Restore the result cache
+        uses: {uses("actions/cache")}
+        with:
+          path: .fxverify-cache
+          key: fxverify-${{{{ runner.os }}}}-${{{{ github.run_id }}}}-${{{{ github.run_attempt }}}}
+          restore-keys: fxverify-${{{{ runner.os }}}}-
       - name: Check policies
         run: |
-          set +e
-          fxverify check . --quiet --format sarif -o fxverify.sarif  # add --baseline fxverify-baseline.json
-          code=$?
-          fxverify check . --quiet --format github
-          fxverify check . --quiet --format markdown >> "$GITHUB_STEP_SUMMARY"
-          exit $code
+          # One check writes every output: annotations, SARIF and the job summary.
+          # Add --baseline fxverify-baseline.json to fail only on new findings.
+          fxverify check . --quiet --format github \\
+            --format sarif=fxverify.sarif --format "markdown=$GITHUB_STEP_SUMMARY"
       - name: Upload SARIF
         if: ${{{{ always() && hashFiles('fxverify.sarif') != '' }}}}
-        uses: github/codeql-action/upload-sarif@v3
+        uses: {uses("github/codeql-action/upload-sarif")}
         with:
           sarif_file: fxverify.sarif
           category: fxverify
@@ -161,12 +206,17 @@ memory. fxverify proves them before they merge.
 | 3 | an internal error of fxverify |
 
 It runs in three places:
-- on your machine: install fxverify from its repository (`pip install PATH-OR-GIT-URL-OF-FXVERIFY`;
-  it is not on PyPI), then `fxverify check .`;
-- before each commit: `pre-commit install` (see `.pre-commit-config.yaml`);
-- on each pull request: `.github/workflows/fxverify.yml` (set its `FXVERIFY_PACKAGE` first) checks
-  the policies, uploads the findings to code scanning (SARIF) and writes a summary with sequence
-  diagrams of each trace.
+- on your machine: install fxverify from its git repository, at the commit the workflow names
+  (`pip install "$FXVERIFY_PACKAGE"` with the value of `FXVERIFY_PACKAGE` in
+  `.github/workflows/fxverify.yml`; fxverify is not on PyPI), then `fxverify check .`;
+- before each commit: `pre-commit install` (see `.pre-commit-config.yaml`; pre-commit installs
+  fxverify for the hook by itself);
+- on each pull request: `.github/workflows/fxverify.yml` checks the policies once, annotates the
+  findings, uploads them to code scanning (SARIF) and writes a summary with sequence diagrams of
+  each trace; its result cache is kept between runs.
+
+Settings shared by all three go in `[tool.fxverify]` of `pyproject.toml` or in `.fxverify.toml`
+(for example `exclude = ["scratch"]`, `ignore = ["FX-MAP-101"]`).
 
 ## When the gate fails
 
@@ -189,28 +239,25 @@ Results are cached in your user cache folder: re-checking unchanged policies sol
 """
 
 
-def files(action: str | None = None) -> dict[str, str]:
-    """The scaffold: relative path -> text (``workflow(action)`` for the workflow)."""
+def files(spec: str, action: str | None = None) -> dict[str, str]:
+    """The scaffold: relative path -> text, with fxverify installed from ``spec``."""
     return {
         "policies/example.fx": EXAMPLE_POLICY,
-        ".pre-commit-config.yaml": PRE_COMMIT_CONFIG,
-        ".github/workflows/fxverify.yml": workflow(action),
+        ".pre-commit-config.yaml": pre_commit_config(spec),
+        ".github/workflows/fxverify.yml": workflow(spec, action),
         "README.md": README,
     }
 
 
-def scaffold(target: str, action: str | None = None, force: bool = False) -> tuple[list[str], list[str], list[Diagnostic]]:
-    """Write the scaffold into ``target`` (created if missing). Returns the paths written and the
-    paths kept (a ``KEPT`` file already there, never replaced), both sorted, and the diagnostics:
-    FX-IO-002 when another file of the scaffold already exists and ``force`` is not set (nothing is
-    written then), FX-IO-001 when the folder cannot be written."""
-    plan = files(action)
+def scaffold(target: str, action: str | None = None, force: bool = False,
+             spec: str | None = None) -> tuple[list[str], list[str], list[Diagnostic]]:
+    """Write the scaffold into ``target`` (created if missing), fxverify installed from ``spec``
+    (default ``package()``, else ``PACKAGE_PLACEHOLDER``). Returns the paths written and the paths
+    kept (already there: never replaced without ``force``, a README never), both sorted, and the
+    diagnostics: FX-IO-001 when the folder cannot be written."""
+    plan = files(spec or package() or PACKAGE_PLACEHOLDER, action)
     root = Path(target)
-    kept = sorted(p for p in plan if p in KEPT and (root / p).exists())
-    existing = sorted(p for p in plan if p not in KEPT and (root / p).exists())
-    if existing and not force:
-        return [], [], [diagnostic(codes.IO_002, f"`{target}` already has {', '.join(f'`{p}`' for p in existing)}; "
-                                   "nothing was written", help="pass `--force` to replace them, or scaffold into a new folder")]
+    kept = sorted(p for p in plan if (root / p).exists() and (p in KEPT or not force))
     write = {p: t for p, t in plan.items() if p not in kept}
     try:
         for rel, text in sorted(write.items()):

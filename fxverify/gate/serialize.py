@@ -24,7 +24,7 @@ from fxverify.result import CheckResult, Outcome, Refutation, Verdict
 from fxverify.source import SourceMap, Span
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
-RECORD_VERSION = 3
+RECORD_VERSION = 4
 
 
 def _span(s: Span) -> list:
@@ -48,14 +48,15 @@ def _trace(t: Trace | None) -> dict | None:
         return None
     return {"code": t.code, "why": t.why, "fix": t.fix, "facts": [list(f) for f in t.facts],
             "events": [[e.step, e.time, e.device, e.hook, e.edge, e.kind, e.detail, _span(e.span),
-                        e.owner_before, e.owner_after, e.violation] for e in t.events]}
+                        e.owner_before, e.owner_after, e.violation, e.stream] for e in t.events]}
 
 
 def _untrace(v: dict | None) -> Trace | None:
     if v is None:
         return None
     events = tuple(TraceEvent(step=e[0], time=e[1], device=e[2], hook=e[3], edge=e[4], kind=e[5], detail=e[6],
-                              span=_unspan(e[7]), owner_before=e[8], owner_after=e[9], violation=bool(e[10]))
+                              span=_unspan(e[7]), owner_before=e[8], owner_after=e[9], violation=bool(e[10]),
+                              stream=e[11])
                    for e in v["events"])
     return Trace(code=lookup_strict(v["code"]), events=events, why=v["why"], fix=v["fix"],
                  facts=tuple((str(a), str(b)) for a, b in v["facts"]))

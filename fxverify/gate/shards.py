@@ -39,7 +39,8 @@ from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.families import stream
-from fxverify.pipeline import CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver, verify_hints
+from fxverify.pipeline import (CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver, kept,
+                               verify_hints)
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot
 from fxverify.result import CheckResult, Outcome
@@ -187,7 +188,7 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
 
     def mine() -> Iterator[Obligation]:
         nonlocal total
-        for i, (_family, ob) in enumerate(stream(ctx, (shard.family,))):
+        for i, ob in enumerate(kept((ob for _family, ob in stream(ctx, (shard.family,))), options)):
             total = i + 1
             if i % shard.parts == shard.part:
                 yield ob
@@ -244,7 +245,7 @@ def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapsh
     if later:
         merged.tally = None  # verifying hints reads every outcome anyway
         _verify_later(merged, later, options, snapshot)
-    merged.diagnostics = conclude(load + merged.diagnostics, head.facts, sources)
+    merged.diagnostics = conclude(load + merged.diagnostics, head.facts, sources, options)
     merged.cache_hits = sum(o.stats.hits for o in outs)
     merged.solved = sum(o.stats.solved for o in outs)
     return merged

@@ -1,7 +1,9 @@
 """Render a ``Plan`` into the files of a lowering directory and compile the C with clang.
 
 Takes a ``Plan``, its ``CFile``s and ``Fact``s; produces (in memory, then atomically on disk):
-``<device>.bpf.c``, ``<device>.bpf.o`` (when clang is present and compilation is asked),
+``<stem>.bpf.c``, ``<stem>.bpf.o`` (when clang is present and compilation is asked; a stem is a
+device, or ``<device>.cuda`` for a bpftime device's programs inside CUDA kernels), the skeleton
+loader (``<stem>.skel.h``, ``loader.c``, ``fx_loader.h``, when bpftool is present),
 ``maps.json``, ``maps.init.json``, ``obligations.json``, ``manifest.json`` and ``sourcemap.json``
 (``specs/lowering.md`` section 5). JSON is written with sorted keys and fixed separators, and
 objects are compiled with the build directory mapped away, so the same input gives the same bytes.
@@ -21,10 +23,15 @@ from collections import Counter
 from dataclasses import dataclass
 
 from fxverify import __version__, atomic
-from fxverify.lower.emit_c import RINGBUF_BYTES, CFile
+from fxverify.graph import PolicyGraph
+from fxverify.lower.emit_c import GPU_EVENTS, PENDING, RINGBUF_BYTES, THREADS, CFile, pinned
 from fxverify.lower.facts import Fact, verifier_obligations
+from fxverify.lower.loader import loader_body, loader_c, pin_root, skeleton_name
 from fxverify.lower.plan import DECISIONS, OP_KINDS, REASONS, Plan
-from fxverify.lower.targets import BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, MAP_TYPE_NAMES
+from fxverify.lower.targets import (
+    ACTION_NAMES, ACTIONS, BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_HASH, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_ARRAY, BPFTIME_GPU_RINGBUF,
+    CUDA_CALLS, FX_UDP_PORT, MAP_TYPE_NAMES,
+)
 from fxverify.source import NO_SPAN, SourceMap, Span
 
 #: Runtime structs of the emitted C (``c/fx_structs.h``), field by field: (name, bytes). Offsets
@@ -37,6 +44,9 @@ LAYOUTS: dict[str, tuple[tuple[str, int], ...]] = {
     "fx_own": (("owner", 4), ("transit", 4), ("leases", 8), ("released", 4), ("active", 4)),
     "fx_st": (("state", 4), ("pad", 4), ("start_seq", 8), ("end_seq", 8)),
     "fx_obs": (("kind", 4), ("edge", 4), ("device", 4), ("decision", 4), ("reason", 4), ("a", 4), ("c", 8), ("d", 8)),
+    "fx_bind_key": (("device", 4), ("hook", 4), ("handle", 8)),
+    "fx_bind": (("first", 4), ("count", 4), ("next", 4), ("ended", 4)),
+    "fx_pend": (("edge", 4), ("hook", 4), ("stream", 8)),
 }
 
 #: Runtime maps: (name, value struct or scalar size in bytes, what). Every object declares them all
@@ -51,7 +61,8 @@ RUNTIME_MAPS: tuple[tuple[str, str | int, str], ...] = (
     ("fx_links", 8, "per link: start event number of the latest finished flush (posted-write visibility)"),
     ("fx_clock", 8, "[0] event counter that orders every start and end"),
     ("fx_flags", 4, "1 while an accumulation has not been read by a covering reader (FX-XF-004)"),
-    ("fx_stats", 8, "[0] observation events dropped because the ring buffer was full"),
+    ("fx_stats", 8, "[0] observation events dropped because the ring buffer was full, [1] observations written"),
+    ("fx_trail", "fx_obs", "the latest observations, slot = observations written modulo max_entries (bpftool decodes them)"),
 )
 
 #: clang flags of every compilation (``specs/lowering.md`` section 1): ``-mcpu=v3`` for the atomic
@@ -83,24 +94,58 @@ def _indented_json(obj: object) -> str:
     return json.dumps(obj, sort_keys=True, indent=1, separators=(",", ": "), ensure_ascii=True) + "\n"
 
 
+def _runtime_row(name: str, map_type: int, key_size: int, value: str | int, entries: int, cls: str, what: str,
+                 stems: list[str], pin: bool) -> dict:
+    """One runtime map of ``maps.json`` (see ``maps_json``), declared by the objects ``stems``."""
+    vsize = struct_size(value) if isinstance(value, str) else value
+    devices = list(dict.fromkeys(s.removesuffix(".cuda") for s in stems))
+    return {"name": name, "c_name": name, "kind": "runtime", "what": what, "map_type": map_type,
+            "map_type_name": MAP_TYPE_NAMES[map_type], "key_size": key_size, "value_size": vsize, "max_entries": entries,
+            "class": cls, "home_device": None, "devices": devices,
+            "objects": [f"{s}.bpf.o" for s in stems], "pinning": "by_name" if pin else None,
+            "value_layout": layout(value) if isinstance(value, str) else [{"name": "value", "offset": 0, "size": vsize}]}
+
+
 def maps_json(plan: Plan) -> dict:
-    """``maps.json`` as ``{"target", "proved", "maps": [...]}``: every runtime map, then
-    ``fx_events``, then every policy map, each with its map type on the target (number and name),
-    key and value sizes and value layout in bytes, ``max_entries`` (bytes for ring buffers),
-    consistency class, merge, home device, the devices whose objects declare it and, for policy
-    maps, the realisation rule (``specs/lowering.md`` section 5)."""
+    """``maps.json`` as ``{"target", "proved", "maps": [...]}``: every runtime map, then each
+    object's event stream and (bpftime) CUDA maps, then every policy map, each with its map type
+    on the target (number and name), key and value sizes and value layout in bytes,
+    ``max_entries`` (bytes for ring buffers), consistency class, merge, home device, the devices
+    and objects that declare it, whether it is pinned by name and, for policy maps, the
+    realisation rule (``specs/lowering.md`` section 5)."""
+    stems = plan.stems()
+    pin = pinned(plan)
     out = []
     for name, value, what in RUNTIME_MAPS:
-        vsize = struct_size(value) if isinstance(value, str) else value
-        out.append({"name": name, "c_name": name, "kind": "runtime", "what": what, "map_type": BPF_MAP_TYPE_ARRAY,
-                    "map_type_name": MAP_TYPE_NAMES[BPF_MAP_TYPE_ARRAY], "key_size": 4, "value_size": vsize,
-                    "max_entries": plan.max_entries(name), "class": "linearizable" if name != "fx_stats" else "eventual",
-                    "home_device": None, "devices": list(plan.devices),
-                    "value_layout": layout(value) if isinstance(value, str) else [{"name": "value", "offset": 0, "size": vsize}]})
-    out.append({"name": "fx_events", "c_name": "fx_events", "kind": "runtime", "what": "observation events, one per device",
-                "map_type": BPF_MAP_TYPE_RINGBUF, "map_type_name": MAP_TYPE_NAMES[BPF_MAP_TYPE_RINGBUF], "key_size": 0,
-                "value_size": 0, "max_entries": RINGBUF_BYTES, "class": "local", "home_device": None,
-                "devices": list(plan.devices), "value_layout": layout("fx_obs")})
+        cls = "eventual" if name in ("fx_stats", "fx_trail") else "linearizable"
+        out.append(_runtime_row(name, BPF_MAP_TYPE_ARRAY, 4, value, plan.max_entries(name), cls, what, stems, pin))
+    host = [s for s in stems if not s.endswith(".cuda")]
+    gpu = [s for s in stems if s.endswith(".cuda")]
+    row = _runtime_row("fx_events", BPF_MAP_TYPE_RINGBUF, 0, 0, RINGBUF_BYTES, "local",
+                       "observation events, one ring buffer per object (records are struct fx_obs)", host, False)
+    out.append(row | {"value_layout": layout("fx_obs")})
+    if gpu:
+        out.append(_runtime_row("fx_gpu_events", BPFTIME_GPU_RINGBUF, 4, "fx_obs", GPU_EVENTS, "local",
+                                "observation events inside CUDA kernels: records per GPU thread", gpu, False))
+        hooks = max(len(plan.policy.device(s.removesuffix(".cuda")).hooks) for s in gpu)
+        out.append(_runtime_row("fx_exits", BPFTIME_GPU_ARRAY, 4, 8, max(1, hooks), "local",
+                                "per hook: threads of the current launch that have exited (one entry per hook "
+                                "of the device)", gpu, False))
+    bound = [s for s in stems if any(p.stem == s and p.section.role in ("call", "kernel-entry") for p in plan.programs)]
+    if bound:
+        n = max(1, len(plan.edges))
+        out.append(_runtime_row("fx_bind", BPF_MAP_TYPE_HASH, 16, "fx_bind", n, "linearizable",
+                                "(device, hook, handle) -> the slice of fx_seq its calls start", bound, False)
+                   | {"key_layout": layout("fx_bind_key")})
+        out.append(_runtime_row("fx_seq", BPF_MAP_TYPE_ARRAY, 4, 4, n, "linearizable", "edge ids of the bindings", bound, False))
+    calls = [s for s in stems if any(p.stem == s and p.section.role == "call" for p in plan.programs)]
+    if calls:
+        out.append(_runtime_row("fx_pending", BPF_MAP_TYPE_ARRAY, 4, "fx_pend", PENDING, "local",
+                                "asynchronous CUDA calls waiting for a synchronisation", calls, False))
+        out.append(_runtime_row("fx_inflight", BPF_MAP_TYPE_HASH, 8, 4, THREADS, "local",
+                                "thread id -> edge of its synchronous CUDA call in flight", calls, False))
+        out.append(_runtime_row("fx_syncing", BPF_MAP_TYPE_HASH, 8, 8, THREADS, "local",
+                                "thread id -> the stream it is synchronising", calls, False))
     for m in plan.maps:
         d = m.decl
         per = m.value_size // m.slots
@@ -109,6 +154,8 @@ def maps_json(plan: Plan) -> dict:
                     "map_flags": m.realisation.flags,
                     "key_size": m.key_size, "value_size": m.value_size, "max_entries": d.max_entries,
                     "class": str(d.cls), "merge": d.merge, "home_device": d.cls.device, "devices": list(m.devices),
+                    "objects": [f"{s}.bpf.o" for s in m.stems],
+                    "pinning": "by_name" if pin and m.realisation.map_type != BPFTIME_GPU_RINGBUF else None,
                     "value_layout": [{"name": f"slot[{i}]" + (f" ({plan.devices[i]})" if m.slots > 1 else ""),
                                       "offset": i * per, "size": per} for i in range(m.slots)]})
     return {"target": plan.target, "proved": plan.proved, "maps": out}
@@ -135,7 +182,28 @@ def maps_init_json(plan: Plan) -> dict:
         "fx_stats": {"zero": True},
         "policy_maps": {m.decl.name: {"zero": True} | ({"read_only_prog": True} if m.realisation.flags else {})
                         for m in plan.maps},
-    }
+    } | (_bindings(plan) if plan.target == "bpftime" else {})
+
+
+def _bindings(plan: Plan) -> dict:
+    """bpftime: ``fx_bind`` rows ``[device, hook, handle, first, count]`` and the ``fx_seq``
+    edge ids of the CUDA kernels' launches, plus, under ``calls``, every hook realised by a CUDA
+    call with the argument that names its movement and its edges in happens-before order: the
+    loader's ``--bind DEVICE.HOOK=HANDLE:EDGE,...`` binds them once the handles are known."""
+    pol = plan.policy
+    graph = PolicyGraph(pol)
+    rank = graph.rank if graph.is_acyclic() else int
+    calls = []
+    for p in plan.programs:
+        if p.section.role != "call":
+            continue
+        edges = sorted((e.eid for e in pol.edges if e.device == p.device and e.hook == p.hook), key=rank)
+        call = CUDA_CALLS[p.hook]
+        calls.append({"device": p.device, "hook": p.hook, "device_id": p.device_id, "hook_id": p.hook_id,
+                      "symbol": call.symbol, "signature": call.signature, "handle": call.handle,
+                      "asynchronous": call.stream_c is not None, "edges": edges})
+    return {"fx_bind": {"fields": ["device", "hook", "handle", "first", "count"], "rows": plan.binds, "calls": calls},
+            "fx_seq": {"values": plan.seq}}
 
 
 def _fx_location(sources: SourceMap, span: Span) -> list | None:
@@ -156,7 +224,7 @@ def sourcemap_json(plan: Plan, cfiles: list[CFile], sources: SourceMap) -> dict:
     ``proved``, like every JSON file of the directory."""
     return {
         "proved": plan.proved,
-        "c": {f"{c.device}.bpf.c": [[m.line, _fx_location(sources, m.span), m.what] for m in c.lines] for c in cfiles},
+        "c": {f"{c.stem}.bpf.c": [[m.line, _fx_location(sources, m.span), m.what] for m in c.lines] for c in cfiles},
         "edges": [[e.eid, e.name, _fx_location(sources, e.span)] for e in plan.policy.edges],
     }
 
@@ -175,14 +243,25 @@ def obligations_json(plan: Plan, facts: list[Fact], verdicts: Counter) -> dict:
     }
 
 
-def manifest_json(plan: Plan, compiled: bool, clang_version: str | None) -> dict:
-    """``manifest.json``: programs with hooks, sections and attach points, objects (``None`` unless
-    ``compiled``), the target runtime, the compiler command and ``clang_version``, the ABI (event
-    layout, decisions, reasons, op kinds), table sizes and the proof stamp. Raises ``KeyError``
-    for a target outside ``targets.TARGETS``."""
+def manifest_json(plan: Plan, compiled: bool, clang_version: str | None, loader: bool = False) -> dict:
+    """``manifest.json``: programs with hooks, sections, attach points and roles, objects
+    (``None`` unless ``compiled``), the target runtime, the compiler command and
+    ``clang_version``, the ABI (event layout, decisions, reasons, op kinds; the return value of
+    each decision per program kind; the frame of dputime packet programs), the loader files
+    (``None`` unless ``loader``), table sizes and the proof stamp. Raises ``KeyError`` for a
+    target outside ``targets.TARGETS``."""
     runtime = {"kernel": "Linux kernel eBPF via libbpf (BPF_PROG_LOAD, BPF_PROG_TEST_RUN)",
                "bpftime": "bpftime userspace/GPU eBPF runtime",
                "dputime": "DPU/NIC runtime with XDP and tc programs"}[plan.target]
+    kinds = {p.section.kind for p in plan.programs}
+    actions = {k: {d: {"value": v, "name": ACTION_NAMES.get(k, {}).get(v)} for d, v in ACTIONS[k].items()}
+               for k in sorted(kinds & set(ACTIONS))}
+    abi: dict = {"event": layout("fx_event"), "observation": layout("fx_obs"), "decisions": list(DECISIONS),
+                 "reasons": list(REASONS), "op_kinds": list(OP_KINDS), "phases": ["start", "end"], "actions": actions}
+    if kinds & {"xdp", "tc"}:
+        abi["frame"] = {"udp_port": FX_UDP_PORT, "headers": "Ethernet II (at most one 802.1Q/802.1ad tag), IPv4 or IPv6, "
+                        "UDP to udp_port", "event_offset": "right after the UDP header",
+                        "written_back": ["decision", "reason", "detail", "op"], "udp_checksum": "updated (RFC 1624)"}
     return {
         "fxverify": __version__,
         "policy": plan.policy.name,
@@ -192,13 +271,17 @@ def manifest_json(plan: Plan, compiled: bool, clang_version: str | None) -> dict
         "proved": plan.proved,
         "stamp": "proved" if plan.proved else "UNPROVED: lowered with --allow-unproved, not for deployment",
         "devices": list(plan.devices),
-        "programs": [{"name": p.name, "device": p.device, "device_id": p.device_id, "hook": p.hook, "hook_id": p.hook_id,
-                      "section": p.section.section, "kind": p.section.kind, "attach": p.section.attach,
-                      "source": f"{p.device}.bpf.c", "object": f"{p.device}.bpf.o" if compiled else None}
+        "programs": [{"name": p.name, "device": p.device, "device_id": p.device_id, "hook": p.hook or None,
+                      "hook_id": p.hook_id, "section": p.section.section, "kind": p.section.kind,
+                      "attach": p.section.attach, "role": p.section.role, "symbol": p.section.symbol,
+                      "side": p.section.side, "source": f"{p.stem}.bpf.c", "object": f"{p.stem}.bpf.o" if compiled else None}
+                     | ({"tc_direction": "egress" if p.section.egress else "ingress"} if p.section.kind == "tc" else {})
                      for p in plan.programs],
-        "compiler": {"command": ["clang", *CLANG_FLAGS, "-c", "<device>.bpf.c"], "version": clang_version} if compiled else None,
-        "abi": {"event": layout("fx_event"), "observation": layout("fx_obs"), "decisions": list(DECISIONS),
-                "reasons": list(REASONS), "op_kinds": list(OP_KINDS), "phases": ["start", "end"]},
+        "compiler": {"command": ["clang", *CLANG_FLAGS, "-c", "<stem>.bpf.c"], "version": clang_version} if compiled else None,
+        "loader": {"source": "loader.c", "body": "fx_loader.h", "build": "cc -O2 -o loader loader.c -lbpf",
+                   "skeletons": {f"{s}.skel.h": skeleton_name(s) for s in plan.stems()},
+                   "pin_root": pin_root(plan) if pinned(plan) else None} if loader else None,
+        "abi": abi,
         "counts": {"edges": len(plan.edges), "ops": len(plan.ops), "regions": len(plan.regions),
                    "counters": len(plan.countdown), "max_ops_per_edge": plan.max_ops},
     }
@@ -206,10 +289,10 @@ def manifest_json(plan: Plan, compiled: bool, clang_version: str | None) -> dict
 
 @dataclass
 class CompileResult:
-    """Outcome of compiling one device's C file: ``ok``, clang's diagnostics text (``log``) and
-    the object bytes (empty when not ``ok``)."""
+    """Outcome of compiling one object's C file (``stem``): ``ok``, clang's diagnostics text
+    (``log``) and the object bytes (empty when not ``ok``)."""
 
-    device: str
+    stem: str
     ok: bool
     log: str
     obj: bytes = b""
@@ -242,7 +325,7 @@ def compile_c(cfile: CFile) -> CompileResult:
     path = clang_path()
     assert path is not None  # INVARIANT: callers check clang_path() first
     with tempfile.TemporaryDirectory(prefix="fxverify-cc-") as tmp:
-        src = f"{cfile.device}.bpf.c"
+        src = f"{cfile.stem}.bpf.c"
         with open(os.path.join(tmp, src), "w", encoding="ascii") as fh:
             fh.write(cfile.text)
         cmd = [path, *CLANG_FLAGS, f"-fdebug-prefix-map={tmp}=.", "-fno-ident"]
@@ -253,17 +336,19 @@ def compile_c(cfile: CFile) -> CompileResult:
         target_arch = _TRACING_ARCH.get(os.uname().machine)
         if target_arch:
             cmd.append(f"-D__TARGET_ARCH_{target_arch}")
-        cmd += ["-c", src, "-o", f"{cfile.device}.bpf.o"]
+        cmd += ["-c", src, "-o", f"{cfile.stem}.bpf.o"]
         r = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, check=False,
                            env={**os.environ, "LC_ALL": "C"})
         if r.returncode != 0:
-            return CompileResult(cfile.device, False, r.stderr)
-        with open(os.path.join(tmp, f"{cfile.device}.bpf.o"), "rb") as fh:
-            return CompileResult(cfile.device, True, r.stderr, fh.read())
+            return CompileResult(cfile.stem, False, r.stderr)
+        with open(os.path.join(tmp, f"{cfile.stem}.bpf.o"), "rb") as fh:
+            return CompileResult(cfile.stem, True, r.stderr, fh.read())
 
 
-#: Names a lowering directory holds (``render``): the JSON files and one C source and object per device.
-_LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|[A-Za-z_][A-Za-z0-9_]*\.bpf\.[co]")
+#: Names a lowering directory holds (``render``): the JSON files, one C source, object and skeleton
+#: per object, and the loader, with ``loader``, the program its documented build command makes there.
+_LOWERED_NAME = re.compile(r"(maps|maps\.init|obligations|manifest|sourcemap)\.json|loader(\.c)?|fx_loader\.h"
+                           r"|[A-Za-z_][A-Za-z0-9_]*(\.cuda)?\.(bpf\.[co]|skel\.h)")
 
 
 def foreign_entries(out_dir: str) -> list[str]:
@@ -297,16 +382,23 @@ def write_dir(out_dir: str, files: dict[str, bytes]) -> None:
 
 
 def render(plan: Plan, cfiles: list[CFile], facts: list[Fact], verdicts: Counter, sources: SourceMap,
-           objects: dict[str, bytes], clang_ver: str | None) -> dict[str, bytes]:
+           objects: dict[str, bytes], clang_ver: str | None, skeletons: dict[str, str] | None = None) -> dict[str, bytes]:
     """Every file of the lowering directory, name -> bytes: the C sources, the ``objects``
-    (device -> ``.bpf.o`` bytes, empty without clang) and the five JSON files
+    (stem -> ``.bpf.o`` bytes, empty without clang), the skeleton loader when ``skeletons``
+    (stem -> ``bpftool gen skeleton`` text) covers every object, and the five JSON files
     (``specs/lowering.md`` section 5). ``clang_ver`` goes into the manifest."""
-    files: dict[str, bytes] = {f"{c.device}.bpf.c": c.text.encode("ascii") for c in cfiles}
-    files.update({f"{dev}.bpf.o": obj for dev, obj in objects.items()})
+    files: dict[str, bytes] = {f"{c.stem}.bpf.c": c.text.encode("ascii") for c in cfiles}
+    files.update({f"{stem}.bpf.o": obj for stem, obj in objects.items()})
+    with_loader = bool(skeletons) and set(skeletons) == set(plan.stems())
+    if with_loader:
+        assert skeletons is not None
+        files.update({f"{stem}.skel.h": text.encode() for stem, text in skeletons.items()})
+        files["loader.c"] = loader_c(plan).encode("ascii")
+        files["fx_loader.h"] = loader_body().encode("ascii")
     files["maps.json"] = _indented_json(maps_json(plan)).encode()
     files["maps.init.json"] = json.dumps(maps_init_json(plan), sort_keys=True, separators=(",", ":")).encode() + b"\n"
     files["obligations.json"] = _indented_json(obligations_json(plan, facts, verdicts)).encode()
-    files["manifest.json"] = _indented_json(manifest_json(plan, bool(objects), clang_ver)).encode()
+    files["manifest.json"] = _indented_json(manifest_json(plan, bool(objects), clang_ver, with_loader)).encode()
     files["sourcemap.json"] = json.dumps(sourcemap_json(plan, cfiles, sources), sort_keys=True,
                                          separators=(",", ":")).encode() + b"\n"
     return files

@@ -1,5 +1,5 @@
-"""Runs the lowering stages for ``fxverify lower``: check -> plan -> facts -> C -> clang -> write ->
-(kernel verify) -> (kernel run).
+"""Runs the lowering stages for ``fxverify lower``: check -> plan -> facts -> C -> clang -> object
+facts -> skeletons -> write -> (kernel verify) -> (kernel run).
 
 Takes a policy path and ``LowerOptions``; returns a ``LowerResult`` with the diagnostics, the
 verification rows and the run report. The new output is built, and verified or run in the kernel
@@ -7,11 +7,14 @@ when asked, in a temporary sibling of the output directory, which replaces the o
 only when every stage passed: a lowering that fails at any stage leaves the previous output as it
 was and no temporary directory behind. Codes emitted: FX-BPF-001 (not proved), FX-BPF-002/003
 (from ``plan``), FX-BPF-011 (a map the target cannot create, before compiling), FX-BPF-004 (verifier rejection),
-FX-BPF-005 (clang failure), FX-BPF-006 (kernel/simulator disagreement), FX-BPF-007 (lowering fact
-not proved), FX-BPF-008 (toolchain unavailable), FX-BPF-009 (warning: lowered without a proof,
-under ``--allow-unproved``), FX-BPF-010 (warning: no clang, C only), FX-IO-001 (the output folder
-cannot be written), FX-USE-002 (``--kernel-*`` with a target other than ``kernel``); plus every
-input and obligation code of ``check``, and its FX-INT-001.
+FX-BPF-005 (clang or ``bpftool gen skeleton`` failure), FX-BPF-006 (kernel/simulator disagreement),
+FX-BPF-007 (lowering fact not proved, among them a bpftime object that calls a helper or uses a
+section bpftime does not implement), FX-BPF-008 (toolchain unavailable), FX-BPF-009 (warning:
+lowered without a proof, under ``--allow-unproved``), FX-BPF-010 (warning: no clang, C only; or
+no bpftool, no skeleton loader), FX-IO-001 (the output folder cannot be written), FX-USE-002
+(``--kernel-*`` with the bpftime target, ``--cuda-kernel`` with another), FX-USE-005 (a
+``--cuda-kernel`` that names no GPU hook); plus every input and obligation code of ``check``, and
+its FX-INT-001.
 """
 
 from __future__ import annotations
@@ -26,13 +29,16 @@ from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.diagnostics.outdir import cannot_write, refuse_replacing
 from fxverify.ir import Policy
-from fxverify.lower import artifacts, libbpf
+from fxverify.lower import artifacts, libbpf, loader
 from fxverify.lower.differential import RunReport, run_proved, run_refuted
-from fxverify.lower.emit_c import emit_device
+from fxverify.lower.elf import bpftime_problems
+from fxverify.lower.emit_c import CFile, emit_device
 from fxverify.lower.facts import Fact, discharge_facts
 from fxverify.lower.kernel import ProgramReport, verify_dir
 from fxverify.lower.map_limits import plan_map_problems
 from fxverify.lower.plan import Plan, build_plan
+from fxverify.lower.targets import bpftime_support, is_cuda_symbol
+from fxverify.vocab import DeviceKind
 from fxverify.pipeline import CheckOptions, check, solver_problem
 from fxverify.result import Verdict
 from fxverify.smt.backend import SolverOptions
@@ -43,11 +49,13 @@ from fxverify.source import NO_SPAN, SourceMap
 @dataclass(frozen=True)
 class LowerOptions:
     """Options of ``fxverify lower``: ``target``; ``compile`` with clang; ``kernel_verify`` and
-    ``kernel_run`` (kernel target only); ``allow_unproved`` lowers a refuted or unknown policy and
-    stamps it; ``solver`` limits for the policy check and the lowering facts
-    (``specs/lowering.md`` section 1)."""
+    ``kernel_run`` (kernel and dputime targets); ``allow_unproved`` lowers a refuted or unknown
+    policy and stamps it; ``cuda_kernels`` (bpftime) binds GPU hooks to CUDA kernels, as
+    ``(device, hook, kernel symbol)``; ``solver`` limits for the policy check and the lowering
+    facts (``specs/lowering.md`` section 1)."""
 
     target: str = "kernel"
+    cuda_kernels: tuple[tuple[str, str, str], ...] = ()
     compile: bool = True
     kernel_verify: bool = False
     kernel_run: bool = False
@@ -71,6 +79,7 @@ class LowerResult:
     programs: list[ProgramReport] = field(default_factory=list)
     run: RunReport | None = None
     written: bool = False
+    loader: bool = False
     exit_code: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -122,13 +131,19 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
             return out
         out.diagnostics.append(_diag(codes.BPF_009, f"lowering `{pol.name}` although it is not proved ({listed}); "
                                      "every artifact is stamped UNPROVED", pol, "never deploy these programs"))
-    if opts.target != "kernel" and (opts.kernel_verify or opts.kernel_run):
-        out.diagnostics.append(_diag(codes.USE_002, f"--kernel-verify and --kernel-run load programs into Linux; "
-                                     f"target `{opts.target}` is not loadable there", pol, "use `--target kernel`"))
+    if opts.target == "bpftime" and (opts.kernel_verify or opts.kernel_run):
+        out.diagnostics.append(_diag(codes.USE_002, "--kernel-verify and --kernel-run load programs into Linux; the "
+                                     "bpftime target's programs run in bpftime (its GPU maps and CUDA probes are not "
+                                     "the kernel's)", pol, "use `--target kernel` or `--target dputime`"))
+        out.exit_code = 2
+        return out
+    kernels, bad = _cuda_kernels(pol, opts)
+    if bad is not None:
+        out.diagnostics.append(bad)
         out.exit_code = 2
         return out
     t1 = time.perf_counter()
-    plan, diags = build_plan(pol, opts.target, out.proved)
+    plan, diags = build_plan(pol, opts.target, out.proved, kernels)
     out.diagnostics += diags
     if plan is None:
         out.exit_code = 1
@@ -150,7 +165,7 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
     if any(d.is_error for d in out.diagnostics):
         out.exit_code = 1
         return out
-    cfiles = [emit_device(plan, d, res.sources) for d in plan.devices]
+    cfiles = [emit_device(plan, stem, res.sources) for stem in plan.stems()]
     out.seconds["lower"] = time.perf_counter() - t1
     objects: dict[str, bytes] = {}
     clang_ver = None
@@ -170,17 +185,21 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
             for c in cfiles:
                 r = artifacts.compile_c(c)
                 if not r.ok:
-                    out.diagnostics.append(_diag(codes.BPF_005, f"clang failed on `{c.device}.bpf.c`", pol,
+                    out.diagnostics.append(_diag(codes.BPF_005, f"clang failed on `{c.stem}.bpf.c`", pol,
                                                  "this is a bug in fxverify's C emitter; please report it",
                                                  notes=tuple(r.log.splitlines()[:20])))
                 else:
-                    objects[c.device] = r.obj
+                    objects[c.stem] = r.obj
             out.seconds["compile"] = time.perf_counter() - t2
+    if objects and plan.target == "bpftime":
+        _bpftime_facts(out, plan, cfiles, objects)
+    skeletons = _skeletons(out, plan, objects) if objects and not any(d.is_error for d in out.diagnostics) else {}
     if any(d.is_error for d in out.diagnostics):
         out.exit_code = 1  # an incomplete lowering: the previous output stays as it was
         return out
     verdicts = Counter(v.verdict.value for v in res.outcomes)
-    files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver)
+    files = artifacts.render(plan, cfiles, out.facts, verdicts, res.sources, objects, clang_ver, skeletons)
+    out.loader = "loader.c" in files
     try:
         staged = artifacts.stage_dir(out_dir, files)
     except OSError as err:
@@ -199,6 +218,74 @@ def lower(path: str, out_dir: str, opts: LowerOptions) -> LowerResult:
         if not out.written:
             atomic.discard(staged)
     return out
+
+
+def _cuda_kernels(pol: Policy, opts: LowerOptions) -> tuple[dict[tuple[str, str], str], Diagnostic | None]:
+    """``opts.cuda_kernels`` as ``(device, hook) -> kernel``, or the usage error (exit 2) that
+    refuses them: FX-USE-002 on a target other than bpftime, FX-USE-005 for a device that is not a
+    GPU of the policy, a hook it does not declare, a hook named twice or a name that is not a C
+    identifier (a mangled kernel name is)."""
+    out: dict[tuple[str, str], str] = {}
+    if opts.cuda_kernels and opts.target != "bpftime":
+        return out, _diag(codes.USE_002, "--cuda-kernel binds a GPU hook to a CUDA kernel's probes, which only the "
+                          "bpftime target has", pol, "add `--target bpftime`, or drop --cuda-kernel")
+    names = {d.name: d for d in pol.devices}
+    for dev, hook, symbol in opts.cuda_kernels:
+        d = names.get(dev)
+        why = ("is not a device of the policy" if d is None else "is not a GPU" if d.kind is not DeviceKind.GPU
+               else f"has no hook `{hook}`" if hook not in d.hooks else "")
+        if why or not is_cuda_symbol(symbol) or (dev, hook) in out:
+            what = (f"`{dev}` {why}" if why else f"`{symbol}` is not a kernel name (a C identifier, as mangled names are)"
+                    if not is_cuda_symbol(symbol) else f"`{dev}.{hook}` is bound twice")
+            return out, _diag(codes.USE_005, f"--cuda-kernel {dev}.{hook}={symbol}: {what}", pol,
+                              "write --cuda-kernel DEVICE.HOOK=KERNEL with a GPU hook the policy declares and the "
+                              "kernel's (mangled) symbol, e.g. _Z9vectorAddPKfS0_Pf")
+        out[(dev, hook)] = symbol
+    return out, None
+
+
+def _bpftime_facts(out: LowerResult, plan: Plan, cfiles: list[CFile], objects: dict[str, bytes]) -> None:
+    """Add one lowering fact per bpftime object: every program section is one its side attaches
+    and every helper its code calls is one its side implements (``elf.bpftime_problems`` against
+    ``bpftime_support.json``; the host side for ``<device>``, the GPU side for ``<device>.cuda``).
+    A violation is FX-BPF-007."""
+    table = bpftime_support()["upstream"]
+    for c in cfiles:
+        if c.stem not in objects:
+            continue  # clang failed on it (FX-BPF-005)
+        side = "gpu" if c.stem.endswith(".cuda") else "host"
+        problems = bpftime_problems(objects[c.stem], side)
+        detail = (f"checked against bpftime {table['commit'][:12]} ({side} side)"
+                  + (": " + "; ".join(problems[:5]) if problems else ""))
+        fact = Fact(f"bpftime-support:{c.stem}", f"`{c.stem}.bpf.o` uses only sections and helpers bpftime's {side} side "
+                    "implements", "refuted" if problems else "proved", "elf", detail)
+        out.facts.append(fact)
+        if problems:
+            out.diagnostics.append(_diag(codes.BPF_007, f"lowering fact `{fact.key}` is refuted: {fact.what}", out.policy,
+                                         "this is a bug in fxverify's bpftime target; please report it",
+                                         notes=tuple(problems[:12])))
+
+
+def _skeletons(out: LowerResult, plan: Plan, objects: dict[str, bytes]) -> dict[str, str]:
+    """``bpftool gen skeleton`` of every object, stem -> header text; empty (with FX-BPF-010, a
+    warning) when bpftool is not installed. A bpftool failure is FX-BPF-005."""
+    if loader.bpftool_path() is None:
+        out.diagnostics.append(_diag(codes.BPF_010, "bpftool is not installed: the objects were compiled, but no "
+                                     "skeleton headers or loader were written", out.policy,
+                                     "install bpftool (Debian/Ubuntu: `apt-get install bpftool`), or run `bpftool gen "
+                                     "skeleton <stem>.bpf.o name fx_<stem>` yourself"))
+        return {}
+    t = time.perf_counter()
+    skels = {}
+    for stem, obj in objects.items():
+        text, err = loader.gen_skeleton(stem, obj)
+        if text is None:
+            out.diagnostics.append(_diag(codes.BPF_005, f"bpftool gen skeleton failed on `{stem}.bpf.o`", out.policy,
+                                         "this is a bug in fxverify's objects; please report it", notes=(err,)))
+        else:
+            skels[stem] = text
+    out.seconds["skeleton"] = time.perf_counter() - t
+    return skels
 
 
 def _unwritable(out: LowerResult, out_dir: str, err: OSError) -> LowerResult:

@@ -1,18 +1,24 @@
-"""Emit libbpf-style restricted C for one device of a ``Plan``.
+"""Emit libbpf-style restricted C for one object of a ``Plan``.
 
-Takes a ``Plan``, a device name and (optionally) the ``SourceMap`` of the policy; produces a
-``CFile``: the text of ``<device>.bpf.c`` and its source map (C line -> ``.fx`` span or runtime
-role). The C holds BTF-defined maps and one program per hook of the device; every program runs the
-same data-driven interpreter of ``fx_ops`` rows (``specs/lowering.md`` section 3), iterated with
-``bpf_loop`` so the verifier's work does not grow with the number of edges.
+Takes a ``Plan``, an object stem (``<device>``, or ``<device>.cuda`` for a bpftime device's
+programs inside CUDA kernels) and (optionally) the ``SourceMap`` of the policy; produces a
+``CFile``: the text of ``<stem>.bpf.c`` and its source map (C line -> ``.fx`` span or runtime
+role). The C holds BTF-defined maps and the object's programs; every program runs the same
+data-driven interpreter of ``fx_ops`` rows (``specs/lowering.md`` section 3), iterated with
+``bpf_loop`` in the kernel, so the verifier's work does not grow with the number of edges, and with
+a loop bounded by the longest slice on bpftime, which has no ``bpf_loop``.
 
 The fixed part of the runtime lives in C files shipped next to this module (``c/``, see
 ``c/README.md``) and is spliced into every emitted file verbatim, without substitutions:
-``fx_structs.h`` (the runtime structs), ``fx_helpers.h`` (event, counter and clock helpers) and
-``fx_interp.c`` (``fx_exec``, ``fx_step``, ``fx_run``). This module writes what depends on the
-plan around them: the ``#define``s of the ABI, the maps, the policy-map accessors and the hook
-entry functions. Policy identifiers only reach the C mangled by ``plan.c_ident``, and policy text
-only inside ``//`` comments escaped by ``comment_text``, so they cannot inject code.
+``fx_structs.h`` (the runtime structs), ``fx_helpers.h`` (event, counter and clock helpers),
+``fx_interp.c`` (``fx_exec``, ``fx_step``, ``fx_run``) and, where a program needs them,
+``fx_packet.c`` (event frames of dputime XDP and tc programs), ``fx_cuda.c`` with
+``fx_cuda_host.c`` (CUDA calls on bpftime's host side) or ``fx_cuda_kernel.c`` (programs inside
+a CUDA kernel). This module writes what depends on the plan and the target around them: the
+``#define``s of the ABI and of the target (``FX_OUTPUT``, ``FX_LOOP``), the maps, the policy-map
+accessors and the entry functions. Policy identifiers only reach the C mangled by
+``targets.c_ident``, and policy text only inside ``//`` comments escaped by ``comment_text``, so
+they cannot inject code.
 
 Emits no diagnostics (a C file clang rejects is FX-BPF-005 in ``driver``).
 """
@@ -26,9 +32,12 @@ from importlib import resources
 from fxverify import __version__
 from fxverify.lower.plan import (
     DECISIONS, HANDOFF_ENCLOSED, HANDOFF_SPLIT, LEASE_ENCLOSED, LEASE_VOID, OP_KIND, OP_KINDS, OWN_SKIP_OWNER, OWN_WRITES, REASON_ID, REASONS,
-    RELEASE_TWICE, MapPlan, Plan,
+    RELEASE_TWICE, TRAIL, MapPlan, Plan, Program,
 )
-from fxverify.lower.targets import BPF_F_RDONLY_PROG, BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_RINGBUF, MAP_TYPE_NAMES
+from fxverify.lower.targets import (
+    ACTIONS, BPF_F_RDONLY_PROG, BPF_MAP_TYPE_ARRAY, BPF_MAP_TYPE_RINGBUF, BPFTIME_GPU_ARRAY, BPFTIME_GPU_RINGBUF, CUDA_CALLS,
+    FX_UDP_PORT, MAP_TYPE_NAMES,
+)
 from fxverify.source import NO_SPAN, SourceMap, Span
 from fxverify.vocab import ClassKind
 
@@ -40,6 +49,14 @@ RINGBUF_BYTES = 1 << 18
 CAS_TRIES = 8
 #: Kernel map types are below this; bpftime's runtime-specific types (``targets``) are above it.
 _RUNTIME_MAP_TYPES = 1000
+#: Slots of a bpftime GPU device's ``fx_pending``: asynchronous CUDA calls that may wait for a
+#: synchronisation at once. A call beyond them is refused (untracked), never started unseen.
+PENDING = 64
+#: Records of each GPU thread's buffer in a bpftime GPU ring buffer (``fx_gpu_events``).
+GPU_EVENTS = 16
+#: Host threads that may be inside a probed synchronous CUDA call or a synchronisation at once
+#: (entries of ``fx_inflight`` and ``fx_syncing``).
+THREADS = 4096
 
 
 @cache
@@ -77,10 +94,11 @@ class SourceMapLine:
 
 @dataclass
 class CFile:
-    """The emitted C of one device: ``text`` (ASCII, ends with a newline) and ``lines``, its
-    source map in C line order."""
+    """The emitted C of one object: its ``stem`` (``<device>`` or ``<device>.cuda``; the file is
+    ``<stem>.bpf.c``), ``text`` (ASCII, ends with a newline) and ``lines``, its source map in C
+    line order."""
 
-    device: str
+    stem: str
     text: str
     lines: list[SourceMapLine] = field(default_factory=list)
 
@@ -134,43 +152,70 @@ def ringbuf_bytes(m: MapPlan) -> int:
     return size
 
 
-def emit_device(plan: Plan, device: str, sources: SourceMap | None = None) -> CFile:
-    """Return the C file of ``device`` (a name in ``plan.devices``): header and ABI ``#define``s,
-    runtime structs and maps, the device's policy maps, the runtime helpers, the policy-map
-    accessors, the op interpreter, descriptor comments and one entry function per hook.
+def emit_device(plan: Plan, stem: str, sources: SourceMap | None = None) -> CFile:
+    """Return the C file of the object ``stem`` (one of ``plan.stems()``): header and ABI
+    ``#define``s, runtime structs and maps, the object's policy maps, the runtime helpers, the
+    policy-map accessors, the op interpreter, the target's runtime part (frames, CUDA calls or
+    kernels), descriptor comments and one entry function per program.
 
     With ``sources``, each descriptor comment quotes the first line of its ``.fx`` statement
-    (escaped). Deterministic for a given plan. Raises ``ValueError`` when ``device`` is not a
-    device of the plan."""
+    (escaped). Deterministic for a given plan. Raises ``ValueError`` when ``stem`` names no device
+    of the plan."""
     emit = _Emitter()
-    maps = plan.maps_of(device)
-    _emit_header(emit, plan, device)
+    device = stem.removesuffix(".cuda")
+    plan.device_id(device)  # raises ValueError for a stem of no device
+    programs = plan.programs_of(stem)
+    gpu = stem.endswith(".cuda")
+    kinds = {p.section.kind for p in programs}
+    roles = {p.section.role for p in programs}
+    maps = plan.maps_of(stem)
+    _emit_header(emit, plan, stem, programs)
     emit(_runtime_c("fx_structs.h"))
-    _emit_runtime_maps(emit, plan)
-    _emit_policy_maps(emit, maps)
+    _emit_runtime_maps(emit, plan, stem)
+    if roles & {"call", "kernel-entry"}:
+        _emit_cuda_maps(emit, plan, stem, programs)
+    _emit_policy_maps(emit, plan, maps)
     emit(_runtime_c("fx_helpers.h"), what="fxverify runtime: helpers")
     _emit_map_read(emit, maps)
     _emit_map_apply(emit, maps)
     emit(_runtime_c("fx_interp.c"), what="fxverify runtime: op interpreter")
+    if kinds & {"xdp", "tc"}:
+        emit(_runtime_c("fx_packet.c"), what="fxverify runtime: event frames")
+    if roles & {"call", "kernel-entry"}:
+        emit(_runtime_c("fx_cuda.c"), what="fxverify runtime: CUDA bindings")
+    if "call" in roles:
+        emit(_runtime_c("fx_cuda_host.c"), what="fxverify runtime: CUDA calls")
+    if gpu:
+        emit(_runtime_c("fx_cuda_kernel.c"), what="fxverify runtime: CUDA kernels")
     _emit_descriptor_comments(emit, plan, device, sources)
-    _emit_programs(emit, plan, device)
+    _emit_programs(emit, plan, programs)
     emit('char LICENSE[] SEC("license") = "Dual BSD/GPL";')
-    return CFile(device, "\n".join(emit.lines) + "\n", emit.map)
+    return CFile(stem, "\n".join(emit.lines) + "\n", emit.map)
 
 
-def _emit_header(emit: _Emitter, plan: Plan, device: str) -> None:
+def _emit_header(emit: _Emitter, plan: Plan, stem: str, programs: list[Program]) -> None:
     """The licence, the proof stamp, the includes and the ABI constants: decisions, op kinds and
     reasons (the indices ``manifest.json`` ``abi`` lists), modes, edge states, observation kinds
-    and ``OWN`` flags."""
+    and ``OWN`` flags; then the target's: how observations are published (``FX_OUTPUT``), how the
+    op slice is iterated (``FX_LOOP``), the event port of frames and the CUDA limits."""
     pol = plan.policy
+    device = stem.removesuffix(".cuda")
+    kinds = {p.section.kind for p in programs}
+    gpu = stem.endswith(".cuda")
     stamp = "PROVED" if plan.proved else "UNPROVED (lowered with --allow-unproved; not for deployment)"
     emit("// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)")
     emit(f"// Generated by fxverify {__version__}; do not edit. Target: {plan.target}. Policy: {stamp}.")
-    emit(f"// Policy `{comment_text(pol.name)}`, device `{comment_text(device)}`.", pol.span, "policy")
-    emit("// One program per hook; edges are rows of fx_edges with op slices in fx_ops (specs/lowering.md).")
+    emit(f"// Policy `{comment_text(pol.name)}`, device `{comment_text(device)}`"
+         + (", programs inside CUDA kernels." if gpu else "."), pol.span, "policy")
+    emit("// Edges are rows of fx_edges with op slices in fx_ops (specs/lowering.md); programs are listed at the end.")
     emit("#include <linux/bpf.h>")
+    if kinds & {"xdp", "tc"}:
+        emit("#include <linux/if_ether.h>\n#include <linux/in.h>\n#include <linux/ip.h>\n#include <linux/ipv6.h>\n"
+             "#include <linux/udp.h>\n#include <linux/pkt_cls.h>")
     emit("#include <bpf/bpf_helpers.h>")
-    if any(p.section.kind in ("kprobe", "kretprobe") for p in plan.programs_of(device)):
+    if kinds & {"xdp", "tc"}:
+        emit("#include <bpf/bpf_endian.h>")
+    if kinds & {"uprobe", "uretprobe"}:
         emit("#include <linux/ptrace.h>\n#include <bpf/bpf_tracing.h>")
     emit("")
     emit(f"#define FX_DEVICE_ID {plan.device_id(device)}u")
@@ -187,9 +232,26 @@ def _emit_header(emit: _Emitter, plan: Plan, device: str) -> None:
     emit(f"#define FX_OWN_WRITES {OWN_WRITES}u\n#define FX_OWN_SKIP_OWNER {OWN_SKIP_OWNER}u"
          f"\n#define FX_HANDOFF_ENCLOSED {HANDOFF_ENCLOSED}u\n#define FX_HANDOFF_SPLIT {HANDOFF_SPLIT}u\n#define FX_RELEASE_TWICE {RELEASE_TWICE}u"
          f"\n#define FX_LEASE_ENCLOSED {LEASE_ENCLOSED}u\n#define FX_LEASE_VOID {LEASE_VOID}u")
+    emit(f"// The longest op slice of any edge: a row with more ops is not this policy's (fx_run denies it).\n"
+         f"#define FX_MAX_OPS {max(1, plan.max_ops)}u")
+    emit(f"#define FX_TRAIL {TRAIL}u")
+    if plan.target == "bpftime":
+        emit("// bpftime implements no bpf_loop: the op slice is walked by a loop bounded by FX_MAX_OPS.\n"
+             "#define FX_LOOP(n, fn, ctx) do { for (__u32 fx_i = 0; fx_i < FX_MAX_OPS && fx_i < (n); fx_i++) "
+             "if ((fn)(fx_i, (ctx))) break; } while (0)")
+    else:
+        emit("#define FX_LOOP(n, fn, ctx) bpf_loop((n), (fn), (ctx), 0)")
+    if gpu:
+        emit("// Inside a CUDA kernel observations go to bpftime's GPU ring buffer, written with bpf_perf_event_output.\n"
+             "#define FX_OUTPUT(p, n) bpf_perf_event_output(0, &fx_gpu_events, 0, (p), (n))")
+    else:
+        emit("#define FX_OUTPUT(p, n) bpf_ringbuf_output(&fx_events, (p), (n), 0)")
+    if kinds & {"xdp", "tc"}:
+        emit(f"// UDP destination port of the frames that carry an event (specs/lowering.md section 2).\n"
+             f"#define FX_UDP_PORT {FX_UDP_PORT}")
+    if any(p.section.role == "call" for p in programs):
+        emit(f"#define FX_PENDING {PENDING}u")
     emit("")
-
-
 # The runtime maps every object declares: (name, key type, value type, comment). Their sizes are
 # ``Plan.max_entries``; ``artifacts.RUNTIME_MAPS`` describes the same maps for ``maps.json``.
 _RUNTIME_TABLES: tuple[tuple[str, str, str, str], ...] = (
@@ -202,25 +264,81 @@ _RUNTIME_TABLES: tuple[tuple[str, str, str, str], ...] = (
     ("fx_links", "__u32", "__u64", "per link: start event number of the latest finished flush"),
     ("fx_clock", "__u32", "__u64", "event counter (orders starts and ends)"),
     ("fx_flags", "__u32", "__u32", "1 while an accumulation has not been read by a covering reader"),
-    ("fx_stats", "__u32", "__u64", "[0] observation events dropped"),
+    ("fx_stats", "__u32", "__u64", "[0] observation events dropped, [1] observations written"),
+    ("fx_trail", "__u32", "struct fx_obs", "the latest FX_TRAIL observations, slot = count % FX_TRAIL (bpftool prints them)"),
 )
 
 
-def _emit_runtime_maps(emit: _Emitter, plan: Plan) -> None:
-    """The runtime's array maps, sized by the plan, and the ``fx_events`` ring buffer."""
+def pinned(plan: Plan) -> bool:
+    """True when the shared maps are pinned by name (``LIBBPF_PIN_BY_NAME``): kernel and dputime.
+    bpftime's syscall server implements no ``BPF_OBJ_PIN``, so there the loader shares maps within
+    its one process instead (``specs/lowering.md`` section 5)."""
+    return plan.target in ("kernel", "dputime")
+
+
+def _map_def(name: str, map_type: str, entries: int, key: str | None, value: str | None, pin: bool,
+             flags: str | None = None) -> str:
+    """One BTF-defined map (``SEC(".maps")``): type, ``max_entries``, optional ``map_flags``, key
+    and value types, and ``pinning`` by name when ``pin``."""
+    out = [f"struct {{\n\t__uint(type, {map_type});\n\t__uint(max_entries, {entries});"]
+    if flags:
+        out.append(f"\t__uint(map_flags, {flags});")
+    if key:
+        out.append(f"\t__type(key, {key});")
+    if value:
+        out.append(f"\t__type(value, {value});")
+    if pin:
+        out.append("\t__uint(pinning, LIBBPF_PIN_BY_NAME);")
+    out.append(f"}} {name} SEC(\".maps\");")
+    return "\n".join(out)
+
+
+def _emit_runtime_maps(emit: _Emitter, plan: Plan, stem: str) -> None:
+    """The runtime's array maps, sized by the plan and shared by every object (pinned by name where
+    the target pins), and the object's own event stream: the ``fx_events`` ring buffer on the host,
+    or, inside CUDA kernels, bpftime's GPU ring buffer ``fx_gpu_events`` and the GPU array
+    ``fx_exits`` that counts each hook's thread exits."""
+    pin = pinned(plan)
     for name, key_t, value_t, what in _RUNTIME_TABLES:
         emit(f"// {what}")
-        emit(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_ARRAY);\n"
-             f"\t__uint(max_entries, {plan.max_entries(name)});\n\t__type(key, {key_t});\n"
-             f"\t__type(value, {value_t});\n}} {name} SEC(\".maps\");")
-    emit("// observation events (movement commands, completions, ownership transitions)")
-    emit(f"struct {{\n\t__uint(type, BPF_MAP_TYPE_RINGBUF);\n\t__uint(max_entries, {RINGBUF_BYTES});\n}} fx_events SEC(\".maps\");")
+        emit(_map_def(name, "BPF_MAP_TYPE_ARRAY", plan.max_entries(name), key_t, value_t, pin))
+    if stem.endswith(".cuda"):
+        hooks = len(plan.policy.device(stem.removesuffix(".cuda")).hooks)
+        emit(f"// observation events of this device's programs inside CUDA kernels: {GPU_EVENTS} records per GPU thread")
+        emit(_map_def("fx_gpu_events", _map_type_expr(BPFTIME_GPU_RINGBUF), GPU_EVENTS, "__u32", "struct fx_obs", False))
+        emit("// per hook: threads of the current launch that have exited")
+        emit(_map_def("fx_exits", _map_type_expr(BPFTIME_GPU_ARRAY), max(1, hooks), "__u32", "__u64", False))
+    else:
+        emit("// observation events (movement commands, completions, ownership transitions), one ring buffer per device")
+        emit(_map_def("fx_events", "BPF_MAP_TYPE_RINGBUF", RINGBUF_BYTES, None, None, False))
     emit("")
 
 
-def _emit_policy_maps(emit: _Emitter, maps: list[MapPlan]) -> None:
-    """One BTF map definition per policy map of the device: a ring buffer, or a map whose value
-    struct ``<c_name>_val`` holds ``slots`` slots."""
+def _emit_cuda_maps(emit: _Emitter, plan: Plan, stem: str, programs: list[Program]) -> None:
+    """bpftime GPU hooks: the bindings of calls to edges (``fx_bind``, ``fx_seq``, shared), and on
+    the host side the calls in flight: ``fx_pending`` (asynchronous calls waiting for a
+    synchronisation), ``fx_inflight`` (synchronous calls, by thread) and ``fx_syncing`` (the stream
+    each thread synchronises)."""
+    n = max(1, len(plan.edges))
+    emit("// calls bound to edges: (device, hook, handle) -> a slice of fx_seq, and the edge ids of the slices")
+    emit(_map_def("fx_bind", "BPF_MAP_TYPE_HASH", n, "struct fx_bind_key", "struct fx_bind", False))
+    emit(_map_def("fx_seq", "BPF_MAP_TYPE_ARRAY", n, "__u32", "__u32", False))
+    if stem.endswith(".cuda") or not any(p.section.role == "call" for p in programs):
+        emit("")
+        return
+    emit("// this device's asynchronous calls waiting for a synchronisation, synchronous calls in flight by thread,")
+    emit("// and the stream each thread is synchronising")
+    emit(_map_def("fx_pending", "BPF_MAP_TYPE_ARRAY", PENDING, "__u32", "struct fx_pend", False))
+    emit(_map_def("fx_inflight", "BPF_MAP_TYPE_HASH", THREADS, "__u64", "__u32", False))
+    emit(_map_def("fx_syncing", "BPF_MAP_TYPE_HASH", THREADS, "__u64", "__u64", False))
+    emit("")
+
+
+def _emit_policy_maps(emit: _Emitter, plan: Plan, maps: list[MapPlan]) -> None:
+    """One BTF map definition per policy map of the object: a ring buffer (bpftime's GPU ring
+    buffer holds ``max_entries`` ``struct fx_rec`` records per thread), or a map whose value struct
+    ``<c_name>_val`` holds ``slots`` slots; pinned by name where the target pins."""
+    pin = pinned(plan)
     for m in maps:
         d = m.decl
         real = m.realisation
@@ -228,15 +346,17 @@ def _emit_policy_maps(emit: _Emitter, maps: list[MapPlan]) -> None:
         emit(f"// policy map `{comment_text(d.name)}`: {comment_text(f'{d.map_type}<{d.key_type}, {d.value_type}>')}"
              f"[{d.max_entries}] class {comment_text(str(d.cls))}; {real.type_name} ({comment_text(real.rule)})",
              d.span, what)
+        if real.map_type == BPFTIME_GPU_RINGBUF:
+            emit("struct fx_rec { __u64 key; __u64 value; };", d.span, what)
+            emit(_map_def(m.c_name, _map_type_expr(real.map_type), d.max_entries, "__u32", "struct fx_rec", False), d.span, what)
+            continue
         if is_ringbuf(m):
-            emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {ringbuf_bytes(m)});\n"
-                 f"}} {m.c_name} SEC(\".maps\");", d.span, what)
+            emit(_map_def(m.c_name, _map_type_expr(real.map_type), ringbuf_bytes(m), None, None, pin), d.span, what)
             continue
         emit(f"struct {m.c_name}_val {{ {_slot_ctype(m)} slot[{m.slots}]; }};", d.span, what)
-        flags = "\t__uint(map_flags, BPF_F_RDONLY_PROG);\n" if real.flags & BPF_F_RDONLY_PROG else ""
-        emit(f"struct {{\n\t__uint(type, {_map_type_expr(real.map_type)});\n\t__uint(max_entries, {d.max_entries});\n"
-             f"{flags}\t__type(key, {_key_ctype(m)});\n\t__type(value, struct {m.c_name}_val);\n}} {m.c_name} SEC(\".maps\");",
-             d.span, what)
+        flags = "BPF_F_RDONLY_PROG" if real.flags & BPF_F_RDONLY_PROG else None
+        emit(_map_def(m.c_name, _map_type_expr(real.map_type), d.max_entries, _key_ctype(m), f"struct {m.c_name}_val",
+                      pin, flags), d.span, what)
     emit("")
 
 
@@ -302,6 +422,10 @@ def _emit_map_apply(emit: _Emitter, maps: list[MapPlan]) -> None:
         d = m.decl
         what = f"map {d.name}"
         emit(f"\tcase {m.index}: {{ // `{comment_text(d.name)}` merge {comment_text(str(d.merge))}", d.span, what)
+        if m.realisation.map_type == BPFTIME_GPU_RINGBUF:
+            emit(f"\t\tstruct fx_rec rec = {{key, val}};\n\n"
+                 f"\t\treturn bpf_perf_event_output(0, &{m.c_name}, 0, &rec, sizeof(rec)) ? -1 : 0;\n\t}}", d.span, what)
+            continue
         if is_ringbuf(m):
             emit(f"\t\t__u64 rec[2] = {{key, val}};\n\n\t\treturn bpf_ringbuf_output(&{m.c_name}, rec, sizeof(rec), 0) ? -1 : 0;\n\t}}",
                  d.span, what)
@@ -345,27 +469,100 @@ def _emit_descriptor_comments(emit: _Emitter, plan: Plan, device: str, sources: 
     emit("")
 
 
-def _emit_programs(emit: _Emitter, plan: Plan, device: str) -> None:
-    """One entry function per hook of ``device``, in its ELF section: a ``syscall`` program takes
-    the ``struct fx_event`` as its context; XDP and tc programs read it from the packet
-    (bounds-checked, a short packet is denied); probes read it through the first argument pointer
-    (``specs/lowering.md`` section 2)."""
-    for p in plan.programs_of(device):
-        what = f"hook {device}.{p.hook}"
-        emit(f"// {comment_text(device)}.{comment_text(p.hook)}: {p.section.kind} at {comment_text(p.section.attach)}",
-             p.span, what)
-        emit(f"SEC(\"{p.section.section}\")", p.span, what)
-        if p.section.kind == "syscall":
-            emit(f"int {p.name}(struct fx_event *ev)\n{{\n\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, what)
-        elif p.section.kind in ("xdp", "tc"):
-            ctx_t = "struct xdp_md" if p.section.kind == "xdp" else "struct __sk_buff"
-            emit(f"int {p.name}({ctx_t} *ctx)\n{{\n"
-                 "\tvoid *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;\n"
-                 "\tstruct fx_event *ev = data;\n\n"
-                 "\tif ((void *)(ev + 1) > end)\n\t\treturn FX_DENY;\n"
-                 f"\treturn fx_run(ev, {p.hook_id}u);\n}}", p.span, what)
-        else:
-            emit(f"int {p.name}(struct pt_regs *ctx)\n{{\n\tstruct fx_event ev = {{}};\n\n"
-                 "\tif (bpf_probe_read_user(&ev, sizeof(ev), (void *)PT_REGS_PARM1(ctx)))\n\t\treturn FX_DENY;\n"
-                 f"\treturn fx_run(&ev, {p.hook_id}u);\n}}", p.span, what)
+def _emit_programs(emit: _Emitter, plan: Plan, programs: list[Program]) -> None:
+    """One entry function per program, in its ELF section (``specs/lowering.md`` section 2):
+    a ``syscall`` program takes the ``struct fx_event`` as its context; XDP and tc programs find
+    it after the frame's headers (``fx_packet.c``) and return the decision's action
+    (``targets.ACTIONS``); a probe on a runtime's hook function reads it from the first argument
+    and writes the decision back; probes on CUDA calls and kernels run ``fx_cuda_host.c`` and
+    ``fx_cuda_kernel.c``."""
+    for p in programs:
+        sec = p.section
+        hook = f"{p.device}.{p.hook}" if p.hook else p.device
+        what = f"hook {hook}"
+        emit(f"// {comment_text(hook)}: {sec.kind} at {comment_text(sec.attach)}", p.span, what)
+        emit(f"SEC(\"{sec.section}\")", p.span, what)
+        emit(_entry(plan, p), p.span, what)
         emit("")
+
+
+def _entry(plan: Plan, p: Program) -> str:
+    """The C of program ``p``'s entry function (see ``_emit_programs``)."""
+    sec, name, hook = p.section, p.name, f"{p.hook_id}u"
+    if sec.kind == "syscall":
+        return f"int {name}(struct fx_event *ev)\n{{\n\treturn fx_run(ev, {hook});\n}}"
+    if sec.kind in ("xdp", "tc"):
+        return _packet_entry(p)
+    if sec.role == "event":  # the runtime calls fx_hook_<device>__<hook>(struct fx_event *ev)
+        return (f"int {name}(struct pt_regs *ctx)\n{{\n\tstruct fx_event *at = (void *)PT_REGS_PARM1(ctx), ev = {{}};\n\n"
+                "\tif (bpf_probe_read_user(&ev, sizeof(ev), at))\n\t\treturn 0;\n"
+                f"\tfx_run_copy(&ev, {hook});\n"
+                "\t// The decision, reason, detail and op go back into the caller's event.\n"
+                "\tbpf_probe_write_user(&at->decision, &ev.decision, 4 * sizeof(__u32));\n\treturn 0;\n}")
+    if sec.role == "call":
+        call = CUDA_CALLS[p.hook]
+        stream = call.stream_c or "0"
+        return (f"int {name}(struct pt_regs *ctx)\n{{\n\t// {comment_text(call.signature)}\n"
+                f"\treturn fx_cuda_call({hook}, (__u64){call.handle_c}, (__u64){stream}, {int(call.stream_c is not None)});\n}}")
+    if sec.role == "return":
+        return f"int {name}(struct pt_regs *ctx)\n{{\n\treturn fx_cuda_return({hook}, (long)PT_REGS_RC(ctx));\n}}"
+    if sec.role == "stream-in":
+        return (f"int {name}(struct pt_regs *ctx)\n{{\n\t__u64 t = bpf_get_current_pid_tgid(), s = (__u64)PT_REGS_PARM1(ctx);\n\n"
+                "\tbpf_map_update_elem(&fx_syncing, &t, &s, BPF_ANY);\n\treturn 0;\n}")
+    if sec.role == "stream-sync":
+        return (f"int {name}(struct pt_regs *ctx)\n{{\n\t__u64 t = bpf_get_current_pid_tgid(), *s = bpf_map_lookup_elem(&fx_syncing, &t), "
+                "stream;\n\n\tif (!s)\n\t\treturn 0;\n\tstream = *s;\n\tbpf_map_delete_elem(&fx_syncing, &t);\n"
+                "\treturn fx_cuda_sync(stream, 0, (long)PT_REGS_RC(ctx));\n}")
+    if sec.role == "device-sync":
+        return f"int {name}(struct pt_regs *ctx)\n{{\n\treturn fx_cuda_sync(0, 1, (long)PT_REGS_RC(ctx));\n}}"
+    if sec.role == "kernel-entry":
+        return f"int {name}(void *ctx)\n{{\n\tif (!fx_first_thread())\n\t\treturn 0;\n\treturn fx_cuda_kernel({hook}, 0);\n}}"
+    assert sec.role == "kernel-exit", sec  # INVARIANT: targets.Section lists every role
+    return f"int {name}(void *ctx)\n{{\n\tif (!fx_last_thread({hook}))\n\t\treturn 0;\n\treturn fx_cuda_kernel({hook}, 1);\n}}"
+
+
+def _packet_entry(p: Program) -> str:
+    """The entry of an XDP or tc program: find the event after the frame's headers, run it, write
+    the decision back with the UDP checksum updated, and return the decision's action; a frame not
+    sent to the event port passes untouched, one sent there without a whole event is dropped
+    (``malformed``). A deferred frame is turned around (XDP_TX; on tc redirected out of the
+    interface it came in on, or into the stack for an egress program)."""
+    act = ACTIONS[p.section.kind]
+    hook = f"{p.hook_id}u"
+    if p.section.kind == "xdp":
+        head = (f"int {p.name}(struct xdp_md *ctx)\n{{\n"
+                "\tvoid *data = (void *)(long)ctx->data, *end = (void *)(long)ctx->data_end;\n")
+        other, deny, defer, proceed = "XDP_PASS", "XDP_DROP", "XDP_TX", "XDP_PASS"
+    else:
+        head = (f"int {p.name}(struct __sk_buff *ctx)\n{{\n\tvoid *data, *end;\n")
+        other, deny, defer, proceed = "TC_ACT_OK", "TC_ACT_SHOT", "TC_ACT_REDIRECT", "TC_ACT_OK"
+    assert (act["proceed"], act["defer"], act["deny"]) in ((2, 3, 1), (0, 7, 2))  # INVARIANT: targets.ACTIONS
+    body = [head, "\tstruct fx_event *at, ev, old;\n\tstruct udphdr *udp;\n\tstruct fx_frame f = {};\n\tint k;\n\n"]
+    if p.section.kind == "tc":
+        body.append("\t// The headers and the event must be in the linear part of the buffer (pulled only when short).\n"
+                    "\tif (ctx->data_end - ctx->data < (ctx->len < FX_FRAME_MAX ? ctx->len : FX_FRAME_MAX))\n"
+                    "\t\tbpf_skb_pull_data(ctx, ctx->len < FX_FRAME_MAX ? ctx->len : FX_FRAME_MAX);\n"
+                    "\tdata = (void *)(long)ctx->data;\n\tend = (void *)(long)ctx->data_end;\n")
+    body.append("\tk = fx_frame_parse(data, end, &f);\n"
+                f"\tif (k == FX_FRAME_OTHER)\n\t\treturn {other};\n"
+                "\tat = data + (f.ev & 0xff);\n\tudp = data + (f.udp & 0xff);\n"
+                "\tif (k != FX_FRAME_EVENT || (void *)(at + 1) > end || (void *)(udp + 1) > end) {\n"
+                f"\t\tfx_emit(FX_OBS_REFUSED, ~0u, FX_DENY, FX_R_MALFORMED, {hook}, 0, 0);\n\t\treturn {deny};\n\t}}\n"
+                "\t__builtin_memcpy(&old, at, sizeof(old));\n\tev = old;\n"
+                f"\tfx_run_copy(&ev, {hook});\n")
+    if p.section.kind == "xdp":
+        body.append("\tudp->check = fx_udp_check(udp->check, &old, &ev, f.ipv6);\n"
+                    "\t__builtin_memcpy(at, &ev, sizeof(ev));\n"
+                    f"\tif (ev.decision == FX_DEFER) {{\n\t\tfx_turnaround(data, end, &f);\n\t\treturn {defer};\n\t}}\n")
+    else:
+        flags = "BPF_F_INGRESS" if p.section.egress else "0"
+        where = "into the stack, back to the local sender" if p.section.egress else "out of the interface it came in on"
+        body.append("\tif (ev.decision == FX_DEFER)\n\t\tfx_turnaround(data, end, &f);\n"
+                    "\t// Write the event back and fold its change into the UDP checksum (for any ip_summed state).\n"
+                    "\tbpf_skb_store_bytes(ctx, f.ev & 0xff, &ev, sizeof(ev), 0);\n"
+                    "\tbpf_l4_csum_replace(ctx, (f.udp & 0xff) + 6, 0,\n"
+                    "\t\t\t    bpf_csum_diff((__be32 *)&old, sizeof(old), (__be32 *)&ev, sizeof(ev), 0), BPF_F_MARK_MANGLED_0);\n"
+                    f"\tif (ev.decision == FX_DEFER) // {where}\n"
+                    f"\t\treturn bpf_redirect(ctx->ifindex, {flags});\n")
+    body.append(f"\treturn ev.decision == FX_PROCEED ? {proceed} : {deny};\n}}")
+    return "".join(body)

@@ -163,8 +163,12 @@ def verifier_obligations(plan: Plan) -> list[dict]:
     return [
         {"key": "memory-safety", "what": "every map value, stack and context access is in bounds and every "
          "lookup result is NULL-checked before use", "established_by": "linux-verifier"},
-        {"key": "bounded-loops", "what": "the op interpreter runs under bpf_loop (callback verified once); "
-         f"merge CAS loops are bounded by {CAS_TRIES} iterations", "established_by": "linux-verifier"},
+        {"key": "bounded-loops", "what": ("the op interpreter runs under bpf_loop (callback verified once); "
+                                          if plan.target != "bpftime" else
+                                          f"the op interpreter's loop is bounded by the longest slice ({plan.max_ops} ops; "
+                                          "bpftime has no bpf_loop); ")
+         + f"merge CAS loops are bounded by {CAS_TRIES} iterations",
+         "established_by": "linux-verifier" if plan.target != "bpftime" else "fxverify", "see": "loop-bounds"},
         {"key": "stack", "what": "stack use of each program and callback is at most 512 bytes (MAX_BPF_STACK)",
          "established_by": "linux-verifier"},
         {"key": "map-keys", "what": "map keys are stack or map-value memory of the map's key size",

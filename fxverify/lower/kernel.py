@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from fxverify.diagnostics import codes
 from fxverify.lower import libbpf
 from fxverify.lower.plan import DECISIONS, REASONS
+from fxverify.lower.targets import ACTIONS, FX_UDP_PORT
 
 # Verifier log statistics (``print_verification_stats`` in kernel/bpf/verifier.c, printed with
 # BPF_LOG_STATS); veristat reads the same lines. _C_LINE_INFO matches the BTF line info the
@@ -45,9 +46,81 @@ FX_EVENT = struct.Struct("<6I")
 FX_OBS = struct.Struct("<6I2Q")
 #: ``FX_OBS_MAP`` (``emit_c``): a map access; ``a`` the map index, ``c`` the key, ``d`` the value.
 OBS_MAP = 5
-# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_edge, fx_op, fx_region,
-# fx_own), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
-_ROW_FORMATS = {"fx_edges": "<4I", "fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I"}
+#: Addresses of the frames ``event_frame`` builds: a sender and a receiver, each a MAC, an IPv4 and
+#: an IPv6 address and a UDP port (documentation ranges: RFC 7042 MACs, RFC 5737 and RFC 3849).
+SENDER = (bytes.fromhex("02000000aa01"), bytes([192, 0, 2, 1]), bytes.fromhex("20010db8000000000000000000000001"), 40001)
+RECEIVER = (bytes.fromhex("02000000bb02"), bytes([192, 0, 2, 2]), bytes.fromhex("20010db8000000000000000000000002"), FX_UDP_PORT)
+
+
+def _ones_sum(data: bytes) -> int:
+    """The 16-bit one's complement sum of ``data`` (RFC 1071), padded to an even length."""
+    if len(data) % 2:
+        data += b"\0"
+    s = sum(struct.unpack(f"!{len(data) // 2}H", data))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return s
+
+
+def event_frame(payload: bytes, ipv6: bool = False, vlan: int | None = None, udp_checksum: bool = True,
+                src: tuple = SENDER, dst: tuple = RECEIVER, ip_options: bytes = b"") -> bytes:
+    """An Ethernet II frame from ``src`` to ``dst`` carrying ``payload`` (a ``struct fx_event``)
+    over UDP: IPv4 (a 20-byte header plus ``ip_options``, a multiple of 4 bytes; valid header
+    checksum) or IPv6, with one 802.1Q tag ``vlan`` when given, and a valid UDP checksum (RFC 768;
+    ``udp_checksum=False`` sends 0, "none", which IPv4 allows). This is the frame a dputime packet
+    program finds its event in (``specs/lowering.md`` section 2)."""
+    udp_len = 8 + len(payload)
+    ports = struct.pack("!HH", src[3], dst[3])
+    if ipv6:
+        pseudo = src[2] + dst[2] + struct.pack("!IxxxB", udp_len, 17)
+        ip = struct.pack("!IHBB", 6 << 28, udp_len, 17, 64) + src[2] + dst[2]
+        ethertype = 0x86DD
+    else:
+        pseudo = src[1] + dst[1] + struct.pack("!xBH", 17, udp_len)
+        hdr = struct.pack("!BBHHHBBH", 0x40 | (5 + len(ip_options) // 4), 0, 20 + len(ip_options) + udp_len, 0, 0,
+                          64, 17, 0) + src[1] + dst[1] + ip_options
+        ip = hdr[:10] + struct.pack("!H", 0xFFFF - _ones_sum(hdr)) + hdr[12:]
+        ethertype = 0x0800
+    check = 0
+    if udp_checksum or ipv6:
+        check = (0xFFFF - _ones_sum(pseudo + ports + struct.pack("!HH", udp_len, 0) + payload)) or 0xFFFF
+    udp = ports + struct.pack("!HH", udp_len, check)
+    tag = struct.pack("!HH", 0x8100, vlan) if vlan is not None else b""
+    return dst[0] + src[0] + tag + struct.pack("!H", ethertype) + ip + udp + payload
+
+
+def frame_parts(frame: bytes) -> dict:
+    """The parts of an event frame built like ``event_frame``: MACs, IP addresses, UDP ports and
+    checksum, the offset of the payload, and ``udp_ok`` (its UDP checksum verifies, or is 0 over
+    IPv4). Raises ``ValueError`` for a frame of another shape."""
+    off = 14
+    ethertype = struct.unpack_from("!H", frame, 12)[0]
+    if ethertype == 0x8100:
+        ethertype = struct.unpack_from("!H", frame, 16)[0]
+        off = 18
+    if ethertype == 0x0800:
+        ihl = (frame[off] & 0xF) * 4
+        saddr, daddr = frame[off + 12:off + 16], frame[off + 16:off + 20]
+        l4 = off + ihl
+    elif ethertype == 0x86DD:
+        saddr, daddr = frame[off + 8:off + 24], frame[off + 24:off + 40]
+        l4 = off + 40
+    else:
+        raise ValueError(f"ethertype {ethertype:#06x} is not IPv4 or IPv6")
+    sport, dport, ulen, check = struct.unpack_from("!HHHH", frame, l4)
+    if ethertype == 0x0800:
+        pseudo = saddr + daddr + struct.pack("!xBH", 17, ulen)
+    else:
+        pseudo = saddr + daddr + struct.pack("!IxxxB", ulen, 17)
+    ok = (check == 0 and ethertype == 0x0800) or _ones_sum(pseudo + frame[l4:l4 + ulen]) == 0xFFFF
+    return {"dst_mac": frame[0:6], "src_mac": frame[6:12], "saddr": saddr, "daddr": daddr, "sport": sport,
+            "dport": dport, "udp_check": check, "udp_ok": ok, "payload": l4 + 8}
+
+
+# maps.init.json rows packed as the value structs of c/fx_structs.h (fx_op, fx_region, fx_own,
+# fx_edge), little-endian: the byte order of the x86_64 and aarch64 hosts the kernel steps run on.
+# fx_edges is written last, as the generated loader does: until then every event is denied.
+_ROW_FORMATS = {"fx_ops": "<4I2Q", "fx_regions": "<2Q", "fx_own": "<2IQ2I", "fx_edges": "<4I"}
 
 
 @dataclass
@@ -199,16 +272,19 @@ class Decision:
 class Runtime:
     """Every device object of a lowering directory loaded at once, maps shared by name (each device
     keeps its own ``fx_events``) and filled from ``maps.init.json`` (``specs/lowering.md`` section
-    8). Use as a context manager, which loads on entry and raises ``BpfError`` when an object does
-    not load; ``fire`` runs one event."""
+    8; ``fill=False`` leaves the tables empty, as a loader that never ran would). Use as a context
+    manager, which loads on entry and raises ``BpfError`` when an object does not load; ``fire``
+    runs one event: a syscall program on the event itself, an XDP or tc program on an
+    Ethernet/IPv4/UDP frame that carries it (``event_frame``)."""
 
-    def __init__(self, out_dir: str) -> None:
+    def __init__(self, out_dir: str, fill: bool = True) -> None:
         self.dir = out_dir
         self.manifest = _read_json(out_dir, "manifest.json")
         self.init = _read_json(out_dir, "maps.init.json")
+        self.fill = fill
         self.objects: list[libbpf.BpfObject] = []
         self.fds: dict[str, int] = {}
-        self.progs: dict[tuple[int, int], int] = {}
+        self.progs: dict[tuple[int, int], tuple[int, str]] = {}
         self.rings: dict[int, libbpf.RingBuffer] = {}
 
     def __enter__(self) -> "Runtime":
@@ -247,43 +323,69 @@ class Runtime:
             self.rings[self.manifest["devices"].index(name.split(".")[0])] = libbpf.RingBuffer(fds["fx_events"])
             for p in self.manifest["programs"]:
                 if p["object"] == name:
-                    self.progs[(p["device_id"], p["hook_id"])] = obj.prog_fd(p["name"])
-        self._fill()
+                    self.progs[(p["device_id"], p["hook_id"])] = (obj.prog_fd(p["name"]), p["kind"])
+        if self.fill:
+            self._fill()
 
     def _fill(self) -> None:
-        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps."""
+        """Write the initial rows and counter values of ``maps.init.json`` into the shared maps,
+        the descriptors (``fx_edges``) last."""
+        for name in ("fx_countdown", "fx_flags"):
+            vals = self.init[name]["values"]
+            libbpf.update_batch(self.fds[name], b"".join(struct.pack("<I", i) for i in range(len(vals))),
+                                b"".join(struct.pack("<I", v) for v in vals), len(vals))
         for name, fmt in _ROW_FORMATS.items():
             rows = self.init[name]["rows"]
             s = struct.Struct(fmt)
             keys = b"".join(struct.pack("<I", i) for i in range(len(rows)))
             vals = b"".join(s.pack(*r) for r in rows)
             libbpf.update_batch(self.fds[name], keys, vals, len(rows))
-        for name in ("fx_countdown", "fx_flags"):
-            vals = self.init[name]["values"]
-            libbpf.update_batch(self.fds[name], b"".join(struct.pack("<I", i) for i in range(len(vals))),
-                                b"".join(struct.pack("<I", v) for v in vals), len(vals))
 
     def fire(self, edge: int, phase: int) -> Decision:
         """Run the program of ``edge``'s hook for its start (0) or end (1). An edge whose hook has
         no program (an undeclared hook) is reported as denied with FX-HOOK-002 without a run.
         Returns the ``Decision`` with the observation events the run wrote (drained from the
         device's ring buffer after each run, so none is dropped); raises ``BpfError`` when the run
-        fails, a record is not a ``struct fx_obs``, or the program's return value differs from the
-        decision it wrote."""
-        dev, hook = self.init["fx_edges"]["rows"][edge][:2]
-        fd = self.progs.get((dev, hook))
+        fails, a record is not a ``struct fx_obs``, the program's return value is not the action
+        of the decision it wrote, or (packet programs) the frame it left has a wrong UDP checksum
+        or was not turned around when deferred."""
+        rows = self.init["fx_edges"]["rows"]
+        dev, hook = rows[edge][:2] if edge < len(rows) else (0, 0)
+        fd, kind = self.progs.get((dev, hook), (None, ""))
         if fd is None:
             return Decision(edge, phase, "deny", codes.HOOK_002, hook, 0)
-        ret, out = libbpf.test_run(fd, FX_EVENT.pack(edge, phase, 0, 0, 0, 0))
+        ev = FX_EVENT.pack(edge, phase, 0, 0, 0, 0)
+        if kind == "syscall":
+            ret, out = libbpf.test_run(fd, ev)
+        else:
+            ret, out = self._fire_frame(fd, kind, ev)
         _e, _p, dec, reason, detail, op = FX_EVENT.unpack(out)
-        if ret != dec:
-            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec}", errno.EPROTO)
+        want = ACTIONS.get(kind, ACTIONS["syscall"]).get(DECISIONS[dec] if dec < len(DECISIONS) else "", -1)
+        if ret != want:
+            raise libbpf.BpfError(f"program returned {ret} but wrote decision {dec} (action {want})", errno.EPROTO)
         records = self.rings[dev].drain() if dev in self.rings else []
         if any(len(r) != FX_OBS.size for r in records):
             raise libbpf.BpfError(f"an observation record is not {FX_OBS.size} bytes", errno.EPROTO)
         return Decision(edge, phase, DECISIONS[dec] if dec < len(DECISIONS) else str(dec),
                         REASONS[reason] if reason < len(REASONS) else str(reason), detail, op,
                         tuple(Observation(*FX_OBS.unpack(r)) for r in records))
+
+    @staticmethod
+    def _fire_frame(fd: int, kind: str, ev: bytes) -> tuple[int, bytes]:
+        """Run packet program ``fd`` on an event frame carrying ``ev``; return the action and the
+        event as the program wrote it back, after checking the frame it left: a valid UDP checksum,
+        and turned around (source and destination swapped) exactly when it was deferred."""
+        frame = event_frame(ev)
+        ret, out = libbpf.test_run_frame(fd, frame)
+        before, after = frame_parts(frame), frame_parts(out)
+        got = out[after["payload"]:after["payload"] + FX_EVENT.size]
+        if not after["udp_ok"]:
+            raise libbpf.BpfError(f"the {kind} program left a frame whose UDP checksum does not verify", errno.EPROTO)
+        turned = (after["src_mac"], after["saddr"], after["sport"]) == (before["dst_mac"], before["daddr"], before["dport"])
+        if turned != (ret == ACTIONS[kind]["defer"]):
+            raise libbpf.BpfError(f"the {kind} program returned {ret} but {'turned' if turned else 'did not turn'} "
+                                  "the frame around", errno.EPROTO)
+        return ret, got
 
     def read_u32s(self, name: str, n: int, value_size: int = 4) -> list[int]:
         """Read entries ``0..n-1`` of array map ``name`` (values of ``value_size`` bytes): the u32

@@ -82,6 +82,8 @@ def lib() -> ctypes.CDLL:
         "bpf_map__name": (ctypes.c_char_p, [vp]),
         "bpf_map__fd": (i, [vp]),
         "bpf_map__reuse_fd": (i, [vp, i]),
+        "bpf_map__set_pin_path": (i, [vp, ctypes.c_char_p]),
+        "bpf_obj_get": (i, [ctypes.c_char_p]),
         "bpf_map_update_elem": (i, [i, vp, vp, ctypes.c_uint64]),
         "bpf_map_lookup_elem": (i, [i, vp, vp]),
         "bpf_map_update_batch": (i, [i, vp, vp, ctypes.POINTER(u32), ctypes.POINTER(_BatchOpts)]),
@@ -121,6 +123,10 @@ class BpfObject:
         # INVARIANT: libbpf keeps only a pointer to each log buffer until load; holding them here
         # keeps them alive that long.
         self._bufs: list = []
+        # The objects pin their shared maps by name (LIBBPF_PIN_BY_NAME) for the generated loader;
+        # fxverify's own loads share maps by fd and must leave nothing in the bpf filesystem.
+        for m in self.maps().values():
+            libbpf_so.bpf_map__set_pin_path(m, None)
 
     def __enter__(self) -> "BpfObject":
         return self
@@ -265,20 +271,49 @@ def lookup(fd: int, key: bytes, value_size: int) -> bytes | None:
     return None if rc else out.raw
 
 
+def _test_run(prog_fd: int, **fields: object) -> _TestRunOpts:
+    """``bpf_prog_test_run_opts`` with the given ``struct bpf_test_run_opts`` fields set; returns
+    the options as the kernel filled them. Raises ``BpfError`` when the run itself fails."""
+    opts = _TestRunOpts()
+    opts.sz = ctypes.sizeof(_TestRunOpts)
+    for name, value in fields.items():
+        setattr(opts, name, value)
+    ctypes.set_errno(0)
+    rc = lib().bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
+    if rc:
+        raise BpfError("BPF_PROG_TEST_RUN failed", _errno_of(rc))
+    return opts
+
+
 def test_run(prog_fd: int, ctx: bytes) -> tuple[int, bytes]:
     """Run a syscall program once with ``BPF_PROG_TEST_RUN`` on context ``ctx``. The kernel copies
     the context back into the input buffer (``bpf_prog_test_run_syscall`` refuses ``ctx_out``).
     Returns ``(retval, ctx after the run)``. Raises ``BpfError`` when the run itself fails."""
     cin = ctypes.create_string_buffer(ctx, len(ctx))
-    opts = _TestRunOpts()
-    opts.sz = ctypes.sizeof(_TestRunOpts)
-    opts.ctx_in = ctypes.cast(cin, ctypes.c_void_p)
-    opts.ctx_size_in = len(ctx)
-    ctypes.set_errno(0)
-    rc = lib().bpf_prog_test_run_opts(prog_fd, ctypes.byref(opts))
-    if rc:
-        raise BpfError("BPF_PROG_TEST_RUN failed", _errno_of(rc))
+    opts = _test_run(prog_fd, ctx_in=ctypes.cast(cin, ctypes.c_void_p), ctx_size_in=len(ctx))
     return opts.retval, cin.raw
+
+
+def test_run_frame(prog_fd: int, frame: bytes) -> tuple[int, bytes]:
+    """Run an XDP or tc program once with ``BPF_PROG_TEST_RUN`` on the packet ``frame`` (an
+    Ethernet frame; ``bpf_prog_test_run_xdp``/``bpf_prog_test_run_skb`` in net/bpf/test_run.c).
+    Returns ``(retval, the frame after the run)``: the action and the bytes as the program left
+    them. Raises ``BpfError`` when the run itself fails."""
+    din = ctypes.create_string_buffer(frame, len(frame))
+    dout = ctypes.create_string_buffer(len(frame) + 256)
+    opts = _test_run(prog_fd, data_in=ctypes.cast(din, ctypes.c_void_p), data_size_in=len(frame),
+                     data_out=ctypes.cast(dout, ctypes.c_void_p), data_size_out=len(dout))
+    return opts.retval, dout.raw[:opts.data_size_out]
+
+
+def obj_get(path: str) -> int:
+    """File descriptor of the program or map pinned at ``path`` in a bpf filesystem
+    (``bpf_obj_get``). Raises ``BpfError`` when nothing is pinned there."""
+    ctypes.set_errno(0)
+    fd = lib().bpf_obj_get(path.encode())
+    if fd < 0:
+        raise BpfError(f"nothing pinned at `{path}`", _errno_of(fd))
+    return fd
 
 
 def bpf_available() -> str | None:

@@ -21,19 +21,18 @@ The operations mirror the proved obligations (``specs/lowering.md`` section 3):
 - ``ACCUM``/``READBY``: a write over accumulated bytes needs a reader of them in between
   (FX-XF-004, lost accumulation): a covering reader that starts after the reduction ended clears
   the pair's flag in ``fx_flags`` at its end, and the writer defers while the flag is set;
-- ``RUNNING`` watches of conflicting edges that happens-before does not order (FX-ORD-002,
+- ``RUNNING`` watches (computed in ``watches``) of conflicting edges that happens-before does not order (FX-ORD-002,
   FX-XF-004, FX-MAP-002). A proved policy has none: those obligations say every such pair is
   ordered, so the watches are only computed for ``--allow-unproved`` lowerings;
 - ``DEC`` of successor and users-left counters, ``UPDATE``/``WRITE`` of policy maps at the end.
 
 Codes emitted: FX-BPF-002 (class not realisable), FX-BPF-003 (layout limit; block lifetimes, cache
-write-backs and invalidates, and unproved notifications, which the runtime does not realise).
+write-backs and invalidates, unproved notifications, which the runtime does not realise, and a
+hook bound to a CUDA kernel whose edges happens-before does not order one after another).
 """
 
 from __future__ import annotations
 
-import bisect
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -41,12 +40,15 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.graph import PolicyGraph
-from fxverify.ir import AccessMode, Footprint, MapDecl, MapOpKind, Policy
-from fxverify.lower.targets import MapRealisation, Section, Unrealisable, realise_map, section_for
+from fxverify.ir import MapDecl, MapOpKind, Policy
+from fxverify.lower.targets import (
+    MapRealisation, Section, Unrealisable, c_ident, device_programs, hook_programs, realise_map,
+)
+from fxverify.lower.watches import accumulation_watches, conflict_watches, posted_watches
 from fxverify.obligations.base import Context
 from fxverify.obligations.maps import CONST_REFUSES
 from fxverify.source import NO_SPAN, Span
-from fxverify.vocab import AC_OPS, ClassKind
+from fxverify.vocab import ClassKind
 
 #: Operation kinds, in the order of their values in ``struct fx_op.kind`` of the emitted C and in
 #: ``manifest.json`` ``abi.op_kinds`` (the op table of ``specs/lowering.md`` section 3).
@@ -61,11 +63,16 @@ OP_KIND: dict[str, int] = {name: i for i, name in enumerate(OP_KINDS)}
 #: Reasons a program defers or denies, in the order of their values in ``struct fx_event.reason``
 #: and ``manifest.json`` ``abi.reasons`` (``specs/lowering.md`` section 3, "The event"). ``hb`` is a
 #: predecessor that has not finished yet; ``guard`` a guard value not yet equal to its expectation;
-#: ``internal`` a table lookup that failed (a bug, never a policy verdict).
+#: ``internal`` a table lookup that failed (a bug, never a policy verdict); ``no-descriptor`` an
+#: edge whose descriptor row is empty or longer than any planned slice (the tables were never
+#: filled, or hold another policy's rows: the program fails closed); ``malformed`` a frame sent to
+#: the event port without a whole event (dputime); ``untracked`` a CUDA call or launch bpftime
+#: cannot follow: its binding's edges are used up, no slot is free to wait for its
+#: synchronisation, or the call failed.
 REASONS: tuple[str, ...] = (
     "none", "hb", "guard", "internal", codes.HOOK_002, codes.ALIAS_003, codes.ORD_002, codes.XF_004,
     codes.MAP_002, codes.OWN_001, codes.OWN_002, codes.OWN_003, codes.OWN_004, codes.MAP_001,
-    codes.MAP_003, codes.MAP_004, codes.ORD_003, codes.MAP_005,
+    codes.MAP_003, codes.MAP_004, codes.ORD_003, codes.MAP_005, "no-descriptor", "malformed", "untracked",
 )
 #: Reason -> its value in ``struct fx_event.reason``.
 REASON_ID: dict[str, int] = {name: i for i, name in enumerate(REASONS)}
@@ -102,6 +109,9 @@ MERGES: tuple[str, ...] = ("last", "sum", "add", "count", "max", "min", "and", "
 #: Most devices a lowering takes: lease sets are one u64 bit mask per region (``specs/lowering.md``
 #: section 4); more is FX-BPF-003.
 MAX_DEVICES = 64
+#: Entries of ``fx_trail``, the latest observations in a map bpftool can print (a power of two: the
+#: slot is the record count masked with ``TRAIL - 1``; ``specs/lowering.md`` section 5).
+TRAIL = 64
 #: ``bpf_loop``'s cap on ``nr_loops``, in iterations (``BPF_MAX_LOOPS`` in ``kernel/bpf/bpf_iter.c``).
 BPF_MAX_LOOPS = 1 << 23
 
@@ -129,8 +139,11 @@ class Op:
 @dataclass(frozen=True)
 class Program:
     """One program: the hook ``device.hook`` (``device_id`` is the device's index in
-    ``Plan.devices``, ``hook_id`` the 0-based index of the hook in the device's hook list), its C
-    function ``name`` (a ``c_ident``), its ``section`` on the target and the device's span."""
+    ``Plan.devices``, ``hook_id`` the 0-based index of the hook in the device's hook list; a
+    device-level program, such as the end of a CUDA stream synchronisation, has ``hook`` ``""`` and
+    ``hook_id`` -1), its C function ``name`` (a ``c_ident``), its ``section`` on the target and the
+    device's span. ``stem`` is the object it goes in: ``<device>``, or ``<device>.cuda`` for a
+    program that runs inside a CUDA kernel (bpftime)."""
 
     name: str
     device: str
@@ -139,6 +152,11 @@ class Program:
     hook_id: int
     section: Section
     span: Span
+
+    @property
+    def stem(self) -> str:
+        """File stem of the program's object: ``<device>`` or ``<device>.cuda``."""
+        return f"{self.device}.cuda" if self.section.side == "gpu" else self.device
 
 
 @dataclass(frozen=True)
@@ -156,6 +174,12 @@ class MapPlan:
     realisation: MapRealisation
     devices: tuple[str, ...]
 
+    @property
+    def stems(self) -> tuple[str, ...]:
+        """Objects that declare the map: ``<device>`` for each of ``devices``, or ``<device>.cuda``
+        for a map in GPU memory (bpftime)."""
+        return tuple(f"{d}.cuda" if self.realisation.gpu else d for d in self.devices)
+
 
 @dataclass
 class Plan:
@@ -167,6 +191,12 @@ class Plan:
     ``countdown_what`` says what each counter past the edges counts; ``flags`` what each
     ``fx_flags`` entry (initially 1) stands for. ``links`` is the number of fabric links (entries
     of ``fx_links``) and ``max_ops`` the longest op slice (ops run per event).
+
+    bpftime only: ``kernels`` maps a GPU ``(device, hook)`` to the CUDA kernel whose probes drive
+    it; ``binds`` rows ``[device, hook, handle, first, count]`` bind a hook's calls with one handle
+    (0 for a kernel's launches) to the edge ids ``seq[first:first+count]``, in the order the calls
+    start them (``fx_bind``, ``fx_seq``; the loader adds the bindings of CUDA calls, whose handles
+    exist only at run time).
     """
 
     policy: Policy
@@ -184,52 +214,46 @@ class Plan:
     countdown_what: list[str] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
     max_ops: int = 0
+    kernels: dict[tuple[str, str], str] = field(default_factory=dict)
+    binds: list[list[int]] = field(default_factory=list)
+    seq: list[int] = field(default_factory=list)
 
     def device_id(self, name: str) -> int:
         """Index of device ``name`` in ``devices`` (``fx_edge.device``, ``FX_DEVICE_ID``). Raises
         ``ValueError`` for a name that is not a device of the plan."""
         return self.devices.index(name)
 
-    def programs_of(self, device: str) -> list[Program]:
-        """Programs of ``device``, in hook declaration order."""
-        return [p for p in self.programs if p.device == device]
+    def programs_of(self, stem: str) -> list[Program]:
+        """Programs of the object ``stem`` (``<device>`` or ``<device>.cuda``), in hook
+        declaration order, device-level programs last."""
+        return [p for p in self.programs if p.stem == stem]
 
-    def maps_of(self, device: str) -> list[MapPlan]:
-        """Policy maps declared in ``device``'s object."""
-        return [m for m in self.maps if device in m.devices]
+    def maps_of(self, stem: str) -> list[MapPlan]:
+        """Policy maps declared in the object ``stem``."""
+        return [m for m in self.maps if stem in m.stems]
+
+    def stems(self) -> list[str]:
+        """Every object of the lowering: ``<device>`` for each device, in device order, each
+        followed by ``<device>.cuda`` when the device has programs inside CUDA kernels."""
+        out = []
+        for d in self.devices:
+            out.append(d)
+            if any(p.device == d and p.section.side == "gpu" for p in self.programs):
+                out.append(f"{d}.cuda")
+        return out
 
     def max_entries(self, runtime_map: str) -> int:
         """``max_entries`` of the runtime array map ``runtime_map`` (``fx_edges`` .. ``fx_stats``;
         not the ``fx_events`` ring buffer, sized in bytes by ``emit_c.RINGBUF_BYTES``): one entry
         per table row, and at least 1, since the kernel refuses an array map of 0 entries
-        (``array_map_alloc_check`` in ``kernel/bpf/arraymap.c``). ``fx_clock`` has 1 entry and
-        ``fx_stats`` 4 (``[0]`` counts dropped events, the rest are reserved). Raises ``KeyError``
-        for any other name."""
+        (``array_map_alloc_check`` in ``kernel/bpf/arraymap.c``). ``fx_clock`` has 1 entry,
+        ``fx_stats`` 4 (``[0]`` counts dropped events, ``[1]`` observations written, the rest are
+        reserved) and ``fx_trail`` ``TRAIL``. Raises ``KeyError`` for any other name."""
         rows = {"fx_edges": len(self.edges), "fx_ops": len(self.ops), "fx_regions": len(self.regions),
                 "fx_own": len(self.regions), "fx_countdown": len(self.countdown), "fx_state": len(self.edges),
-                "fx_links": self.links, "fx_clock": 1, "fx_flags": len(self.flags), "fx_stats": 4}[runtime_map]
+                "fx_links": self.links, "fx_clock": 1, "fx_flags": len(self.flags), "fx_stats": 4,
+                "fx_trail": TRAIL}[runtime_map]
         return max(1, rows)
-
-
-_C_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def c_ident(prefix: str, name: str) -> str:
-    """Mangle a policy identifier into a C identifier that cannot inject code.
-
-    Letters, digits and ``_`` are kept; every other character (quotes, ``*/``, ``#``, non-ASCII)
-    becomes ``_xHH`` per UTF-8 byte, so distinct names stay distinct. The result always starts
-    with ``prefix`` and matches ``[A-Za-z_][A-Za-z0-9_]*`` (C11 6.4.2.1).
-    """
-    out = []
-    for ch in name:
-        if ch.isascii() and (ch.isalnum() or ch == "_"):
-            out.append(ch)
-        else:
-            out.extend(f"_x{b:02x}" for b in ch.encode("utf-8"))
-    ident = f"{prefix}{''.join(out)}"
-    assert _C_IDENTIFIER.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
-    return ident
 
 
 def _storage_bytes(ty: str) -> int:
@@ -243,16 +267,21 @@ def _bpf_error(code: Code, msg: str, span: Span, help: str) -> Diagnostic:
     return diagnostic(code, msg, span, "here", help=help)
 
 
-def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, list[Diagnostic]]:
+def build_plan(policy: Policy, target: str, proved: bool,
+               kernels: dict[tuple[str, str], str] | None = None) -> tuple[Plan | None, list[Diagnostic]]:
     """Plan the lowering of ``policy`` for ``target``.
 
-    ``target`` is one of ``targets.TARGETS``. Returns ``(plan, diagnostics)``; ``plan`` is ``None``
+    ``target`` is one of ``targets.TARGETS``; ``kernels`` (bpftime) maps GPU ``(device, hook)``
+    pairs to the CUDA kernel whose entry and exit drive them (the command line checked the names).
+    Returns ``(plan, diagnostics)``; ``plan`` is ``None``
     when a diagnostic is an error (FX-BPF-002 for an unrealisable class, FX-BPF-003 for more than
     ``MAX_DEVICES`` devices, a merge outside ``MERGES``, block lifetimes,
-    cache maintenance, or, when not ``proved``, ``notifies`` or a ``noncoherent`` space). ``proved`` says whether the policy's
+    cache maintenance, a kernel-driven hook whose edges happens-before does not order in a chain,
+    or, when not ``proved``, ``notifies`` or a ``noncoherent`` space). ``proved`` says whether the policy's
     obligations all hold; when it does not, conflict watches are computed too. Reports problems as
     diagnostics, never by raising.
     """
+    kernels = dict(kernels or {})
     diags: list[Diagnostic] = []
     devices = tuple(d.name for d in policy.devices)
     if len(devices) > MAX_DEVICES:
@@ -291,7 +320,7 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
             users[op.map].add(e.device)
     for i, m in enumerate(policy.maps):
         try:
-            real = realise_map(target, policy, m)
+            real = realise_map(target, policy, m, frozenset(kernels))
         except Unrealisable as err:
             diags.append(_bpf_error(codes.BPF_002, f"`{m.name}` of class `{m.cls}` cannot be realised on target `{target}`",
                                     m.span, err.reason))
@@ -305,158 +334,77 @@ def build_plan(policy: Policy, target: str, proved: bool) -> tuple[Plan | None, 
         devs = tuple(d for d in devices if d in users[m.name] | home)
         maps.append(MapPlan(i, m, c_ident("pm_", m.name), 4 if m.map_type == "array" else _storage_bytes(m.key_type),
                             _storage_bytes(m.value_type) * slots, slots, real, devs))
-    programs = []
-    taken: set[str] = set()
-    for di, d in enumerate(policy.devices):
-        for hi, h in enumerate(d.hooks):
-            name = c_ident("fx_", f"{d.name}__{h}")
-            if name in taken:  # device `a__b` hook `c` and device `a` hook `b__c` mangle alike
-                name = f"{name}_d{di}h{hi}"
-            taken.add(name)
-            programs.append(Program(name, d.name, di, h, hi, section_for(target, policy, d.name, h), d.span))
+    programs = _programs(policy, target, kernels)
+    graph = PolicyGraph(policy)
+    for (dev, hook), kernel in sorted(kernels.items()):
+        chain = _kernel_chain(policy, graph, dev, hook)
+        if chain is None:
+            diags.append(_bpf_error(codes.BPF_003, f"the edges driven by `{dev}.{hook}` are not ordered one after "
+                                    f"another by happens-before, so the probes of CUDA kernel `{kernel}` cannot tell "
+                                    "which edge a launch is", policy.device(dev).span,
+                                    f"order them with `after`, or drive `{dev}.{hook}` from host CUDA calls "
+                                    "(no --cuda-kernel), whose handles the loader binds"))
     if any(d.is_error for d in diags):
         return None, diags
-    plan = Plan(policy, target, proved, devices, programs, maps)
-    _fill_tables(plan)
+    plan = Plan(policy, target, proved, devices, programs, maps, kernels=kernels)
+    _fill_tables(plan, graph)
+    if target == "bpftime":
+        for (dev, hook), _kernel in sorted(kernels.items()):
+            chain = _kernel_chain(policy, graph, dev, hook) or []
+            plan.binds.append([plan.device_id(dev), _hook_id(policy, dev, hook), 0, len(plan.seq), len(chain)])
+            plan.seq.extend(chain)
     return plan, diags
 
 
-def _share_a_byte(a: Footprint, b: Footprint) -> bool:
-    """True when two footprints share a byte: exact for strided ones, by walking the elements of
-    the footprint with fewer elements (only used for ``--allow-unproved`` lowerings)."""
-    if a.space != b.space or a.hi <= b.lo or b.hi <= a.lo:
-        return False
-    small, big = (a, b) if a.count <= b.count else (b, a)
-    if small.contiguous:
-        return big.meets(small.lo, small.hi)
-    return any(big.meets(small.base + k * small.stride, small.base + k * small.stride + small.elem)
-               for k in range(small.count))
+#: Role -> suffix of the program's C name after ``fx_<device>__<hook>`` (``targets.Section``).
+_ROLE_SUFFIX = {"event": "", "call": "", "kernel-entry": "", "return": "__ret", "kernel-exit": "__exit",
+                "stream-in": "cuda_stream_in", "stream-sync": "cuda_stream_sync", "device-sync": "cuda_device_sync"}
 
 
-def _conflict_watches(ctx: Context) -> dict[int, list[tuple[int, int]]]:
-    """Pairs of edges that conflict and are not ordered by happens-before, as watches
-    ``eid -> [(partner, reason)]`` (FX-ORD-002, FX-XF-004, FX-MAP-002)."""
-    pol, graph = ctx.policy, ctx.graph
-    out: dict[int, set[tuple[int, int]]] = defaultdict(set)
+def _programs(policy: Policy, target: str, kernels: dict[tuple[str, str], str]) -> list[Program]:
+    """Every program of ``policy`` on ``target``: per device, the programs of each hook in
+    declaration order (``targets.hook_programs``), then the device-level ones
+    (``targets.device_programs``). C names are ``fx_<device>__<hook>`` plus a role suffix, or
+    ``fx_<device>__<role>`` for device-level programs, made unique."""
+    programs = []
+    taken: set[str] = set()
+
+    def unique(name: str, di: int, k: int) -> str:
+        if name in taken:  # device `a__b` hook `c` and device `a` hook `b__c` mangle alike
+            name = f"{name}_d{di}p{k}"
+        taken.add(name)
+        return name
+
+    for di, d in enumerate(policy.devices):
+        own = {h: k for (dev, h), k in kernels.items() if dev == d.name}
+        for hi, h in enumerate(d.hooks):
+            for sec in hook_programs(target, policy, d.name, h, own.get(h)):
+                name = unique(c_ident("fx_", f"{d.name}__{h}") + _ROLE_SUFFIX[sec.role], di, len(programs))
+                programs.append(Program(name, d.name, di, h, hi, sec, d.span))
+        for sec in device_programs(target, policy, d.name, own):
+            name = unique(c_ident("fx_", f"{d.name}__") + _ROLE_SUFFIX[sec.role], di, len(programs))
+            programs.append(Program(name, d.name, di, "", -1, sec, d.span))
+    return programs
+
+
+def _kernel_chain(policy: Policy, graph: PolicyGraph, device: str, hook: str) -> list[int] | None:
+    """The edges ``device.hook`` drives, in happens-before order, when happens-before orders them
+    one after another (each before the next, so the n-th launch of the kernel is the n-th edge);
+    ``None`` when two of them may run in either order, or happens-before is cyclic."""
+    ids = [e.eid for e in policy.edges if e.device == device and e.hook == hook]
     if not graph.is_acyclic():
-        return {}
-
-    def add(a: int, b: int, reason: str) -> None:
-        if a != b and not graph.ordered(a, b):
-            out[a].add((b, REASON_ID[reason]))
-            out[b].add((a, REASON_ID[reason]))
-
-    for items in ctx.accesses_by_space().values():
-        # Sweep by footprint start; reads only meet open writes, so they are kept apart.
-        open_w: list[tuple[int, object]] = []
-        open_r: list[tuple[int, object]] = []
-        for eid, _pos, acc in items:
-            fp = acc.footprint
-            open_w = [t for t in open_w if t[1].footprint.hi > fp.lo]
-            others = open_w
-            if acc.mode is not AccessMode.READ:
-                open_r = [t for t in open_r if t[1].footprint.hi > fp.lo]
-                others = open_w + open_r
-            for oid, oacc in others:
-                if not _share_a_byte(fp, oacc.footprint):
-                    continue
-                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
-                    if not (acc.op == oacc.op and acc.op in AC_OPS):
-                        add(eid, oid, codes.XF_004)
-                else:
-                    add(eid, oid, codes.ORD_002)
-            (open_r if acc.mode is AccessMode.READ else open_w).append((eid, acc))
-    writes: dict[tuple[str, int | None], list[tuple[int, object]]] = defaultdict(list)
-    for e in pol.edges:
-        for op in e.map_ops:
-            if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and pol.map(op.map).cls.kind is not ClassKind.CONST:
-                writes[(op.map, op.key)].append((e.eid, op))  # a const map's writes are denied (CONST)
-    for (mname, _key), ws in writes.items():
-        decl = pol.map(mname)
-        # Two updates with an associative, commutative merge commute: only pairs with a blind
-        # write (or a non-commuting merge) on one side can lose an update.
-        blind = [(a, oa) for a, oa in ws if not (oa.kind is MapOpKind.UPDATE and decl.merge in AC_OPS)]
-        for a, oa in blind:
-            for b, _ob in ws:
-                slots = decl.cls.kind is ClassKind.PER_DEVICE and pol.edges[a].device != pol.edges[b].device
-                if a != b and not slots:
-                    add(a, b, codes.MAP_002)
-    return {k: sorted(v) for k, v in out.items()}
+        return None
+    ids.sort(key=graph.rank)
+    if any(not graph.hb_before(a, b) for a, b in zip(ids, ids[1:])):
+        return None
+    return ids
 
 
-def _posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
-    """Readers of bytes written over a ``posted`` link, from another device: ``reader -> [(writer,
-    link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
-    pol, graph = ctx.policy, ctx.graph
-    link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
-    readers: dict[str, list[tuple[int, int, Footprint]]] = defaultdict(list)
-    for e in pol.edges:
-        for acc in e.accesses():
-            if acc.mode is not AccessMode.WRITE:
-                readers[acc.footprint.space].append((acc.footprint.lo, e.eid, acc.footprint))
-    for v in readers.values():
-        v.sort(key=lambda t: (t[0], t[1]))
-    out: dict[int, list[tuple[int, int, int]]] = defaultdict(list)
-    for w in pol.edges:
-        if w.dst is None:
-            continue
-        links = graph.posted_links(w)
-        if not links:
-            continue
-        for _lo, r, fp in readers.get(w.dst.space, ()):
-            if fp.lo >= w.dst.hi:
-                break
-            if r == w.eid or pol.edges[r].device == w.device or not _share_a_byte(fp, w.dst):
-                continue
-            for ln in links:
-                out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
-    return {k: sorted(set(v)) for k, v in out.items()}
-
-
-def _covers(y: Footprint, lo: int, hi: int) -> bool:
-    """True when contiguous footprint ``y`` holds every byte of ``[lo, hi)``."""
-    return y.contiguous and y.lo <= lo and hi <= y.hi
-
-
-def _accumulation_watches(ctx: Context) -> dict[int, list[tuple[int, list[int]]]]:
-    """Writes over bytes a reduction accumulated: ``writer -> [(reducer, readers)]``, one entry per
-    segment of the shared bytes, where ``readers`` are the edges whose reads cover that segment.
-    The writer must not start while the reducer is done and some segment has not been read by one
-    of its readers in between (FX-XF-004, lost accumulation). Segments are cut at the readers'
-    bounds, so reads in chunks (a reduce-scatter) cover the bytes together, as the checker's proof
-    of FX-XF-004 accepts; shared bytes are compared as intervals, exact for contiguous footprints."""
-    graph = ctx.graph
-    acyclic = graph.is_acyclic()
-    out: dict[int, list[tuple[int, list[int]]]] = defaultdict(list)
-    for items in ctx.accesses_by_space().values():
-        reduces = [(e, a) for e, _i, a in items if a.mode is AccessMode.REDUCE]
-        if not reduces:
-            continue
-        writes = [(e, a) for e, _i, a in items if a.mode is AccessMode.WRITE]
-        reads = [(e, a) for e, _i, a in items if a.mode is AccessMode.READ]
-        # items are sorted by footprint lo: a write can only meet [lo, hi) if it starts within the
-        # longest write's length before lo.
-        wlos = [a.footprint.lo for _e, a in writes]
-        longest = max((a.footprint.hi - a.footprint.lo for _e, a in writes), default=0)
-        for r, ra in reduces:
-            fr = ra.footprint
-            for w, wa in writes[bisect.bisect_left(wlos, fr.lo - longest):bisect.bisect_left(wlos, fr.hi)]:
-                if w == r or not _share_a_byte(fr, wa.footprint) or (acyclic and graph.hb_before(w, r)):
-                    continue
-                lo, hi = max(fr.lo, wa.footprint.lo), min(fr.hi, wa.footprint.hi)
-                near = [(y, ya.footprint) for y, ya in reads
-                        if y not in (r, w) and ya.footprint.contiguous and ya.footprint.lo < hi and lo < ya.footprint.hi]
-                cuts = sorted({lo, hi} | {min(max(f.lo, lo), hi) for _y, f in near} | {min(max(f.hi, lo), hi) for _y, f in near})
-                for a, b in zip(cuts, cuts[1:]):
-                    out[w].append((r, sorted({y for y, f in near if _covers(f, a, b)})))
-    return dict(out)
-
-
-def _fill_tables(plan: Plan) -> None:
+def _fill_tables(plan: Plan, graph: PolicyGraph) -> None:
     """Fill ``plan``'s tables: region bounds, owners, counters and each edge's op slice (its start
-    ops, then the end ops other edges' plans give it), in edge id order."""
+    ops, then the end ops other edges' plans give it), in edge id order. ``graph`` is the
+    policy's ``PolicyGraph``."""
     pol = plan.policy
-    graph = PolicyGraph(pol)
     ctx = Context(pol, graph)
     n = len(pol.edges)
     region_id = {r.name: i for i, r in enumerate(pol.regions)}
@@ -491,9 +439,9 @@ def _fill_tables(plan: Plan) -> None:
         for op in e.map_ops:
             if op.kind in (MapOpKind.WRITE, MapOpKind.UPDATE) and pol.map(op.map).cls.kind is not ClassKind.CONST:
                 writers[(op.map, op.key)].append(e.eid)
-    watches = {} if plan.proved else _conflict_watches(ctx)
-    posted = _posted_watches(ctx)
-    accum = _accumulation_watches(ctx)
+    watches = {} if plan.proved else conflict_watches(ctx)
+    posted = posted_watches(ctx)
+    accum = accumulation_watches(ctx)
     touched = ctx.owner_checks()
     for e in pol.edges:
         ops: list[Op] = [Op(OP_KIND["WAIT"], e.eid, 0, REASON_ID["hb"], 0, 0, e.span)]
@@ -501,7 +449,7 @@ def _fill_tables(plan: Plan) -> None:
             fp = acc.footprint
             ops.append(Op(OP_KIND["BOUNDS"], region_id[fp.region], 0, REASON_ID[codes.ALIAS_003], fp.lo, fp.hi, fp.span))
         for partner, reason in watches.get(e.eid, ()):
-            ops.append(Op(OP_KIND["RUNNING"], partner, 0, reason, 0, 0, e.span))
+            ops.append(Op(OP_KIND["RUNNING"], partner, 0, REASON_ID[reason], 0, 0, e.span))
         for w, link, own_flush in posted.get(e.eid, ()):
             ops.append(Op(OP_KIND["POSTED"], w, link, REASON_ID[codes.ORD_003], own_flush, 0, e.span))
         for r, readers in accum.get(e.eid, ()):

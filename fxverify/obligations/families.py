@@ -2,13 +2,13 @@
 
 ``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``generate`` builds the
 shared ``Context`` and every obligation, family by family, deterministically; ``stream`` yields the
-obligations of chosen families one by one (a shard of a check, ``gate.shards``, generates
-only its own). Emits no diagnostics.
+obligations of chosen families one by one (a shard of a check, ``gate.shards``, generates only
+its own). Emits no diagnostics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -21,16 +21,18 @@ from fxverify.obligations.base import Context, Obligation
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
 
-def generate(policy: Policy) -> tuple[Context, list[Obligation]]:
+def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
     """Build the context and every obligation of ``policy``, family by family, deterministically
-    (``stream`` over every family)."""
+    (``stream`` over every family); ``on_family`` is called as each family is done (a progress bar)."""
     ctx = Context(policy, PolicyGraph(policy))
-    return ctx, [ob for _family, ob in stream(ctx)]
+    return ctx, [ob for _family, ob in stream(ctx, on_family=on_family)]
 
 
-def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES) -> Iterator[tuple[Family, Obligation]]:
+def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
+           on_family: Callable[[Family], None] | None = None) -> Iterator[tuple[Family, Obligation]]:
     """The obligations of ``families`` (in ``OBLIGATION_FAMILIES`` order, whatever order they
-    are given in), each with the family whose module generated it, lazily.
+    are given in), each with the family whose module generated it, lazily; ``on_family`` is
+    called as each family is done.
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
@@ -51,3 +53,5 @@ def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES) -> It
             if ob.key not in keys:
                 keys.add(ob.key)
                 yield family, ob
+        if on_family is not None:
+            on_family(family)

@@ -7,17 +7,28 @@ messages with ``file``, ``line``, ``col``, ``endLine``, ``endColumn`` and ``titl
 Values are escaped as the runner expects: ``%``, CR and LF in the message; also ``:`` and ``,``
 in parameters. The message carries the rule broken and the fix hint on further lines. Suppressed
 findings are ``notice`` annotations that give the reason; findings a baseline accepted are left
-out; stale baseline entries are one ``notice`` each. Output is deterministic.
+out; stale baseline entries are one ``notice`` each.
+
+GitHub shows at most ``PER_KIND`` (10) error, 10 warning and 10 notice annotations per step, and
+drops the rest without a word (actions/toolkit, docs/problem-matchers.md, "Limitations"). So errors
+come first, then warnings, then notices, each in report order and capped; when some are left out,
+one last ``notice`` (within the notice budget) says how many of each, and where the run's full
+report is (the other outputs of the run, ``elsewhere``). Output is deterministic.
 """
 
 from __future__ import annotations
 
 from fxverify.diagnostics.codes import Severity
-from fxverify.diagnostics.model import Diagnostic
+from fxverify.diagnostics.model import Diagnostic, counted
 from fxverify.gate.report import Report
 from fxverify.source import SourceMap
 
 _CMD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
+
+#: Annotations of one kind (error, warning, notice) GitHub shows per step.
+PER_KIND = 10
+
+_ORDER = ("error", "warning", "notice")
 
 
 def escape_data(s: str) -> str:
@@ -54,12 +65,32 @@ def _command(d: Diagnostic, sources: SourceMap) -> str:
     return f"::{cmd} {','.join(params)}::{escape_data(chr(10).join(lines))}"
 
 
-def report_to_github(report: Report) -> str:
-    """Render a ``gate.Report`` as workflow commands, one per line."""
-    out = [_command(d, r.sources) for r in report.results for d in r.diagnostics if not d.baselined]
+def report_to_github(report: Report, elsewhere: tuple[str, ...] = ()) -> str:
+    """Render a ``gate.Report`` as workflow commands, one per line: errors, then warnings, then
+    notices, at most ``PER_KIND`` of each, and a last notice counting what was left out and
+    naming ``elsewhere`` (descriptions of the run's other outputs) as the full report."""
+    out: dict[str, list[str]] = {k: [] for k in _ORDER}
+    for r in report.results:
+        for d in r.diagnostics:
+            if not d.baselined:
+                line = _command(d, r.sources)
+                out[line[2:line.index(" ")]].append(line)
     if report.baseline is not None:
         for e in report.baseline.stale:
-            out.append(f"::notice file={escape_property(e.path)},title={escape_property('stale baseline entry ' + e.code)}::"
-                       + escape_data(f"{e.message} no longer occurs; `fxverify check --update-baseline "
-                                     f"{report.baseline.path}` drops it"))
-    return "".join(line + "\n" for line in out)
+            out["notice"].append(f"::notice file={escape_property(e.path)},title={escape_property('stale baseline entry ' + e.code)}::"
+                                 + escape_data(f"{e.message} no longer occurs; `fxverify check --update-baseline "
+                                               f"{report.baseline.path}` drops it"))
+    total = sum(len(v) for v in out.values())
+    cut = {k: len(v) > PER_KIND - (k == "notice") for k, v in out.items()}
+    if not any(cut.values()):
+        return "".join(line + "\n" for k in _ORDER for line in out[k])
+    # One notice is kept back for the line that says what was left out.
+    shown = {k: v[:PER_KIND - (k == "notice")] for k, v in out.items()}
+    left = {k: len(out[k]) - len(shown[k]) for k in _ORDER}
+    parts = ", ".join(counted(n, k) for k, n in left.items() if n)
+    where = "; the full report: " + ", ".join(elsewhere) if elsewhere else \
+        "; run `fxverify check` (text, or `--format markdown`) for the full report"
+    last = (f"::notice title={escape_property(f'fxverify: {sum(left.values())} more annotations not shown')}::"
+            + escape_data(f"{sum(left.values())} of {total} annotations are not shown ({parts}): GitHub shows "
+                          f"{PER_KIND} of each kind per step{where}"))
+    return "".join(line + "\n" for k in _ORDER for line in shown[k]) + last + "\n"

@@ -42,7 +42,7 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
         out["trace"] = {
             "why": t.why, "fix": t.fix, "witness": dict(t.facts),
             "events": [{"step": e.step, "time_ns": e.time, "device": e.device, "hook": e.hook, "edge": e.edge,
-                        "event": e.kind, "detail": e.detail, "owner_before": e.owner_before,
+                        "event": e.kind, "detail": e.detail, "stream": e.stream, "owner_before": e.owner_before,
                         "owner_after": e.owner_after, "violation": e.violation,
                         "location": _span(sources, Label(e.span))} for e in t.events],
         }
@@ -89,6 +89,10 @@ def report_to_json(report: Report) -> str:
         doc["baseline"] = {"file": b.path, "matched": b.matched, "updated": b.updated,
                            "stale": [{"fingerprint": e.fingerprint, "code": e.code, "policy": e.policy, "path": e.path,
                                       "edges": list(e.edges), "message": e.message} for e in b.stale]}
+    if report.skipped_rules:
+        doc["skipped_rules"] = list(report.skipped_rules)
+    if report.gate.exit_zero:
+        doc["soft_fail"] = {"would_fail": report.would_fail}
     if report.stats:
         c = report.cache
         doc["stats"] = {"seconds": round(report.seconds, 3), "obligation_hits": c.hits, "obligation_misses": c.misses,

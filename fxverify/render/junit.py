@@ -13,7 +13,9 @@ pointer to it. A refuted obligation is a ``<failure>`` whose body is the plain-t
 its replayed trace; an unknown verdict is an ``<error>``; a suppressed finding is ``<skipped>``
 with its reason; warnings fail only with ``--fail-on warning``. Input errors are an ``<error>`` of
 a ``load`` test case. Each suite's properties give its obligation counts. Times appear only with
-``--stats``. Output is deterministic.
+``--stats``. With ``per_obligation`` (``--junit-per-obligation``) every obligation is a test case
+of its own, as before grouping: for tools that track single obligations, at the cost of size (a
+real prefill policy then takes tens of MB). Output is deterministic.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def _outcome(case: ET.Element, d: Diagnostic, sources, fail_on_warning: bool) ->
         out.text += body
 
 
-def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
+def _suite(r: CheckResult, fail_on_warning: bool, stats: bool, per_obligation: bool = False) -> ET.Element:
     suite = ET.Element("testsuite", name=r.path)
     props = ET.SubElement(suite, "properties")
     ET.SubElement(props, "property", name="policy", value=r.name or "")
@@ -71,12 +73,14 @@ def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
     noted = {d.obligation for d in r.diagnostics if d.obligation and not d.baselined}
     for v in r.outcomes:
         key = v.key
-        if v.verdict.value == "proved" and key not in noted:
+        if v.verdict.value == "proved" and key not in noted and not per_obligation:
             key = family_key(v.key)
             groups.setdefault(key, Counter())[v.method] += 1
         if key not in cases:
             cases[key] = ET.Element("testcase", classname=f"{r.path}.{v.family.value}", name=key)
             status[key] = v.verdict.value
+            if per_obligation and v.verdict.value == "proved" and key not in noted:
+                ET.SubElement(cases[key], "system-out").text = f"proved ({v.method})\n"
     for key, methods in groups.items():
         n = sum(methods.values())
         by = ", ".join(f"{m} {k}" for m, k in sorted(methods.items()))
@@ -118,10 +122,11 @@ def _suite(r: CheckResult, fail_on_warning: bool, stats: bool) -> ET.Element:
     return suite
 
 
-def report_to_junit(report: Report) -> str:
-    """Render a ``gate.Report`` as JUnit XML text (UTF-8, two-space indent)."""
+def report_to_junit(report: Report, per_obligation: bool = False) -> str:
+    """Render a ``gate.Report`` as JUnit XML text (UTF-8, two-space indent); ``per_obligation``:
+    one test case per obligation (see the module docstring)."""
     root = ET.Element("testsuites", name="fxverify")
-    suites = [_suite(r, report.gate.fail_on == "warning", report.stats) for r in report.results]
+    suites = [_suite(r, report.gate.fail_on == "warning", report.stats, per_obligation) for r in report.results]
     for attr in ("tests", "failures", "errors", "skipped"):
         root.set(attr, str(sum(int(s.get(attr, "0")) for s in suites)))
     if report.stats:

@@ -39,7 +39,11 @@ def render_text(r: LowerResult, out_dir: str, stats: bool = False) -> str:
                    f"{counted(len(p.devices), 'device')}, {counted(len(p.edges), 'edge descriptor')}, "
                    f"{counted(len(p.ops), 'guard op')} -> {out_dir}")
         proved = sum(1 for f in r.facts if f.status == "proved")
-        out.append(f"lowering facts: {proved}/{len(r.facts)} proved (z3 and counting); see obligations.json")
+        methods = {"z3": "z3", "count": "counting", "elf": "the objects' instructions"}
+        how = ", ".join(methods[m] for m in methods if any(f.method == m for f in r.facts))
+        out.append(f"lowering facts: {proved}/{len(r.facts)} proved ({how}); see obligations.json")
+        if r.loader:
+            out.append(f"loader: cd {out_dir} && cc -O2 -o loader loader.c -lbpf && ./loader --help")
     if r.programs:
         rows = [["program", "device", "hook", "section", "verdict", "insns processed", "peak states", "stack"]]
         for pr in r.programs:

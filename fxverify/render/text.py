@@ -62,6 +62,12 @@ def _snippet(sources: SourceMap, span: Span, label: str, style: str) -> list[Lin
     ]
 
 
+def snippet(sources: SourceMap, span: Span, label: str = "") -> str:
+    """The source line of ``span`` with the span underlined and ``label`` after it, as plain text
+    (the lines under ``-->`` in a diagnostic); empty when the file is unknown."""
+    return to_plain(_snippet(sources, span, label, ""))
+
+
 def render_diagnostic(d: Diagnostic, sources: SourceMap) -> list[Line]:
     """Render one diagnostic (with its trace, if any) as styled lines."""
     sev = d.severity.value if d.suppressed_reason is None else "suppressed"
@@ -175,7 +181,20 @@ def render_failures(report: Report) -> list[Line]:
         f"{counted(t['policies'], 'policy', 'policies')} (proved {t['proved']}, refuted {t['refuted']}, unknown "
         f"{t['unknown']}, input error {t['error']}{crashed}); {counted(t['obligations'], 'obligation')} (proved "
         f"{t['obligations_proved']}, refuted {t['obligations_refuted']}, unknown {t['obligations_unknown']})", "")])
-    return lines
+    return lines + _gate_notes(report)
+
+
+def _gate_notes(report: Report) -> list[Line]:
+    """What the run left out or let pass: rules not checked (``--select``/``--ignore``), and a
+    soft-fail that exits 0 although findings fail the gate (``--exit-zero``)."""
+    out: list[Line] = []
+    if report.skipped_rules:
+        n = len(report.skipped_rules)
+        names = ", ".join(report.skipped_rules) if n <= 8 else ", ".join(report.skipped_rules[:8]) + ", ..."
+        out.append([("  rules not checked ", "yellow"), (f"({counted(n, 'rule')}, --select/--ignore): {names}", "")])
+    if report.gate.exit_zero and report.would_fail:
+        out.append([("  soft-fail: ", "bold yellow"), ("findings fail the gate (exit 1 without --exit-zero); exiting 0", "")])
+    return out
 
 
 def render_report(report: Report, quiet: bool = False) -> list[Line]:
@@ -220,6 +239,7 @@ def render_report(report: Report, quiet: bool = False) -> list[Line]:
     if certified:
         n, k = sum(r.certified or 0 for r in certified), sum(r.certify_rejected for r in certified)
         lines.append([(f"  certificates of fast proofs: {n} checked, {k} rejected", "bold red" if k else "")])
+    lines += _gate_notes(report)
     if report.stats:
         c = report.cache
         lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {c.policy_misses}; "

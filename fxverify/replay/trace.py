@@ -149,7 +149,7 @@ def _event(policy: Policy, step: int, d: dict, violation: bool) -> TraceEvent:
                           kind=d["kind"], detail=d["detail"], span=r.span, violation=violation)
     return TraceEvent(step=step, time=d["time"], device=e.device, hook=e.hook, edge=e.name, kind=d["kind"],
                       detail=d["detail"], span=e.span, owner_before=d.get("owner_before"),
-                      owner_after=d.get("owner_after"), violation=violation)
+                      owner_after=d.get("owner_after"), violation=violation, stream=e.stream)
 
 
 def _violating_index(raw: list, w: Witness, step: Step | None) -> int:

@@ -24,6 +24,8 @@ FX-SUP-001; each phase module says which of them it emits.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+
 from fxverify import ast, ir
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic
@@ -39,27 +41,33 @@ __all__ = ["Limits", "Loader", "load_policy"]
 
 
 def load_policy(path: str, sources: SourceMap, *, limits: Limits = Limits(),
-                files: FileSource = DISK) -> tuple[ir.Policy | None, list[Diagnostic]]:
-    """Read, parse and resolve the policy rooted at ``path``.
+                texts: Mapping[str, str] | None = None, files: FileSource = DISK,
+                on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
+    """Read, parse and resolve the policy rooted at ``path``; ``on_phase`` hears ``parse`` (step 1)
+    and ``resolve`` (steps 2 to 4) as they start (a progress bar).
 
-    Every file read (the root and its includes) is registered in ``sources`` under its path;
-    ``files`` says where they are read (``resolve.snapshot``). Returns ``(policy, diagnostics)``;
-    ``policy`` is ``None`` exactly when a diagnostic is an error. Diagnostics are sorted by file
-    and offset. Raises nothing for bad input (``NotInSnapshot`` when ``files`` is a snapshot that
-    lacks a file); an exception escaping from here is a bug (FX-INT-001).
+    Every file read (the root and its includes) is registered in ``sources`` under its path.
+    ``texts`` maps real paths (``os.path.realpath``) to unsaved texts, an editor's open buffers:
+    a file named there is read from it instead of from disk (it need not exist on disk), under the
+    same size limit, and its includes still resolve relative to its path; nothing is written.
+    ``files`` says where the other files are read (``resolve.snapshot``: this disk, or a snapshot
+    of the gate's machine). Returns ``(policy, diagnostics)``; ``policy`` is ``None`` exactly when
+    a diagnostic is an error. Diagnostics are sorted by file and offset. Raises nothing for bad
+    input (``NotInSnapshot`` when ``files`` is a snapshot that lacks a file); an exception
+    escaping from here is a bug (FX-INT-001).
     """
-    return Loader(path, sources, limits=limits, files=files).finish()
+    return Loader(path, sources, limits=limits, texts=texts, files=files).finish(on_phase)
 
 
 class Loader:
     """One resolution in two steps, so a caller can decide how to check a policy from its size
     before paying for its unrolling: ``measure`` reads, parses and declares everything and
-    measures the flows (phases 1 to 3 and the start of 4); ``finish`` unrolls and builds the
+    measures the flows (steps 1 to 3 and the start of 4); ``finish`` unrolls and builds the
     policy (``load_policy``'s result). Arguments as ``load_policy``'s."""
 
     def __init__(self, path: str, sources: SourceMap, *, limits: Limits = Limits(),
-                 files: FileSource = DISK) -> None:
-        self.st = State(path, sources, limits, files=files)
+                 texts: Mapping[str, str] | None = None, files: FileSource = DISK) -> None:
+        self.st = State(path, sources, limits, dict(texts or {}), files)
         self.sources = sources
         self._measured = False
         self._decl: ast.PolicyDecl | None = None
@@ -70,13 +78,14 @@ class Loader:
         #: ``None`` until measured or when the input has errors.
         self.edges: int | None = None
 
-    def measure(self) -> int | None:
+    def measure(self, on_phase: Callable[[str], None] | None = None) -> int | None:
         """Read, parse and declare, and measure the flows; returns ``edges`` (``None`` when the
-        input already has errors). Idempotent."""
+        input already has errors). Idempotent; ``on_phase`` as ``load_policy``'s."""
         if self._measured:
             return self.edges
         self._measured = True
-        st = self.st
+        st, phase = self.st, on_phase or (lambda _phase: None)
+        phase("parse")
         root = load_file(st, st.path, None)
         if root is None:
             return None
@@ -85,6 +94,7 @@ class Loader:
         expand(st, root, True, [real], {real})
         if st.load_failed:
             return None
+        phase("resolve")
         self._decl = declarations.policy_decl(st)
         names.declare(st)
         declarations.resolve_devices(st)
@@ -100,9 +110,10 @@ class Loader:
             self.edges = self._unroller.measured_edges
         return self.edges
 
-    def finish(self) -> tuple[ir.Policy | None, list[Diagnostic]]:
-        """Unroll and build the policy; ``(policy, diagnostics)`` as ``load_policy`` returns them."""
-        self.measure()
+    def finish(self, on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
+        """Unroll and build the policy; ``(policy, diagnostics)`` as ``load_policy`` returns them
+        (``on_phase`` hears the phases ``measure`` has not run yet)."""
+        self.measure(on_phase)
         policy = self._build()
         diags = sorted(self.st.diags, key=_position)
         if any(d.severity is Severity.ERROR for d in diags):

@@ -1,7 +1,8 @@
 """Files: reading the root policy and its includes, confined to the repository.
 
 ``load_file`` reads one file (a regular file of at most ``Limits.max_file_bytes``, from
-``State.files``: this machine's disk, or a snapshot of the gate's, ``resolve.snapshot``), registers its
+``State.files``: this machine's disk or a snapshot of the gate's, ``resolve.snapshot``; or the
+unsaved text an editor holds for it: ``State.texts``), registers its
 text in the ``SourceMap``, reads its suppression comments and parses it to an AST.
 ``expand`` appends a module's declarations to the state, expanding each ``include`` in place:
 includes resolve relative to the including file and must stay inside the repository that holds
@@ -35,7 +36,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
     what = "include" if at is not None else "policy file"
     limit = st.limits.max_file_bytes
     try:
-        data = st.files.read(path, limit)
+        data = _read(st, path, limit)
     except NotRegularFile as err:
         kind = "a directory" if err.errno == errno.EISDIR else "not a regular file"
         st.error(codes.NAM_003, f"{what} `{path}` is {kind}", at, "not a file", help="name a policy file")
@@ -73,6 +74,19 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
         st.diags.extend(diags)
         return None
     return module
+
+
+def _read(st: State, path: str, limit: int) -> bytes:
+    """The bytes of ``path``: its unsaved text when ``st.texts`` holds one (under the same size
+    limit as a file), else the file's (``st.files``). Raises as ``fileio.read_regular``."""
+    text = st.texts.get(os.path.realpath(path)) if st.texts else None
+    if text is None:
+        return st.files.read(path, limit)
+    # an editor's buffer is text already; lone surrogates cannot come from a file, so replace them
+    data = text.encode("utf-8", errors="replace")
+    if len(data) > limit:
+        raise TooLarge(path, len(data), limit)
+    return data
 
 
 def expand(st: State, module: ast.Module, is_root: bool, stack: list[str], done: set[str]) -> None:

@@ -2,7 +2,7 @@
 
 Takes paths as the loader names them (the root policy and each include, relative to the including
 file); produces their bytes, their real paths and the repository root. ``DISK`` reads this
-machine's files (``fileio.read_regular``, ``os.path.realpath``, ``files.repo_root``). A
+machine's files (``fileio.read_regular``, ``os.path.realpath``, ``repo_root``). A
 ``FileSnapshot`` holds what the machine that runs the gate read, so a worker elsewhere (a Dask
 cluster, ``check --executor``) resolves the same policy to the same IR, byte for byte, with the
 same spans and the same FX-NAM-003/004 and FX-LIM-001 diagnostics, without seeing that disk. A
@@ -33,7 +33,7 @@ class FileSource(Protocol):
         ...
 
     def repo_root(self, path: str) -> str:
-        """The repository root of the root policy ``path`` (``files.repo_root``)."""
+        """The repository root of the root policy ``path`` (``repo_root``)."""
         ...
 
 

@@ -9,7 +9,7 @@ while unrolling, and the diagnostics. ``State.error`` records a diagnostic once 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -78,6 +78,8 @@ class State:
     path: str
     sources: SourceMap
     limits: Limits
+    #: unsaved texts by real path (an editor's open buffers), read instead of the files on disk
+    texts: Mapping[str, str] = field(default_factory=dict)
     #: where files are read: this machine's disk, or a snapshot of the gate's machine
     files: FileSource = DISK
     diags: list[Diagnostic] = field(default_factory=list)

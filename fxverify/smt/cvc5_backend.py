@@ -1,5 +1,5 @@
 """The cvc5 backend: the only module of fxverify that imports ``cvc5`` (PyPI ``cvc5``, an optional
-dependency: ``pip install 'fxverify[cvc5]'``).
+dependency: ``pip install cvc5``, the ``cvc5`` extra of fxverify).
 
 Takes ``Query`` objects, returns ``Result`` objects, like ``z3_backend``. Every query gets a fresh
 ``TermManager`` and ``Solver`` with a fixed seed (``seed``, ``sat-random-seed``), a deterministic

@@ -17,9 +17,10 @@ from fxverify.smt.backend import Backend, SolverOptions
 #: The solvers ``--solver`` accepts, in the order the command line lists them.
 SOLVERS = ("z3", "cvc5", "portfolio")
 
-#: The Python package each solver needs, and the pip requirement that installs it.
-_NEEDS = {"z3": (("z3", "z3-solver"),), "cvc5": (("cvc5", "fxverify[cvc5]"),),
-          "portfolio": (("z3", "z3-solver"), ("cvc5", "fxverify[cvc5]"))}
+#: The Python package each solver needs, and the pip requirement that installs it (the PyPI
+#: package itself: fxverify is not on PyPI, so `fxverify[cvc5]` would name someone else's).
+_NEEDS = {"z3": (("z3", "z3-solver"),), "cvc5": (("cvc5", "cvc5"),),
+          "portfolio": (("z3", "z3-solver"), ("cvc5", "cvc5"))}
 
 
 class SolverUnavailable(Exception):

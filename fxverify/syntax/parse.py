@@ -96,6 +96,14 @@ def _lexer() -> Lark:
     return Lark(_GRAMMAR.read_text(encoding="utf-8"), parser="lalr", lexer="basic")
 
 
+@functools.cache
+def keywords() -> tuple[str, ...]:
+    """The keywords of the grammar (``policy``, ``edge``, ``after``...), sorted: what an editor
+    completes."""
+    return tuple(sorted({t.pattern.value for t in parser().terminals
+                         if isinstance(t.pattern, PatternStr) and t.pattern.value.replace("_", "").isalpha()}))
+
+
 def unquote(text: str) -> str:
     """Return the value of a STRING token: quotes removed, ``\\"`` and ``\\\\`` unescaped."""
     body = str(text)[1:-1]

@@ -264,6 +264,10 @@ static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
 	st = fx_edge_state(x.eid);
 	if (!d || !st) {
 		fx_set(&x, FX_DENY, FX_R_INTERNAL, x.eid);
+	} else if (d->op_count == 0 || d->op_count > FX_MAX_OPS) {
+		// Fail closed: every planned edge has its WAIT op and no slice is longer than FX_MAX_OPS,
+		// so this row was never filled (or holds another policy's tables): nothing proceeds on it.
+		fx_set(&x, FX_DENY, FX_R_NO_DESCRIPTOR, x.eid);
 	} else if (d->device != FX_DEVICE_ID || d->hook != hook) {
 		fx_set(&x, FX_DENY, FX_R_FX_HOOK_002, d->hook);
 	} else if (ev->phase == 0) {
@@ -272,12 +276,12 @@ static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
 			fx_set(&x, FX_DENY, FX_R_INTERNAL, st->state);
 		} else {
 			x.mode = FX_MODE_CHECK;
-			bpf_loop(d->op_count, fx_step, &x, 0);
+			FX_LOOP(d->op_count, fx_step, &x);
 			if (x.decision == FX_PROCEED) {
 				st->start_seq = now;
 				st->state = FX_RUNNING;
 				x.mode = FX_MODE_START;
-				bpf_loop(d->op_count, fx_step, &x, 0);
+				FX_LOOP(d->op_count, fx_step, &x);
 				fx_emit(FX_OBS_START, x.eid, FX_PROCEED, 0, d->hook, d->op_first, d->op_count);
 			}
 		}
@@ -290,7 +294,7 @@ static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
 			st->state = FX_DONE;
 			x.my_start = st->start_seq;
 			x.mode = FX_MODE_END;
-			bpf_loop(d->op_count, fx_step, &x, 0);
+			FX_LOOP(d->op_count, fx_step, &x);
 			fx_emit(FX_OBS_END, x.eid, x.decision, x.reason, d->hook, 0, 0);
 		}
 	}
@@ -301,4 +305,14 @@ static __always_inline int fx_run(struct fx_event *ev, __u32 hook)
 	ev->detail = x.detail;
 	ev->op = x.op;
 	return x.decision;
+}
+
+// fx_run on an event the entry function copied to its stack (a frame's, a CUDA call's): a global
+// function, so the verifier checks the interpreter once instead of once for every path that
+// leads to it (header layouts, pending slots).
+__attribute__((noinline)) int fx_run_copy(struct fx_event *ev, __u32 hook)
+{
+	if (!ev)
+		return FX_DENY;
+	return fx_run(ev, hook);
 }

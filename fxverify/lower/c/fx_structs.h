@@ -66,3 +66,24 @@ struct fx_ctx {
 	__u32 op;
 	__u64 my_start;
 };
+
+// bpftime GPU hooks (fx_cuda.c): a hook's calls with one handle are bound to a slice of fx_seq.
+struct fx_bind_key {
+	__u32 device;
+	__u32 hook;
+	__u64 handle;
+};
+
+struct fx_bind {
+	__u32 first;
+	__u32 count;
+	__u32 next; // calls (kernel entries) that took an edge
+	__u32 ended; // kernel exits that ended one (CUDA kernels only)
+};
+
+// bpftime: an asynchronous CUDA call waiting for a synchronisation (fx_cuda_host.c).
+struct fx_pend {
+	__u32 edge; // edge id + 1; 0 for a free slot, FX_PEND_BUSY while a start is being decided
+	__u32 hook;
+	__u64 stream;
+};

@@ -1,0 +1,180 @@
+"""Code actions: a finding's verified hint as a text edit of the policy.
+
+Takes a refutation ``Diagnostic`` whose hint ``fxverify.hints`` verified (the policy was checked
+again with the hint applied: the finding is gone and none is new), the policy's ``index.Index``
+and its sources; produces ``Fix`` values, each a title and the text edits that write the hint's
+edits into the edge declarations. The edits fxverify expresses as text are the orderings
+``add `after P` to `E``` (``hints.parse``): ``, P`` is appended to the edge's ``after`` clause, or
+`` after P`` inserted after its ``by DEV.HOOK``.
+
+An edit to a plain edge writes exactly the ordering the hint verified. An edit to one instance of
+an edge family (``spill[3]``) can only be written on the family's declaration, where it holds for
+every instance; the predecessor is then written with the family's index variables
+(``after attn[l]`` for ``attn[3]`` when ``l`` is 3 at ``spill[3]``), and such a fix is offered only
+once the edited text itself has been checked again (``Fix.needs_check``). Emits no diagnostics.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from fxverify import ast, hints
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic
+from fxverify.lsp.index import Index
+from fxverify.result import CheckResult, Verdict
+from fxverify.source import SourceMap, Span
+
+_INSTANCE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[-?\d+\])*)$")
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``[span.start, span.end)`` of ``span.file`` with ``text`` (an insertion when empty)."""
+
+    span: Span
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A code action: ``title``, the ``edits`` that apply it, the ``diagnostic`` it fixes, and
+    ``needs_check``: True when the text edits generalise an instance's ordering to its family, so
+    the edited text must be checked again before the fix is offered."""
+
+    title: str
+    edits: tuple[TextEdit, ...]
+    diagnostic: Diagnostic
+    needs_check: bool = False
+
+
+def verified(d: Diagnostic) -> bool:
+    """True when ``d``'s hint carries the status of a verified hint (``hints.VERIFIED``)."""
+    return d.help is not None and d.help.endswith(f"({hints.VERIFIED})")
+
+
+def fix_of(d: Diagnostic, idx: Index) -> Fix | None:
+    """The fix that writes ``d``'s verified hint into the policy text, or ``None`` when the hint
+    is not verified, asks for an edit that is not an ordering, or names an edge whose declaration
+    is not in the index."""
+    if not verified(d) or idx.policy is None:
+        return None
+    edits = hints.parse(d.help or "")
+    if not edits or not all(isinstance(ed, hints.After) for ed in edits):
+        return None  # the verified edit holds only as a whole: one fxverify cannot write as text spoils it
+    out: list[TextEdit] = []
+    general = False
+    for ed in edits:
+        made = _after_edit(idx, ed)
+        if made is None:
+            return None
+        edit, family = made
+        out.append(edit)
+        general |= family
+    title = "Apply the verified hint: " + "; ".join(ed.text() for ed in edits)
+    return Fix(title, tuple(_merge(out)), d, general)
+
+
+def _after_edit(idx: Index, ed: hints.After) -> tuple[TextEdit, bool] | None:
+    """The text edit adding ``after ed.pred`` to the declaration of edge ``ed.edge``, and whether
+    it is written on a family (generalised)."""
+    pol = idx.policy
+    assert pol is not None
+    if not pol.has("edge", ed.edge) or not pol.has("edge", ed.pred):
+        return None
+    e = pol.edge(ed.edge)
+    decl = idx.edge_decls.get(e.span)
+    if decl is None:
+        return None
+    pred = ed.pred
+    family = bool(decl.indices)
+    if family:
+        pred = _generalise(decl, e.name, ed.pred)
+        if pred is None:
+            return None
+    after = next((c for c in decl.clauses if isinstance(c, ast.AfterClause) and not c.notifies), None)
+    if after is not None:
+        end = after.refs[-1].span.end
+        return TextEdit(Span(decl.span.file, end, end), f", {pred}"), family
+    end = decl.hook.span.end
+    return TextEdit(Span(decl.span.file, end, end), f" after {pred}"), family
+
+
+def _values(name: str) -> tuple[str, list[int]] | None:
+    m = _INSTANCE.match(name)
+    if m is None:
+        return None
+    return m.group(1), [int(x) for x in re.findall(r"-?\d+", m.group(2))]
+
+
+def _generalise(decl: ast.EdgeDecl, instance: str, pred: str) -> str | None:
+    """``pred`` written with the index variables of the family ``decl``, as seen from its
+    instance ``instance``: an index equal to the value a plain variable index has at
+    ``instance`` becomes that variable, another one becomes ``VAR + d`` when the family has a
+    single variable index, else it stays a number."""
+    mine, theirs = _values(instance), _values(pred)
+    if mine is None or theirs is None or len(mine[1]) != len(decl.indices):
+        return None
+    env = {ix.name: v for ix, v in zip(decl.indices, mine[1]) if isinstance(ix, ast.Var)}
+    if not theirs[1]:
+        return theirs[0]
+    parts = []
+    for v in theirs[1]:
+        same = next((n for n, x in env.items() if x == v), None)
+        if same is not None:
+            parts.append(same)
+        elif len(env) == 1:
+            n, x = next(iter(env.items()))
+            parts.append(f"{n} + {v - x}" if v > x else f"{n} - {x - v}")
+        else:
+            parts.append(str(v))
+    return f"{theirs[0]}[{', '.join(parts)}]"
+
+
+def _merge(edits: list[TextEdit]) -> list[TextEdit]:
+    """Edits at the same insertion point joined into one, in order (two orderings on one edge)."""
+    out: list[TextEdit] = []
+    for ed in edits:
+        if out and out[-1].span == ed.span:
+            prev = out[-1]
+            add = ed.text.removeprefix(" after ")
+            out[-1] = TextEdit(prev.span, prev.text + (f", {add}" if add != ed.text else ed.text))
+        else:
+            out.append(ed)
+    return out
+
+
+def apply(text: str, file: str, edits: tuple[TextEdit, ...]) -> str:
+    """``text`` (the contents of ``file``) with the ``edits`` on that file applied."""
+    for ed in sorted((e for e in edits if e.span.file == file), key=lambda e: e.span.start, reverse=True):
+        text = text[:ed.span.start] + ed.text + text[ed.span.end:]
+    return text
+
+
+def files_of(edits: tuple[TextEdit, ...]) -> list[str]:
+    """The files ``edits`` change, in order."""
+    return list(dict.fromkeys(e.span.file for e in edits))
+
+
+def apply_all(sources: SourceMap, edits: tuple[TextEdit, ...]) -> dict[str, str]:
+    """The edited texts of the files ``edits`` change, by path (texts from ``sources``)."""
+    out = {}
+    for f in files_of(edits):
+        sf = sources.get(f)
+        if sf is not None:
+            out[f] = apply(sf.text, f, edits)
+    return out
+
+
+def holds(before: CheckResult, d: Diagnostic, after: CheckResult) -> bool:
+    """True when ``after`` (the check of the text with a fix applied) discharges the finding ``d``
+    of ``before`` without a new one: the edited policy loads, ``d``'s obligation is proved, and
+    every obligation not proved now was not proved before either (keys name edge instances, so
+    they survive the edit)."""
+    if after.name is None or after.internal_error or after.verdict is None:
+        return False
+    was = {o.key for o in before.outcomes if o.verdict is not Verdict.PROVED}
+    now = {o.key for o in after.outcomes if o.verdict is not Verdict.PROVED}
+    stopped = any(x.code is codes.SMT_001 and not x.obligation for x in after.diagnostics)
+    return not stopped and d.obligation not in now and now <= was
