@@ -47,13 +47,14 @@ from fxverify.result import CheckResult, Outcome
 from fxverify.source import SourceMap
 
 #: A policy whose flows unroll to at least this many edges is split when workers are free. Below
-#: it a check takes a few seconds (a 622-edge prefill policy: 2.5 s), no more than starting the
-#: workers and resolving the policy once more in each; the real policies of corpus/real have
-#: 2,092 to 37,222 edges and take 40 to 90 s on one core (bench/bench_jobs.py).
+#: it a check takes a few seconds (a 622-edge prefill policy: 2.5 s on a loaded 2-core machine),
+#: no more than starting the workers and resolving the policy once more in each; the real
+#: policies of corpus/real have 2,092 to 37,222 edges and take tens of seconds each
+#: (bench/bench_jobs.py measures the split on the largest).
 SPLIT_MIN_EDGES = 2000
 
-#: Without fast proofs (``--no-prune``) every obligation is a solver query, about 20 times the
-#: work per edge, so smaller policies are worth splitting.
+#: Without fast proofs (``--no-prune``) every obligation is a solver query (milliseconds each
+#: instead of microseconds), so much smaller policies are worth splitting.
 NO_PRUNE_FACTOR = 20
 
 
