@@ -1,6 +1,6 @@
 """``python -m fxverify``: the same as the ``fxverify`` console script."""
 
-from fxverify.cli import main
+from fxverify.launch import main
 
 # Guarded: worker processes of `check --jobs` import this module again under another name.
 if __name__ == "__main__":

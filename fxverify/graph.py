@@ -9,7 +9,7 @@ Emits no diagnostics; cycles are reported by the FX-ORD-001 obligation.
 
 from __future__ import annotations
 
-import random
+import bisect
 from collections import defaultdict
 from collections.abc import Callable
 
@@ -21,11 +21,10 @@ from fxverify.ir import Edge, Link, LinkOrder, Policy, transfer_devices
 class PolicyGraph:
     """Fabric and HB graphs of one policy, with memoised queries.
 
-    Complexity: building is O(edges + after-references). ``hb_before`` first compares
-    reachability labels (GRAIL: Yildirim, Chaoji and Zaki, "GRAIL: Scalable Reachability Index for
-    Large Graphs", VLDB 2010), which answer "unreachable" exactly when they fail; otherwise a forward
-    DFS visits only successors whose labels still admit the target, so a path many layers long is
-    found without exploring the wide fan-outs (KV blocks, experts) between its ends.
+    Complexity: building is O(edges + after-references). The first HB query builds an exact
+    reachability index once (``_reach_index``: interval labels of a depth-first post-order);
+    ``hb_before`` is then one bisection, and ``hb_path`` walks straight to its target, choosing at
+    each step a successor the index says still reaches it.
     """
 
     def __init__(self, policy: Policy) -> None:
@@ -46,9 +45,9 @@ class PolicyGraph:
                 last_on_stream[key] = e.eid
         self._preds: list[list[int]] = [list(self.hb.predecessors(i)) for i in range(len(policy.edges))]
         self._succs: list[list[int]] = [list(self.hb.successors(i)) for i in range(len(policy.edges))]
-        self._labels: list[tuple[list[int], list[int]]] | None = None
-        self._flat: list[tuple[int, ...]] = []
-        self._memo: dict[tuple[int, int], bool] = {}
+        self._reach: list[tuple[int, ...]] | None = None
+        self._reach_failed = False
+        self._post: list[int] = []
         self._rank: list[int] | None = None
         self._acyclic: bool | None = None
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
@@ -76,60 +75,72 @@ class PolicyGraph:
             self._rank = rank
         return self._rank
 
-    _LABEL_ORDERS = 3  # GRAIL's d: independent traversals (``_may_reach`` compares exactly these three)
+    #: Interval endpoints the reachability index may hold, per edge on average, before it gives
+    #: up (a graph whose descendant sets do not compress would need quadratic memory); then
+    #: queries fall back to a depth-first search bounded by topological rank.
+    _INDEX_BUDGET = 64
 
-    def _grail(self) -> list[tuple[list[int], list[int]]]:
-        """``d`` interval labelings ``(low, post)``: ``post`` numbers nodes in post-order of a DFS
-        over successors, ``low[n]`` is the smallest ``post`` among ``n`` and its descendants, so
-        ``a`` reaches ``b`` only if ``low[a] <= low[b]`` and ``post[b] <= post[a]`` in every
-        labeling. Child orders are fixed (forward, reverse, and a seeded shuffle): deterministic."""
-        if self._labels is None:
+    def _reach_index(self) -> list[tuple[int, ...]] | None:
+        """The exact reachability index (acyclic HB only): ``post`` numbers edges in post-order of
+        a depth-first search over successors (roots and children in id order), and ``reach[a]``
+        holds the post numbers of ``a`` and of every edge HB-after it as sorted half-open
+        intervals ``(lo0, hi0, lo1, hi1, ...)``, merged. ``a`` reaches ``b`` exactly when
+        ``post[b]`` lies in one of them.
+
+        This is the compressed transitive closure of Agrawal, Borgida and Jagadish ("Efficient
+        management of transitive relationships in large data and knowledge bases", SIGMOD 1989):
+        a depth-first subtree is one interval, so a layered flow needs a few intervals per edge
+        (3.3 on average for the Llama-3.1-8B prefill policy). Built once in O(edges x
+        intervals); each query is one bisection. ``None`` when the intervals exceed
+        ``_INDEX_BUDGET`` per edge."""
+        if self._reach is None and not self._reach_failed:
             n = len(self._succs)
-            roots = [i for i in range(n) if not self._preds[i]]
-            rng = random.Random(0)
-            labels = []
-            for k in range(self._LABEL_ORDERS):
-                order = list(range(n))
-                if k == 1:
-                    order.reverse()
-                elif k == 2:
-                    rng.shuffle(order)
-                pos = {v: i for i, v in enumerate(order)}
-                kids = [sorted(c, key=pos.__getitem__) for c in self._succs]
-                post, low = [-1] * n, [0] * n
-                counter = 0
-                for root in sorted(roots, key=pos.__getitem__):
-                    if post[root] >= 0:
-                        continue
-                    stack = [(root, 0)]
-                    seen_low = {root: n}
-                    while stack:
-                        v, i = stack[-1]
-                        if i < len(kids[v]):
-                            stack[-1] = (v, i + 1)
-                            c = kids[v][i]
-                            if post[c] >= 0:
-                                seen_low[v] = min(seen_low[v], low[c])
-                            elif c not in seen_low:
-                                seen_low[c] = n
-                                stack.append((c, 0))
-                            continue
+            succs = self._succs
+            post = [-1] * n
+            order: list[int] = []  # edges by increasing post number: successors come first
+            for root in range(n):
+                if post[root] >= 0 or self._preds[root]:
+                    continue
+                post[root] = -2
+                stack = [(root, iter(succs[root]))]
+                while stack:
+                    v, it = stack[-1]
+                    for c in it:
+                        if post[c] == -1:
+                            post[c] = -2
+                            stack.append((c, iter(succs[c])))
+                            break
+                    else:
                         stack.pop()
-                        post[v] = counter
-                        low[v] = min(seen_low.pop(v), counter)
-                        counter += 1
-                        if stack:
-                            u = stack[-1][0]
-                            seen_low[u] = min(seen_low[u], low[v])
-                labels.append((low, post))
-            self._labels = labels
-            self._flat = [tuple(x for low, post in labels for x in (low[i], post[i])) for i in range(n)]
-        return self._labels
-
-    def _may_reach(self, a: int, b: int) -> bool:
-        la, lb = self._flat[a], self._flat[b]
-        return (la[0] <= lb[0] and lb[1] <= la[1] and la[2] <= lb[2] and lb[3] <= la[3]
-                and la[4] <= lb[4] and lb[5] <= la[5])
+                        post[v] = len(order)
+                        order.append(v)
+            reach: list[tuple[int, ...]] = [()] * n
+            budget = self._INDEX_BUDGET * n + 1_000_000
+            for v in order:
+                p = post[v]
+                kids = succs[v]
+                if not kids:
+                    reach[v] = (p, p + 1)
+                    continue
+                bounds = [(p, p + 1)]
+                for c in kids:
+                    f = reach[c]
+                    bounds.extend(zip(f[0::2], f[1::2]))
+                bounds.sort()
+                out: list[int] = []
+                for lo, hi in bounds:
+                    if out and lo <= out[-1]:
+                        if hi > out[-1]:
+                            out[-1] = hi
+                    else:
+                        out += (lo, hi)
+                reach[v] = tuple(out)
+                budget -= len(out)
+                if budget < 0:
+                    self._reach_failed = True
+                    return None
+            self._post, self._reach = post, reach
+        return self._reach
 
     def rank(self, e: int) -> int:
         """Position of edge ``e`` in a fixed topological order of HB (acyclic HB only): an edge
@@ -139,34 +150,46 @@ class PolicyGraph:
     def hb_before(self, a: int, b: int) -> bool:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.
 
-        Requires an acyclic HB graph.
+        Exact, one bisection in ``a``'s reachability intervals (``_reach_index``); on a cyclic
+        graph, or one whose index exceeded its budget, a graph search.
         """
-        key = (a, b)
-        hit = self._memo.get(key)
-        if hit is None:
-            if len(self._memo) > 4_000_000:  # bound the memo's memory (about 400 MB)
-                self._memo.clear()
-            hit = self._memo[key] = self.hb_path(a, b) is not None
-        return hit
+        if a == b:
+            return False
+        reach = self._reach_index() if self.is_acyclic() else None
+        if reach is None:
+            return self.hb_path(a, b) is not None
+        return bisect.bisect_right(reach[a], self._post[b]) & 1 == 1
 
     def hb_path(self, a: int, b: int) -> list[int] | None:
-        """Return an HB path ``[a, ..., b]`` (the certificate of ordering), or ``None``.
+        """Return an HB path ``[a, ..., b]`` (the certificate of ordering), or ``None``: from each
+        edge, the first successor (in the order edges were declared) that reaches ``b``.
 
-        Requires an acyclic HB graph (call ``is_acyclic`` first).
+        O(path length x fan-out) with the reachability index; a depth-first search bounded by
+        topological rank without it (the index exceeded its budget), and a networkx search on a
+        cyclic graph.
         """
         if a == b:
             return None
         if not self.is_acyclic():
             path = nx.shortest_path(self.hb, a, b) if nx.has_path(self.hb, a, b) else None
             return path
+        succs = self._succs
+        reach = self._reach_index()
+        if reach is not None:
+            pb = self._post[b]
+            if not bisect.bisect_right(reach[a], pb) & 1:
+                return None
+            path = [a]
+            n = a
+            while n != b:
+                # INVARIANT: n reaches b, so some successor is b or reaches it.
+                n = next(c for c in succs[n] if bisect.bisect_right(reach[c], pb) & 1)
+                path.append(n)
+            return path
         rank = self._ranks()
         rb = rank[b]
-        self._grail()
-        if rb <= rank[a] or not self._may_reach(a, b):
+        if rb <= rank[a]:
             return None
-        # Depth-first with lazy child iteration: the labels make a wrong turn rare, so a wide
-        # fan-out (512 KV-block writes) usually costs one child, not all of them.
-        succs = self._succs
         seen = {a}
         stack = [(a, 0)]
         while stack:
@@ -177,7 +200,7 @@ class PolicyGraph:
                 i += 1
                 if c == b:
                     return [v for v, _ in stack] + [b]
-                if c not in seen and rank[c] < rb and self._may_reach(c, b):
+                if c not in seen and rank[c] < rb:
                     seen.add(c)
                     break
             else:

@@ -1,157 +1,238 @@
 """Verified hints: before a refutation's hint is shown, apply it to the IR and check the policy
-again; show it as verified only when the finding is discharged and no new finding appears.
+again; show it only when the finding is discharged and no new finding appears.
 
-Takes the policy, the refuted obligations with their witnesses and the diagnostics built for them,
-and a ``recheck`` function (``pipeline.discharge`` on the edited policy, without hint
-verification); returns the diagnostics with their hints replaced by the verified ones, each
-followed by its status: ``(verified: ...)`` or ``(not verified: why)``. The edits it can apply are orderings, ``add `after P` to `E```: the
-hint text names them (every obligation's ``fix`` writes them that way), and when the shown hint
-does not discharge the finding, single orderings between the finding's edges (and the edges its
-trace shows) are tried, then pairs of them. An edit applies to the edge instance it names
-(``spill[3]``); in a ``for`` family, write it on the family so that it holds for that instance.
+Takes the policy, its refuted findings (each with the obligation's ``Hint``: options of
+``fxverify.edits``, whose words and IR change are one object), the diagnostics built for them and
+a ``recheck`` function (``pipeline.discharge`` on the edited policy, without hint verification);
+returns the diagnostics with each finding's ``help`` replaced by what was verified, and what each
+search found (``HintCheck``). For one finding:
 
-A hint that is not an ordering (a lease, a size, a declaration) is kept and marked as not
-verified. Verification is skipped, and the hint so marked, above ``MAX_EDGES`` edges or beyond
-``MAX_FINDINGS`` findings per policy, so output stays deterministic and the check stays
-bounded. Source: issue "Verdicts that match how real systems move memory", item 8.
+1. each option of its own hint is applied and the policy checked again; the options that
+   discharge it are shown, joined by ``, or``, followed by ``(verified: ...)``;
+2. else single candidate edits are tried, in a fixed order: the edits of its own options alone,
+   the options of the other findings on the edges it shows, ``after`` between those edges (both
+   ways, never closing an HB cycle) and the swap of two edges a direct ``after`` chains; the
+   first that discharges it is shown;
+3. else pairs of its own options and those candidates; the first pair that does is shown as "no single edit
+   discharges this finding; these two together do: A, and B";
+4. else no fix is shown, and ``help`` says plainly that no verified fix was found.
+
+An edit *discharges* a finding when, in the edited policy, its obligation is proved (or no longer
+generated), every obligation that was proved stays proved, and no obligation of its family (the
+same code family) blames one of the edges the finding involves (those it blames and those that
+explain it): a fix that moves the bug to a neighbouring finding of the same kind (another
+transfer of the same batch, the next allocation of the same block) is no fix. The search is deterministic and bounded: at
+most ``MAX_SINGLES`` singles and ``MAX_PAIRS`` pairs per finding, ``recheck_limit`` checks per
+policy (fewer for a large one; an edit set checked once is remembered), and none above
+``MAX_EDGES`` edges or past ``MAX_FINDINGS`` findings. Source: project issue 10, item 8 ("Verified hints").
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations
 
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import Edit, Hint, Option, Swap, after
 from fxverify.ir import Policy
 from fxverify.obligations.base import Obligation
+from fxverify.result import HintCheck
 
-#: Policies with more edges than this keep their hints unverified (each candidate is a re-check).
+#: Policies with more edges than this get no hint (each candidate is a check of the whole policy).
 MAX_EDGES = 3000
-#: Findings per policy whose hints are verified; the rest keep theirs unverified.
+#: Findings per policy whose hints are verified; later ones get no hint.
 MAX_FINDINGS = 40
-#: Candidate orderings tried alone, and pairs of them, per finding.
+#: Candidate single edits and pairs of them tried per finding whose own hint does not verify.
 MAX_SINGLES = 12
 MAX_PAIRS = 24
+#: Checks of edited policies per policy, over all its findings (cached edit sets are free): at
+#: most ``MAX_RECHECKS``, and fewer for a large policy, so that the obligations discharged again
+#: stay near ``RECHECK_WORK`` (each check discharges all of them), but never fewer than
+#: ``MIN_RECHECKS``.
+MAX_RECHECKS = 150
+MIN_RECHECKS = 4
+RECHECK_WORK = 1_000_000
 
 #: The status a verified hint carries: with it applied, the policy was checked again.
 VERIFIED = "verified: checked again with it applied, this finding is gone and none is new"
-
-_AFTER = re.compile(r"add `after ([^`]+)` to `([^`]+)`")
+#: The opening of the help of a finding for which no edit verified.
+NONE_FOUND = "no verified fix found"
+#: The opening of a pair of edits shown because no single one verified.
+PAIR = "no single edit discharges this finding; these two together do: "
 
 #: ``recheck(policy)`` -> the obligations that are not proved (refuted or unknown): key -> (its
-#: family's name, the ids of the edges it blames; empty for an unknown).
-Recheck = Callable[[Policy], dict[str, tuple[str, frozenset[int]]]]
+#: family's name, the names of the edges its finding blames).
+Recheck = Callable[[Policy], dict[str, tuple[str, frozenset[str]]]]
 
 
 @dataclass(frozen=True)
-class After:
-    """The edit ``add `after pred` to `edge```: edge instance ``edge`` starts only once edge
-    instance ``pred`` has finished."""
+class Finding:
+    """One refuted obligation whose hint is to be verified: its ``hint``, the edge ids its trace
+    shows (``shown``: primary and context edges) and its diagnostic's index in the list."""
 
-    edge: str
-    pred: str
+    ob: Obligation
+    hint: Hint
+    shown: tuple[int, ...]
+    index: int
 
-    def text(self) -> str:
-        """The edit as a hint says it."""
-        return f"add `after {self.pred}` to `{self.edge}`"
+    def culprits(self) -> frozenset[str]:
+        """Names of the edges the finding blames (its fingerprint's edges)."""
+        return frozenset(self.ob.name(e) for e in self.ob.culprits())
 
-
-def parse(hint: str) -> tuple[After, ...]:
-    """The orderings a hint text asks for (each ``add `after A, B` to `E``` gives one per
-    predecessor), in order; ``()`` when it asks for none."""
-    out: list[After] = []
-    for preds, edge in _AFTER.findall(hint):
-        out += [After(edge, p.strip()) for p in preds.split(",") if p.strip()]
-    return tuple(out)
+    def involved(self) -> frozenset[str]:
+        """Names of the obligation's primary edges: those it blames and those that explain it (the
+        other events of a lifetime, the handoffs of an ownership rule, the flushes of a link)."""
+        return frozenset(self.ob.name(e) for e in self.ob.edges)
 
 
-def apply(policy: Policy, edits: Iterable[After]) -> Policy | None:
-    """``policy`` with each edit's predecessor added to its edge's ``after``; ``None`` when an
-    edit names an edge the policy does not have, or asks for an ordering already there."""
-    by_name = {e.name: e for e in policy.edges}
-    edges = list(policy.edges)
-    for ed in edits:
-        e, p = by_name.get(ed.edge), by_name.get(ed.pred)
-        if e is None or p is None or e.eid == p.eid or ed.pred in edges[e.eid].after:
+class _Budget(Exception):
+    """The policy's ``MAX_RECHECKS`` is spent."""
+
+
+class Verifier:
+    """Applies options to one policy and checks the result again, remembering each edit set.
+
+    ``before`` holds the keys of the obligations that are not proved in ``policy``."""
+
+    def __init__(self, policy: Policy, before: set[str], recheck: Recheck, limit: int = MAX_RECHECKS) -> None:
+        self.policy, self.before, self.recheck, self.limit = policy, before, recheck, limit
+        self.checked: dict[frozenset[Edit], dict[str, tuple[str, frozenset[str]]] | None] = {}
+        self.rechecks = 0
+
+    def unproved(self, options: tuple[Option, ...]) -> dict[str, tuple[str, frozenset[str]]] | None:
+        """What stays unproved with ``options`` applied in order, or ``None`` when one does not
+        apply. Raises ``_Budget`` when a new check is needed and the budget is spent."""
+        key = frozenset(e for o in options for e in o.edits)
+        if key in self.checked:
+            return self.checked[key]
+        edited: Policy | None = self.policy
+        for o in options:
+            edited = o.apply(edited) if edited is not None else None
+        if edited is None:
+            self.checked[key] = None
             return None
-        edges[e.eid] = replace(edges[e.eid], after=edges[e.eid].after + (ed.pred,))
-    return replace(policy, edges=tuple(edges), _index={})
+        if self.rechecks >= self.limit:
+            raise _Budget
+        self.rechecks += 1
+        self.checked[key] = out = self.recheck(edited)
+        return out
+
+    def discharges(self, f: Finding, options: tuple[Option, ...]) -> bool:
+        """True when ``options`` applied together discharge ``f`` and add no finding (module
+        docstring)."""
+        after_ = self.unproved(options)
+        if after_ is None:
+            return False
+        mine, fam = f.involved(), f.ob.family.name
+        return (f.ob.key not in after_ and set(after_) <= self.before
+                and not any(fm == fam and blamed & mine for fm, blamed in after_.values()))
 
 
-def discharges(policy: Policy, before: set[str], ob: Obligation, edits: tuple[After, ...], recheck: Recheck) -> bool:
-    """True when applying ``edits`` to ``policy`` discharges the finding of ``ob`` and its family:
-    ``ob`` is proved (or no longer generated), every obligation that was proved stays proved (the
-    unproved keys are a subset of ``before``, the unproved keys of ``policy``), and no obligation
-    of ``ob``'s family that blames one of ``ob``'s edges stays unproved (a hint that only moves
-    the bug to a neighbouring finding of the same kind is no fix)."""
-    edited = apply(policy, edits)
-    if edited is None:
-        return False
-    after = recheck(edited)
-    mine, fam = set(ob.edges), ob.family.name
-    return (ob.key not in after and set(after) <= before
-            and not any(f == fam and edges & mine for f, edges in after.values()))
+def candidates(f: Finding, others: list[Finding]) -> list[Option]:
+    """Single candidate edits for ``f`` whose own options did not verify, in trying order
+    (module docstring, step 2), without repeats or ``f``'s own options."""
+    ob = f.ob
+    pol, g = ob.ctx.policy, ob.ctx.graph
+    ids = sorted(set(ob.culprits()) | set(f.shown))
+    names = {pol.edges[i].name for i in ids}
+    out: list[Option] = [Option((e,)) for o in f.hint.options if len(o.edits) > 1 for e in o.edits]
+    for x in others:
+        if x is not f and (x.culprits() | {pol.edges[i].name for i in x.shown}) & names:
+            out += x.hint.options
+    if g.is_acyclic():
+        for a in ids:
+            for b in ids:
+                if a != b and not g.hb_before(a, b) and not g.hb_before(b, a):
+                    out.append(Option((after(pol.edges[b].name, pol.edges[a].name),)))
+        for a in ids:
+            for b in ids:
+                if pol.edges[a].name in pol.edges[b].after:
+                    out.append(Option((Swap(pol.edges[a].name, pol.edges[b].name),)))
+    own = {o.key() for o in f.hint.options}
+    seen: set[frozenset[Edit]] = set()
+    uniq = []
+    for o in out:
+        if o.key() not in own and o.key() not in seen:
+            seen.add(o.key())
+            uniq.append(o)
+    return uniq[:MAX_SINGLES]
 
 
-def _candidates(ob: Obligation, shown: tuple[int, ...]) -> list[After]:
-    """Orderings between the finding's edges and the edges its trace shows, in both directions,
-    that are not already HB orderings and that would not close an HB cycle."""
-    g, pol = ob.ctx.graph, ob.ctx.policy
-    ids = sorted(set(ob.edges) | set(shown))
-    out = []
-    for a in ids:
-        for b in ids:
-            if a != b and g.is_acyclic() and not g.hb_before(a, b) and not g.hb_before(b, a):
-                out.append(After(pol.edges[b].name, pol.edges[a].name))
-    return out[:MAX_SINGLES]
-
-
-def verified(policy: Policy, before: set[str], ob: Obligation, shown: tuple[int, ...], hint: str,
-             recheck: Recheck) -> tuple[str, str]:
-    """``(help, status)`` for the finding of ``ob`` whose hint is ``hint``: the hint itself when
-    applying it discharges the finding without a new one, else the first single ordering that
-    does, else the first pair, else the hint with the reason it is not verified; ``status`` is
-    ``VERIFIED`` or starts with ``not verified:``."""
-    edits = parse(hint)
-    if edits and discharges(policy, before, ob, edits, recheck):
-        return hint, VERIFIED
-    singles = [c for c in _candidates(ob, shown) if (c,) != edits]
-    for c in singles:
-        if discharges(policy, before, ob, (c,), recheck):
-            return c.text(), VERIFIED
-    for a, b in list(combinations(singles, 2))[:MAX_PAIRS]:
-        if a.edge == b.pred and a.pred == b.edge:
+def _pairs(singles: list[Option]) -> Iterator[tuple[Option, Option]]:
+    """Pairs of singles that share no edit, in order, at most ``MAX_PAIRS``."""
+    n = 0
+    for a, b in combinations(singles, 2):
+        if a.key() & b.key():
             continue
-        if discharges(policy, before, ob, (a, b), recheck):
-            return f"no single edit discharges this finding; these two together do: {a.text()}, and {b.text()}", VERIFIED
-    if not edits:
-        return hint, "not verified: not an ordering, the only edit fxverify applies and checks again"
-    return hint, ("not verified: applied (as every single ordering and pair between the edges shown) it leaves this "
-                  "finding, or another of its family on its edges, or adds one")
+        if n == MAX_PAIRS:
+            return
+        n += 1
+        yield a, b
 
 
-def verify_all(policy: Policy, findings: list[tuple[Obligation, tuple[int, ...], int]], diagnostics: list[Diagnostic],
-               before: set[str], recheck: Recheck, on_each: Callable[[], None] | None = None) -> list[Diagnostic]:
-    """``diagnostics`` with the hint of each finding ``(obligation, shown edges, index into
-    diagnostics)`` verified (``verified``) and followed by its status in parentheses; findings
-    past the bounds keep their hints, marked as not verified. ``on_each`` is called after each
-    finding (a progress bar)."""
-    out = list(diagnostics)
-    for n, (ob, shown, i) in enumerate(findings):
+def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintCheck]:
+    """``(help, check)`` for finding ``f``: its verified options, else the first verified single,
+    else the first verified pair, else the plain statement that none was found (module
+    docstring)."""
+    tried = 0
+    try:
+        good = []
+        for o in f.hint.options:
+            tried += 1
+            if v.discharges(f, (o,)):
+                good.append(o)
+        if good:
+            return Hint(tuple(good)).text() + f" ({VERIFIED})", HintCheck("verified", tuple(good), tried)
+        singles = candidates(f, others)
+        for o in singles:
+            tried += 1
+            if v.discharges(f, (o,)):
+                return f"{o.text()} ({VERIFIED})", HintCheck("verified", (o,), tried)
+        for a, b in _pairs(list(f.hint.options) + singles):
+            tried += 1
+            if v.discharges(f, (a, b)):
+                return f"{PAIR}{a.text()}, and {b.text()} ({VERIFIED})", HintCheck("pair", (a, b), tried)
+        bound = ""
+    except _Budget:
+        bound = f", when the bound of {v.limit} checks per policy was reached"
+    if not tried:
+        return f"{NONE_FOUND}: fxverify has no edit to propose for this finding", HintCheck("none", (), 0)
+    what = "the one edit fxverify applied and checked again does not discharge" if tried == 1 else (
+        f"none of the {tried} edits and pairs of edits fxverify applied and checked again discharges")
+    return (f"{NONE_FOUND}: {what} this finding without leaving another of its family on its edges or adding "
+            f"a new one{bound}", HintCheck("none", (), tried))
+
+
+def recheck_limit(obligations: int) -> int:
+    """How many edited policies may be checked again for a policy of ``obligations`` obligations
+    (``MAX_RECHECKS``, ``RECHECK_WORK``, ``MIN_RECHECKS``)."""
+    return max(MIN_RECHECKS, min(MAX_RECHECKS, RECHECK_WORK // max(1, obligations)))
+
+
+def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagnostic], before: set[str],
+               recheck: Recheck, obligations: int = 0, on_each: Callable[[], None] | None = None
+               ) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
+    """``diagnostics`` with the ``help`` (and trace ``fix``) of each finding replaced by what
+    ``verify`` found, and that per obligation key; ``obligations`` (the policy's count) sets the
+    bound on checks (``recheck_limit``). Findings past the bounds (``MAX_EDGES``,
+    ``MAX_FINDINGS``) get no hint, and say why. ``on_each`` is called after each finding (a
+    progress bar)."""
+    out, checks = list(diagnostics), {}
+    v = Verifier(policy, before, recheck, recheck_limit(obligations))
+    for n, f in enumerate(findings):
         if on_each is not None and n:
             on_each()
-        d = out[i]
-        if d.help is None:
-            continue
+        d = out[f.index]
         if len(policy.edges) > MAX_EDGES or n >= MAX_FINDINGS:
-            why = f"more than {MAX_EDGES} edges" if len(policy.edges) > MAX_EDGES else f"more than {MAX_FINDINGS} findings"
-            help_, status = d.help, f"not verified: the policy has {why}"
+            why = f"this policy has {len(policy.edges)}" if len(policy.edges) > MAX_EDGES else f"this is finding {n + 1}"
+            text = (f"{NONE_FOUND}: fxverify checks hints again only on policies of at most {MAX_EDGES} edges, "
+                    f"for their first {MAX_FINDINGS} findings, and {why}")
+            check = HintCheck("skipped", (), 0)
         else:
-            help_, status = verified(policy, before, ob, shown, d.help, recheck)
-        text = f"{help_} ({status})"
-        out[i] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
+            text, check = verify(v, f, findings)
+        checks[f.ob.key] = check
+        out[f.index] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
     if on_each is not None and findings:
         on_each()
-    return out
+    return out, checks

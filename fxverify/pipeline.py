@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from fxverify import hints
 from fxverify.certify import Certifier, Claim
@@ -25,14 +25,15 @@ from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, inter
 from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
-from fxverify.obligations.families import generate
+from fxverify.obligations.families import stream
 from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, Loader
-from fxverify.result import CheckResult, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
+from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
@@ -132,6 +133,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.hints = found.hints
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources, options)
     result.seconds = time.perf_counter() - t0
@@ -163,25 +165,19 @@ def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap, op
                               options.skip_codes)
 
 
-_PROGRESS_EVERY = 4096
-
 #: Queries decided together; bounds the memory held by encoded queries (a policy can have
 #: hundreds of thousands) while giving a process pool enough work per batch.
 _BATCH = 64
 
 
-#: A refutation whose hint ``hints.verify_all`` checks: the obligation, the edges its trace
-#: shows, and the index of its diagnostic in ``Discharged.result.diagnostics``.
-Finding = tuple[Obligation, tuple[int, ...], int]
-
-
 @dataclass
 class Discharged:
     """What ``discharge_obligations`` found: the ``result`` (as ``discharge`` returns it, hints
-    not yet verified) and the ``findings`` whose hints ``verify_hints`` would check."""
+    not yet verified) and every refutation's ``hints.Finding``, in obligation order (of those,
+    ``verify_hints`` checks the first of each group: ``first_findings``)."""
 
     result: CheckResult
-    findings: list[Finding]
+    findings: list[hints.Finding]
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
@@ -197,17 +193,23 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     ``options.dump_smt`` cannot be written."""
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
-    _ctx, obligations = generate(policy, None if progress is None else lambda _family: progress.advance(1))
+    # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
+    # with the policy, not with the number of access pairs), so the bar counts families while it
+    # runs and the discharge phase learns its total when the stream ends.
+    _ctx, obligations = stream(policy, None if progress is None else lambda _family: progress.advance(1))
     found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
     if options.verify_hints and found.findings:
+        firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
-            progress.phase("hints", len(found.findings))
-        verify_hints(policy, options, found.findings, found.result, None if progress is None else lambda: progress.advance(1))
+            progress.phase("hints", len(firsts))
+        verify_hints(policy, options, firsts, found.result, None if progress is None else lambda: progress.advance(1))
     return found.result
 
 
 def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[Obligation]:
-    """The obligations whose codes ``options.skip_codes`` does not leave out, in order."""
+    """The obligations whose codes ``options.skip_codes`` does not leave out, in order, lazily."""
+    if not options.skip_codes:
+        return iter(obligations)
     return (ob for ob in obligations if ob.code not in options.skip_codes)
 
 
@@ -215,19 +217,20 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
                           progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
-    ``gate.shards``), without verifying hints: the outcomes come in the order of
-    ``obligations``, and the refutations whose hints ``verify_hints`` checks are returned beside
-    them. Raises as ``discharge``."""
+    ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
+    (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
+    held); the outcomes come in its order, kept compactly (``result.OutcomeLog``), and the
+    refutations' findings are returned beside them. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
-    obligations = list(obligations)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
-    slots: list[Outcome | None] = []
+    claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
+    outcomes = OutcomeLog()
     pending: list[tuple[int, Obligation, Query]] = []
-    findings: list[Finding] = []
+    findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
     # witness, solver result); their diagnostic's place is held so the order stays obligation order.
     refuted: list[tuple[int, Obligation, Witness, Result]] = []
@@ -237,17 +240,16 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
         # outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
-            slots[i] = _decided(ob, query, res, result)
-            if slots[i].verdict is Verdict.REFUTED:
+            decided = _decided(ob, query, res, result)
+            outcomes.decide(i, decided)
+            if decided.verdict is Verdict.REFUTED:
                 result.diagnostics.append(_HELD)
                 refuted.append((len(result.diagnostics) - 1, ob, result.refutations[-1].witness, res))
         pending.clear()
 
-    if progress is not None:
-        progress.phase("discharge", len(obligations))
+    count = 0
     for i, ob in enumerate(obligations):
-        if progress is not None and i and i % _PROGRESS_EVERY == 0:
-            progress.advance(_PROGRESS_EVERY)
+        count = i + 1
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:
@@ -256,68 +258,105 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
                     dump.write(query)
                 if keep is not None:
                     keep.append((ob, query))
-            slots.append(Outcome(ob.key, ob.code, Verdict.PROVED, method))
+            outcomes.append(ob.key, ob.code, Verdict.PROVED, method)
             if certifier is not None:
+                claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        slots.append(None)
         query = ob.encode()
         if keep is not None:
             keep.append((ob, query))
-        pending.append((i, ob, query))
+        pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
     flush()
-    if progress is not None and obligations:
-        progress.advance(len(obligations) - (len(obligations) - 1) // _PROGRESS_EVERY * _PROGRESS_EVERY)  # the rest
-    # INVARIANT: flush filled every slot
-    result.outcomes = [o for o in slots if o is not None]
+    if progress is not None and count:
+        progress.phase("discharge", count)
+        progress.advance(count)
+    # INVARIANT: flush decided every reserved outcome
+    result.outcomes = outcomes
     if progress is not None and refuted:
         progress.phase("replay", len(refuted))
     for at, ob, w, res in refuted:
         result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
         if result.diagnostics[at].code is ob.code:
-            findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+            findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
         if progress is not None:
             progress.advance(1)
     if certifier is not None:
-        _certified(policy, obligations, certifier, result)
+        _certified(policy, claimed, certifier, result)
     return Discharged(result, findings)
 
+
+#: A finding for ``first_findings``: anything with the ``index`` of its diagnostic.
+F = TypeVar("F")
 
 #: Holds the place of a refutation's diagnostic until the replay phase makes it.
 _HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
 
 
-def verify_hints(policy: Policy, options: CheckOptions, findings: list[Finding], result: CheckResult,
+def first_findings(findings: Sequence[F], diagnostics: list[Diagnostic]) -> list[F]:
+    """The first finding of each group of instances (``_group_key``), in order; a finding is a
+    ``hints.Finding`` or anything whose ``index`` is the index of its diagnostic in
+    ``diagnostics`` (``gate.shards``). ``check`` shows only that one (``_group_instances``), so
+    only its hint is verified."""
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = _group_key(diagnostics[f.index])
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
                  on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
-    policy's solver options: the re-checks of edited policies are not the policy's queries, so
-    they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
+    policy's solver options, behind an in-memory result cache (an edited policy repeats most of
+    the policy's queries): the re-checks are not the policy's queries, so they go neither into
+    its SMT-LIB dump nor through the gate's result cache and its counts. ``on_each`` is called
+    after each finding (a progress bar)."""
     again = replace(options, verify_hints=False, certify=None, dump_smt=None)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
-    solver = open_backend(effective_solver(policy, options.solver))
+    solver_options = effective_solver(policy, options.solver)
+    solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
 
-    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[int]]]:
+    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
         r = discharge(edited, again, solver)
-        blamed = {x.key: frozenset(x.edges) for x in r.refutations}
+        blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck, on_each)
+        result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
+                                                            len(result.outcomes), on_each)
     finally:
         solver.close()
 
 
-def _certified(policy: Policy, obligations: list[Obligation], certifier: Certifier, result: CheckResult) -> None:
+class _Memory:
+    """An in-memory ``ResultStore`` for the hint re-checks of one policy."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def get_result(self, key: str) -> Result | None:
+        """The answer stored under ``key``, or ``None``."""
+        return self.results.get(key)
+
+    def put_result(self, key: str, res: Result) -> None:
+        """Store ``res`` under ``key``."""
+        self.results[key] = res
+
+
+def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:
     """Close ``certifier`` and record its report in ``result``: each rejected certificate makes
-    its obligation unknown (it is no longer proved) with an FX-INT-001 naming the key and what
-    failed, never a silent pass."""
+    its obligation (``by_key``: the fast-proved obligations, by key) unknown (it is no longer
+    proved) with an FX-INT-001 naming the key and what failed, never a silent pass."""
     report = certifier.close()
     result.certified, result.certify_rejected = report.checked, len(report.failures)
     if not report.failures:
         return
-    by_key = {ob.key: ob for ob in obligations}
     failed = {x.key: x.reason for x in report.failures}
     result.outcomes = [replace(o, verdict=Verdict.UNKNOWN, reason=f"certificate rejected: {failed[o.key]}")
                        if o.key in failed else o for o in result.outcomes]
@@ -356,7 +395,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
     (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
-    hashes) are the culprits only."""
+    hashes) are the culprits only (the regions, for a finding about regions)."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
@@ -364,12 +403,15 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
     shown = _shown(sim, ob, w, res)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w), sim, ob.violating(shown),
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
+    # A finding about regions blames no edge: its regions are what breaks the rule, so they key
+    # its fingerprint (as `region NAME`, which no edge can be called).
+    blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
                       trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=[policy.edges[e].name for e in culprits], witness=_witness_kind(w, trace.events))
+                      edges=blamed, witness=_witness_kind(w, trace.events))
 
 
 def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
@@ -401,15 +443,19 @@ def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
     return f"schedule:{kind}"
 
 
+def _group_key(d: Diagnostic) -> tuple:
+    """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
+    message of an unknown verdict (unknowns of different obligations must each stay visible)."""
+    return (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+            d.message if d.code is codes.SMT_001 else "")
+
+
 def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
     person needs the first instance's trace, plus how many other instances fail the same way."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diags:
-        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-               # unknown verdicts of different obligations must each stay visible
-               d.message if d.code is codes.SMT_001 else "")
-        groups.setdefault(key, []).append(d)
+        groups.setdefault(_group_key(d), []).append(d)
     out = []
     for ds in groups.values():
         first = ds[0]

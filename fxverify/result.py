@@ -8,14 +8,16 @@ Emits no diagnostics.
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import Option
 from fxverify.ir import Policy
 from fxverify.obligations.witness import Witness
 from fxverify.source import SourceMap
@@ -46,6 +48,81 @@ class Outcome:
         return self.code.family
 
 
+class OutcomeLog(Sequence[Outcome]):
+    """The outcomes of one discharge, in obligation order, held compactly: each key as UTF-8
+    bytes in one buffer, and per outcome the index of its ``(code, verdict, method, reason)`` kind
+    in a 32-bit array. A policy whose buffers every layer reuses has millions of obligations, and
+    an ``Outcome`` object each would cost several times the key. Items are decoded on access.
+
+    ``reserve`` adds an outcome whose verdict is not known yet (a query still pending) and
+    ``decide`` sets it; an outcome read before it is decided raises ``LookupError``."""
+
+    def __init__(self) -> None:
+        self._keys = bytearray()
+        self._ends = array("Q")
+        self._ids = array("I")
+        self._kinds: list[tuple[Code, Verdict, str, str] | None] = [None]  # kind 0: undecided
+        self._kind_id: dict[tuple[Code, Verdict, str, str], int] = {}
+
+    def _kind(self, code: Code, verdict: Verdict, method: str, reason: str) -> int:
+        k = (code, verdict, method, reason)
+        i = self._kind_id.get(k)
+        if i is None:
+            i = self._kind_id[k] = len(self._kinds)
+            self._kinds.append(k)
+        return i
+
+    def append(self, key: str, code: Code, verdict: Verdict, method: str, reason: str = "") -> None:
+        """Add a decided outcome."""
+        self._keys += key.encode()
+        self._ends.append(len(self._keys))
+        self._ids.append(self._kind(code, verdict, method, reason))
+
+    def reserve(self, key: str) -> int:
+        """Add an outcome to be decided later; return its index."""
+        self._keys += key.encode()
+        self._ends.append(len(self._keys))
+        self._ids.append(0)
+        return len(self._ids) - 1
+
+    def decide(self, i: int, outcome: Outcome) -> None:
+        """Set the verdict of the reserved outcome ``i`` (its key stays the reserved one)."""
+        self._ids[i] = self._kind(outcome.code, outcome.verdict, outcome.method, outcome.reason)
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        kind = self._kinds[self._ids[i]]
+        if kind is None:
+            raise LookupError(f"outcome {i} is not decided yet")
+        lo = self._ends[i - 1] if i else 0
+        return Outcome(self._keys[lo:self._ends[i]].decode(), *kind)
+
+    def __iter__(self) -> Iterator[Outcome]:
+        return (self[i] for i in range(len(self)))
+
+    def tally(self) -> dict[str, Counter]:
+        """``CheckResult.counts`` without decoding an outcome: per family name, a counter of
+        verdicts and methods (``by:<method>``)."""
+        out: dict[str, Counter] = {}
+        n_of = Counter(self._ids)
+        for i in dict.fromkeys(self._ids):  # kinds in order of first occurrence, as counts() inserts them
+            n = n_of[i]
+            kind = self._kinds[i]
+            if kind is None:
+                raise LookupError("an outcome is not decided yet")
+            code, verdict, method, _reason = kind
+            c = out.setdefault(code.family.value, Counter())
+            c[verdict.value] += n
+            c[f"by:{method}"] += n
+        return out
+
+
 @dataclass(frozen=True)
 class Refutation:
     """A refuted obligation's decoded counterexample: the obligation's ``key`` and ``code``, its
@@ -55,6 +132,19 @@ class Refutation:
     code: Code
     edges: tuple[int, ...]
     witness: Witness
+
+
+@dataclass(frozen=True)
+class HintCheck:
+    """What verifying one finding's hint found (``fxverify.hints``): ``status`` is ``verified``
+    (``shown`` holds the options shown, each one discharging the finding alone), ``pair``
+    (``shown`` holds two options that discharge it together, and no single one did), ``none``
+    (no option or pair tried did) or ``skipped`` (the policy is past the bounds of the search);
+    ``tried`` counts the options and pairs applied."""
+
+    status: str
+    shown: tuple[Option, ...]
+    tried: int
 
 
 @dataclass
@@ -71,6 +161,8 @@ class CheckResult:
     policy cache. ``tally``, when set, holds ``counts()`` computed before a round trip.
     ``certified`` is the number of fast-proof certificates re-validated (``None`` without
     ``--certify``) and ``certify_rejected`` how many of them failed (each an FX-INT-001).
+    ``hints`` maps the key of each refuted obligation whose hint was verified to what that found
+    (empty without hint verification, and for results from the cache or a worker process).
     """
 
     path: str
@@ -88,6 +180,7 @@ class CheckResult:
     tally: dict[str, Counter] | None = None
     certified: int | None = None
     certify_rejected: int = 0
+    hints: dict[str, HintCheck] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:
@@ -120,6 +213,8 @@ class CheckResult:
         """Per family name: a counter of verdicts (``proved``...) and methods (``by:<method>``)."""
         if self.tally is not None:
             return self.tally
+        if isinstance(self.outcomes, OutcomeLog):
+            return self.outcomes.tally()
         out: dict[str, Counter] = {}
         for v in self.outcomes:
             c = out.setdefault(v.code.family.value, Counter())

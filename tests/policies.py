@@ -351,3 +351,28 @@ def coherence_policies(draw) -> Policy:
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
                           leases=(Lease("s", "cpu0"), Lease("s", "dpu0")) if dev == "gpu0" and i == 0 else (), **kw))
     return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, (shm,), (region,), (), (), tuple(edges), ())
+
+
+@st.composite
+def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:
+    """A random layered flow on one GPU whose edges write, read, move and reduce into a few reused
+    buffers (`a`, and the overlapping views `b` and `v`), on streams or ordered by `after` with
+    mostly recent edges, with now and then an ordering left out: a graph large enough for the
+    access-history sweep (``obligations.history``) to hold several writers and readers per byte
+    range, with races among ordered pairs."""
+    n = draw(st.integers(min_edges, max_edges))
+    buffers = [r for r in REGIONS if r.name in ("a", "b", "v")]
+    edges: list[Edge] = []
+    for i in range(n):
+        action = draw(st.sampled_from(["write", "read", "move", "reduce", "read", "write"]))
+        src = draw(footprints(draw(st.sampled_from(buffers)))) if action in ("read", "move", "reduce") else None
+        dst = draw(footprints(draw(st.sampled_from(buffers)))) if action in ("write", "move", "reduce") else None
+        after: tuple[str, ...] = ()
+        if i and draw(st.integers(0, 7)):
+            back = draw(st.lists(st.integers(1, min(i, 4)), min_size=1, max_size=2))
+            after = tuple(sorted({f"e{i - k}" for k in back}))
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), "gpu0", draw(st.sampled_from(["launch", "copy_done"])),
+                          src=src, dst=dst, reduce_op=draw(st.sampled_from(["sum", "sum", "max"])) if action == "reduce" else None,
+                          after=after, stream=draw(st.sampled_from([None, None, "s0", "s1"]))))
+    regions = tuple(replace(r, init=True) for r in REGIONS)
+    return Policy("reuse", "reuse.fx", DEVICES, (), SPACES, regions, (AliasSet("ab", ("b", "d", "v")),), MAPS, tuple(edges))

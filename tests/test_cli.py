@@ -274,3 +274,13 @@ def test_the_solver_is_chosen_on_the_command_line() -> None:
         assert (r.returncode, r.stdout) == (z3.returncode, z3.stdout), solver
     bad = run("check", FAIL, "--solver", "yices")
     assert bad.returncode == 2 and "[FX-USE-005]" in bad.stderr
+
+
+def test_version_answers_without_loading_the_command_line() -> None:
+    """``fxverify --version`` prints the version and exits 0 without importing typer, the IR or
+    the solver layer (what makes it fast is what it leaves out; bench/ measures the time)."""
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "fxverify", "--version"], cwd=ROOT,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == f"fxverify {__import__('fxverify').__version__}\n"
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "fxverify.launch" in loaded and not loaded & {"typer", "fxverify.cli", "fxverify.ir", "fxverify.smt.backend"}

@@ -153,6 +153,43 @@ def test_shards_leave_out_ignored_rules(pool: LocalExecutor, at_root) -> None:
     assert renders(split) == serial(files, options) and all(r.verdict.value == "proved" for r in split)
 
 
+class InProcess:
+    """An executor that runs each task here, at once, as a worker of this installation would
+    (so a test can change a module constant the shards read)."""
+
+    name, slots = "local", 2
+
+    def submit(self, fn, arg) -> Future:
+        fut: Future = Future()
+        fut.set_result(fn(arg))
+        return fut
+
+    def check_identity(self, got: str) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+GROUPED = ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx", "corpus/ordering/fail/notify-batch-in-flight.fx"]
+
+
+@pytest.mark.parametrize("past_bound", [False, True], ids=["verified-in-gate", "marked-in-shards"])
+def test_shards_show_the_hint_of_the_first_finding_of_each_group(past_bound: bool, monkeypatch: pytest.MonkeyPatch,
+                                                                  at_root) -> None:
+    """Policies whose refutations group (several instances of one edge family, spread over the
+    parts of a family): only the first of each group gets its hint checked, as in one process,
+    whether the gate verifies them or the shards mark them (past ``hints.MAX_EDGES``)."""
+    if past_bound:
+        monkeypatch.setattr("fxverify.hints.MAX_EDGES", 1)
+    split = run_checks(GROUPED, CheckOptions(), None, executor=InProcess(), split_from=1)[0]
+    one = run_checks(GROUPED, CheckOptions(), None, jobs=1)[0]
+    assert renders(split) == renders(one)
+    assert [list(r.hints) for r in split] == [list(r.hints) for r in one]
+    assert all(0 < len(r.hints) < len(r.refutations) for r in one)
+    assert all(c.status == "skipped" for r in split for c in r.hints.values()) == past_bound
+
+
 @pytest.mark.slow
 def test_jobs_two_on_a_mid_size_policy(mid_policy: str, tmp_path: Path) -> None:
     """A 622-edge generated policy, split over two workers through the gate (as `--jobs 2` does

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fxverify import hints
 from fxverify.diagnostics import codes
+from fxverify.edits import AddLease, Option, after
 from fxverify.lsp import actions
 from fxverify.lsp.complete import complete, context
 from fxverify.lsp.index import build
@@ -100,7 +100,7 @@ def test_a_family_fix_is_offered_once_its_text_is_checked_again() -> None:
     before = check(path)
     idx = build(before.sources, before.policy)
     (d,) = [d for d in before.diagnostics if d.code is codes.OWN_004]
-    fix = actions.fix_of(d, idx)
+    fix = actions.fix_of(d, idx, before.hints.get(d.obligation))
     assert fix is not None and fix.needs_check
     assert fix.title == "Apply the verified hint: add `after pull[0]` to `free0[0]`"
     (edit,) = fix.edits
@@ -117,14 +117,18 @@ def test_a_plain_edge_fix_writes_the_verified_ordering() -> None:
     path = str(ROOT / "corpus/ordering/fail/double-offload-same-host-block.fx")
     r = check(path)
     idx = build(r.sources, r.policy)
-    fixes = [f for f in (actions.fix_of(d, idx) for d in r.diagnostics) if f is not None]
+    fixes = [f for f in (actions.fix_of(d, idx, r.hints.get(d.obligation)) for d in r.diagnostics) if f is not None]
     assert fixes and not fixes[0].needs_check
     (edit,) = fixes[0].edits
     assert edit.text == " after off0" and r.sources.get(path).text[:edit.span.start].endswith("by gpu0.copy_done")
-    # a hint that is not verified, or not an ordering, is no code action
-    d = next(d for d in r.diagnostics if actions.fix_of(d, idx) is not None)
-    assert actions.fix_of(replace(d, help="add `after off0` to `off1` (not verified: it leaves this finding)"), idx) is None
-    assert actions.fix_of(replace(d, help=f"grant a `lease` of `hbuf` to `cpu0` ({hints.VERIFIED})"), idx) is None
+    # the edits come from what was verified, never from the hint's words: no verified fix, or one
+    # that is not made of orderings, is no code action
+    d = next(d for d in r.diagnostics if actions.fix_of(d, idx, r.hints.get(d.obligation)) is not None)
+    c = r.hints[d.obligation]
+    assert actions.fix_of(d, idx, replace(c, status="none", shown=())) is None
+    assert actions.fix_of(d, idx, None) is None
+    lease = Option((AddLease("off1", "hbuf", "cpu0"), after("off1", "off0")))
+    assert actions.fix_of(d, idx, replace(c, shown=(lease,))) is None
 
 
 def _hover_at(path: str, needle: str, into: int = 1) -> str | None:

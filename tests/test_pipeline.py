@@ -94,3 +94,28 @@ def test_discharge_order_is_obligation_order(at_root) -> None:
     r = check("corpus/maps/fail/lost-owner-update.fx")
     _, obs = generate(r.policy)
     assert [o.key for o in r.outcomes] == [ob.key for ob in obs]
+
+
+def test_the_outcome_log_keeps_order_kinds_and_counts() -> None:
+    """``OutcomeLog`` (the compact outcomes of a discharge): items decode to the outcomes put in,
+    in order, a reserved one reads only once decided, and its tally equals counting the decoded
+    outcomes, in the same insertion order."""
+    from collections import Counter
+
+    from fxverify.result import CheckResult, Outcome, OutcomeLog
+
+    log = OutcomeLog()
+    log.append("FX-ORD-002:a#0|b#1", codes.ORD_002, Verdict.PROVED, "hb-reachability")
+    i = log.reserve("FX-OWN-001:b|r")
+    with pytest.raises(LookupError):
+        log[i]
+    log.append("FX-ALIAS-003:b#0", codes.ALIAS_003, Verdict.PROVED, "interval")
+    log.decide(i, Outcome("ignored", codes.OWN_001, Verdict.REFUTED, "solver"))
+    want = [Outcome("FX-ORD-002:a#0|b#1", codes.ORD_002, Verdict.PROVED, "hb-reachability"),
+            Outcome("FX-OWN-001:b|r", codes.OWN_001, Verdict.REFUTED, "solver"),
+            Outcome("FX-ALIAS-003:b#0", codes.ALIAS_003, Verdict.PROVED, "interval")]
+    assert list(log) == want and log[-1] == want[-1] and log[1:] == want[1:] and len(log) == 3
+    by_list = CheckResult("p.fx", None, None, outcomes=want, name="p").counts()  # type: ignore[arg-type]
+    by_log = CheckResult("p.fx", None, None, outcomes=log, name="p").counts()  # type: ignore[arg-type]
+    assert by_log == by_list and [list(c) for c in by_log.values()] == [list(c) for c in by_list.values()]
+    assert list(by_log) == list(by_list) and by_log["ordering"] == Counter({"proved": 1, "by:hb-reachability": 1})

@@ -23,6 +23,7 @@ from fxverify.vocab import LinkOrder
 
 from tests.policies import (
     coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies, policies,
+    reuse_policies,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -123,6 +124,21 @@ def test_pruning_never_changes_a_verdict(policy):
     pruned, vp = _refuted_codes(policy, prune=True)
     full, vf = _refuted_codes(policy, prune=False)
     assert [(v.key, v.verdict) for v in vp] == [(v.key, v.verdict) for v in vf]
+
+
+# About 20 s of solver time per example (every one of some 500 obligations goes to the solver on
+# the unpruned side): few examples; tests/obligations/test_history.py checks the sweep itself on
+# many larger flows without a solver.
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reuse_policies(min_edges=30, max_edges=36))
+def test_pruning_never_changes_a_verdict_on_reused_buffers(policy):
+    """Flows of 30 to 36 edges over a few reused buffers, where the access-history sweep
+    (``obligations.history``) proves most race pairs and leaves the rest to per-pair queries: the
+    same keys, verdicts and diagnostics as sending every obligation to the solver."""
+    pruned = _check(policy, prune=True)
+    full = _check(policy, prune=False)
+    assert [(v.key, v.verdict) for v in pruned.outcomes] == [(v.key, v.verdict) for v in full.outcomes]
+    assert [(d.code, d.message) for d in pruned.diagnostics] == [(d.code, d.message) for d in full.diagnostics]
 
 
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,10 +10,13 @@ obligation ``Context`` are kept for the next shard of the same policy), generate
 discharges its part (fast proofs, certificates, solver queries with the seeds and limits of the
 ``CheckOptions`` it carries, replays of refutations) and returns a ``ShardOutcome``: its outcomes
 as a compact record (``serialize.result_to_record``) and the keys and trace edges of its
-refutations. ``merge`` puts the shards back in the order of one process: family by family,
-index by index; diagnostics, refutations and certificate failures in obligation order; hints
-verified once all findings are known (``pipeline.verify_hints``, in the gate's process, which
-then resolves the policy itself); then ``pipeline.conclude``. The merged result renders to the
+refutations. A shard's family is generated one obligation at a time (``families.obligations``)
+and only its part is discharged, so a worker's memory grows with the policy, as one process's
+does. ``merge`` puts the shards back in the order of one process: family by family, index by
+index; diagnostics, refutations and certificate failures in obligation order; hints verified
+once all findings are known, for the first finding of each group (``pipeline.first_findings``,
+``pipeline.verify_hints``, in the gate's process, which then resolves the policy itself); then
+``pipeline.conclude``. The merged result renders to the
 same bytes as ``pipeline.check``'s.
 
 Emits FX-INT-001 (through ``crash``) when a shard raises or shards disagree; every other
@@ -38,12 +41,12 @@ from fxverify.gate.serialize import diagnostic_from_record, diagnostic_to_record
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.families import stream
-from fxverify.pipeline import (CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver, kept,
-                               verify_hints)
+from fxverify.obligations.families import obligations
+from fxverify.pipeline import (CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver,
+                               first_findings, kept, verify_hints)
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot
-from fxverify.result import CheckResult, Outcome
+from fxverify.result import CheckResult, HintCheck, Outcome
 from fxverify.source import SourceMap
 
 #: A policy whose flows unroll to at least this many edges is split when workers are free. Below
@@ -103,9 +106,11 @@ class ShardTask:
 @dataclass
 class ShardOutcome:
     """A shard's answer. ``head`` is True for the shard asked for the policy's facts; ``total``
-    is the length of its family's stream (every part counts the same); ``record`` its discharge result (``serialize.result_to_record``; ``None`` when the
-    policy did not load or the shard crashed); ``findings`` the key and trace edges of each
-    refutation whose hint the gate still has to verify. With ``facts`` asked: the policy's
+    is the length of its family's stream (every part counts the same); ``record`` its discharge
+    result (``serialize.result_to_record``; ``None`` when the policy did not load or the shard
+    crashed); ``findings`` the key and trace edges of each refutation whose hint may be shown
+    (when hints are verified); ``verified`` is True when the shard marked those hints itself
+    (a policy past ``hints.MAX_EDGES``: no search). With ``facts`` asked: the policy's
     ``PolicyFacts``, its load diagnostics (as records) and the texts it read. ``identity`` is the
     worker's (``executors.identity``), ``crash`` the FX-INT-001 of a shard that raised."""
 
@@ -114,6 +119,7 @@ class ShardOutcome:
     total: int = 0
     record: dict | None = None
     findings: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    verified: bool = False
     loaded: bool = True
     facts: PolicyFacts | None = None
     load: list[dict] = field(default_factory=list)
@@ -189,15 +195,17 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
 
     def mine() -> Iterator[Obligation]:
         nonlocal total
-        for i, ob in enumerate(kept((ob for _family, ob in stream(ctx, (shard.family,))), options)):
+        for i, ob in enumerate(kept(obligations(ctx, (shard.family,)), options)):
             total = i + 1
             if i % shard.parts == shard.part:
                 yield ob
 
     stats = CacheStats()
     backend = counting(ResultCache(task.cache_dir) if task.cache_dir else None, stats)(effective_solver(policy, options.solver))
-    # Above hints.MAX_EDGES every hint is marked unverified, each on its own: the shard does it.
-    # Below, verifying one re-checks the whole policy, which the gate does once it has them all.
+    # Above hints.MAX_EDGES every hint is marked unverified, each on its own: the shard does it for
+    # all its findings (the gate keeps the first of each group, as ``pipeline.first_findings``:
+    # the others' diagnostics are grouped away). Below, verifying one re-checks the whole policy,
+    # which the gate does once it has them all.
     here = options.verify_hints and len(policy.edges) > hints.MAX_EDGES
     try:
         found = discharge_obligations(policy, mine(), options, backend)
@@ -205,8 +213,9 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
             verify_hints(policy, options, found.findings, found.result)
     finally:
         backend.close()
-    later = () if here or not options.verify_hints else tuple((ob.key, shown) for ob, shown, _at in found.findings)
-    return ShardOutcome(shard, total=total, record=result_to_record(found.result), findings=later, stats=stats)
+    sent = tuple((f.ob.key, f.shown) for f in found.findings) if options.verify_hints else ()
+    return ShardOutcome(shard, total=total, record=result_to_record(found.result), findings=sent, verified=here,
+                        stats=stats)
 
 
 def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapshot: FileSnapshot) -> CheckResult:
@@ -242,10 +251,8 @@ def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapsh
     if options.certify:
         merged.certified = sum(r.certified or 0 for r in results)
         merged.certify_rejected = sum(r.certify_rejected for r in results)
-    later = sorted(((where(o, k), k, shown, o.shard.family) for o, _r in shards for k, shown in o.findings), key=_first)
-    if later:
-        merged.tally = None  # verifying hints reads every outcome anyway
-        _verify_later(merged, later, options, snapshot)
+    if any(o.findings for o, _r in shards):
+        _hints(merged, shards, where, options, snapshot)
     merged.diagnostics = conclude(load + merged.diagnostics, head.facts, sources, options)
     merged.cache_hits = sum(o.stats.hits for o in outs)
     merged.solved = sum(o.stats.solved for o in outs)
@@ -314,19 +321,41 @@ class Interleaved(Sequence):
         return iter(self._all())
 
 
-def _verify_later(merged: CheckResult, later: list[tuple[int, str, tuple[int, ...], Family]], options: CheckOptions,
-                  snapshot: FileSnapshot) -> None:
-    """Verify the hints of the findings the shards sent back, as ``pipeline.discharge`` does
-    once it knows every outcome: with the policy resolved here from ``snapshot`` and the
-    findings' obligations generated again (only policies of at most ``hints.MAX_EDGES`` edges
-    get here, so that is quick)."""
+@dataclass(frozen=True)
+class _Later:
+    """A finding a shard sent back: its obligation's ``key``, family and trace edges
+    (``shown``), and ``index``, the index of its diagnostic in the merged diagnostics."""
+
+    key: str
+    family: Family
+    shown: tuple[int, ...]
+    index: int
+
+
+def _hints(merged: CheckResult, shards: list[tuple[ShardOutcome, CheckResult]], where: Callable[[ShardOutcome, str], int],
+           options: CheckOptions, snapshot: FileSnapshot) -> None:
+    """The hints of ``merged``, as ``pipeline.discharge`` verifies them once it knows every
+    outcome: only the first finding of each group (``pipeline.first_findings``, in obligation
+    order). Past ``hints.MAX_EDGES`` the shards marked them (``ShardOutcome.verified``) and their
+    checks are kept; else they are verified here, with the policy resolved from ``snapshot``
+    and the findings' obligations generated again (a policy of at most ``hints.MAX_EDGES`` edges,
+    so that is quick)."""
+    at: dict[str, int] = {}
+    for i, d in enumerate(merged.diagnostics[:len(merged.diagnostics) - merged.certify_rejected]):
+        at.setdefault(d.obligation, i)
+    sent = sorted(((where(o, k), k, o.shard.family, shown) for o, _r in shards for k, shown in o.findings), key=_first)
+    firsts = first_findings([_Later(k, f, shown, at[k]) for _p, k, f, shown in sent], merged.diagnostics)
+    if any(o.verified for o, _r in shards):
+        checks: dict[str, HintCheck] = {k: c for _o, r in shards for k, c in r.hints.items()}
+        merged.hints = {f.key: checks[f.key] for f in firsts}
+        return
+    merged.tally = None  # verifying hints reads every outcome anyway
     policy, _diags = Loader(snapshot.root, SourceMap(), limits=options.limits, files=snapshot).finish()
     if policy is None:
         raise FxError("a policy that resolved in the shards did not resolve again")
-    wanted = {k for _p, k, _s, _f in later}
+    wanted = {f.key for f in firsts}
     ctx = Context(policy, PolicyGraph(policy))
-    obs = {ob.key: ob for _f, ob in stream(ctx, {f for _p, _k, _s, f in later}) if ob.key in wanted}
-    at = {}
-    for i, d in enumerate(merged.diagnostics[:len(merged.diagnostics) - merged.certify_rejected]):
-        at.setdefault(d.obligation, i)
-    verify_hints(policy, options, [(obs[k], shown, at[k]) for _p, k, shown, _f in later], merged)
+    obs = {ob.key: ob for ob in obligations(ctx, {f.family for f in firsts}) if ob.key in wanted}
+    witness = {x.key: x.witness for x in merged.refutations if x.key in wanted}
+    verify_hints(policy, options, [hints.Finding(obs[f.key], obs[f.key].fix(witness[f.key]), f.shown, f.index)
+                                   for f in firsts], merged)

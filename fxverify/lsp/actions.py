@@ -1,11 +1,13 @@
 """Code actions: a finding's verified hint as a text edit of the policy.
 
-Takes a refutation ``Diagnostic`` whose hint ``fxverify.hints`` verified (the policy was checked
-again with the hint applied: the finding is gone and none is new), the policy's ``index.Index``
-and its sources; produces ``Fix`` values, each a title and the text edits that write the hint's
-edits into the edge declarations. The edits fxverify expresses as text are the orderings
-``add `after P` to `E``` (``hints.parse``): ``, P`` is appended to the edge's ``after`` clause, or
-`` after P`` inserted after its ``by DEV.HOOK``.
+Takes a refutation ``Diagnostic``, what verifying its hint found (``result.HintCheck``: the
+options ``fxverify.hints`` applied and checked again, the finding gone and none new), the
+policy's ``index.Index`` and its sources; produces ``Fix`` values, each a title and the text edits
+that write the verified edits into the edge declarations. The edits are the objects that were
+checked, never read back from the hint's words. The edits fxverify writes as text are orderings
+(``edits.After``): ``, P`` is appended to the edge's ``after`` clause, or `` after P`` inserted
+after its ``by DEV.HOOK``; a fix with any other edit is not offered (applied in part, it is not
+the fix that was verified).
 
 An edit to a plain edge writes exactly the ordering the hint verified. An edit to one instance of
 an edge family (``spill[3]``) can only be written on the family's declaration, where it holds for
@@ -19,11 +21,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fxverify import ast, hints
+from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import After
 from fxverify.lsp.index import Index
-from fxverify.result import CheckResult, Verdict
+from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.source import SourceMap, Span
 
 _INSTANCE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[-?\d+\])*)$")
@@ -49,50 +52,55 @@ class Fix:
     needs_check: bool = False
 
 
-def verified(d: Diagnostic) -> bool:
-    """True when ``d``'s hint carries the status of a verified hint (``hints.VERIFIED``)."""
-    return d.help is not None and d.help.endswith(f"({hints.VERIFIED})")
+def verified(check: HintCheck | None) -> bool:
+    """True when a hint's check found a fix (one option, or a pair of them)."""
+    return check is not None and check.status in ("verified", "pair") and bool(check.shown)
 
 
-def fix_of(d: Diagnostic, idx: Index) -> Fix | None:
-    """The fix that writes ``d``'s verified hint into the policy text, or ``None`` when the hint
-    is not verified, asks for an edit that is not an ordering, or names an edge whose declaration
-    is not in the index."""
-    if not verified(d) or idx.policy is None:
+def fix_of(d: Diagnostic, idx: Index, check: HintCheck | None) -> Fix | None:
+    """The fix that writes the verified edits of ``d`` (``check``: ``CheckResult.hints`` of its
+    obligation) into the policy text: the first verified option that is all orderings, or a
+    verified pair when both are; ``None`` when nothing verified is made only of orderings, or an
+    edge's declaration is not in the index."""
+    if not verified(check) or idx.policy is None:
         return None
-    edits = hints.parse(d.help or "")
-    if not edits or not all(isinstance(ed, hints.After) for ed in edits):
+    assert check is not None  # INVARIANT: verified() checked it
+    groups = [check.shown] if check.status == "pair" else [(o,) for o in check.shown]
+    chosen = next((g for g in groups if all(isinstance(e, After) for o in g for e in o.edits)), None)
+    if chosen is None:
         return None  # the verified edit holds only as a whole: one fxverify cannot write as text spoils it
+    eds = [e for o in chosen for e in o.edits if isinstance(e, After)]
     out: list[TextEdit] = []
     general = False
-    for ed in edits:
-        made = _after_edit(idx, ed)
-        if made is None:
-            return None
-        edit, family = made
-        out.append(edit)
-        general |= family
-    title = "Apply the verified hint: " + "; ".join(ed.text() for ed in edits)
+    for ed in eds:
+        for pred in ed.preds:
+            made = _after_edit(idx, ed.edge, pred)
+            if made is None:
+                return None
+            edit, family = made
+            out.append(edit)
+            general |= family
+    title = "Apply the verified hint: " + "; ".join(ed.text() for ed in eds)
     return Fix(title, tuple(_merge(out)), d, general)
 
 
-def _after_edit(idx: Index, ed: hints.After) -> tuple[TextEdit, bool] | None:
-    """The text edit adding ``after ed.pred`` to the declaration of edge ``ed.edge``, and whether
-    it is written on a family (generalised)."""
+def _after_edit(idx: Index, edge: str, pred: str) -> tuple[TextEdit, bool] | None:
+    """The text edit adding ``after pred`` to the declaration of edge instance ``edge``, and
+    whether it is written on a family (generalised)."""
     pol = idx.policy
     assert pol is not None
-    if not pol.has("edge", ed.edge) or not pol.has("edge", ed.pred):
+    if not pol.has("edge", edge) or not pol.has("edge", pred):
         return None
-    e = pol.edge(ed.edge)
+    e = pol.edge(edge)
     decl = idx.edge_decls.get(e.span)
     if decl is None:
         return None
-    pred = ed.pred
     family = bool(decl.indices)
     if family:
-        pred = _generalise(decl, e.name, ed.pred)
-        if pred is None:
+        general = _generalise(decl, e.name, pred)
+        if general is None:
             return None
+        pred = general
     after = next((c for c in decl.clauses if isinstance(c, ast.AfterClause) and not c.notifies), None)
     if after is not None:
         end = after.refs[-1].span.end

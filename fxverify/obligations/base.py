@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
+from array import array
 from collections import defaultdict
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import networkx as nx
@@ -24,6 +26,7 @@ import networkx as nx
 from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint
 from fxverify.graph import PolicyGraph, by_region_uses
 from fxverify.ir import Access, AccessMode, Edge, Footprint, Handoff, Policy
 from fxverify.obligations.encode import finish, start
@@ -70,8 +73,8 @@ class Context:
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self._touched: dict[int, dict[str, bool]] | None = None
         self._owner_checks: dict[int, dict[str, bool]] | None = None
-        self._pairs: list[tuple[int, int, int, int]] | None = None
-        self._pairs_with_reads: list[tuple[int, int, int, int]] | None = None
+        self._pairs: Pairs | None = None
+        self._pairs_with_reads: Pairs | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -186,11 +189,18 @@ class Context:
         out: dict[int, dict[str, bool]] = {}
         for (eid, _pos), items in sorted(per_access.items()):
             got = out.setdefault(eid, {})
+            # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
+            # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
+            # a subset of `reg`'s): so only regions of the same clip are compared, which keeps an
+            # access over a pool of many blocks linear in the blocks.
+            same_clip: dict[tuple[int, int], list] = defaultdict(list)
+            for item in items:
+                same_clip[(item[1], item[2])].append(item[0])
             for reg, lo, hi, writes in items:
                 # Only a region nested inside `reg` may speak for its bytes: a view that merely
                 # overlaps `reg` is not moved by `reg`'s handoffs, so both govern.
                 inner = any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end
-                            and r2.base <= lo and hi <= r2.end for r2, _l, _h, _w in items)
+                            for r2 in same_clip[(lo, hi)])
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
         self._touched = out
@@ -222,14 +232,18 @@ class Context:
         return self.policy.edges[eid]
 
     def accesses_by_space(self) -> dict[str, list[tuple[int, int, Access]]]:
-        """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``."""
-        out: dict[str, list[tuple[int, int, Access]]] = defaultdict(list)
-        for e in self.policy.edges:
-            for i, acc in enumerate(e.accesses()):
-                out[acc.footprint.space].append((e.eid, i, acc))
-        for v in out.values():
-            v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
-        return out
+        """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``.
+        Cached (several families sweep them); do not modify the lists."""
+        hit = self.__dict__.get("_by_space")
+        if hit is None:
+            hit = defaultdict(list)
+            for e in self.policy.edges:
+                for i, acc in enumerate(e.accesses()):
+                    hit[acc.footprint.space].append((e.eid, i, acc))
+            for v in hit.values():
+                v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
+            self.__dict__["_by_space"] = hit
+        return hit
 
 
 class Obligation(ABC):
@@ -245,6 +259,9 @@ class Obligation(ABC):
     #: True when the property does not depend on the schedule (sizes, bounds, paths, classes):
     #: such obligations are still checked when happens-before is cyclic.
     schedule_free: bool = False
+    #: True when no other obligation can have the same key (the family makes each key once by
+    #: construction), so generation need not remember it to drop repeats.
+    unique_key: bool = False
 
     @property
     def family(self) -> Family:
@@ -305,9 +322,11 @@ class Obligation(ABC):
         """The rule that the witness breaks, in one sentence."""
         return ""
 
-    def fix(self, w: Witness) -> str:
-        """A fix hint naming the missing ordering, owner or size."""
-        return ""
+    def fix(self, w: Witness) -> Hint:
+        """The fix hint: options of edits (``fxverify.edits``) that name the missing ordering,
+        owner or size, each written and applied as the same object; ``fxverify.hints`` shows
+        only those that discharge the finding when applied. Default: none."""
+        return Hint()
 
     def culprits(self) -> tuple[int, ...]:
         """The edges the finding blames, in role order: those whose events break the rule and the
@@ -332,7 +351,8 @@ class Obligation(ABC):
         matter (the message sent too early after a posted write; the other writers of a map
         entry): ascending ids. Default: the inner edges of a shortest HB path between each two
         HB-ordered primary edges (one chain, not every edge between them, so a trace stays short;
-        the query's model times them, as they are ``relevant_edges``)."""
+        the query's model times them, as they are ``relevant_edges``), and what the violating
+        edge waited for (``waited_for``)."""
         if self.schedule_free:
             return ()
         g, prim = self.ctx.graph, sorted(set(self.edges))
@@ -341,7 +361,22 @@ class Obligation(ABC):
             for b in prim:
                 if a != b and g.hb_before(a, b):
                     out.update(nx.shortest_path(g.hb, a, b)[1:-1])
+        step = self.violating(w) if w.schedule and g.is_acyclic() else None
+        if step is not None:
+            out.update(self.waited_for(step.edge))
         return tuple(sorted(out - set(prim)))
+
+    def waited_for(self, v: int) -> list[int]:
+        """What violating edge ``v`` waited for, that a trace shows: every edge HB-before ``v``
+        that reports a primary edge complete (``notifies``: the notification sent too early),
+        then ``v``'s other immediate HB predecessors (the message, flush or stream step it
+        started right after), at most three in all, by id."""
+        g, pol = self.ctx.graph, self.ctx.policy
+        prim = set(self.edges)
+        names = {pol.edges[e].name for e in prim}
+        told = [e.eid for e in pol.edges if e.eid not in prim and set(e.notifies) & names and g.hb_before(e.eid, v)]
+        preds = sorted(p for p in g.hb.predecessors(v) if p not in prim and p not in told)
+        return (sorted(told) + preds)[:3]
 
     def trace_regions(self) -> tuple[str, ...]:
         """Regions a finding about regions rather than edges shows in its trace (one ``region``
@@ -389,7 +424,7 @@ def conflict_kind(a: Access, b: Access) -> str | None:
     return "race"
 
 
-def overlapping_pairs(ctx: Context, reads: bool = False) -> list[tuple[int, int, int, int]]:
+def overlapping_pairs(ctx: Context, reads: bool = False) -> Pairs:
     """All pairs of accesses of different edges whose bounding intervals share a byte, found by a
     sweep over each address space (O(n log n + pairs)).
 
@@ -432,8 +467,33 @@ def meeting_pairs(left: list[Footprint | None], right: list[Footprint | None]) -
     return out
 
 
-def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:
-    out: list[tuple[int, int, int, int]] = []
+class Pairs:
+    """Access pairs ``(eid_a, pos_a, eid_b, pos_b)``, each packed in one integer of an array (8
+    bytes a pair instead of a tuple's 90): a policy whose buffers every layer reuses has millions.
+    Iterating yields the tuples in ascending order; ``len`` counts pairs."""
+
+    def __init__(self, packed: Sequence[int], shift: int) -> None:
+        self._packed, self._shift = packed, shift
+
+    @staticmethod
+    def shift_for(edges: int) -> int:
+        """Bits of one packed half (an edge id, then 8 bits of access position: an edge has at most
+        two accesses): 32 while edge ids fit in 24 bits, so a pair fits in 64."""
+        return max(24, edges.bit_length()) + 8
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
+        shift, mask = self._shift, (1 << self._shift) - 1
+        for x in self._packed:
+            hi, lo = x >> shift, x & mask
+            yield hi >> 8, hi & 0xFF, lo >> 8, lo & 0xFF
+
+
+def _sweep(ctx: Context, reads: bool) -> Pairs:
+    found: list[int] = []
+    shift = Pairs.shift_for(len(ctx.policy.edges))
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
         for eid, pos, acc in items:
@@ -444,9 +504,9 @@ def _sweep(ctx: Context, reads: bool) -> list[tuple[int, int, int, int]]:
                     continue
                 if not reads and acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
                     continue
-                a, b = ((eid2, pos2), (eid, pos)) if eid2 < eid else ((eid, pos), (eid2, pos2))
-                out.append((a[0], a[1], b[0], b[1]))
+                # packed so that integers sort as the tuples (eid_a, pos_a, eid_b, pos_b) do
+                a, b = ((eid2 << 8) | pos2, (eid << 8) | pos) if eid2 < eid else ((eid << 8) | pos, (eid2 << 8) | pos2)
+                found.append((a << shift) | b)
             active.append((acc.footprint.hi, eid, pos, acc))
-    out.sort()
-    return out
-
+    found.sort()
+    return Pairs(array("q", found) if 2 * shift < 64 else found, shift)

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, Ordered, WrittenBack
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint, Invalidate, Writeback, after, hint
 from fxverify.ir import AccessMode, Footprint
 from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import (
@@ -169,15 +170,18 @@ class NonCoherentRead(Obligation):
         return ("without cross-host coherence a store reaches another host only through memory: the writer's "
                 "write-back (flush and fence), then the reader's invalidate, then the read")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The invalidate after the write-back it must follow; else the step the witness lacks: a
+        write-back by the writer and an invalidate by the reader of the regions they access (the
+        read comes after the write, which orders them)."""
         a, b = self.edges[:2]
-        ref = self.acc_w.footprint.region
         if w.values.get("missing") == "order":
-            x, y = w.values["writeback"], w.values["invalidate"]
-            return (f"order the write-back before the invalidate: add `after {x}` to `{y}`" if x != y
-                    else f"split `{x}`'s write-back and invalidate into edges ordered one after the other")
-        return (f"add `writeback {ref}` to `{self.name(a)}` and `invalidate {ref}` to `{self.name(b)}` "
-                f"(ordered after it), or edges that do so between them")
+            x, y = str(w.values["writeback"]), str(w.values["invalidate"])
+            return hint(after(y, x) if x != y else None)
+        inv = Invalidate(self.name(b), self.acc_r.footprint.region)
+        if w.values.get("missing") == "invalidate":
+            return hint(inv)
+        return hint((Writeback(self.name(a), self.acc_w.footprint.region), inv))
 
 
 class EarlyNotify(Obligation):
@@ -221,9 +225,13 @@ class EarlyNotify(Obligation):
         return ("a notification carries happens-before only from transfers that have completed: a consumer "
                 "ordered after it may read bytes the transfer has not delivered yet")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """Order the notification after every transfer it reports that may still be in flight
+        (one ``after`` for the whole batch: ordering it after one leaves the others racing)."""
         t, n = self.edges
-        return f"add `after {self.name(t)}` to `{self.name(n)}`"
+        g, pol = self.ctx.graph, self.ctx.policy
+        late = [x for x in dict.fromkeys([t] + [pol.edge(m).eid for m in self.ctx.edge(n).notifies]) if not g.hb_before(x, n)]
+        return hint(after(self.name(n), *[self.name(x) for x in late]))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

@@ -1,9 +1,10 @@
 """Every obligation of a policy: the family modules in discharge order, and their generation.
 
-``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``generate`` builds the
-shared ``Context`` and every obligation, family by family, deterministically; ``stream`` yields the
-obligations of chosen families one by one (a shard of a check, ``gate.shards``, generates only
-its own). Emits no diagnostics.
+``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``stream`` builds the
+shared ``Context`` and an iterator over every obligation, family by family, deterministically,
+one at a time (``generate`` puts them in a list); ``obligations`` iterates over the obligations
+of chosen families of a ``Context`` already built (a shard of a check, ``gate.shards``, generates
+only its own). Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -21,22 +22,24 @@ from fxverify.obligations.base import Context, Obligation
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
 
-def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
-    """Build the context and every obligation of ``policy``, family by family, deterministically
-    (``stream`` over every family); ``on_family`` is called as each family is done (a progress bar)."""
-    ctx = Context(policy, PolicyGraph(policy))
-    return ctx, [ob for _family, ob in stream(ctx, on_family=on_family)]
-
-
-def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
-           on_family: Callable[[Family], None] | None = None) -> Iterator[tuple[Family, Obligation]]:
-    """The obligations of ``families`` (in ``OBLIGATION_FAMILIES`` order, whatever order they
-    are given in), each with the family whose module generated it, lazily; ``on_family`` is
-    called as each family is done.
+def stream(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, Iterator[Obligation]]:
+    """Build the context of ``policy`` and an iterator over every obligation, family by family,
+    deterministically, made one at a time: the discharge keeps only what its report needs, so
+    memory grows with the policy, not with the number of access pairs. ``on_family`` is called
+    as the iterator finishes each family (a progress bar).
 
     With cyclic happens-before no schedule exists: only the cycle (FX-ORD-001) and the properties
     that do not depend on schedules are generated until the cycle is fixed.
     """
+    ctx = Context(policy, PolicyGraph(policy))
+    return ctx, obligations(ctx, on_family=on_family)
+
+
+def obligations(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
+                on_family: Callable[[Family], None] | None = None) -> Iterator[Obligation]:
+    """The obligations of ``families`` of ``ctx``'s policy, as ``stream`` makes them (in
+    ``OBLIGATION_FAMILIES`` order, whatever order the families are given in), one at a time;
+    ``on_family`` is called as each family is done."""
     wanted = set(families)
     keys: set[str] = set()
     acyclic = ctx.graph.is_acyclic()
@@ -46,12 +49,20 @@ def stream(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
         for ob in FAMILIES[family].generate(ctx):
             if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
                 continue
+            if ob.unique_key:
+                yield ob
             # INVARIANT: keys identify obligations; a repeated key states the same property twice
             # (for example two identical handoff clauses on one edge), so the copy is dropped. A
             # key starts with its code and each code comes from one family's module, so the
             # obligations of one family are the same whichever other families are generated.
-            if ob.key not in keys:
+            elif ob.key not in keys:
                 keys.add(ob.key)
-                yield family, ob
+                yield ob
         if on_family is not None:
             on_family(family)
+
+
+def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:
+    """``stream``, with every obligation in a list."""
+    ctx, obs = stream(policy, on_family)
+    return ctx, list(obs)

@@ -18,8 +18,9 @@ import networkx as nx
 from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
 from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import coherence, defined
+from fxverify.obligations import coherence, defined, history
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
     finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
@@ -28,6 +29,7 @@ from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
 from fxverify.smt.terms import and_, int_var, not_, or_
+from fxverify.source import Span
 from fxverify.vocab import LinkOrder
 
 _MODE_VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
@@ -70,9 +72,12 @@ class HbCycle(Obligation):
     def why(self, w: Witness) -> str:
         return "each edge must finish before the next one starts, so none of them can ever start"
 
-    def fix(self, w: Witness) -> str:
-        last, first = w.cycle[-1], w.cycle[0]
-        return f"remove `after {self.name(last)}` from `{self.name(first)}`, or reorder the cycle's edges"
+    def fix(self, w: Witness) -> Hint:
+        """Drop one ``after`` of the cycle, the one that closes it first (stream order cannot be
+        dropped this way)."""
+        cyc = list(w.cycle)
+        pairs = [(cyc[i - 1], cyc[i]) for i in range(len(cyc))]
+        return hint(*[DropAfter(self.name(b), self.name(a)) for a, b in pairs if self.name(a) in self.ctx.edge(b).after])
 
 
 class Race(Obligation):
@@ -80,17 +85,33 @@ class Race(Obligation):
     write, are HB-ordered in every schedule."""
 
     code = codes.ORD_002
+    unique_key = True  # one per pair of accesses, and edge names are unique
 
-    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
+    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int, swept: bool = False) -> None:
+        """``swept``: the access history (``history.after_all``) already showed the later of the
+        two accesses HB-after the earlier one, so ``prove_fast`` needs no query. A policy can have
+        millions of these pairs, so the spans and labels of the report are made only when asked
+        (``primary``, ``related``)."""
         ea, eb = ctx.edge(a), ctx.edge(b)
+        self.ctx, self.edges, self.swept = ctx, (a, b), swept
         self.acc_a: Access = ea.accesses()[pa]
         self.acc_b: Access = eb.accesses()[pb]
-        key = f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}"
-        super().__init__(ctx, (a, b), key, eb.span, (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),))
+        self.key = f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}"
+
+    @property
+    def primary(self) -> Span:  # type: ignore[override]
+        """The span of the second edge (the access a trace marks)."""
+        return self.ctx.edge(self.edges[1]).span
+
+    @property
+    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
+        """The first edge's access, labelled with its mode."""
+        ea = self.ctx.edge(self.edges[0])
+        return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
         a, b = self.edges
-        return "hb-reachability" if self.ctx.graph.ordered(a, b) else None
+        return "hb-reachability" if self.swept or self.ctx.graph.ordered(a, b) else None
 
     def evidence(self) -> Evidence | None:
         p = self.either_path(*self.edges)
@@ -123,9 +144,9 @@ class Race(Obligation):
         return ("two accesses to the same byte, at least one a write, must be ordered by "
                 "happens-before (after, stream order)")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         a, b = self.edges
-        return f"add `after {self.name(a)}` to `{self.name(b)}`"
+        return hint(after(self.name(b), self.name(a)))
 
 
 class PostedRead(Obligation):
@@ -197,11 +218,15 @@ class PostedRead(Obligation):
     def why(self, w: Witness) -> str:
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """A flush edge between writer and reader; or the writer flushing the link itself (then
+        ordered before the reader); or a route without posted links."""
         a, b = self.edges[:2]
-        hint = f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
-        route = _route_avoiding(self.ctx, self.ctx.edge(a), LinkOrder.POSTED)
-        return hint + (f", or pin a route without posted links: `via {route}`" if route else "")
+        ea, eb = self.ctx.edge(a), self.ctx.edge(b)
+        own = (Flush(ea.name, self.link),) + (() if self.ctx.graph.hb_before(a, b) else (after(eb.name, ea.name),))
+        route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
+        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own,
+                    Via(ea.name, tuple(route.split(", "))) if route else None)
 
 
 class InOrder(Obligation):
@@ -264,11 +289,10 @@ class InOrder(Obligation):
         return ("only `ordered` links complete transfers in submission order, and without `via` the bytes may take "
                 "any path the fabric allows")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """Pin a route made of ``ordered`` links, when the fabric has one and none is pinned."""
         route = None if self.pinned else _route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
-        if route:
-            return f"pin the ordered route: `via {route}`"
-        return "route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
+        return hint(Via(self.name(self.edges[0]), tuple(route.split(", "))) if route else None)
 
 
 def _route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
@@ -302,10 +326,12 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
         return
     yield HbCycle(ctx, tuple(range(len(pol.edges))), f"{codes.ORD_001}:policy", pol.span)
+    swept = history.after_all(ctx)
     for a, pa, b, pb in overlapping_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":
-            yield Race(ctx, a, pa, b, pb)
+            later = (b, pb) if g.rank(a) < g.rank(b) else (a, pa)
+            yield Race(ctx, a, pa, b, pb, later in swept)
     yield from _posted(ctx)
     yield from defined.generate(ctx)
     yield from coherence.generate(ctx)
@@ -317,15 +343,21 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     for e in pol.edges:
         for ln in e.flushes:
             flushes.setdefault(ln, []).append(e.eid)
+    if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
+        return
+    posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
+            if er.device == ew.device:
+                continue  # same requester: PCIe reads do not pass posted writes
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
             if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
                 continue
-            if er.device == ew.device or g.hb_before(r, w):
-                # Same requester: PCIe reads do not pass posted writes. A reader that always runs
-                # first cannot see the write at all.
-                continue
-            for link in g.posted_links(ew):
+            links = posted.get(w)
+            if links is None:
+                links = posted[w] = g.posted_links(ew)
+            if not links or g.hb_before(r, w):
+                continue  # a reader that always runs first cannot see the write at all
+            for link in links:
                 yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())))

@@ -1,0 +1,188 @@
+"""Benchmark the targets of issue "Scale" side by side in one run, as ratios (never as timed tests).
+
+Prints, on this machine, each figure with the reference it is a ratio to, measured in the same run:
+- P1: the check of corpus/real/llama-3.1-8b-prefill.fx against parse + resolve only (target: check
+  <= 3 x parse-only);
+- P3: Llama-3.1-70B, TP 8 on the p4d topology, ``--disaggregate --unroll`` at two prompt lengths
+  (default 1024 and 8192 tokens): the exponent of check time in tokens and in edges (target
+  <= 1.15); ``--layers`` keeps the first N layers (80: the full model);
+- P6: a warm re-check after a one-edge edit of the 8B policy (``check --cache-dir``: the result
+  cache), against the cold check and against start-up (``fxverify --version``);
+- P7: ``fxverify --version`` against a bare Python start-up (target < 0.3 s);
+- the scaling curve: edges against seconds and peak memory for 70B TP 8 policies of growing size,
+  from about 1k edges up to ``--max-edges`` (750k: the full-size 8192-token policy; memory
+  matters, so each check runs in a fresh process whose peak RSS is read).
+Every check runs in its own process (``--worker``), so figures do not share caches or memory. Wall
+and CPU seconds are both printed: on a shared machine CPU time is the steadier figure.
+
+Run from the repository root:
+
+    python bench/bench_scale.py                       # everything, the curve up to 40k edges
+    python bench/bench_scale.py --only p1,p7           # some parts
+    python bench/bench_scale.py --max-edges 760000     # the curve to full size (hours, ~10 GB)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "corpus/real/llama-3.1-8b-prefill.fx"
+MODEL_70B = ROOT / "corpus/inputs/models/meta-llama--Meta-Llama-3.1-70B.json"
+P4D = ROOT / "corpus/inputs/topology/aws-p4d-24xl-topo.xml"
+#: (layers, tokens) of the scaling curve, smallest first: about 1k edges to the full size
+CURVE = [(2, 256), (8, 256), (8, 1024), (16, 2048), (40, 2048), (80, 2048), (40, 8192), (80, 8192)]
+
+
+def _worker(path: str, mode: str) -> None:
+    """Runs in a fresh process: parse + resolve (``parse``) or the whole check (``check``) of
+    ``path``; prints one JSON line with wall and CPU seconds, edges, obligations and peak RSS."""
+    sys.path.insert(0, str(ROOT))
+    from fxverify.pipeline import CheckOptions, check
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    t0, c0 = time.perf_counter(), time.process_time()
+    if mode == "parse":
+        pol, _ = load_policy(path, SourceMap())
+        out = {"edges": len(pol.edges) if pol else 0}
+    else:
+        r = check(path, CheckOptions(verify_hints=False))
+        out = {"edges": len(r.policy.edges) if r.policy else 0, "obligations": len(r.outcomes),
+               "verdict": r.verdict.value if r.verdict else "error"}
+    out.update(wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
+               rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    print(json.dumps(out))
+
+
+def _run(path: Path, mode: str) -> dict:
+    r = subprocess.run([sys.executable, __file__, "--worker", str(path), mode], cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"worker failed on {path} ({mode}):\n{r.stderr}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _cli(*args: str) -> tuple[float, subprocess.CompletedProcess]:
+    t0 = time.perf_counter()
+    r = subprocess.run([sys.executable, "-m", "fxverify", *args], cwd=ROOT, capture_output=True, text=True)
+    return time.perf_counter() - t0, r
+
+
+def _gen_70b(d: Path, layers: int, tokens: int) -> Path:
+    out = d / f"llama-3.1-70b-tp8-L{layers}-T{tokens}.fx"
+    t, r = _cli("gen", "prefill", "--model", str(MODEL_70B), "--topology", str(P4D), "--tp", "8", "--tokens",
+                str(tokens), "--layers", str(layers), "--disaggregate", "--unroll", "-o", str(out))
+    if r.returncode != 0:
+        sys.exit(f"generation failed:\n{r.stderr}")
+    return out
+
+
+def p1() -> None:
+    parse, full = _run(REAL, "parse"), _run(REAL, "check")
+    print(f"P1  {REAL.relative_to(ROOT)}: {full['edges']} edges, {full['obligations']} obligations, {full['verdict']}")
+    print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {full['wall']:.2f} s "
+          f"(cpu {full['cpu']:.2f}) | check/parse {full['wall'] / parse['wall']:.2f} (cpu {full['cpu'] / parse['cpu']:.2f}) "
+          f"[target <= 3] | peak {full['rss_mib']:.0f} MiB")
+
+
+def p3(d: Path, layers: int, t1: int, t2: int) -> None:
+    a, b = _run(_gen_70b(d, layers, t1), "check"), _run(_gen_70b(d, layers, t2), "check")
+    tok, edges = math.log(t2 / t1), math.log(b["edges"] / a["edges"])
+    print(f"P3  70B TP8 p4d --disaggregate --unroll, {layers} layers")
+    for t, x in ((t1, a), (t2, b)):
+        print(f"    {t:>6} tokens: {x['edges']:>8} edges, {x['obligations']:>9} obligations, {x['wall']:8.2f} s "
+              f"(cpu {x['cpu']:.2f}), {x['rss_mib']:.0f} MiB, {x['verdict']}")
+    print(f"    time exponent in tokens {math.log(b['wall'] / a['wall']) / tok:.2f} (cpu {math.log(b['cpu'] / a['cpu']) / tok:.2f}), "
+          f"in edges {math.log(b['wall'] / a['wall']) / edges:.2f} (cpu {math.log(b['cpu'] / a['cpu']) / edges:.2f}) [target <= 1.15]")
+
+
+def p6(d: Path) -> None:
+    """Cold check into an empty result cache, warm re-check of the same file, then a re-check
+    after one edge's edit (one more `after` on the embedding write: the flow's order, so every
+    obligation that reads HB may change)."""
+    pol = d / "llama-3.1-8b-prefill.fx"
+    pol.write_text(REAL.read_text())
+    cache = d / "cache"
+    args = ("check", str(pol), "--quiet", "--cache-dir", str(cache))
+    t_up, _ = _cli("--version")
+    t_cold, _ = _cli(*args)
+    t_warm, _ = _cli(*args)
+    text = pol.read_text()
+    edit = "  edge embed[0]: write act0 by gpu0.launch after emb[0]\n"
+    assert text.count(edit) == 1, "the 8B policy changed: update the edited line"
+    pol.write_text(text.replace(edit, edit.replace("by gpu0.launch", "by gpu0.copy_done")))
+    t_edit, _ = _cli(*args)
+    print("P6  8B warm re-check after a one-edge edit (result cache)")
+    print(f"    start-up {t_up:.2f} s | cold {t_cold:.2f} s | warm, unchanged {t_warm:.2f} s | warm, one edge edited "
+          f"{t_edit:.2f} s: {t_edit - t_up:.2f} s beyond start-up [target < 1], {t_edit / t_cold:.2f} x cold")
+
+
+def p7() -> None:
+    runs = 5
+    bare = min(_timed([sys.executable, "-c", "pass"]) for _ in range(runs))
+    version = min(_timed([sys.executable, "-m", "fxverify", "--version"]) for _ in range(runs))
+    print(f"P7  fxverify --version {version:.3f} s (best of {runs}) [target < 0.3] | bare python {bare:.3f} s | "
+          f"ratio {version / bare:.2f}")
+
+
+def _timed(cmd: list[str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
+    return time.perf_counter() - t0
+
+
+def curve(d: Path, max_edges: int) -> None:
+    print("scaling curve: 70B TP8 p4d --disaggregate --unroll (each check in a fresh process)")
+    print(f"    {'layers':>6}{'tokens':>8}{'edges':>9}{'obligations':>13}{'parse s':>9}{'cpu':>7}{'check s':>9}{'cpu':>7}"
+          f"{'check/parse':>12}{'cpu':>7}{'peak MiB':>10}")
+    for layers, tokens in CURVE:
+        path = _gen_70b(d, layers, tokens)
+        parse = _run(path, "parse")
+        if parse["edges"] > max_edges:
+            print(f"    {layers:>6}{tokens:>8}{parse['edges']:>9}  (over --max-edges, not checked)")
+            break
+        x = _run(path, "check")
+        print(f"    {layers:>6}{tokens:>8}{x['edges']:>9}{x['obligations']:>13}{parse['wall']:>9.2f}{parse['cpu']:>7.2f}"
+              f"{x['wall']:>9.2f}{x['cpu']:>7.2f}{x['wall'] / parse['wall']:>12.2f}{x['cpu'] / parse['cpu']:>7.2f}"
+              f"{x['rss_mib']:>10.0f}")
+        path.unlink()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--worker", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
+    ap.add_argument("--only", default="p1,p3,p6,p7,curve", help="comma-separated parts: p1, p3, p6, p7, curve")
+    ap.add_argument("--layers", type=int, default=4, help="layers of the P3 policies (80: the full model)")
+    ap.add_argument("--tokens", default="1024,8192", help="the two prompt lengths of P3")
+    ap.add_argument("--max-edges", type=int, default=40_000, help="largest policy of the scaling curve")
+    a = ap.parse_args()
+    if a.worker:
+        _worker(*a.worker)
+        return 0
+    parts = set(a.only.split(","))
+    with tempfile.TemporaryDirectory(prefix="fxverify-bench-scale-") as tmp:
+        d = Path(tmp)
+        if "p7" in parts:
+            p7()
+        if "p1" in parts:
+            p1()
+        if "p3" in parts:
+            t1, t2 = (int(x) for x in a.tokens.split(","))
+            p3(d, a.layers, t1, t2)
+        if "p6" in parts:
+            p6(d)
+        if "curve" in parts:
+            curve(d, a.max_edges)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
