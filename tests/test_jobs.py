@@ -22,6 +22,9 @@ from fxverify.gate import executors
 from fxverify.gate.executors import LocalExecutor, default_jobs, open_executor
 from fxverify.gate.run import run_checks
 from fxverify.gate.shards import plan
+from fxverify.graph import PolicyGraph
+from fxverify.obligations.base import Context
+from fxverify.obligations.families import obligations, stage_obligations, stages
 from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, run_policy, take_snapshot
 from fxverify.pipeline import CheckOptions
 from fxverify.render.json import report_to_json
@@ -45,6 +48,8 @@ for _p in CORPUS:
         _FOLDERS.setdefault(_p.rsplit("/", 1)[0], []).append(_p)
 SAMPLE = sorted({ps[k] for ps in _FOLDERS.values() for k in (0, -1)})
 RACE = "corpus/ordering/fail/kv-offload-unordered.fx"
+#: A policy with cyclic happens-before: the ordering stages after FX-ORD-004/001 generate nothing.
+CYCLE = "corpus/ordering/fail/hb-cycle.fx"
 
 
 def renders(results: list[CheckResult]) -> tuple[str, str, str]:
@@ -86,13 +91,26 @@ def mid_policy(tmp_path_factory) -> str:
 # ---- the plan and the default -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("slots", [1, 2, 3, 8])
-def test_plan_covers_every_family_in_parts(slots: int) -> None:
-    shards = plan(slots)
+def test_plan_covers_every_stage_of_every_family_once() -> None:
+    shards = plan()
+    assert sorted((OBLIGATION_FAMILIES.index(s.family), s.stage) for s in shards) == [
+        (i, j) for i, f in enumerate(OBLIGATION_FAMILIES) for j in range(len(stages(f)))]
+    assert all(s.stages == len(stages(s.family)) for s in shards)
+    assert len(stages(Family.ORDERING)) > 1 and len(stages(Family.OWNERSHIP)) > 1
+
+
+@pytest.mark.parametrize("path", sorted(set(SAMPLE) | {CYCLE}))
+def test_the_stages_of_a_family_are_its_obligations(path: str) -> None:
+    """A shard generates one stage of a family: put together, the stages give the family's
+    obligations, keys and order (repeated keys dropped the same way: no code in two stages)."""
+    policy, _diags = load_policy(str(ROOT / path), SourceMap())
+    if policy is None:
+        pytest.skip("an input error: no obligations")
+    ctx = Context(policy, PolicyGraph(policy))
     for family in OBLIGATION_FAMILIES:
-        mine = [s for s in shards if s.family is family]
-        assert [s.part for s in mine] == list(range(mine[0].parts)) and all(s.parts == len(mine) for s in mine)
-    assert len([s for s in shards if s.family is Family.ORDERING]) == slots
+        whole = [ob.key for ob in obligations(ctx, (family,))]
+        staged = [ob.key for j in range(len(stages(family))) for ob in stage_obligations(ctx, family, j)]
+        assert staged == whole, family
 
 
 def test_jobs_defaults_to_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -200,7 +200,7 @@ class _Run:
 
     def _split(self, i: int, p: _Policy, edges: int) -> None:
         assert p.snapshot is not None
-        shards = plan(self.ex.slots)
+        shards = plan()
         p.expected = len(shards)
         if self.progress is not None:
             self.progress.policy(p.path)
