@@ -3,8 +3,9 @@ timed tests).
 
 Measures, on this machine, ``fxverify check`` as the command line runs it, in a fresh process each
 time, with ``--no-cache``:
-1. one big policy (default: the real Llama-3.1-8B prefill, 37,222 edges, 401,938 obligations),
-   which ``--jobs N`` splits into shards: ``--jobs 1`` vs ``--jobs N``;
+1. big policies, one at a time (default: the real Llama-3.1-8B prefill, 37,222 edges, 401,938
+   obligations, and the real DeepSeek-V3 TP8 policy, 4,577 edges, 137,331 obligations), which
+   ``--jobs N`` splits into shards: ``--jobs 1`` vs ``--jobs N``, run right after each other;
 2. a folder of policies (default: the corpus without corpus/real), one policy per worker:
    ``--jobs 1`` vs ``--jobs N``;
 3. both again on a ``distributed.LocalCluster`` of N single-threaded worker processes started by
@@ -16,7 +17,8 @@ of the machine before and after (others may share it), and whether every run pri
 report.
 
 Run from the repository root:
-  python bench/bench_jobs.py [--jobs 2] [--policy P] [--folder D...] [--exclude GLOB]... [--no-dask]
+  python bench/bench_jobs.py [--jobs 2] [--policy P]... [--folder D...] [--exclude GLOB]... [--no-dask]
+                             [--no-folder]
 """
 
 from __future__ import annotations
@@ -64,16 +66,22 @@ def _row(name: str, t: float, cpu: float, base: float) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=2)
-    ap.add_argument("--policy", default="corpus/real/llama-3.1-8b-prefill.fx")
+    ap.add_argument("--policy", action="append", default=None,
+                    help="a policy checked on its own (repeat; default: the 8B prefill and DeepSeek-V3 TP8)")
+    ap.add_argument("--no-folder", action="store_true", help="skip the folder runs")
     ap.add_argument("--folder", nargs="+", default=["corpus"], help="paths of the folder run")
     ap.add_argument("--exclude", action="append", default=None, help="--exclude of the folder run (default: corpus/real)")
     ap.add_argument("--no-dask", action="store_true", help="skip the LocalCluster runs")
     a = ap.parse_args()
     n = str(a.jobs)
     folder = a.folder + [x for g in (a.exclude if a.exclude is not None else ["corpus/real"]) for x in ("--exclude", g)]
+    policies = a.policy or ["corpus/real/llama-3.1-8b-prefill.fx", "corpus/real/deepseek-v3-tp8-p4d.fx"]
+    kinds = [(f"policy {p}", [p]) for p in policies] + ([] if a.no_folder else [("folder", folder)])
     print(f"machine: {os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}")
-    runs: dict[str, dict[str, tuple[float, float, str]]] = {"policy": {}, "folder": {}}
-    for kind, paths in (("policy", [a.policy]), ("folder", folder)):
+    runs: dict[str, dict[str, tuple[float, float, str]]] = {kind: {} for kind, _paths in kinds}
+    loads: dict[str, float] = {}
+    for kind, paths in kinds:
+        loads[kind] = os.getloadavg()[0]
         runs[kind]["jobs 1"] = _check(paths, "--jobs", "1")
         runs[kind][f"jobs {n}"] = _check(paths, "--jobs", n)
     if not a.no_dask:
@@ -84,12 +92,12 @@ def main() -> None:
             # A cluster's workers import fxverify on their first task; a gate meets them warm.
             t_cold, _cpu, _out = _check([str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx")], "--executor", address)
             print(f"LocalCluster of {n}: first check on fresh workers {t_cold:.2f} s (not counted below)")
-            for kind, paths in (("policy", [a.policy]), ("folder", folder)):
+            for kind, paths in kinds:
                 runs[kind][f"LocalCluster of {n}"] = _check(paths, "--executor", address)
     same = True
-    for kind, paths in (("policy", [a.policy]), ("folder", folder)):
+    for kind, paths in kinds:
         got = runs[kind]
-        print(f"{kind}: fxverify check {' '.join(paths)}")
+        print(f"{kind.split()[0]}: fxverify check {' '.join(paths)} (load average {loads[kind]:.1f} before)")
         print(f"  {'run':<30}{'wall':>11}{'vs jobs 1':>10}{'CPU':>13}")
         base = got["jobs 1"][0]
         for name, (t, cpu, _out) in got.items():

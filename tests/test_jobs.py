@@ -8,7 +8,6 @@ runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from fxverify.cli import app
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.gate import GateOptions, GateRequest, Report, run_gate
 from fxverify.gate import executors
-from fxverify.gate.executors import LocalExecutor, default_jobs, open_executor
+from fxverify.gate.executors import LocalExecutor, open_executor
 from fxverify.gate.run import run_checks
 from fxverify.gate.shards import plan
 from fxverify.graph import PolicyGraph
@@ -113,10 +112,10 @@ def test_the_stages_of_a_family_are_its_obligations(path: str) -> None:
         assert staged == whole, family
 
 
-def test_jobs_defaults_to_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without `--jobs` (and without FXVERIFY_JOBS) the gate gets one job per CPU this process may use."""
-    if hasattr(os, "sched_getaffinity"):
-        assert default_jobs() == len(os.sched_getaffinity(0))
+def test_jobs_defaults_to_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `--jobs` (and without FXVERIFY_JOBS) the gate checks in this process: on the real
+    policies of the corpus a split was slower than one process on a shared 2-core machine
+    (bench/bench_jobs.py), so workers are asked for, never assumed."""
     seen: list[GateRequest] = []
 
     def fake_gate(req: GateRequest) -> Report:
@@ -128,7 +127,8 @@ def test_jobs_defaults_to_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
     CliRunner().invoke(app, ["check", str(ROOT / RACE)])
     monkeypatch.setenv("FXVERIFY_JOBS", "3")
     CliRunner().invoke(app, ["check", str(ROOT / RACE)])
-    assert [r.jobs for r in seen] == [default_jobs(), 3]
+    CliRunner().invoke(app, ["check", str(ROOT / RACE), "--jobs", "2"])
+    assert [r.jobs for r in seen] == [1, 3, 2]
 
 
 # ---- shards on local worker processes -----------------------------------------------------------
@@ -196,7 +196,7 @@ GROUPED = ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx", "cor
 def test_shards_show_the_hint_of_the_first_finding_of_each_group(past_bound: bool, monkeypatch: pytest.MonkeyPatch,
                                                                   at_root) -> None:
     """Policies whose refutations group (several instances of one edge family, spread over the
-    parts of a family): only the first of each group gets its hint checked, as in one process,
+    shards of a policy): only the first of each group gets its hint checked, as in one process,
     whether the gate verifies them or the shards mark them (past ``hints.MAX_EDGES``)."""
     if past_bound:
         monkeypatch.setattr("fxverify.hints.MAX_EDGES", 1)

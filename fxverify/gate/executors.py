@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import multiprocessing
-import os
 import re
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -40,18 +39,6 @@ CONNECT_TIMEOUT_S = 10
 DASK_INSTALL = "pip install distributed"
 
 _DASK = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
-
-
-def default_jobs() -> int:
-    """The CPUs this process may run on (``os.process_cpu_count`` on Python 3.13+, else the
-    scheduler affinity mask, else ``os.cpu_count``): ``--jobs``'s default."""
-    count = getattr(os, "process_cpu_count", None)
-    if count is not None:
-        return max(1, count() or 1)
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
 
 
 @functools.cache

@@ -50,11 +50,15 @@ from fxverify.resolve.snapshot import FileSnapshot
 from fxverify.result import CheckResult, HintCheck, Outcome
 from fxverify.source import SourceMap
 
-#: A policy whose flows unroll to at least this many edges is split when workers are free. Below
-#: it a check takes a few seconds (a 622-edge prefill policy: 2.5 s on a loaded 2-core machine),
-#: no more than starting the workers and resolving the policy once more in each; the real
-#: policies of corpus/real have 2,092 to 37,222 edges and take tens of seconds each
-#: (bench/bench_jobs.py measures the split on the largest).
+#: With ``--jobs N`` (N > 1; the default is one process), a policy whose flows unroll to at least
+#: this many edges is split into shards. A split costs CPU that one process does not spend: each
+#: worker starts, imports fxverify and resolves the policy and builds its context again, and the
+#: gate measures the policy first. Measured with bench/bench_jobs.py on this project's 2-core
+#: machine, shared with other jobs (load average 8 to 10): the Llama-3.1-8B prefill (37,222 edges)
+#: took 10.7 CPU seconds in one process and 17.4 split in two (28.7 s vs 44.6 s wall), the
+#: DeepSeek-V3 TP8 policy (4,577 edges) 8.5 vs 12.6 (21.6 s vs 31.2 s wall). Each worker does a
+#: bit more than half the work of one process, so a split can only win on idle cores, and by a
+#: fraction of the check; below this size a check takes a second or two, less than that overhead.
 SPLIT_MIN_EDGES = 2000
 
 #: Without fast proofs (``--no-prune``) every obligation is a solver query (milliseconds each
@@ -77,13 +81,14 @@ class Shard:
     stages: int = 1
 
 
-#: Shards of one policy, the costliest first: (family, stage), as measured one by one
-#: (generation and discharge, one process) on the real policies: on the Llama-3.1-8B prefill the
-#: FX-OWN-001/002 stage, the races and the transforms lead; on the DeepSeek-V3 TP8 policy the
-#: races, FX-INIT-001 (``defined``) and the transforms. The cheap ones come last, to fill in.
+#: Shards of one policy, the costliest first: (family, stage). Measured stage by stage (CPU
+#: seconds of generation and discharge in a worker, 2-core machine): on the Llama-3.1-8B prefill
+#: the FX-OWN-001/002 stage (about 3 s), the races (2 s), the transforms and FX-INIT-001
+#: (``defined``, about 1.2 s each); on the DeepSeek-V3 TP8 policy FX-INIT-001 (4 s), the races
+#: (2.4 s), the transforms (1.7 s). The cheap ones come last, to fill in.
 _ORDER: tuple[tuple[Family, int], ...] = (
-    (Family.ORDERING, 1), (Family.OWNERSHIP, 0), (Family.TRANSFORMS, 0), (Family.ORDERING, 3),
-    (Family.OWNERSHIP, 1), (Family.ALIAS, 0), (Family.ORDERING, 2), (Family.HOOKS, 0), (Family.MAPS, 0),
+    (Family.ORDERING, 1), (Family.OWNERSHIP, 0), (Family.ORDERING, 3), (Family.TRANSFORMS, 0),
+    (Family.ALIAS, 0), (Family.OWNERSHIP, 1), (Family.ORDERING, 2), (Family.HOOKS, 0), (Family.MAPS, 0),
     (Family.ORDERING, 0), (Family.ORDERING, 4))
 
 
