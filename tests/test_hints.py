@@ -298,3 +298,152 @@ def test_edits_say_and_do_the_same_thing() -> None:
     agg = MapOpAs("report", "kv_sent", 0, MapOpKind.AGGREGATE)
     done = agg.apply(pol3)
     assert done is not None and agg.apply(done) is None and agg.text() == "use `aggregate kv_sent[0]` on `report`"
+
+
+_RX = """policy "rx-page-recycled-early"
+fabric {
+  device nic0: nic hooks [rx, refill]
+  device cpu0: cpu hooks [napi, app, recycle]
+  link nic0 -- cpu0 : pcie ordered
+}
+space wire on nic0 size 1 GiB init
+space host0 on cpu0 base 0x1_0000_0000 size 1 GiB
+region pkt[i in 0..2] in wire at i * 4 KiB size 4 KiB owner nic0
+region page[p in 0..2] in host0 at 0x1_0000_0000 + p * 4 KiB size 4 KiB owner cpu0 pooled
+region sock in host0 at 0x1_1000_0000 size 64 KiB owner cpu0
+flow rx {
+  edge post0: alloc page[0] to nic0 by nic0.refill
+  edge dma0: move pkt[0] -> page[0] by nic0.rx after post0 handoff page[0]: nic0 -> cpu0
+  edge head0: move page[0][0, +128] -> sock[0, +128] by cpu0.napi after dma0
+  edge frag0: move page[0][128, +3968] -> sock[128, +3968] by cpu0.app after dma0
+  edge rec0: release page[0] return_pool by cpu0.recycle after head0
+  edge post1: alloc page[0] to nic0 by nic0.refill after rec0
+  edge dma1: move pkt[1] -> page[0] by nic0.rx after post1 handoff page[0]: nic0 -> cpu0
+}
+"""
+
+
+def test_a_hint_never_moves_a_use_into_the_next_allocation(tmp_path: Path) -> None:
+    """A page recycled while a fragment still reads it: ordering the read after the next packet's
+    DMA proves the policy, but reads the next packet's bytes (another allocation of the page).
+    That edit is rejected before any check; the fix shown keeps the page until the read is done."""
+    r = _check(tmp_path, _RX)
+    for code in ("FX-ORD-002", "FX-OWN-004"):
+        h = _help(r, code)
+        assert "`after dma1` to `frag0`" not in h and "to `frag0`" not in h, h
+        assert h == f"add `after frag0` to `rec0` {VERIFIED}", h
+    pol = r.policy
+    assert pol is not None
+    v = hints.Verifier(pol, set(), _recheck)
+    moved = After("frag0", ("dma1",)).apply(pol)
+    assert moved is not None and not v.same_allocations(moved)
+    kept = After("rec0", ("frag0",)).apply(pol)
+    assert kept is not None and v.same_allocations(kept)
+
+
+_DOORBELL = """policy "doorbell-before-descriptor"
+fabric {
+  device cpu0: cpu hooks [run]
+  device nic0: nic hooks [tx, doorbell, dma_done]
+  link cpu0 -- nic0 : pcie ordered
+}
+space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
+space bar0 on nic0 base 0x20_0000_0000 size 1 MiB
+region ring in host0 at 0x1_0000_0000 size 4 KiB owner cpu0
+region db in bar0 at 0x20_0000_0000 size 8 owner cpu0
+region nicq in bar0 at 0x20_0001_0000 size 4 KiB owner nic0
+flow tx {
+  edge post: write ring[0, +64] by cpu0.run lease ring to nic0
+  edge ring_db: write db by cpu0.run
+  edge fetch: move ring[0, +64] -> nicq[0, +64] by nic0.doorbell after ring_db
+}
+"""
+
+
+def test_a_hint_orders_what_the_device_can_observe(tmp_path: Path) -> None:
+    """The NIC fetches a descriptor when the doorbell rings: it cannot see the CPU's store
+    itself, so `after post` on `fetch` is a wait no NIC performs. The hint orders the doorbell
+    after the descriptor store on the CPU (a write barrier), the wait the NIC observes."""
+    from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers
+
+    r = _check(tmp_path, _DOORBELL)
+    assert _help(r, "FX-ORD-002") == f"add `after post` to `ring_db` {VERIFIED}"
+    pol = r.policy
+    assert pol is not None
+    obs = Observers(pol, PolicyGraph(pol))
+    assert After("ring_db", ("post",)) in obs.rewrites(After("fetch", ("post",)))
+    db_edit, direct = After("ring_db", ("post",)).apply(pol), After("fetch", ("post",)).apply(pol)
+    assert db_edit is not None and direct is not None
+    assert obs.rank(db_edit)[0] == SAME
+    assert obs.rank(direct) == (UNOBSERVED, [("post", "fetch")])
+    assert obs.observes(pol.edge("ring_db").eid, "nic0")  # a write into the NIC's BAR
+    assert OBSERVED == 1
+
+
+_LAYERS = """policy "layerwise-load-off-by-one"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device cpu0: cpu hooks [run]
+  link gpu0 -- cpu0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
+region hkv[l in 0..3] in host0 at 0x1_0000_0000 + l * 4 MiB size 4 MiB owner gpu0 dtype bf16 init
+region kv[l in 0..3] in hbm0 at 0x4000_0000 + l * 4 MiB size 4 MiB owner gpu0 dtype bf16
+region h[l in 0..4] in hbm0 at 0x8000_0000 + l * 1 MiB size 1 MiB owner gpu0 dtype bf16
+alias_set hs = [h[*]]
+flow fwd {
+  edge emb: write h[0] by gpu0.launch stream compute
+  for l in 0..3 {
+    edge load[l]: move hkv[l] -> kv[l] by gpu0.copy_done stream copy
+    if l == 0 {
+      edge attn[l]: move kv[l][0, +1 MiB] -> h[l + 1] by gpu0.launch stream compute after load[l]
+    } else {
+      edge attn[l]: move kv[l][0, +1 MiB] -> h[l + 1] by gpu0.launch stream compute after load[l - 1]
+    }
+  }
+}
+"""
+
+
+def test_a_hint_on_a_family_instance_is_written_on_its_declaration(tmp_path: Path) -> None:
+    """An ordering verified on `attn[1]` is shown as the clause the loop's declaration takes
+    (`after load[l]` on `attn[l]`), checked for every instance of that declaration."""
+    r = _check(tmp_path, _LAYERS)
+    assert _help(r, "FX-ORD-002") == f"add `after load[l]` to `attn[l]` {VERIFIED}"
+    c = next(c for k, c in r.hints.items() if k.startswith("FX-ORD-002"))
+    (ed,) = c.shown[0].edits
+    pol = r.policy
+    assert pol is not None
+    edited = ed.apply(pol)
+    assert edited is not None
+    # Only the instances of the `else` declaration get it; `attn[0]` already waits on `load[0]`.
+    assert [edited.edge(f"attn[{i}]").after for i in range(3)] == [
+        ("load[0]",), ("load[0]", "load[1]"), ("load[1]", "load[2]")]
+
+
+def test_family_forms_of_an_instance_ordering() -> None:
+    """``generalise`` writes a predecessor with the declaration's index variables; a
+    ``FamilyAfter`` that would make an instance wait on a missing instance does not apply."""
+    from fxverify.edits import FamilyAfter, family_forms, generalise
+
+    assert generalise(("b",), "free[3]", "pull[3]") == "pull[b]"
+    assert generalise(("l",), "attn[2]", "load[1]") == "load[l - 1]"
+    assert generalise(("l",), "attn[2]", "abort") == "abort"
+    assert generalise(("a", "b"), "x[1][2]", "y[2][5]") == "y[b, 5]"
+    assert generalise(("b",), "free[3]", "not a name") is None
+    pol, _ = load_policy(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"), SourceMap())
+    assert pol is not None
+    assert family_forms(pol, After("attn1", ("fill1",))) == []  # plain edges: no family form
+    missing = FamilyAfter("attn1", "attn1", "nothing", (), "fill1")
+    assert missing.apply(pol) is None
+
+
+def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> None:
+    """Receive completions assumed in order: the CPU sees the second buffer land in its own
+    memory, so `after land1` on `proc1` is a wait it performs. Moving that wait onto the NIC
+    (`land0` after `land1`) would impose the very order the incident assumed wrongly."""
+    r = check(str(ROOT / "corpus/incidents/fail/rdma-recv-completions-assumed-in-order.fx"))
+    for code in ("FX-ORD-002", "FX-OWN-001"):
+        assert "to `land0`" not in _help(r, code), _help(r, code)
+    assert _help(r, "FX-ORD-002") == f"add `after land1` to `proc1` {VERIFIED}"

@@ -51,9 +51,9 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
     from fxverify.gate.scaffold import PACKAGE_PLACEHOLDER, package as this_package, scaffold
 
     spec = package or this_package()
-    written, kept, problems = scaffold(str(directory), action, force, spec)
-    if problems:
-        problems(problems)
+    written, kept, refused = scaffold(str(directory), action, force, spec)
+    if refused:
+        problems(refused)
         raise typer.Exit(2)
     for p in written:
         typer.echo(f"wrote {p}")
@@ -100,9 +100,9 @@ def serve(
     from fxverify.isolate import Caps
     from fxverify.serve.command import ServeRequest, run_serve
 
-    problems, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
+    refused, code = run_serve(ServeRequest(host, port, allow_remote, None if root is None else str(root),
                                             Caps(seconds=check_seconds, memory_bytes=memory_mib << 20), verbose))
-    problems(problems)
+    problems(refused)
     raise typer.Exit(code)
 
 

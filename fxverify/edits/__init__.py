@@ -6,7 +6,7 @@ and says itself as policy source (``text()``), so a hint's words and the edit th
 from these (``Hint``, ``Option``, ``hint``). Emits no diagnostics.
 
 Modules: ``base`` (the shape of edits, options and hints), ``order`` (``after``, flushes, routes,
-write-backs), ``layout`` (sizes, places, alias sets, ``init``, dtypes, chains, reductions),
+write-backs), ``families`` (an ``after`` written on a family's declaration), ``layout`` (sizes, places, alias sets, ``init``, dtypes, chains, reductions),
 ``owners`` (leases, handoffs, releases, drivers, hooks, links), ``maps`` (classes, merges, map
 operations).
 """
@@ -16,6 +16,7 @@ from fxverify.edits.layout import (
     Chain, DropExpected, Dtype, EdgeAlias, Init, JoinAlias, MoveRegion, Narrow, SetAction, SizeFootprint,
     SizeRegion, Widen, clipped, fp_text, narrow, size_region, xf_text,
 )
+from fxverify.edits.families import FamilyAfter, family_forms, generalise
 from fxverify.edits.maps import MapClass, MapOpAs, Merge
 from fxverify.edits.order import After, DropAfter, Flush, FlushEdge, Invalidate, Swap, Via, Writeback, after, flush_edge
 from fxverify.edits.owners import (
@@ -24,8 +25,8 @@ from fxverify.edits.owners import (
 
 __all__ = [
     "AddHandoff", "AddLease", "AddLink", "After", "Chain", "DeclareHook", "Drive", "DropAfter", "DropExpected",
-    "DropHandoff", "DropRelease", "Dtype", "Edit", "EdgeAlias", "Flush", "FlushEdge", "Hint", "Init", "Invalidate",
+    "DropHandoff", "DropRelease", "Dtype", "Edit", "EdgeAlias", "FamilyAfter", "Flush", "FlushEdge", "Hint", "Init", "Invalidate",
     "JoinAlias", "MapClass", "MapOpAs", "Merge", "MoveRegion", "Narrow", "Option", "Pooled", "Rehand", "SetAction",
     "SetFinalOwner", "SizeFootprint", "SizeRegion", "Swap", "Via", "Widen", "Writeback", "after", "clipped", "drive",
-    "flush_edge", "fp_text", "hint", "narrow", "size_region", "size_text", "xf_text",
+    "family_forms", "flush_edge", "fp_text", "generalise", "hint", "narrow", "size_region", "size_text", "xf_text",
 ]

@@ -67,6 +67,36 @@ def users(ctx: Context, region: str) -> list[int]:
     return sorted(out)
 
 
+def allocation(ctx: Context, region: str, u: int) -> frozenset[str] | None:
+    """The allocations of ``region`` that use ``u`` belongs to by happens-before, as the names of
+    the edges whose ``alloc`` opens them (``""``: the initial allocation of a region that starts
+    allocated); ``None`` when HB does not place it (a pooled region with no ``alloc`` before
+    ``u``, or a cyclic HB).
+
+    With ``B`` the lifetime events HB-before ``u``: when a release in ``B`` is followed by no
+    ``alloc`` in ``B`` (``u`` comes after the end of an allocation), the allocations ``u`` may
+    belong to are those opened by an ``alloc`` outside ``B``; else they are the HB-maximal
+    ``alloc``s in ``B`` (one when HB decides it; several when ``u`` follows allocations HB
+    leaves unordered), or the initial one when ``B`` holds no ``alloc``. A fix hint may not
+    change this set except to narrow it (specs/output.md, "Fix hints": same allocation)."""
+    g = ctx.graph
+    if not g.is_acyclic():
+        return None
+    evs = [(x, k) for x, k in events(ctx, region) if x != u]
+    before = [(x, k) for x, k in evs if g.hb_before(x, u)]
+    allocs = [x for x, k in before if k == "alloc"]
+    if any(k == "release" and not any(g.hb_before(x, a) for a in allocs) for x, k in before):
+        return frozenset(ctx.edge(x).name for x, k in evs if k == "alloc" and (x, k) not in before)
+    if not allocs:
+        return None if ctx.policy.region(region).pooled else frozenset({""})
+    return frozenset(ctx.edge(a).name for a in allocs if not any(b != a and g.hb_before(a, b) for b in allocs))
+
+
+def allocations(ctx: Context) -> dict[tuple[str, str], frozenset[str] | None]:
+    """``allocation`` of every use of every region with a lifetime, by ``(region, use's edge name)``."""
+    return {(r, ctx.edge(u).name): allocation(ctx, r, u) for r in lifetime_regions(ctx) for u in users(ctx, r)}
+
+
 def _first_kind(ctx: Context, region: str) -> str:
     return "alloc" if ctx.policy.region(region).pooled else "release"
 
