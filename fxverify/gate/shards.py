@@ -29,7 +29,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter, OrderedDict, defaultdict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fxverify import hints
@@ -41,7 +41,7 @@ from fxverify.gate.executors import identity
 from fxverify.gate.serialize import diagnostic_from_record, diagnostic_to_record, result_from_record, result_to_record
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context
 from fxverify.obligations.families import obligations, stage_obligations, stages
 from fxverify.pipeline import (CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver,
                                first_findings, kept, verify_hints)
