@@ -11,7 +11,11 @@ time, with ``--no-cache``:
 3. both again on a ``distributed.LocalCluster`` of N single-threaded worker processes started by
    this script (``--executor dask://HOST:PORT``), once warm (a first small check imports
    fxverify on its workers), against ``--jobs N`` on local processes.
-Prints wall seconds and their ratios, the CPU seconds each run used (its worker processes
+Before and after, it measures the ceiling of any split on this machine at this moment: the same
+pure-Python loop run in one process, then cut in N equal parts run in N processes (no work
+repeated, nothing shared): on a machine shared with other jobs (the kernel's scheduler may give
+one session a fixed share of the CPUs, whatever its number of processes) that ratio can be below
+1x, and no ``--jobs N`` can do better than it. Prints wall seconds and their ratios, the CPU seconds each run used (its worker processes
 included; a LocalCluster's workers are this script's, so they are not counted), the load average
 of the machine before and after (others may share it), and whether every run printed the same
 report.
@@ -59,6 +63,29 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def _spin(n: int) -> int:
+    x = 0
+    for i in range(n):
+        x += i
+    return x
+
+
+def _ceiling(jobs: int, n: int = 40_000_000) -> str:
+    """The wall time of ``n`` loop steps in this process against ``n / jobs`` in each of ``jobs``
+    spawned processes (started before the clock runs), as a one-line summary."""
+    import multiprocessing
+
+    t0 = time.perf_counter()
+    _spin(n)
+    one = time.perf_counter() - t0
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        pool.map(_spin, [1] * jobs)  # started and warm
+        t0 = time.perf_counter()
+        pool.map(_spin, [n // jobs] * jobs)
+        split = time.perf_counter() - t0
+    return f"one process {one:.2f} s, {jobs} processes {split:.2f} s: {one / split:.2f}x"
+
+
 def _row(name: str, t: float, cpu: float, base: float) -> None:
     print(f"  {name:<30}{t:>9.2f} s{base / t:>9.2f}x{cpu:>11.2f} s")
 
@@ -78,6 +105,7 @@ def main() -> None:
     policies = a.policy or ["corpus/real/llama-3.1-8b-prefill.fx", "corpus/real/deepseek-v3-tp8-p4d.fx"]
     kinds = [(f"policy {p}", [p]) for p in policies] + ([] if a.no_folder else [("folder", folder)])
     print(f"machine: {os.cpu_count()} CPUs, load average before {os.getloadavg()[0]:.1f}")
+    print(f"ceiling of a split in {n} now (the same loop): {_ceiling(a.jobs)}")
     runs: dict[str, dict[str, tuple[float, float, str]]] = {kind: {} for kind, _paths in kinds}
     loads: dict[str, float] = {}
     for kind, paths in kinds:
@@ -111,6 +139,7 @@ def main() -> None:
                 print(f"    {name}: the result of {path} differs from --jobs 1")
         same = same and len(outs) == 1
     print(f"load average after {os.getloadavg()[0]:.1f}")
+    print(f"ceiling of a split in {n} now (the same loop): {_ceiling(a.jobs)}")
     if not same:
         sys.exit(1)
 

@@ -133,7 +133,7 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="1",
                                        help="Worker processes here; a big policy is split over them (same report for any N; "
-                                            "on 2 shared cores one process was faster)."),
+                                            "one process was faster on 2 shared cores)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
                                  help="Run the checks here (local), or on the workers of an existing Dask cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),

@@ -53,12 +53,13 @@ from fxverify.source import SourceMap
 #: With ``--jobs N`` (N > 1; the default is one process), a policy whose flows unroll to at least
 #: this many edges is split into shards. A split costs CPU that one process does not spend: each
 #: worker starts, imports fxverify and resolves the policy and builds its context again, and the
-#: gate measures the policy first. Measured with bench/bench_jobs.py on this project's 2-core
-#: machine, shared with other jobs (load average 8 to 10): the Llama-3.1-8B prefill (37,222 edges)
-#: took 10.7 CPU seconds in one process and 17.4 split in two (28.7 s vs 44.6 s wall), the
-#: DeepSeek-V3 TP8 policy (4,577 edges) 8.5 vs 12.6 (21.6 s vs 31.2 s wall). Each worker does a
-#: bit more than half the work of one process, so a split can only win on idle cores, and by a
-#: fraction of the check; below this size a check takes a second or two, less than that overhead.
+#: gate measures the policy first. Measured with bench/bench_jobs.py on a 2-core machine shared
+#: with other jobs (load average 5 to 6, where the same loop cut in two processes ran 1.08x to
+#: 1.65x faster than in one): the Llama-3.1-8B prefill (37,222 edges) took 11.1 CPU seconds in
+#: one process and 17.2 split in two (22.5 s vs 33.3 s wall), the DeepSeek-V3 TP8 policy (4,577
+#: edges) 7.1 vs 11.2 (11.3 s vs 21.5 s wall). Each worker does a bit more than half the work of
+#: one process, so a split can only win on idle cores, and by a fraction of the check; below this
+#: size a check takes a second or two, less than that overhead.
 SPLIT_MIN_EDGES = 2000
 
 #: Without fast proofs (``--no-prune``) every obligation is a solver query (milliseconds each
