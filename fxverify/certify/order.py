@@ -1,4 +1,4 @@
-"""Checks of the schedule certificates: ``hb-order``, ``flush-between``, ``written-back``,
+"""Checks of the schedule certificates: ``hb-order``, ``cancel-order``, ``flush-between``, ``written-back``,
 ``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
@@ -10,6 +10,7 @@ stated over start/finish times (BRIEF section 2) for ``--certify smt``. Emits no
 from __future__ import annotations
 
 from fxverify.certificate import (
+    CancelledFirst,
     Certificate,
     FinalOwnerOf,
     FlushedBetween,
@@ -30,11 +31,13 @@ from fxverify.certify.facts import (
     overlap,
     s,
     split_ref,
+    touch_overlap,
+    touches_after,
 )
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
 from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_
-from fxverify.vocab import ClassKind
+from fxverify.vocab import ClassKind, DeviceKind
 
 
 def _op(facts: Facts, st: Statement, ref: str, eid: int, kinds: tuple[MapOpKind, ...]) -> str | None:
@@ -81,6 +84,36 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     return st
 
 
+def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
+    """``cancel-order``: edge ``cancel`` cancels ``cancelled`` (its ``cancel`` clause names it in
+    the IR), one of the obligation's two edges (for FX-OWN-004, the use: the release's edge is
+    never the cancelled one), and the path orders the cancel before one of the two. The
+    property is stated with the cancelled edge's interval cut at ``f(cancel)``; the other
+    cancels the IR gives it only weaken it further, so one suffices."""
+    st = Statement()
+    if not st.fact(c.code in (codes.ORD_002, codes.OWN_002, codes.OWN_004) and len(c.edges) >= 2,
+                   f"a cancel order does not prove {c.code}"):
+        return st
+    a, b = c.edges[0], c.edges[1]
+    x, k = ev.cancelled, ev.cancel
+    if c.code == codes.OWN_004:
+        st.fact(len(key_body(c.key).split("|")) == 3 and a != b, "a cancel order proves a release's use, not a lifetime")
+        st.fact(x == b, f"{facts.name(x)} is not the use of the release")
+    else:
+        st.fact(x in (a, b), f"{facts.name(x)} is not one of the obligation's two edges")
+    if not st.fact(0 <= k < len(facts.edges) and 0 <= x < len(facts.edges), "unknown cancel or cancelled edge"):
+        return st
+    st.fact(k in facts.cancellers.get(x, []), f"{facts.name(k)} does not cancel {facts.name(x)}")
+    facts.path(st, ev.path, k, None, "cancel to edge")
+    st.need(ev.path.last in (a, b), f"the path ends at {facts.name(ev.path.last)}, not at {facts.name(a)} or {facts.name(b)}")
+    st.edges.update({a, b, k})
+    if c.code == codes.OWN_004:
+        st.violation = touches_after(b, [k], s(a))
+    else:
+        st.violation = touch_overlap(a, [k] if x == a else [], b, [k] if x == b else [])
+    return st
+
+
 def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement:
     """``flush-between`` (FX-ORD-003): a flush of the posted link orders the write before the read."""
     st = Statement()
@@ -101,6 +134,11 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
     return st
 
 
+#: Device kinds that reach a noncoherent space through a cache of their own (specs/obligations.md
+#: section 1, non-coherent shared memory), restated here: the checker imports no obligation module.
+_HOSTS = frozenset({DeviceKind.CPU, DeviceKind.GPU, DeviceKind.NPU})
+
+
 def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, what: str) -> tuple | None:
     """``(a, b, access_a, access_b)``: the obligation's first two edges and the accesses its key
     ``A#i|B#j`` names, after checking that ``c`` is of ``code``; ``None`` (with the problem) when not."""
@@ -117,14 +155,26 @@ def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, wha
 
 
 def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
-    """``written-back`` (FX-ORD-005): the writer's device writes back, and then the reader's device
-    invalidates, every byte of the hull the write and the read share, ordered between them."""
+    """``written-back`` (FX-ORD-005): the key's accesses are a write and a read of one
+    ``noncoherent`` space by two different hosts; the writer's device writes back, and then the
+    reader's device invalidates, every byte of the hull the write and the read share, ordered
+    between them."""
     st = Statement()
     bound = _two_accesses(facts, c, st, codes.ORD_005, "a write-back")
     if bound is None:
         return st
     w, r, aw, ar = bound
     ew, er = facts.edges[w], facts.edges[r]
+    # The obligation exists only for a write (or reduction) and a read (or reduction) of one
+    # noncoherent space by two different hosts (specs/obligations.md, FX-ORD-005): re-check each.
+    st.fact(aw.mode is not AccessMode.READ, f"access of {facts.name(w)} is a read, not a write")
+    st.fact(ar.mode is not AccessMode.WRITE, f"access of {facts.name(r)} is a write, not a read")
+    space = next((sp for sp in facts.policy.spaces if sp.name == aw.footprint.space), None)
+    st.fact(space is not None and space.noncoherent and ar.footprint.space == aw.footprint.space,
+            f"`{aw.footprint.space}` is not a noncoherent space both accesses touch")
+    kinds = {d.name: d.kind for d in facts.policy.devices}
+    st.fact(kinds.get(ew.device) in _HOSTS and kinds.get(er.device) in _HOSTS and ew.device != er.device,
+            f"{facts.name(w)} on `{ew.device}` and {facts.name(r)} on `{er.device}` are not two different hosts")
     lo, hi = max(aw.footprint.base, ar.footprint.base), min(fp_hi(aw.footprint), fp_hi(ar.footprint))
     st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")
     x, y = ev.writeback, ev.invalidate
@@ -303,6 +353,8 @@ def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
         fp = fx.footprint
         st.fact(fx.mode is AccessMode.READ and fp.space == ar.footprint.space and (fp.count == 1 or fp.stride <= fp.elem)
                 and (x.lo, x.hi) == (fp.base, fp_hi(fp)), f"{facts.name(x.edge)} does not read [{x.lo:#x}, {x.hi:#x}) whole")
+        # A cancelled read may stop before it read anything (specs/obligations.md section 1).
+        st.fact(not facts.cancellers.get(x.edge), f"{facts.name(x.edge)} is cancelled: it may read nothing")
         facts.path(st, x.after_reduce, r, x.edge, "reduction to read")
         facts.path(st, x.before_write, x.edge, w, "read to write")
         if x.lo <= reach:
