@@ -2,8 +2,8 @@
 
 A policy whose flows measure at least ``split_min_edges`` edges (``resolve.Loader.measure``) is
 checked in shards when more than one worker is free. ``plan()`` gives the shards: a ``Shard`` is
-one stage of one obligation family (``families.stages``: the ordering and ownership families
-come in a few stages, the others whole), the costliest first, so that workers taking the next
+one stage of one obligation family (``families.stages``: the ordering family comes in five
+stages, the others whole), the costliest first, so that workers taking the next
 shard as they finish balance themselves. ``run_shard`` runs in a worker: it resolves the policy
 from the gate's ``FileSnapshot`` (once per worker process and policy: the IR, its HB index and
 the obligation ``Context`` are kept for the next shard of the same policy), generates its stage
@@ -84,12 +84,12 @@ class Shard:
 
 #: Shards of one policy, the costliest first: (family, stage). Measured stage by stage (CPU
 #: seconds of generation and discharge in a worker, 2-core machine): on the Llama-3.1-8B prefill
-#: the FX-OWN-001/002 stage (about 3 s), the races (2 s), the transforms and FX-INIT-001
+#: the ownership family (about 4 s), the races (2 s), the transforms and FX-INIT-001
 #: (``defined``, about 1.2 s each); on the DeepSeek-V3 TP8 policy FX-INIT-001 (4 s), the races
 #: (2.4 s), the transforms (1.7 s). The cheap ones come last, to fill in.
 _ORDER: tuple[tuple[Family, int], ...] = (
     (Family.ORDERING, 1), (Family.OWNERSHIP, 0), (Family.ORDERING, 3), (Family.TRANSFORMS, 0),
-    (Family.ALIAS, 0), (Family.OWNERSHIP, 1), (Family.ORDERING, 2), (Family.HOOKS, 0), (Family.MAPS, 0),
+    (Family.ALIAS, 0), (Family.ORDERING, 2), (Family.HOOKS, 0), (Family.MAPS, 0),
     (Family.ORDERING, 0), (Family.ORDERING, 4))
 
 

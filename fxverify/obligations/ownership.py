@@ -19,7 +19,7 @@ may revoke, as only the owner may release; a release at ``s(r)`` ends all use. `
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
@@ -570,14 +570,7 @@ class FinalOwner(_Own):
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield every ownership obligation of ``ctx.policy``: those of each of ``STAGES`` in turn."""
-    for stage in STAGES:
-        yield from stage(ctx)
-
-
-def _uses(ctx: Context) -> Iterator[Obligation]:
-    """FX-OWN-001 per region an edge touches or releases, and FX-OWN-002 per handoff that may
-    leave those bytes in transit."""
+    """Yield every ownership obligation of ``ctx.policy``."""
     pol = ctx.policy
     touched, checks = ctx.touched(), ctx.owner_checks()
     for e in pol.edges:
@@ -593,12 +586,6 @@ def _uses(ctx: Context) -> Iterator[Obligation]:
             for h in ctx.true_handoffs(r):  # an alloc puts nothing in transit
                 if h != e.eid:
                     yield InTransit(ctx, e, h, r)
-
-
-def _handoffs_and_releases(ctx: Context) -> Iterator[Obligation]:
-    """FX-OWN-003 (handoffs and leases), FX-OWN-004 and FX-OWN-006 (uses after a release, and
-    lifetimes), FX-OWN-005 (final owners)."""
-    pol = ctx.policy
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
             yield BadHandoff(ctx, e.eid, region)
@@ -631,8 +618,3 @@ def _handoffs_and_releases(ctx: Context) -> Iterator[Obligation]:
     for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
         fo = declared.get(region)
         yield FinalOwner(ctx, region, fo.device if fo else None, fo.span if fo else pol.region(region).span)
-
-
-#: The ownership obligations in the order ``generate`` yields them, in parts that can be
-#: generated apart (as ``ordering.STAGES``; INVARIANT: no code comes from two stages).
-STAGES: tuple[Callable[[Context], Iterator[Obligation]], ...] = (_uses, _handoffs_and_releases)
