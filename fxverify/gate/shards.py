@@ -54,12 +54,12 @@ from fxverify.source import SourceMap
 #: this many edges is split into shards. A split costs CPU that one process does not spend: each
 #: worker starts, imports fxverify and resolves the policy and builds its context again, and the
 #: gate measures the policy first. Measured with bench/bench_jobs.py on a 2-core machine shared
-#: with other jobs (load average 5 to 6, where the same loop cut in two processes ran 1.08x to
-#: 1.65x faster than in one): the Llama-3.1-8B prefill (37,222 edges) took 11.1 CPU seconds in
-#: one process and 17.2 split in two (22.5 s vs 33.3 s wall), the DeepSeek-V3 TP8 policy (4,577
-#: edges) 7.1 vs 11.2 (11.3 s vs 21.5 s wall). Each worker does a bit more than half the work of
-#: one process, so a split can only win on idle cores, and by a fraction of the check; below this
-#: size a check takes a second or two, less than that overhead.
+#: with other jobs (three runs; the same loop cut in two processes ran 0.85x to 1.65x the speed of
+#: one): the Llama-3.1-8B prefill (37,222 edges) took 10.3 to 11.2 CPU seconds in one process
+#: and 17.0 to 18.6 split in two (0.64x to 1.02x the wall speed), the DeepSeek-V3 TP8 policy
+#: (4,577 edges) 7.1 to 9.0 vs 11.2 to 12.9 (0.35x to 0.69x). Each worker does a bit more than
+#: half the work of one process, so a split can only win on idle cores, and by a fraction of the
+#: check; below this size a check takes a second or two, less than that overhead.
 SPLIT_MIN_EDGES = 2000
 
 #: Without fast proofs (``--no-prune``) every obligation is a solver query (milliseconds each
