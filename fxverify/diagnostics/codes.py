@@ -565,6 +565,15 @@ USE_008 = _code(
     "has a key that is not a setting, or a value of the wrong type", _USE_WHY,
     InlineExample('[tool.fxverify]\nfail-on = "never"\njobs = "2"', '[tool.fxverify]\nfail-on = "warning"\njobs = 2',
                   "situation"))
+USE_009 = _code(
+    "FX-USE-009", F.USAGE, _E, "executor unavailable",
+    "`--executor dask://HOST:PORT` cannot be used: the `distributed` package is not installed "
+    "(`pip install distributed`, or `pip install '.[dask]'` in a checkout of fxverify), the scheduler cannot be "
+    "reached or has no workers, or a worker runs another fxverify or solver than the gate (its report would not "
+    "be the same bytes)", _USE_WHY,
+    InlineExample("fxverify check policies/ --executor dask://scheduler:8786   # no scheduler listens there",
+                  "dask scheduler --port 8786 &  dask worker scheduler:8786 &\n"
+                  "fxverify check policies/ --executor dask://scheduler:8786", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",
