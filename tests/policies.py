@@ -318,13 +318,20 @@ CACHE_DEVICES = DEVICES + (Device("cpu0", DeviceKind.CPU, ("run",)),)
 @st.composite
 def coherence_policies(draw) -> Policy:
     """A random policy of 3 to 5 edges over a ``noncoherent`` space shared by two hosts (``gpu0``,
-    ``cpu0``) and a DMA device (``dpu0``, no host): writes and reads of one region, write-backs and
-    invalidates (as clauses of those edges or edges of their own, by either host, over random
-    footprints, strided ones included) and ``notifies`` clauses naming random edges, with random
-    ``after`` clauses between them."""
+    ``cpu0``), a DMA device (``dpu0``, no host cache) and the memory's own near-memory engine
+    (``cxl0``): writes and reads of one region by any of them, write-backs and invalidates (as
+    clauses of those edges or edges of their own, by either host, over random footprints, strided
+    ones included) and ``notifies`` clauses naming random edges, with random ``after`` clauses
+    between them. The DMA device reaches the memory over its own link, behind ``cpu0``'s root
+    port (its accesses go through that host's cache), or both (either may serve it)."""
     shm = Space("shm0", "cxl0", 0x10000, 4096, noncoherent=True)
     region = Region("s", "s", "shm0", 0x10000, 256, "gpu0")
-    links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0", "dpu0"))
+    attach = draw(st.sampled_from(["direct", "direct", "behind-cpu", "both"]))
+    links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0"))
+    if attach != "behind-cpu":
+        links += (Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED),)
+    if attach != "direct":
+        links += (Link("dpu0--cpu0", "dpu0", "cpu0", "pcie", LinkOrder.ORDERED),)
     roles = ["write", "read", draw(st.sampled_from(["writeback", "invalidate", "read", "write"]))]
     roles += draw(st.lists(st.sampled_from(["write", "read", "writeback", "invalidate"]), max_size=2))
     roles = draw(st.permutations(roles))
@@ -334,22 +341,24 @@ def coherence_policies(draw) -> Policy:
         kw: dict = {}
         fp = draw(footprints(region))
         if role == "write":
-            dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0"]))
+            dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0", "dpu0", "cxl0"]))
             action, kw["dst"] = "write", fp
         elif role == "read":
-            dev = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "dpu0"]))
+            dev = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "dpu0", "cxl0"]))
             action, kw["src"] = "read", fp
         else:
             dev, action = draw(st.sampled_from(["gpu0", "cpu0"])), role
-        if role == "writeback" or (role == "write" and draw(st.booleans())):
+        host = dev in ("gpu0", "cpu0")
+        if role == "writeback" or (role == "write" and host and draw(st.booleans())):
             kw["writebacks"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
-        if role == "invalidate" or (role == "read" and draw(st.booleans())):
+        if role == "invalidate" or (role == "read" and host and draw(st.booleans())):
             kw["invalidates"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
         if i and draw(st.integers(0, 3)) == 0:
             kw["notifies"] = (f"e{draw(st.integers(0, i - 1))}",)
         hook = next(d.hooks[0] for d in CACHE_DEVICES if d.name == dev)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
-                          leases=(Lease("s", "cpu0"), Lease("s", "dpu0")) if dev == "gpu0" and i == 0 else (), **kw))
+                          leases=(Lease("s", "cpu0"), Lease("s", "dpu0"), Lease("s", "cxl0")) if dev == "gpu0" and i == 0 else (),
+                          **kw))
     return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, (shm,), (region,), (), (), tuple(edges), ())
 
 

@@ -23,7 +23,7 @@ from fxverify.vocab import LinkOrder
 
 from tests.policies import (
     coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies, policies,
-    reuse_policies,
+    reuse_policies, simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -96,16 +96,22 @@ def test_def_before_use_agrees_with_brute_force(policy):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coherence_policies())
 def test_coherence_and_notifications_agree_with_brute_force(policy):
-    """Writes and reads of a non-coherent space by two hosts and a DMA device, write-backs and
-    invalidates over random (strided) footprints, and notifications, in random orders: the solver
-    and the simulator's per-host cache model agree on every FX-ORD-005 and FX-ORD-006 (and the
-    rest), and some cases of each are refuted and proved (checked over the run by the counts)."""
+    """Writes and reads of a non-coherent space by two hosts, a DMA device (attached directly,
+    behind a host, or both) and the memory's near-memory engine, write-backs and invalidates over
+    random (strided) footprints, and notifications, in random orders: the solver and the
+    simulator's cache model agree on every FX-ORD-005 and FX-ORD-006 (and the rest), and some
+    cases of each are refuted and proved, with a host on both sides and with a device that reads
+    or writes the memory itself on one (checked over the run by the counts)."""
     agreement(policy)
-    for code in (codes.ORD_005, codes.ORD_006):
-        r = _check(policy, prune=True)
-        for v in r.outcomes:
-            if v.code == code:
-                COHERENCE_SEEN.add((code, v.verdict))
+    r = _check(policy, prune=True)
+    hosts = {"gpu0", "cpu0"}
+    for v in r.outcomes:
+        if v.code in (codes.ORD_005, codes.ORD_006):
+            COHERENCE_SEEN.add((v.code, v.verdict))
+        if v.code == codes.ORD_005:
+            names = v.key.split(":", 1)[1].split("|")
+            devs = {policy.edge(n.split("#")[0]).device for n in names}
+            COHERENCE_SEEN.add(("memory side" if devs - hosts else "hosts", v.verdict))
 
 
 COHERENCE_SEEN: set = set()
@@ -114,7 +120,7 @@ COHERENCE_SEEN: set = set()
 def test_coherence_cases_cover_both_verdicts():
     """The brute-force comparison above met FX-ORD-005 and FX-ORD-006 proved and refuted (runs
     after it: tests run in file order)."""
-    want = {(c, v) for c in (codes.ORD_005, codes.ORD_006) for v in (Verdict.PROVED, Verdict.REFUTED)}
+    want = {(c, v) for c in (codes.ORD_005, codes.ORD_006, "memory side", "hosts") for v in (Verdict.PROVED, Verdict.REFUTED)}
     assert want <= COHERENCE_SEEN, sorted(COHERENCE_SEEN)
 
 
@@ -161,8 +167,11 @@ def test_declaration_order_never_changes_a_verdict(policy, rng):
 @st.composite
 def fabrics(draw):
     """A policy whose interest is its fabric: four devices, zero to two links per pair (parallel
-    links included) of random order, a write from the GPU into the DPU's or the expander's memory,
-    maybe a flush, and a reader on the destination device after it."""
+    links included) of random order, a write from the GPU into the DPU's or the expander's memory
+    (or a pull of those bytes into the GPU's own memory), maybe a flush, and a reader after it: on
+    the destination's device, or the GPU itself reading the bytes back. Each transfer pins a
+    random route (`via`) now and then, so a read-back sometimes follows the write's one route
+    (PCIe keeps it behind the posted writes) and sometimes may take another."""
     base = draw(policies(max_edges=1))
     pairs = [("gpu0", "dpu0"), ("gpu0", "cxl0"), ("dpu0", "cxl0")]
     links = []
@@ -171,11 +180,24 @@ def fabrics(draw):
             links.append(Link(f"{a}_{b}_{k}", a, b, "pcie", draw(st.sampled_from(list(LinkOrder)))))
     if not any("cxl0" in (ln.a, ln.b) for ln in links):
         links.append(Link("gpu0_cxl0_9", "gpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))))
+    links_t = tuple(links)
     target = draw(st.sampled_from(["m", "c"]))
-    reader = "dpu0" if target == "m" else "cxl0"
-    dst = base.region(target)
-    write = Edge(0, "w", "w", EdgeAction.WRITE, "gpu0", "launch", dst=Footprint(dst.name, dst.space, dst.base, 64, 64, 1),
-                 require_in_order=draw(st.booleans()))
+    remote = "dpu0" if target == "m" else "cxl0"
+    far = base.region(target)
+    far_fp = Footprint(far.name, far.space, far.base, 64, 64, 1)
+    near = base.region("a")
+    near_fp = Footprint(near.name, near.space, near.base, 64, 64, 1)
+
+    def route(a: str, b: str):
+        return tuple(draw(st.sampled_from(simple_paths(links_t, a, b)))) if draw(st.integers(0, 2)) == 0 else None
+    pull = draw(st.integers(0, 3)) == 0
+    if pull:  # the GPU pulls the remote bytes into its own memory
+        write = Edge(0, "w", "w", EdgeAction.MOVE, "gpu0", "launch", src=far_fp, dst=near_fp, via=route(remote, "gpu0"))
+        written = near_fp
+    else:
+        write = Edge(0, "w", "w", EdgeAction.WRITE, "gpu0", "launch", dst=far_fp, require_in_order=draw(st.booleans()),
+                     via=route("gpu0", remote))
+        written = far_fp
     edges = [write]
     after = ("w",)
     if draw(st.booleans()):
@@ -184,10 +206,15 @@ def fabrics(draw):
         hook = next(d.hooks[0] for d in base.devices if d.name == dev)
         edges.append(Edge(1, "fl", "fl", EdgeAction.FLUSH, dev, hook, after=("w",), flushes=(ln.name,)))
         after = ("fl",)
-    hook = next(d.hooks[0] for d in base.devices if d.name == reader)
-    edges.append(Edge(len(edges), "r", "r", EdgeAction.READ, reader, hook,
-                      src=Footprint(dst.name, dst.space, dst.base, 64, 64, 1), after=after))
-    return replace(base, links=tuple(links), edges=tuple(edges), final_owners=(), _index={})
+    back = draw(st.booleans())
+    if back and not pull:  # the GPU reads the bytes back into its memory, on some route
+        edges.append(Edge(len(edges), "r", "r", EdgeAction.MOVE, "gpu0", "copy_done", src=written, dst=near_fp,
+                          after=after, via=route(remote, "gpu0")))
+    else:
+        reader = "gpu0" if back else remote
+        hook = next(d.hooks[0] for d in base.devices if d.name == reader)
+        edges.append(Edge(len(edges), "r", "r", EdgeAction.READ, reader, hook, src=written, after=after))
+    return replace(base, links=links_t, edges=tuple(edges), final_owners=(), _index={})
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -196,11 +223,26 @@ def test_routes_do_not_depend_on_link_order(policy, rng):
     """Posted-write visibility and in-order delivery hold on every path, so reordering the `link`
     declarations never changes a verdict, and brute force (every simple path) agrees."""
     agreement(policy)
+    r = _check(policy, prune=True)
+    back = policy.edges[0].device == policy.edges[-1].device
+    for v in r.outcomes:
+        if v.code == codes.ORD_003 and back:
+            POSTED_SEEN.add(v.method if v.verdict is Verdict.PROVED else v.verdict.value)
     links = list(policy.links)
     rng.shuffle(links)
     _, a = _refuted_codes(policy, prune=False)
     _, b = _refuted_codes(replace(policy, links=tuple(links), _index={}), prune=False)
     assert sorted((v.key, v.verdict.value) for v in a) == sorted((v.key, v.verdict.value) for v in b)
+
+
+POSTED_SEEN: set = set()
+
+
+def test_read_backs_cover_both_verdicts():
+    """The fabric comparison above met a read-back by the writer's own device proved by the
+    same-requester rule (one route, or its own memory) and refuted (another route may carry the
+    read)."""
+    assert {"same-requester", "refuted"} <= POSTED_SEEN, sorted(POSTED_SEEN)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
