@@ -148,6 +148,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
             via = tuple(draw(st.sampled_from(simple_paths(links, *ends))))
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, via=via,
                           reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
+                          reduce_atomic=draw(st.integers(0, 3)) != 0,
                           after=after, stream=draw(st.sampled_from([None, None, None, "s0"])),
                           flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),
                           require_in_order=draw(st.integers(0, 6)) == 0,
@@ -236,6 +237,29 @@ def lifetime_policies(draw) -> Policy:
 
 
 @st.composite
+def reduction_policies(draw) -> Policy:
+    """Two to four reductions into (and reads of) overlapping, sometimes strided footprints of
+    one accumulator `a`, on two streams of `gpu0`, each with a random operator (``sum``, ``max``,
+    the non-commuting ``sub``) and atomic or ``nonatomic``, with random ``after`` clauses:
+    concurrent atomic reductions with one commuting operator are fine, a non-atomic one races
+    with any concurrent reduction (FX-ORD-002), different operators do not commute (FX-XF-004)."""
+    base = draw(policies(max_edges=1))
+    acc, src = base.region("a"), base.region("b")
+    n = draw(st.integers(2, 4))
+    edges: list[Edge] = []
+    for i in range(n):
+        after = (f"e{draw(st.integers(0, i - 1))}",) if i and draw(st.integers(0, 2)) == 0 else ()
+        if i and draw(st.integers(0, 4)) == 0:
+            edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction.READ, "gpu0", "launch", src=draw(footprints(acc)),
+                              after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
+            continue
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction.REDUCE, "gpu0", "launch", src=draw(footprints(src)),
+                          dst=draw(footprints(acc)), reduce_op=draw(st.sampled_from(["sum", "sum", "sum", "max", "sub"])),
+                          reduce_atomic=draw(st.booleans()), after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
+    return replace(base, links=(), edges=tuple(edges), final_owners=(), _index={})
+
+
+@st.composite
 def def_use_policies(draw) -> Policy:
     """A random policy of 2 to 5 edges that write, move, reduce into and read overlapping, often
     strided footprints of regions `a` and `b` (sometimes declared `init`), moves sometimes shorter
@@ -292,6 +316,7 @@ def intent_policies(draw) -> Policy:
             action, kw["src"], kw["dst"] = EdgeAction(role), other, fp
             if role == "reduce":
                 kw["reduce_op"] = draw(st.sampled_from(["sum", "sum", "max"]))
+                kw["reduce_atomic"] = draw(st.integers(0, 2)) != 0
         elif role == "write":
             action, kw["dst"] = EdgeAction.WRITE, fp
         elif role == "read":

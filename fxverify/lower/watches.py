@@ -59,7 +59,7 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
             for oid, oacc in others:
                 if not _share_a_byte(fp, oacc.footprint):
                     continue
-                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
+                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE and acc.atomic and oacc.atomic:
                     if not (acc.op == oacc.op and acc.op in AC_OPS):
                         add(eid, oid, codes.XF_004)
                 else:

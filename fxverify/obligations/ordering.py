@@ -133,10 +133,20 @@ class Race(Obligation):
         a, b = self.edges
         kind = "write-write" if AccessMode.READ not in (self.acc_a.mode, self.acc_b.mode) else (
             "read-write" if self.acc_a.mode is AccessMode.READ else "write-read")
+        if self._nonatomic():
+            kind = "non-atomic reduce"
         return (f"data race ({kind}) on `{self.acc_b.footprint.region}`: `{self.name(a)}` and "
                 f"`{self.name(b)}` may overlap in time")
 
+    def _nonatomic(self) -> bool:
+        """True when both accesses accumulate and one of them is ``reduce(OP, nonatomic)``."""
+        both = self.acc_a.mode is AccessMode.REDUCE and self.acc_b.mode is AccessMode.REDUCE
+        return both and not (self.acc_a.atomic and self.acc_b.atomic)
+
     def why(self, w: Witness) -> str:
+        if self._nonatomic():
+            return ("a non-atomic reduce loads, combines and stores: a concurrent accumulation that lands between "
+                    "its load and its store is lost, so it must be ordered like a write (after, stream order)")
         return ("two accesses to the same byte, at least one a write, must be ordered by "
                 "happens-before (after, stream order)")
 

@@ -54,7 +54,10 @@ def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
             if addr is None:
                 continue
             t = max(sched[ea.eid][0], sched[eb.eid][0])
-            if xa.mode is AccessMode.REDUCE and xb.mode is AccessMode.REDUCE:
+            if xa.mode is AccessMode.REDUCE and xb.mode is AccessMode.REDUCE and xa.atomic and xb.atomic:
+                # Two atomic accumulations interleave per element; they commute only with one
+                # associative, commutative operator. A non-atomic one is a load and a store: it
+                # conflicts like a write (the other update may land between them and be lost).
                 if not (xa.op == xb.op and xa.op in AC_OPS):
                     out.append(Violation(codes.XF_004, (ea.eid, eb.eid), t, addr, "non-commuting reductions overlap"))
             else:
