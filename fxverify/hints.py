@@ -1,157 +1,479 @@
 """Verified hints: before a refutation's hint is shown, apply it to the IR and check the policy
-again; show it as verified only when the finding is discharged and no new finding appears.
+again; show it only when the finding is discharged and no new finding appears.
 
-Takes the policy, the refuted obligations with their witnesses and the diagnostics built for them,
-and a ``recheck`` function (``pipeline.discharge`` on the edited policy, without hint
-verification); returns the diagnostics with their hints replaced by the verified ones, each
-followed by its status: ``(verified: ...)`` or ``(not verified: why)``. The edits it can apply are orderings, ``add `after P` to `E```: the
-hint text names them (every obligation's ``fix`` writes them that way), and when the shown hint
-does not discharge the finding, single orderings between the finding's edges (and the edges its
-trace shows) are tried, then pairs of them. An edit applies to the edge instance it names
-(``spill[3]``); in a ``for`` family, write it on the family so that it holds for that instance.
+Takes the policy, its refuted findings (each with the obligation's ``Hint``: options of
+``fxverify.edits``, whose words and IR change are one object), the diagnostics built for them and
+a ``recheck`` function (``pipeline.discharge`` on the edited policy, without hint verification);
+returns the diagnostics with each finding's ``help`` replaced by what was verified, and what each
+search found (``HintCheck``).
 
-A hint that is not an ordering (a lease, a size, a declaration) is kept and marked as not
-verified. Verification is skipped, and the hint so marked, above ``MAX_EDGES`` edges or beyond
-``MAX_FINDINGS`` findings per policy, so output stays deterministic and the check stays
-bounded. Source: issue "Verdicts that match how real systems move memory", item 8.
+The candidates of one finding are its own options; the *rewrites* of the orderings across devices
+among them (``observe.Observers.rewrites``: the same wait carried by edges the devices can
+observe); and, in a fixed order, the edits of its own options alone, the options of the other
+findings on the edges it shows, ``after`` between those edges (both ways, never closing an HB
+cycle), the swap of two edges a direct ``after`` chains, and the rewrites of those. Each
+candidate has a *rank* (``observe``): ``SAME`` when every ordering it adds is between edges of
+one device (or already holds), ``OBSERVED`` when the waiting device can observe each edge it
+waits for, ``UNOBSERVED`` otherwise. The search tries, and stops at the first step that finds a
+fix:
+
+1. its own options of rank ``SAME``; those that discharge it are shown, joined by ``, or``;
+2. the rewrites of its own options of rank ``SAME`` that keep the waiting edge (it waits on an
+   edge of its own device, or a signal to it, already after the one it waited for): the first
+   that discharges it is shown;
+3. its own options of rank ``OBSERVED`` (all that discharge it are shown);
+4. the rewrites of its own options of rank ``SAME`` that move the wait onto an edge of the
+   predecessor's device (the doorbell after the descriptor store): the first that discharges it;
+5. the other candidates of rank ``SAME``, then ``OBSERVED``, then the rewrites among them that
+   move a wait onto another edge (the first that discharges it);
+6. pairs of those options and candidates; the first pair that does is shown as "no single edit
+   discharges this finding; these two together do: A, and B";
+7. its own options, then the candidates, then pairs, of rank ``UNOBSERVED``: a last resort, whose
+   text says what must carry the ordering ("... needs a completion or notification from `X` to
+   `E`");
+8. else no fix is shown, and ``help`` says plainly that no verified fix was found.
+
+An edit *discharges* a finding when, in the edited policy, its obligation is proved (or no longer
+generated), every obligation that was proved stays proved, no obligation of its family (the
+same code family) blames one of the edges the finding involves (those it blames and those that
+explain it): a fix that moves the bug to a neighbouring finding of the same kind (another
+transfer of the same batch, the next allocation of the same block) is no fix; and every use of a
+block with a lifetime stays in the allocation it belonged to (``lifetimes.allocation``): an
+ordering that moves a use into the next request's allocation proves the policy and leaks that
+request's data. It is rejected before any check. A shown ``after`` on an instance of an edge
+family is written on the family's declaration (``edits.FamilyAfter``: ``after pull[b]`` on
+``free[b]``, else ``after pull[*]``) when that form, applied to every instance, discharges the
+finding too. The search is deterministic and bounded: at most ``MAX_SINGLES`` singles and
+``MAX_PAIRS`` pairs per finding, ``recheck_limit`` checks per policy (fewer for a large one; an
+edit set checked once is remembered), and none above ``MAX_EDGES`` edges or past
+``MAX_FINDINGS`` findings. Sources: project issue 10, item 8 ("Verified hints");
+specs/output.md, "Fix hints".
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations
 
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import After, Edit, Hint, Option, Swap, after, family_forms
+from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
-from fxverify.obligations.base import Obligation
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.lifetimes import allocation, allocations
+from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers, needs
+from fxverify.result import HintCheck
 
-#: Policies with more edges than this keep their hints unverified (each candidate is a re-check).
+#: Policies with more edges than this get no hint (each candidate is a check of the whole policy).
 MAX_EDGES = 3000
-#: Findings per policy whose hints are verified; the rest keep theirs unverified.
+#: Findings per policy whose hints are verified; later ones get no hint.
 MAX_FINDINGS = 40
-#: Candidate orderings tried alone, and pairs of them, per finding.
+#: Candidate single edits and pairs of them tried per finding whose own hint does not verify.
 MAX_SINGLES = 12
 MAX_PAIRS = 24
+#: Checks of edited policies per policy, over all its findings (cached edit sets are free): at
+#: most ``MAX_RECHECKS``, and fewer for a large policy, so that the obligations discharged again
+#: stay near ``RECHECK_WORK`` (each check discharges all of them), but never fewer than
+#: ``MIN_RECHECKS``.
+MAX_RECHECKS = 150
+MIN_RECHECKS = 4
+RECHECK_WORK = 1_000_000
 
 #: The status a verified hint carries: with it applied, the policy was checked again.
 VERIFIED = "verified: checked again with it applied, this finding is gone and none is new"
-
-_AFTER = re.compile(r"add `after ([^`]+)` to `([^`]+)`")
+#: The opening of the help of a finding for which no edit verified.
+NONE_FOUND = "no verified fix found"
+#: The opening of a pair of edits shown because no single one verified.
+PAIR = "no single edit discharges this finding; these two together do: "
 
 #: ``recheck(policy)`` -> the obligations that are not proved (refuted or unknown): key -> (its
-#: family's name, the ids of the edges it blames; empty for an unknown).
-Recheck = Callable[[Policy], dict[str, tuple[str, frozenset[int]]]]
+#: family's name, the names of the edges its finding blames).
+Recheck = Callable[[Policy], dict[str, tuple[str, frozenset[str]]]]
 
 
 @dataclass(frozen=True)
-class After:
-    """The edit ``add `after pred` to `edge```: edge instance ``edge`` starts only once edge
-    instance ``pred`` has finished."""
+class Finding:
+    """One refuted obligation whose hint is to be verified: its ``hint``, the edge ids its trace
+    shows (``shown``: primary and context edges) and its diagnostic's index in the list."""
 
-    edge: str
-    pred: str
+    ob: Obligation
+    hint: Hint
+    shown: tuple[int, ...]
+    index: int
 
-    def text(self) -> str:
-        """The edit as a hint says it."""
-        return f"add `after {self.pred}` to `{self.edge}`"
+    def culprits(self) -> frozenset[str]:
+        """Names of the edges the finding blames (its fingerprint's edges)."""
+        return frozenset(self.ob.name(e) for e in self.ob.culprits())
 
-
-def parse(hint: str) -> tuple[After, ...]:
-    """The orderings a hint text asks for (each ``add `after A, B` to `E``` gives one per
-    predecessor), in order; ``()`` when it asks for none."""
-    out: list[After] = []
-    for preds, edge in _AFTER.findall(hint):
-        out += [After(edge, p.strip()) for p in preds.split(",") if p.strip()]
-    return tuple(out)
+    def involved(self) -> frozenset[str]:
+        """Names of the obligation's primary edges: those it blames and those that explain it (the
+        other events of a lifetime, the handoffs of an ownership rule, the flushes of a link)."""
+        return frozenset(self.ob.name(e) for e in self.ob.edges)
 
 
-def apply(policy: Policy, edits: Iterable[After]) -> Policy | None:
-    """``policy`` with each edit's predecessor added to its edge's ``after``; ``None`` when an
-    edit names an edge the policy does not have, or asks for an ordering already there."""
-    by_name = {e.name: e for e in policy.edges}
-    edges = list(policy.edges)
-    for ed in edits:
-        e, p = by_name.get(ed.edge), by_name.get(ed.pred)
-        if e is None or p is None or e.eid == p.eid or ed.pred in edges[e.eid].after:
+class _Budget(Exception):
+    """The policy's ``MAX_RECHECKS`` is spent."""
+
+
+class Verifier:
+    """Applies options to one policy and checks the result again, remembering each edit set.
+
+    ``before`` holds the keys of the obligations that are not proved in ``policy``; ``ctx`` is
+    the obligations' ``Context`` of ``policy`` (built when not given)."""
+
+    def __init__(self, policy: Policy, before: set[str], recheck: Recheck, limit: int = MAX_RECHECKS,
+                 ctx: Context | None = None) -> None:
+        self.policy, self.before, self.recheck, self.limit = policy, before, recheck, limit
+        self.checked: dict[frozenset[Edit], dict[str, tuple[str, frozenset[str]]] | None] = {}
+        self.rechecks = 0
+        #: The edit sets rejected because they move a use of a block into another allocation.
+        self.moved: set[frozenset[Edit]] = set()
+        self._ctx = ctx
+        self._obs: Observers | None = None
+        self._allocs: dict[tuple[str, str], frozenset[str] | None] | None = None
+        self._ranks: dict[frozenset[Edit], tuple[int, list[tuple[str, str]]]] = {}
+
+    def ctx(self) -> Context:
+        """The obligations' ``Context`` of the policy as written."""
+        if self._ctx is None:
+            self._ctx = Context(self.policy, PolicyGraph(self.policy))
+        return self._ctx
+
+    def observers(self) -> Observers:
+        """What each device of the policy as written can observe (``observe.Observers``)."""
+        if self._obs is None:
+            self._obs = Observers(self.policy, self.ctx().graph)
+        return self._obs
+
+    def rank(self, options: tuple[Option, ...]) -> tuple[int, list[tuple[str, str]]]:
+        """``observe.Observers.rank`` of ``options`` applied together (``SAME`` when they do not
+        apply)."""
+        key = frozenset(e for o in options for e in o.edits)
+        if key not in self._ranks:
+            edited = _applied(self.policy, options)
+            self._ranks[key] = (SAME, []) if edited is None else self.observers().rank(edited)
+        return self._ranks[key]
+
+    def same_allocations(self, edited: Policy) -> bool:
+        """True when every use of a block with a lifetime in the policy as written belongs in
+        ``edited`` to the allocation it belonged to (``lifetimes.allocation``; one of them when
+        HB left several, any when it placed the use in none)."""
+        if self._allocs is None:
+            self._allocs = allocations(self.ctx())
+        if not self._allocs:
+            return True
+        ctx = Context(edited, PolicyGraph(edited))
+        if not ctx.graph.is_acyclic():
+            return True  # FX-ORD-001 in the check again rejects it
+        for (region, name), was in self._allocs.items():
+            if not was or not edited.has("edge", name) or not edited.has("region", region):
+                continue  # HB placed the use in no allocation (the finding itself): any will do
+            now = allocation(ctx, region, edited.edge(name).eid)
+            if now is None or not now or not now <= was:
+                return False
+        return True
+
+    def unproved(self, options: tuple[Option, ...]) -> dict[str, tuple[str, frozenset[str]]] | None:
+        """What stays unproved with ``options`` applied in order, or ``None`` when one does not
+        apply or the result moves a use into another allocation (``same_allocations``). Raises
+        ``_Budget`` when a new check is needed and the budget is spent."""
+        key = frozenset(e for o in options for e in o.edits)
+        if key in self.checked:
+            return self.checked[key]
+        edited = _applied(self.policy, options)
+        if edited is None:
+            self.checked[key] = None
             return None
-        edges[e.eid] = replace(edges[e.eid], after=edges[e.eid].after + (ed.pred,))
-    return replace(policy, edges=tuple(edges), _index={})
+        if not self.same_allocations(edited):
+            self.moved.add(key)
+            self.checked[key] = None
+            return None
+        if self.rechecks >= self.limit:
+            raise _Budget
+        self.rechecks += 1
+        self.checked[key] = out = self.recheck(edited)
+        return out
+
+    def discharges(self, f: Finding, options: tuple[Option, ...]) -> bool:
+        """True when ``options`` applied together discharge ``f`` and add no finding (module
+        docstring)."""
+        after_ = self.unproved(options)
+        if after_ is None:
+            return False
+        mine, fam = f.involved(), f.ob.family.name
+        return (f.ob.key not in after_ and set(after_) <= self.before
+                and not any(fm == fam and blamed & mine for fm, blamed in after_.values()))
 
 
-def discharges(policy: Policy, before: set[str], ob: Obligation, edits: tuple[After, ...], recheck: Recheck) -> bool:
-    """True when applying ``edits`` to ``policy`` discharges the finding of ``ob`` and its family:
-    ``ob`` is proved (or no longer generated), every obligation that was proved stays proved (the
-    unproved keys are a subset of ``before``, the unproved keys of ``policy``), and no obligation
-    of ``ob``'s family that blames one of ``ob``'s edges stays unproved (a hint that only moves
-    the bug to a neighbouring finding of the same kind is no fix)."""
-    edited = apply(policy, edits)
-    if edited is None:
-        return False
-    after = recheck(edited)
-    mine, fam = set(ob.edges), ob.family.name
-    return (ob.key not in after and set(after) <= before
-            and not any(f == fam and edges & mine for f, edges in after.values()))
+def _applied(policy: Policy, options: tuple[Option, ...]) -> Policy | None:
+    """``policy`` with ``options`` applied in order, or ``None`` when one does not apply."""
+    edited: Policy | None = policy
+    for o in options:
+        edited = o.apply(edited) if edited is not None else None
+    return edited
 
 
-def _candidates(ob: Obligation, shown: tuple[int, ...]) -> list[After]:
-    """Orderings between the finding's edges and the edges its trace shows, in both directions,
-    that are not already HB orderings and that would not close an HB cycle."""
-    g, pol = ob.ctx.graph, ob.ctx.policy
-    ids = sorted(set(ob.edges) | set(shown))
+def _unique(options: list[Option], skip: set[frozenset[Edit]]) -> list[Option]:
+    """``options`` without repeats (by edit set) and without those whose edit set is in ``skip``
+    (which collects the sets kept)."""
     out = []
-    for a in ids:
-        for b in ids:
-            if a != b and g.is_acyclic() and not g.hb_before(a, b) and not g.hb_before(b, a):
-                out.append(After(pol.edges[b].name, pol.edges[a].name))
-    return out[:MAX_SINGLES]
+    for o in options:
+        if o.key() not in skip:
+            skip.add(o.key())
+            out.append(o)
+    return out
 
 
-def verified(policy: Policy, before: set[str], ob: Obligation, shown: tuple[int, ...], hint: str,
-             recheck: Recheck) -> tuple[str, str]:
-    """``(help, status)`` for the finding of ``ob`` whose hint is ``hint``: the hint itself when
-    applying it discharges the finding without a new one, else the first single ordering that
-    does, else the first pair, else the hint with the reason it is not verified; ``status`` is
-    ``VERIFIED`` or starts with ``not verified:``."""
-    edits = parse(hint)
-    if edits and discharges(policy, before, ob, edits, recheck):
-        return hint, VERIFIED
-    singles = [c for c in _candidates(ob, shown) if (c,) != edits]
-    for c in singles:
-        if discharges(policy, before, ob, (c,), recheck):
-            return c.text(), VERIFIED
-    for a, b in list(combinations(singles, 2))[:MAX_PAIRS]:
-        if a.edge == b.pred and a.pred == b.edge:
+def rewritten(obs: Observers, o: Option) -> list[Option]:
+    """The options made from ``o`` by replacing its one ordering across devices (an ``After``
+    with one predecessor) with each of its rewrites (``Observers.rewrites``), its other edits
+    kept; empty when ``o`` has no such ordering or several."""
+    afters = [(i, e) for i, e in enumerate(o.edits) if isinstance(e, After)]
+    if len(afters) != 1:
+        return []
+    i, ed = afters[0]
+    return [Option(o.edits[:i] + (r,) + o.edits[i + 1:], o.why) for r in obs.rewrites(ed) if r not in o.edits]
+
+
+def candidates(f: Finding, others: list[Finding], obs: Observers | None = None) -> list[Option]:
+    """Single candidate edits for ``f`` beyond its own options, in trying order before ranking
+    (module docstring), without repeats or ``f``'s own options: with ``obs``, the rewrites of
+    its own options first (``_candidates``)."""
+    own_rw, rest, _carried = _candidates(f, others, obs)
+    return own_rw + rest
+
+
+def _candidates(f: Finding, others: list[Finding],
+                obs: Observers | None) -> tuple[list[Option], list[Option], set[frozenset[Edit]]]:
+    """``(rewrites of f's own options, the other candidates, carried)``, each list at most
+    ``MAX_SINGLES``, without repeats or ``f``'s own options. The others, in order: the edits of
+    its own options alone, the options of the other findings on its edges, ``after`` both ways
+    between its edges (never closing an HB cycle), swaps of two edges a direct ``after`` chains,
+    each followed by its rewrites (with ``obs``). ``carried``: the edit sets of the rewrites that
+    move the wait onto another edge (``Observers.rewrites``, first kind)."""
+    ob = f.ob
+    pol, g = ob.ctx.policy, ob.ctx.graph
+    ids = sorted(set(ob.culprits()) | set(f.shown))
+    names = {pol.edges[i].name for i in ids}
+    out: list[Option] = [Option((e,)) for o in f.hint.options if len(o.edits) > 1 for e in o.edits]
+    for x in others:
+        if x is not f and (x.culprits() | {pol.edges[i].name for i in x.shown}) & names:
+            out += x.hint.options
+    if g.is_acyclic():
+        for a in ids:
+            for b in ids:
+                if a != b and not g.hb_before(a, b) and not g.hb_before(b, a):
+                    out.append(Option((after(pol.edges[b].name, pol.edges[a].name),)))
+        for a in ids:
+            for b in ids:
+                if pol.edges[a].name in pol.edges[b].after:
+                    out.append(Option((Swap(pol.edges[a].name, pol.edges[b].name),)))
+    seen = {o.key() for o in f.hint.options}
+    if obs is None:
+        return [], _unique(out, seen)[:MAX_SINGLES], set()
+    carried: set[frozenset[Edit]] = set()
+
+    def rws(o: Option) -> list[Option]:
+        made = rewritten(obs, o)
+        waits = {e.edge for e in o.edits if isinstance(e, After)}
+        carried.update(r.key() for r in made if any(isinstance(e, After) and e.edge not in waits for e in r.edits))
+        return made
+
+    own = _unique([r for o in f.hint.options for r in rws(o)], seen)[:MAX_SINGLES]
+    rest = _unique([r for o in out for r in (o, *rws(o))], seen)
+    return own, rest, carried
+
+
+def _pairs(singles: list[Option], limit: int = MAX_PAIRS) -> Iterator[tuple[Option, Option]]:
+    """Pairs of singles that share no edit, in order, at most ``limit``."""
+    n = 0
+    for a, b in combinations(singles, 2):
+        if a.key() & b.key():
             continue
-        if discharges(policy, before, ob, (a, b), recheck):
-            return f"no single edit discharges this finding; these two together do: {a.text()}, and {b.text()}", VERIFIED
-    if not edits:
-        return hint, "not verified: not an ordering, the only edit fxverify applies and checks again"
-    return hint, ("not verified: applied (as every single ordering and pair between the edges shown) it leaves this "
-                  "finding, or another of its family on its edges, or adds one")
+        if n == limit:
+            return
+        n += 1
+        yield a, b
 
 
-def verify_all(policy: Policy, findings: list[tuple[Obligation, tuple[int, ...], int]], diagnostics: list[Diagnostic],
-               before: set[str], recheck: Recheck, on_each: Callable[[], None] | None = None) -> list[Diagnostic]:
-    """``diagnostics`` with the hint of each finding ``(obligation, shown edges, index into
-    diagnostics)`` verified (``verified``) and followed by its status in parentheses; findings
-    past the bounds keep their hints, marked as not verified. ``on_each`` is called after each
-    finding (a progress bar)."""
-    out = list(diagnostics)
-    for n, (ob, shown, i) in enumerate(findings):
+def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintCheck]:
+    """``(help, check)`` for finding ``f``: the first step of the ranked search (module
+    docstring) that finds a fix, written on family declarations where that verifies too and
+    with what must carry an unobserved ordering, else the plain statement that none was found."""
+    tried = 0
+    obs = v.observers()
+
+    def rank(*opts: Option) -> int:
+        return v.rank(opts)[0]
+
+    moved = False
+
+    def carried(o: Option) -> bool:
+        # A rewrite that moves the wait onto another edge (the doorbell after the descriptor
+        # store) orders two edges the finding did not wait between: it comes after an ordering
+        # the waiting device observes as written (a completion it polls, data landing in it).
+        return o.key() in moves
+
+    def ok(*opts: Option) -> bool:
+        nonlocal tried, moved
+        tried += 1
+        good = v.discharges(f, opts)
+        moved |= frozenset(e for o in opts for e in o.edits) in v.moved
+        return good
+
+    try:
+        own = list(f.hint.options)
+        own_rw, rest, moves = _candidates(f, others, obs)
+        # INVARIANT: sorted is stable: candidates of one rank (and size) keep their trying order
+        own_rw = sorted(own_rw, key=lambda o: len(o.edits))
+        rest = sorted(rest, key=rank)[:MAX_SINGLES]
+        steps: list[tuple[bool, list[Option]]] = [
+            (True, [o for o in own if rank(o) == SAME]),
+            (False, [o for o in own_rw if rank(o) == SAME and not carried(o)]),
+            (True, [o for o in own if rank(o) == OBSERVED]),
+            (False, [o for o in own_rw if rank(o) == SAME and carried(o)]),
+            (False, [o for o in rest if rank(o) == SAME and not carried(o)]
+             + [o for o in own_rw + rest if rank(o) == OBSERVED and not carried(o)]
+             + [o for o in rest if rank(o) <= OBSERVED and carried(o)]),
+        ]
+        for every, opts in steps:
+            if every:
+                good = [o for o in opts if ok(o)]
+                if good:
+                    return _shown(v, f, tuple(good), "verified", tried)
+                continue
+            for o in opts:
+                if ok(o):
+                    return _shown(v, f, (o,), "verified", tried)
+        pairs = list(_pairs(own + own_rw + rest, len(own + own_rw + rest) ** 2))
+        low = [(a, b) for a, b in pairs if max(rank(a), rank(b)) <= OBSERVED][:MAX_PAIRS]
+        for a, b in low:
+            if ok(a, b):
+                return _shown(v, f, (a, b), "pair", tried)
+        good = [o for o in own if rank(o) == UNOBSERVED and ok(o)]
+        if good:
+            return _shown(v, f, tuple(good), "verified", tried)
+        for o in own_rw + rest:
+            if rank(o) == UNOBSERVED and ok(o):
+                return _shown(v, f, (o,), "verified", tried)
+        high = [(a, b) for a, b in pairs if max(rank(a), rank(b)) == UNOBSERVED][:MAX_PAIRS - len(low)]
+        for a, b in high:
+            if ok(a, b):
+                return _shown(v, f, (a, b), "pair", tried)
+        bound = ""
+    except _Budget:
+        bound = f", when the bound of {v.limit} checks per policy was reached"
+    if not tried:
+        return f"{NONE_FOUND}: fxverify has no edit to propose for this finding", HintCheck("none", (), 0)
+    what = "the one edit fxverify applied and checked again does not discharge" if tried == 1 else (
+        f"none of the {tried} edits and pairs of edits fxverify applied and checked again discharges")
+    note = ""
+    if moved:
+        note = (" (an edit that would move a use of a block into another of its allocations, where it reads another "
+                 "request's data, is never proposed)")
+    return (f"{NONE_FOUND}: {what} this finding without leaving another of its family on its edges or adding "
+            f"a new one{bound}{note}", HintCheck("none", (), tried))
+
+
+def _shown(v: Verifier, f: Finding, options: tuple[Option, ...], status: str, tried: int) -> tuple[str, HintCheck]:
+    """``(help, check)`` showing ``options`` (each discharging ``f`` alone, or a ``pair``): each
+    ``after`` on a family instance written on its declaration when that form discharges ``f``
+    too (``_family``), and each option whose rank is ``UNOBSERVED`` followed by what must carry
+    its orderings (``observe.needs``)."""
+    try:
+        if status == "verified":
+            options = tuple(_smallest(v, f, o) for o in options)
+        if status == "pair":
+            fam = _family(v.policy, options)
+            options = next((c for c in fam if v.discharges(f, c)), options)
+        else:
+            options = tuple(next((c[0] for c in _family(v.policy, (o,)) if v.discharges(f, c)), o) for o in options)
+    except _Budget:
+        pass
+    out = []
+    for o in options:
+        worst, bad = v.rank((o,))
+        if worst == UNOBSERVED:
+            edited = _applied(v.policy, (o,))
+            assert edited is not None  # INVARIANT: a shown option applies
+            note = needs(v.policy, edited, bad, o)
+            o = Option(o.edits, f"{o.why}; {note}" if o.why else note)
+        out.append(o)
+    shown = tuple(out)
+    if status == "pair":
+        text = f"{PAIR}{shown[0].text()}, and {shown[1].text()} ({VERIFIED})"
+    else:
+        text = Hint(shown).text() + f" ({VERIFIED})"
+    return text, HintCheck(status, shown, tried)
+
+
+def _smallest(v: Verifier, f: Finding, o: Option) -> Option:
+    """``o`` without each edit whose removal still discharges ``f`` (one at a time, in order):
+    a lease or a clause the ordering beside it makes unneeded is not shown."""
+    eds = list(o.edits)
+    i = 0
+    while len(eds) > 1 and i < len(eds):
+        fewer = Option(tuple(eds[:i] + eds[i + 1:]), o.why)
+        if v.rank((fewer,))[0] <= v.rank((Option(tuple(eds)),))[0] and v.discharges(f, (fewer,)):
+            eds = list(fewer.edits)
+        else:
+            i += 1
+    return o if len(eds) == len(o.edits) else Option(tuple(eds), o.why)
+
+
+def _family(policy: Policy, options: tuple[Option, ...]) -> list[tuple[Option, ...]]:
+    """``options`` with every ``after`` on an instance of an edge family of ``policy`` written on
+    its declaration (``edits.family_forms``): first each predecessor generalised index by index,
+    then with ``[*]``; empty when no edit of ``options`` is on a family instance."""
+    out: list[tuple[Option, ...]] = []
+    for k in (0, 1):
+        changed = False
+        made = []
+        for o in options:
+            eds: list[Edit] = []
+            for e in o.edits:
+                forms = family_forms(policy, e) if isinstance(e, After) else []
+                if forms:
+                    eds.append(forms[min(k, len(forms) - 1)])
+                    changed = True
+                else:
+                    eds.append(e)
+            made.append(Option(tuple(eds), o.why))
+        if changed and tuple(made) not in out:
+            out.append(tuple(made))
+    return out
+
+
+def recheck_limit(obligations: int) -> int:
+    """How many edited policies may be checked again for a policy of ``obligations`` obligations
+    (``MAX_RECHECKS``, ``RECHECK_WORK``, ``MIN_RECHECKS``)."""
+    return max(MIN_RECHECKS, min(MAX_RECHECKS, RECHECK_WORK // max(1, obligations)))
+
+
+def verify_all(policy: Policy, findings: list[Finding], diagnostics: list[Diagnostic], before: set[str],
+               recheck: Recheck, obligations: int = 0, on_each: Callable[[], None] | None = None
+               ) -> tuple[list[Diagnostic], dict[str, HintCheck]]:
+    """``diagnostics`` with the ``help`` (and trace ``fix``) of each finding replaced by what
+    ``verify`` found, and that per obligation key; ``obligations`` (the policy's count) sets the
+    bound on checks (``recheck_limit``). Findings past the bounds (``MAX_EDGES``,
+    ``MAX_FINDINGS``) get no hint, and say why. ``on_each`` is called after each finding (a
+    progress bar)."""
+    out, checks = list(diagnostics), {}
+    v = Verifier(policy, before, recheck, recheck_limit(obligations), findings[0].ob.ctx if findings else None)
+    for n, f in enumerate(findings):
         if on_each is not None and n:
             on_each()
-        d = out[i]
-        if d.help is None:
-            continue
+        d = out[f.index]
         if len(policy.edges) > MAX_EDGES or n >= MAX_FINDINGS:
-            why = f"more than {MAX_EDGES} edges" if len(policy.edges) > MAX_EDGES else f"more than {MAX_FINDINGS} findings"
-            help_, status = d.help, f"not verified: the policy has {why}"
+            why = f"this policy has {len(policy.edges)}" if len(policy.edges) > MAX_EDGES else f"this is finding {n + 1}"
+            text = (f"{NONE_FOUND}: fxverify checks hints again only on policies of at most {MAX_EDGES} edges, "
+                    f"for their first {MAX_FINDINGS} findings, and {why}")
+            check = HintCheck("skipped", (), 0)
         else:
-            help_, status = verified(policy, before, ob, shown, d.help, recheck)
-        text = f"{help_} ({status})"
-        out[i] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
+            text, check = verify(v, f, findings)
+        checks[f.ob.key] = check
+        out[f.index] = replace(d, help=text, trace=replace(d.trace, fix=text) if d.trace is not None else None)
     if on_each is not None and findings:
         on_each()
-    return out
+    return out, checks

@@ -368,6 +368,10 @@ class Edge:
     ``writebacks``/``invalidates``: footprints whose lines the edge's device writes back when the edge
     finishes (the fence completing) or invalidates when it starts (FX-ORD-005). ``notifies``: the
     transfers (instance names) whose completion the edge reports; it adds no HB (FX-ORD-006).
+    ``indices``: for an instance of a family, the index expressions of its declaration as
+    written when each is a plain loop variable (``("l",)`` for ``edge spill[l]``), with ``""``
+    for any other expression; empty for a plain edge. A fix hint writes an ordering for the
+    whole declaration with them (``edits.FamilyAfter``).
     """
 
     eid: int
@@ -403,6 +407,7 @@ class Edge:
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN
     expects: Expectation | None = None
+    indices: tuple[str, ...] = ()
 
     def accesses(self) -> tuple[Access, ...]:
         """Return the byte accesses of this edge, source first.

@@ -33,6 +33,7 @@ from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, load_policy
 from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
+from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
@@ -128,6 +129,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
+    result.hints = found.hints
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics += found.diagnostics
     result.diagnostics = _group_instances(result.diagnostics)
@@ -170,7 +172,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
     outcomes = OutcomeLog()
     pending: list[tuple[int, Obligation, Query]] = []
-    findings: list[tuple[Obligation, tuple[int, ...], int]] = []
+    findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
     # witness, solver result); their diagnostic's place is held so the order stays obligation order.
     refuted: list[tuple[int, Obligation, Witness, Result]] = []
@@ -220,15 +222,16 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     for at, ob, w, res in refuted:
         result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
         if result.diagnostics[at].code is ob.code:
-            findings.append((ob, tuple(ob.edges) + ob.context(w), at))
+            findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
         if progress is not None:
             progress.advance(1)
     if certifier is not None:
         _certified(policy, claimed, certifier, result)
     if options.verify_hints and findings:
+        firsts = _firsts(findings, result.diagnostics)
         if progress is not None:
-            progress.phase("hints", len(findings))
-        _verify_hints(policy, options, findings, result, None if progress is None else lambda: progress.advance(1))
+            progress.phase("hints", len(firsts))
+        _verify_hints(policy, options, firsts, result, None if progress is None else lambda: progress.advance(1))
     return result
 
 
@@ -236,24 +239,56 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
 _HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
 
 
-def _verify_hints(policy: Policy, options: CheckOptions, findings: list[tuple[Obligation, tuple[int, ...], int]],
-                  result: CheckResult, on_each: Callable[[], None] | None = None) -> None:
+def _firsts(findings: list[hints.Finding], diagnostics: list[Diagnostic]) -> list[hints.Finding]:
+    """The first finding of each group of instances (``_group_key``): ``check`` shows only that
+    one (``_group_instances``), so only its hint is verified."""
+    seen: set[tuple] = set()
+    out = []
+    for f in findings:
+        key = _group_key(diagnostics[f.index])
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def _verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
+                  on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
-    policy's solver options: the re-checks of edited policies are not the policy's queries, so
-    they go neither into its SMT-LIB dump nor through the gate's result cache and its counts."""
+    policy's solver options, behind an in-memory result cache (an edited policy repeats most of
+    the policy's queries): the re-checks are not the policy's queries, so they go neither into
+    its SMT-LIB dump nor through the gate's result cache and its counts. ``on_each`` is called
+    after each finding (a progress bar)."""
     again = replace(options, verify_hints=False, certify=None, dump_smt=None)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
-    solver = open_backend(effective_solver(policy, options.solver))
+    solver_options = effective_solver(policy, options.solver)
+    solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
 
-    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[int]]]:
+    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
         r = discharge(edited, again, solver)
-        blamed = {x.key: frozenset(x.edges) for x in r.refutations}
+        blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
         return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                 for o in r.outcomes if o.verdict is not Verdict.PROVED}
     try:
-        result.diagnostics = hints.verify_all(policy, findings, result.diagnostics, before, recheck, on_each)
+        result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
+                                                            len(result.outcomes), on_each)
     finally:
         solver.close()
+
+
+class _Memory:
+    """An in-memory ``ResultStore`` for the hint re-checks of one policy."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def get_result(self, key: str) -> Result | None:
+        """The answer stored under ``key``, or ``None``."""
+        return self.results.get(key)
+
+    def put_result(self, key: str, res: Result) -> None:
+        """Store ``res`` under ``key``."""
+        self.results[key] = res
 
 
 def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:
@@ -302,7 +337,7 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
     (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
-    hashes) are the culprits only."""
+    hashes) are the culprits only (the regions, for a finding about regions)."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
@@ -310,12 +345,15 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
     shown = _shown(sim, ob, w, res)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w), sim, ob.violating(shown),
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
+    # A finding about regions blames no edge: its regions are what breaks the rule, so they key
+    # its fingerprint (as `region NAME`, which no edge can be called).
+    blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
                       trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=[policy.edges[e].name for e in culprits], witness=_witness_kind(w, trace.events))
+                      edges=blamed, witness=_witness_kind(w, trace.events))
 
 
 def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
@@ -347,15 +385,19 @@ def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
     return f"schedule:{kind}"
 
 
+def _group_key(d: Diagnostic) -> tuple:
+    """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
+    message of an unknown verdict (unknowns of different obligations must each stay visible)."""
+    return (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+            d.message if d.code is codes.SMT_001 else "")
+
+
 def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
     person needs the first instance's trace, plus how many other instances fail the same way."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diags:
-        key = (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-               # unknown verdicts of different obligations must each stay visible
-               d.message if d.code is codes.SMT_001 else "")
-        groups.setdefault(key, []).append(d)
+        groups.setdefault(_group_key(d), []).append(d)
     out = []
     for ds in groups.values():
         first = ds[0]

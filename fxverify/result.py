@@ -17,6 +17,7 @@ from enum import Enum
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import Option
 from fxverify.ir import Policy
 from fxverify.obligations.witness import Witness
 from fxverify.source import SourceMap
@@ -133,6 +134,19 @@ class Refutation:
     witness: Witness
 
 
+@dataclass(frozen=True)
+class HintCheck:
+    """What verifying one finding's hint found (``fxverify.hints``): ``status`` is ``verified``
+    (``shown`` holds the options shown, each one discharging the finding alone), ``pair``
+    (``shown`` holds two options that discharge it together, and no single one did), ``none``
+    (no option or pair tried did) or ``skipped`` (the policy is past the bounds of the search);
+    ``tried`` counts the options and pairs applied."""
+
+    status: str
+    shown: tuple[Option, ...]
+    tried: int
+
+
 @dataclass
 class CheckResult:
     """Everything ``check`` learned about one policy file.
@@ -147,6 +161,8 @@ class CheckResult:
     policy cache. ``tally``, when set, holds ``counts()`` computed before a round trip.
     ``certified`` is the number of fast-proof certificates re-validated (``None`` without
     ``--certify``) and ``certify_rejected`` how many of them failed (each an FX-INT-001).
+    ``hints`` maps the key of each refuted obligation whose hint was verified to what that found
+    (empty without hint verification, and for results from the cache or a worker process).
     """
 
     path: str
@@ -164,6 +180,7 @@ class CheckResult:
     tally: dict[str, Counter] | None = None
     certified: int | None = None
     certify_rejected: int = 0
+    hints: dict[str, HintCheck] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:

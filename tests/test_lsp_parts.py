@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fxverify import hints
 from fxverify.diagnostics import codes
+from fxverify.edits import AddLease, After, Option, after
 from fxverify.lsp import actions
 from fxverify.lsp.complete import complete, context
 from fxverify.lsp.index import build
@@ -93,16 +93,20 @@ def test_completion_offers_declared_names() -> None:
 
 @pytest.mark.slow
 def test_a_family_fix_is_offered_once_its_text_is_checked_again() -> None:
-    """The hint on `free0[0]` (an instance) can only be written on the family `free0[b]`: as
-    `after pull[b]`, which the check of the edited text confirms; a wrong generalisation is
-    refused by the same check."""
+    """The hint on `free0[0]` (an instance) is verified on the family `free0[b]` as `after
+    pull[b]` and written so, with no further check; an instance's ordering generalised by the
+    code action itself is offered only once the edited text is checked again, which confirms
+    `after pull[b]` and refuses a wrong generalisation."""
     path = str(ROOT / "corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx")
     before = check(path)
     idx = build(before.sources, before.policy)
     (d,) = [d for d in before.diagnostics if d.code is codes.OWN_004]
-    fix = actions.fix_of(d, idx)
-    assert fix is not None and fix.needs_check
-    assert fix.title == "Apply the verified hint: add `after pull[0]` to `free0[0]`"
+    c = before.hints[d.obligation]
+    fix = actions.fix_of(d, idx, c)
+    assert fix is not None and not fix.needs_check
+    assert fix.title == "Apply the verified hint: add `after pull[b]` to `free0[b]`"
+    instance = actions.fix_of(d, idx, replace(c, shown=(Option((After("free0[0]", ("pull[0]",)),)),)))
+    assert instance is not None and instance.needs_check and instance.edits == fix.edits
     (edit,) = fix.edits
     text = before.sources.get(path).text
     assert text[:edit.span.start].endswith("by gpu_p.free after attn0[b]") and edit.text == ", pull[b]"
@@ -117,14 +121,18 @@ def test_a_plain_edge_fix_writes_the_verified_ordering() -> None:
     path = str(ROOT / "corpus/ordering/fail/double-offload-same-host-block.fx")
     r = check(path)
     idx = build(r.sources, r.policy)
-    fixes = [f for f in (actions.fix_of(d, idx) for d in r.diagnostics) if f is not None]
+    fixes = [f for f in (actions.fix_of(d, idx, r.hints.get(d.obligation)) for d in r.diagnostics) if f is not None]
     assert fixes and not fixes[0].needs_check
     (edit,) = fixes[0].edits
     assert edit.text == " after off0" and r.sources.get(path).text[:edit.span.start].endswith("by gpu0.copy_done")
-    # a hint that is not verified, or not an ordering, is no code action
-    d = next(d for d in r.diagnostics if actions.fix_of(d, idx) is not None)
-    assert actions.fix_of(replace(d, help="add `after off0` to `off1` (not verified: it leaves this finding)"), idx) is None
-    assert actions.fix_of(replace(d, help=f"grant a `lease` of `hbuf` to `cpu0` ({hints.VERIFIED})"), idx) is None
+    # the edits come from what was verified, never from the hint's words: no verified fix, or one
+    # that is not made of orderings, is no code action
+    d = next(d for d in r.diagnostics if actions.fix_of(d, idx, r.hints.get(d.obligation)) is not None)
+    c = r.hints[d.obligation]
+    assert actions.fix_of(d, idx, replace(c, status="none", shown=())) is None
+    assert actions.fix_of(d, idx, None) is None
+    lease = Option((AddLease("off1", "hbuf", "cpu0"), after("off1", "off0")))
+    assert actions.fix_of(d, idx, replace(c, shown=(lease,))) is None
 
 
 def _hover_at(path: str, needle: str, into: int = 1) -> str | None:

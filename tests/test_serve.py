@@ -42,7 +42,8 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def _serve(api: Api) -> Iterator[tuple[str, int]]:
+def serving(api: Api) -> Iterator[tuple[str, int]]:
+    """Serve ``api`` on a free loopback port in a thread; yields its ``(host, port)`` once, then stops it."""
     server = make_server(api, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
@@ -55,7 +56,7 @@ def _serve(api: Api) -> Iterator[tuple[str, int]]:
 
 @pytest.fixture
 def addr(repo: Path) -> Iterator[tuple[str, int]]:
-    yield from _serve(Api(ServeConfig(repo, max_body=64 << 10)))
+    yield from serving(Api(ServeConfig(repo, max_body=64 << 10)))
 
 
 def _req(addr: tuple[str, int], method: str, path: str, body: bytes | None = None,
@@ -171,7 +172,7 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(addr, data: bytes,
 
 
 def test_a_check_past_its_cap_is_unknown(repo: Path) -> None:
-    for addr in _serve(Api(ServeConfig(repo, caps=Caps(seconds=1e-6)))):
+    for addr in serving(Api(ServeConfig(repo, caps=Caps(seconds=1e-6)))):
         status, r = _req(addr, "POST", "/api/check", json.dumps({"source": (ROOT / RACE).read_text(), "path": RACE}).encode())
         assert status == 200 and r["verdict"] == "unknown"
         assert [f["code"] for f in r["findings"]] == ["FX-SMT-001"] and "did not finish" in r["findings"][0]["message"]

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.fingerprint import fingerprint
 from fxverify.diagnostics.model import Diagnostic
-from fxverify.pipeline import check
+from fxverify.graph import PolicyGraph
+from fxverify.pipeline import CheckOptions, check
 from fxverify.replay.simulate import Simulator
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, corpus_files
 
 _RACE = """policy "race"
 fabric {
@@ -197,3 +199,59 @@ flow f {
     assert all(out[e][0] - sched[e][0] == out[1][0] - sched[1][0] for e in sched)
     with pytest.raises(ValueError):
         sim.extend({0: (0, 1), 2: (1, 2)}, [1])  # `b` lies between two timed edges
+
+
+@pytest.mark.parametrize("path", corpus_files("fail"), ids=str)
+def test_corpus_traces_point_at_the_truth(path: Path) -> None:
+    """Every refutation of the corpus: one marked step, on an edge (or region) the finding blames;
+    every blamed edge shown; what the marked edge waited for shown (the edge that notifies a
+    blamed transfer complete, the message it started right after)."""
+    r = check(str(ROOT / path), CheckOptions(verify_hints=False))
+    pol = r.policy
+    assert pol is not None
+    g = PolicyGraph(pol)
+    for d in r.diagnostics:
+        if d.trace is None:
+            continue
+        ev = _marked(d)
+        shown = {e.edge for e in d.trace.events}
+        blamed = [n.removeprefix("region ") for n in d.edges]
+        assert ev.edge in blamed, (d.code, ev.edge, d.edges)
+        assert set(blamed) <= shown, (d.code, d.edges, shown)
+        if ev.time is None or not g.is_acyclic():
+            continue
+        v = pol.edge(ev.edge).eid
+        told = {e.name for e in pol.edges if set(e.notifies) & set(blamed) and g.hb_before(e.eid, v)}
+        assert told <= shown, (d.code, told, shown)
+        if d.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002):
+            # a race marks the second start of the overlapping pair
+            starts = {e.edge: e.time for e in d.trace.events if e.kind in ("start", "map") and e.edge in blamed}
+            assert ev.time == max(starts.values()), (d.code, starts, ev)
+
+
+def test_a_notification_sent_too_early_is_in_the_race_trace() -> None:
+    """The reader waits for a completion posted after the first of four copies: the race with
+    the second copy shows that completion, the HB chain the reader trusted."""
+    d = _one(check(str(ROOT / "corpus/ordering/fail/notify-batch-in-flight.fx")).diagnostics, "FX-ORD-002")
+    assert {ev.edge for ev in d.trace.events} == {"copy[1]", "attn", "done"}
+    assert (_marked(d).edge, _marked(d).kind) == ("attn", "start") and list(d.edges) == ["copy[1]", "attn"]
+
+
+def test_a_read_of_unwritten_bytes_blames_the_read_alone(tmp_path: Path) -> None:
+    """FX-INIT-001 marks the read, and its fingerprint stays when another writer of the bytes
+    that are written appears (the writers explain; the read breaks the rule)."""
+    base = (ROOT / "corpus/ordering/fail/short-copy-read-whole.fx").read_text()
+    d0 = _one(_check(tmp_path, "a", base), "FX-INIT-001")
+    assert list(d0.edges) == ["send"] and (_marked(d0).edge, _marked(d0).kind) == ("send", "start")
+    more = base.rstrip().rstrip("}") + "  edge again: move kv_data -> stage[0, +32 KiB] by gpu0.copy_done after copy\n}\n"
+    more = more.replace("by dpu0.tx after copy", "by dpu0.tx after again")
+    d1 = _one(_check(tmp_path, "b", more), "FX-INIT-001")
+    assert fingerprint(d1) == fingerprint(d0)
+
+
+def test_region_level_findings_have_distinct_fingerprints(tmp_path: Path) -> None:
+    """Two overlaps of regions in one policy are two findings: their regions key them."""
+    text = _REGIONS.replace("alias_set sb = [b]", "alias_set sb = [b]\nregion c in hbm0 at 0x1010_0000 size 1 MiB owner gpu0")
+    diags = [d for d in _check(tmp_path, "c", text) if d.code == "FX-ALIAS-001"]
+    assert sorted(tuple(d.edges) for d in diags) == [("region a", "region b"), ("region b", "region c")]
+    assert len({fingerprint(d) for d in diags}) == 2

@@ -1,7 +1,8 @@
 """Serialising results: ``CheckResult`` <-> plain JSON-ready records, for the result cache and
 the worker processes of ``--jobs``.
 
-Takes a ``CheckResult`` (with its diagnostics, traces, outcomes and refutations) and produces
+Takes a ``CheckResult`` (with its diagnostics, traces, outcomes, refutations and the fixes its
+hints verified, as ``edits.records``) and produces
 nested dicts, lists, strings and numbers that ``json`` can write; and back. The record keeps
 everything the renderers and the lowering use, and leaves out the resolved ``Policy``
 (``result.policy`` is ``None`` after a round trip). Source texts are not in the record: the caller
@@ -19,12 +20,13 @@ from typing import Any
 
 from fxverify.diagnostics.codes import Severity, lookup_strict
 from fxverify.diagnostics.model import Diagnostic, Label, Trace, TraceEvent
+from fxverify.edits.records import from_record, to_record
 from fxverify.obligations.witness import Witness
-from fxverify.result import CheckResult, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, HintCheck, Outcome, Refutation, Verdict
 from fxverify.source import SourceMap, Span
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
-RECORD_VERSION = 4
+RECORD_VERSION = 5
 
 
 def _span(s: Span) -> list:
@@ -107,6 +109,7 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
             "counts": {fam: dict(c) for fam, c in r.counts().items()},
             "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics],
             "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations],
+            "hints": {k: [c.status, [to_record(o) for o in c.shown], c.tried] for k, c in r.hints.items()},
             **({"certified": [r.certified, r.certify_rejected]} if r.certified is not None else {})}
 
 
@@ -152,8 +155,9 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
     refutations = [Refutation(str(k), lookup_strict(c), tuple(int(e) for e in edges), _unwitness(w))
                    for k, c, edges, w in v["refutations"]]
     certified = v.get("certified")
+    hints = {str(k): HintCheck(str(st), tuple(from_record(o) for o in shown), int(n)) for k, (st, shown, n) in v["hints"].items()}
     return CheckResult(v["path"], None, sources, outcomes=_Outcomes(str(v["keys"]), v["kinds"], ids),
                        diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]], refutations=refutations,
                        solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts,
                        certified=None if certified is None else int(certified[0]),
-                       certify_rejected=0 if certified is None else int(certified[1]))
+                       certify_rejected=0 if certified is None else int(certified[1]), hints=hints)

@@ -1,33 +1,33 @@
 """Code actions: a finding's verified hint as a text edit of the policy.
 
-Takes a refutation ``Diagnostic`` whose hint ``fxverify.hints`` verified (the policy was checked
-again with the hint applied: the finding is gone and none is new), the policy's ``index.Index``
-and its sources; produces ``Fix`` values, each a title and the text edits that write the hint's
-edits into the edge declarations. The edits fxverify expresses as text are the orderings
-``add `after P` to `E``` (``hints.parse``): ``, P`` is appended to the edge's ``after`` clause, or
-`` after P`` inserted after its ``by DEV.HOOK``.
+Takes a refutation ``Diagnostic``, what verifying its hint found (``result.HintCheck``: the
+options ``fxverify.hints`` applied and checked again, the finding gone and none new), the
+policy's ``index.Index`` and its sources; produces ``Fix`` values, each a title and the text edits
+that write the verified edits into the edge declarations. The edits are the objects that were
+checked, never read back from the hint's words. The edits fxverify writes as text are orderings
+(``edits.After``, ``edits.FamilyAfter``): ``, P`` is appended to the edge's ``after`` clause, or `` after P`` inserted
+after its ``by DEV.HOOK``; a fix with any other edit is not offered (applied in part, it is not
+the fix that was verified).
 
 An edit to a plain edge writes exactly the ordering the hint verified. An edit to one instance of
 an edge family (``spill[3]``) can only be written on the family's declaration, where it holds for
 every instance; the predecessor is then written with the family's index variables
 (``after attn[l]`` for ``attn[3]`` when ``l`` is 3 at ``spill[3]``), and such a fix is offered only
-once the edited text itself has been checked again (``Fix.needs_check``). Emits no diagnostics.
+once the edited text itself has been checked again (``Fix.needs_check``); a ``FamilyAfter`` was
+verified in the form it is written and needs no such check. Emits no diagnostics.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
-from fxverify import ast, hints
+from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import After, FamilyAfter, generalise
 from fxverify.lsp.index import Index
-from fxverify.result import CheckResult, Verdict
+from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.source import SourceMap, Span
-
-_INSTANCE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[-?\d+\])*)$")
-
 
 @dataclass(frozen=True)
 class TextEdit:
@@ -49,87 +49,65 @@ class Fix:
     needs_check: bool = False
 
 
-def verified(d: Diagnostic) -> bool:
-    """True when ``d``'s hint carries the status of a verified hint (``hints.VERIFIED``)."""
-    return d.help is not None and d.help.endswith(f"({hints.VERIFIED})")
+def verified(check: HintCheck | None) -> bool:
+    """True when a hint's check found a fix (one option, or a pair of them)."""
+    return check is not None and check.status in ("verified", "pair") and bool(check.shown)
 
 
-def fix_of(d: Diagnostic, idx: Index) -> Fix | None:
-    """The fix that writes ``d``'s verified hint into the policy text, or ``None`` when the hint
-    is not verified, asks for an edit that is not an ordering, or names an edge whose declaration
-    is not in the index."""
-    if not verified(d) or idx.policy is None:
+def fix_of(d: Diagnostic, idx: Index, check: HintCheck | None) -> Fix | None:
+    """The fix that writes the verified edits of ``d`` (``check``: ``CheckResult.hints`` of its
+    obligation) into the policy text: the first verified option that is all orderings, or a
+    verified pair when both are; ``None`` when nothing verified is made only of orderings, or an
+    edge's declaration is not in the index."""
+    if not verified(check) or idx.policy is None:
         return None
-    edits = hints.parse(d.help or "")
-    if not edits or not all(isinstance(ed, hints.After) for ed in edits):
+    assert check is not None  # INVARIANT: verified() checked it
+    groups = [check.shown] if check.status == "pair" else [(o,) for o in check.shown]
+    chosen = next((g for g in groups if all(isinstance(e, (After, FamilyAfter)) for o in g for e in o.edits)), None)
+    if chosen is None:
         return None  # the verified edit holds only as a whole: one fxverify cannot write as text spoils it
+    eds = [e for o in chosen for e in o.edits if isinstance(e, (After, FamilyAfter))]
     out: list[TextEdit] = []
     general = False
-    for ed in edits:
-        made = _after_edit(idx, ed)
-        if made is None:
-            return None
-        edit, family = made
-        out.append(edit)
-        general |= family
-    title = "Apply the verified hint: " + "; ".join(ed.text() for ed in edits)
+    for ed in eds:
+        for pred in ed.preds if isinstance(ed, After) else (ed.origin,):
+            made = _after_edit(idx, ed.edge, pred, ed.pred() if isinstance(ed, FamilyAfter) else None)
+            if made is None:
+                return None
+            edit, family = made
+            out.append(edit)
+            # A family form was verified as written: only a generalised instance ordering needs a check.
+            general |= family and isinstance(ed, After)
+    title = "Apply the verified hint: " + "; ".join(ed.text() for ed in eds)
     return Fix(title, tuple(_merge(out)), d, general)
 
 
-def _after_edit(idx: Index, ed: hints.After) -> tuple[TextEdit, bool] | None:
-    """The text edit adding ``after ed.pred`` to the declaration of edge ``ed.edge``, and whether
-    it is written on a family (generalised)."""
+def _after_edit(idx: Index, edge: str, pred: str, written: str | None = None) -> tuple[TextEdit, bool] | None:
+    """The text edit adding ``after pred`` to the declaration of edge instance ``edge``, and
+    whether it is written on a family (generalised). ``written``: the predecessor as the
+    declaration writes it when a verified ``edits.FamilyAfter`` says so (no generalising)."""
     pol = idx.policy
     assert pol is not None
-    if not pol.has("edge", ed.edge) or not pol.has("edge", ed.pred):
+    if not pol.has("edge", edge) or not pol.has("edge", pred):
         return None
-    e = pol.edge(ed.edge)
+    e = pol.edge(edge)
     decl = idx.edge_decls.get(e.span)
     if decl is None:
         return None
-    pred = ed.pred
     family = bool(decl.indices)
-    if family:
-        pred = _generalise(decl, e.name, ed.pred)
-        if pred is None:
+    if written is not None:
+        pred = written
+    elif family:
+        general = generalise(tuple(ix.name if isinstance(ix, ast.Var) else "" for ix in decl.indices), e.name, pred)
+        if general is None:
             return None
+        pred = general
     after = next((c for c in decl.clauses if isinstance(c, ast.AfterClause) and not c.notifies), None)
     if after is not None:
         end = after.refs[-1].span.end
         return TextEdit(Span(decl.span.file, end, end), f", {pred}"), family
     end = decl.hook.span.end
     return TextEdit(Span(decl.span.file, end, end), f" after {pred}"), family
-
-
-def _values(name: str) -> tuple[str, list[int]] | None:
-    m = _INSTANCE.match(name)
-    if m is None:
-        return None
-    return m.group(1), [int(x) for x in re.findall(r"-?\d+", m.group(2))]
-
-
-def _generalise(decl: ast.EdgeDecl, instance: str, pred: str) -> str | None:
-    """``pred`` written with the index variables of the family ``decl``, as seen from its
-    instance ``instance``: an index equal to the value a plain variable index has at
-    ``instance`` becomes that variable, another one becomes ``VAR + d`` when the family has a
-    single variable index, else it stays a number."""
-    mine, theirs = _values(instance), _values(pred)
-    if mine is None or theirs is None or len(mine[1]) != len(decl.indices):
-        return None
-    env = {ix.name: v for ix, v in zip(decl.indices, mine[1]) if isinstance(ix, ast.Var)}
-    if not theirs[1]:
-        return theirs[0]
-    parts = []
-    for v in theirs[1]:
-        same = next((n for n, x in env.items() if x == v), None)
-        if same is not None:
-            parts.append(same)
-        elif len(env) == 1:
-            n, x = next(iter(env.items()))
-            parts.append(f"{n} + {v - x}" if v > x else f"{n} - {x - v}")
-        else:
-            parts.append(str(v))
-    return f"{theirs[0]}[{', '.join(parts)}]"
 
 
 def _merge(edits: list[TextEdit]) -> list[TextEdit]:

@@ -253,7 +253,7 @@ class FxLanguageServer(LanguageServer):
         out, family = [], 0
         loop = asyncio.get_running_loop()
         for d in result.diagnostics:
-            fix = actions.fix_of(d, a.index)
+            fix = actions.fix_of(d, a.index, result.hints.get(d.obligation))
             if fix is None:
                 continue
             if fix.needs_check:

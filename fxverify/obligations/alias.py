@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, InPlaceForm, Interval
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import EdgeAlias, Hint, JoinAlias, MoveRegion, clipped, hint, narrow
 from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
 from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import Facts, member
@@ -77,9 +78,13 @@ class AliasOverlap(_TwoFootprints):
     def why(self, w: Witness) -> str:
         return "footprints in different alias sets are promised disjoint (like C `restrict`)"
 
-    def fix(self, w: Witness) -> str:
-        return (f"put both footprints in one alias set, or change the offsets or strides so that "
-                f"`{self.name(self.edges[1])}` misses {w.address:#x}")
+    def fix(self, w: Witness) -> Hint:
+        """Both footprints in one declared alias set: the second edge in the first's, or the
+        reverse (new offsets or strides are the author's to choose: no edit)."""
+        a, b = self.edges
+        declared = {x.name for x in self.ctx.policy.alias_sets}
+        return hint(EdgeAlias(self.name(b), self.sa) if self.sa in declared else None,
+                    EdgeAlias(self.name(a), self.sb) if self.sb in declared else None)
 
 
 class RegionOverlap(_TwoFootprints):
@@ -106,8 +111,14 @@ class RegionOverlap(_TwoFootprints):
     def why(self, w: Witness) -> str:
         return "regions may overlap only inside one alias set"
 
-    def fix(self, w: Witness) -> str:
-        return f"move `{self.rb.name}` past {self.ra.end:#x}, or declare `alias_set` containing both"
+    def fix(self, w: Witness) -> Hint:
+        """The second region placed right after the first, or both in one alias set."""
+        ra, rb = self.ra, self.rb
+        if rb.alias_set is None:
+            join = JoinAlias(ra.name, rb.name, ra.alias_set or f"{ra.family}_{rb.family}")
+        else:
+            join = JoinAlias(rb.name, ra.name, rb.alias_set) if ra.alias_set is None else None
+        return hint(MoveRegion(rb.name, ra.end), join)
 
 
 class InPlace(_TwoFootprints):
@@ -167,8 +178,16 @@ class InPlace(_TwoFootprints):
     def why(self, w: Witness) -> str:
         return self.rule
 
-    def fix(self, w: Witness) -> str:
-        return "use a separate destination buffer, or place the source at the rank's own offset"
+    def fix(self, w: Witness) -> Hint:
+        """An in-place gather's send buffer placed at the rank's own slot of the destination (its
+        region moved so the source lands there); a separate buffer is the author's to add."""
+        e = self.ctx.edge(self.edges[0])
+        gather = next((t for t in e.transforms if isinstance(t, Gather) and t.rank is not None), None)
+        if gather is None or e.src is None or e.dst is None:
+            return hint()
+        r = self.ctx.policy.region(e.src.region)
+        want = e.dst.base + (gather.rank or 0) * e.src.nbytes
+        return hint(MoveRegion(r.name, want - (e.src.base - r.base)))
 
 
 def _in_place_rule(e: Edge) -> tuple[bool, str]:
@@ -226,8 +245,11 @@ class Bounds(Obligation):
         return (f"region `{self.region.name}` spans [{self.region.base:#x}, {self.region.end:#x}); every byte "
                 f"base + k*stride + o of a footprint must lie inside it")
 
-    def fix(self, w: Witness) -> str:
-        return "shrink the count or length, or check the index arithmetic for negative or sentinel indices"
+    def fix(self, w: Witness) -> Hint:
+        """The footprint cut back to its region's end; one that starts outside its region (a
+        wrong, negative or sentinel index) gets no edit."""
+        cut = clipped(self.fp, self.region)
+        return hint(narrow(self.ctx.policy, self.ctx.edge(self.edges[0]), self.pos, cut) if cut else None)
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

@@ -26,6 +26,7 @@ import networkx as nx
 from fxverify.certificate import Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint
 from fxverify.graph import PolicyGraph, by_region_uses
 from fxverify.ir import Access, AccessMode, Edge, Footprint, Handoff, Policy
 from fxverify.obligations.encode import finish, start
@@ -321,9 +322,11 @@ class Obligation(ABC):
         """The rule that the witness breaks, in one sentence."""
         return ""
 
-    def fix(self, w: Witness) -> str:
-        """A fix hint naming the missing ordering, owner or size."""
-        return ""
+    def fix(self, w: Witness) -> Hint:
+        """The fix hint: options of edits (``fxverify.edits``) that name the missing ordering,
+        owner or size, each written and applied as the same object; ``fxverify.hints`` shows
+        only those that discharge the finding when applied. Default: none."""
+        return Hint()
 
     def culprits(self) -> tuple[int, ...]:
         """The edges the finding blames, in role order: those whose events break the rule and the
@@ -348,7 +351,8 @@ class Obligation(ABC):
         matter (the message sent too early after a posted write; the other writers of a map
         entry): ascending ids. Default: the inner edges of a shortest HB path between each two
         HB-ordered primary edges (one chain, not every edge between them, so a trace stays short;
-        the query's model times them, as they are ``relevant_edges``)."""
+        the query's model times them, as they are ``relevant_edges``), and what the violating
+        edge waited for (``waited_for``)."""
         if self.schedule_free:
             return ()
         g, prim = self.ctx.graph, sorted(set(self.edges))
@@ -357,7 +361,22 @@ class Obligation(ABC):
             for b in prim:
                 if a != b and g.hb_before(a, b):
                     out.update(nx.shortest_path(g.hb, a, b)[1:-1])
+        step = self.violating(w) if w.schedule and g.is_acyclic() else None
+        if step is not None:
+            out.update(self.waited_for(step.edge))
         return tuple(sorted(out - set(prim)))
+
+    def waited_for(self, v: int) -> list[int]:
+        """What violating edge ``v`` waited for, that a trace shows: every edge HB-before ``v``
+        that reports a primary edge complete (``notifies``: the notification sent too early),
+        then ``v``'s other immediate HB predecessors (the message, flush or stream step it
+        started right after), at most three in all, by id."""
+        g, pol = self.ctx.graph, self.ctx.policy
+        prim = set(self.edges)
+        names = {pol.edges[e].name for e in prim}
+        told = [e.eid for e in pol.edges if e.eid not in prim and set(e.notifies) & names and g.hb_before(e.eid, v)]
+        preds = sorted(p for p in g.hb.predecessors(v) if p not in prim and p not in told)
+        return (sorted(told) + preds)[:3]
 
     def trace_regions(self) -> tuple[str, ...]:
         """Regions a finding about regions rather than edges shows in its trace (one ``region``

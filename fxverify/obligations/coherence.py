@@ -34,6 +34,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, Ordered, WrittenBack
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint, Invalidate, Writeback, after, hint
 from fxverify.ir import AccessMode, Footprint
 from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import (
@@ -336,24 +337,29 @@ class NonCoherentRead(Obligation):
         return ("without cross-host coherence a store reaches another host only through memory: the writer's "
                 "write-back (flush and fence), then the reader's invalidate, then the read")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The invalidate after the write-back it must follow; else the step the witness lacks: a
+        write-back by the writer and an invalidate by the reader of the regions they access (the
+        read comes after the write, which orders them)."""
         a, b = self.edges[:2]
         sa, sb = self._sides(w)
-        ref = self.acc_w.footprint.region
+        A, B = self.ctx.edge(a).device, self.ctx.edge(b).device
         if w.values.get("missing") == "order":
-            x, y = w.values["writeback"], w.values["invalidate"]
-            if sb == MEMORY:
-                return f"order the write-back before the read: add `after {x}` to `{self.name(b)}`"
-            return (f"order the write-back before the invalidate: add `after {x}` to `{y}`" if x != y
-                    else f"split `{x}`'s write-back and invalidate into edges ordered one after the other")
+            x, y = str(w.values["writeback"]), str(w.values["invalidate"])
+            if sb == MEMORY:  # the reader reads the memory itself: the write-back must precede it
+                return hint(after(self.name(b), x))
+            return hint(after(y, x) if x != y else None)
+        # A side that is the cache of a host the DMA engine sits behind needs an edge of that
+        # host, which no single clause edit adds: no edit then.
+        inv = Invalidate(self.name(b), self.acc_r.footprint.region) if sb == B else None
+        wb = Writeback(self.name(a), self.acc_w.footprint.region) if sa == A else None
         if sa == MEMORY:
-            where = f"`{self.name(b)}`" if sb == self.ctx.edge(b).device else f"an edge of `{sb}` before `{self.name(b)}`"
-            return f"add `invalidate {ref}` to {where}, after `{self.name(a)}` has finished"
+            return hint(inv)
         if sb == MEMORY:
-            where = f"`{self.name(a)}`" if sa == self.ctx.edge(a).device else f"an edge of `{sa}` after `{self.name(a)}`"
-            return f"add `writeback {ref}` to {where}, ordered before `{self.name(b)}`"
-        return (f"add `writeback {ref}` to `{self.name(a)}` and `invalidate {ref}` to `{self.name(b)}` "
-                f"(ordered after it), or edges that do so between them")
+            return hint(wb)
+        if w.values.get("missing") == "invalidate":
+            return hint(inv)
+        return hint((wb, inv) if wb is not None and inv is not None else None)
 
 
 class EarlyNotify(Obligation):
@@ -397,9 +403,13 @@ class EarlyNotify(Obligation):
         return ("a notification carries happens-before only from transfers that have completed: a consumer "
                 "ordered after it may read bytes the transfer has not delivered yet")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """Order the notification after every transfer it reports that may still be in flight
+        (one ``after`` for the whole batch: ordering it after one leaves the others racing)."""
         t, n = self.edges
-        return f"add `after {self.name(t)}` to `{self.name(n)}`"
+        g, pol = self.ctx.graph, self.ctx.policy
+        late = [x for x in dict.fromkeys([t] + [pol.edge(m).eid for m in self.ctx.edge(n).notifies]) if not g.hb_before(x, n)]
+        return hint(after(self.name(n), *[self.name(x) for x in late]))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

@@ -30,7 +30,8 @@ from dataclasses import replace
 from fxverify.certificate import DefinedCover, Evidence, WriteBefore
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.ir import Access, AccessMode, Footprint, Region
+from fxverify.edits import Edit, Hint, Init, Option, SetAction, Swap, Widen, after, hint, narrow
+from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives
@@ -258,6 +259,11 @@ class Unwritten(Obligation):
         rest = tuple(dict.fromkeys(a for a, _lo, _hi in self.allocs if a != u and a not in ids))
         super().__init__(ctx, (u, *ids, *rest), f"{self.code}:{eu.name}#{pos}", eu.span, related)
 
+    def culprits(self) -> tuple[int, ...]:
+        """The read: a byte read before any write defines it is the read's fault to name; the
+        writers and allocations only explain it."""
+        return self.edges[:1]
+
     def _before(self) -> list[tuple[int, int]]:
         g, u = self.ctx.graph, self.edges[0]
         return [(w, pw) for w, pw in self.ws if g.hb_before(w, u)]
@@ -270,14 +276,20 @@ class Unwritten(Obligation):
         return [(lo, hi) for a, lo, hi in self.allocs
                 if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
 
-    def _covered(self) -> bool:
+    def _pieces(self) -> list[Footprint | tuple[int, int]]:
+        """The bytes defined before the read in every schedule (``first_gap`` pieces): the
+        ``init`` ranges and what the writes HB-before it define, each less what an ``alloc`` may
+        make stale."""
         stale = self._kills(None)
-        pieces: list = [p for lo, hi, _ in self.inits for p in clip((lo, hi), stale)]
+        pieces: list[Footprint | tuple[int, int]] = [p for lo, hi, _ in self.inits for p in clip((lo, hi), stale)]
         for w, _pw in self._before():
             stale = self._kills(w)
             pieces += [p for fp in self.ctx.edge(w).defines() for p in clip(fp, stale)]
+        return pieces
+
+    def _covered(self) -> bool:
         try:
-            return first_gap(self.fp, pieces) is None
+            return first_gap(self.fp, self._pieces()) is None
         except OverflowError:
             return False
 
@@ -361,19 +373,103 @@ class Unwritten(Obligation):
         return ("every byte a read touches must be written by an edge that happens-before it in the same allocation, "
                 "or lie in a region or space declared `init` (loaded before the flow, and before any `alloc` of it)")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """Order the read after a write that may finish late; run a write that a direct ``after``
+        puts after the read before it instead (swap them); else make a reduction into bytes no
+        one wrote a plain move (the first contribution); move a multi-part layout whole
+        (each move of one part, back along the moves that fed its source), or shrink the read to
+        the bytes written before it, or, for a region no edge writes and no written layout
+        shares, declare it ``init``."""
         u, g = self.edges[0], self.ctx.graph
-        stale = self._stale(w)
-        where = f"`{w.values['region']}`" if "region" in w.values else f"`{self.fp.space}`"
-        if stale is not None:
-            return (f"write byte {w.address:#x} of {where} after `{self.name(stale[1])}` allocates it and before "
-                    f"`{self.name(u)}` reads it: a reused block holds the previous allocation's bytes")
-        late = [x for x, px in self.ws if w.address is not None and not g.hb_before(x, u) and not g.hb_before(u, x)
-                and any(fp.contains(w.address) for fp in self.ctx.edge(x).defines())]
+        if w.address is None:
+            return hint()
+        defining = [x for x, _px in self.ws if any(fp.contains(w.address) for fp in self.ctx.edge(x).defines())]
+        swaps = [Swap(self.name(u), self.name(x)) for x in dict.fromkeys(defining) if self.name(u) in self.ctx.edge(x).after]
+        if self._stale(w) is not None:
+            return hint(*swaps)
+        late = [x for x in defining if not g.hb_before(x, u) and not g.hb_before(u, x)]
         if late:
-            return f"add `after {self.name(late[0])}` to `{self.name(u)}`: that write may finish after the read starts"
-        return (f"write byte {w.address:#x} of {where} on an edge that happens-before `{self.name(u)}` (move every part "
-                f"of the layout, or shrink the read to what was written), or declare {where} `init` if it is loaded before the flow")
+            why = "that write may finish after the read starts" if len(late) == 1 else "those writes may finish after the read starts"
+            return hint(Option((after(self.name(u), *[self.name(x) for x in dict.fromkeys(late)]),), why), *swaps)
+        shrunk = self._shrunk()
+        needs = f"only if `{self.name(u)}` needs no more than the bytes written before it"
+        eu = self.ctx.edge(u)
+        first = (Option((SetAction(eu.name, None),), "the first contribution initialises the bytes")
+                 if eu.accesses()[self.pos].mode is AccessMode.REDUCE else None)
+        return hint(*swaps, first, *self._widened(w.address), Option((shrunk,), needs) if shrunk else None,
+                    self._declared(w))
+
+    def _widened(self, addr: int) -> list[tuple[Edit, ...]]:
+        """For a writer that moves one part of a layout into regions that also hold ``addr``: the
+        move made whole (``_widen``), ordered before the read when it is not."""
+        pol, u, out = self.ctx.policy, self.edges[0], []
+        for x in dict.fromkeys(x for x, _ in self.ws):
+            ex = self.ctx.edge(x)
+            if ex.action is not EdgeAction.MOVE or ex.src is None or ex.dst is None:
+                continue
+            for d in sorted((r for r in pol.regions if r.space == ex.dst.space and r.base <= min(ex.dst.lo, addr)
+                             and max(ex.dst.hi, addr + 1) <= r.end and r.name != ex.dst.region), key=lambda r: r.size):
+                whole = self._widen(x, d, 0)
+                if whole:
+                    order = () if self.ctx.graph.hb_before(x, u) else (after(self.name(u), ex.name),)
+                    out.append(whole + order)
+                    break
+        return out[:2]
+
+    def _widen(self, x: int, d: Region, depth: int) -> tuple[Edit, ...]:
+        """``Widen`` of move ``x`` into all of ``d`` from the region of ``d``'s shape around its
+        source, and (up to four moves back) of each move that fills only part of that region;
+        ``()`` when no source region has ``d``'s shape."""
+        pol, ex = self.ctx.policy, self.ctx.edge(x)
+        assert ex.src is not None and ex.dst is not None  # INVARIANT: called for moves
+        off = ex.dst.lo - d.base
+        s = next((r for r in pol.regions if r.space == ex.src.space and r.size == d.size and r.base == ex.src.lo - off
+                  and ex.src.hi <= r.end and r.name != ex.src.region), None)
+        if s is None:
+            return ()
+        out: tuple[Edit, ...] = (Widen(ex.name, s.name, d.name),)
+        if depth < 3:
+            for y in pol.edges:
+                if (y.eid != x and y.action is EdgeAction.MOVE and y.src is not None and y.dst is not None
+                        and y.dst.space == s.space and s.base <= y.dst.lo and y.dst.hi <= s.end
+                        and (y.dst.lo, y.dst.hi) != (s.base, s.end)):
+                    out += self._widen(y.eid, s, depth + 1)
+        return out
+
+    def _shrunk(self) -> Edit | None:
+        """``Narrow`` of the read to the prefix of its bytes that writes HB-before it (and
+        ``init``) define, when it is contiguous, that prefix is not empty, and the first byte
+        left out lies in no declared region smaller than the one read through (a part of a
+        layout, a layer of a family: bytes someone meant to write, which the read needs)."""
+        fp = self.fp
+        if not fp.contiguous:
+            return None
+        try:
+            gap = first_gap(fp, self._pieces())
+        except OverflowError:
+            return None
+        if gap is None or gap <= fp.lo:
+            return None
+        mine = self.ctx.policy.region(fp.region)
+        if any(r.space == fp.space and r.base <= gap < r.end and r.size < mine.size for r in self.ctx.policy.regions):
+            return None
+        return narrow(self.ctx.policy, self.ctx.edge(self.edges[0]), self.pos,
+                      replace(fp, elem=gap - fp.lo, stride=gap - fp.lo, count=1))
+
+    def _declared(self, w: Witness) -> Option | None:
+        """``Init`` of the read byte's region family, when no edge writes a byte of the family or
+        of a region that shares bytes with it (a part of a written layout is moved, not loaded)."""
+        name = w.values.get("region")
+        if not isinstance(name, str):
+            return None
+        pol = self.ctx.policy
+        fam = [r for r in pol.regions if r.family == pol.region(name).family]
+        near = [r for r in pol.regions if any(r.space == f.space and r.base < f.end and f.base < r.end for f in fam)]
+        for e in pol.edges:
+            for a in e.accesses():
+                if writes(a) and any(a.footprint.space == r.space and a.footprint.meets(r.base, r.end) for r in near):
+                    return None
+        return Option((Init(fam[0].family),), "if its bytes are loaded before the flow")
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

@@ -14,12 +14,14 @@ from collections.abc import Iterator
 from fxverify.certificate import DeclaredHook, Evidence, LinkEndpoint
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
+from fxverify.edits import AddLink, DeclareHook, Drive, Hint, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.fabric import CutObligation
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import eq, int_var, not_, or_
+from fxverify.vocab import DeviceKind
 
 
 class NoPath(CutObligation):
@@ -40,8 +42,15 @@ class NoPath(CutObligation):
         reach = ", ".join(f"`{d}`" for d in sorted(self.reachable_from(src)))
         return f"the devices reachable from `{src}` are {{{reach}}}, which leaves out `{w.values.get('to')}`"
 
-    def fix(self, w: Witness) -> str:
-        return f"declare a `link` that joins `{w.values.get('from')}` to `{w.values.get('to')}`, or drive the edge from a device on the path"
+    def fix(self, w: Witness) -> Hint:
+        """A link across the cut, or the edge driven from its source's or its destination's
+        device (at a hook of the same name when that device declares one)."""
+        a, b = str(w.values.get("from")), str(w.values.get("to"))
+        pol, e = self.ctx.policy, self.ctx.edge(self.edges[0])
+        kinds = {pol.device(a).kind, pol.device(b).kind}
+        link = AddLink(a, b, "cxl" if kinds & {DeviceKind.CXL_MEM, DeviceKind.CXL_SWITCH} else "pcie")
+        drivers = [drive(pol, e.name, d, e.hook) for d in dict.fromkeys((self.src_dev, self.dst_dev)) if d != e.device]
+        return hint(link, *drivers)
 
 
 class UndeclaredHook(Obligation):
@@ -80,10 +89,11 @@ class UndeclaredHook(Obligation):
         hooks = ", ".join(self.dev.hooks) or "none"
         return f"`{self.dev.name}` declares hooks [{hooks}]; a policy program can run only at a declared hook"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The declared hook of the nearest name, or the hook declared on the device."""
         e = self.ctx.edge(self.edges[0])
         near = nearest(e.hook, self.dev.hooks)
-        return f"did you mean `{e.device}.{near}`?" if near else f"add `{e.hook}` to the hooks of `{e.device}`"
+        return hint(Drive(e.name, e.device, near) if near else None, DeclareHook(e.device, e.hook))
 
 
 class FlushDriver(Obligation):
@@ -119,8 +129,10 @@ class FlushDriver(Obligation):
     def why(self, w: Witness) -> str:
         return f"a flush drains the posted writes queued between `{self.link.a}` and `{self.link.b}`; only they can issue it"
 
-    def fix(self, w: Witness) -> str:
-        return f"drive the flush from a hook on `{self.link.a}` or `{self.link.b}`"
+    def fix(self, w: Witness) -> Hint:
+        """The flush driven from a device at an end of the link."""
+        e = self.ctx.edge(self.edges[0])
+        return hint(*[drive(self.ctx.policy, e.name, d, e.hook) for d in (self.link.a, self.link.b)])
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

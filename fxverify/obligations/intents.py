@@ -18,6 +18,7 @@ from collections.abc import Iterator
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import DropExpected, Hint, Option, SetAction, Swap, after, hint
 from fxverify.ir import AccessMode, Edge, Footprint, XfKind
 from fxverify.obligations.base import Context, Obligation, meeting_pairs
 from fxverify.obligations.encode import (
@@ -94,9 +95,9 @@ class ExpectedOperator(Obligation):
     def why(self, w: Witness) -> str:
         return "every producer of an expected accumulation combines with the declared operator (or initialises it)"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         c, p = self.edges
-        return f"make `{self.name(p)}` a `reduce({self.want})`, or drop it from `expects` on `{self.name(c)}`"
+        return hint(SetAction(self.name(p), self.want), DropExpected(self.name(c), self.name(p)))
 
 
 class LateContribution(Obligation):
@@ -136,9 +137,9 @@ class LateContribution(Obligation):
     def why(self, w: Witness) -> str:
         return "a consumer that expects an accumulation must run after every contribution"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         p, c = self.edges
-        return f"add `after {self.name(p)}` to `{self.name(c)}`"
+        return hint(after(self.name(c), self.name(p)))
 
 
 class OverwrittenContribution(Obligation):
@@ -184,10 +185,14 @@ class OverwrittenContribution(Obligation):
     def why(self, w: Witness) -> str:
         return "a plain write between a contribution and the consumer that expects the accumulation discards it"
 
-    def fix(self, w: Witness) -> str:
-        c = self.ctx.edge(self.edges[2])
-        op = c.expects.op if c.expects is not None else "sum"
-        return f"make `{self.name(self.edges[1])}` a `reduce({op})`, or order it before `{self.name(self.edges[0])}`"
+    def fix(self, w: Witness) -> Hint:
+        """The plain write made a contribution, or ordered before the one it overwrites (when
+        nothing orders it after)."""
+        p, wr, c = self.edges
+        ec = self.ctx.edge(c)
+        op = ec.expects.op if ec.expects is not None else "sum"
+        first = None if self.ctx.graph.hb_before(p, wr) else after(self.name(p), self.name(wr))
+        return hint(SetAction(self.name(wr), op), first)
 
 
 class StaleChecksum(Obligation):
@@ -236,9 +241,16 @@ class StaleChecksum(Obligation):
     def why(self, w: Witness) -> str:
         return "a checksum must be taken over final bytes: a later write makes it describe bytes that are gone"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The checksum after the write (swapped with it when a direct ``after`` orders it before):
+        checksum once the last write has landed."""
         c, wr = self.edges[:2]
-        return f"add `after {self.name(wr)}` to `{self.name(c)}` (checksum once the last write has landed)"
+        why = "checksum once the last write has landed"
+        if self.ctx.graph.hb_before(c, wr):
+            if self.name(c) not in self.ctx.edge(wr).after:
+                return hint()
+            return hint(Option((Swap(self.name(c), self.name(wr)),), why))
+        return hint(Option((after(self.name(c), self.name(wr)),), why))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

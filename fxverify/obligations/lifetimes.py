@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Step, Witness
@@ -64,6 +65,36 @@ def users(ctx: Context, region: str) -> list[int]:
     rv = {eid for (r, _d), eids in ctx.revokes.items() if r == region for eid in eids}
     out = set(ctx.uses.get(region, ())) | set(hs) | set(ctx.leases.get(region, ())) | rv
     return sorted(out)
+
+
+def allocation(ctx: Context, region: str, u: int) -> frozenset[str] | None:
+    """The allocations of ``region`` that use ``u`` belongs to by happens-before, as the names of
+    the edges whose ``alloc`` opens them (``""``: the initial allocation of a region that starts
+    allocated); ``None`` when HB does not place it (a pooled region with no ``alloc`` before
+    ``u``, or a cyclic HB).
+
+    With ``B`` the lifetime events HB-before ``u``: when a release in ``B`` is followed by no
+    ``alloc`` in ``B`` (``u`` comes after the end of an allocation), the allocations ``u`` may
+    belong to are those opened by an ``alloc`` outside ``B``; else they are the HB-maximal
+    ``alloc``s in ``B`` (one when HB decides it; several when ``u`` follows allocations HB
+    leaves unordered), or the initial one when ``B`` holds no ``alloc``. A fix hint may not
+    change this set except to narrow it (specs/output.md, "Fix hints": same allocation)."""
+    g = ctx.graph
+    if not g.is_acyclic():
+        return None
+    evs = [(x, k) for x, k in events(ctx, region) if x != u]
+    before = [(x, k) for x, k in evs if g.hb_before(x, u)]
+    allocs = [x for x, k in before if k == "alloc"]
+    if any(k == "release" and not any(g.hb_before(x, a) for a in allocs) for x, k in before):
+        return frozenset(ctx.edge(x).name for x, k in evs if k == "alloc" and (x, k) not in before)
+    if not allocs:
+        return None if ctx.policy.region(region).pooled else frozenset({""})
+    return frozenset(ctx.edge(a).name for a in allocs if not any(b != a and g.hb_before(a, b) for b in allocs))
+
+
+def allocations(ctx: Context) -> dict[tuple[str, str], frozenset[str] | None]:
+    """``allocation`` of every use of every region with a lifetime, by ``(region, use's edge name)``."""
+    return {(r, ctx.edge(u).name): allocation(ctx, r, u) for r in lifetime_regions(ctx) for u in users(ctx, r)}
 
 
 def _first_kind(ctx: Context, region: str) -> str:
@@ -198,16 +229,6 @@ class LifetimeOrder(_Lifetime):
         "early-alloc": "`{x}` may allocate `{r}` before `{p}` releases it",
         "early-release": "`{x}` may release `{r}` before `{p}` allocates it",
     }
-    _FIXES = {
-        "unordered": "order the allocations and releases of `{r}` with `after`",
-        "first-alloc": "declare `{r}` `pooled` if it starts in its pool, or release it before `{x}`",
-        "first-release": "allocate `{r}` before `{x}` releases it",
-        "twice-alloc": "release `{r}` between `{p}` and `{x}`",
-        "twice-release": "keep one release of `{r}`: drop the one on `{x}`, or allocate it again between them",
-        "early-alloc": "add `after {p}` to `{x}`",
-        "early-release": "add `after {p}` to `{x}`",
-    }
-
     def message(self, w: Witness) -> str:
         case, x, p, o = self._case()
         return self._MESSAGES[case].format(r=self.region, x=x, p=p, o=o)
@@ -216,9 +237,18 @@ class LifetimeOrder(_Lifetime):
         return ("a region is allocated at most once at a time: each `alloc` must come after the release of the previous "
                 "allocation, and each release after the `alloc` it ends (a pooled region starts unallocated)")
 
-    def fix(self, w: Witness) -> str:
-        case, x, p, o = self._case()
-        return self._FIXES[case].format(r=self.region, x=x, p=p, o=o)
+    def fix(self, w: Witness) -> Hint:
+        """By case: a region allocated first starts in its pool (``pooled``); a second release
+        goes; an early event waits for the one before it. The other cases need an event the
+        policy lacks, so no edit is proposed."""
+        case, x, p, _o = self._case()
+        if case == "first-alloc":
+            return hint(Pooled(self.ctx.policy.region(self.region).family))
+        if case == "twice-release":
+            return hint(DropRelease(x, self.region))
+        if case in ("early-alloc", "early-release"):
+            return hint(after(x, p))
+        return hint()
 
 
 class OutsideAllocation(_Lifetime):
@@ -322,31 +352,34 @@ class OutsideAllocation(_Lifetime):
                 "release that ends it; a use between a release and the next `alloc` touches freed memory, and one "
                 "across an `alloc` touches the next request's data")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The ordering that puts the use inside one allocation: after the first ``alloc`` of a
+        pooled region, the next ``alloc`` after the release it follows, the use before the
+        release, or after the allocation it uses. A use after the last release needs an
+        allocation the policy lacks: no edit."""
         what, x = self._culprit(w)
         u = self.name(self.u)
         g = self.ctx.graph
+        again = "the block is allocated again only once it is released"
         if what == "pooled":
             first = next((a for a, k in self.evs if k == "alloc"), None)
-            return f"add `after {self.name(first)}` to `{u}`" if first is not None else f"allocate `{self.region}` before `{u}`"
+            return hint(after(u, self.name(first)) if first is not None else None)
         if x is None:
-            return f"order `{u}` inside one allocation of `{self.region}` with `after`"
+            return hint()
         late = [a for a, k in self.evs if k == "alloc" and g.is_acyclic() and g.hb_before(a, self.u)
                 and not g.hb_before(x, a) and not g.hb_before(a, x)]
         if late and any(k == "release" for y, k in self.evs if y == x):
-            return f"add `after {self.name(x)}` to `{self.name(late[0])}`: the block is allocated again only once it is released"
+            return hint(Option((after(self.name(late[0]), self.name(x)),), again))
         if g.is_acyclic() and g.hb_before(x, self.u):
             nxt = [a for a, k in self.evs if k == "alloc" and a != self.u and g.is_acyclic() and g.hb_before(x, a)]
-            if nxt:
-                return f"add `after {self.name(nxt[0])}` to `{u}`: it uses the block of the next allocation"
-            return f"`{u}` runs after `{self.name(x)}` frees the block: allocate it again (`alloc {self.region} to DEV`, `after {self.name(x)}`) and order `{u}` after that"
+            return hint(Option((after(u, self.name(nxt[0])),), "it uses the block of the next allocation") if nxt else None)
         if any(k == "release" for y, k in self.evs if y == x):
-            return f"add `after {u}` to `{self.name(x)}`"
+            return hint(after(self.name(x), u))
         pos = next(i for i, (y, _k) in enumerate(self.evs) if y == x)
         prev = self.evs[pos - 1][0] if pos and self.evs[pos - 1][1] == "release" else None
         if prev is not None and g.is_acyclic() and g.hb_before(self.u, prev) and not g.hb_before(prev, x):
-            return f"add `after {self.name(prev)}` to `{self.name(x)}`: the block is allocated again only once it is released"
-        return f"add `after {self.name(x)}` to `{u}`"
+            return hint(Option((after(self.name(x), self.name(prev)),), again))
+        return hint(after(u, self.name(x)))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

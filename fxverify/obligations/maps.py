@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, LocalClass, Ordered, OwnSlot
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Hint, MapClass, MapOpAs, Merge, after, drive, hint
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
@@ -129,8 +130,11 @@ class LocalMap(_MapOb):
     def why(self, w: Witness) -> str:
         return "a `local(dev)` map exists only in the memory of its device"
 
-    def fix(self, w: Witness) -> str:
-        return f"declare `{self.decl.name}` with a shared class (`causal`, `linearizable`), or move the access to `{self.decl.cls.device}`"
+    def fix(self, w: Witness) -> Hint:
+        """A shared class, or the access driven from the map's device."""
+        e = self.ctx.edge(self.edges[0])
+        home = drive(self.ctx.policy, e.name, self.decl.cls.device, e.hook) if self.decl.cls.device else None
+        return hint(MapClass(self.decl.name, ClassKind.CAUSAL), MapClass(self.decl.name, ClassKind.LINEARIZABLE), home)
 
 
 class LostUpdate(_MapOb):
@@ -175,9 +179,15 @@ class LostUpdate(_MapOb):
         merge = self.decl.merge or "none"
         return f"concurrent writes survive only when both are `update`s with a commutative, associative merge (`{self.decl.name}` merges with `{merge}`)"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """One writer at a time (order the writes); a commutative merge only for a counter: both
+        writes ``update`` an integer value and the declared merge is arithmetic. A blind write,
+        a ``device`` value or a ``last``/``first`` merge sets a configuration value, which a sum of
+        two settings would corrupt: it wants one writer at a time."""
         a, b = self.edges
-        return f"use `update` with `merge sum`/`max`, or add `after {self.name(a)}` to `{self.name(b)}`"
+        counter = (self.first.kind is MapOpKind.UPDATE and self.op.kind is MapOpKind.UPDATE
+                   and self.decl.value_type != "device" and self.decl.merge not in ("last", "first"))
+        return hint(after(self.name(b), self.name(a)), Merge(self.decl.name, "sum") if counter else None)
 
 
 class StaleGuard(_MapOb):
@@ -224,11 +234,14 @@ class StaleGuard(_MapOb):
             return "a `causal` map guarantees only writes that happen-before the read"
         return f"a `{self.decl.cls.kind.value}` read sees the writes finished before it, not one still in flight"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The guard after the write (unless it is already), and on an ``eventual`` map a class
+        whose reads see the writes that happen-before them."""
         g_, wr = self.edges
+        order = () if self.ctx.graph.hb_before(wr, g_) else (after(self.name(g_), self.name(wr)),)
         if self.decl.cls.kind is ClassKind.EVENTUAL:
-            return f"declare `{self.decl.name}` `causal` and add `after {self.name(wr)}` to `{self.name(g_)}`"
-        return f"add `after {self.name(wr)}` to `{self.name(g_)}`"
+            return hint((MapClass(self.decl.name, ClassKind.CAUSAL),) + order)
+        return hint(order)
 
 
 class PerDeviceRead(_MapOb):
@@ -283,10 +296,17 @@ class PerDeviceRead(_MapOb):
     def why(self, w: Witness) -> str:
         return "a `per_device` map holds one slot per device; its value is the aggregate of every slot"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The aggregate after the writer; a plain read made an ``aggregate``, after every writer
+        of the entry it does not already follow."""
+        r = self.edges[0]
         if self.op.kind is MapOpKind.AGGREGATE:
-            return f"add `after {self.name(self.edges[1])}` to `{self.name(self.edges[0])}`"
-        return f"use `aggregate {self.decl.name}[{self.op.key}]` on an edge that happens after every writer"
+            return hint(after(self.name(r), self.name(self.edges[1])))
+        g = self.ctx.graph
+        late = [x for x in self.context(w) if x != r and not g.hb_before(x, r) and any(
+            o.map == self.op.map and o.key == self.op.key and o.kind in _WRITES for o in self.ctx.edge(x).map_ops)]
+        agg = MapOpAs(self.name(r), self.decl.name, self.op.key, MapOpKind.AGGREGATE)
+        return hint((agg,) + ((after(self.name(r), *[self.name(x) for x in late]),) if late else ()))
 
 
 class ConstWrite(_MapOb):
@@ -313,10 +333,11 @@ class ConstWrite(_MapOb):
         return ("a `const` map is filled before the flow and loaded read-only for programs; "
                 "no edge may change it, and it has no per-device slots to aggregate")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """An aggregate of a ``const`` map read plainly; a written map given a writable class."""
         if self.op.kind is MapOpKind.AGGREGATE:
-            return f"read it with `map_read {self.decl.name}[{self.op.key}]`"
-        return f"keep what changes during the flow in a writable map, or declare `{self.decl.name}` with a writable class"
+            return hint(MapOpAs(self.name(self.edges[0]), self.decl.name, self.op.key, MapOpKind.READ))
+        return hint(MapClass(self.decl.name, ClassKind.LINEARIZABLE))
 
 
 def _op_id(e: Edge, i: int) -> str:

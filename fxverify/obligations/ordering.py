@@ -18,6 +18,7 @@ import networkx as nx
 from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, SameRequester, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations import coherence, defined, history
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
@@ -71,9 +72,12 @@ class HbCycle(Obligation):
     def why(self, w: Witness) -> str:
         return "each edge must finish before the next one starts, so none of them can ever start"
 
-    def fix(self, w: Witness) -> str:
-        last, first = w.cycle[-1], w.cycle[0]
-        return f"remove `after {self.name(last)}` from `{self.name(first)}`, or reorder the cycle's edges"
+    def fix(self, w: Witness) -> Hint:
+        """Drop one ``after`` of the cycle, the one that closes it first (stream order cannot be
+        dropped this way)."""
+        cyc = list(w.cycle)
+        pairs = [(cyc[i - 1], cyc[i]) for i in range(len(cyc))]
+        return hint(*[DropAfter(self.name(b), self.name(a)) for a, b in pairs if self.name(a) in self.ctx.edge(b).after])
 
 
 class Race(Obligation):
@@ -150,9 +154,9 @@ class Race(Obligation):
         return ("two accesses to the same byte, at least one a write, must be ordered by "
                 "happens-before (after, stream order)")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         a, b = self.edges
-        return f"add `after {self.name(a)}` to `{self.name(b)}`"
+        return hint(after(self.name(b), self.name(a)))
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -274,19 +278,23 @@ class PostedRead(Obligation):
                     "ordered after it only along the same path (PCIe ordering), and this read may take another route")
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """A flush edge between writer and reader; or the writer flushing the link itself (then
+        ordered before the reader); or a route without posted links."""
         a, b = self.edges[:2]
-        hint = f"add an edge `flush {self.link}` after `{self.name(a)}` and add it to `after` of `{self.name(b)}`"
+        ea, eb = self.ctx.edge(a), self.ctx.edge(b)
+        own = (Flush(ea.name, self.link),) + (() if self.ctx.graph.hb_before(a, b) else (after(eb.name, ea.name),))
+        route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
+        # A read-back by the writer's device may instead follow the write's one route (the
+        # same-requester rule), pinned with `via` on the read.
+        same_route = None
         if self._read_back():
-            g, ew, er = self.ctx.graph, self.ctx.edge(a), self.ctx.edge(b)
-            route = g.single_route(ew)
-            ends_w, ends_r = g.transfer_endpoints(ew), g.transfer_endpoints(er)
-            if route is not None and set(ends_w) == set(ends_r):
-                route = route if ends_r[0] == ends_w[0] else route[::-1]
-                return hint + f", or pin the read to the write's route: `via {', '.join(route)}` on `{self.name(b)}`"
-            return hint + ", or pin the write and the read to one route with `via`"
-        route = _route_avoiding(self.ctx, self.ctx.edge(a), LinkOrder.POSTED)
-        return hint + (f", or pin a route without posted links: `via {route}`" if route else "")
+            g = self.ctx.graph
+            one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
+            if one is not None and set(ends_w) == set(ends_r):
+                same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
+        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
+                    Via(ea.name, tuple(route.split(", "))) if route else None)
 
 
 class InOrder(Obligation):
@@ -349,11 +357,10 @@ class InOrder(Obligation):
         return ("only `ordered` links complete transfers in submission order, and without `via` the bytes may take "
                 "any path the fabric allows")
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """Pin a route made of ``ordered`` links, when the fabric has one and none is pinned."""
         route = None if self.pinned else _route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
-        if route:
-            return f"pin the ordered route: `via {route}`"
-        return "route the edge over `ordered` links, or drop `require in_order` and order its consumers with `after`"
+        return hint(Via(self.name(self.edges[0]), tuple(route.split(", "))) if route else None)
 
 
 def _route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:

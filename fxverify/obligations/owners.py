@@ -1,7 +1,9 @@
 """The ownership model of ``obligations.ownership`` as terms and HB facts: who owns a region at a
 time (``owner_is``), whether a lease is in force (``lease_active``), the exact HB sufficient
-condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``); owners are compared
-as device-id facts (``encode.DeviceFacts``). The model's rules are in the docstring of
+condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``), and, for fix hints,
+the owner HB decides at an access (``owner_at``) and the edges of an owner where a lease or a
+handoff to the accessor can go (``owner_edges``); owners are compared as device-id facts
+(``encode.DeviceFacts``). The model's rules are in the docstring of
 ``obligations.ownership`` and in specs/obligations.md (BRIEF sections 1 and 3).
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from fxverify.certificate import HandoffOrder, OwnerChain
+from fxverify.edits import after
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import DeviceFacts, finish, start
 from fxverify.smt.terms import Term, and_, eq, not_, or_
@@ -77,3 +80,27 @@ def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int])
         if all(p is not None for _o, p in others):
             return OwnerChain(region, device, e, h, via, tuple(HandoffOrder(o, p) for o, p in others))
     return None
+
+
+def owner_at(ctx: Context, region: str, e: int, handoffs: Sequence[int]) -> tuple[str, int | None]:
+    """``(owner, handoff)``: the owner of ``region`` when edge ``e`` starts as HB decides it, the
+    destination of the one latest of ``handoffs`` HB-before ``e`` (and that handoff's edge), else
+    the region's initial owner (and ``None``). For fix hints: it decides no verdict."""
+    g = ctx.graph
+    done = [h for h in handoffs if g.hb_before(h, e)]
+    last = [h for h in done if not any(g.hb_before(h, o) for o in done if o != h)]
+    if len(last) == 1:
+        return ctx.handoff_dst(last[0], region), last[0]
+    return ctx.policy.region(region).owner, None
+
+
+def owner_edges(ctx: Context, e: int, owner: str, since: int | None) -> list[tuple[int, tuple]]:
+    """Up to two edges on device ``owner`` that do not run after edge ``e`` (and run after
+    ``since`` when given, or are it), those that happen-before ``e`` first, latest first: where a
+    lease or a handoff to ``e``'s device can go. Each comes with the edit that orders ``e`` after
+    it when HB does not (``()`` when it does). For fix hints: it decides no verdict."""
+    g, name = ctx.graph, ctx.policy.edges[e].name
+    xs = [x.eid for x in ctx.policy.edges if x.device == owner and x.eid != e and not g.hb_before(e, x.eid)
+          and (since is None or x.eid == since or g.hb_before(since, x.eid))]
+    xs.sort(key=lambda x: (not g.hb_before(x, e), -g.rank(x), x))
+    return [(x, () if g.hb_before(x, e) else (after(name, ctx.policy.edges[x].name),)) for x in xs[:2]]

@@ -24,12 +24,13 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Rehand, SetFinalOwner, Swap, after, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
-from fxverify.obligations.owners import lease_active, owned_by_hb, owner_chain, owner_is
+from fxverify.obligations.owners import lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
@@ -148,28 +149,33 @@ class Unowned(_Own):
             return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
         return "a device may access a region only while it owns it, or read it under a lease"
 
-    def fix(self, w: Witness) -> str:
-        if self.releases or self.revokes:
-            verb = "release" if self.releases else "revoke"
-            return (f"{verb} `{self.region}` from the device that owns it then, or hand it to `{self.device}` "
-                    f"(handoff) on an edge that happens-before `{self.name(self.edges[0])}`")
+    def fix(self, w: Witness) -> Hint:
+        """By what the edge does: a release or revoke driven from a device that owns the region
+        (initially or by a handoff); a read before the revoke that ended its lease, or under a
+        lease granted again after it; a read under a lease, or a write after a handoff to the
+        accessor, granted on an edge of the region's owner then (ordered before the access)."""
         g, e = self.ctx.graph, self.edges[0]
+        ee = self.ctx.edge(e)
+        if self.releases or self.revokes:
+            owners = [self.ctx.policy.region(self.region).owner] + [self.ctx.handoff_dst(h, self.region) for h in self.hs]
+            return hint(*[drive(self.ctx.policy, ee.name, d, ee.hook) for d in dict.fromkeys(owners) if d != self.device])
+        owner, last = owner_at(self.ctx, self.region, e, self.hs)
         unordered = [rv for rv in self.rvs if not g.hb_before(e, rv)]
         if unordered:
             rv = unordered[0]
-            regrant = f"grant a new `lease {self.region} to {self.device}` on an edge after `{self.name(rv)}`"
-            if g.hb_before(rv, e):
-                return f"{regrant}, which ended the lease"
-            return f"read before the revoke (add `after {self.name(e)}` to `{self.name(rv)}`), or {regrant}"
+            before = None if g.hb_before(rv, e) else after(self.name(rv), self.name(e))
+            return hint(before, *self._granted(owner, rv))
         if not self.writes:
-            void = next((g for g in self.ls if g in self.hs), None)
-            if void is not None:
-                new = self.ctx.handoff_dst(void, self.region)
-                return (f"the lease `{self.name(void)}` grants ends with its own handoff of `{self.region}`: let the new owner "
-                        f"`{new}` grant `lease {self.region} to {self.device}` on an edge after `{self.name(void)}` that "
-                        f"happens-before `{self.name(self.edges[0])}`")
-            return f"grant `lease {self.region} to {self.device}` on an edge that happens-before `{self.name(self.edges[0])}`"
-        return f"hand `{self.region}` to `{self.device}` (handoff) before `{self.name(self.edges[0])}`, with `after`"
+            void = next((x for x in self.ls if x in self.hs), None)
+            return hint(*self._granted(owner, void if void is not None else last))
+        return hint(*[(AddHandoff(self.name(x), self.region, owner, self.device),) + order
+                      for x, order in owner_edges(self.ctx, e, owner, last)])
+
+    def _granted(self, owner: str, since: int | None) -> list[tuple]:
+        """``lease R to D`` on an edge of ``owner`` after ``since`` (``owner_edges``), not on a
+        handoff of the region: a lease granted where the region is handed off is void."""
+        return [(AddLease(self.name(x), self.region, self.device),) + order
+                for x, order in owner_edges(self.ctx, self.edges[0], owner, since) if x not in self.hs]
 
 
 class InTransit(_Own):
@@ -207,9 +213,9 @@ class InTransit(_Own):
     def why(self, w: Witness) -> str:
         return "a region in transit belongs to nobody: no edge but the handoff may touch it"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
         e, h = self.edges
-        return f"order them: add `after {self.name(h)}` to `{self.name(e)}` (or the reverse)"
+        return hint(after(self.name(e), self.name(h)), after(self.name(h), self.name(e)))
 
 
 class BadHandoff(_Own):
@@ -274,22 +280,28 @@ class BadHandoff(_Own):
     def why(self, w: Witness) -> str:
         return "only the current owner can hand a region off, and one handoff at a time"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The handoff driven from the device it gives the region away from; or ordered after a
+        handoff of the region it may overlap; or, after an earlier handoff moved the region on,
+        made by the owner that handoff left (driven from it, from it). Handing the region back
+        first needs an edge the policy lacks: no edit."""
         h = self.edges[0]
         g = self.ctx.graph
+        eh = self.ctx.edge(h)
         if self.driver != self.src:
-            return f"drive the handoff from a hook on `{self.src}`, or hand the region to `{self.driver}` first"
+            return hint(drive(self.ctx.policy, eh.name, self.src, eh.hook))
         unordered = [o for o in self.edges[1:] if not g.ordered(h, o)]
         if unordered:
-            return f"order the handoffs of `{self.region}`: add `after {self.name(unordered[0])}` to `{self.name(h)}`"
-        start = w.schedule.get(h, (0, 0))[0]
-        done = sorted((w.schedule[o][1], o) for o in self.edges[1:] if o in w.schedule and w.schedule[o][1] <= start)
-        if done:
-            prev = done[-1][1]
-            owner = self.ctx.handoff_dst(prev, self.region)
-            return (f"after `{self.name(prev)}` the owner is `{owner}`: hand off from `{owner}`, "
-                    f"or hand `{self.region}` back to `{self.src}` first")
-        return f"hand `{self.region}` to `{self.src}` before `{self.name(h)}`"
+            return hint(after(eh.name, self.name(unordered[0])))
+        prev = [o for o in self.edges[1:] if g.hb_before(o, h) and self.ctx.handoff_clauses(o, self.region)]
+        last = [o for o in prev if not any(g.hb_before(o, x) for x in prev if x != o)]
+        if len(last) != 1:
+            return hint()
+        owner = self.ctx.handoff_dst(last[0], self.region)
+        moved = [Rehand(eh.name, c.region, c.src, owner, c.dst)
+                 for c in eh.handoffs if c.region == self.region and c.src == self.src and c.dst != owner]
+        handed = drive(self.ctx.policy, eh.name, owner, eh.hook)
+        return hint((handed, moved[0]) if handed and moved else None)
 
 
 class SplitHandoff(_Own):
@@ -339,8 +351,10 @@ class SplitHandoff(_Own):
     def why(self, w: Witness) -> str:
         return "one edge moves a region's bytes to one new owner; a handoff of a region also moves every region inside it"
 
-    def fix(self, w: Witness) -> str:
-        return f"keep one handoff of `{self.region}` on `{self.name(self.edges[0])}`, and hand it on from its new owner with a later edge"
+    def fix(self, w: Witness) -> Hint:
+        """Keep one handoff of the region's bytes on the edge: drop each other clause."""
+        name = self.name(self.edges[0])
+        return hint(*[DropHandoff(name, c.region, c.src, c.dst) for c in self.clauses])
 
 
 class LeaseByNonOwner(_Own):
@@ -381,9 +395,9 @@ class LeaseByNonOwner(_Own):
     def why(self, w: Witness) -> str:
         return "only the current owner of a region can lease it"
 
-    def fix(self, w: Witness) -> str:
-        owner = self.ctx.policy.region(self.region).owner
-        return f"grant the lease from an edge on the owner (`{owner}` initially), after any handoff to it"
+    def fix(self, w: Witness) -> Hint:
+        """No edit: the lease belongs on an edge of the owner, which the policy may not have."""
+        return hint()
 
 
 class UseAfterRelease(_Own):
@@ -424,14 +438,17 @@ class UseAfterRelease(_Own):
     def why(self, w: Witness) -> str:
         return "a release (free, evict, unlock, return to pool) must happen after every use of the region has finished"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The release after the use; when the use is ordered after the release by a direct
+        ``after``, the two swapped."""
         r, u = self.edges
         if r == u:
-            return f"keep one `release {self.region}` on `{self.name(r)}`"
+            return hint()
         if self.ctx.graph.hb_before(r, u):
-            return (f"`{self.name(u)}` always runs after the release: move the release after it "
-                    f"(drop the ordering that puts `{self.name(u)}` after `{self.name(r)}` and add `after {self.name(u)}` to `{self.name(r)}`)")
-        return f"add `after {self.name(u)}` to `{self.name(r)}`"
+            if self.name(r) not in self.ctx.edge(u).after:
+                return hint()
+            return hint(Swap(self.name(r), self.name(u)))
+        return hint(after(self.name(r), self.name(u)))
 
 
 class FinalOwner(_Own):
@@ -523,13 +540,15 @@ class FinalOwner(_Own):
     def why(self, w: Witness) -> str:
         return "the owner when the flow ends is the destination of the last handoff; it must be unique and as declared"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The declared final owner made the one the policy gives; else the last handoffs
+        ordered one after the other."""
         last = self._maximal()
         if self.declared is not None and len(last) <= 1:
             actual = self._dst(last[0]) if last else self.ctx.policy.region(self.region).owner
-            return f"declare `final owner {self.region} = {actual}`, or hand the region to `{self.declared}` last"
-        names = ", ".join(f"`{self.name(h)}`" for h in last) or "the handoffs"
-        return f"order the last handoffs ({names}) with `after`, or fix the declared final owner"
+            return hint(SetFinalOwner(self.region, actual))
+        pairs = [(a, b) for a in last[:3] for b in last[:3] if a != b]
+        return hint(*[after(self.name(b), self.name(a)) for a, b in pairs])
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

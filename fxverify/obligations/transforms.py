@@ -14,10 +14,12 @@ at most ``ceil(n*p/100)``; ``scatter(W)`` sends ``ceil(n/W)`` to one destination
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from fxverify.certificate import ChecksumWalk, CoverRead, Evidence, LayoutFacts, Ordered, ReadCover, SizeBound
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.edits import Chain, Dtype, Hint, Option, SetAction, SizeFootprint, after, hint, size_region, size_text, xf_text
 from fxverify.ir import (
     AccessMode, Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
@@ -31,7 +33,7 @@ from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import (
     FALSE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, mod, mul, not_, or_,
 )
-from fxverify.vocab import CHECKSUMS, CODECS, DTYPES, canonical_dtype, dtype_bits
+from fxverify.vocab import AC_OPS, CHECKSUMS, CODECS, DTYPES, canonical_dtype, dtype_bits
 
 _VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
 
@@ -135,9 +137,22 @@ class Overflow(Obligation):
         extra = "; compression can expand incompressible input" if any(t.kind is XfKind.COMPRESS for t in xfs) else ""
         return f"the destination must hold the worst-case output of `{chain}`{extra}"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The destination sized for the worst case: its region (of a whole-region destination, or
+        when the longer destination would leave it) and the footprint."""
         worst = self._worst()
-        return f"size the destination for the worst case: at least {worst} B for {self.n_max} B of input"
+        e = self.ctx.edge(self.edges[0])
+        dst = e.dst
+        assert dst is not None  # INVARIANT: generated for edges with a destination
+        r = self.ctx.policy.region(dst.region)
+        chain = " |> ".join(xf_text(t) for t in e.transforms)
+        why = (f"`{chain}` can emit {size_text(worst)} for {size_text(self.n_max)} of input" if worst != self.n_max
+               else f"`{e.name}` moves {size_text(worst)}")
+        if (dst.base, dst.nbytes, dst.count) == (r.base, r.size, 1):
+            grown = size_region(self.ctx.policy, r, worst)
+            return hint(Option((grown,), why) if grown else None)
+        grow = size_region(self.ctx.policy, r, dst.base - r.base + worst) if dst.base + worst > r.end else None
+        return hint(Option((grow, SizeFootprint(e.name, worst)) if grow else (SizeFootprint(e.name, worst),), why))
 
 
 def required_checksum(ctx: Context, e: Edge) -> str | None:
@@ -232,9 +247,17 @@ class ChecksumChain(Obligation):
         return ("a checksum covers the bytes it was computed over; a space that declares `checksum ALGO` "
                 "needs one over the final bytes of every persist")
 
-    def fix(self, w: Witness) -> str:
-        return f"move `checksum` after `{w.values['transform']}` (checksum the final bytes)" if w.values["kind"] == "invalidates" \
-            else f"add `checksum({self.required})` right before `persist`"
+    def fix(self, w: Witness) -> Hint:
+        """The checksum moved after the last value-changing step (it covers the final bytes), or
+        the space's checksum added right before the persist."""
+        e, i = self.ctx.edge(self.edges[0]), int(w.values["step"])
+        if w.values["kind"] == "invalidates":
+            sums = [t for t in self.chain[:i] if isinstance(t, Checksum)]
+            rest = [t for t in self.chain if not (isinstance(t, Checksum) and t in sums)]
+            last = max(k for k, t in enumerate(rest) if t.kind in _VALUE_CHANGING)
+            return hint(Chain(e.name, tuple(rest[:last + 1] + sums[-1:] + rest[last + 1:])))
+        assert self.required is not None  # INVARIANT: an unprotected persist needs the space's checksum
+        return hint(Chain(e.name, self.chain[:i] + (Checksum(self.required),) + self.chain[i:]))
 
 
 class Layout(Obligation):
@@ -298,15 +321,13 @@ class Layout(Obligation):
                     "(DRAM, HBM, a tmpfs staging area) loses them")
         return "producer and consumer must agree on dtype and layout, and bytes must add up"
 
-    def fix(self, w: Witness) -> str:
-        space = self._persist_space(w)
-        if space is not None:
-            targets = [sp.name for sp in self.ctx.policy.spaces if sp.persistent]
-            where = f" (such as `{targets[0]}`)" if targets else ""
-            return (f"persist into a `persistent` space{where}, or, when `{space}` really is non-volatile "
-                    f"(pmem, an NVMe namespace), declare it `persistent`; to stage in `{space}` first, drop "
-                    f"`persist` here and persist on the edge that moves the bytes on")
-        return "add or fix the `quantize(a -> b)` step, the region's `dtype`, or the split so the sizes divide"
+    def fix(self, w: Witness) -> Hint:
+        """Each quantize step made to read the dtype it is given; a destination holding another
+        dtype than the chain's output declared with it, or a quantize to its dtype appended.
+        Sizes that do not divide, ranks, and persists into volatile memory get no edit (the
+        message and ``why`` of a persist say what to do: no edit can tell which space is
+        non-volatile)."""
+        return _layout_fix(self.ctx, self.ctx.edge(self.edges[0]))
 
 
 _DT_NAMES = sorted({d.canonical for d in DTYPES.values()})
@@ -345,6 +366,26 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
     if e.dst is not None and dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
         out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))
     return out
+
+
+def _layout_fix(ctx: Context, e: Edge) -> Hint:
+    """``Layout.fix``: see there."""
+    pol = ctx.policy
+    cur = pol.region(e.src.region).dtype if e.src is not None else None
+    steps: list[Transform] = []
+    for t in e.transforms:
+        if isinstance(t, Quantize):
+            if cur is not None and canonical_dtype(cur) != canonical_dtype(t.src):
+                t = replace(t, src=cur)
+            cur = t.dst
+        steps.append(t)
+    chain = Chain(e.name, tuple(steps)) if tuple(steps) != e.transforms else None
+    dst = pol.region(e.dst.region) if e.dst is not None else None
+    if dst is None or dst.dtype is None or cur is None or canonical_dtype(dst.dtype) == canonical_dtype(cur):
+        return hint(chain)
+    convert = Chain(e.name, tuple(steps) + (Quantize(cur, dst.dtype),))
+    declare = Dtype(dst.family, cur)
+    return hint((chain, declare) if chain else declare, convert)
 
 
 class UnsafeReduce(Obligation):
@@ -390,9 +431,11 @@ class UnsafeReduce(Obligation):
     def why(self, w: Witness) -> str:
         return "unordered reductions must use one associative and commutative operator (sum, max, min, ...)"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The second reduction with the first's operator (when it commutes), or the two ordered."""
         a, b = self.edges
-        return f"use one commutative operator for both, or add `after {self.name(a)}` to `{self.name(b)}`"
+        same = SetAction(self.name(b), self.ops[0]) if self.ops[0] in AC_OPS else None
+        return hint(same, after(self.name(b), self.name(a)))
 
 
 def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]], list[Term]]:
@@ -514,9 +557,12 @@ class LostAccumulation(Obligation):
     def why(self, w: Witness) -> str:
         return "a plain write over a reduction target discards the accumulated value (lost write)"
 
-    def fix(self, w: Witness) -> str:
+    def fix(self, w: Witness) -> Hint:
+        """The plain write made a reduction with the same operator (reading the accumulated bytes
+        in between needs an edge the policy lacks)."""
         r, wr = self.edges[:2]
-        return f"make `{self.name(wr)}` a `reduce`, or read the accumulated bytes between `{self.name(r)}` and `{self.name(wr)}`"
+        op = self.ctx.edge(r).reduce_op
+        return hint(SetAction(self.name(wr), op) if op else None)
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

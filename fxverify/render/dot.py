@@ -5,8 +5,9 @@ Takes a ``views.model.Picture``; produces DOT text (``picture_to_dot``, built wi
 the ``dot`` program). Kinds map to one look each: devices coloured by device kind; regions and
 edges as boxes, a folded family with a double outline; hooks as ellipses; links by ordering
 (``ordered`` solid, ``unordered`` dashed, ``posted`` dotted); movements by action; ``after``
-orderings solid and stream order dashed; what a finding involves in red, what it lacks (a missing
-ordering or path, two edges that may overlap) as red dashed lines that do not move the layout. The
+orderings solid and stream order dashed; what a finding involves in red (its own orderings keep
+their style), what it lacks (a missing ordering or path, two edges that may overlap) as red dotted
+lines that do not move the layout. The
 caption holds the title, the notes and a legend of the kinds the picture uses. Output is
 deterministic (for one Graphviz version).
 Raises ``GraphvizMissing`` when the ``dot`` program cannot be found; emits no diagnostics.
@@ -42,8 +43,8 @@ _ARROW = {
     "reduce": ("#6f42c1", "bold", "reduce: accumulated into the destination"),
     "after": ("#1f2328", "solid", "after: the first finishes before the second starts"),
     "stream": ("#57606a", "dashed", "stream order: one at a time on a stream"),
-    "missing": (RED, "dashed", "missing: what the finding lacks (the fix adds it)"),
-    "overlap": (RED, "dashed", "may overlap in time: no happens-before path joins them"),
+    "missing": (RED, "dotted", "missing: what the finding lacks (the fix adds it)"),
+    "overlap": (RED, "dotted", "may overlap in time: no happens-before path joins them"),
 }
 
 

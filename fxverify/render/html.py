@@ -91,7 +91,8 @@ def _status(d: Diagnostic) -> str:
 
 
 def _help(text: str) -> str:
-    """The hint, with its verification status (``(verified: ...)``/``(not verified: ...)``) as a badge."""
+    """The hint, with its verification status (``(verified: ...)``) as a badge; a finding with no
+    verified fix says so in words (``no verified fix found: ...``), without a badge."""
     m = re.fullmatch(r"(.*?) \(((?:not )?verified): (.*)\)", text, re.S)
     if m is None:
         return f'<p class="help"><b>help:</b> {_inline(text)}</p>'

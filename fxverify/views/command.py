@@ -88,7 +88,7 @@ def build_pictures(req: GraphRequest) -> GraphBuild:
             out.diagnostics.append(_no_finding(req.finding, req.path, found))
             out.exit_code = 2
             return out
-        out.focus = focus_of(policy, graph, refs[chosen.obligation], chosen)
+        out.focus = focus_of(policy, graph, refs[chosen.obligation], chosen, result.hints.get(chosen.obligation))
         same = [d.obligation for d in found if d.code is chosen.code and d is not chosen]
         notes.append(f"finding {chosen.obligation}: {chosen.message}")
         if same and ":" not in req.finding:

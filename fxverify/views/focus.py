@@ -2,9 +2,9 @@
 
 Takes the policy, its graph, one refutation (its witness) and the diagnostic made from it;
 produces a ``Focus``: the edges the trace shows, the regions that hold the witness byte (or that
-the culprits touch), the devices and links the edges' bytes may cross, the ordering the fix hint
-adds (``hints.parse``: the missing ordering) or, for a race with no such hint, the two edges that
-may overlap, and for a missing path (FX-HOOK-001) its two ends and what the fabric reaches. Emits
+the culprits touch), the devices and links the edges' bytes may cross, the orderings the verified
+fix adds (its ``After`` edits: the missing ordering) or, for a race with no such fix, the two
+edges that may overlap, and for a missing path (FX-HOOK-001) its two ends and what the fabric reaches. Emits
 no diagnostics.
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fxverify import hints
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
+from fxverify.edits import After
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
-from fxverify.result import Refutation
+from fxverify.result import HintCheck, Refutation
 
 
 @dataclass(frozen=True)
@@ -52,9 +52,10 @@ class Focus:
         return f"{self.diagnostic.code} {self.diagnostic.message}"
 
 
-def focus_of(policy: Policy, graph: PolicyGraph, ref: Refutation, d: Diagnostic) -> Focus:
+def focus_of(policy: Policy, graph: PolicyGraph, ref: Refutation, d: Diagnostic, fix: HintCheck | None = None) -> Focus:
     """The ``Focus`` of refutation ``ref`` and its diagnostic ``d`` (the one the pipeline made
-    from it)."""
+    from it); ``fix`` is what verifying its hint found (``CheckResult.hints``), whose ``after``
+    edits are the missing orderings."""
     w = ref.witness
     culprits = tuple(w.cycle) if w.cycle else tuple(ref.edges)
     edges = set(culprits) | set(w.schedule)
@@ -72,9 +73,10 @@ def focus_of(policy: Policy, graph: PolicyGraph, ref: Refutation, d: Diagnostic)
     if isinstance(named, str) and policy.has("region", named):
         regions.add(named)
     missing = []
-    for ed in hints.parse(d.help or ""):
-        if policy.has("edge", ed.edge) and policy.has("edge", ed.pred):
-            missing.append((policy.edge(ed.pred).eid, policy.edge(ed.edge).eid, f"missing: after {ed.pred}"))
+    for ed in (e for o in (fix.shown if fix is not None else ()) for e in o.edits if isinstance(e, After)):
+        for pred in ed.preds:
+            if policy.has("edge", ed.edge) and policy.has("edge", pred):
+                missing.append((policy.edge(pred).eid, policy.edge(ed.edge).eid, f"missing: after {pred}"))
     overlap = []
     if not missing and ref.code in (codes.ORD_002, codes.ORD_003) and len(culprits) == 2 and graph.is_acyclic():
         a, b = sorted(culprits, key=lambda e: (w.schedule.get(e, (0, 0)), e))

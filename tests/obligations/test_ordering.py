@@ -265,7 +265,7 @@ def test_in_order_refuted_by_another_path(first) -> None:
     assert ob.prove_fast() is None
     w = refute(ob)
     assert w.values == {"path": "gpu0--cxl0,cxl0--dpu0", "link": "cxl0--dpu0", "from": "gpu0", "to": "dpu0"}
-    assert "via gpu0--dpu0" in ob.fix(w)
+    assert ob.fix(w).text() == "pin `via gpu0--dpu0` on `m`"
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ORD_004
 

@@ -1,0 +1,181 @@
+"""Orderings written on an edge family's declaration: an ``after`` that a fix verified on one
+instance (``free[0]``) can only be written in the policy on the declaration of its family
+(``edge free[b]: ...``), where it holds for every instance of that declaration. This module
+says how such an ordering is written (``generalise``) and makes it an edit (``FamilyAfter``)
+that adds it to every instance, so the hint shows the form a policy author pastes into the loop
+and ``fxverify.hints`` verifies exactly that form (specs/output.md, "Fix hints").
+
+Takes instance names (``pull[3]``, ``kvb[1][2]``) and the index variables of a declaration
+(``ir.Edge.indices``); produces reference text in the language's syntax (``pull[b]``,
+``pull[b + 1]``, ``save[*]``) and edited policies. Emits no diagnostics; the language server
+writes the same text (``lsp.actions``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from fxverify.edits.base import Edit, edge_of, rebuilt
+from fxverify.edits.order import After
+from fxverify.ir import Edge, Policy
+
+_INSTANCE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)((?:\[-?\d+\])*)$")
+_ITEM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?: ([+-]) (\d+))?$")
+
+
+def instance_index(name: str) -> tuple[str, tuple[int, ...]] | None:
+    """``("pull", (3,))`` for ``pull[3]`` (``(name, ())`` for a plain name); ``None`` for a
+    name that is not an instance name."""
+    m = _INSTANCE.match(name)
+    if m is None:
+        return None
+    return m.group(1), tuple(int(x) for x in re.findall(r"-?\d+", m.group(2)))
+
+
+def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None:
+    """``pred`` written with the index variables ``indices`` of the declaration of edge instance
+    ``instance`` (``ir.Edge.indices``; ``""`` where an index is not a plain variable), as seen
+    from that instance: an index equal to the value a variable has at ``instance`` becomes that
+    variable, another one becomes ``VAR + d`` (``VAR - d``) when the declaration has a single
+    variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge free[b]``
+    is written ``pull[b]``. ``None`` when a name is not an instance name or ``instance`` has
+    another number of indices than ``indices``."""
+    mine, theirs = instance_index(instance), instance_index(pred)
+    if mine is None or theirs is None or len(mine[1]) != len(indices):
+        return None
+    env = {n: v for n, v in zip(indices, mine[1]) if n}
+    if not theirs[1]:
+        return theirs[0]
+    parts = []
+    for v in theirs[1]:
+        same = next((n for n, x in env.items() if x == v), None)
+        if same is not None:
+            parts.append(same)
+        elif len(env) == 1:
+            n, x = next(iter(env.items()))
+            parts.append(f"{n} + {v - x}" if v > x else f"{n} - {x - v}")
+        else:
+            parts.append(str(v))
+    return f"{theirs[0]}[{', '.join(parts)}]"
+
+
+def declaration(policy: Policy, instance: Edge) -> list[Edge]:
+    """The instances declared by the declaration of ``instance`` (same family and source span),
+    in edge order."""
+    return [e for e in policy.edges if e.family == instance.family and e.span == instance.span]
+
+
+def written(e: Edge) -> str | None:
+    """How the declaration of ``e`` names it: ``free[b]`` for an instance of ``edge free[b]``,
+    the name of a plain edge; ``None`` when one of its declaration's indices is not a plain
+    variable."""
+    if not e.indices:
+        return None if e.name != e.family else e.name
+    return f"{e.family}[{', '.join(e.indices)}]" if all(e.indices) else None
+
+
+@dataclass(frozen=True)
+class FamilyAfter(Edit):
+    """``add `after P` to `E[i]```, written on a family declaration: every instance of the
+    declaration of instance ``edge`` runs after the instances that the reference ``pred`` (the
+    family ``pred_family`` with ``pred_index``: each item a variable of the declaration, ``VAR +
+    N``, ``VAR - N``, a number, or ``*`` for every instance; empty for a plain edge) names at
+    that instance. ``origin`` is the instance ordering it generalises (``after origin`` on
+    ``edge``), which the graph focus draws. Does not apply when some instance would wait on an
+    instance that does not exist or on itself, or when every instance already has the
+    ordering."""
+
+    edge: str
+    pattern: str
+    pred_family: str
+    pred_index: tuple[str, ...]
+    origin: str
+
+    def pred(self) -> str:
+        """The predecessor as written (``pull[b]``, ``save1[*]``, ``abort``)."""
+        return f"{self.pred_family}[{', '.join(self.pred_index)}]" if self.pred_index else self.pred_family
+
+    def text(self) -> str:
+        return f"add `after {self.pred()}` to `{self.pattern}`"
+
+    def instance(self) -> After:
+        """The instance ordering this edit generalises."""
+        return After(self.edge, (self.origin,))
+
+    def _preds(self, policy: Policy, e: Edge) -> tuple[str, ...] | None:
+        """The instances ``pred`` names at instance ``e``, or ``None`` when one does not exist."""
+        if not self.pred_index:
+            return (self.pred_family,) if policy.has("edge", self.pred_family) else None
+        if self.pred_index == ("*",) * len(self.pred_index):
+            out = tuple(x.name for x in policy.edges if x.family == self.pred_family and x.name != x.family)
+            return out or None
+        mine = instance_index(e.name)
+        if mine is None:
+            return None
+        env = dict(zip(e.indices, mine[1]))
+        values = []
+        for item in self.pred_index:
+            m = _ITEM.match(item)
+            if item.lstrip("-").isdigit():
+                values.append(int(item))
+            elif m is not None and m.group(1) in env:
+                d = int(m.group(3) or 0)
+                values.append(env[m.group(1)] + (d if m.group(2) == "+" else -d))
+            else:
+                return None
+        name = self.pred_family + "".join(f"[{v}]" for v in values)
+        return (name,) if policy.has("edge", name) else None
+
+    def apply(self, policy: Policy) -> Policy | None:
+        e = edge_of(policy, self.edge)
+        if e is None or written(e) != self.pattern:
+            return None
+        edges = list(policy.edges)
+        changed = False
+        for inst in declaration(policy, e):
+            preds = self._preds(policy, inst)
+            if preds is None or inst.name in preds:
+                return None
+            add = tuple(p for p in preds if p not in inst.after)
+            if add:
+                edges[inst.eid] = replace(inst, after=inst.after + add)
+                changed = True
+        return rebuilt(policy, edges=tuple(edges)) if changed else None
+
+
+def family_forms(policy: Policy, ed: After) -> list[FamilyAfter]:
+    """The ways to write ``ed`` on the declaration of its edge, most specific first. With
+    predecessors that are every instance of one family of one index (``save1[0], save1[1]``),
+    that family's ``P[*]``; else, on an instance of a family declaration and with one
+    predecessor, the predecessor generalised index by index (``generalise``), then, when it is an
+    instance of a family of one index, ``P[*]``. Empty when ``ed`` cannot be written so, or is on
+    a plain edge and names anything else than a whole family."""
+    if not ed.preds or not policy.has("edge", ed.edge) or not all(policy.has("edge", p) for p in ed.preds):
+        return []
+    e = policy.edge(ed.edge)
+    pattern = written(e)
+    if pattern is None:
+        return []
+    fams = {policy.edge(p).family for p in ed.preds}
+    if len(fams) == 1:
+        fam = next(iter(fams))
+        whole = [x.name for x in policy.edges if x.family == fam and x.name != fam]
+        one = all(len((instance_index(n) or ("", ()))[1]) == 1 for n in whole)
+        if len(whole) > 1 and one and sorted(whole) == sorted(ed.preds):
+            return [FamilyAfter(e.name, pattern, fam, ("*",), ed.preds[0])]
+    if len(ed.preds) != 1 or not e.indices:
+        return []
+    p = policy.edge(ed.preds[0])
+    out = []
+    general = generalise(e.indices, e.name, p.name)
+    got = instance_index(p.name)
+    if general is not None and got is not None:
+        fam = got[0]
+        items = tuple(x.strip() for x in general[len(fam) + 1:-1].split(",")) if got[1] else ()
+        out.append(FamilyAfter(e.name, pattern, fam, items, p.name))
+        if len(got[1]) == 1:
+            star = FamilyAfter(e.name, pattern, fam, ("*",), p.name)
+            if star != out[0]:
+                out.append(star)
+    return out
