@@ -255,7 +255,7 @@ def reduction_policies(draw) -> Policy:
             continue
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction.REDUCE, "gpu0", "launch", src=draw(footprints(src)),
                           dst=draw(footprints(acc)), reduce_op=draw(st.sampled_from(["sum", "sum", "sum", "max", "sub"])),
-                          reduce_atomic=draw(st.booleans()), after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
+                          reduce_atomic=draw(st.integers(0, 2)) != 0, after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
     return replace(base, links=(), edges=tuple(edges), final_owners=(), _index={})
 
 
