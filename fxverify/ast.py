@@ -70,7 +70,8 @@ class FabricDecl:
 
 @dataclass(frozen=True, slots=True)
 class SpaceDecl:
-    """``space NAME on DEV [base E] size E [persistent] [noncoherent] [checksum ALGO] [init]``;
+    """``space NAME on DEV [base E] size E ATTR*``, the attributes ``persistent``,
+    ``noncoherent``, ``checksum ALGO`` and ``init`` each at most once, in any order;
     ``noncoherent``: hosts share it without cross-host coherence; ``checksum``: every persist into
     it needs one; ``init``: every byte holds data before the flow starts."""
 
@@ -203,7 +204,8 @@ class CacheOp:
     span: Span
 
 
-Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, "AllocClause", FlushAction, CacheOp]
+Action = Union[WriteAction, ReadAction, MoveAction, ReduceAction, ReleaseAction, "AllocClause", FlushAction, CacheOp,
+               "CancelClause"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -366,6 +368,14 @@ class AllocClause:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelClause:
+    """``cancel REF, ...`` (edge instance references), as a clause or as the edge's action."""
+
+    refs: tuple[Ref, ...]
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class FlushClause:
     """``flush LINKREF`` as a clause."""
 
@@ -395,7 +405,7 @@ class MapOpClause:
 
 Clause = Union[AfterClause, ExpectsClause, StreamClause, BytesClause, ReuseClause, RwClause, AliasClause, RequireClause,
                TransformClause, HandoffClause, LeaseClause, RevokeClause, ReleaseClause, AllocClause, FlushClause,
-               ViaClause, MapOpClause, CacheOp]
+               ViaClause, MapOpClause, CacheOp, CancelClause]
 
 
 @dataclass(frozen=True, slots=True)

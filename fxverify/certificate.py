@@ -45,6 +45,20 @@ class Ordered:
 
 
 @dataclass(frozen=True, slots=True)
+class CancelledFirst:
+    """Kind ``cancel-order`` (FX-ORD-002, FX-OWN-002, FX-OWN-004 of a release): edge ``cancel``
+    cancels ``cancelled``, one of the obligation's two edges, and ``path`` orders the cancel
+    before one of the two (the other edge, or ``cancelled`` itself, which then touches nothing):
+    a cancelled edge touches its bytes only until its cancel finishes, so the two never touch
+    bytes at once (for a release: the use touches nothing once the release starts)."""
+
+    cancel: int
+    cancelled: int
+    path: HbPath
+    kind = "cancel-order"
+
+
+@dataclass(frozen=True, slots=True)
 class FlushedBetween:
     """Kind ``flush-between`` (FX-ORD-003): edge ``flush`` flushes ``link``; ``before`` orders the
     writer before it (``None`` when the writer is the flushing edge) and ``after`` orders it
@@ -381,19 +395,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | CancelledFirst | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, CancelledFirst, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "cancel-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),
     "lease-hb": frozenset({"lease-chain"}),

@@ -25,8 +25,9 @@ from fxverify.xforms import (  # noqa: F401  (the transform steps are part of th
 class EdgeAction(Enum):
     """What an edge does with bytes (specs/language.md, "Edges"): ``write`` its destination,
     ``read`` its source, ``move`` source to destination, ``reduce`` the source into the
-    destination, ``release`` regions, ``alloc`` them again, ``flush`` links, or ``writeback`` or
-    ``invalidate`` its device's cache lines of a footprint (a ``noncoherent`` space)."""
+    destination, ``release`` regions, ``alloc`` them again, ``flush`` links, ``writeback`` or
+    ``invalidate`` its device's cache lines of a footprint (a ``noncoherent`` space), or
+    ``cancel`` transfers its device issued."""
 
     WRITE = "write"
     READ = "read"
@@ -37,6 +38,7 @@ class EdgeAction(Enum):
     FLUSH = "flush"
     WRITEBACK = "writeback"
     INVALIDATE = "invalidate"
+    CANCEL = "cancel"
 
 
 class AccessMode(Enum):
@@ -340,6 +342,21 @@ class Alloc:
 
 
 @dataclass(frozen=True, slots=True)
+class Cancel:
+    """``cancel EDGE``: the edge cancels transfer ``edge`` (an instance name), which its own
+    device issued. Once the cancelling edge finishes, the cancelled transfer touches no byte: it
+    touches its bytes only over ``[s(x), min(f(x), f(c)))`` for every cancelling edge ``c``, and
+    its writes define no byte (a cancelled write may be partial), though they still conflict as
+    writes while it runs. The cancelled edge still ends at ``f(x)`` for happens-before (its
+    completion, with an error status, is what ``after x`` waits for). Source: RDMA verbs, a work
+    request flushed with ``IBV_WC_WR_FLUSH_ERR`` no longer accesses its buffers;
+    specs/obligations.md section 1, cancellation."""
+
+    edge: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class Expectation:
     """``expects OP of P, ...`` on a reading edge: the bytes it reads hold the ``op``-accumulation
     (``vocab.AC_OPS``) of every producer instance in ``producers`` (FX-XF-004, specs/obligations.md)."""
@@ -368,6 +385,8 @@ class Edge:
     ``writebacks``/``invalidates``: footprints whose lines the edge's device writes back when the edge
     finishes (the fence completing) or invalidates when it starts (FX-ORD-005). ``notifies``: the
     transfers (instance names) whose completion the edge reports; it adds no HB (FX-ORD-006).
+    ``cancels``: the transfers the edge cancels (``Cancel``): the interval over which a cancelled
+    edge touches bytes ends when the first of its cancelling edges finishes.
     ``indices``: for an instance of a family, the index expressions of its declaration as
     written when each is a plain loop variable (``("l",)`` for ``edge spill[l]``), with ``""``
     for any other expression; empty for a plain edge. A fix hint writes an ordering for the
@@ -407,6 +426,7 @@ class Edge:
     span: Span = NO_SPAN
     hook_span: Span = NO_SPAN
     expects: Expectation | None = None
+    cancels: tuple[Cancel, ...] = ()
     indices: tuple[str, ...] = ()
 
     def accesses(self) -> tuple[Access, ...]:
@@ -414,7 +434,7 @@ class Edge:
 
         ``read``: the source is read. ``write``: the destination is written. ``move``: source read,
         destination written. ``reduce``: source read, destination accumulated with ``reduce_op``.
-        ``release`` and ``flush`` touch no bytes. The tuple is computed once per edge.
+        ``release``, ``flush`` and ``cancel`` touch no bytes. The tuple is computed once per edge.
         """
         cached = self.__dict__.get("_accesses")
         if cached is not None:

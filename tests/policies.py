@@ -7,7 +7,7 @@ from dataclasses import replace
 from hypothesis import strategies as st
 
 from fxverify.ir import (
-    Alloc, AliasSet, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, Expectation, FinalOwner, Footprint,
+    Alloc, AliasSet, Cancel, Checksum, Compress, ConsistencyClass, Device, Edge, EdgeAction, Expectation, FinalOwner, Footprint,
     Handoff, Lease,
     Link, MapDecl, MapOp, MapOpKind, Persist, Policy, Quantize, Region, Release, Revoke, Space, Transform,
     transfer_devices,
@@ -86,6 +86,30 @@ def initialised(draw) -> tuple[tuple[Region, ...], tuple[Space, ...]]:
     return regions, spaces
 
 
+def cancellable(e: Edge) -> bool:
+    """True when the language lets an edge cancel ``e`` (``resolve.edges.check_cancels``): a
+    ``read``, ``write`` or ``move`` with no clause a cancel could stop halfway."""
+    return e.action in (EdgeAction.READ, EdgeAction.WRITE, EdgeAction.MOVE) and not (
+        e.handoffs or e.leases or e.revokes or e.releases or e.allocs or e.flushes or e.writebacks or e.invalidates
+        or e.notifies or e.expects or e.cancels)
+
+
+def with_cancels(draw, edges: list[Edge]) -> list[Edge]:
+    """``edges`` where, now and then, one edge also cancels a transfer of its own device that the
+    language lets it cancel (``cancellable``, not itself, not an edge that cancels), before or
+    after it in declaration order: its touch interval then ends at the canceller's finish."""
+    if len(edges) < 2 or draw(st.integers(0, 2)) != 0:
+        return edges
+    i = draw(st.integers(0, len(edges) - 1))
+    targets = [x for x in edges if x.eid != i and x.device == edges[i].device and cancellable(x)]
+    if not targets:
+        return edges
+    x = draw(st.sampled_from(targets))
+    out = list(edges)
+    out[i] = replace(out[i], cancels=out[i].cancels + (Cancel(x.name),))
+    return out
+
+
 @st.composite
 def policies(draw, max_edges: int = 5) -> Policy:
     """A random policy over a fixed 3-device fabric with up to ``max_edges`` edges."""
@@ -155,6 +179,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
                           alias=draw(st.sampled_from([None, None, None, "x", "y"])),
                           transforms=transforms, handoffs=handoffs, leases=leases, revokes=revokes, releases=releases,
                           allocs=allocs, map_ops=map_ops))
+    edges = with_cancels(draw, edges)
     finals = ()
     if draw(st.booleans()):
         finals = (FinalOwner(draw(st.sampled_from(REGIONS)).name, draw(st.sampled_from(["gpu0", "cxl0"]))),)
@@ -348,9 +373,16 @@ def coherence_policies(draw) -> Policy:
     clauses of those edges or edges of their own, by either host, over random footprints, strided
     ones included) and ``notifies`` clauses naming random edges, with random ``after`` clauses
     between them. The DMA device reaches the memory over its own link, behind ``cpu0``'s root
-    port (its accesses go through that host's cache), or both (either may serve it)."""
+    port (its accesses go through that host's cache), or both (either may serve it). Sometimes a
+    second space (coherent or not) sits at the same numeric addresses, with a region ``t`` at the
+    numbers of ``s``: its bytes are other memory, so a write-back or invalidate of one never
+    serves the other (the IR allows it; the language rejects two such spaces on one device)."""
     shm = Space("shm0", "cxl0", 0x10000, 4096, noncoherent=True)
     region = Region("s", "s", "shm0", 0x10000, 256, "gpu0")
+    spaces, regions = (shm,), (region,)
+    if draw(st.integers(0, 2)) == 0:
+        spaces += (Space("shm1", "cxl0", 0x10000, 4096, noncoherent=draw(st.booleans())),)
+        regions += (Region("t", "t", "shm1", 0x10000, 256, "gpu0"),)
     attach = draw(st.sampled_from(["direct", "direct", "behind-cpu", "both"]))
     links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0"))
     if attach != "behind-cpu":
@@ -364,7 +396,8 @@ def coherence_policies(draw) -> Policy:
     for i, role in enumerate(roles):
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
         kw: dict = {}
-        fp = draw(footprints(region))
+        r = draw(st.sampled_from([region, region, *regions]))
+        fp = draw(footprints(r))
         if role == "write":
             dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0", "dpu0", "cxl0"]))
             action, kw["dst"] = "write", fp
@@ -374,18 +407,66 @@ def coherence_policies(draw) -> Policy:
         else:
             dev, action = draw(st.sampled_from(["gpu0", "cpu0"])), role
         host = dev in ("gpu0", "cpu0")
+
+        def line(q: Region) -> Footprint:
+            return draw(st.sampled_from([fp, Footprint(q.name, q.space, q.base, q.size, q.size, 1), draw(footprints(q))]))
         if role == "writeback" or (role == "write" and host and draw(st.booleans())):
-            kw["writebacks"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
+            kw["writebacks"] = (line(draw(st.sampled_from([r, *regions]))),)
         if role == "invalidate" or (role == "read" and host and draw(st.booleans())):
-            kw["invalidates"] = (draw(st.sampled_from([fp, Footprint("s", "shm0", 0x10000, 256, 256, 1), draw(footprints(region))])),)
+            kw["invalidates"] = (line(draw(st.sampled_from([r, *regions]))),)
         if i and draw(st.integers(0, 3)) == 0:
             kw["notifies"] = (f"e{draw(st.integers(0, i - 1))}",)
         hook = next(d.hooks[0] for d in CACHE_DEVICES if d.name == dev)
-        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
-                          leases=(Lease("s", "cpu0"), Lease("s", "dpu0"), Lease("s", "cxl0")) if dev == "gpu0" and i == 0 else (),
-                          **kw))
-    return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, (shm,), (region,), (), (), tuple(edges), ())
+        leases = tuple(Lease(q.name, to) for q in regions for to in ("cpu0", "dpu0", "cxl0")) if dev == "gpu0" and i == 0 else ()
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
+    return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
 
+
+@st.composite
+def cancel_policies(draw) -> Policy:
+    """A random policy of 3 to 5 edges around a transfer engine's abort path on one block (``a``,
+    which starts allocated, or the pooled ``p``): transfers into it (``pull``: a move from ``b``,
+    sometimes a read of the block), cancels of them (an edge of their own, or a clause on a
+    release or a write), releases and ``alloc``s of the block, and writes and reads of it, all on
+    the GPU, with random ``after`` clauses between them. The verdicts of FX-ORD-002, FX-OWN-004,
+    FX-OWN-006 and FX-INIT-001 turn on whether each use is HB-after a cancel's completion."""
+    base = draw(policies(max_edges=1))
+    region = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "p")]))
+    roles = ["pull", "cancel", draw(st.sampled_from(["release", "write", "read", "alloc"]))]
+    roles += draw(st.lists(st.sampled_from(["cancel", "release", "alloc", "write", "read", "pull"]), max_size=2))
+    roles = draw(st.permutations(roles))
+    pulls = [f"e{i}" for i, r in enumerate(roles) if r == "pull"]
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        kw: dict = {}
+        action = role
+        if role == "pull":
+            if draw(st.integers(0, 3)) == 0:
+                action, kw["src"] = "read", draw(footprints(region))
+            else:
+                action, kw["src"], kw["dst"] = "move", draw(footprints(REGIONS[1])), draw(footprints(region))
+        elif role == "cancel":
+            kw["cancels"] = (Cancel(draw(st.sampled_from(pulls))),)
+            action = draw(st.sampled_from(["cancel", "cancel", "release", "write"]))
+            if action == "release":
+                kw["releases"] = (Release(region.name, ReleaseKind.RETURN_POOL),)
+            elif action == "write":
+                kw["dst"] = draw(footprints(region))
+        elif role == "release":
+            kw["releases"] = (Release(region.name, ReleaseKind.RETURN_POOL),)
+        elif role == "alloc":
+            kw["allocs"] = (Alloc(region.name, "gpu0"),)
+        elif role == "write":
+            kw["dst"] = draw(footprints(region))
+        else:
+            kw["src"] = draw(footprints(region))
+        hook = draw(st.sampled_from(DEVICES[0].hooks))
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), "gpu0", hook, after=after, **kw))
+    # `b` is sometimes loaded before the flow; the block itself only until an `alloc` of it.
+    regions = tuple(replace(r, init=(r.name == "b" and draw(st.booleans())) or (r.name == region.name and draw(st.booleans())))
+                    for r in REGIONS)
+    return Policy("cancel", "cancel.fx", DEVICES, base.links, SPACES, regions, base.alias_sets, MAPS, tuple(edges), ())
 
 @st.composite
 def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:

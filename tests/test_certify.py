@@ -171,6 +171,8 @@ def _tamper(kind: str, pol: Policy, ev):
     r = dataclasses.replace
     if kind == "hb-order":
         return r(ev, path=_reverse(ev.path))
+    if kind == "cancel-order":  # claim the other edge finishes before the cancel starts
+        return r(ev, path=_reverse(ev.path))
     if kind == "flush-between":
         return r(ev, after=_reverse(ev.after))
     if kind in ("owner-chain", "lease-chain"):
@@ -393,6 +395,33 @@ def test_written_back_tampers_are_rejected(mode: str) -> None:
                    r(ev, wb_pos=ev.wb_pos + 1), r(ev, invalidate=ev.writeback, inv_pos=ev.wb_pos)):
         bad = dataclasses.replace(cert, evidence=bad_ev)
         assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key], bad_ev
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_written_back_needs_two_hosts_on_a_noncoherent_space(mode: str) -> None:
+    """The written-back checker re-derives what makes FX-ORD-005 apply: a write and a read of one
+    `noncoherent` space by two different hosts. The same certificate against an IR where the
+    space is coherent, the reader is a DMA device, or both accesses are reads, is rejected."""
+    from fxverify.ir import AccessMode, EdgeAction
+    from fxverify.vocab import DeviceKind
+    pol = _load(str(ROOT / "corpus/ordering/ok/cxl-fenced-flush-loop.fx"))
+    claim, cert = next((c, x) for c, x in _items(pol) if x is not None and x.kind == "written-back")
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    w, r = cert.edges[0], cert.edges[1]
+    space = pol.edges[w].accesses()[0].footprint.space
+    reader = pol.edges[r].device
+    ew = pol.edges[w]
+    assert ew.action is EdgeAction.WRITE and ew.accesses()[0].mode is AccessMode.WRITE
+    variants = [
+        dataclasses.replace(pol, spaces=tuple(dataclasses.replace(sp, noncoherent=False) if sp.name == space else sp
+                                              for sp in pol.spaces), _index={}),
+        dataclasses.replace(pol, devices=tuple(dataclasses.replace(d, kind=DeviceKind.DPU) if d.name == reader else d
+                                               for d in pol.devices), _index={}),
+        dataclasses.replace(pol, edges=tuple(dataclasses.replace(e, action=EdgeAction.READ, src=e.dst, dst=None)
+                                             if e.eid == w else e for e in pol.edges), _index={}),
+    ]
+    for other in variants:
+        assert [f.key for f in certify(other, [(claim, cert)], mode).failures] == [claim.key]
 
 
 @pytest.mark.parametrize("mode", MODES)

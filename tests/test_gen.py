@@ -18,7 +18,7 @@ from fxverify.gen.cxl_list import load_cxl, parse_size
 from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
 from fxverify.gen.prefill import PrefillOptions, generate_prefill
-from fxverify.pipeline import check
+from fxverify.pipeline import CheckOptions, check
 from fxverify.replay.simulate import Simulator
 from fxverify.result import Verdict
 from fxverify.resolve import load_policy
@@ -234,6 +234,106 @@ def test_cxl_listing_without_objects(tmp_path: Path) -> None:
     r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
                             "--cxl", str(p)])
     assert r.exit_code == 2 and "FX-GEN-002" in r.output
+
+
+# ---- cxl list of several hosts -----------------------------------------------------------------
+
+
+def _as_seen_from_another_host(src: Path, dst: Path, keep_serial: str | None, rename: str = "mem1",
+                               keep_decoders: tuple[str, ...] | None = None) -> Path:
+    """A copy of the real listing ``src`` edited into what a second server attached to the same
+    CXL hardware would list: every memdev renamed (`mem3` -> `mem13`: each host numbers its own
+    devices), every serial except ``keep_serial`` changed (`0x4` -> `0x104`: other devices), the
+    serial ``keep_serial`` kept (the multi-headed device both hosts are attached to), and, with
+    ``keep_decoders``, only those root decoders kept and renamed `decoder0.N` (the host-physical
+    windows that host programs)."""
+    doc = json.loads(src.read_text())
+
+    def walk(o):
+        if isinstance(o, dict):
+            if isinstance(o.get("memdev"), str):
+                o["memdev"] = rename + o["memdev"][3:]
+                if o.get("serial") != keep_serial:
+                    o["serial"] = "0x1" + o["serial"].removeprefix("0x").rjust(2, "0")
+            if keep_decoders is not None:
+                for key in [k for k in o if k.startswith("decoders:")]:
+                    o[key] = [dict(d, decoder=f"decoder0.{i}") for i, d in enumerate(o[key]) if d["decoder"] in keep_decoders]
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+    walk(doc)
+    dst.write_text(json.dumps(doc, indent=2))
+    return dst
+
+
+def test_a_memdev_two_hosts_list_makes_its_windows_shared(tmp_path: Path) -> None:
+    """The machine lists mem3 (serial 0x2) behind its four root decoders; host `peer1` lists the
+    same device (as `mem13`) and seven others: every window mem3 backs is shared with `peer1`."""
+    peer = _as_seen_from_another_host(BEMPU, tmp_path / "peer1.json", keep_serial="0x2")
+    c, diags = load_cxl([str(BEMPU), str(BDMU), f"peer1={peer}"], SourceMap())
+    assert not diags and c is not None
+    assert list(c.peers) == ["peer1"] and len(c.peers["peer1"].memdevs) == 8 and len(c.memdevs) == 8
+    assert sorted(c.shared) == ["decoder3.0", "decoder3.1", "decoder3.2", "decoder3.3"]
+    (why,) = c.shared["decoder3.0"]
+    assert why.host == "peer1" and "`mem3` (serial 0x2)" in why.reason and "`mem13`" in why.reason
+    # a serial no window's memdev has: nothing is shared
+    other = _as_seen_from_another_host(BEMPU, tmp_path / "other.json", keep_serial=None)
+    c, _ = load_cxl([str(BDMU), f"peer1={other}"], SourceMap())
+    assert c is not None and c.shared == {}
+
+
+def test_the_same_host_physical_window_in_two_hosts_listings_is_shared(tmp_path: Path) -> None:
+    """Host `peer2` lists another memdev but programs one decoder over the machine's
+    [0x8030000000, +512 MiB): that window, and only it, is shared."""
+    peer = _as_seen_from_another_host(BDMU, tmp_path / "peer2.json", keep_serial=None, keep_decoders=("decoder3.1",))
+    c, diags = load_cxl([str(BDMU), f"peer2={peer}"], SourceMap())
+    assert not diags and c is not None
+    assert list(c.shared) == ["decoder3.1"] and "as `decoder0.0`" in c.shared["decoder3.1"][0].reason
+
+
+def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign_is_a_file(tmp_path: Path) -> None:
+    odd = tmp_path / "a=b.json"
+    odd.write_text(BDMU.read_text())
+    c, diags = load_cxl([f"here={BEMPU}", f"here={BDMU}", str(odd)], SourceMap())
+    assert not diags and c is not None and c.peers == {} and len(c.root_decoders) == 4
+
+
+def test_generated_policy_marks_shared_windows_noncoherent_and_proves_the_crossing(tmp_path: Path) -> None:
+    """The spilled KV in a shared window goes to the peer host, which reads it: the space is
+    `noncoherent`, each spill writes its slot back and each read invalidates it first, and the
+    policy is proved (FX-ORD-005 included); without the write-backs FX-ORD-005 is refuted."""
+    peer = _as_seen_from_another_host(BEMPU, tmp_path / "peer1.json", keep_serial="0x2")
+    c = load_cxl([str(BDMU), f"peer1={peer}"], SourceMap())[0]
+    out, diags = generate_prefill(model("meta-llama--Meta-Llama-3.1-8B"), None, c,
+                                  PrefillOptions(tokens=64, layers=4, spill="0.5"))
+    assert not diags and out is not None
+    text = out.text
+    assert "space decoder3_0 on mem3 base 0x8020000000 size 256 MiB noncoherent" in text
+    assert "device peer1: cpu hooks [run]" in text and "link peer1 -- mem3 : cxl ordered" in text
+    assert "writeback kvs_decoder3_0_g0[l - 2, b]" in text and "invalidate kvs_decoder3_0_g0[l - 2, b]" in text
+    assert [w["shared_with"] for w in out.summary["windows"]] == [["peer1"]] * 4
+    p = tmp_path / "p.fx"
+    p.write_text(text)
+    res = check(str(p), CheckOptions(verify_hints=False))
+    assert res.verdict is Verdict.PROVED, [d.message for d in res.diagnostics][:3]
+    assert sum(1 for o in res.outcomes if str(o.code) == "FX-ORD-005") == 2 * 4  # 2 spilled layers x 4 blocks
+    bad = tmp_path / "bad.fx"
+    bad.write_text(re.sub(r"\n\s*writeback kvs_[^\n]*", "", text))
+    res = check(str(bad), CheckOptions(verify_hints=False))
+    assert res.verdict is Verdict.REFUTED and {str(d.code) for d in res.diagnostics if d.is_error} == {"FX-ORD-005"}
+
+
+def test_host_labels_that_share_nothing_or_name_a_device(tmp_path: Path) -> None:
+    other = _as_seen_from_another_host(BEMPU, tmp_path / "other.json", keep_serial=None)
+    c = load_cxl([str(BDMU), f"peer9={other}"], SourceMap())[0]
+    out, diags = generate_prefill(model("meta-llama--Meta-Llama-3.1-8B"), None, c, PrefillOptions(tokens=64, layers=2))
+    assert out is not None and "shares no window with this machine" in out.text and "noncoherent" not in out.text
+    peer = _as_seen_from_another_host(BEMPU, tmp_path / "peer1.json", keep_serial="0x2")
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--cxl", str(BDMU), "--cxl", f"gpu0={peer}"])
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and "host label `gpu0`" in r.output
 
 
 # ---- generated policies ------------------------------------------------------------------------

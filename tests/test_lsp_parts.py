@@ -68,6 +68,8 @@ def test_every_name_of_a_proved_policy_is_indexed(path: str) -> None:
     ("  edge y: write kv by ", "device"),
     ("  edge y: write kv by gpu0.", "hook:gpu0"),
     ("  edge y: write kv by gpu0.launch after a, ", "edge"),
+    ("  edge s: cancel ", "edge"),
+    ("  edge f: release a by gpu0.launch cancel pull, ", "edge"),
     ("region r in ", "space"),
     ("  final owner pool[*] = ", "device"),
     ("  edge x: move a -> b by g.c handoff b: gpu0 -> ", "device"),

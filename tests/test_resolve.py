@@ -278,6 +278,38 @@ def test_reduce_release_lease_flush(happy) -> None:
     ]
 
 
+def test_space_attributes_come_in_any_order(tmp_path: Path) -> None:
+    """`persistent`, `noncoherent`, `checksum ALGO` and `init` mean the same in every order."""
+    import itertools
+    attrs = ["persistent", "noncoherent", "checksum crc32c", "init"]
+    want = None
+    for order in itertools.permutations(attrs):
+        text = HEAD + f"space s2 on cxl0 base 2 GiB size 1 MiB {' '.join(order)}\n"
+        policy, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")
+        assert policy is not None, (order, diags)
+        sp = replace(policy.space("s2"), span=NO_SPAN)
+        assert (sp.persistent, sp.noncoherent, sp.checksum, sp.init) == (True, True, "crc32c", True)
+        assert want is None or sp == want
+        want = sp
+
+
+def test_cancels_name_edge_instances(tmp_path: Path) -> None:
+    """`cancel` as an action and as a clause: one `ir.Cancel` per named instance, each once, in
+    written order; a cancel action touches no byte."""
+    text = HEAD + """flow f {
+  for i in 0..3 { edge pull[i]: move pool[i] -> kv[i * 1 MiB, +1 MiB] by gpu0.copy_done }
+  edge stop: cancel pull[*], pull[1] by gpu0.copy_done
+  edge stop1: write kv[8 MiB, +4] by gpu0.copy_done after stop cancel pull[2] cancel pull[0]
+}
+"""
+    policy, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")
+    assert policy is not None, diags
+    stop, stop1 = policy.edge("stop"), policy.edge("stop1")
+    assert stop.action is EdgeAction.CANCEL and stop.accesses() == ()
+    assert [c.edge for c in stop.cancels] == ["pull[0]", "pull[1]", "pull[2]"]
+    assert [c.edge for c in stop1.cancels] == ["pull[2]", "pull[0]"] and stop1.action is EdgeAction.WRITE
+
+
 def test_final_owners_and_suppressions(happy) -> None:
     p, _, root = happy
     assert [(f.region, f.device) for f in p.final_owners] == [(f"pool[{i}]", "cxl0") for i in range(32)]
@@ -383,6 +415,22 @@ ERRORS = [
      "FX-NAM-001", "unknown device `cxl1`", "did you mean `cxl0`?", "cxl1"),
     ("revoke-own-lease", HEAD + "flow f { edge a: write pool[1] by gpu0.launch lease pool[*] to cxl0 revoke pool[1] from cxl0 }",
      "FX-TYP-002", "`a` revokes the lease it grants: `pool[1]` to `cxl0`", "on a later edge", "revoke pool[1] from cxl0"),
+    ("space-attribute-twice", HEAD + "space s2 on cxl0 base 2 GiB size 1 MiB checksum crc32c persistent checksum xxh64",
+     "FX-TYP-002", "`checksum` given twice on space `s2`", "at most once, in any order", "checksum xxh64"),
+    ("cancel-itself", HEAD + "flow f { edge a: write kv by gpu0.launch cancel a }",
+     "FX-TYP-002", "`a` cancels itself", "another edge of the issuing device", "cancel a"),
+    ("cancel-unknown-edge", HEAD + "flow f { edge a: write kv by gpu0.launch\n edge b: cancel aa by gpu0.launch }",
+     "FX-NAM-001", "unknown edge `aa`", "did you mean `a`?", "aa"),
+    ("cancel-from-another-device", HEAD + "flow f { edge a: write kv by gpu0.launch\n edge b: cancel a by cxl0.near_mem }",
+     "FX-TYP-002", "`b` runs on `cxl0` but cancels `a`, which `gpu0` issues", "a hook of `gpu0`", "cancel a"),
+    ("cancel-a-reduction", HEAD + "flow f { edge a: reduce(sum) pool[0] -> kv[0, +1 MiB] by gpu0.launch\n"
+     " edge b: cancel a by gpu0.copy_done }", "FX-TYP-002", "`b` cancels `a`, a `reduce` edge", "only transfers", "cancel a"),
+    ("cancel-a-handoff", HEAD + "flow f { edge a: write pool[1] by gpu0.launch handoff pool[1]: gpu0 -> cxl0\n"
+     " edge b: write kv by gpu0.copy_done cancel a }", "FX-TYP-002", "`b` cancels `a`, which carries `handoff`",
+     "onto an edge of its own, `after a`", "cancel a"),
+    ("cancel-an-expected-producer", HEAD + "flow f { edge a: move pool[0] -> kv[0, +1 MiB] by gpu0.launch\n"
+     " edge b: cancel a by gpu0.copy_done\n edge c: read kv[0, +1 MiB] by gpu0.launch after a expects sum of a }",
+     "FX-TYP-002", "`c` expects the contribution of `a`, which `b` cancels", "drop it from `expects`", "expects sum of a"),
     ("no-policy", HEAD.replace('policy "p"\n', ""), "FX-NAM-001", "declares no policy", 'policy "name"', ""),
     ("device-as-region", HEAD + "flow f { edge a: write gpu0 by gpu0.launch }",
      "FX-TYP-001", "`gpu0` is a device, not a region", None, "gpu0"),

@@ -145,7 +145,10 @@ def test_pictures_index_follows_its_schema(tmp_path: Path, at_root) -> None:
     ["--model", f"{INPUTS}/models/deepseek-ai--DeepSeek-V3.json", "--topology", f"{INPUTS}/topology/azure-ndv5-topo.xml",
      "--cxl", f"{INPUTS}/cxl/cxl_test-list-BDMu-root-mem3.json", "--tokens", "64", "--layers", "4", "--tp", "8",
      "--spill", "0.5", "--disaggregate"],
-], ids=["dense", "moe-mla-cxl-disaggregated"])
+    # the same listing from another server: every window is shared (`shared_with`)
+    ["--model", f"{INPUTS}/models/Qwen--Qwen3-8B.json", "--cxl", f"{INPUTS}/cxl/cxl_test-list-BDMu-root-mem3.json",
+     "--cxl", f"peer={INPUTS}/cxl/cxl_test-list-BDMu-root-mem3.json", "--tokens", "64", "--layers", "2"],
+], ids=["dense", "moe-mla-cxl-disaggregated", "cxl-shared-with-a-peer"])
 def test_prefill_summary_follows_its_schema(tmp_path: Path, at_root, args: list[str]) -> None:
     summary = tmp_path / "s.json"
     code, out = fx("gen", "prefill", *args, "-o", str(tmp_path / "p.fx"), "--summary-json", str(summary))

@@ -27,7 +27,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space hdm0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent checksum crc32c
-space shm0 on cxl0 base 0x90_0000_0000 size 256 MiB noncoherent
+space shm0 on cxl0 base 0x90_0000_0000 size 256 MiB init noncoherent
 region kv in hbm0 at 0x0 size 64 MiB owner gpu0 dtype bf16
 region pool[l in 0..32] in hdm0 at 0x80_2000_0000 + l*1 MiB size 1 MiB owner gpu0
 region kvb[l in 0..4, b in 0..8] in hbm0 at 1 GiB + (l*8 + b) * 64 KiB size 64 KiB owner gpu0
@@ -62,6 +62,8 @@ flow prefill {
   edge re: alloc kvb[3, 7] to gpu0 by gpu0.alloc after ret
   edge re2: write kvb[3, 6] by gpu0.launch after re alloc kvb[3][7] to dpu0
   edge wb: writeback kv[0, +64] by gpu0.launch after fl invalidate kv notifies fl, re
+  edge stop: cancel sc by dpu0.rx after wb
+  edge stop2: write kvb[3, 5] by dpu0.rx cancel sc, d0
   final owner pool[*] = cxl0
 }
 flow decode { edge d0: read kv[0, +4 KiB] by dpu0.tx }

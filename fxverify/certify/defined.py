@@ -7,7 +7,8 @@ reduce leaves defined) and that its HB path orders before ``u``, or that a liste
 re-walks the cover with its own interval arithmetic. Same allocation: the checker finds every
 ``alloc`` of a region that meets the read in the IR, and counts a write's bytes (or an ``init``
 range's) inside such a region only when a listed fence path orders that alloc before the write
-(or after the read; for ``init``, after the read). ``--certify smt`` states the property as "some
+(or after the read; for ``init``, after the read). A write that some edge cancels defines no
+byte and is rejected. ``--certify smt`` states the property as "some
 byte of the read is in no listed range, or in one whose write may finish after ``s(u)``, or one
 that an alloc may make stale: ``s(w) < f(a)`` and ``s(a) < s(u)``".
 Shares no code with the prover. Emits no diagnostics.
@@ -119,6 +120,8 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
         ew = facts.edges[x.edge]
         st.fact(ew.accesses()[x.pos].mode in (AccessMode.WRITE, AccessMode.REDUCE) and x.edge != u,
                 f"{facts.name(x.edge)} does not write with access {x.pos}")
+        # A cancelled write may stop halfway: it defines no byte (specs/obligations.md section 1).
+        st.fact(not facts.cancellers.get(x.edge), f"{facts.name(x.edge)} is cancelled: it defines no byte")
         facts.path(st, x.path, x.edge, u, f"write {facts.name(x.edge)} to read")
         ok = _fenced(facts, st, x.fences, x.edge, u)
         kills = [(lo, hi) for a, lo, hi in allocs if a not in ok]

@@ -96,6 +96,13 @@ class Facts:
         self.after: list[frozenset[int]] = [frozenset(self.by_name[n] for n in e.after if n in self.by_name)
                                             for e in policy.edges]
         self._movers: dict[str, list[int]] | None = None
+        #: edge id -> ids of the edges whose ``cancel`` clauses name it, ascending
+        self.cancellers: dict[int, list[int]] = defaultdict(list)
+        for e in policy.edges:
+            for c in e.cancels:
+                x = self.by_name.get(c.edge)
+                if x is not None and e.eid not in self.cancellers[x]:
+                    self.cancellers[x].append(e.eid)
 
     # -- happens-before ------------------------------------------------------------------------
     def step(self, x: int, y: int) -> bool:
@@ -227,3 +234,16 @@ class Facts:
 def overlap(a: int, b: int) -> Term:
     """Edges ``a`` and ``b`` run at some common instant: ``s(a) < f(b)`` and ``s(b) < f(a)``."""
     return and_(s(a) < f(b), s(b) < f(a))
+
+
+def touch_overlap(a: int, ca: list[int], b: int, cb: list[int]) -> Term:
+    """Edges ``a`` and ``b`` touch bytes at a common instant when ``ca`` cancel ``a`` and ``cb``
+    cancel ``b``: a cancelled edge ``x`` touches bytes only over ``[s(x), min(f(x), f(c)))``
+    (specs/obligations.md section 1, cancellation), so every cancel finishes after both start."""
+    return and_(s(a) < f(b), s(b) < f(a), *[and_(s(a) < f(c), s(b) < f(c)) for c in [*ca, *cb]])
+
+
+def touches_after(u: int, cu: list[int], t: Term) -> Term:
+    """Edge ``u``, cancelled by ``cu``, touches a byte at an instant ``>= t``: ``t < f(u)``, and
+    every cancel finishes after ``t`` and after ``s(u)``."""
+    return and_(t < f(u), *[and_(t < f(c), s(u) < f(c)) for c in cu])

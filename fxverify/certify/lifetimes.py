@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter
 
 from fxverify.certificate import Certificate, LifetimeChain, WithinAllocation
-from fxverify.certify.facts import Facts, Statement, f, key_body, s
+from fxverify.certify.facts import Facts, Statement, f, key_body, s, touch_overlap
 from fxverify.diagnostics import codes
 from fxverify.smt.terms import TRUE, Term, and_, not_, or_
 
@@ -70,12 +70,16 @@ def check_within(facts: Facts, c: Certificate, ev: WithinAllocation) -> Statemen
     seen = {x.handoff for x in ev.order}
     st.need(seen == {x for x, _ in evs}, "the evidence does not order every release and alloc with the use")
     before = set()
+    # A cancelled use touches the block only until one of its cancels finishes (specs/obligations.md
+    # section 1, cancellation): an event after such a cancel is after the use.
+    cancels = [k for k in facts.cancellers.get(u, []) if k != u]
     for x in ev.order:
         if x.path is not None and x.path.last == u:
             facts.path(st, x.path, x.handoff, u, f"{facts.name(x.handoff)} before the use")
             before.add(x.handoff)
         else:
-            facts.path(st, x.path, u, x.handoff, f"{facts.name(x.handoff)} after the use")
+            first = x.path.first if x.path is not None and x.path.first in cancels else u
+            facts.path(st, x.path, first, x.handoff, f"{facts.name(x.handoff)} after the use")
     kinds = dict(evs)
     releases = [x for x, k in evs if k == "release" and x in before]
     if ev.alloc is None:
@@ -88,9 +92,12 @@ def check_within(facts: Facts, c: Certificate, ev: WithinAllocation) -> Statemen
         for x in ev.opened:
             facts.path(st, x.path, x.handoff, ev.alloc, "release before the opening alloc")
     allocs = [x for x, k in evs if k == "alloc"]
-    alts: list[Term] = [_overlap(u, x) for x, _ in evs]
+    st.edges.update(cancels)
+    alts: list[Term] = [touch_overlap(u, cancels, x, []) for x, _ in evs]
+    early: list[Term] = []
     if facts.regions[ev.region].pooled:
-        alts.append(and_(*[not_(f(x) <= s(u)) for x, _ in evs]))
-    alts += [and_(f(r) <= s(u), *[not_(and_(f(r) <= s(a), f(a) <= s(u))) for a in allocs]) for r, k in evs if k == "release"]
-    st.violation = or_(*alts)
+        early.append(and_(*[not_(f(x) <= s(u)) for x, _ in evs]))
+    early += [and_(f(r) <= s(u), *[not_(and_(f(r) <= s(a), f(a) <= s(u))) for a in allocs]) for r, k in evs if k == "release"]
+    touched = and_(*[s(u) < f(k) for k in cancels])  # a cancel finished by s(u): the use touches nothing
+    st.violation = or_(*alts, and_(touched, or_(*early)))
     return st

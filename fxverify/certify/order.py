@@ -1,4 +1,4 @@
-"""Checks of the schedule certificates: ``hb-order``, ``flush-between``, ``written-back``,
+"""Checks of the schedule certificates: ``hb-order``, ``cancel-order``, ``flush-between``, ``written-back``,
 ``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
@@ -10,6 +10,7 @@ stated over start/finish times (BRIEF section 2) for ``--certify smt``. Emits no
 from __future__ import annotations
 
 from fxverify.certificate import (
+    CancelledFirst,
     Certificate,
     FinalOwnerOf,
     FlushedBetween,
@@ -30,6 +31,8 @@ from fxverify.certify.facts import (
     overlap,
     s,
     split_ref,
+    touch_overlap,
+    touches_after,
 )
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
@@ -81,6 +84,36 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     return st
 
 
+def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
+    """``cancel-order``: edge ``cancel`` cancels ``cancelled`` (its ``cancel`` clause names it in
+    the IR), one of the obligation's two edges (for FX-OWN-004, the use: the release's edge is
+    never the cancelled one), and the path orders the cancel before one of the two. The
+    property is stated with the cancelled edge's interval cut at ``f(cancel)``; the other
+    cancels the IR gives it only weaken it further, so one suffices."""
+    st = Statement()
+    if not st.fact(c.code in (codes.ORD_002, codes.OWN_002, codes.OWN_004) and len(c.edges) >= 2,
+                   f"a cancel order does not prove {c.code}"):
+        return st
+    a, b = c.edges[0], c.edges[1]
+    x, k = ev.cancelled, ev.cancel
+    if c.code == codes.OWN_004:
+        st.fact(len(key_body(c.key).split("|")) == 3 and a != b, "a cancel order proves a release's use, not a lifetime")
+        st.fact(x == b, f"{facts.name(x)} is not the use of the release")
+    else:
+        st.fact(x in (a, b), f"{facts.name(x)} is not one of the obligation's two edges")
+    if not st.fact(0 <= k < len(facts.edges) and 0 <= x < len(facts.edges), "unknown cancel or cancelled edge"):
+        return st
+    st.fact(k in facts.cancellers.get(x, []), f"{facts.name(k)} does not cancel {facts.name(x)}")
+    facts.path(st, ev.path, k, None, "cancel to edge")
+    st.need(ev.path.last in (a, b), f"the path ends at {facts.name(ev.path.last)}, not at {facts.name(a)} or {facts.name(b)}")
+    st.edges.update({a, b, k})
+    if c.code == codes.OWN_004:
+        st.violation = touches_after(b, [k], s(a))
+    else:
+        st.violation = touch_overlap(a, [k] if x == a else [], b, [k] if x == b else [])
+    return st
+
+
 def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement:
     """``flush-between`` (FX-ORD-003): a flush of the posted link orders the write before the read."""
     st = Statement()
@@ -101,6 +134,11 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
     return st
 
 
+#: Device kinds that reach a noncoherent space through a cache of their own (specs/obligations.md
+#: section 1, non-coherent shared memory), restated here: the checker imports no obligation module.
+_HOSTS = frozenset({DeviceKind.CPU, DeviceKind.GPU, DeviceKind.NPU})
+
+
 def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, what: str) -> tuple | None:
     """``(a, b, access_a, access_b)``: the obligation's first two edges and the accesses its key
     ``A#i|B#j`` names, after checking that ``c`` is of ``code``; ``None`` (with the problem) when not."""
@@ -116,17 +154,13 @@ def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, wha
     return a, b, ea.accesses()[pa], eb.accesses()[pb]
 
 
-#: Device kinds with a host cache (FX-ORD-005), restated from specs/obligations.md section 1.
-_HOST_KINDS = frozenset({DeviceKind.CPU, DeviceKind.GPU, DeviceKind.NPU})
-
-
 def _sides(facts: Facts, dev: str, space: str) -> set[str]:
     """Where an access by ``dev`` to ``space`` is served (specs/obligations.md section 1,
     non-coherent shared memory): ``{dev}`` for a host; else ``""`` (the memory itself) when ``dev``
     is the memory's device or a chain of links through devices that are neither hosts nor the
     memory's reaches it (not a host), plus each host such a chain meets first that is the memory's
     device or reaches it avoiding ``dev``. Recomputed by breadth-first search over the IR's links."""
-    hosts = {d.name for d in facts.policy.devices if d.kind in _HOST_KINDS}
+    hosts = {d.name for d in facts.policy.devices if d.kind in _HOSTS}
     home = next(sp.device for sp in facts.policy.spaces if sp.name == space)
     if dev in hosts:
         return {dev}
@@ -165,24 +199,37 @@ def _sides(facts: Facts, dev: str, space: str) -> set[str]:
 
 
 def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
-    """``written-back`` (FX-ORD-005): the bytes reach memory (the writer's cache's host writes them
-    back, or the write lands there itself: ``wb_pos`` -1), and then the reader's side sees memory
-    (its cache's host invalidates them, or the read fetches from memory itself: ``inv_pos`` -1),
-    for every byte of the hull the write and the read share, ordered between them. The writer and
-    the reader must each be served from one side only, recomputed from the fabric."""
+    """``written-back`` (FX-ORD-005): the key's accesses are a write and a read of one
+    ``noncoherent`` space served from two different sides (specs/obligations.md section 1: a
+    host's cache, or the memory itself for a device without one, recomputed from the fabric, each
+    access from one side only); the bytes reach memory (the writer's side's host writes them back,
+    or the write lands there itself: ``wb_pos`` -1), and then the reader's side sees memory (its
+    host invalidates them, or the read fetches from memory itself: ``inv_pos`` -1), for every byte
+    of the hull the write and the read share, ordered between them."""
     st = Statement()
     bound = _two_accesses(facts, c, st, codes.ORD_005, "a write-back")
     if bound is None:
         return st
     w, r, aw, ar = bound
     ew, er = facts.edges[w], facts.edges[r]
+    # The obligation exists only for a write (or reduction) and a read (or reduction) of one
+    # noncoherent space served from two different sides (specs/obligations.md, FX-ORD-005):
+    # re-check each.
+    st.fact(aw.mode is not AccessMode.READ, f"access of {facts.name(w)} is a read, not a write")
+    st.fact(ar.mode is not AccessMode.WRITE, f"access of {facts.name(r)} is a write, not a read")
+    decl = next((sp for sp in facts.policy.spaces if sp.name == aw.footprint.space), None)
+    st.fact(decl is not None and decl.noncoherent and ar.footprint.space == aw.footprint.space,
+            f"`{aw.footprint.space}` is not a noncoherent space both accesses touch")
     space = aw.footprint.space
+    if decl is None:
+        return st
     lo, hi = max(aw.footprint.base, ar.footprint.base), min(fp_hi(aw.footprint), fp_hi(ar.footprint))
     st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")
     x, y = ev.writeback, ev.invalidate
     if not st.fact(0 <= x < len(facts.edges) and 0 <= y < len(facts.edges), "unknown write-back or invalidate edge"):
         return st
     side_w, side_r = _sides(facts, ew.device, space), _sides(facts, er.device, space)
+    st.fact(side_w != side_r, f"{facts.name(w)} and {facts.name(r)} are served from the same side (coherent)")
     for e, pos, fps, sides, own, what in ((x, ev.wb_pos, facts.edges[x].writebacks, side_w, w, "write back"),
                                          (y, ev.inv_pos, facts.edges[y].invalidates, side_r, r, "invalidate")):
         if pos == -1:
@@ -360,6 +407,8 @@ def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
         fp = fx.footprint
         st.fact(fx.mode is AccessMode.READ and fp.space == ar.footprint.space and (fp.count == 1 or fp.stride <= fp.elem)
                 and (x.lo, x.hi) == (fp.base, fp_hi(fp)), f"{facts.name(x.edge)} does not read [{x.lo:#x}, {x.hi:#x}) whole")
+        # A cancelled read may stop before it read anything (specs/obligations.md section 1).
+        st.fact(not facts.cancellers.get(x.edge), f"{facts.name(x.edge)} is cancelled: it may read nothing")
         facts.path(st, x.after_reduce, r, x.edge, "reduction to read")
         facts.path(st, x.before_write, x.edge, w, "read to write")
         if x.lo <= reach:

@@ -33,8 +33,9 @@ class TraceEvent:
     """One step of a trace (BRIEF section 5).
 
     ``time`` is ns in the witness schedule (``None`` for schedule-independent facts). ``kind`` is
-    ``start``, ``end``, ``handoff``, ``lease``, ``revoke``, ``release``, ``flush``, ``map``, ``fact``
-    or ``region`` (a region of a region-level finding: ``edge`` is then the region's name and
+    ``start``, ``end``, ``handoff``, ``lease``, ``revoke``, ``release``, ``alloc``, ``flush``,
+    ``writeback``, ``invalidate``, ``notify``, ``cancel`` (a cancel completes: the transfers it
+    names touch no byte after it), ``map``, ``fact`` or ``region`` (a region of a region-level finding: ``edge`` is then the region's name and
     ``hook`` is empty).
     ``detail`` describes the footprint (hex range, element index, bytes) or the map value.
     ``owner_before``/``owner_after`` are set on handoff steps. ``violation`` marks the step where

@@ -9,6 +9,17 @@ classified by its identifying key (``bus``, ``port``, ``endpoint``, ``memdev``, 
 ``region``); child lists are keyed ``"<kind>s:<parent>"``. Sizes are integers (bytes) or, with
 ``-u``, strings like ``"256.00 MiB (268.44 MB)"``; addresses are integers or ``"0x..."`` strings.
 
+Listings of several hosts: an argument ``HOST=FILE`` is the listing of host ``HOST``. The host of
+the first listing (its label, or none) is the machine the policy is for; every listing with that
+label or none is merged into its fabric, and the listings of each other host into that host's own
+(``CxlFabric.peers``). One host's listing cannot show that another host maps the same memory;
+several can: a window of the machine is *shared* with a peer host when a memdev that backs it
+(same ``serial``) is in the peer's listing, or when the peer's listing has a decoder or region
+over the same host-physical range (``CxlFabric.shared``). That is memory two hosts map without
+cross-host coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x
+coherence between hosts needs back-invalidate, which a listing does not show), so the generator
+declares such a window's space ``noncoherent``.
+
 Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
 a missing or bad field, a listing with no CXL object, listings that disagree, overlapping
 windows).
@@ -16,6 +27,7 @@ windows).
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,10 +100,22 @@ class Window:
         return self.base + self.size
 
 
+@dataclass(frozen=True)
+class Sharing:
+    """Why a window of the machine is shared with peer host ``host``: ``reason``, one line naming
+    the memdev serial or the host-physical range both listings show."""
+
+    host: str
+    reason: str
+
+
 @dataclass
 class CxlFabric:
     """Merged ``cxl list`` listings: buses, ``host_bridges``, ``switch_ports``, ``endpoints``
-    (name -> memdev), ``memdevs`` (by name), ``root_decoders`` and ``regions`` (sorted by base)."""
+    (name -> memdev), ``memdevs`` (by name), ``root_decoders`` and ``regions`` (sorted by base).
+    For the machine's fabric, ``peers`` holds the merged listings of every other host (by label,
+    in argument order) and ``shared`` maps each window shared with one of them to the
+    ``Sharing``s, in peer order (module docstring)."""
 
     paths: list[str] = field(default_factory=list)
     buses: list[str] = field(default_factory=list)
@@ -101,6 +125,8 @@ class CxlFabric:
     memdevs: dict[str, Memdev] = field(default_factory=dict)
     root_decoders: list[Window] = field(default_factory=list)
     regions: list[Window] = field(default_factory=list)
+    peers: dict[str, CxlFabric] = field(default_factory=dict)
+    shared: dict[str, tuple[Sharing, ...]] = field(default_factory=dict)
 
     def windows(self) -> list[Window]:
         """Windows the generator may place regions in, sorted by base: every region, and every root
@@ -146,23 +172,73 @@ def parse_size(v: Any) -> int | None:
     return None
 
 
-def load_cxl(paths: list[str], sources: SourceMap) -> tuple[CxlFabric | None, list[Diagnostic]]:
-    """Read and merge ``cxl list`` listings, in the order given.
+#: ``HOST=FILE``: a listing of host ``HOST`` (a name as the policy language writes one).
+_HOST_ARG = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.+)", re.DOTALL)
+
+
+def split_host(arg: str) -> tuple[str | None, str]:
+    """``HOST=FILE`` -> ``(HOST, FILE)``; any other argument -> ``(None, arg)``. An argument that
+    names an existing file as written is a file, even with a ``=`` in it."""
+    m = _HOST_ARG.fullmatch(arg)
+    if m is None or os.path.exists(arg):
+        return None, arg
+    return m.group(1), m.group(2)
+
+
+def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, list[Diagnostic]]:
+    """Read ``cxl list`` listings, in the order given, each argument ``FILE`` or ``HOST=FILE``
+    (``split_host``): the machine's listings merged into the fabric returned, every other host's
+    into its ``peers`` entry, and the windows the machine shares with a peer in ``shared``.
 
     Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-001 for unreadable or malformed
     JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
-    two listings that disagree about the same memdev or decoder. Never raises for bad input."""
-    fab = CxlFabric()
+    two listings of one host that disagree about the same memdev or decoder. Never raises for bad
+    input."""
+    groups: dict[str | None, list[str]] = {}
+    local = split_host(args[0])[0] if args else None
+    for arg in args:
+        host, path = split_host(arg)
+        groups.setdefault(None if host == local else host, []).append(path)
     try:
-        for path in paths:
-            f = InputFile.read(path, sources, WHAT)
-            _Walker(f, fab).walk_doc(f.load_json(WHAT))
-            fab.paths.append(path)
+        fab = _merge(groups.pop(None, []), sources)
+        fab.peers = {host: _merge(paths, sources) for host, paths in groups.items()}
     except InputProblem as p:
         return None, [p.diag]
+    for host, peer in fab.peers.items():
+        for name, why in _sharing(fab, host, peer).items():
+            fab.shared[name] = fab.shared.get(name, ()) + (Sharing(host, why),)
+    return fab, []
+
+
+def _merge(paths: list[str], sources: SourceMap) -> CxlFabric:
+    """One host's listings merged in order; raises ``InputProblem``."""
+    fab = CxlFabric()
+    for path in paths:
+        f = InputFile.read(path, sources, WHAT)
+        _Walker(f, fab).walk_doc(f.load_json(WHAT))
+        fab.paths.append(path)
     fab.root_decoders.sort(key=lambda w: (w.base, w.name))
     fab.regions.sort(key=lambda w: (w.base, w.name))
-    return fab, []
+    return fab
+
+
+def _sharing(fab: CxlFabric, host: str, peer: CxlFabric) -> dict[str, str]:
+    """Window of ``fab`` -> why ``peer`` (the listings of ``host``) maps it too: a memdev backing
+    it whose serial the peer lists (memdev names are per host: the serial is the device's own),
+    or a decoder or region of the peer over the same host-physical range."""
+    serials = {m.serial: m.name for m in sorted(peer.memdevs.values(), key=lambda m: m.name) if m.serial}
+    ranges = {(w.base, w.size): w.name for w in peer.root_decoders + peer.regions}
+    out: dict[str, str] = {}
+    for w in fab.windows():
+        backing = [fab.memdevs[x] for x in w.memdevs if x in fab.memdevs]
+        hit = next((m for m in backing if m.serial and m.serial in serials), None)
+        if hit is not None:
+            out[w.name] = (f"memdev `{hit.name}` (serial {hit.serial}) backs it, and `{host}` lists the same device "
+                           f"as `{serials[hit.serial]}`")
+        elif (w.base, w.size) in ranges:
+            out[w.name] = (f"`{host}` maps the same host-physical range [{w.base:#x}, {w.end:#x}) as "
+                           f"`{ranges[(w.base, w.size)]}`")
+    return out
 
 
 class _Walker:

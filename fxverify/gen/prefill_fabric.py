@@ -6,7 +6,8 @@ every device with its hooks and provenance, every link with its ordering, which 
 rank, which NIC sends each KV group with ``--disaggregate`` (the nearest one in PCI hops, as NCCL
 picks it), and which memdev homes each CXL window. ``specs/generators.md`` ("NCCL topology XML",
 "`cxl list` JSON") says what each input element becomes. Emits FX-GEN-003 (raised as
-``InputProblem``) for too few GPUs or no NIC.
+``InputProblem``) for too few GPUs or no NIC, and FX-GEN-004 for a host label of a `cxl list`
+listing that names a device of the machine.
 """
 
 from __future__ import annotations
@@ -14,11 +15,11 @@ from __future__ import annotations
 import networkx as nx
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import diagnostic
-from fxverify.gen.cxl_list import CxlFabric, Window
+from fxverify.gen.cxl_list import CxlFabric, Sharing, Window
 from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
 from fxverify.vocab import DeviceKind, LinkOrder, size_text
@@ -30,6 +31,7 @@ DPU_HOOKS = ("rx", "tx", "dma_done")
 DECODE_HOOKS = ("launch",)
 CXL_SWITCH_HOOKS = ("route",)
 CXL_MEM_HOOKS = ("near_mem",)
+PEER_HOOKS = ("run",)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,10 @@ class FabricPlan:
     a primary rank's KV with ``--disaggregate`` (the nearest in PCI hops, ``Topology.nearest_nic``);
     ``nics_used`` those NICs in device order; ``windows`` the CXL windows in address order
     (``CxlFabric.windows``) and ``home`` the memdev that homes each: the first memdev listed with
-    the window, else the first memdev of all, else a placeholder ``cxlmem`` device."""
+    the window, else the first memdev of all, else a placeholder ``cxlmem`` device; ``shared`` the
+    windows other hosts map too (``CxlFabric.shared``), and ``peer_of`` the peer host (a ``cpu``
+    device named by its label, with hook ``run``) that takes the spilled KV of each shared window:
+    the first host that shares it."""
 
     devices: tuple[Device, ...]
     links: tuple[Link, ...]
@@ -77,6 +82,8 @@ class FabricPlan:
     nics_used: tuple[str, ...]
     windows: tuple[Window, ...]
     home: dict[str, str]
+    shared: dict[str, tuple[Sharing, ...]] = field(default_factory=dict)
+    peer_of: dict[str, str] = field(default_factory=dict)
 
 
 def pinned_route(f: FabricPlan, a: str, b: str) -> list[tuple[str, str]]:
@@ -170,9 +177,39 @@ def place_fabric(topo: Topology | None, cxl: CxlFabric | None, tp: int, groups: 
             links.append(Link(n, "decode0", "rdma", posted, "completion at the sender precedes visibility"))
     nics_used = _in_device_order(set(nic_of.values()), devices)
     windows, home = _cxl_devices(cxl, cpus, devices, links)
+    peer_of = _peer_hosts(cxl, home, devices, links, notes)
     rank_cpus = tuple(_cpu_for(numa.get(g, 0), cpus) for g in gpus)
     return FabricPlan(tuple(devices), tuple(links), tuple(notes), tuple(cpus), tuple(gpus), rank_cpus,
-                      tuple(primaries), nic_of, tuple(nics_used), tuple(windows), home)
+                      tuple(primaries), nic_of, tuple(nics_used), tuple(windows), home,
+                      dict(cxl.shared) if cxl is not None else {}, peer_of)
+
+
+def _peer_hosts(c: CxlFabric | None, home: dict[str, str], devices: list[Device], links: list[Link],
+                notes: list[str]) -> dict[str, str]:
+    """Append a ``cpu`` device (hook ``run``) per peer host that shares a window with the machine,
+    linked ``cxl ordered`` to the memdev homing each window it shares (the peer reaches the memory
+    over its own CXL port, which its listing shows and this machine's does not); note the peers
+    that share nothing. Returns window -> the first host sharing it. Raises ``InputProblem``
+    (FX-GEN-004) for a host label that names a device of the machine."""
+    out: dict[str, str] = {}
+    if c is None:
+        return out
+    names = {d.name for d in devices}
+    for host, peer in c.peers.items():
+        mine = [w for w, why in c.shared.items() if any(x.host == host for x in why)]
+        if host in names:
+            raise InputProblem(diagnostic(codes.GEN_004, f"host label `{host}` names a device of the generated fabric",
+                                          help=f"label the listing of that host with another name (`--cxl OTHER={peer.paths[0]}`)"))
+        if not mine:
+            notes.append(f"the `cxl list` of host `{host}` shares no window with this machine")
+            continue
+        devices.append(Device(host, DeviceKind.CPU, PEER_HOOKS, f"host `{host}`: maps {', '.join(mine)} too "
+                              f"(its `cxl list`: {', '.join(peer.paths)})"))
+        for m in dict.fromkeys(home[w] for w in mine):
+            links.append(Link(host, m, "cxl", LinkOrder.ORDERED, "the other host's own CXL port to the shared device"))
+        for w in mine:
+            out.setdefault(w, host)
+    return out
 
 
 def _in_device_order(names: set[str], devices: list[Device]) -> list[str]:

@@ -64,7 +64,7 @@ def flow_program(p: PrefillPlan) -> Program:
 
 # Edge families of the flow; with several requests each takes the request as its first index.
 FAMILIES = ("head", "emb", "embed", "wload", "wq", "take", "kvw", "attn", "attn_out", "rs_a", "ag_a", "wf", "up", "down", "disp", "wst",
-            "ew", "ex", "comb", "rs_f", "ag_f", "ckpt", "spill", "send", "flush", "dec", "free")
+            "ew", "ex", "comb", "rs_f", "ag_f", "ckpt", "spill", "fetch", "send", "flush", "dec", "free")
 # A reference to an edge family, a KV region or a remote buffer that does not name its request
 # yet (references written with ``$(q ...)`` already do: the previous request's edges).
 _FAMILY_REF = re.compile(r"\b(" + "|".join(FAMILIES) + r")\[(?!\$\(q)")
@@ -304,7 +304,10 @@ def _checkpoints(p: PrefillPlan) -> Program:
 def _spills(p: PrefillPlan) -> Program:
     """Each KV group's primary rank moves the blocks of the spilled layers into CXL slots
     (quantized, checksummed) on the ``d2h`` stream, hands each slot to the window's memdev and
-    records the new owner in ``block_owner``."""
+    records the new owner in ``block_owner``. In a window another host maps too
+    (``FabricPlan.peer_of``) the slot goes to that host instead, which reads it (``fetch``): the
+    spill writes the slot back and the fetch invalidates it first, so the read sees the spilled
+    bytes without cross-host coherence (specs/obligations.md, FX-ORD-005)."""
     s, f, c = p.sizes, p.fabric, p.cxl_layout
     if not s.spill_layers:
         return []
@@ -317,16 +320,27 @@ def _spills(p: PrefillPlan) -> Program:
         q = "checksum(crc32c)"
     out: Program = [Note(""), Note(f"spill the KV of layers {first}..{s.layers} to CXL as {c.spill_dtype}, then hand each slot to"
                                    " the expander")]
+    shared = [sw for sw in c.spill_windows if sw.window.name in f.peer_of]
+    if shared:
+        out += [Note("a window another host maps too is noncoherent: the spill writes its slot back, and the host that"
+                     " takes the"),
+                Note("spilled KV invalidates its lines before it reads (FX-ORD-005)")]
     for gi, r in enumerate(f.primaries):
         g = f.gpus[r]
         for sw in c.spill_windows:
             sp, a, b = space_name(sw.window.name), sw.first, sw.end
-            home = f.home[sw.window.name]
+            peer = f.peer_of.get(sw.window.name)
+            to = peer or f.home[sw.window.name]
             slot = f"kvs_{sp}_g{gi}[$(l - {a}), $(b)]"
             key = f"$(((l - {first}) * {G} + {gi}) * {B} + b)"
-            out.append(Loop("l", a, b, [Loop("b", 0, B, [Stmt(
+            body = [Stmt(
                 f"edge spill[$(l), {r}, $(b)]: move kvb{r}[$(l), $(b)] -> {slot} by {g}.copy_done after kvw[$(l), {r}, $(b)] "
-                f"stream d2h\n    transform {q}\n    handoff {slot}: {g} -> {home}\n    update block_owner[{key}] = {home}")])]))
+                f"stream d2h\n    transform {q}\n" + (f"    writeback {slot}\n" if peer else "")
+                + f"    handoff {slot}: {g} -> {to}\n    update block_owner[{key}] = {to}")]
+            if peer:
+                body.append(Stmt(f"edge fetch[$(l), {r}, $(b)]: read {slot} by {peer}.run after spill[$(l), {r}, $(b)] "
+                                 f"invalidate {slot}"))
+            out.append(Loop("l", a, b, [Loop("b", 0, B, body)]))
     return out
 
 

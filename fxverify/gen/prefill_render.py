@@ -296,8 +296,13 @@ def _cxl_declarations(p: PrefillPlan, d: _Declarations) -> None:
         what = (f"region, {w.targets}-way interleave, granularity {w.granularity} B" if w.kind == "region"
                 else f"root decoder, {w.targets} target(s)")
         kind = "pmem" if w.persistent else "volatile"
+        shared = f.shared.get(w.name, ())
         d.spaces.append(f"space {space_name(w.name)} on {f.home[w.name]} base {w.base:#x} size {size_text(w.size)}"
-                        + (" persistent" if w.persistent else "") + f"   # {w.name}: {what}, {kind}")
+                        + (" persistent" if w.persistent else "") + (" noncoherent" if shared else "")
+                        + f"   # {w.name}: {what}, {kind}")
+        for x in shared:
+            # Two hosts map it, and nothing in a listing shows cross-host coherence (CXL 2.0).
+            d.spaces.append(f"#   shared with host `{x.host}`: {x.reason}")
     slot = c.spill_slot_bytes
     for sw in c.spill_windows:
         w, a, b, sp = sw.window, sw.first, sw.end, space_name(sw.window.name)
@@ -306,7 +311,7 @@ def _cxl_declarations(p: PrefillPlan, d: _Declarations) -> None:
                    f"+ u * {sw.unit_bytes} + b * {slot} size {slot} owner {f.gpus[r]} dtype {c.spill_dtype}",
                    (b - a) * s.blocks, f"spilled KV of layers {a}..{b} (u = layer - {a}), KV group {gi}, in {w.name}; "
                    f"a layer's {s.groups} group(s) share one {sw.unit_bytes} B unit" if gi == 0 else "")
-            d.finals.append(f"final owner kvs_{sp}_g{gi}[*, *] = {f.home[w.name]}")
+            d.finals.append(f"final owner kvs_{sp}_g{gi}[*, *] = {f.peer_of.get(w.name, f.home[w.name])}")
     for cw in c.ckpt_windows:
         w, a, b, sp = cw.window, cw.first, cw.end, space_name(cw.window.name)
         region(f"ck_{sp}[i in 0..{b - a}] in {sp} at {w.base:#x} + i * {c.ckpt_slot_bytes} "
@@ -388,5 +393,6 @@ def _summary(p: PrefillPlan, edges: int, regions: int) -> dict[str, Any]:
         "edges": edges,
         "regions": regions,
         "windows": [{"name": w.name, "base": w.base, "size": w.size, "persistent": w.persistent,
-                     "home": p.fabric.home[w.name]} for w in p.fabric.windows],
+                     "home": p.fabric.home[w.name], "shared_with": [x.host for x in p.fabric.shared.get(w.name, ())]}
+                    for w in p.fabric.windows],
     }

@@ -275,7 +275,7 @@ def build_plan(policy: Policy, target: str, proved: bool,
     pairs to the CUDA kernel whose entry and exit drive them (the command line checked the names).
     Returns ``(plan, diagnostics)``; ``plan`` is ``None``
     when a diagnostic is an error (FX-BPF-002 for an unrealisable class, FX-BPF-003 for more than
-    ``MAX_DEVICES`` devices, a merge outside ``MERGES``, block lifetimes,
+    ``MAX_DEVICES`` devices, a merge outside ``MERGES``, block lifetimes, cancels,
     cache maintenance, a kernel-driven hook whose edges happens-before does not order in a chain,
     or, when not ``proved``, ``notifies`` or a ``noncoherent`` space). ``proved`` says whether the policy's
     obligations all hold; when it does not, conflict watches are computed too. Reports problems as
@@ -297,6 +297,13 @@ def build_plan(policy: Policy, target: str, proved: bool,
         diags.append(_bpf_error(codes.BPF_003, "block lifetimes (`alloc`, `pooled`) have no realisation in the lowered runtime yet",
                                 lifetime, "the ownership slot holds one allocation; check the policy, and lower "
                                 "one without reused blocks"))
+    # A cancel ends a transfer's use of its bytes when it completes; the runtime's completion
+    # counters know only finished edges, so no guard can tell a cancelled transfer from a done one.
+    cancel = next((c.span for e in policy.edges for c in e.cancels), None)
+    if cancel is not None:
+        diags.append(_bpf_error(codes.BPF_003, "cancellation (`cancel`) has no realisation in the lowered runtime yet",
+                                cancel, "the runtime counts finished edges and cannot tell a cancelled transfer from a "
+                                "completed one; check the policy, and lower one without cancels"))
     # Cache maintenance (FX-ORD-005) is an instruction of the host's program, not an event a hook
     # can issue or observe; an early notification (FX-ORD-006) has no guard: a proved policy's
     # WAIT ops already order its transfers before it, an unproved one would run it unchecked.

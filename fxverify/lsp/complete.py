@@ -3,7 +3,7 @@
 Takes the policy's ``index.Index`` (its declared names by kind) and the text of the line up to the
 cursor; produces ``Item`` values. The words before the cursor decide what fits, following the
 grammar (specs/language.md): after ``by`` a device, after ``by DEV.`` that device's hooks, after
-``after``/``notifies``/``of`` an edge, after an action keyword or ``->`` a region, after ``alias``
+``after``/``notifies``/``cancel``/``of`` an edge, after an action keyword or ``->`` a region, after ``alias``
 an alias set, after a map clause keyword a map, after ``owner``/``to``/``from``/``on`` a device,
 after ``in`` a space, after ``via``/``flush`` a link, after a number a size unit, and the words of
 ``fxverify.vocab`` where a kind, order, class, dtype or transform is expected. Elsewhere every
@@ -41,7 +41,7 @@ _CONTEXTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p + r"$")
     (r"\bquantize\s*\((?:\w+\s*->\s*)?\w*", "word:dtype"),
     (r"\bfinal\s+owner\s+\S+\s*=\s*\w*", "device"),
     (r"\bfinal\s+owner\s+\w*", "region"),
-    (r"\b(?:after|notifies|of)\s+(?:[^:]*,\s*)?\w*", "edge"),
+    (r"\b(?:after|notifies|cancel|of)\s+(?:[^:]*,\s*)?\w*", "edge"),
     (r"\b(?:write|read|move|writeback|invalidate|handoff|lease|revoke|release|alloc)\s+\w*", "region"),
     (r"->\s*\w*", "region"),
     (r"\balias\s+\w*", "alias set"),

@@ -269,9 +269,12 @@ class _Walker:
             self.use("device", a.device)
         elif isinstance(a, ast.FlushAction):
             self.link_ref(a.link)
+        elif isinstance(a, ast.CancelClause):
+            for r in a.refs:
+                self.ref("edge", r)
 
     def clause(self, c: ast.Clause) -> None:
-        if isinstance(c, (ast.AfterClause, ast.ExpectsClause)):
+        if isinstance(c, (ast.AfterClause, ast.ExpectsClause, ast.CancelClause)):
             for r in c.refs:
                 self.ref("edge", r)
         elif isinstance(c, (ast.BytesClause, ast.ReuseClause)):

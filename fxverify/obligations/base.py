@@ -23,7 +23,7 @@ from typing import ClassVar
 
 import networkx as nx
 
-from fxverify.certificate import Certificate, Evidence, HbPath
+from fxverify.certificate import CancelledFirst, Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint
@@ -110,6 +110,14 @@ class Context:
         #: (region, device) -> ids of the edges that revoke a lease of ``region`` (or of a region
         #: containing it) from ``device``, each edge once, ascending.
         self.revokes: dict[tuple[str, str], list[int]] = defaultdict(list)
+        #: edge id -> ids of the edges that cancel it, ascending (specs/obligations.md section 1,
+        #: cancellation): a cancelled edge touches its bytes only until the first of them finishes.
+        self.cancellers: dict[int, list[int]] = defaultdict(list)
+        ids = {e.name: e.eid for e in policy.edges}
+        for e in policy.edges:
+            for c in e.cancels:
+                if c.edge in ids and e.eid not in self.cancellers[ids[c.edge]]:
+                    self.cancellers[ids[c.edge]].append(e.eid)
         for e in policy.edges:
             for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}
                                  | {r for a in e.allocs for r in self.alloc_covers[a.region]}):
@@ -122,6 +130,11 @@ class Context:
                 self.releases[r.region].append(e.eid)
             for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
                 self.revokes[(region, dev)].append(e.eid)
+
+    def cancelled_by(self, *eids: int) -> list[int]:
+        """The edges that cancel any of ``eids``, each once, ascending (empty for transfers nobody
+        cancels)."""
+        return sorted({c for e in eids for c in self.cancellers.get(e, ())})
 
     def handoff_clauses(self, eid: int, region: str) -> list[Handoff]:
         """The handoff clauses of edge ``eid`` that move ``region`` (its own, or an enclosing
@@ -300,6 +313,29 @@ class Obligation(ABC):
         """The HB path from edge ``a`` to edge ``b`` (``graph.hb_path``), or ``None``."""
         p = self.ctx.graph.hb_path(a, b)
         return None if p is None else HbPath(tuple(p))
+
+    def cancel_before(self, cancellable: tuple[int, ...], targets: tuple[int, ...]) -> tuple[int, int, int] | None:
+        """``(cancel, cancelled, target)``: an edge that cancels one of ``cancellable`` and
+        happens-before one of ``targets`` (the first found, in id order), or ``None``. A cancelled
+        edge touches its bytes only until its cancel finishes (specs/obligations.md section 1,
+        cancellation): with the cancel HB-before the other edge of a pair the two never touch bytes
+        at once, and with it HB-before the cancelled edge itself, that edge touches none."""
+        g = self.ctx.graph
+        for x in cancellable:
+            for c in self.ctx.cancellers.get(x, ()):
+                for y in targets:
+                    if c != y and g.hb_before(c, y):
+                        return c, x, y
+        return None
+
+    def cancelled_first(self, cancellable: tuple[int, ...], targets: tuple[int, ...]) -> CancelledFirst | None:
+        """The ``cancel-order`` evidence of ``cancel_before``, or ``None``."""
+        hit = self.cancel_before(cancellable, targets)
+        if hit is None:
+            return None
+        c, x, y = hit
+        p = self.path(c, y)
+        return None if p is None else CancelledFirst(c, x, p)
 
     def either_path(self, a: int, b: int) -> HbPath | None:
         """An HB path between ``a`` and ``b`` in either direction (``a`` first tried first)."""

@@ -58,10 +58,12 @@ def writes(a: Access) -> bool:
 
 def serves(ctx: Context, w: int, pw: int, u: int, pu: int) -> bool:
     """True when access ``pw`` of edge ``w`` may define bytes that access ``pu`` of edge ``u``
-    reads, if it finishes before ``u`` starts: another edge, a writing access, the same address
-    space, and bounding intervals that meet. The one place that says which writes count (when
-    allocations get lifetimes, a write counts only inside the read's allocation)."""
-    if w == u:
+    reads, if it finishes before ``u`` starts: another edge that nobody cancels (a cancelled
+    write may stop halfway, so it defines no byte: specs/obligations.md section 1, cancellation),
+    a writing access, the same address space, and bounding intervals that meet. The one place
+    that says which writes count (which of their bytes count, per allocation, the query and the
+    fast proof decide)."""
+    if w == u or ctx.cancellers.get(w):
         return False
     aw, au = ctx.edge(w).accesses()[pw], ctx.edge(u).accesses()[pu]
     fw, fu = aw.footprint, au.footprint
@@ -351,6 +353,15 @@ class Unwritten(Obligation):
             x, a = stale
             return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes in its allocation: "
                     f"{'it was loaded before the flow,' if x is None else f'`{self.name(x)}` wrote it'} before `{self.name(a)}` allocated it again")
+        cancelled = [e for e in self.ctx.policy.edges if e.eid != u and self.ctx.cancellers.get(e.eid) and w.address is not None
+                     and any(fp.space == self.fp.space and fp.contains(w.address) for fp in e.defines())]
+        if cancelled:
+            # The byte is written, but only by a transfer that may stop halfway (specs/obligations.md
+            # section 1, cancellation): say so, since the policy text shows a write.
+            x = cancelled[0]
+            c = self.ctx.cancellers[x.eid][0]
+            return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it: "
+                    f"`{x.name}` writes it, but `{self.name(c)}` cancels it, and a cancelled transfer may stop halfway")
         return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it")
 
     def _stale(self, w: Witness) -> tuple[int | None, int] | None:

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Footprint, Policy
-from fxverify.smt.terms import Term, and_, between, bool_var, eq, int_var, mod
+from fxverify.smt.terms import Term, and_, between, bool_var, eq, int_var, mod, not_
 
 
 def start(eid: int) -> Term:
@@ -30,6 +30,33 @@ def finish(eid: int) -> Term:
 def overlap(a: int, b: int) -> Term:
     """The half-open intervals of edges ``a`` and ``b`` intersect."""
     return and_(start(a) < finish(b), start(b) < finish(a))
+
+
+def touch_overlap(a: int, ca: Iterable[int], b: int, cb: Iterable[int]) -> Term:
+    """Edges ``a`` and ``b`` touch their bytes at a common instant, when the edges ``ca`` cancel
+    ``a`` and ``cb`` cancel ``b``: a cancelled edge ``x`` touches bytes only over
+    ``[s(x), e(x))`` with ``e(x) = min(f(x), f(c) for each canceller c)`` (specs/obligations.md
+    section 1, cancellation), so the intervals meet when ``max(s(a), s(b)) < min(e(a), e(b))``.
+    Without cancels this is ``overlap(a, b)``, term for term."""
+    ends = [start(a) < finish(c) for c in ca] + [start(b) < finish(c) for c in ca]
+    ends += [start(a) < finish(c) for c in cb] + [start(b) < finish(c) for c in cb]
+    return and_(start(a) < finish(b), start(b) < finish(a), *ends)
+
+
+def touches_after(u: int, cu: Iterable[int], t: Term) -> Term:
+    """Edge ``u``, cancelled by the edges ``cu``, touches a byte at some instant ``>= t``: its
+    interval ``[s(u), e(u))`` (``touch_overlap``) is not empty and ``t < e(u)``. Without
+    cancels this is ``not (f(u) <= t)``, term for term."""
+    cu = list(cu)
+    if not cu:
+        return not_(finish(u) <= t)
+    return and_(t < finish(u), *[and_(t < finish(c), start(u) < finish(c)) for c in cu])
+
+
+def touches(u: int, cu: Iterable[int]) -> Term:
+    """Edge ``u``, cancelled by the edges ``cu``, touches its bytes at all: no canceller finished
+    by ``s(u)`` (``true`` without cancels)."""
+    return and_(*[start(u) < finish(c) for c in cu])
 
 
 def relevant_edges(graph: PolicyGraph, primary: Iterable[int]) -> set[int]:

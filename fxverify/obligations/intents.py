@@ -267,7 +267,8 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     checksums = [(e.eid, fc) for e in E if (fc := covered(e)) is not None]
     if not checksums:
         return
-    reads = [(x.eid, a.footprint) for x in E for a in x.accesses() if a.mode is AccessMode.READ]
+    # A cancelled read may stop before it read the bytes: it consumes nothing.
+    reads = [(x.eid, a.footprint) for x in E if not ctx.cancellers.get(x.eid) for a in x.accesses() if a.mode is AccessMode.READ]
     readers_of: dict[int, list[tuple[int, Footprint]]] = {}
     for i, j in meeting_pairs([fc for _c, fc in checksums], [fr for _x, fr in reads]):
         readers_of.setdefault(i, []).append(reads[j])

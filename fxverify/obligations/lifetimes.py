@@ -24,14 +24,16 @@ The owner an ``alloc`` gives (``Context.handoff_dst``) is decided by the ownersh
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import (
+    finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches,
+)
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import TRUE, Term, and_, not_, or_
@@ -119,19 +121,24 @@ def order_violation(evs: list[Event], first: str) -> Term:
     return or_(*alts)
 
 
-def outside_violation(u: int, evs: list[Event], pooled: bool) -> Term:
+def outside_violation(u: int, evs: list[Event], pooled: bool, cancels: Sequence[int] = ()) -> Term:
     """``u`` may lie outside every allocation: an event other than ``u`` overlaps it, or a release
     finished by ``s(u)`` has no ``alloc`` after it finished by ``s(u)``, or (``pooled``) no event
-    finished by ``s(u)``."""
+    finished by ``s(u)``. ``cancels`` are the edges that cancel ``u``: it touches its bytes only
+    until the first of them finishes, and none at all when one finished by ``s(u)``
+    (specs/obligations.md section 1, cancellation). Without cancels the terms are the plain ones."""
     others = [(x, k) for x, k in evs if x != u]
     allocs = [x for x, k in others if k == "alloc"]
-    alts = [overlap(u, x) for x, _ in others]
+    alts = [touch_overlap(u, cancels, x, ()) if cancels else overlap(u, x) for x, _ in others]
+    early: list[Term] = []
     if pooled:
-        alts.append(and_(*[not_(finish(x) <= start(u)) for x, _ in others]))
+        early.append(and_(*[not_(finish(x) <= start(u)) for x, _ in others]))
     for r, k in others:
         if k == "release":
-            alts.append(and_(finish(r) <= start(u), *[not_(and_(finish(r) <= start(a), finish(a) <= start(u))) for a in allocs]))
-    return or_(*alts)
+            early.append(and_(finish(r) <= start(u), *[not_(and_(finish(r) <= start(a), finish(a) <= start(u))) for a in allocs]))
+    if cancels and early:
+        early = [and_(touches(u, cancels), or_(*early))]
+    return or_(*alts, *early)
 
 
 def _bad_step(ctx: Context, region: str, evs: list[Event]) -> int | None:
@@ -259,7 +266,9 @@ class OutsideAllocation(_Lifetime):
 
     def __init__(self, ctx: Context, region: str, u: int) -> None:
         evs = events(ctx, region)
-        eids = (u,) + tuple(dict.fromkeys(x for x, _ in evs if x != u))
+        #: the edges that cancel ``u``: it touches the block only until the first finishes
+        self.cancels = [c for c in ctx.cancellers.get(u, ()) if c != u]
+        eids = (u,) + tuple(dict.fromkeys([x for x, _ in evs if x != u] + [c for c in self.cancels]))
         eu = ctx.edge(u)
         super().__init__(ctx, region, eids, f"{self.code}:{eu.name}|{region}", eu.span,
                          tuple(Label(ctx.edge(x).span, self._said_static(ctx, x, k)) for x, k in evs if x != u)[:3])
@@ -279,7 +288,7 @@ class OutsideAllocation(_Lifetime):
                 continue
             if g.hb_before(x, self.u):
                 before.append((x, k))
-            elif g.hb_before(self.u, x):
+            elif self._after_use(x) is not None:
                 after.append((x, k))
             else:
                 return None
@@ -290,6 +299,13 @@ class OutsideAllocation(_Lifetime):
                 return before, after, (a, k)
         return None
 
+    def _after_use(self, x: int) -> int | None:
+        """The edge HB-before event ``x`` that ends the use: ``u`` itself, or one of its cancels
+        (a cancelled use touches the block only until its cancel finishes); ``None`` when neither
+        is HB-before ``x``."""
+        g = self.ctx.graph
+        return next((y for y in (self.u, *self.cancels) if y != x and g.hb_before(y, x)), None)
+
     def prove_fast(self) -> str | None:
         return "hb-reachability" if self._placement() is not None else None
 
@@ -299,7 +315,8 @@ class OutsideAllocation(_Lifetime):
             return None
         before, after, alloc = got
         order = tuple(HandoffOrder(x, p) for x, _ in before for p in [self.path(x, self.u)] if p) + tuple(
-            HandoffOrder(x, p) for x, _ in after for p in [self.path(self.u, x)] if p)
+            HandoffOrder(x, p) for x, _ in after for y in [self._after_use(x)] if y is not None
+            for p in [self.path(y, x)] if p)
         opened = () if alloc is None else tuple(
             HandoffOrder(r, p) for r, k in before if k == "release" for p in [self.path(r, alloc[0])] if p)
         return WithinAllocation(self.region, self.u, None if alloc is None else alloc[0], order, opened)
@@ -314,7 +331,7 @@ class OutsideAllocation(_Lifetime):
         return Step(self.u, "start")
 
     def encode(self) -> Query:
-        return self._query(outside_violation(self.u, self.evs, self.ctx.policy.region(self.region).pooled),
+        return self._query(outside_violation(self.u, self.evs, self.ctx.policy.region(self.region).pooled, self.cancels),
                            "use_outside_allocation")
 
     def _culprit(self, w: Witness) -> tuple[str, int | None]:
@@ -323,6 +340,7 @@ class OutsideAllocation(_Lifetime):
         if self.u not in sch:
             return "released", None
         su, fu = sch[self.u]
+        fu = min([fu] + [sch[c][1] for c in self.cancels if c in sch])  # a cancel ends the use
         others = [(x, k) for x, k in self.evs if x != self.u and x in sch]
         for x, _k in others:
             if not (sch[x][1] <= su or fu <= sch[x][0]):
@@ -338,6 +356,11 @@ class OutsideAllocation(_Lifetime):
     def message(self, w: Witness) -> str:
         what, x = self._culprit(w)
         u = self.name(self.u)
+        if self.cancels and what != "pooled":
+            return self._message(what, x, u) + " (a cancelled transfer touches its bytes until its cancel completes)"
+        return self._message(what, x, u)
+
+    def _message(self, what: str, x: int | None, u: str) -> str:
         if what == "pooled":
             return f"`{u}` may use `{self.region}` before it is allocated (it is pooled)"
         if what == "overlap" and x is not None:
@@ -373,6 +396,14 @@ class OutsideAllocation(_Lifetime):
         if g.is_acyclic() and g.hb_before(x, self.u):
             nxt = [a for a, k in self.evs if k == "alloc" and a != self.u and g.is_acyclic() and g.hb_before(x, a)]
             return hint(Option((after(u, self.name(nxt[0])),), "it uses the block of the next allocation") if nxt else None)
+        if x in self.cancels:
+            # A release on the cancelling edge starts before the cancel takes effect; no single
+            # edit moves it to an edge of its own.
+            return hint()
+        if self.cancels and not g.hb_before(x, self.cancels[0]):
+            verb = "free" if any(k == "release" for y, k in self.evs if y == x) else "reallocate"
+            return hint(Option((after(self.name(x), self.name(self.cancels[0])),),
+                               f"{verb} the block once the cancel of `{u}` has completed"))
         if any(k == "release" for y, k in self.evs if y == x):
             return hint(after(self.name(x), u))
         pos = next(i for i, (y, _k) in enumerate(self.evs) if y == x)

@@ -23,7 +23,7 @@ from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations import coherence, defined, history
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
 from fxverify.obligations.encode import (
-    finish, hb_label, member, overlap, relevant_edges, schedule, start, time_objectives,
+    finish, hb_label, member, relevant_edges, schedule, start, time_objectives, touch_overlap,
 )
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.witness import Witness
@@ -82,7 +82,9 @@ class HbCycle(Obligation):
 
 class Race(Obligation):
     """FX-ORD-002: accesses ``a`` and ``b`` (of different edges) to a shared byte, at least one a
-    write, are HB-ordered in every schedule."""
+    write, are HB-ordered in every schedule, or never touch bytes at once: a cancelled edge
+    touches its bytes only until its first cancel finishes (specs/obligations.md section 1,
+    cancellation; the cancels are primary edges after ``a`` and ``b``)."""
 
     code = codes.ORD_002
     unique_key = True  # one per pair of accesses, and edge names are unique
@@ -96,6 +98,9 @@ class Race(Obligation):
         self.ctx, self.edges, self.swept = ctx, (a, b), swept
         self.acc_a: Access = ea.accesses()[pa]
         self.acc_b: Access = eb.accesses()[pb]
+        self.ca, self.cb = list(ctx.cancellers.get(a, ())), list(ctx.cancellers.get(b, ()))
+        cancels = tuple(c for c in ctx.cancelled_by(a, b) if c not in (a, b)) if self.ca or self.cb else ()
+        self.edges = (a, b, *cancels)
         self.key = f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}"
 
     @property
@@ -110,37 +115,45 @@ class Race(Obligation):
         return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
-        a, b = self.edges
-        return "hb-reachability" if self.swept or self.ctx.graph.ordered(a, b) else None
+        a, b = self.edges[:2]
+        if self.swept or self.ctx.graph.ordered(a, b) or self.cancel_before((a, b), (a, b)) is not None:
+            return "hb-reachability"
+        return None
 
     def evidence(self) -> Evidence | None:
-        p = self.either_path(*self.edges)
-        return None if p is None else Ordered(p)
+        a, b = self.edges[:2]
+        p = self.either_path(a, b)
+        return Ordered(p) if p is not None else self.cancelled_first((a, b), (a, b))
 
     def encode(self) -> Query:
-        a, b = self.edges
+        a, b = self.edges[:2]
         addr = int_var("addr")
         ma, ka = member(self.acc_a.footprint, addr, "a")
         mb, kb = member(self.acc_b.footprint, addr, "b")
         self._probes = (addr, ka, kb)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, (a, b)))
-        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
-        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives((a, b))), header=self.header())
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", touch_overlap(a, self.ca, b, self.cb))]
+        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
-        a, b = self.edges
+        a, b = self.edges[:2]
         addr, ka, kb = self._probes
         return Witness(schedule=self.schedule_of(result), address=result.int(addr),
                        space=self.acc_a.footprint.space, elements={a: result.int(ka), b: result.int(kb)})
 
+    def culprits(self) -> tuple[int, ...]:
+        """The two accesses' edges; their cancels only explain."""
+        return self.edges[:2]
+
     def message(self, w: Witness) -> str:
-        a, b = self.edges
+        a, b = self.edges[:2]
         kind = "write-write" if AccessMode.READ not in (self.acc_a.mode, self.acc_b.mode) else (
             "read-write" if self.acc_a.mode is AccessMode.READ else "write-read")
         if self._nonatomic():
             kind = "non-atomic reduce"
+        cancelled = " (a cancelled transfer touches its bytes until its cancel completes)" if len(self.edges) > 2 else ""
         return (f"data race ({kind}) on `{self.acc_b.footprint.region}`: `{self.name(a)}` and "
-                f"`{self.name(b)}` may overlap in time")
+                f"`{self.name(b)}` may overlap in time{cancelled}")
 
     def _nonatomic(self) -> bool:
         """True when both accesses accumulate and one of them is ``reduce(OP, nonatomic)``."""
@@ -155,8 +168,13 @@ class Race(Obligation):
                 "happens-before (after, stream order)")
 
     def fix(self, w: Witness) -> Hint:
-        a, b = self.edges
-        return hint(after(self.name(b), self.name(a)))
+        """The second access after the first; when one of them is cancelled, first the other
+        after that cancel (once the cancel completes, the cancelled edge touches nothing: the abort
+        path of a transfer engine frees its buffers so)."""
+        a, b = self.edges[:2]
+        firsts = [after(self.name(y), self.name(c)) for x, y, cs in ((b, a, self.cb), (a, b, self.ca))
+                  for c in cs if c != y]
+        return hint(*firsts[:1], after(self.name(b), self.name(a)))
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:

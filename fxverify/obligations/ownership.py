@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Rehand, SetFinalOwner, Swap, after, drive, hint
+from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, SetFinalOwner, Swap, after, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
-from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.owners import lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -179,32 +179,38 @@ class Unowned(_Own):
 
 
 class InTransit(_Own):
-    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses."""
+    """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses (a cancelled
+    one touches bytes only until its first cancel finishes; cancels are primary edges after both)."""
 
     code = codes.OWN_002
 
     def __init__(self, ctx: Context, e: Edge, h: int, region: str) -> None:
-        self.region = region
-        eh = ctx.edge(h)
+        self.region, eh = region, ctx.edge(h)
         outer = _enclosing(ctx, h, region)
         what = f"`{outer}`, which contains `{region}`," if outer else f"`{region}`"
-        super().__init__(ctx, (e.eid, h), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
+        self.ce, self.ch = list(ctx.cancellers.get(e.eid, ())), list(ctx.cancellers.get(h, ()))
+        cancels = tuple(c for c in ctx.cancelled_by(e.eid, h) if c not in (e.eid, h))
+        super().__init__(ctx, (e.eid, h, *cancels), f"{self.code}:{e.name}|{eh.name}|{region}", e.span,
                          (Label(eh.span, f"`{eh.name}` hands {what} off here"),))
 
     def prove_fast(self) -> str | None:
-        return "hb-reachability" if self.ctx.graph.ordered(*self.edges) else None
+        e, h = self.edges[:2]
+        return "hb-reachability" if self.ctx.graph.ordered(e, h) or self.cancel_before((e, h), (e, h)) else None
 
     def evidence(self) -> Evidence | None:
-        p = self.either_path(*self.edges)
-        return None if p is None else Ordered(p)
+        p = self.either_path(*self.edges[:2])
+        return Ordered(p) if p is not None else self.cancelled_first(self.edges[:2], self.edges[:2])
 
     def encode(self) -> Query:
-        e, h = self.edges
-        cons = self._sched() + [("overlaps_handoff", overlap(e, h))]
+        e, h = self.edges[:2]
+        cons = self._sched() + [("overlaps_handoff", touch_overlap(e, self.ce, h, self.ch))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
+    def culprits(self) -> tuple[int, ...]:
+        return self.edges[:2]  # the access and the handoff; their cancels only explain
+
     def message(self, w: Witness) -> str:
-        e, h = self.edges
+        e, h = self.edges[:2]
         outer = _enclosing(self.ctx, h, self.region)
         if outer:
             return f"`{self.name(e)}` accesses `{self.region}` while `{self.name(h)}` is handing off `{outer}`, which contains it"
@@ -214,7 +220,7 @@ class InTransit(_Own):
         return "a region in transit belongs to nobody: no edge but the handoff may touch it"
 
     def fix(self, w: Witness) -> Hint:
-        e, h = self.edges
+        e, h = self.edges[:2]
         return hint(after(self.name(e), self.name(h)), after(self.name(h), self.name(e)))
 
 
@@ -401,49 +407,61 @@ class LeaseByNonOwner(_Own):
 
 
 class UseAfterRelease(_Own):
-    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``."""
+    """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled ``u``
+    touches no byte once ``r`` starts when ``r`` is HB-after one of its cancels (specs/obligations.md
+    section 1, cancellation; the cancels are primary edges after ``r`` and ``u``)."""
 
     code = codes.OWN_004
 
     def __init__(self, ctx: Context, r: int, u: int, region: str, kind: str) -> None:
         self.region, self.kind = region, kind
         er, eu = ctx.edge(r), ctx.edge(u)
-        super().__init__(ctx, (r, u), f"{self.code}:{er.name}|{eu.name}|{region}", er.span,
-                         (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
+        self.cu = list(ctx.cancellers.get(u, ())) if u != r else []
+        super().__init__(ctx, (r, u, *[c for c in self.cu if c not in (r, u)]), f"{self.code}:{er.name}|{eu.name}|{region}",
+                         er.span, (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
 
     def prove_fast(self) -> str | None:
-        r, u = self.edges
-        return "hb-reachability" if self.ctx.graph.hb_before(u, r) else None
+        r, u = self.edges[:2]
+        return "hb-reachability" if self.ctx.graph.hb_before(u, r) or (u != r and self.cancel_before((u,), (r, u))) else None
 
     def evidence(self) -> Evidence | None:
-        r, u = self.edges
+        r, u = self.edges[:2]
         p = self.path(u, r)
-        return None if p is None else Ordered(p)
+        return Ordered(p) if p is not None else self.cancelled_first((u,), (r, u)) if u != r else None
 
     def encode(self) -> Query:
-        r, u = self.edges
-        cons = self._sched() + [("use_not_before_release", not_(finish(u) <= start(r)))]
+        r, u = self.edges[:2]
+        cons = self._sched() + [("use_not_before_release", touches_after(u, self.cu, start(r)))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
+
+    def culprits(self) -> tuple[int, ...]:
+        return self.edges[:2]  # the release and the use; the use's cancels only explain
 
     def violating(self, w: Witness) -> Step | None:
         """The release of the region the message names (the second one, when it is released twice)."""
         return Step(self.edges[0], "release", self.region)
 
     def message(self, w: Witness) -> str:
-        r, u = self.edges
+        r, u = self.edges[:2]
         if r == u:
             return f"`{self.name(r)}` releases `{self.region}` twice"
-        return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it"
+        why = " (a cancelled transfer touches its bytes until its cancel completes)" if self.cu else ""
+        return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it{why}"
 
     def why(self, w: Witness) -> str:
-        return "a release (free, evict, unlock, return to pool) must happen after every use of the region has finished"
+        cancelled = "; a cancelled transfer's use ends when its cancel completes, not when it is issued" if self.cu else ""
+        return f"a release (free, evict, unlock, return to pool) must happen after every use of the region has finished{cancelled}"
 
     def fix(self, w: Witness) -> Hint:
-        """The release after the use; when the use is ordered after the release by a direct
-        ``after``, the two swapped."""
-        r, u = self.edges
-        if r == u:
+        """The release after the use (first after its cancel, when it has one not on ``r``); the
+        two swapped when a direct ``after`` orders the use after the release."""
+        r, u = self.edges[:2]
+        if r == u or r in self.cu:
             return hint()
+        c = next((c for c in self.cu if c != r), None)
+        if c is not None and not self.ctx.graph.hb_before(r, c):
+            why = f"free the blocks once the cancel of `{self.name(u)}` has completed"
+            return hint(Option((after(self.name(r), self.name(c)),), why), after(self.name(r), self.name(u)))
         if self.ctx.graph.hb_before(r, u):
             if self.name(r) not in self.ctx.edge(u).after:
                 return hint()

@@ -582,7 +582,8 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         if conflict_kind(acc_a, acc_b) == "reduce":
             yield UnsafeReduce(ctx, a, pa, b, pb)
         for (x, px, ax), (y, py, ay) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
-            if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ:
+            # A cancelled read may stop before it read the bytes: it consumes nothing.
+            if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ and not ctx.cancellers.get(y):
                 readers_of.setdefault((x, px), []).append((y, py))
     for a, pa, b, pb in pairs:
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]

@@ -82,7 +82,8 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                         have.add(lo, hi)
             for x in ids:
                 sx, fx = sched[x]
-                if x != u and fx <= su:
+                # A cancelled write may stop halfway: it defines no byte.
+                if x != u and fx <= su and not w.cancelled(x):
                     stale = [(lo, hi) for sa, fa, lo, hi in allocs if sx < fa and sa < su]
                     for d in E[x].defines():
                         if d.space == fp.space:

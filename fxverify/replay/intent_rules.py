@@ -96,8 +96,9 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             fx = _writes(E[x])
             if x == c or fx is None or not sched[c][0] < sched[x][1]:
                 continue
-            consumers = [a.footprint for y in ids if y not in (c, x) and sched[c][1] <= sched[y][0] and sched[y][1] <= sched[x][0]
-                         for a in E[y].accesses() if a.mode is AccessMode.READ]
+            # A cancelled read may stop before it read anything: it consumes nothing.
+            consumers = [a.footprint for y in ids if y not in (c, x) and not w.cancelled(y) and sched[c][1] <= sched[y][0]
+                         and sched[y][1] <= sched[x][0] for a in E[y].accesses() if a.mode is AccessMode.READ]
             stale = first_uncovered(fc, fx, consumers)
             if stale is not None:
                 out.append(Violation(codes.XF_002, (c, x), sched[x][0], stale, "checksummed bytes overwritten", "stale-checksum"))

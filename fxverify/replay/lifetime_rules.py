@@ -61,7 +61,9 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                                      f"{region}: {kind} while {state}"))
             state, prev = ("allocated" if kind == "alloc" else "free"), x
         for u in _uses(w, region, ids):
-            su, fu = sched[u]
+            su, fu = w.touch(u, sched)  # a cancelled use ends when its cancel completes
+            if fu <= su:
+                continue  # cancelled before it started: it touched nothing
             others = [(s1, f1, x, k) for s1, f1, x, k in evs if x != u]
             hit = next((x for s1, f1, x, _k in others if s1 < fu and su < f1), None)
             if hit is not None:

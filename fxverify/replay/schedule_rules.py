@@ -46,6 +46,9 @@ def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
     if not _overlap(sched, ea.eid, eb.eid):
         return out
+    # Two accesses race only while both edges touch bytes: a cancelled transfer stops when its
+    # cancel completes. Reductions cannot be cancelled (resolve): they keep their whole interval.
+    touching = w.touch_overlap(sched, ea.eid, eb.eid)
     for xa in ea.accesses():
         for xb in eb.accesses():
             if xa.mode is AccessMode.READ and xb.mode is AccessMode.READ:
@@ -60,7 +63,7 @@ def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
                 # conflicts like a write (the other update may land between them and be lost).
                 if not (xa.op == xb.op and xa.op in AC_OPS):
                     out.append(Violation(codes.XF_004, (ea.eid, eb.eid), t, addr, "non-commuting reductions overlap"))
-            else:
+            elif touching:
                 out.append(Violation(codes.ORD_002, (ea.eid, eb.eid), t, addr, "conflicting accesses overlap"))
     return out
 
@@ -137,7 +140,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 if not leased:
                     out.append(Violation(codes.OWN_001, (e,), s, None, f"{ee.device} does not own {r}"))
             for h in ids:
-                if h != e and w.handed_to(E[h], r) is not None and _overlap(sched, e, h):
+                if h != e and w.handed_to(E[h], r) is not None and w.touch_overlap(sched, e, h):
                     out.append(Violation(codes.OWN_002, (e, h), max(sched[e][0], sched[h][0]), None, r))
         for r in sorted({rel.region for rel in ee.releases
                          if not (rel.kind is ReleaseKind.UNLOCK and w.policy.space(w.policy.region(rel.region).space).device == ee.device)}
@@ -175,7 +178,8 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 uses = {x.region for x in eu.leases} | {x.region for x in eu.releases} | {x.region for x in eu.revokes}
                 handed = w.handed_to(eu, rel.region) is not None  # its own handoff or an enclosing one
                 touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())
-                if (touches or handed or rel.region in uses) and sched[u][1] > sched[r][0]:
+                lo, hi = w.touch(u, sched)  # a cancelled use ends when its cancel completes
+                if (touches or handed or rel.region in uses) and lo < hi and hi > sched[r][0]:
                     out.append(Violation(codes.OWN_004, (r, u), sched[r][0], None, rel.region))
     declared = {fo.region: fo.device for fo in w.policy.final_owners}
     for region, dev in declared.items():
@@ -244,8 +248,9 @@ def _accumulation(wd: World, ids: list[int], sched: Schedule) -> list[Violation]
 
 
 def _unread_shared(wd: World, fr: Footprint, fw: Footprint, r: int, w: int, ids: list[int], sched: Schedule) -> int | None:
-    """Lowest byte in both footprints that no edge reads between ``r`` finishing and ``w`` starting."""
+    """Lowest byte in both footprints that no edge reads between ``r`` finishing and ``w``
+    starting (a cancelled read may stop before it read anything: it reads nothing here)."""
     E = wd.policy.edges
-    readers = [x.footprint for y in ids if y != r and sched[r][1] <= sched[y][0] and sched[y][1] <= sched[w][0]
-               for x in E[y].accesses() if x.mode is AccessMode.READ]
+    readers = [x.footprint for y in ids if y != r and not wd.cancelled(y) and sched[r][1] <= sched[y][0]
+               and sched[y][1] <= sched[w][0] for x in E[y].accesses() if x.mode is AccessMode.READ]
     return intent_rules.first_uncovered(fr, fw, readers)

@@ -82,6 +82,11 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
                                                  detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
             for ln in e.flushes:
                 raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
+            if e.cancels:
+                names = ", ".join(f"`{c.edge}`" for c in e.cancels)
+                verb = "touches" if len(e.cancels) == 1 else "touch"
+                raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="cancel",
+                                                 detail=f"the cancel completes: {names} {verb} no byte from here")))
             for fp in e.writebacks:
                 raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="writeback",
                                                  detail=f"writes back `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
@@ -116,7 +121,8 @@ def _accesses(e: Edge, w: Witness, code: Code | None = None) -> str:
     """What an edge touches, with the witness's byte where it lies in a footprint; for an
     FX-INIT-001 trace, how much of its destination a move or reduce defines when not all of it."""
     accs = "; ".join(f"{_VERB[a.mode]} {describe_footprint(a.footprint, w.address, w.elements.get(e.eid))}"
-                     for a in e.accesses()) or e.action.value
+                     for a in e.accesses()) or (
+        "issues the cancel of " + ", ".join(f"`{c.edge}`" for c in e.cancels) if e.cancels else e.action.value)
     if code == codes.INIT_001 and e.dst is not None and e.defines() != (e.dst,):
         got = e.defines()
         accs += (f"; defines only [{got[0].lo:#x}, {got[-1].hi:#x}) {sum(d.nbytes for d in got)} B of it"

@@ -55,6 +55,13 @@ class World:
         self._movers: dict[str, frozenset[str]] = {}
         self._moved_with: dict[str, list[str]] = {}
         self._carriers: dict[tuple[str, str], set[str]] = {}
+        #: edge id -> ids of the edges whose ``cancel`` clauses name it
+        self.cancellers: dict[int, list[int]] = {}
+        for e in policy.edges:
+            for c in e.cancels:
+                x = by_name.get(c.edge)
+                if x is not None and e.eid not in self.cancellers.setdefault(x, []):
+                    self.cancellers[x].append(e.eid)
         for r in policy.regions:
             self._regions.setdefault(r.space, []).append(r)
 
@@ -111,6 +118,28 @@ class World:
         if why is not None:
             raise ValueError(why)
         return out
+
+    # -- cancellation -------------------------------------------------------------------------
+    def touch(self, e: int, sched: Schedule) -> tuple[int, int]:
+        """``[lo, hi)``, the instants at which edge ``e`` touches its bytes in ``sched``: its
+        interval, cut short where the first edge of the schedule that cancels it finishes (a
+        cancelled transfer stops touching memory once the cancel completes; empty, ``hi <= lo``,
+        when that was before it started). Source: specs/obligations.md section 1, cancellation."""
+        s, f = sched[e]
+        for c in self.cancellers.get(e, ()):
+            if c in sched:
+                f = min(f, sched[c][1])
+        return s, f
+
+    def cancelled(self, e: int) -> bool:
+        """True when some edge cancels ``e``: its writes may stop halfway, so they define no byte,
+        and its reads may stop before they read anything."""
+        return bool(self.cancellers.get(e))
+
+    def touch_overlap(self, sched: Schedule, a: int, b: int) -> bool:
+        """True when edges ``a`` and ``b`` touch their bytes at a common instant (``touch``)."""
+        (sa, fa), (sb, fb) = self.touch(a, sched), self.touch(b, sched)
+        return max(sa, sb) < min(fa, fb)
 
     # -- routes, recomputed --------------------------------------------------------------------
     def reaches(self, src: str, dst: str) -> bool:

@@ -2,9 +2,10 @@
 
 ``edge_plan`` resolves an edge declaration's action and clauses (``after``, ``stream``,
 ``bytes``, ``reuse``, ``rw``, ``alias``, ``require``, ``transform``, ``handoff``, ``lease``,
-``revoke``, ``release``, ``flush``, ``writeback``, ``invalidate``, ``notifies`` and the map operations) and returns ``build(env, eid, name, flow)``, which
+``revoke``, ``release``, ``flush``, ``writeback``, ``invalidate``, ``notifies``, ``cancel`` and the map operations) and returns ``build(env, eid, name, flow)``, which
 evaluates the instance's index arithmetic. Emits FX-TYP-002 (a clause given twice, a value out of
-range, an edge that revokes bytes it leases to the same device), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
+range, an edge that revokes bytes it leases to the same device, a ``cancel`` without a meaning:
+``check_cancels``), FX-TYP-004 (a map key out of range), FX-TYP-005 (``bytes`` that disagree with the
 footprint), and the codes of the references, words and expressions it uses.
 """
 
@@ -67,6 +68,7 @@ class _Parts:
         self.after: list[TupleFn] = []
         self.expects: tuple[ast.ExpectsClause, list[TupleFn]] | None = None
         self.notifies: list[TupleFn] = []
+        self.cancels: list[tuple[Span, TupleFn]] = []
         self.cache: dict[str, list[Callable[[Env], ir.Footprint]]] = {"writeback": [], "invalidate": []}
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
         self.xfs: list[Callable[[Env], ir.Transform]] = []
@@ -114,6 +116,9 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
     if isinstance(a, ast.CacheOp):
         _clause(st, a, scope, ir.EdgeAction(a.kind), p)
         return ir.EdgeAction(a.kind)
+    if isinstance(a, ast.CancelClause):
+        _clause(st, a, scope, ir.EdgeAction.CANCEL, p)
+        return ir.EdgeAction.CANCEL
     assert isinstance(a, ast.FlushAction)
     name = p.need(link(st, a.link))
     if name is not None:
@@ -134,6 +139,11 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
             fn = p.need(edge_set(st, ref, scope))
             if fn is not None:
                 (p.notifies if c.notifies else p.after).append(fn)
+    elif isinstance(c, ast.CancelClause):
+        for ref in c.refs:
+            fn = p.need(edge_set(st, ref, scope))
+            if fn is not None:
+                p.cancels.append((c.span, fn))
     elif isinstance(c, ast.ExpectsClause):
         if p.expects is not None:
             return _twice(st, p, "expects", c, p.expects[0])
@@ -255,6 +265,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     handoffs_of, leases_of = _concat(p.handoffs), _concat(p.leases)
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
     allocs_of = _concat(p.allocs)
+    cancel_fns = tuple(p.cancels)
     region_of = {r.name: r for r in st.regions} if (p.leases and p.revokes) or p.allocs else {}
     via = p.via
     links = {ln.name: ln for ln in st.links}
@@ -293,9 +304,72 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             writebacks=writebacks_of(env), invalidates=invalidates_of(env), notifies=notifies_of(env),
             flow=flow, span=span, hook_span=hook_span,
             expects=None if expects is None else ir.Expectation(expects[0].op.name, expects[1](env), expects[0].span),
+            cancels=_cancels(cancel_fns, env),
             indices=indices,
         )
     return build
+
+
+def _cancels(fns: tuple[tuple[Span, TupleFn], ...], env: Env) -> tuple[ir.Cancel, ...]:
+    """One ``ir.Cancel`` per edge instance the ``cancel`` clauses name, in written order, each
+    once (the first clause naming it gives its span)."""
+    out: dict[str, ir.Cancel] = {}
+    for span, fn in fns:
+        for name in fn(env):
+            out.setdefault(name, ir.Cancel(name, span))
+    return tuple(out.values())
+
+
+def check_cancels(edges: Sequence[ir.Edge]) -> list[EvalError]:
+    """FX-TYP-002 for every ``cancel`` the model cannot give a meaning (specs/language.md,
+    Clauses): an edge that cancels itself; a cancel on another device than the transfer's (only
+    the device that issued a transfer can cancel it: RDMA verbs cancel a queue pair's work
+    requests, io_uring an instance's own requests); a cancelled edge that is not a transfer
+    (``read``, ``write``, ``move``: a reduction's partial contribution has no meaning here) or
+    that carries a clause whose effect the cancel could stop halfway (a handoff, lease, revoke,
+    release, alloc, flush, write-back, invalidate, notification, an ``expects`` or cancels of its
+    own); and an ``expects`` that names a cancelled producer (its contribution is partial).
+    Returns the errors, one per offending clause, in edge order; raises nothing."""
+    by_name = {e.name: e for e in edges}
+    out: list[EvalError] = []
+    cancelled: dict[str, ir.Edge] = {}
+    transfers = (ir.EdgeAction.READ, ir.EdgeAction.WRITE, ir.EdgeAction.MOVE)
+    for c in edges:
+        for cl in c.cancels:
+            x = by_name.get(cl.edge)
+            if x is None:  # an instance that failed to build was reported already
+                continue
+            cancelled.setdefault(x.name, c)
+            if x.eid == c.eid:
+                out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` cancels itself",
+                                     "cancel a transfer from another edge of the issuing device", "cancels itself"))
+                continue
+            if x.device != c.device:
+                out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` runs on `{c.device}` but cancels `{x.name}`, "
+                                     f"which `{x.device}` issues", f"drive the cancel from a hook of `{x.device}`: only "
+                                     "the device that issued a transfer can cancel it", "not the issuing device"))
+                continue
+            if x.action not in transfers:
+                out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` cancels `{x.name}`, a `{x.action.value}` edge",
+                                     "only transfers (`read`, `write`, `move`) can be cancelled", "not a transfer"))
+                continue
+            held = [kw for kw, has in (("handoff", x.handoffs), ("lease", x.leases), ("revoke", x.revokes),
+                                       ("release", x.releases), ("alloc", x.allocs), ("flush", x.flushes),
+                                       ("writeback", x.writebacks), ("invalidate", x.invalidates),
+                                       ("notifies", x.notifies), ("expects", x.expects), ("cancel", x.cancels)) if has]
+            if held:
+                out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` cancels `{x.name}`, which carries `{held[0]}`",
+                                     f"move `{held[0]}` onto an edge of its own, `after {x.name}`: a cancel may stop "
+                                     "the transfer before it takes effect", "cancels an edge with effects beyond its bytes"))
+    for e in edges:
+        if e.expects is not None:
+            for p in e.expects.producers:
+                if p in cancelled:
+                    out.append(EvalError(codes.TYP_002, e.expects.span, f"`{e.name}` expects the contribution of `{p}`, "
+                                         f"which `{cancelled[p].name}` cancels", "a cancelled transfer contributes an "
+                                         "unknown part of its bytes: drop it from `expects`", "expects a cancelled producer"))
+                    break
+    return out
 
 
 def _single_clause(st: State, c: ast.Clause, scope: tuple[str, ...], fp_fn: Any, action: ir.EdgeAction) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.resolve.edges import edge_plan
+from fxverify.resolve.edges import check_cancels, edge_plan
 from fxverify.resolve.expressions import compile_cond, compile_expr, const_range
 from fxverify.resolve.names import device
 from fxverify.resolve.references import region_set
@@ -177,7 +177,8 @@ class Unroller:
 
 
 def build_edges(st: State) -> list[ir.Edge]:
-    """The ``ir.Edge`` of every instance, in instance order (edge ids are positions)."""
+    """The ``ir.Edge`` of every instance, in instance order (edge ids are positions), after
+    checking the ``cancel`` clauses across edges (``edges.check_cancels``, FX-TYP-002)."""
     edges: list[ir.Edge] = []
     plans: dict[int, Any] = {}
     for inst in st.instances:
@@ -191,6 +192,8 @@ def build_edges(st: State) -> list[ir.Edge]:
             edges.append(plan(inst.env, len(edges), inst.name, inst.flow))
         except EvalError as err:
             st.eval_error(err)
+    for err in check_cancels(edges):
+        st.eval_error(err)
     return edges
 
 

@@ -5,7 +5,8 @@ Takes the tree ``fxverify.syntax.parse.parse`` built (positions propagated) and 
 literals are converted here (decimal or hex, ``_`` separators removed); nothing else is evaluated.
 
 Emits: FX-LIM-001 for a decimal literal longer than ``MAX_DIGITS`` digits (Python refuses to
-convert those, and no address or size needs them).
+convert those, and no address or size needs them); FX-TYP-002 for a space attribute
+(``persistent``, ``noncoherent``, ``checksum``, ``init``) given twice (they come in any order).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from lark.tree import Meta
 
 from fxverify import ast
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.model import Diagnostic, Label, diagnostic
 from fxverify.source import Span
 from fxverify.syntax.parse import unquote
 
@@ -161,14 +162,30 @@ class _Builder(_Base):
         )
 
     def space_decl(self, meta: Meta, ch: list[Any]) -> ast.SpaceDecl:
-        name, dev, base, size, persistent, noncoherent, checksum, init = ch
+        name, dev, base, size = ch[:4]
+        seen: dict[str, Span] = {}
+        checksum: ast.Ident | None = None
+        for attr in ch[4:]:
+            if isinstance(attr, tuple):  # `checksum ALGO`
+                word, span, checksum = "checksum", attr[0], checksum or attr[1]
+            else:
+                word, span = str(attr), Span(self.path, attr.start_pos, attr.end_pos)
+            if word in seen:
+                # The grammar takes the attributes in any order, so a repeat is the only mistake left.
+                self.diagnostics.append(diagnostic(
+                    codes.TYP_002, f"`{word}` given twice on space `{name}`", span, "given again here",
+                    related=(Label(seen[word], "first given here"),),
+                    help=f"a space takes each of `persistent`, `noncoherent`, `checksum ALGO` and `init` at most once, "
+                         f"in any order: drop this `{word}`"))
+                continue
+            seen[word] = span
         return ast.SpaceDecl(
-            self._id(name), self._id(dev), base, size, persistent is not None, self._span(meta), init is not None, checksum,
-            noncoherent is not None
+            self._id(name), self._id(dev), base, size, "persistent" in seen, self._span(meta), "init" in seen, checksum,
+            "noncoherent" in seen
         )
 
-    def space_checksum(self, meta: Meta, ch: list[Any]) -> ast.Ident:
-        return self._id(ch[0])
+    def space_checksum(self, meta: Meta, ch: list[Any]) -> tuple[Span, ast.Ident]:
+        return self._span(meta), self._id(ch[0])
 
     def region_decl(self, meta: Meta, ch: list[Any]) -> ast.RegionDecl:
         name, params, space, at, size, owner, dtype, init, pooled = ch
@@ -263,6 +280,9 @@ class _Builder(_Base):
     def invalidate_op(self, meta: Meta, ch: list[Any]) -> ast.CacheOp:
         return ast.CacheOp("invalidate", ch[0], self._span(meta))
 
+    def cancel_action(self, meta: Meta, ch: list[Any]) -> ast.CancelClause:
+        return ast.CancelClause(tuple(ch), self._span(meta))
+
     def link_ref(self, meta: Meta, ch: list[Any]) -> ast.LinkRef:
         return ast.LinkRef(self._id(ch[0]), self._opt_id(ch[1]), self._span(meta))
 
@@ -275,6 +295,9 @@ class _Builder(_Base):
         return ast.ExpectsClause(self._id(ch[0]), tuple(ch[1:]), self._span(meta))
     def notifies_clause(self, meta: Meta, ch: list[Any]) -> ast.AfterClause:
         return ast.AfterClause(tuple(ch), self._span(meta), notifies=True)
+
+    def cancel_clause(self, meta: Meta, ch: list[Any]) -> ast.CancelClause:
+        return ast.CancelClause(tuple(ch), self._span(meta))
 
     def stream_clause(self, meta: Meta, ch: list[Any]) -> ast.StreamClause:
         return ast.StreamClause(self._id(ch[0]), self._span(meta))

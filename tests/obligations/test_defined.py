@@ -215,6 +215,27 @@ def test_init_contents_hold_only_until_the_first_alloc() -> None:
     assert the(ordering, pol, Unwritten, "FX-INIT-001:early#0").prove_fast() is None
 
 
+def test_a_stale_init_read_of_a_pooled_block_is_refuted_and_replays() -> None:
+    """A block declared `init` and `pooled`: every legal read follows an `alloc`, and an `alloc`
+    hands out what the previous holder left, so with nothing written since, the read is refuted,
+    and the simulator sees the same byte unwritten."""
+    blk = replace(A, init=True, pooled=True)
+    pol = policy(_alloc("take", A), read("r", fp(A, 0x10, 0x40), after=("take",)),
+                 regions=tuple(blk if r.name == "a" else r for r in REGIONS))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:r#0")
+    assert ob.prove_fast() is None and ob.edges == (1, 0)
+    w = refute(ob)
+    assert w.address == 0x10 and "loaded before the flow" in ob.message(w) and "`take`" in ob.message(w)
+    v = replay(pol, ob, w)
+    assert v is not None and v.address == 0x10 and v.edges == (1,)
+    # written after the alloc, the same read is proved, by the cover and by the solver
+    fixed = policy(*pol.edges[:1], write("w", fp(A, 0x0, 0x100), after=("take",)), read("r", fp(A, 0x10, 0x40), after=("w",)),
+                   regions=pol.regions)
+    ok = the(ordering, fixed, Unwritten, "FX-INIT-001:r#0")
+    assert ok.prove_fast() == "hb-cover"
+    assert_solver_proves(ok)
+
+
 def test_clip_removes_stale_ranges_from_strided_footprints() -> None:
     lanes = Footprint("a", "hbm0", 0x0, 8, 16, 8)          # [0,8) [16,24) ... [112,120)
     got = clip(lanes, [(0x14, 0x44)])
