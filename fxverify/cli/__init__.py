@@ -133,8 +133,11 @@ def check(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
                                              help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
-                             help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="1",
+                                       help="Worker processes here; a big policy is split over them (same report for any N; "
+                                            "one process was faster on 2 shared cores)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
+                                 help="Run the checks here (local), or on the workers of an existing Dask cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
                                help="No progress bar; the text report shows only failures "
                                     "(refuted, unknown, input errors) and a one-line summary."),
@@ -175,7 +178,7 @@ def check(
     given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
                  fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
                  ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
-                 quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
+                 executor=executor, quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
     from fxverify.gate.config import ConfigError, settings
 
     try:
@@ -200,7 +203,7 @@ def check(
         gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
-        jobs=s["jobs"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+        jobs=s["jobs"] or 1, executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
     from fxverify.render.progress import ProgressBar
 
     with ProgressBar(s["quiet"]) as bar:

@@ -53,7 +53,7 @@ from fxverify.lsp.hover import code_at, code_summary, code_text, hover
 from fxverify.lsp.index import Include, Index, Occurrence, Symbol, build
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Limits, load_policy
-from fxverify.resolve.files import repo_root
+from fxverify.resolve.snapshot import repo_root
 from fxverify.result import CheckResult
 from fxverify.source import SourceMap
 from fxverify.syntax.parse import header_decls, parse
