@@ -7,8 +7,8 @@ text in the ``SourceMap``, reads its suppression comments and parses it to an AS
 ``expand`` appends a module's declarations to the state, expanding each ``include`` in place:
 includes resolve relative to the including file and must stay inside the repository that holds
 the root policy (the nearest ancestor folder with ``.git``). Emits FX-NAM-003 (a file that cannot
-be read: missing, a folder, a FIFO, unreadable), FX-NAM-004 (include outside the repository),
-FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
+be read: missing, a folder, a FIFO, unreadable, a symbolic link loop; the hint fits the cause),
+FX-NAM-004 (include outside the repository), FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
 and the suppression codes of ``fxverify.diagnostics.suppress``.
 """
 
@@ -20,7 +20,7 @@ import os
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.suppress import read_suppressions
-from fxverify.fileio import NotRegularFile, TooLarge
+from fxverify.fileio import NotRegularFile, TooLarge, read_hint
 from fxverify.resolve.state import State
 from fxverify.source import Span
 from fxverify.syntax.parse import decode_text, parse, scan_comments
@@ -54,7 +54,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
                      notes=(f"`{path}`: {err.strerror or err}",))
         else:
             st.error(codes.NAM_003, f"cannot read {what} `{shown}`: {err.strerror or err}", at, "unreadable",
-                     help="check the file's permissions")
+                     help=read_hint(err, shown) or "check that the file exists and is readable")
         return None
     text, diags = decode_text(data, path)
     sf = st.sources.add(path, text)
