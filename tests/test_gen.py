@@ -422,6 +422,20 @@ def test_too_little_cxl_is_an_error() -> None:
     assert out is None and diags[0].code == "FX-GEN-003" and "too little CXL capacity" in diags[0].message
 
 
+def test_byte_counts_past_two_to_the_53_stay_exact() -> None:
+    """10^20 tokens: the bytes one rank needs are far past 2^53; the count is an exact multiple
+    of the 2 MiB alignment and its GiB figure is the exact quotient, not a float's rounding."""
+    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", tokens=10**20)
+    assert out is None and diags[0].code == "FX-GEN-003"
+    m = re.search(r"one rank needs (\d+) B \((\d+)\.(\d) GiB\)", diags[0].message)
+    assert m, diags[0].message
+    used = int(m.group(1))
+    assert used > 2**53 and used % (2 << 20) == 0
+    tenths, rest = divmod(used * 10, 1 << 30)
+    tenths += 2 * rest > 1 << 30 or (2 * rest == 1 << 30 and tenths % 2)
+    assert (int(m.group(2)), int(m.group(3))) == divmod(tenths, 10)
+
+
 @pytest.mark.parametrize(("kw", "code"), [
     (dict(tokens=100), "FX-GEN-004"),                      # not a multiple of 16
     (dict(tp=3), "FX-GEN-004"),                             # 3 divides neither 8 KV heads nor is a multiple

@@ -17,7 +17,7 @@ from fxverify.gen.emit import count, render
 from fxverify.gen.prefill_flow import flow_program
 from fxverify.gen.prefill_fabric import Device, Link, space_name
 from fxverify.gen.prefill_plan import CHECKPOINT_CODEC, QUANT_GROUP, SCALE_BYTES, PrefillPlan
-from fxverify.vocab import GIB, DeviceKind, size_text
+from fxverify.vocab import GIB, DeviceKind, in_unit, size_text
 
 # A comment that ends a declaration follows it after two spaces, as `fxverify fmt` lays it out
 # (specs/output.md), so a generated policy is already formatted.
@@ -181,7 +181,7 @@ def _header(p: PrefillPlan, edges: int) -> list[str]:
               f" allocated after request q - {n} frees them"]
     used = p.hbm.used_bytes
     h.append(f"#   weights are {'streamed per layer into two HBM slots' if p.hbm.stream else 'resident in HBM'}; "
-             f"one rank uses {used} B ({used / GIB:.2f} GiB) of {o.hbm_gib} GiB HBM")
+             f"one rank uses {used} B ({in_unit(used, GIB, 'GiB', 2)}) of {o.hbm_gib} GiB HBM")
     if s.spill_layers:
         h.append(f"#   spill: floor({s.spill_fraction} x {s.layers}) = {s.spill_layers} layers (from layer {s.first_spilled}); "
                  f"slot = {_spill_derivation(p)}")
