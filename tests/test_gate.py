@@ -610,6 +610,9 @@ def test_suppression_on_the_edge_covers_its_later_clauses(tmp_path: Path, where:
     """FX-OWN-003's primary span is the `handoff` clause on the line after `edge to_dpu:`; a
     suppression on (or above) the edge's first line annotates the whole edge."""
     src = (ROOT / "corpus/ownership/fail/double-handoff.fx").read_text()
+    # The corpus file is formatted (one statement per line): put the clause on a line of its own.
+    src = src.replace("after to_nic handoff stage: gpu0 -> dpu0", "after to_nic\n      handoff stage: gpu0 -> dpu0")
+    assert "after to_nic\n" in src
     sup = '# fx: allow FX-OWN-003 reason "the NIC returns `stage` before the DPU takes it"'
     if where == "trailing":
         src = src.replace("after to_nic\n", f"after to_nic  {sup}\n")

@@ -120,3 +120,15 @@ def test_reachability_index_is_exact(seed: int) -> None:
                 if p is not None:
                     assert p[0] == a and p[-1] == b and all(g.hb.has_edge(x, y) for x, y in zip(p, p[1:]))
     assert g._reach is not None and small._reach is None
+
+
+def test_hb_node_labels_fold_device_runs() -> None:
+    """An 8-GPU family's node says `gpu0..gpu7.launch (8 devices)`, not eight hooks on one line that
+    runs past the node; other lists are wrapped after commas."""
+    from fxverify.views.families import LINE_CHARS, hooks_lines
+
+    assert hooks_lines("read", [(f"gpu{i}", "launch") for i in range(8)]) == ["read by gpu0..gpu7.launch (8 devices)"]
+    assert hooks_lines("move", [(f"nic{i}", "tx") for i in (0, 1, 2, 4)]) == ["move by nic0..nic2.tx, nic4.tx"]
+    mixed = hooks_lines("read, write", [("gpu0", "launch"), ("cpu0", "run"), ("dpu0", "dma_done"), ("gpu1", "launch")])
+    assert mixed == ["read, write by dpu0.dma_done, gpu0.launch,", "gpu1.launch, cpu0.run"]
+    assert all(len(ln) <= LINE_CHARS for ln in mixed)
