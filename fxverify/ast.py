@@ -168,12 +168,14 @@ class MoveAction:
 
 @dataclass(frozen=True, slots=True)
 class ReduceAction:
-    """``reduce(OP) FP -> FP``."""
+    """``reduce(OP) FP -> FP`` (an atomic accumulate), or ``reduce(OP, nonatomic) FP -> FP``
+    (``atomic`` false: a plain read-modify-write)."""
 
     op: Ident
     src: Ref
     dst: Ref
     span: Span
+    atomic: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,6 +72,20 @@ class FlushedBetween:
 
 
 @dataclass(frozen=True, slots=True)
+class SameRequester:
+    """Kind ``same-requester`` (FX-ORD-003): the writer and the reader are driven by one device,
+    ``device``, and either the bytes lie in that device's own memory (``route`` empty: the device
+    received them itself, so its own later reads find them), or both transfers join ``device`` and
+    the device of the bytes over one and the same route, ``route`` (link names in path order from
+    ``device``), which the posted link is part of: a read request does not pass posted writes
+    along one path (PCIe Base Specification, section 2.4.1, transaction ordering rules)."""
+
+    device: str
+    route: tuple[str, ...]
+    kind = "same-requester"
+
+
+@dataclass(frozen=True, slots=True)
 class WrittenBack:
     """Kind ``written-back`` (FX-ORD-005): clause ``wb_pos`` of edge ``writeback`` writes back and
     clause ``inv_pos`` of edge ``invalidate`` invalidates every byte of ``[lo, hi)``, the hull of
@@ -381,13 +395,13 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | CancelledFirst | FlushedBetween | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | CancelledFirst | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, CancelledFirst, FlushedBetween, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, CancelledFirst, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
@@ -402,6 +416,7 @@ METHOD_KINDS: dict[str, frozenset[str]] = {
     "in-place-rule": frozenset({"in-place"}),
     "fabric-search": frozenset({"fabric-path"}),
     "every-path": frozenset({"every-path"}),
+    "same-requester": frozenset({"same-requester"}),
     "declared": frozenset({"declared-hook"}),
     "link-endpoint": frozenset({"link-endpoint"}),
     "constant": frozenset({"one-destination"}),

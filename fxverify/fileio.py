@@ -5,7 +5,8 @@ Takes a path and a byte limit; returns the file's bytes. The file is opened with
 and checked with ``fstat`` on the open descriptor, so a FIFO, a socket or a device such as
 ``/dev/zero`` is refused before any read (opening a FIFO for reading would otherwise wait for a
 writer forever, and a device may never end), with no window between the check and the read.
-Emits no diagnostics; callers turn the ``OSError`` into their own code.
+Emits no diagnostics; callers turn the ``OSError`` into their own code, with ``read_hint`` for
+its help text.
 """
 
 from __future__ import annotations
@@ -48,3 +49,15 @@ def read_regular(path: str, limit: int | None = None) -> bytes:
         return data
     finally:
         os.close(fd)
+
+
+def read_hint(err: OSError, shown: str) -> str | None:
+    """The help for a file ``shown`` (as the user named it) that exists but could not be read,
+    by the ``errno`` of open(2); ``None`` when the error says nothing more specific."""
+    if err.errno == errno.ELOOP:
+        return f"`{shown}` is a symbolic link that leads back to itself (a link loop); point it at a real file"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return f"this user may not read `{shown}`; make it readable (`chmod u+r`) or run as its owner"
+    if err.errno == errno.ENOTDIR:
+        return f"a folder on the path `{shown}` is a file; check the path"
+    return None

@@ -51,6 +51,7 @@ class PolicyGraph:
         self._rank: list[int] | None = None
         self._acyclic: bool | None = None
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
+        self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     # -- happens-before ---------------------------------------------------------------------
@@ -298,6 +299,24 @@ class PolicyGraph:
         if e.via is not None:
             return [self.policy.link(n) for n in e.via]
         return self.possible_links(*self.transfer_endpoints(e))
+
+    def single_route(self, e: Edge) -> tuple[str, ...] | None:
+        """The links of the one route that can carry an edge's bytes, in path order from their
+        source: its ``via``, or the only simple fabric path between its endpoints (the links of
+        ``possible_links`` each lie on a simple path, so there is one exactly when they form a
+        tree: ``links == devices - 1``). ``None`` for several paths, none, or a local transfer."""
+        if e.via is not None:
+            return tuple(e.via)
+        src, dst = self.transfer_endpoints(e)
+        if ("route", src, dst) not in self._route_cache:
+            links, names, at = self.possible_links(src, dst), [], src
+            if links and len(links) == len({d for ln in links for d in (ln.a, ln.b)}) - 1:
+                while at != dst:  # INVARIANT: the links form a path from src to dst
+                    ln = next(x for x in links if at in (x.a, x.b) and x.name not in names)
+                    names.append(ln.name)
+                    at = ln.b if at == ln.a else ln.a
+            self._route_cache[("route", src, dst)] = tuple(names) or None
+        return self._route_cache[("route", src, dst)]
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links that may carry an edge's write (empty when none): a reader

@@ -258,11 +258,15 @@ class Footprint:
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """One footprint touched by an edge, with its mode (and operator for ``REDUCE``)."""
+    """One footprint touched by an edge, with its mode (and operator for ``REDUCE``). ``atomic``
+    (``REDUCE`` only): the accumulation is one indivisible read-modify-write per element (an
+    atomic add, a reduction in the fabric); false for ``reduce(OP, nonatomic)``, a plain load,
+    combine and store that a concurrent accumulation can interleave with (a lost update)."""
 
     footprint: Footprint
     mode: AccessMode
     op: str | None = None
+    atomic: bool = True
 
 
 
@@ -368,7 +372,8 @@ class Edge:
 
     ``eid`` is the edge's position in declaration order (0-based) and is its identity.
     ``name`` is the instance name (``spill[3]``); ``family`` the declared name (``spill``).
-    ``action`` says what it does with bytes (``EdgeAction``).
+    ``action`` says what it does with bytes (``EdgeAction``); a ``reduce`` accumulates with
+    ``reduce_op``, atomically unless ``reduce_atomic`` is false (``reduce(OP, nonatomic)``).
     ``device``/``hook`` are the driving hook. ``after`` holds the names of predecessor instances.
     ``stream`` puts the edge on a serial in-order queue of its device. ``flushes`` names links the
     edge flushes. ``require_in_order`` asks for in-order delivery over its path (FX-ORD-004).
@@ -397,6 +402,7 @@ class Edge:
     src: Footprint | None = None
     dst: Footprint | None = None
     reduce_op: str | None = None
+    reduce_atomic: bool = True
     after: tuple[str, ...] = ()
     stream: str | None = None
     flushes: tuple[str, ...] = ()
@@ -438,7 +444,7 @@ class Edge:
             out.append(Access(self.src, AccessMode.READ))
         if self.dst is not None:
             if self.action is EdgeAction.REDUCE:
-                out.append(Access(self.dst, AccessMode.REDUCE, self.reduce_op))
+                out.append(Access(self.dst, AccessMode.REDUCE, self.reduce_op, self.reduce_atomic))
             elif self.action is EdgeAction.READ:
                 out.append(Access(self.dst, AccessMode.READ))
             else:

@@ -14,15 +14,15 @@ counterexample does not replay or a certificate is missing or rejected, and (thr
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from fxverify import hints
 from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
-from fxverify.diagnostics.suppress import apply_suppressions
+from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
 from fxverify.obligations.families import stream
@@ -30,14 +30,14 @@ from fxverify.obligations.base import Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
-from fxverify.resolve import Limits, load_policy
+from fxverify.resolve import Limits, Loader
 from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
-from fxverify.source import SourceMap
+from fxverify.source import SourceMap, Span
 
 #: Makes the backend for a policy from its effective solver options.
 BackendFactory = Callable[[SolverOptions], Backend]
@@ -100,11 +100,14 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
           make: BackendFactory = open_backend, progress: Progress | None = None,
-          texts: Mapping[str, str] | None = None) -> CheckResult:
+          texts: Mapping[str, str] | None = None, loader: Loader | None = None) -> CheckResult:
     """Check one policy file.
 
     ``texts`` maps real paths to unsaved texts (an editor's buffers) read instead of those files
-    (``resolve.load_policy``): a buffer is checked as it is, and nothing is written.
+    (``resolve.load_policy``): a buffer is checked as it is, and nothing is written. ``loader``
+    is the policy's ``resolve.Loader`` when the caller already made one (to measure the policy
+    first, or to read a snapshot of another machine's files: ``gate.shards``); it replaces
+    ``texts``.
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
@@ -114,9 +117,10 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
     as FX-INT-001, and ``OSError`` when ``dump_smt`` cannot be written.
     """
     t0 = time.perf_counter()
-    sources = SourceMap()
-    policy, diags = load_policy(path, sources, limits=options.limits, texts=texts,
-                                on_phase=None if progress is None else progress.phase)
+    if loader is None:
+        loader = Loader(path, SourceMap(), limits=options.limits, texts=texts)
+    sources = loader.sources
+    policy, diags = loader.finish(None if progress is None else progress.phase)
     result = CheckResult(path, policy, sources, diagnostics=list(diags))
     if policy is None:
         result.seconds = time.perf_counter() - t0
@@ -131,17 +135,49 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
     result.hints = found.hints
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
-    result.diagnostics += found.diagnostics
-    result.diagnostics = _group_instances(result.diagnostics)
-    result.diagnostics = apply_suppressions(result.diagnostics, policy.suppressions, sources,
-                                            [e.span for e in policy.edges], policy.name, options.skip_codes)
+    result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources, options)
     result.seconds = time.perf_counter() - t0
     return result
+
+
+@dataclass(frozen=True)
+class PolicyFacts:
+    """What ``conclude`` needs of a policy: its ``name``, its inline ``suppressions`` and the
+    span of each edge (``edge_spans``, by edge id), so a process that never resolved the policy
+    (the gate merging shards, ``gate.shards``) concludes a check as ``check`` does."""
+
+    name: str
+    suppressions: tuple[Suppression, ...]
+    edge_spans: tuple[Span, ...]
+
+    @classmethod
+    def of(cls, policy: Policy) -> PolicyFacts:
+        """The facts of ``policy``."""
+        return cls(policy.name, tuple(policy.suppressions), tuple(e.span for e in policy.edges))
+
+
+def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap, options: CheckOptions) -> list[Diagnostic]:
+    """The diagnostics a check shows, from the load diagnostics followed by the discharge's (in
+    obligation order): one per family instance group (``_group_instances``), then the inline
+    suppressions applied (``diagnostics.suppress``: FX-SUP-002 for unused ones, except for the
+    codes ``options.skip_codes`` leaves out)."""
+    return apply_suppressions(_group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name,
+                              options.skip_codes)
 
 
 #: Queries decided together; bounds the memory held by encoded queries (a policy can have
 #: hundreds of thousands) while giving a process pool enough work per batch.
 _BATCH = 64
+
+
+@dataclass
+class Discharged:
+    """What ``discharge_obligations`` found: the ``result`` (as ``discharge`` returns it, hints
+    not yet verified) and every refutation's ``hints.Finding``, in obligation order (of those,
+    ``verify_hints`` checks the first of each group: ``first_findings``)."""
+
+    result: CheckResult
+    findings: list[hints.Finding]
 
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
@@ -155,18 +191,40 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
     included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
     ``options.dump_smt`` cannot be written."""
-    result = CheckResult(policy.path, policy, SourceMap())
-    dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
-    if dump is not None:
-        backend = RecordingBackend(backend, dump)
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
     # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
     # with the policy, not with the number of access pairs), so the bar counts families while it
     # runs and the discharge phase learns its total when the stream ends.
     _ctx, obligations = stream(policy, None if progress is None else lambda _family: progress.advance(1))
-    if options.skip_codes:
-        obligations = (ob for ob in obligations if ob.code not in options.skip_codes)
+    found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
+    if options.verify_hints and found.findings:
+        firsts = first_findings(found.findings, found.result.diagnostics)
+        if progress is not None:
+            progress.phase("hints", len(firsts))
+        verify_hints(policy, options, firsts, found.result, None if progress is None else lambda: progress.advance(1))
+    return found.result
+
+
+def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[Obligation]:
+    """The obligations whose codes ``options.skip_codes`` does not leave out, in order, lazily."""
+    if not options.skip_codes:
+        return iter(obligations)
+    return (ob for ob in obligations if ob.code not in options.skip_codes)
+
+
+def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], options: CheckOptions, backend: Backend,
+                          progress: Progress | None = None,
+                          keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
+    """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
+    ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
+    (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
+    held); the outcomes come in its order, kept compactly (``result.OutcomeLog``), and the
+    refutations' findings are returned beside them. Raises as ``discharge``."""
+    result = CheckResult(policy.path, policy, SourceMap())
+    dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
+    if dump is not None:
+        backend = RecordingBackend(backend, dump)
     sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
@@ -178,8 +236,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     refuted: list[tuple[int, Obligation, Witness, Result]] = []
 
     def flush() -> None:
-        # Decide the pending queries as one batch (a pool backend spreads it over processes),
-        # then read the answers in obligation order, so outcomes and diagnostics keep their order.
+        # Decide the pending queries as one batch, then read the answers in obligation order, so
+        # outcomes and diagnostics keep their order.
         for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
             result.solver_calls += 1
             decided = _decided(ob, query, res, result)
@@ -227,21 +285,21 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
             progress.advance(1)
     if certifier is not None:
         _certified(policy, claimed, certifier, result)
-    if options.verify_hints and findings:
-        firsts = _firsts(findings, result.diagnostics)
-        if progress is not None:
-            progress.phase("hints", len(firsts))
-        _verify_hints(policy, options, firsts, result, None if progress is None else lambda: progress.advance(1))
-    return result
+    return Discharged(result, findings)
 
+
+#: A finding for ``first_findings``: anything with the ``index`` of its diagnostic.
+F = TypeVar("F")
 
 #: Holds the place of a refutation's diagnostic until the replay phase makes it.
 _HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
 
 
-def _firsts(findings: list[hints.Finding], diagnostics: list[Diagnostic]) -> list[hints.Finding]:
-    """The first finding of each group of instances (``_group_key``): ``check`` shows only that
-    one (``_group_instances``), so only its hint is verified."""
+def first_findings(findings: Sequence[F], diagnostics: list[Diagnostic]) -> list[F]:
+    """The first finding of each group of instances (``_group_key``), in order; a finding is a
+    ``hints.Finding`` or anything whose ``index`` is the index of its diagnostic in
+    ``diagnostics`` (``gate.shards``). ``check`` shows only that one (``_group_instances``), so
+    only its hint is verified."""
     seen: set[tuple] = set()
     out = []
     for f in findings:
@@ -252,8 +310,8 @@ def _firsts(findings: list[hints.Finding], diagnostics: list[Diagnostic]) -> lis
     return out
 
 
-def _verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
-                  on_each: Callable[[], None] | None = None) -> None:
+def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
+                 on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
     policy's solver options, behind an in-memory result cache (an edited policy repeats most of
     the policy's queries): the re-checks are not the policy's queries, so they go neither into

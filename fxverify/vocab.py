@@ -43,6 +43,19 @@ def size_text(n: int) -> str:
     return f"{n} B"
 
 
+def in_unit(n: int, unit: int, name: str, digits: int = 1) -> str:
+    """``n`` bytes as a decimal count of ``unit`` bytes named ``name`` (``"78.6 GiB"``), rounded
+    half to even to ``digits`` decimals (as ``format(n / unit, ".1f")`` rounds) in integer
+    arithmetic: a float quotient loses digits past 2^53 (``4577636718750002.77`` would print as
+    ``...003.0``)."""
+    scale = 10 ** digits
+    q, r = divmod(n * scale, unit)
+    if 2 * r > unit or (2 * r == unit and q % 2):
+        q += 1
+    whole, frac = divmod(q, scale)
+    return f"{whole}.{frac:0{digits}d} {name}" if digits else f"{whole} {name}"
+
+
 # ---- dtypes -----------------------------------------------------------------------------------
 
 

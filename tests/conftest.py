@@ -46,6 +46,9 @@ def corpus_files(kind: str) -> list[Path]:
 
 
 os.environ.setdefault("NO_COLOR", "1")
+# `check --jobs` defaults to every CPU; the suite's many small checks run faster in one process
+# (each pool of workers takes seconds to start). Tests of `--jobs` pass it explicitly.
+os.environ.setdefault("FXVERIFY_JOBS", "1")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -172,6 +172,7 @@ def policies(draw, max_edges: int = 5) -> Policy:
             via = tuple(draw(st.sampled_from(simple_paths(links, *ends))))
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, via=via,
                           reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
+                          reduce_atomic=draw(st.integers(0, 3)) != 0,
                           after=after, stream=draw(st.sampled_from([None, None, None, "s0"])),
                           flushes=(draw(st.sampled_from([ln.name for ln in links])),) if action == "flush" else (),
                           require_in_order=draw(st.integers(0, 6)) == 0,
@@ -261,6 +262,29 @@ def lifetime_policies(draw) -> Policy:
 
 
 @st.composite
+def reduction_policies(draw) -> Policy:
+    """Two to four reductions into (and reads of) overlapping, sometimes strided footprints of
+    one accumulator `a`, on two streams of `gpu0`, each with a random operator (``sum``, ``max``,
+    the non-commuting ``sub``) and atomic or ``nonatomic``, with random ``after`` clauses:
+    concurrent atomic reductions with one commuting operator are fine, a non-atomic one races
+    with any concurrent reduction (FX-ORD-002), different operators do not commute (FX-XF-004)."""
+    base = draw(policies(max_edges=1))
+    acc, src = base.region("a"), base.region("b")
+    n = draw(st.integers(2, 4))
+    edges: list[Edge] = []
+    for i in range(n):
+        after = (f"e{draw(st.integers(0, i - 1))}",) if i and draw(st.integers(0, 2)) == 0 else ()
+        if i and draw(st.integers(0, 4)) == 0:
+            edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction.READ, "gpu0", "launch", src=draw(footprints(acc)),
+                              after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
+            continue
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction.REDUCE, "gpu0", "launch", src=draw(footprints(src)),
+                          dst=draw(footprints(acc)), reduce_op=draw(st.sampled_from(["sum", "sum", "sum", "max", "sub"])),
+                          reduce_atomic=draw(st.integers(0, 2)) != 0, after=after, stream=draw(st.sampled_from(["s0", "s1"]))))
+    return replace(base, links=(), edges=tuple(edges), final_owners=(), _index={})
+
+
+@st.composite
 def def_use_policies(draw) -> Policy:
     """A random policy of 2 to 5 edges that write, move, reduce into and read overlapping, often
     strided footprints of regions `a` and `b` (sometimes declared `init`), moves sometimes shorter
@@ -317,6 +341,7 @@ def intent_policies(draw) -> Policy:
             action, kw["src"], kw["dst"] = EdgeAction(role), other, fp
             if role == "reduce":
                 kw["reduce_op"] = draw(st.sampled_from(["sum", "sum", "max"]))
+                kw["reduce_atomic"] = draw(st.integers(0, 2)) != 0
         elif role == "write":
             action, kw["dst"] = EdgeAction.WRITE, fp
         elif role == "read":
@@ -343,19 +368,27 @@ CACHE_DEVICES = DEVICES + (Device("cpu0", DeviceKind.CPU, ("run",)),)
 @st.composite
 def coherence_policies(draw) -> Policy:
     """A random policy of 3 to 5 edges over a ``noncoherent`` space shared by two hosts (``gpu0``,
-    ``cpu0``) and a DMA device (``dpu0``, no host): writes and reads of one region, write-backs and
-    invalidates (as clauses of those edges or edges of their own, by either host, over random
-    footprints, strided ones included) and ``notifies`` clauses naming random edges, with random
-    ``after`` clauses between them. Sometimes a second space (coherent or not) sits at the same
-    numeric addresses, with a region ``t`` at the numbers of ``s``: its bytes are other memory,
-    so a write-back or invalidate of one never serves the other."""
+    ``cpu0``), a DMA device (``dpu0``, no host cache) and the memory's own near-memory engine
+    (``cxl0``): writes and reads of one region by any of them, write-backs and invalidates (as
+    clauses of those edges or edges of their own, by either host, over random footprints, strided
+    ones included) and ``notifies`` clauses naming random edges, with random ``after`` clauses
+    between them. The DMA device reaches the memory over its own link, behind ``cpu0``'s root
+    port (its accesses go through that host's cache), or both (either may serve it). Sometimes a
+    second space (coherent or not) sits at the same numeric addresses, with a region ``t`` at the
+    numbers of ``s``: its bytes are other memory, so a write-back or invalidate of one never
+    serves the other (the IR allows it; the language rejects two such spaces on one device)."""
     shm = Space("shm0", "cxl0", 0x10000, 4096, noncoherent=True)
     region = Region("s", "s", "shm0", 0x10000, 256, "gpu0")
     spaces, regions = (shm,), (region,)
     if draw(st.integers(0, 2)) == 0:
         spaces += (Space("shm1", "cxl0", 0x10000, 4096, noncoherent=draw(st.booleans())),)
         regions += (Region("t", "t", "shm1", 0x10000, 256, "gpu0"),)
-    links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0", "dpu0"))
+    attach = draw(st.sampled_from(["direct", "direct", "behind-cpu", "both"]))
+    links = tuple(Link(f"{d}--cxl0", d, "cxl0", "cxl", LinkOrder.ORDERED) for d in ("gpu0", "cpu0"))
+    if attach != "behind-cpu":
+        links += (Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED),)
+    if attach != "direct":
+        links += (Link("dpu0--cpu0", "dpu0", "cpu0", "pcie", LinkOrder.ORDERED),)
     roles = ["write", "read", draw(st.sampled_from(["writeback", "invalidate", "read", "write"]))]
     roles += draw(st.lists(st.sampled_from(["write", "read", "writeback", "invalidate"]), max_size=2))
     roles = draw(st.permutations(roles))
@@ -366,23 +399,25 @@ def coherence_policies(draw) -> Policy:
         r = draw(st.sampled_from([region, region, *regions]))
         fp = draw(footprints(r))
         if role == "write":
-            dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0"]))
+            dev = draw(st.sampled_from(["gpu0", "gpu0", "cpu0", "dpu0", "cxl0"]))
             action, kw["dst"] = "write", fp
         elif role == "read":
-            dev = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "dpu0"]))
+            dev = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "dpu0", "cxl0"]))
             action, kw["src"] = "read", fp
         else:
             dev, action = draw(st.sampled_from(["gpu0", "cpu0"])), role
+        host = dev in ("gpu0", "cpu0")
+
         def line(q: Region) -> Footprint:
             return draw(st.sampled_from([fp, Footprint(q.name, q.space, q.base, q.size, q.size, 1), draw(footprints(q))]))
-        if role == "writeback" or (role == "write" and draw(st.booleans())):
+        if role == "writeback" or (role == "write" and host and draw(st.booleans())):
             kw["writebacks"] = (line(draw(st.sampled_from([r, *regions]))),)
-        if role == "invalidate" or (role == "read" and draw(st.booleans())):
+        if role == "invalidate" or (role == "read" and host and draw(st.booleans())):
             kw["invalidates"] = (line(draw(st.sampled_from([r, *regions]))),)
         if i and draw(st.integers(0, 3)) == 0:
             kw["notifies"] = (f"e{draw(st.integers(0, i - 1))}",)
         hook = next(d.hooks[0] for d in CACHE_DEVICES if d.name == dev)
-        leases = tuple(Lease(q.name, to) for q in regions for to in ("cpu0", "dpu0")) if dev == "gpu0" and i == 0 else ()
+        leases = tuple(Lease(q.name, to) for q in regions for to in ("cpu0", "dpu0", "cxl0")) if dev == "gpu0" and i == 0 else ()
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
     return Policy("coherence", "coherence.fx", CACHE_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
 

@@ -4,11 +4,12 @@
 Each row is a query built from ``fxverify.smt.terms`` with its expected status and what the
 answer must carry: the exact values of a lexicographically minimised (or unique) model, the named
 unsat core when ``want_core`` is set, the reason of an ``unknown`` under ``SolverOptions(rlimit=1)``.
-Each (backend, row) pair is one test case. Backends: ``Z3Backend``; ``PoolBackend`` with two
-workers (through ``check_many``); ``CachingBackend`` over an in-memory store, asked twice, the
+Each (backend, row) pair is one test case. Backends: ``Z3Backend``; the same backend in two
+spawned worker processes (``ProcessBackend``: the query pickled there and the answer back, as
+the shards of ``check --jobs`` solve theirs in other processes); ``CachingBackend`` over an in-memory store, asked twice, the
 second time answered from the store alone; ``CountingBackend``; ``RecordingBackend`` writing
 SMT-LIB2 files that ``check_smtlib`` re-decides; ``Cvc5Backend`` (its files re-decided by cvc5's
-own parser too), a pool of cvc5 workers, and ``PortfolioBackend``. Every Z3-based backend and the
+own parser too), cvc5 in worker processes, and ``PortfolioBackend``. Every Z3-based backend and the
 portfolio must give the same ``Result`` as a fresh ``Z3Backend`` (seeded, one fresh context per
 query); cvc5 the same status, core and minimised model (every row's model is fixed by its
 objectives or constraints), with its own words for an unknown. Every backend answers
@@ -18,6 +19,9 @@ accepts ``close()`` twice.
 
 from __future__ import annotations
 
+import multiprocessing
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,10 +30,10 @@ import pytest
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, obligation_text
 from fxverify.smt.cvc5_backend import Cvc5Backend, check_smtlib_cvc5
-from fxverify.smt.pool import PoolBackend
 from fxverify.smt.portfolio import PortfolioBackend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump, query_to_smtlib
+from fxverify.smt.solvers import single_backend
 from fxverify.smt.terms import Term, and_, between, bool_var, div, eq, free_vars, int_var, ite, mod, not_, or_
 from fxverify.smt.z3_backend import Z3Backend, check_smtlib
 
@@ -167,22 +171,49 @@ class Refusing:
         pass
 
 
+def _solve(options: SolverOptions, query: Query) -> Result:
+    """Decide ``query`` in a worker process, with a fresh backend of ``options``."""
+    return single_backend(options).check(query)
+
+
+class ProcessBackend:
+    """The backend of ``options`` run in ``jobs`` spawned worker processes: every query and its
+    answer cross a process boundary (pickled), as in the shards of ``check --jobs``."""
+
+    def __init__(self, options: SolverOptions, jobs: int) -> None:
+        self.options, self.name = options, f"{options.solver}-processes"
+        self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+
+    def version(self) -> str:
+        return single_backend(self.options).version()
+
+    def check(self, query: Query) -> Result:
+        return self.check_many([query])[0]
+
+    def check_many(self, queries: Sequence[Query]) -> list[Result]:
+        assert self._pool is not None
+        return list(self._pool.map(_solve, [self.options] * len(queries), queries))
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
 @pytest.fixture(scope="module")
 def pools():
-    """Pools of two workers, one per option set, started on first use and closed at the end (twice:
-    ``close`` is idempotent)."""
-    made: dict[SolverOptions, PoolBackend] = {}
+    """Worker processes, two per option set, started on first use and closed at the end."""
+    made: dict[SolverOptions, ProcessBackend] = {}
 
-    def get(options: SolverOptions) -> PoolBackend:
+    def get(options: SolverOptions) -> ProcessBackend:
         if options not in made:
-            made[options] = PoolBackend(options, 2)
+            made[options] = ProcessBackend(options, 2)
         return made[options]
 
     yield get
     for pool in made.values():
         pool.close()
         pool.close()
-        assert pool._pool is None
 
 
 # ---- how each backend is asked one row ----------------------------------------------------------
@@ -196,11 +227,11 @@ def _ask_z3(case: Case, pools, tmp_path: Path) -> Result:
 
 
 def _ask_pool(case: Case, pools, tmp_path: Path) -> Result:
-    # Two queries, so the batch really goes to the worker processes.
+    # Two queries, so both workers may answer: the same answer, and the same as in this process.
     pool = pools(case.options)
     rs = pool.check_many([case.query(), case.query()])
     assert len(rs) == 2 and rs[0] == rs[1]
-    assert pool.check(case.query()) == rs[0]  # a single query is decided in this process
+    assert Z3Backend(case.options).check(case.query()) == rs[0]
     return rs[0]
 
 
@@ -352,17 +383,8 @@ def test_close_twice(kind: str, pools, tmp_path: Path) -> None:
     b.close()
 
 
-def test_pool_close_twice_before_and_after_use() -> None:
-    # Never started: nothing to stop. (The module's pools are used, then closed twice, at teardown.)
-    pool = PoolBackend(DEFAULT, 2)
-    pool.close()
-    pool.close()
-    assert pool.check(CASES["interval-min"].query()) == reference(CASES["interval-min"])
-    pool.close()
-
-
 def test_cache_answers_a_whole_batch_from_the_store(pools) -> None:
-    """The second run of the table through the cache (over the pool) never reaches the solver, and
+    """The second run of the table through the cache (over worker processes) never reaches the solver, and
     equal queries in one batch are solved once."""
     store = DictStore()
     queries = [c.query() for c in DISTINCT_CASES] + [DISTINCT_CASES[0].query()]

@@ -14,6 +14,7 @@ RUNS = {
     "bench_check.py": ["--reduced-layers", "1", "--reduced-tokens", "64"],
     "bench_gen.py": ["--tokens", "64", "--only", "llama-3.1-8b"],
     "bench_cache.py": ["--jobs", "2", "--paths", "corpus/ordering/ok"],
+    "bench_jobs.py": ["--jobs", "2", "--policy", "corpus/ordering/fail/kv-offload-unordered.fx", "--folder", "corpus/ordering/ok"],
     "bench_brute_force.py": ["--graphs", "3"],
     "bench_scale.py": ["--only", "p7,curve", "--max-edges", "1500"],
     "bench_solvers.py": ["--paths", "corpus/ordering/fail"],

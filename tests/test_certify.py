@@ -153,6 +153,8 @@ def _sample(kind: str, extra: Path) -> tuple[Policy, Claim, Certificate]:
                 continue
             if kind == "within-allocation" and not ev.order:
                 continue
+            if kind == "same-requester" and not ev.route:
+                continue
             return pol, claim, cert
     raise AssertionError(f"no certificate of kind {kind}")
 
@@ -214,6 +216,8 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, writes=(), inits=())
     if kind == "written-back":  # claim the invalidate comes first
         return r(ev, between=_reverse(ev.between))
+    if kind == "same-requester":  # claim the bytes are in the device's own memory
+        return r(ev, route=())
     raise AssertionError(kind)
 
 
@@ -432,3 +436,20 @@ def test_notification_order_tampers_are_rejected(mode: str) -> None:
     for bad_ev in (dataclasses.replace(cert.evidence, path=_reverse(cert.evidence.path)), other.evidence):
         bad = dataclasses.replace(cert, evidence=bad_ev)
         assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_same_requester_needs_one_route_for_the_write_and_the_read(mode: str) -> None:
+    """A same-requester proof (FX-ORD-003 without a flush) holds only when the write and the read
+    can each take one route, the same one: the certificate of the pinned hairpin is rejected for
+    the twin whose transfers name no route (either PCIe function may carry them), and a route
+    that skips the posted link or runs elsewhere is rejected."""
+    ok = _load(str(ROOT / "corpus/ordering/ok/posted-read-back-one-function.fx"))
+    claim, cert = next((c, x) for c, x in _items(ok) if x is not None and x.kind == "same-requester")
+    assert cert.evidence.route == ("pf0",)
+    assert certify(ok, [(claim, cert)], mode).failures == []
+    bad = _load(str(ROOT / "corpus/ordering/fail/posted-read-back-over-another-function.fx"))
+    assert [f.key for f in certify(bad, [(claim, cert)], mode).failures] == [claim.key]
+    for route in (("pf1", "upi0"), ("pf0", "upi0"), ()):
+        tampered = dataclasses.replace(cert, evidence=dataclasses.replace(cert.evidence, route=route))
+        assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], route

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -229,6 +230,45 @@ def test_a_fifo_policy_is_refused_without_blocking(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "fxverify", "check", str(tmp_path / "fifo.fx")], capture_output=True, text=True,
                        timeout=60)
     assert r.returncode == 2 and "FX-NAM-003" in r.stdout + r.stderr and "not a regular file" in r.stdout + r.stderr
+
+
+def test_a_symlink_loop_is_named_as_one(tmp_path: Path) -> None:
+    (tmp_path / "loop.fx").symlink_to("loop.fx")
+    r = run("check", "loop.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "error[FX-NAM-003]: cannot read policy file `loop.fx`" in r.stdout
+    assert "link loop" in r.stdout and "permissions" not in r.stdout
+    r = run("fmt", "--check", "loop.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "link loop" in r.stderr and "0 unchanged, 1 not read or not parsed" in r.stdout
+    r = run("gen", "prefill", "--model", "loop.fx", "-o", "x.fx", cwd=tmp_path)
+    assert r.returncode == 2 and "error[FX-GEN-001]" in r.stderr and "link loop" in r.stderr
+
+
+# Tests run as root, who reads any file: an unreadable file is simulated in the child, where the
+# parser's readability test (os.access) and the reader's open(2) both refuse `unr.fx`.
+_UNREADABLE = """
+import errno, os, sys
+real_access, real_open = os.access, os.open
+os.access = lambda p, m, **k: False if str(p).endswith("unr.fx") else real_access(p, m, **k)
+def refuse(p, *a, **k):
+    if str(p).endswith("unr.fx"):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(p))
+    return real_open(p, *a, **k)
+os.open = refuse
+from fxverify.cli import main
+sys.argv = ["fxverify", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize("args", [["check", "unr.fx"], ["lower", "unr.fx", "-o", "out"]])
+def test_an_unreadable_file_is_a_read_error_not_a_usage_error(tmp_path: Path, args: list[str]) -> None:
+    shutil.copy(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx", tmp_path / "unr.fx")
+    r = subprocess.run([sys.executable, "-c", _UNREADABLE, *args], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    out = r.stdout + r.stderr
+    assert r.returncode == 2 and "FX-USE-005" not in out and "Traceback" not in out, out
+    assert "[FX-NAM-003]: cannot read policy file `unr.fx`: Permission denied" in out, out
+    assert "chmod u+r" in out, out
 
 
 @pytest.mark.parametrize("expr", ["0x" + "f" * 5000, " * ".join(["9" * 999] * 5)])

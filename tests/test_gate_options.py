@@ -130,6 +130,36 @@ def test_select_and_ignore(repo: Path) -> None:
     assert [d["code"] for d in doc["results"][0]["diagnostics"]] == []
 
 
+def test_every_report_names_the_rules_it_did_not_check(repo: Path) -> None:
+    """`--ignore FX-ORD-002` on the racy policy proves it: the text summary and the SARIF
+    invocation (ruleConfigurationOverrides, SARIF 2.1.0 3.20.5) say the rule was skipped."""
+    import jsonschema
+
+    code, out, _ = fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache")
+    assert code == 0 and "rules not checked (1 rule, --select/--ignore): FX-ORD-002" in out
+    for fmt, words in (("markdown", "Rules not checked (`--select`/`--ignore`): `FX-ORD-002`."),
+                       ("html", "Rules not checked (--select/--ignore): <code>FX-ORD-002</code>.")):
+        assert words in fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache", "--format", fmt)[1]
+        assert "Rules not checked" not in fx("check", "p.fx", "--no-cache", "--format", fmt)[1]
+    code, out, _ = fx("check", "p.fx", "--ignore", "FX-ORD-002", "--no-cache", "--format", "sarif")
+    log = json.loads(out)
+    jsonschema.validate(log, json.loads((ROOT / "corpus/inputs/schemas/sarif-schema-2.1.0.json").read_text()))
+    run = log["runs"][0]
+    (over,) = run["invocations"][0]["ruleConfigurationOverrides"]
+    assert over["configuration"] == {"enabled": False} and over["descriptor"]["id"] == "FX-ORD-002"
+    assert run["tool"]["driver"]["rules"][over["descriptor"]["index"]]["id"] == "FX-ORD-002"
+    assert "ruleConfigurationOverrides" not in json.loads(fx("check", "p.fx", "--no-cache", "--format", "sarif")[1])[
+        "runs"][0]["invocations"][0]
+
+
+@pytest.mark.parametrize("value", ["", " ", ","])
+def test_an_empty_selection_is_a_usage_error(repo: Path, value: str) -> None:
+    code, out, err = fx("check", "p.fx", "--select", value, "--no-cache")
+    assert code == 2 and out == "" and "error[FX-USE-005]: `--select` is empty" in err and "leave `--select` out" in err
+    (repo / ".fxverify.toml").write_text(f'select = ["{value}"]\n')
+    assert fx("check", "p.fx", "--no-cache")[0] == 2
+
+
 def test_a_cycle_is_found_whatever_the_selection(repo: Path) -> None:
     """With cyclic happens-before every schedule obligation holds vacuously, so FX-ORD-001 is
     checked whatever `--select` says, and `--ignore FX-ORD-001` is refused."""

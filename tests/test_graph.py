@@ -69,6 +69,27 @@ def test_possible_links_are_those_on_some_simple_path() -> None:
         assert {ln.name for ln in g2.possible_links(a, b)} == set(names(a, b))
 
 
+def test_single_route_is_the_only_simple_path_or_the_pinned_one() -> None:
+    """``single_route`` (the same-requester rule of FX-ORD-003): a chain of bridges is one route,
+    in path order from the transfer's source; a parallel link or a cycle makes several; a `via`
+    route is the route whatever the fabric."""
+    chain = (Link("up", "cxl0", "sw0", "pcie", LinkOrder.POSTED), Link("down", "gpu0", "sw0", "pcie", LinkOrder.ORDERED))
+    devices = DEVICES + (Device("sw0", DeviceKind.PCIE_SWITCH, ("route",)),)
+    w = Edge(0, "w", "w", "write", "gpu0", "launch", dst=Footprint("c", "hdm0", 0x8000, 8, 8, 1))
+    r = Edge(1, "r", "r", "read", "gpu0", "launch", src=Footprint("c", "hdm0", 0x8000, 8, 8, 1))
+    pol = replace(_policy([w, r], chain), devices=devices, _index={})
+    g = PolicyGraph(pol)
+    assert g.single_route(w) == ("down", "up") and g.single_route(r) == ("up", "down")
+    both = chain + (Link("nv", "gpu0", "cxl0", "nvlink", LinkOrder.ORDERED),)
+    g2 = PolicyGraph(replace(pol, links=both, _index={}))
+    assert g2.single_route(w) is None
+    assert g2.single_route(replace(w, via=("nv",))) == ("nv",)
+    parallel = chain + (Link("down2", "gpu0", "sw0", "pcie", LinkOrder.ORDERED),)
+    assert PolicyGraph(replace(pol, links=parallel, _index={})).single_route(w) is None
+    local = Edge(2, "l", "l", "write", "gpu0", "launch", dst=Footprint("a", "hbm0", 0, 8, 8, 1))
+    assert g.single_route(local) is None
+
+
 def test_region_uses_follow_bytes_not_names() -> None:
     # `b` and `d` overlap at 384..448; a write through `b` there uses `d` too.
     e = Edge(0, "w", "w", "write", "gpu0", "launch", dst=Footprint("b", "hbm0", 400, 8, 8, 1))
@@ -99,3 +120,15 @@ def test_reachability_index_is_exact(seed: int) -> None:
                 if p is not None:
                     assert p[0] == a and p[-1] == b and all(g.hb.has_edge(x, y) for x, y in zip(p, p[1:]))
     assert g._reach is not None and small._reach is None
+
+
+def test_hb_node_labels_fold_device_runs() -> None:
+    """An 8-GPU family's node says `gpu0..gpu7.launch (8 devices)`, not eight hooks on one line that
+    runs past the node; other lists are wrapped after commas."""
+    from fxverify.views.families import LINE_CHARS, hooks_lines
+
+    assert hooks_lines("read", [(f"gpu{i}", "launch") for i in range(8)]) == ["read by gpu0..gpu7.launch (8 devices)"]
+    assert hooks_lines("move", [(f"nic{i}", "tx") for i in (0, 1, 2, 4)]) == ["move by nic0..nic2.tx, nic4.tx"]
+    mixed = hooks_lines("read, write", [("gpu0", "launch"), ("cpu0", "run"), ("dpu0", "dma_done"), ("gpu1", "launch")])
+    assert mixed == ["read, write by dpu0.dma_done, gpu0.launch,", "gpu1.launch, cpu0.run"]
+    assert all(len(ln) <= LINE_CHARS for ln in mixed)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.lsp_client import LspClient
+from tests.lsp_client import LspClient, LspError
 
 FABRIC = """\
 # the shared fabric
@@ -102,6 +102,31 @@ def test_lsp_answers_before_any_check(client: LspClient, repo: Path) -> None:
     h = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": _pos(text, "FX-SYN-001", 0, 3)})
     assert h["contents"]["value"].startswith("**FX-SYN-001**")
     assert not (repo / "q.fx").exists()
+
+
+def test_every_request_gets_an_answer_and_no_traceback(client: LspClient, repo: Path) -> None:
+    """Bad requests from a client: a hover on a file that was never opened and does not exist
+    answers null, a negative position answers -32602, a body that is not JSON is skipped; the
+    server goes on and never prints a traceback."""
+    client.request("initialize", {"processId": os.getpid(), "rootUri": repo.as_uri(), "capabilities": {}})
+    client.notify("initialized", {})
+    gone = (repo / "nowhere.fx").as_uri()
+    assert client.request("textDocument/hover", {"textDocument": {"uri": gone}, "position": {"line": 999, "character": 9}}) is None
+    assert client.request("textDocument/definition", {"textDocument": {"uri": gone}, "position": {"line": 0, "character": 0}}) is None
+    with pytest.raises(LspError, match="-32602"):
+        client.request("textDocument/hover", {"textDocument": {"uri": (repo / "p.fx").as_uri()},
+                                              "position": {"line": -1, "character": -5}}, timeout=30)
+    body = b"{this is not json"
+    assert client.proc.stdin is not None
+    client.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    client.proc.stdin.flush()
+    uri = (repo / "p.fx").as_uri()
+    client.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "fx", "version": 1, "text": POLICY}})
+    h = client.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": _pos(POLICY, "FX-ORD-002", 0, 3)})
+    assert h["contents"]["value"].startswith("**FX-ORD-002**")
+    assert client.close() == 0
+    err = b"".join(client.stderr).decode()
+    assert "Traceback" not in err and all(line.startswith("fxverify lsp: ") for line in err.splitlines()), err
 
 
 @pytest.mark.slow

@@ -156,3 +156,18 @@ def test_hover_gives_computed_bytes_and_footprints() -> None:
         "merge max")
     assert "regions that may overlap one another: `k_new`" in _hover_at("corpus/alias/ok/interleaved-strided.fx", "k_lanes =")
     assert _hover_at("corpus/alias/ok/interleaved-strided.fx", "64 KiB") == "64 KiB = 65,536 B (0x10000)"
+
+
+def test_a_query_that_raises_answers_its_fx_int_001_without_a_traceback() -> None:
+    from pygls.exceptions import JsonRpcInternalError
+
+    from fxverify.lsp.server import _answers
+
+    @_answers
+    def broken(ls: object, params: object) -> None:
+        raise KeyError("no such name")
+
+    with pytest.raises(JsonRpcInternalError) as got:
+        broken(None, None)
+    assert got.value.message.startswith("FX-INT-001: internal error") and "KeyError" in got.value.message
+    assert got.value.to_response_error().data is None

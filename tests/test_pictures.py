@@ -284,3 +284,17 @@ def test_readme_pictures_are_fresh() -> None:
     ET.fromstring(layout[layout.index("<svg"):])
     readme = (ROOT / "README.md").read_text()
     assert "docs/pictures/pd-layerwise-hb.svg" in readme and "docs/pictures/pd-layerwise-trace.svg" in readme
+
+
+def test_movement_draws_each_hook_once(tmp_path: Path) -> None:
+    """A hook that reads one region and writes another is one node, its read pointing into it and
+    its write out of it (drawn twice, one hook read as two)."""
+    pol = tmp_path / "p.fx"
+    pol.write_text('policy "p"\nfabric {\n  device gpu0: gpu hooks [launch]\n}\nspace hbm0 on gpu0 size 1 GiB\n'
+                   'region a in hbm0 at 0 size 1 MiB owner gpu0 init\nregion b in hbm0 at 1 MiB size 1 MiB owner gpu0\n'
+                   'flow f {\n  edge r: read a by gpu0.launch\n  edge w: write b by gpu0.launch after r\n}\n')
+    mv = build_pictures(GraphRequest(str(pol), ("movement",))).pictures["movement"]
+    (hook,) = [n for n in mv.nodes if n.kind == "hook"]
+    assert hook.lines == ("gpu0.launch",)
+    assert sorted((x.kind, x.src == hook.ident, x.dst == hook.ident) for x in mv.arrows) == [
+        ("read", False, True), ("write", True, False)]

@@ -513,6 +513,9 @@ ERRORS = [
     ("incomplete-stride", HEAD + "flow f { edge a: write kv[0, elem 4, count 2] by gpu0.launch }",
      "FX-TYP-002", "strided slice without `stride`", None, "[0, elem 4, count 2]"),
     ("space-size-zero", HEAD + "space z on gpu0 size 0", "FX-TYP-002", "space `z` has size 0", None, "0"),
+    ("space-overlap", HEAD + "space act on gpu0 base 512 MiB size 1 GiB",
+     "FX-TYP-002", "space `act` overlaps space `hbm0` on `gpu0`", "`base` at or past 0x40000000",
+     "space act on gpu0 base 512 MiB size 1 GiB"),
     ("space-too-big", HEAD + "space z on gpu0 base 0xffff_ffff_ffff_f000 size 1 MiB",
      "FX-TYP-002", "does not fit in 64-bit addresses", None, None),
     ("keep-percent", HEAD + "flow f { edge a: write kv by gpu0.launch transform filter(keep 120) }",
@@ -597,6 +600,14 @@ def test_duplicates_point_at_the_first_declaration(tmp_path: Path) -> None:
     assert related.message == "first declared here"
     assert related.span.start < d.primary.span.start
     assert _text(sources, related.span) == "kv"
+
+
+def test_spaces_of_one_device_may_touch_and_other_devices_may_reuse_addresses(tmp_path: Path) -> None:
+    """Overlapping spaces are an error only on one device: a space that starts where another of
+    its device ends, or one on another device at the same addresses (other memory), is fine."""
+    text = HEAD + "space act on gpu0 base 1 GiB size 1 GiB\nspace far on cxl0 size 1 GiB\n"
+    policy, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")
+    assert policy is not None and not diags
 
 
 def test_huge_range_is_not_expanded(tmp_path: Path) -> None:

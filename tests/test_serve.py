@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -169,6 +170,42 @@ def test_bad_requests_get_a_json_error_and_the_server_goes_on(addr, data: bytes,
     got, doc = _raw(addr, data)
     assert got == status and doc["status"] == status and words in doc["error"]
     assert _req(addr, "GET", "/api/lessons")[0] == 200
+
+
+@pytest.mark.parametrize("data", [
+    b"GET /" + b"a" * 70000 + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+    b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Long: " + b"b" * 70000 + b"\r\n\r\n",
+    b"POST /api/check HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999\r\n\r\n{" + b"c" * 70000,
+])
+def test_a_client_that_hangs_up_mid_request_leaves_no_traceback(addr, data: bytes, capfd) -> None:
+    """The client sends and resets the connection (SO_LINGER 0) before the answer: the server's
+    read or write fails with ECONNRESET/EPIPE, which is routine, not a bug to print."""
+    for _ in range(3):
+        with socket.create_connection(addr, timeout=30) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            try:
+                s.sendall(data)
+            except OSError:
+                pass
+    assert _req(addr, "GET", "/api/lessons")[0] == 200
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "Exception occurred" not in err and err == ""
+
+
+def test_a_hang_up_is_one_line_when_verbose(repo: Path, capfd) -> None:
+    server = make_server(Api(ServeConfig(repo)), "127.0.0.1", 0, quiet=False)
+    try:
+        raise BrokenPipeError(32, "Broken pipe")
+    except BrokenPipeError:
+        server.handle_error(None, ("127.0.0.1", 5))
+    try:
+        raise KeyError("bug")
+    except KeyError:
+        server.handle_error(None, ("127.0.0.1", 5))
+    server.server_close()
+    err = capfd.readouterr().err
+    assert err.splitlines() == ["127.0.0.1 - client went away: BrokenPipeError: [Errno 32] Broken pipe",
+                                "127.0.0.1 - FX-INT-001: internal error while checking 127.0.0.1: KeyError: 'bug'"]
 
 
 def test_a_check_past_its_cap_is_unknown(repo: Path) -> None:

@@ -26,7 +26,7 @@ from fxverify.vocab import LinkOrder
 
 from tests.policies import (
     cancel_policies, coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies, policies,
-    reuse_policies,
+    reduction_policies, reuse_policies, simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -70,6 +70,40 @@ def test_solver_agrees_with_brute_force(policy):
     agreement(policy)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(reduction_policies())
+def test_reductions_agree_with_brute_force(policy):
+    """Atomic and non-atomic reductions into one accumulator on two streams, in random orders:
+    the solver and the simulator agree on FX-ORD-002 and FX-XF-004 (and the rest); over the run,
+    a concurrent pair with a non-atomic reduction is refuted as a race and a pair of atomic
+    reductions with one commuting operator is left alone (checked by the counts below)."""
+    agreement(policy)
+    r = _check(policy, prune=True)
+    refuted = {tuple(sorted(x.edges)) for x in r.refutations if x.code == codes.ORD_002}
+    E = policy.edges
+    for i, a in enumerate(E):
+        for b in E[i + 1:]:
+            if a.reduce_op is None or b.reduce_op is None or a.stream == b.stream:
+                continue
+            if not (a.dst.lo < b.dst.hi and b.dst.lo < a.dst.hi):
+                continue
+            if not (a.reduce_atomic and b.reduce_atomic):
+                if not (a.after or b.after):  # on two streams, nothing orders them
+                    REDUCE_SEEN.add(("nonatomic", (a.eid, b.eid) in refuted))
+            elif a.reduce_op == b.reduce_op != "sub":
+                REDUCE_SEEN.add(("atomic", (a.eid, b.eid) in refuted))
+
+
+REDUCE_SEEN: set = set()
+
+
+def test_reduction_cases_cover_both_kinds():
+    """The comparison above met a concurrent non-atomic pair refuted and a pair of atomic
+    reductions on two streams with one commuting operator not refuted (runs after it: tests run
+    in file order)."""
+    assert {("nonatomic", True), ("atomic", False)} <= REDUCE_SEEN, sorted(REDUCE_SEEN)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lease_revoke_policies())
 def test_leases_and_revokes_agree_with_brute_force(policy):
@@ -99,11 +133,13 @@ def test_def_before_use_agrees_with_brute_force(policy):
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(coherence_policies())
 def test_coherence_and_notifications_agree_with_brute_force(policy):
-    """Writes and reads of a non-coherent space by two hosts and a DMA device, write-backs and
-    invalidates over random (strided) footprints, and notifications, in random orders: the solver
-    and the simulator's per-host cache model agree on every FX-ORD-005 and FX-ORD-006 (and the
-    rest). ``test_coherence_strategy_reaches_both_verdicts`` shows the strategy meets both verdicts
-    of each code."""
+    """Writes and reads of a non-coherent space by two hosts, a DMA device (attached directly,
+    behind a host, or both) and the memory's near-memory engine, write-backs and invalidates over
+    random (strided) footprints, and notifications, in random orders: the solver and the
+    simulator's cache model agree on every FX-ORD-005 and FX-ORD-006 (and the rest).
+    ``test_coherence_strategy_reaches_both_verdicts`` shows the strategy meets both verdicts of
+    each code, with a host on both sides and with a device that reads or writes the memory itself
+    on one."""
     agreement(policy)
 
 
@@ -119,6 +155,30 @@ def reach(strategy, condition, examples: int = 300):
 
 def _verdicts(policy, code) -> set[Verdict]:
     return {v.verdict for v in _check(policy, prune=True).outcomes if v.code == code}
+
+
+def _memory_side_verdicts(policy) -> set[Verdict]:
+    """The FX-ORD-005 verdicts of obligations whose writer or reader has no host cache."""
+    names = {e.name: e.device for e in policy.edges}
+    out = set()
+    for v in _check(policy, prune=True).outcomes:
+        if v.code == codes.ORD_005:
+            refs = v.key.split(":", 1)[1].split("|")
+            if {names[x.split("#")[0]] for x in refs} - {"gpu0", "cpu0"}:
+                out.add(v.verdict)
+    return out
+
+
+@pytest.mark.parametrize("verdict", [Verdict.PROVED, Verdict.REFUTED], ids=lambda v: v.value)
+def test_coherence_strategy_reaches_devices_without_a_host_cache(verdict):
+    """The coherence strategy meets FX-ORD-005 proved and refuted where the writer or the reader
+    is a DMA engine or the near-memory engine (served by the memory itself or by the host it sits
+    behind), and brute force agrees there."""
+    def shaped(p) -> bool:
+        devs = {e.device for e in p.edges if e.src is not None or e.dst is not None}
+        return bool(devs - {"gpu0", "cpu0"}) and (verdict is Verdict.REFUTED or any(e.writebacks for e in p.edges))
+    policy = reach(coherence_policies(), lambda p: shaped(p) and verdict in _memory_side_verdicts(p))
+    agreement(policy)
 
 
 @pytest.mark.parametrize("verdict", [Verdict.PROVED, Verdict.REFUTED], ids=lambda v: v.value)
@@ -212,8 +272,11 @@ def test_declaration_order_never_changes_a_verdict(policy, rng):
 @st.composite
 def fabrics(draw):
     """A policy whose interest is its fabric: four devices, zero to two links per pair (parallel
-    links included) of random order, a write from the GPU into the DPU's or the expander's memory,
-    maybe a flush, and a reader on the destination device after it."""
+    links included) of random order, a write from the GPU into the DPU's or the expander's memory
+    (or a pull of those bytes into the GPU's own memory), maybe a flush, and a reader after it: on
+    the destination's device, or the GPU itself reading the bytes back. Each transfer pins a
+    random route (`via`) now and then, so a read-back sometimes follows the write's one route
+    (PCIe keeps it behind the posted writes) and sometimes may take another."""
     base = draw(policies(max_edges=1))
     pairs = [("gpu0", "dpu0"), ("gpu0", "cxl0"), ("dpu0", "cxl0")]
     links = []
@@ -222,11 +285,24 @@ def fabrics(draw):
             links.append(Link(f"{a}_{b}_{k}", a, b, "pcie", draw(st.sampled_from(list(LinkOrder)))))
     if not any("cxl0" in (ln.a, ln.b) for ln in links):
         links.append(Link("gpu0_cxl0_9", "gpu0", "cxl0", "cxl", draw(st.sampled_from(list(LinkOrder)))))
+    links_t = tuple(links)
     target = draw(st.sampled_from(["m", "c"]))
-    reader = "dpu0" if target == "m" else "cxl0"
-    dst = base.region(target)
-    write = Edge(0, "w", "w", EdgeAction.WRITE, "gpu0", "launch", dst=Footprint(dst.name, dst.space, dst.base, 64, 64, 1),
-                 require_in_order=draw(st.booleans()))
+    remote = "dpu0" if target == "m" else "cxl0"
+    far = base.region(target)
+    far_fp = Footprint(far.name, far.space, far.base, 64, 64, 1)
+    near = base.region("a")
+    near_fp = Footprint(near.name, near.space, near.base, 64, 64, 1)
+
+    def route(a: str, b: str):
+        return tuple(draw(st.sampled_from(simple_paths(links_t, a, b)))) if draw(st.integers(0, 2)) == 0 else None
+    pull = draw(st.integers(0, 3)) == 0
+    if pull:  # the GPU pulls the remote bytes into its own memory
+        write = Edge(0, "w", "w", EdgeAction.MOVE, "gpu0", "launch", src=far_fp, dst=near_fp, via=route(remote, "gpu0"))
+        written = near_fp
+    else:
+        write = Edge(0, "w", "w", EdgeAction.WRITE, "gpu0", "launch", dst=far_fp, require_in_order=draw(st.booleans()),
+                     via=route("gpu0", remote))
+        written = far_fp
     edges = [write]
     after = ("w",)
     if draw(st.booleans()):
@@ -235,10 +311,15 @@ def fabrics(draw):
         hook = next(d.hooks[0] for d in base.devices if d.name == dev)
         edges.append(Edge(1, "fl", "fl", EdgeAction.FLUSH, dev, hook, after=("w",), flushes=(ln.name,)))
         after = ("fl",)
-    hook = next(d.hooks[0] for d in base.devices if d.name == reader)
-    edges.append(Edge(len(edges), "r", "r", EdgeAction.READ, reader, hook,
-                      src=Footprint(dst.name, dst.space, dst.base, 64, 64, 1), after=after))
-    return replace(base, links=tuple(links), edges=tuple(edges), final_owners=(), _index={})
+    back = draw(st.booleans())
+    if back and not pull:  # the GPU reads the bytes back into its memory, on some route
+        edges.append(Edge(len(edges), "r", "r", EdgeAction.MOVE, "gpu0", "copy_done", src=written, dst=near_fp,
+                          after=after, via=route(remote, "gpu0")))
+    else:
+        reader = "gpu0" if back else remote
+        hook = next(d.hooks[0] for d in base.devices if d.name == reader)
+        edges.append(Edge(len(edges), "r", "r", EdgeAction.READ, reader, hook, src=written, after=after))
+    return replace(base, links=links_t, edges=tuple(edges), final_owners=(), _index={})
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -247,11 +328,26 @@ def test_routes_do_not_depend_on_link_order(policy, rng):
     """Posted-write visibility and in-order delivery hold on every path, so reordering the `link`
     declarations never changes a verdict, and brute force (every simple path) agrees."""
     agreement(policy)
+    r = _check(policy, prune=True)
+    back = policy.edges[0].device == policy.edges[-1].device
+    for v in r.outcomes:
+        if v.code == codes.ORD_003 and back:
+            POSTED_SEEN.add(v.method if v.verdict is Verdict.PROVED else v.verdict.value)
     links = list(policy.links)
     rng.shuffle(links)
     _, a = _refuted_codes(policy, prune=False)
     _, b = _refuted_codes(replace(policy, links=tuple(links), _index={}), prune=False)
     assert sorted((v.key, v.verdict.value) for v in a) == sorted((v.key, v.verdict.value) for v in b)
+
+
+POSTED_SEEN: set = set()
+
+
+def test_read_backs_cover_both_verdicts():
+    """The fabric comparison above met a read-back by the writer's own device proved by the
+    same-requester rule (one route, or its own memory) and refuted (another route may carry the
+    read)."""
+    assert {"same-requester", "refuted"} <= POSTED_SEEN, sorted(POSTED_SEEN)
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])

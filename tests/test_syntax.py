@@ -193,6 +193,9 @@ def test_keywords_are_contextual(hook: str) -> None:
          "expected one of: a name"),
         ("space s on d size 4 4", "FX-SYN-001", "unexpected number `4`", "a name"),
         ("flow 3", "FX-SYN-001", "unexpected number `3`", "a name"),
+        ("fabric {\n  device gpü0: gpu\n}", "FX-SYN-002", "unexpected character `ü`",
+         "names are ASCII letters, digits and `_`"),
+        ("flow f { edge é: write kv by gpu0.launch }", "FX-SYN-002", "unexpected character `é`", "ASCII letters"),
     ],
 )
 def test_syntax_errors(text: str, code: str, message: str, help_part: str | None) -> None:
@@ -246,8 +249,25 @@ def test_deep_nesting_is_a_limit_not_a_crash(body: str) -> None:
 
 
 def test_deep_parentheses_do_not_nest_the_tree() -> None:
-    text = "space s on d size " + "(" * 500 + "1" + ")" * 500
+    text = "space s on d size " + "(" * 150 + "1" + ")" * 150
     assert _module(text).items[0].size.value == 1
+
+
+@pytest.mark.parametrize("open_, close", [("(", ")"), ("[", "]"), ("([", "])"), ("{", "}")])
+def test_deep_brackets_are_the_depth_limit_before_parsing(open_: str, close: str) -> None:
+    """50,000 nested parentheses (or brackets, or braces) are refused by the bracket scan (the
+    parser took 13 s on the parentheses); the span is the first bracket past the limit."""
+    head = "space s on d size "
+    text = head + open_ * 25_000 + "1" + close * 25_000
+    tree, diags = parse(text, "deep.fx", max_depth=200)
+    assert tree is None and [d.code for d in diags] == ["FX-LIM-001"]
+    assert diags[0].primary.span.start == len(head) + 200
+
+
+def test_brackets_in_strings_and_comments_do_not_count() -> None:
+    text = 'policy "' + "(" * 300 + '"  # ' + "[" * 300 + "\nspace s on d size (((1)))\n"
+    tree, diags = parse(text, "ok.fx", max_depth=200)
+    assert diags == [] and tree is not None
 
 
 def test_huge_decimal_literal_is_a_limit() -> None:

@@ -29,12 +29,12 @@ fabric {
   # from corpus/inputs/cxl/cxl_test-list-BEMPu.json, corpus/inputs/cxl/cxl_test-list-BDMu-root-mem3.json
   # PCIe and CXL.mem complete a DMA only after its writes: a completion is a posted write that
   # cannot pass the data before it (PCIe Base Specification, ordering rules), hence `ordered`
-  device cpu0: cpu                         # NUMA node 0
-  device cpu1: cpu                         # NUMA node 1
-  device sw0: pcie_switch                           # ffff:ff:01.0, class 0x060400
-  device sw1: pcie_switch                           # ffff:ff:02.0, class 0x060400
-  device sw2: pcie_switch                           # ffff:ff:03.0, class 0x060400
-  device sw3: pcie_switch                           # ffff:ff:04.0, class 0x060400
+  device cpu0: cpu  # NUMA node 0
+  device cpu1: cpu  # NUMA node 1
+  device sw0: pcie_switch  # ffff:ff:01.0, class 0x060400
+  device sw1: pcie_switch  # ffff:ff:02.0, class 0x060400
+  device sw2: pcie_switch  # ffff:ff:03.0, class 0x060400
+  device sw3: pcie_switch  # ffff:ff:04.0, class 0x060400
   device gpu0: gpu hooks [launch, copy_done, free]  # 0000:10:1c.0, class 0x030200
   device gpu1: gpu hooks [launch, copy_done, free]  # 0000:10:1d.0, class 0x030200
   device gpu2: gpu hooks [launch, copy_done, free]  # 0000:20:1c.0, class 0x030200
@@ -43,43 +43,43 @@ fabric {
   device gpu5: gpu hooks [launch, copy_done, free]  # 0000:90:1d.0, class 0x030200
   device gpu6: gpu hooks [launch, copy_done, free]  # 0000:a0:1c.0, class 0x030200
   device gpu7: gpu hooks [launch, copy_done, free]  # 0000:a0:1d.0, class 0x030200
-  device nic0: nic hooks [tx, rx, dma_done]         # 0000:10:1b.0, class 0x020000, Ethernet
-  device nic1: nic hooks [tx, rx, dma_done]         # 0000:20:1b.0, class 0x020000, Ethernet
-  device nic2: nic hooks [tx, rx, dma_done]         # 0000:90:1b.0, class 0x020000, Ethernet
-  device nic3: nic hooks [tx, rx, dma_done]         # 0000:a0:1b.0, class 0x020000, Ethernet
-  device decode0: gpu hooks [launch]                # the remote decode node
-  device port5: cxl_switch hooks [route]            # host bridge cxl_host_bridge.1
-  device port4: cxl_switch hooks [route]            # host bridge cxl_host_bridge.0
-  device port8: cxl_switch hooks [route]            # switch port cxl_switch_uport.1
-  device port12: cxl_switch hooks [route]           # switch port cxl_switch_uport.3
-  device port6: cxl_switch hooks [route]            # switch port cxl_switch_uport.0
-  device port10: cxl_switch hooks [route]           # switch port cxl_switch_uport.2
-  device mem1: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem2: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem3: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem4: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem5: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem6: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem7: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem8: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  link cpu0 -- sw0 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link cpu0 -- sw1 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link cpu1 -- sw2 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link cpu1 -- sw3 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw0 -- gpu0 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw0 -- gpu1 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw1 -- gpu2 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw1 -- gpu3 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw2 -- gpu4 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw2 -- gpu5 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw3 -- gpu6 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw3 -- gpu7 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw0 -- nic0 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw1 -- nic1 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw2 -- nic2 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link sw3 -- nic3 : pcie ordered                   # 8 GT/s x16, 15.8 GB/s
-  link cpu0 -- cpu1 : smp ordered                   # inter-socket (NCCL SYS path)
-  link nic0 -- decode0 : rdma posted                # completion at the sender precedes visibility
+  device nic0: nic hooks [tx, rx, dma_done]  # 0000:10:1b.0, class 0x020000, Ethernet
+  device nic1: nic hooks [tx, rx, dma_done]  # 0000:20:1b.0, class 0x020000, Ethernet
+  device nic2: nic hooks [tx, rx, dma_done]  # 0000:90:1b.0, class 0x020000, Ethernet
+  device nic3: nic hooks [tx, rx, dma_done]  # 0000:a0:1b.0, class 0x020000, Ethernet
+  device decode0: gpu hooks [launch]  # the remote decode node
+  device port5: cxl_switch hooks [route]  # host bridge cxl_host_bridge.1
+  device port4: cxl_switch hooks [route]  # host bridge cxl_host_bridge.0
+  device port8: cxl_switch hooks [route]  # switch port cxl_switch_uport.1
+  device port12: cxl_switch hooks [route]  # switch port cxl_switch_uport.3
+  device port6: cxl_switch hooks [route]  # switch port cxl_switch_uport.0
+  device port10: cxl_switch hooks [route]  # switch port cxl_switch_uport.2
+  device mem1: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem2: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem3: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem4: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem5: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem6: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem7: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem8: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  link cpu0 -- sw0 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link cpu0 -- sw1 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link cpu1 -- sw2 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link cpu1 -- sw3 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw0 -- gpu0 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw0 -- gpu1 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw1 -- gpu2 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw1 -- gpu3 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw2 -- gpu4 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw2 -- gpu5 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw3 -- gpu6 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw3 -- gpu7 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw0 -- nic0 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw1 -- nic1 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw2 -- nic2 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link sw3 -- nic3 : pcie ordered  # 8 GT/s x16, 15.8 GB/s
+  link cpu0 -- cpu1 : smp ordered  # inter-socket (NCCL SYS path)
+  link nic0 -- decode0 : rdma posted  # completion at the sender precedes visibility
   link cpu1 -- port5 : cxl ordered
   link cpu0 -- port4 : cxl ordered
   link port5 -- port8 : cxl ordered
@@ -105,13 +105,13 @@ space hbm4 on gpu4 size 40 GiB
 space hbm5 on gpu5 size 40 GiB
 space hbm6 on gpu6 size 40 GiB
 space hbm7 on gpu7 size 40 GiB
-space dram0 on cpu0 size 48 GiB                   # host memory holding streamed weights (sized to fit them)
-space dram1 on cpu1 size 48 GiB                   # host memory holding streamed weights (sized to fit them)
-space decoder3_0 on mem3 base 0x8020000000 size 256 MiB   # decoder3.0: root decoder, 1 target(s), volatile
-space decoder3_1 on mem3 base 0x8030000000 size 512 MiB   # decoder3.1: root decoder, 2 target(s), volatile
-space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent   # decoder3.2: root decoder, 1 target(s), pmem
-space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent   # decoder3.3: root decoder, 2 target(s), pmem
-space rhbm on decode0 size 1 GiB                  # the decode node's KV memory (sized to fit)
+space dram0 on cpu0 size 48 GiB  # host memory holding streamed weights (sized to fit them)
+space dram1 on cpu1 size 48 GiB  # host memory holding streamed weights (sized to fit them)
+space decoder3_0 on mem3 base 0x8020000000 size 256 MiB  # decoder3.0: root decoder, 1 target(s), volatile
+space decoder3_1 on mem3 base 0x8030000000 size 512 MiB  # decoder3.1: root decoder, 2 target(s), volatile
+space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent  # decoder3.2: root decoder, 1 target(s), pmem
+space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent  # decoder3.3: root decoder, 2 target(s), pmem
+space rhbm on decode0 size 1 GiB  # the decode node's KV memory (sized to fit)
 
 # rank 0 (gpu0): the KV cache of one layer, and its blocks
 region kvl0[l in 0..12] in hbm0 at 0x0 + l * 294912 size 294912 owner gpu0 dtype bf16
@@ -287,56 +287,44 @@ region kvs_decoder3_0_g0[u in 0..3, b in 0..16] in decoder3_0 at 0x8020000000 + 
 region ck_decoder3_2[i in 0..1] in decoder3_2 at 0x8050000000 + i * 3686400 size 3686400 owner gpu0
 # KV group 0 on the decode node; 8 replicas per block
 region rkv0[l in 0..12] in rhbm at 0x0 + l * 2359296 size 2359296 owner nic0 dtype bf16
-alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
-alias_set kvcache1 = [kvl1, kvb1]   # a layer's view and its blocks are the same bytes
-alias_set kvcache2 = [kvl2, kvb2]   # a layer's view and its blocks are the same bytes
-alias_set kvcache3 = [kvl3, kvb3]   # a layer's view and its blocks are the same bytes
-alias_set kvcache4 = [kvl4, kvb4]   # a layer's view and its blocks are the same bytes
-alias_set kvcache5 = [kvl5, kvb5]   # a layer's view and its blocks are the same bytes
-alias_set kvcache6 = [kvl6, kvb6]   # a layer's view and its blocks are the same bytes
-alias_set kvcache7 = [kvl7, kvb7]   # a layer's view and its blocks are the same bytes
+alias_set kvcache0 = [kvl0, kvb0]  # a layer's view and its blocks are the same bytes
+alias_set kvcache1 = [kvl1, kvb1]  # a layer's view and its blocks are the same bytes
+alias_set kvcache2 = [kvl2, kvb2]  # a layer's view and its blocks are the same bytes
+alias_set kvcache3 = [kvl3, kvb3]  # a layer's view and its blocks are the same bytes
+alias_set kvcache4 = [kvl4, kvb4]  # a layer's view and its blocks are the same bytes
+alias_set kvcache5 = [kvl5, kvb5]  # a layer's view and its blocks are the same bytes
+alias_set kvcache6 = [kvl6, kvb6]  # a layer's view and its blocks are the same bytes
+alias_set kvcache7 = [kvl7, kvb7]  # a layer's view and its blocks are the same bytes
 
-map kv_written: array<u32, u64>[1] class per_device merge sum      # KV blocks written, per GPU
-map layer_done: array<u32, u32>[96] class causal            # key l * 8 + rank
-map block_owner: hash<u32, device>[48] class linearizable   # who holds each spilled block
-map kv_sent: array<u32, u64>[12] class per_device merge sum     # key l * 1 + NIC
+map kv_written: array<u32, u64>[1] class per_device merge sum  # KV blocks written, per GPU
+map layer_done: array<u32, u32>[96] class causal  # key l * 8 + rank
+map block_owner: hash<u32, device>[48] class linearizable  # who holds each spilled block
+map kv_sent: array<u32, u64>[12] class per_device merge sum  # key l * 1 + NIC
 
 flow prefill {
 
   # rank 0 on gpu0: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[0]: read wemb0 by gpu0.launch
-  edge embed[0]: write act0 by gpu0.launch after emb[0]
-      lease tmp0 to gpu1
-      lease tmp0 to gpu2
-      lease tmp0 to gpu3
-      lease tmp0 to gpu4
-      lease tmp0 to gpu5
-      lease tmp0 to gpu6
-      lease tmp0 to gpu7
+  edge embed[0]: write act0 by gpu0.launch after emb[0] lease tmp0 to gpu1 lease tmp0 to gpu2 lease tmp0 to gpu3 lease tmp0 to gpu4 lease tmp0 to gpu5 lease tmp0 to gpu6 lease tmp0 to gpu7
   for l in 0..1 {
     edge wq[l, 0]: read wattn0[l] by gpu0.launch after embed[0] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
     if (l - 1) % 8 == 7 {
       # the hidden states were just checkpointed: wait for the copy before they change
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0], ckpt[(l - 1) / 8] reuse 36643680 rw 1:0
-          guard layer_done[(l - 1) * 8 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0], ckpt[(l - 1) / 8] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 0] == 1
     } else {
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0] reuse 36643680 rw 1:0
-          guard layer_done[(l - 1) * 8 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 0] == 1
     }
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0]
-          lease kvb0[l, b] to nic0
-          update kv_written[0] = 1
+      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0] lease kvb0[l, b] to nic0 update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..3 {
@@ -351,8 +339,7 @@ flow prefill {
     edge up[l, 0]: write inter0[0, +131072] by gpu0.launch after wf[l, 0]
     edge down[l, 0]: write tmp0 by gpu0.launch after up[l, 0]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 0]: move wexp0[l - 3] -> wstage0[(l - 3) % 2] by gpu0.copy_done stream h2d after ew[l - 2, 0]
@@ -368,30 +355,20 @@ flow prefill {
   # rank 1 on gpu1: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[1]: read wemb1 by gpu1.launch
-  edge embed[1]: write act1 by gpu1.launch after emb[1]
-      lease tmp1 to gpu0
-      lease tmp1 to gpu2
-      lease tmp1 to gpu3
-      lease tmp1 to gpu4
-      lease tmp1 to gpu5
-      lease tmp1 to gpu6
-      lease tmp1 to gpu7
+  edge embed[1]: write act1 by gpu1.launch after emb[1] lease tmp1 to gpu0 lease tmp1 to gpu2 lease tmp1 to gpu3 lease tmp1 to gpu4 lease tmp1 to gpu5 lease tmp1 to gpu6 lease tmp1 to gpu7
   for l in 0..1 {
     edge wq[l, 1]: read wattn1[l] by gpu1.launch after embed[1] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 1]: read wattn1[l] by gpu1.launch after ag_f[l - 1, 1] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 1] == 1
+    edge wq[l, 1]: read wattn1[l] by gpu1.launch after ag_f[l - 1, 1] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 1] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 1, b]: write kvb1[l, b] by gpu1.launch after wq[l, 1]
-          update kv_written[0] = 1
+      edge kvw[l, 1, b]: write kvb1[l, b] by gpu1.launch after wq[l, 1] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 1]: write tmp1 by gpu1.launch after attn[l, 1]
   }
   for l in 0..3 {
@@ -406,8 +383,7 @@ flow prefill {
     edge up[l, 1]: write inter1[0, +131072] by gpu1.launch after wf[l, 1]
     edge down[l, 1]: write tmp1 by gpu1.launch after up[l, 1]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 1]: move wexp1[l - 3] -> wstage1[(l - 3) % 2] by gpu1.copy_done stream h2d after ew[l - 2, 1]
@@ -423,30 +399,20 @@ flow prefill {
   # rank 2 on gpu2: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[2]: read wemb2 by gpu2.launch
-  edge embed[2]: write act2 by gpu2.launch after emb[2]
-      lease tmp2 to gpu0
-      lease tmp2 to gpu1
-      lease tmp2 to gpu3
-      lease tmp2 to gpu4
-      lease tmp2 to gpu5
-      lease tmp2 to gpu6
-      lease tmp2 to gpu7
+  edge embed[2]: write act2 by gpu2.launch after emb[2] lease tmp2 to gpu0 lease tmp2 to gpu1 lease tmp2 to gpu3 lease tmp2 to gpu4 lease tmp2 to gpu5 lease tmp2 to gpu6 lease tmp2 to gpu7
   for l in 0..1 {
     edge wq[l, 2]: read wattn2[l] by gpu2.launch after embed[2] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 2]: read wattn2[l] by gpu2.launch after ag_f[l - 1, 2] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 2] == 1
+    edge wq[l, 2]: read wattn2[l] by gpu2.launch after ag_f[l - 1, 2] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 2] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 2, b]: write kvb2[l, b] by gpu2.launch after wq[l, 2]
-          update kv_written[0] = 1
+      edge kvw[l, 2, b]: write kvb2[l, b] by gpu2.launch after wq[l, 2] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 2]: read kvl2[l] by gpu2.launch after kvw[l, 2, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 2]: read kvl2[l] by gpu2.launch after kvw[l, 2, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 2]: write tmp2 by gpu2.launch after attn[l, 2]
   }
   for l in 0..3 {
@@ -461,8 +427,7 @@ flow prefill {
     edge up[l, 2]: write inter2[0, +131072] by gpu2.launch after wf[l, 2]
     edge down[l, 2]: write tmp2 by gpu2.launch after up[l, 2]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 2]: move hs2 -> xe2 by gpu2.launch after ag_a[l, 2]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 2]: move hs2 -> xe2 by gpu2.launch after ag_a[l, 2] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 2]: move wexp2[l - 3] -> wstage2[(l - 3) % 2] by gpu2.copy_done stream h2d after ew[l - 2, 2]
@@ -478,30 +443,20 @@ flow prefill {
   # rank 3 on gpu3: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[3]: read wemb3 by gpu3.launch
-  edge embed[3]: write act3 by gpu3.launch after emb[3]
-      lease tmp3 to gpu0
-      lease tmp3 to gpu1
-      lease tmp3 to gpu2
-      lease tmp3 to gpu4
-      lease tmp3 to gpu5
-      lease tmp3 to gpu6
-      lease tmp3 to gpu7
+  edge embed[3]: write act3 by gpu3.launch after emb[3] lease tmp3 to gpu0 lease tmp3 to gpu1 lease tmp3 to gpu2 lease tmp3 to gpu4 lease tmp3 to gpu5 lease tmp3 to gpu6 lease tmp3 to gpu7
   for l in 0..1 {
     edge wq[l, 3]: read wattn3[l] by gpu3.launch after embed[3] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 3]: read wattn3[l] by gpu3.launch after ag_f[l - 1, 3] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 3] == 1
+    edge wq[l, 3]: read wattn3[l] by gpu3.launch after ag_f[l - 1, 3] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 3] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 3, b]: write kvb3[l, b] by gpu3.launch after wq[l, 3]
-          update kv_written[0] = 1
+      edge kvw[l, 3, b]: write kvb3[l, b] by gpu3.launch after wq[l, 3] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 3]: read kvl3[l] by gpu3.launch after kvw[l, 3, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 3]: read kvl3[l] by gpu3.launch after kvw[l, 3, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 3]: write tmp3 by gpu3.launch after attn[l, 3]
   }
   for l in 0..3 {
@@ -516,8 +471,7 @@ flow prefill {
     edge up[l, 3]: write inter3[0, +131072] by gpu3.launch after wf[l, 3]
     edge down[l, 3]: write tmp3 by gpu3.launch after up[l, 3]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 3]: move hs3 -> xe3 by gpu3.launch after ag_a[l, 3]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 3]: move hs3 -> xe3 by gpu3.launch after ag_a[l, 3] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 3]: move wexp3[l - 3] -> wstage3[(l - 3) % 2] by gpu3.copy_done stream h2d after ew[l - 2, 3]
@@ -533,30 +487,20 @@ flow prefill {
   # rank 4 on gpu4: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[4]: read wemb4 by gpu4.launch
-  edge embed[4]: write act4 by gpu4.launch after emb[4]
-      lease tmp4 to gpu0
-      lease tmp4 to gpu1
-      lease tmp4 to gpu2
-      lease tmp4 to gpu3
-      lease tmp4 to gpu5
-      lease tmp4 to gpu6
-      lease tmp4 to gpu7
+  edge embed[4]: write act4 by gpu4.launch after emb[4] lease tmp4 to gpu0 lease tmp4 to gpu1 lease tmp4 to gpu2 lease tmp4 to gpu3 lease tmp4 to gpu5 lease tmp4 to gpu6 lease tmp4 to gpu7
   for l in 0..1 {
     edge wq[l, 4]: read wattn4[l] by gpu4.launch after embed[4] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 4]: read wattn4[l] by gpu4.launch after ag_f[l - 1, 4] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 4] == 1
+    edge wq[l, 4]: read wattn4[l] by gpu4.launch after ag_f[l - 1, 4] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 4] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 4, b]: write kvb4[l, b] by gpu4.launch after wq[l, 4]
-          update kv_written[0] = 1
+      edge kvw[l, 4, b]: write kvb4[l, b] by gpu4.launch after wq[l, 4] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 4]: read kvl4[l] by gpu4.launch after kvw[l, 4, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 4]: read kvl4[l] by gpu4.launch after kvw[l, 4, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 4]: write tmp4 by gpu4.launch after attn[l, 4]
   }
   for l in 0..3 {
@@ -571,8 +515,7 @@ flow prefill {
     edge up[l, 4]: write inter4[0, +131072] by gpu4.launch after wf[l, 4]
     edge down[l, 4]: write tmp4 by gpu4.launch after up[l, 4]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 4]: move hs4 -> xe4 by gpu4.launch after ag_a[l, 4]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 4]: move hs4 -> xe4 by gpu4.launch after ag_a[l, 4] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 4]: move wexp4[l - 3] -> wstage4[(l - 3) % 2] by gpu4.copy_done stream h2d after ew[l - 2, 4]
@@ -588,30 +531,20 @@ flow prefill {
   # rank 5 on gpu5: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[5]: read wemb5 by gpu5.launch
-  edge embed[5]: write act5 by gpu5.launch after emb[5]
-      lease tmp5 to gpu0
-      lease tmp5 to gpu1
-      lease tmp5 to gpu2
-      lease tmp5 to gpu3
-      lease tmp5 to gpu4
-      lease tmp5 to gpu6
-      lease tmp5 to gpu7
+  edge embed[5]: write act5 by gpu5.launch after emb[5] lease tmp5 to gpu0 lease tmp5 to gpu1 lease tmp5 to gpu2 lease tmp5 to gpu3 lease tmp5 to gpu4 lease tmp5 to gpu6 lease tmp5 to gpu7
   for l in 0..1 {
     edge wq[l, 5]: read wattn5[l] by gpu5.launch after embed[5] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 5]: read wattn5[l] by gpu5.launch after ag_f[l - 1, 5] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 5] == 1
+    edge wq[l, 5]: read wattn5[l] by gpu5.launch after ag_f[l - 1, 5] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 5] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 5, b]: write kvb5[l, b] by gpu5.launch after wq[l, 5]
-          update kv_written[0] = 1
+      edge kvw[l, 5, b]: write kvb5[l, b] by gpu5.launch after wq[l, 5] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 5]: read kvl5[l] by gpu5.launch after kvw[l, 5, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 5]: read kvl5[l] by gpu5.launch after kvw[l, 5, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 5]: write tmp5 by gpu5.launch after attn[l, 5]
   }
   for l in 0..3 {
@@ -626,8 +559,7 @@ flow prefill {
     edge up[l, 5]: write inter5[0, +131072] by gpu5.launch after wf[l, 5]
     edge down[l, 5]: write tmp5 by gpu5.launch after up[l, 5]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 5]: move hs5 -> xe5 by gpu5.launch after ag_a[l, 5]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 5]: move hs5 -> xe5 by gpu5.launch after ag_a[l, 5] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 5]: move wexp5[l - 3] -> wstage5[(l - 3) % 2] by gpu5.copy_done stream h2d after ew[l - 2, 5]
@@ -643,30 +575,20 @@ flow prefill {
   # rank 6 on gpu6: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[6]: read wemb6 by gpu6.launch
-  edge embed[6]: write act6 by gpu6.launch after emb[6]
-      lease tmp6 to gpu0
-      lease tmp6 to gpu1
-      lease tmp6 to gpu2
-      lease tmp6 to gpu3
-      lease tmp6 to gpu4
-      lease tmp6 to gpu5
-      lease tmp6 to gpu7
+  edge embed[6]: write act6 by gpu6.launch after emb[6] lease tmp6 to gpu0 lease tmp6 to gpu1 lease tmp6 to gpu2 lease tmp6 to gpu3 lease tmp6 to gpu4 lease tmp6 to gpu5 lease tmp6 to gpu7
   for l in 0..1 {
     edge wq[l, 6]: read wattn6[l] by gpu6.launch after embed[6] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 6]: read wattn6[l] by gpu6.launch after ag_f[l - 1, 6] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 6] == 1
+    edge wq[l, 6]: read wattn6[l] by gpu6.launch after ag_f[l - 1, 6] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 6] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 6, b]: write kvb6[l, b] by gpu6.launch after wq[l, 6]
-          update kv_written[0] = 1
+      edge kvw[l, 6, b]: write kvb6[l, b] by gpu6.launch after wq[l, 6] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 6]: read kvl6[l] by gpu6.launch after kvw[l, 6, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 6]: read kvl6[l] by gpu6.launch after kvw[l, 6, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 6]: write tmp6 by gpu6.launch after attn[l, 6]
   }
   for l in 0..3 {
@@ -681,8 +603,7 @@ flow prefill {
     edge up[l, 6]: write inter6[0, +131072] by gpu6.launch after wf[l, 6]
     edge down[l, 6]: write tmp6 by gpu6.launch after up[l, 6]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 6]: move hs6 -> xe6 by gpu6.launch after ag_a[l, 6]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 6]: move hs6 -> xe6 by gpu6.launch after ag_a[l, 6] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 6]: move wexp6[l - 3] -> wstage6[(l - 3) % 2] by gpu6.copy_done stream h2d after ew[l - 2, 6]
@@ -698,30 +619,20 @@ flow prefill {
   # rank 7 on gpu7: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[7]: read wemb7 by gpu7.launch
-  edge embed[7]: write act7 by gpu7.launch after emb[7]
-      lease tmp7 to gpu0
-      lease tmp7 to gpu1
-      lease tmp7 to gpu2
-      lease tmp7 to gpu3
-      lease tmp7 to gpu4
-      lease tmp7 to gpu5
-      lease tmp7 to gpu6
+  edge embed[7]: write act7 by gpu7.launch after emb[7] lease tmp7 to gpu0 lease tmp7 to gpu1 lease tmp7 to gpu2 lease tmp7 to gpu3 lease tmp7 to gpu4 lease tmp7 to gpu5 lease tmp7 to gpu6
   for l in 0..1 {
     edge wq[l, 7]: read wattn7[l] by gpu7.launch after embed[7] reuse 36643680 rw 1:0
   }
   for l in 1..12 {
-    edge wq[l, 7]: read wattn7[l] by gpu7.launch after ag_f[l - 1, 7] reuse 36643680 rw 1:0
-        guard layer_done[(l - 1) * 8 + 7] == 1
+    edge wq[l, 7]: read wattn7[l] by gpu7.launch after ag_f[l - 1, 7] reuse 36643680 rw 1:0 guard layer_done[(l - 1) * 8 + 7] == 1
   }
   for l in 0..12 {
     # one KV block: 16 tokens x 1152 B = 18432 B
     for b in 0..16 {
-      edge kvw[l, 7, b]: write kvb7[l, b] by gpu7.launch after wq[l, 7]
-          update kv_written[0] = 1
+      edge kvw[l, 7, b]: write kvb7[l, b] by gpu7.launch after wq[l, 7] update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 7]: read kvl7[l] by gpu7.launch after kvw[l, 7, *]
-        bytes 294912 reuse 294912 rw 1:0
+    edge attn[l, 7]: read kvl7[l] by gpu7.launch after kvw[l, 7, *] bytes 294912 reuse 294912 rw 1:0
     edge attn_out[l, 7]: write tmp7 by gpu7.launch after attn[l, 7]
   }
   for l in 0..3 {
@@ -736,8 +647,7 @@ flow prefill {
     edge up[l, 7]: write inter7[0, +131072] by gpu7.launch after wf[l, 7]
     edge down[l, 7]: write tmp7 by gpu7.launch after up[l, 7]
     # fused MoE: copy each token to its top-8 expert slots, keeping this rank's 1/8; stream the weights of the rank's 32 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 7]: move hs7 -> xe7 by gpu7.launch after ag_a[l, 7]
-        transform replicate(8) |> scatter(8)
+    edge disp[l, 7]: move hs7 -> xe7 by gpu7.launch after ag_a[l, 7] transform replicate(8) |> scatter(8)
     if l >= 5 {
       # slot (l - 3) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 7]: move wexp7[l - 3] -> wstage7[(l - 3) % 2] by gpu7.copy_done stream h2d after ew[l - 2, 7]
@@ -818,22 +728,14 @@ flow prefill {
     edge rs_a[l, 7, 6]: reduce(sum) tmp7[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after attn_out[l, *]
     edge rs_a[l, 7, 7]: reduce(sum) tmp7[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after attn_out[l, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-    edge ag_a[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_a[l, *, *]
-        transform gather(8)
-    edge ag_a[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_a[l, *, *]
-        transform gather(8)
+    edge ag_a[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_a[l, *, *] transform gather(8)
+    edge ag_a[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_a[l, *, *] transform gather(8)
   }
 
   # FFN all-reduce into the residual stream
@@ -904,30 +806,14 @@ flow prefill {
     edge rs_f[l, 7, 6]: reduce(sum) tmp7[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after down[l, *]
     edge rs_f[l, 7, 7]: reduce(sum) tmp7[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after down[l, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-    edge ag_f[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 0] = 1
-    edge ag_f[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 1] = 1
-    edge ag_f[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 2] = 1
-    edge ag_f[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 3] = 1
-    edge ag_f[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 4] = 1
-    edge ag_f[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 5] = 1
-    edge ag_f[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 6] = 1
-    edge ag_f[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 7] = 1
+    edge ag_f[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 0] = 1
+    edge ag_f[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 1] = 1
+    edge ag_f[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 2] = 1
+    edge ag_f[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 3] = 1
+    edge ag_f[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 4] = 1
+    edge ag_f[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 5] = 1
+    edge ag_f[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 6] = 1
+    edge ag_f[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 7] = 1
   }
   for l in 3..12 {
     # reduce-scatter: rank q pulls chunk q of every rank's partial output (P2P read under a lease) and adds it to its own residual
@@ -996,46 +882,25 @@ flow prefill {
     edge rs_f[l, 7, 6]: reduce(sum) tmp7[2752512, +458752] -> act6[2752512, +458752] by gpu6.launch after comb[l, *, *]
     edge rs_f[l, 7, 7]: reduce(sum) tmp7[3211264, +458752] -> act7[3211264, +458752] by gpu7.launch after comb[l, *, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-    edge ag_f[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 0] = 1
-    edge ag_f[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 1] = 1
-    edge ag_f[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 2] = 1
-    edge ag_f[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 3] = 1
-    edge ag_f[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 4] = 1
-    edge ag_f[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 5] = 1
-    edge ag_f[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 6] = 1
-    edge ag_f[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_f[l, *, *]
-        transform gather(8)
-        map_write layer_done[l * 8 + 7] = 1
+    edge ag_f[l, 0]: move act0[0, +458752] -> hs0 by gpu0.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 0] = 1
+    edge ag_f[l, 1]: move act1[458752, +458752] -> hs1 by gpu1.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 1] = 1
+    edge ag_f[l, 2]: move act2[917504, +458752] -> hs2 by gpu2.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 2] = 1
+    edge ag_f[l, 3]: move act3[1376256, +458752] -> hs3 by gpu3.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 3] = 1
+    edge ag_f[l, 4]: move act4[1835008, +458752] -> hs4 by gpu4.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 4] = 1
+    edge ag_f[l, 5]: move act5[2293760, +458752] -> hs5 by gpu5.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 5] = 1
+    edge ag_f[l, 6]: move act6[2752512, +458752] -> hs6 by gpu6.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 6] = 1
+    edge ag_f[l, 7]: move act7[3211264, +458752] -> hs7 by gpu7.launch after rs_f[l, *, *] transform gather(8) map_write layer_done[l * 8 + 7] = 1
   }
 
   # every 8 layers, checkpoint the hidden states: lz4 (a compressible intermediate; slots sized by the worst case), crc32c, persist
   for i in 0..1 {
-    edge ckpt[i]: move hs0 -> ck_decoder3_2[i] by gpu0.copy_done after ag_f[i * 8 + 7, 0]
-        transform compress(lz4) |> checksum(crc32c) |> persist
-        handoff ck_decoder3_2[i]: gpu0 -> mem3
+    edge ckpt[i]: move hs0 -> ck_decoder3_2[i] by gpu0.copy_done after ag_f[i * 8 + 7, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_2[i]: gpu0 -> mem3
   }
 
   # spill the KV of layers 9..12 to CXL as fp8, then hand each slot to the expander
   for l in 9..12 {
     for b in 0..16 {
-      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 9, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h
-          transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c)
-          handoff kvs_decoder3_0_g0[l - 9, b]: gpu0 -> mem3
-          update block_owner[((l - 9) * 1 + 0) * 16 + b] = mem3
+      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 9, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c) handoff kvs_decoder3_0_g0[l - 9, b]: gpu0 -> mem3 update block_owner[((l - 9) * 1 + 0) * 16 + b] = mem3
     }
   }
 
@@ -1043,16 +908,11 @@ flow prefill {
   # flushes the link once per layer (only a flush makes posted writes visible), then hands the layer over
   for l in 0..12 {
     for b in 0..16 {
-      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 147456, +147456] by nic0.tx after kvw[l, 0, b]
-          transform replicate(8)
-          via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0
-          update kv_sent[l * 1 + 0] = 1
+      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 147456, +147456] by nic0.tx after kvw[l, 0, b] transform replicate(8) via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0 update kv_sent[l * 1 + 0] = 1
     }
   }
   for l in 0..12 {
-    edge flush[l, 0]: flush nic0 -- decode0 by nic0.tx after send[l, 0, *]
-        aggregate kv_sent[l * 1 + 0]
-        handoff rkv0[l]: nic0 -> decode0
+    edge flush[l, 0]: flush nic0 -- decode0 by nic0.tx after send[l, 0, *] aggregate kv_sent[l * 1 + 0] handoff rkv0[l]: nic0 -> decode0
     edge dec[l, 0]: read rkv0[l] by decode0.launch after flush[l, 0]
   }
 

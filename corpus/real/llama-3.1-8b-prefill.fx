@@ -26,20 +26,20 @@ fabric {
   device cpu0: cpu
   device gpu0: gpu hooks [launch, copy_done, free]
   device dpu0: dpu hooks [rx, tx, dma_done]
-  device decode0: gpu hooks [launch]                # the remote decode node
-  device mem3: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device decode0: gpu hooks [launch]  # the remote decode node
+  device mem3: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
   link cpu0 -- gpu0 : pcie ordered
   link gpu0 -- dpu0 : pcie ordered
-  link dpu0 -- decode0 : rdma posted                # completion at the sender precedes visibility
+  link dpu0 -- decode0 : rdma posted  # completion at the sender precedes visibility
   link cpu0 -- mem3 : cxl ordered
 }
 
 space hbm0 on gpu0 size 80 GiB
-space decoder3_0 on mem3 base 0x8020000000 size 256 MiB   # decoder3.0: root decoder, 1 target(s), volatile
-space decoder3_1 on mem3 base 0x8030000000 size 512 MiB   # decoder3.1: root decoder, 2 target(s), volatile
-space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent   # decoder3.2: root decoder, 1 target(s), pmem
-space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent   # decoder3.3: root decoder, 2 target(s), pmem
-space rhbm on decode0 size 1 GiB                  # the decode node's KV memory (sized to fit)
+space decoder3_0 on mem3 base 0x8020000000 size 256 MiB  # decoder3.0: root decoder, 1 target(s), volatile
+space decoder3_1 on mem3 base 0x8030000000 size 512 MiB  # decoder3.1: root decoder, 2 target(s), volatile
+space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent  # decoder3.2: root decoder, 1 target(s), pmem
+space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent  # decoder3.3: root decoder, 2 target(s), pmem
+space rhbm on decode0 size 1 GiB  # the decode node's KV memory (sized to fit)
 
 # rank 0 (gpu0): the KV cache of one layer, and its blocks
 region kvl0[l in 0..32] in hbm0 at 0x0 + l * 33554432 size 33554432 owner gpu0 dtype bf16
@@ -59,12 +59,12 @@ region ck_decoder3_2[i in 0..3] in decoder3_2 at 0x8050000000 + i * 67375104 siz
 region ck_decoder3_3[i in 0..1] in decoder3_3 at 0x8060000000 + i * 67375104 size 67375104 owner gpu0
 # KV group 0 on the decode node
 region rkv0[l in 0..32] in rhbm at 0x0 + l * 33554432 size 33554432 owner dpu0 dtype bf16
-alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
+alias_set kvcache0 = [kvl0, kvb0]  # a layer's view and its blocks are the same bytes
 
-map kv_written: array<u32, u64>[1] class per_device merge sum      # KV blocks written, per GPU
-map layer_done: array<u32, u32>[32] class causal            # key l * 1 + rank
-map block_owner: hash<u32, device>[4096] class linearizable   # who holds each spilled block
-map kv_sent: array<u32, u64>[32] class per_device merge sum     # key l * 1 + NIC
+map kv_written: array<u32, u64>[1] class per_device merge sum  # KV blocks written, per GPU
+map layer_done: array<u32, u32>[32] class causal  # key l * 1 + rank
+map block_owner: hash<u32, device>[4096] class linearizable  # who holds each spilled block
+map kv_sent: array<u32, u64>[32] class per_device merge sum  # key l * 1 + NIC
 
 flow prefill {
 
@@ -78,23 +78,18 @@ flow prefill {
   for l in 1..32 {
     if (l - 1) % 8 == 7 {
       # the hidden states were just checkpointed: wait for the copy before they change
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after rs_f[l - 1, 0, 0], ckpt[(l - 1) / 8] reuse 83886080 rw 1:0
-          guard layer_done[(l - 1) * 1 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after rs_f[l - 1, 0, 0], ckpt[(l - 1) / 8] reuse 83886080 rw 1:0 guard layer_done[(l - 1) * 1 + 0] == 1
     } else {
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after rs_f[l - 1, 0, 0] reuse 83886080 rw 1:0
-          guard layer_done[(l - 1) * 1 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after rs_f[l - 1, 0, 0] reuse 83886080 rw 1:0 guard layer_done[(l - 1) * 1 + 0] == 1
     }
   }
   for l in 0..32 {
     # one KV block: 16 tokens x 4096 B = 65536 B
     for b in 0..512 {
-      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0]
-          lease kvb0[l, b] to dpu0
-          update kv_written[0] = 1
+      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0] lease kvb0[l, b] to dpu0 update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
-        bytes 33554432 reuse 33554432 rw 1:0
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *] bytes 33554432 reuse 33554432 rw 1:0
     edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..32 {
@@ -111,29 +106,21 @@ flow prefill {
 
   # FFN all-reduce into the residual stream
   for l in 0..32 {
-    edge rs_f[l, 0, 0]: reduce(sum) tmp0 -> act0 by gpu0.launch after down[l, *]
-        map_write layer_done[l * 1 + 0] = 1
+    edge rs_f[l, 0, 0]: reduce(sum) tmp0 -> act0 by gpu0.launch after down[l, *] map_write layer_done[l * 1 + 0] = 1
   }
 
   # every 8 layers, checkpoint the hidden states: lz4 (a compressible intermediate; slots sized by the worst case), crc32c, persist
   for i in 0..3 {
-    edge ckpt[i]: move act0 -> ck_decoder3_2[i] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0]
-        transform compress(lz4) |> checksum(crc32c) |> persist
-        handoff ck_decoder3_2[i]: gpu0 -> mem3
+    edge ckpt[i]: move act0 -> ck_decoder3_2[i] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_2[i]: gpu0 -> mem3
   }
   for i in 3..4 {
-    edge ckpt[i]: move act0 -> ck_decoder3_3[i - 3] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0]
-        transform compress(lz4) |> checksum(crc32c) |> persist
-        handoff ck_decoder3_3[i - 3]: gpu0 -> mem3
+    edge ckpt[i]: move act0 -> ck_decoder3_3[i - 3] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_3[i - 3]: gpu0 -> mem3
   }
 
   # spill the KV of layers 24..32 to CXL as fp8, then hand each slot to the expander
   for l in 24..32 {
     for b in 0..512 {
-      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 24, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h
-          transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c)
-          handoff kvs_decoder3_0_g0[l - 24, b]: gpu0 -> mem3
-          update block_owner[((l - 24) * 1 + 0) * 512 + b] = mem3
+      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 24, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c) handoff kvs_decoder3_0_g0[l - 24, b]: gpu0 -> mem3 update block_owner[((l - 24) * 1 + 0) * 512 + b] = mem3
     }
   }
 
@@ -141,15 +128,11 @@ flow prefill {
   # flushes the link once per layer (only a flush makes posted writes visible), then hands the layer over
   for l in 0..32 {
     for b in 0..512 {
-      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 65536, +65536] by dpu0.tx after kvw[l, 0, b]
-          via gpu0 -- dpu0, dpu0 -- decode0
-          update kv_sent[l * 1 + 0] = 1
+      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 65536, +65536] by dpu0.tx after kvw[l, 0, b] via gpu0 -- dpu0, dpu0 -- decode0 update kv_sent[l * 1 + 0] = 1
     }
   }
   for l in 0..32 {
-    edge flush[l, 0]: flush dpu0 -- decode0 by dpu0.tx after send[l, 0, *]
-        aggregate kv_sent[l * 1 + 0]
-        handoff rkv0[l]: dpu0 -> decode0
+    edge flush[l, 0]: flush dpu0 -- decode0 by dpu0.tx after send[l, 0, *] aggregate kv_sent[l * 1 + 0] handoff rkv0[l]: dpu0 -> decode0
     edge dec[l, 0]: read rkv0[l] by decode0.launch after flush[l, 0]
   }
 

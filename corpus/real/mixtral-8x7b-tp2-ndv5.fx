@@ -27,16 +27,16 @@ fabric {
   # from corpus/inputs/cxl/cxl_test-list-BEMPu.json, corpus/inputs/cxl/cxl_test-list-BDMu-root-mem3.json
   # PCIe and CXL.mem complete a DMA only after its writes: a completion is a posted write that
   # cannot pass the data before it (PCIe Base Specification, ordering rules), hence `ordered`
-  device cpu0: cpu                         # NUMA node 0
-  device cpu1: cpu                         # NUMA node 1
-  device sw0: pcie_switch                           # ffff:ff:01.0, class 0x060400
-  device sw1: pcie_switch                           # ffff:ff:02.0, class 0x060400
-  device sw2: pcie_switch                           # ffff:ff:03.0, class 0x060400
-  device sw3: pcie_switch                           # ffff:ff:04.0, class 0x060400
-  device sw4: pcie_switch                           # ffff:ff:05.0, class 0x060400
-  device sw5: pcie_switch                           # ffff:ff:06.0, class 0x060400
-  device sw6: pcie_switch                           # ffff:ff:07.0, class 0x060400
-  device sw7: pcie_switch                           # ffff:ff:08.0, class 0x060400
+  device cpu0: cpu  # NUMA node 0
+  device cpu1: cpu  # NUMA node 1
+  device sw0: pcie_switch  # ffff:ff:01.0, class 0x060400
+  device sw1: pcie_switch  # ffff:ff:02.0, class 0x060400
+  device sw2: pcie_switch  # ffff:ff:03.0, class 0x060400
+  device sw3: pcie_switch  # ffff:ff:04.0, class 0x060400
+  device sw4: pcie_switch  # ffff:ff:05.0, class 0x060400
+  device sw5: pcie_switch  # ffff:ff:06.0, class 0x060400
+  device sw6: pcie_switch  # ffff:ff:07.0, class 0x060400
+  device sw7: pcie_switch  # ffff:ff:08.0, class 0x060400
   device gpu0: gpu hooks [launch, copy_done, free]  # 0001:00:00.0, class 0x030200
   device gpu1: gpu hooks [launch, copy_done, free]  # 0002:00:00.0, class 0x030200
   device gpu2: gpu hooks [launch, copy_done, free]  # 0003:00:00.0, class 0x030200
@@ -45,56 +45,56 @@ fabric {
   device gpu5: gpu hooks [launch, copy_done, free]  # 000a:00:00.0, class 0x030200
   device gpu6: gpu hooks [launch, copy_done, free]  # 000b:00:00.0, class 0x030200
   device gpu7: gpu hooks [launch, copy_done, free]  # 000c:00:00.0, class 0x030200
-  device nic0: nic hooks [tx, rx, dma_done]         # 0101:00:00.0, class 0x020700, InfiniBand
-  device nic1: nic hooks [tx, rx, dma_done]         # 0102:00:00.0, class 0x020700, InfiniBand
-  device nic2: nic hooks [tx, rx, dma_done]         # 0103:00:00.0, class 0x020700, InfiniBand
-  device nic3: nic hooks [tx, rx, dma_done]         # 0104:00:00.0, class 0x020700, InfiniBand
-  device nic4: nic hooks [tx, rx, dma_done]         # 0105:00:00.0, class 0x020700, InfiniBand
-  device nic5: nic hooks [tx, rx, dma_done]         # 0106:00:00.0, class 0x020700, InfiniBand
-  device nic6: nic hooks [tx, rx, dma_done]         # 0107:00:00.0, class 0x020700, InfiniBand
-  device nic7: nic hooks [tx, rx, dma_done]         # 0108:00:00.0, class 0x020700, InfiniBand
-  device decode0: gpu hooks [launch]                # the remote decode node
-  device port5: cxl_switch hooks [route]            # host bridge cxl_host_bridge.1
-  device port4: cxl_switch hooks [route]            # host bridge cxl_host_bridge.0
-  device port8: cxl_switch hooks [route]            # switch port cxl_switch_uport.1
-  device port12: cxl_switch hooks [route]           # switch port cxl_switch_uport.3
-  device port6: cxl_switch hooks [route]            # switch port cxl_switch_uport.0
-  device port10: cxl_switch hooks [route]           # switch port cxl_switch_uport.2
-  device mem1: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem2: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem3: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem4: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem5: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem6: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  device mem7: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 0
-  device mem8: cxl_mem hooks [near_mem]             # ram 256 MiB, pmem 256 MiB, NUMA node 1
-  link cpu0 -- sw0 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu0 -- sw1 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu0 -- sw2 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu0 -- sw3 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu1 -- sw4 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu1 -- sw5 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu1 -- sw6 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu1 -- sw7 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw0 -- gpu0 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw1 -- gpu1 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw2 -- gpu2 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw3 -- gpu3 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw4 -- gpu4 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw5 -- gpu5 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw6 -- gpu6 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw7 -- gpu7 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw0 -- nic0 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw1 -- nic1 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw2 -- nic2 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw3 -- nic3 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw4 -- nic4 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw5 -- nic5 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw6 -- nic6 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link sw7 -- nic7 : pcie ordered                   # 32 GT/s x16, 63.0 GB/s
-  link cpu0 -- cpu1 : smp ordered                   # inter-socket (NCCL SYS path)
-  link nic0 -- decode0 : rdma posted                # completion at the sender precedes visibility
-  link nic1 -- decode0 : rdma posted                # completion at the sender precedes visibility
+  device nic0: nic hooks [tx, rx, dma_done]  # 0101:00:00.0, class 0x020700, InfiniBand
+  device nic1: nic hooks [tx, rx, dma_done]  # 0102:00:00.0, class 0x020700, InfiniBand
+  device nic2: nic hooks [tx, rx, dma_done]  # 0103:00:00.0, class 0x020700, InfiniBand
+  device nic3: nic hooks [tx, rx, dma_done]  # 0104:00:00.0, class 0x020700, InfiniBand
+  device nic4: nic hooks [tx, rx, dma_done]  # 0105:00:00.0, class 0x020700, InfiniBand
+  device nic5: nic hooks [tx, rx, dma_done]  # 0106:00:00.0, class 0x020700, InfiniBand
+  device nic6: nic hooks [tx, rx, dma_done]  # 0107:00:00.0, class 0x020700, InfiniBand
+  device nic7: nic hooks [tx, rx, dma_done]  # 0108:00:00.0, class 0x020700, InfiniBand
+  device decode0: gpu hooks [launch]  # the remote decode node
+  device port5: cxl_switch hooks [route]  # host bridge cxl_host_bridge.1
+  device port4: cxl_switch hooks [route]  # host bridge cxl_host_bridge.0
+  device port8: cxl_switch hooks [route]  # switch port cxl_switch_uport.1
+  device port12: cxl_switch hooks [route]  # switch port cxl_switch_uport.3
+  device port6: cxl_switch hooks [route]  # switch port cxl_switch_uport.0
+  device port10: cxl_switch hooks [route]  # switch port cxl_switch_uport.2
+  device mem1: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem2: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem3: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem4: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem5: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem6: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  device mem7: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 0
+  device mem8: cxl_mem hooks [near_mem]  # ram 256 MiB, pmem 256 MiB, NUMA node 1
+  link cpu0 -- sw0 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu0 -- sw1 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu0 -- sw2 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu0 -- sw3 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu1 -- sw4 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu1 -- sw5 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu1 -- sw6 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu1 -- sw7 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw0 -- gpu0 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw1 -- gpu1 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw2 -- gpu2 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw3 -- gpu3 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw4 -- gpu4 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw5 -- gpu5 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw6 -- gpu6 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw7 -- gpu7 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw0 -- nic0 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw1 -- nic1 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw2 -- nic2 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw3 -- nic3 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw4 -- nic4 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw5 -- nic5 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw6 -- nic6 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link sw7 -- nic7 : pcie ordered  # 32 GT/s x16, 63.0 GB/s
+  link cpu0 -- cpu1 : smp ordered  # inter-socket (NCCL SYS path)
+  link nic0 -- decode0 : rdma posted  # completion at the sender precedes visibility
+  link nic1 -- decode0 : rdma posted  # completion at the sender precedes visibility
   link cpu1 -- port5 : cxl ordered
   link cpu0 -- port4 : cxl ordered
   link port5 -- port8 : cxl ordered
@@ -114,12 +114,12 @@ fabric {
 
 space hbm0 on gpu0 size 80 GiB
 space hbm1 on gpu1 size 80 GiB
-space dram0 on cpu0 size 84 GiB                   # host memory holding streamed weights (sized to fit them)
-space decoder3_0 on mem3 base 0x8020000000 size 256 MiB   # decoder3.0: root decoder, 1 target(s), volatile
-space decoder3_1 on mem3 base 0x8030000000 size 512 MiB   # decoder3.1: root decoder, 2 target(s), volatile
-space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent   # decoder3.2: root decoder, 1 target(s), pmem
-space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent   # decoder3.3: root decoder, 2 target(s), pmem
-space rhbm on decode0 size 1 GiB                  # the decode node's KV memory (sized to fit)
+space dram0 on cpu0 size 84 GiB  # host memory holding streamed weights (sized to fit them)
+space decoder3_0 on mem3 base 0x8020000000 size 256 MiB  # decoder3.0: root decoder, 1 target(s), volatile
+space decoder3_1 on mem3 base 0x8030000000 size 512 MiB  # decoder3.1: root decoder, 2 target(s), volatile
+space decoder3_2 on mem3 base 0x8050000000 size 256 MiB persistent  # decoder3.2: root decoder, 1 target(s), pmem
+space decoder3_3 on mem3 base 0x8060000000 size 512 MiB persistent  # decoder3.3: root decoder, 2 target(s), pmem
+space rhbm on decode0 size 1 GiB  # the decode node's KV memory (sized to fit)
 
 # rank 0 (gpu0): the KV cache of one layer, and its blocks
 region kvl0[l in 0..32] in hbm0 at 0x0 + l * 1048576 size 1048576 owner gpu0 dtype bf16
@@ -164,52 +164,45 @@ region ck_decoder3_2[i in 0..4] in decoder3_2 at 0x8050000000 + i * 4214784 size
 region rkv0[l in 0..32] in rhbm at 0x0 + l * 1048576 size 1048576 owner nic0 dtype bf16
 # KV group 1 on the decode node
 region rkv1[l in 0..32] in rhbm at 0x2000000 + l * 1048576 size 1048576 owner nic1 dtype bf16
-alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
-alias_set kvcache1 = [kvl1, kvb1]   # a layer's view and its blocks are the same bytes
+alias_set kvcache0 = [kvl0, kvb0]  # a layer's view and its blocks are the same bytes
+alias_set kvcache1 = [kvl1, kvb1]  # a layer's view and its blocks are the same bytes
 
-map kv_written: array<u32, u64>[1] class per_device merge sum      # KV blocks written, per GPU
-map layer_done: array<u32, u32>[64] class causal            # key l * 2 + rank
-map block_owner: hash<u32, device>[512] class linearizable   # who holds each spilled block
-map kv_sent: array<u32, u64>[64] class per_device merge sum     # key l * 2 + NIC
+map kv_written: array<u32, u64>[1] class per_device merge sum  # KV blocks written, per GPU
+map layer_done: array<u32, u32>[64] class causal  # key l * 2 + rank
+map block_owner: hash<u32, device>[512] class linearizable  # who holds each spilled block
+map kv_sent: array<u32, u64>[64] class per_device merge sum  # key l * 2 + NIC
 
 flow prefill {
 
   # rank 0 on gpu0: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[0]: read wemb0 by gpu0.launch
-  edge embed[0]: write act0 by gpu0.launch after emb[0]
-      lease tmp0 to gpu1
+  edge embed[0]: write act0 by gpu0.launch after emb[0] lease tmp0 to gpu1
   for l in 0..1 {
     edge wq[l, 0]: read wattn0[l] by gpu0.launch after embed[0] reuse 41943040 rw 1:0
   }
   for l in 1..32 {
     if (l - 1) % 8 == 7 {
       # the hidden states were just checkpointed: wait for the copy before they change
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0], ckpt[(l - 1) / 8] reuse 41943040 rw 1:0
-          guard layer_done[(l - 1) * 2 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0], ckpt[(l - 1) / 8] reuse 41943040 rw 1:0 guard layer_done[(l - 1) * 2 + 0] == 1
     } else {
-      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0] reuse 41943040 rw 1:0
-          guard layer_done[(l - 1) * 2 + 0] == 1
+      edge wq[l, 0]: read wattn0[l] by gpu0.launch after ag_f[l - 1, 0] reuse 41943040 rw 1:0 guard layer_done[(l - 1) * 2 + 0] == 1
     }
   }
   for l in 0..32 {
     # one KV block: 16 tokens x 2048 B = 32768 B
     for b in 0..32 {
-      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0]
-          lease kvb0[l, b] to nic0
-          update kv_written[0] = 1
+      edge kvw[l, 0, b]: write kvb0[l, b] by gpu0.launch after wq[l, 0] lease kvb0[l, b] to nic0 update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *]
-        bytes 1048576 reuse 1048576 rw 1:0
+    edge attn[l, 0]: read kvl0[l] by gpu0.launch after kvw[l, 0, *] bytes 1048576 reuse 1048576 rw 1:0
     edge attn_out[l, 0]: write tmp0 by gpu0.launch after attn[l, 0]
   }
   for l in 0..32 {
     # no shared expert: clear the combine buffer
     edge down[l, 0]: write tmp0 by gpu0.launch after ag_a[l, 0]
     # fused MoE: copy each token to its top-2 expert slots, keeping this rank's 1/2; stream the weights of the rank's 4 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0]
-        transform replicate(2) |> scatter(2)
+    edge disp[l, 0]: move hs0 -> xe0 by gpu0.launch after ag_a[l, 0] transform replicate(2) |> scatter(2)
     if l >= 2 {
       # slot (l - 0) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 0]: move wexp0[l - 0] -> wstage0[(l - 0) % 2] by gpu0.copy_done stream h2d after ew[l - 2, 0]
@@ -225,33 +218,27 @@ flow prefill {
   # rank 1 on gpu1: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[1]: read wemb1 by gpu1.launch
-  edge embed[1]: write act1 by gpu1.launch after emb[1]
-      lease tmp1 to gpu0
+  edge embed[1]: write act1 by gpu1.launch after emb[1] lease tmp1 to gpu0
   for l in 0..1 {
     edge wq[l, 1]: read wattn1[l] by gpu1.launch after embed[1] reuse 41943040 rw 1:0
   }
   for l in 1..32 {
-    edge wq[l, 1]: read wattn1[l] by gpu1.launch after ag_f[l - 1, 1] reuse 41943040 rw 1:0
-        guard layer_done[(l - 1) * 2 + 1] == 1
+    edge wq[l, 1]: read wattn1[l] by gpu1.launch after ag_f[l - 1, 1] reuse 41943040 rw 1:0 guard layer_done[(l - 1) * 2 + 1] == 1
   }
   for l in 0..32 {
     # one KV block: 16 tokens x 2048 B = 32768 B
     for b in 0..32 {
-      edge kvw[l, 1, b]: write kvb1[l, b] by gpu1.launch after wq[l, 1]
-          lease kvb1[l, b] to nic1
-          update kv_written[0] = 1
+      edge kvw[l, 1, b]: write kvb1[l, b] by gpu1.launch after wq[l, 1] lease kvb1[l, b] to nic1 update kv_written[0] = 1
     }
     # attention reads the layer's whole KV cache, then writes its whole partial output
-    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *]
-        bytes 1048576 reuse 1048576 rw 1:0
+    edge attn[l, 1]: read kvl1[l] by gpu1.launch after kvw[l, 1, *] bytes 1048576 reuse 1048576 rw 1:0
     edge attn_out[l, 1]: write tmp1 by gpu1.launch after attn[l, 1]
   }
   for l in 0..32 {
     # no shared expert: clear the combine buffer
     edge down[l, 1]: write tmp1 by gpu1.launch after ag_a[l, 1]
     # fused MoE: copy each token to its top-2 expert slots, keeping this rank's 1/2; stream the weights of the rank's 4 experts; one grouped GEMM; sum each token's outputs
-    edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1]
-        transform replicate(2) |> scatter(2)
+    edge disp[l, 1]: move hs1 -> xe1 by gpu1.launch after ag_a[l, 1] transform replicate(2) |> scatter(2)
     if l >= 2 {
       # slot (l - 0) % 2 held layer l - 2: its GEMM must be done with it
       edge wst[l, 1]: move wexp1[l - 0] -> wstage1[(l - 0) % 2] by gpu1.copy_done stream h2d after ew[l - 2, 1]
@@ -272,10 +259,8 @@ flow prefill {
     edge rs_a[l, 1, 0]: reduce(sum) tmp1[0, +2097152] -> act0[0, +2097152] by gpu0.launch after attn_out[l, *]
     edge rs_a[l, 1, 1]: reduce(sum) tmp1[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after attn_out[l, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-    edge ag_a[l, 0]: move act0[0, +2097152] -> hs0 by gpu0.launch after rs_a[l, *, *]
-        transform gather(2)
-    edge ag_a[l, 1]: move act1[2097152, +2097152] -> hs1 by gpu1.launch after rs_a[l, *, *]
-        transform gather(2)
+    edge ag_a[l, 0]: move act0[0, +2097152] -> hs0 by gpu0.launch after rs_a[l, *, *] transform gather(2)
+    edge ag_a[l, 1]: move act1[2097152, +2097152] -> hs1 by gpu1.launch after rs_a[l, *, *] transform gather(2)
   }
 
   # FFN all-reduce into the residual stream
@@ -286,36 +271,24 @@ flow prefill {
     edge rs_f[l, 1, 0]: reduce(sum) tmp1[0, +2097152] -> act0[0, +2097152] by gpu0.launch after comb[l, *, *]
     edge rs_f[l, 1, 1]: reduce(sum) tmp1[2097152, +2097152] -> act1[2097152, +2097152] by gpu1.launch after comb[l, *, *]
     # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-    edge ag_f[l, 0]: move act0[0, +2097152] -> hs0 by gpu0.launch after rs_f[l, *, *]
-        transform gather(2)
-        map_write layer_done[l * 2 + 0] = 1
-    edge ag_f[l, 1]: move act1[2097152, +2097152] -> hs1 by gpu1.launch after rs_f[l, *, *]
-        transform gather(2)
-        map_write layer_done[l * 2 + 1] = 1
+    edge ag_f[l, 0]: move act0[0, +2097152] -> hs0 by gpu0.launch after rs_f[l, *, *] transform gather(2) map_write layer_done[l * 2 + 0] = 1
+    edge ag_f[l, 1]: move act1[2097152, +2097152] -> hs1 by gpu1.launch after rs_f[l, *, *] transform gather(2) map_write layer_done[l * 2 + 1] = 1
   }
 
   # every 8 layers, checkpoint the hidden states: lz4 (a compressible intermediate; slots sized by the worst case), crc32c, persist
   for i in 0..4 {
-    edge ckpt[i]: move hs0 -> ck_decoder3_2[i] by gpu0.copy_done after ag_f[i * 8 + 7, 0]
-        transform compress(lz4) |> checksum(crc32c) |> persist
-        handoff ck_decoder3_2[i]: gpu0 -> mem3
+    edge ckpt[i]: move hs0 -> ck_decoder3_2[i] by gpu0.copy_done after ag_f[i * 8 + 7, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_2[i]: gpu0 -> mem3
   }
 
   # spill the KV of layers 24..32 to CXL as fp8, then hand each slot to the expander
   for l in 24..32 {
     for b in 0..32 {
-      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 24, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h
-          transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c)
-          handoff kvs_decoder3_0_g0[l - 24, b]: gpu0 -> mem3
-          update block_owner[((l - 24) * 2 + 0) * 32 + b] = mem3
+      edge spill[l, 0, b]: move kvb0[l, b] -> kvs_decoder3_0_g0[l - 24, b] by gpu0.copy_done after kvw[l, 0, b] stream d2h transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c) handoff kvs_decoder3_0_g0[l - 24, b]: gpu0 -> mem3 update block_owner[((l - 24) * 2 + 0) * 32 + b] = mem3
     }
   }
   for l in 24..32 {
     for b in 0..32 {
-      edge spill[l, 1, b]: move kvb1[l, b] -> kvs_decoder3_0_g1[l - 24, b] by gpu1.copy_done after kvw[l, 1, b] stream d2h
-          transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c)
-          handoff kvs_decoder3_0_g1[l - 24, b]: gpu1 -> mem3
-          update block_owner[((l - 24) * 2 + 1) * 32 + b] = mem3
+      edge spill[l, 1, b]: move kvb1[l, b] -> kvs_decoder3_0_g1[l - 24, b] by gpu1.copy_done after kvw[l, 1, b] stream d2h transform quantize(bf16 -> fp8, group 128, scale fp32) |> checksum(crc32c) handoff kvs_decoder3_0_g1[l - 24, b]: gpu1 -> mem3 update block_owner[((l - 24) * 2 + 1) * 32 + b] = mem3
     }
   }
 
@@ -323,28 +296,20 @@ flow prefill {
   # flushes the link once per layer (only a flush makes posted writes visible), then hands the layer over
   for l in 0..32 {
     for b in 0..32 {
-      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 32768, +32768] by nic0.tx after kvw[l, 0, b]
-          via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0
-          update kv_sent[l * 2 + 0] = 1
+      edge send[l, 0, b]: move kvb0[l, b] -> rkv0[l][b * 32768, +32768] by nic0.tx after kvw[l, 0, b] via gpu0 -- sw0, sw0 -- nic0, nic0 -- decode0 update kv_sent[l * 2 + 0] = 1
     }
   }
   for l in 0..32 {
     for b in 0..32 {
-      edge send[l, 1, b]: move kvb1[l, b] -> rkv1[l][b * 32768, +32768] by nic1.tx after kvw[l, 1, b]
-          via gpu1 -- sw1, sw1 -- nic1, nic1 -- decode0
-          update kv_sent[l * 2 + 1] = 1
+      edge send[l, 1, b]: move kvb1[l, b] -> rkv1[l][b * 32768, +32768] by nic1.tx after kvw[l, 1, b] via gpu1 -- sw1, sw1 -- nic1, nic1 -- decode0 update kv_sent[l * 2 + 1] = 1
     }
   }
   for l in 0..32 {
-    edge flush[l, 0]: flush nic0 -- decode0 by nic0.tx after send[l, 0, *]
-        aggregate kv_sent[l * 2 + 0]
-        handoff rkv0[l]: nic0 -> decode0
+    edge flush[l, 0]: flush nic0 -- decode0 by nic0.tx after send[l, 0, *] aggregate kv_sent[l * 2 + 0] handoff rkv0[l]: nic0 -> decode0
     edge dec[l, 0]: read rkv0[l] by decode0.launch after flush[l, 0]
   }
   for l in 0..32 {
-    edge flush[l, 1]: flush nic1 -- decode0 by nic1.tx after send[l, 1, *]
-        aggregate kv_sent[l * 2 + 1]
-        handoff rkv1[l]: nic1 -> decode0
+    edge flush[l, 1]: flush nic1 -- decode0 by nic1.tx after send[l, 1, *] aggregate kv_sent[l * 2 + 1] handoff rkv1[l]: nic1 -> decode0
     edge dec[l, 1]: read rkv1[l] by decode0.launch after flush[l, 1]
   }
 

@@ -26,7 +26,7 @@ fabric {
   device gpu1: gpu hooks [launch, copy_done, free]
   link cpu0 -- gpu0 : pcie ordered
   link cpu0 -- gpu1 : pcie ordered
-  link gpu0 -- gpu1 : nvlink ordered                # assumed NVSwitch all-to-all
+  link gpu0 -- gpu1 : nvlink ordered  # assumed NVSwitch all-to-all
 }
 
 space hbm0 on gpu0 size 80 GiB
@@ -54,1351 +54,703 @@ region hs1 in hbm1 at 0x4ba00000 size 2097152 owner gpu1 dtype bf16
 region inter1 in hbm1 at 0x4bc00000 size 3145728 owner gpu1 dtype bf16
 region wattn1[l in 0..36] in hbm1 at 0x4c000000 + l * 41943040 size 41943040 owner gpu1 dtype bf16 init
 region wffn1[l in 0..36] in hbm1 at 0xa6000000 + l * 150994944 size 150994944 owner gpu1 dtype bf16 init
-alias_set kvcache0 = [kvl0, kvb0]   # a layer's view and its blocks are the same bytes
-alias_set kvcache1 = [kvl1, kvb1]   # a layer's view and its blocks are the same bytes
+alias_set kvcache0 = [kvl0, kvb0]  # a layer's view and its blocks are the same bytes
+alias_set kvcache1 = [kvl1, kvb1]  # a layer's view and its blocks are the same bytes
 
-map kv_written: array<u32, u64>[1] class per_device merge sum      # KV blocks written, per GPU
-map layer_done: array<u32, u32>[72] class causal            # key l * 2 + rank
+map kv_written: array<u32, u64>[1] class per_device merge sum  # KV blocks written, per GPU
+map layer_done: array<u32, u32>[72] class causal  # key l * 2 + rank
 
 flow prefill {
 
   # rank 0 on gpu0: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[0]: read wemb0 by gpu0.launch
-  edge embed[0]: write act0 by gpu0.launch after emb[0]
-      lease tmp0 to gpu1
+  edge embed[0]: write act0 by gpu0.launch after emb[0] lease tmp0 to gpu1
   edge wq[0, 0]: read wattn0[0] by gpu0.launch after embed[0] reuse 41943040 rw 1:0
-  edge wq[1, 0]: read wattn0[1] by gpu0.launch after ag_f[0, 0] reuse 41943040 rw 1:0
-      guard layer_done[0] == 1
-  edge wq[2, 0]: read wattn0[2] by gpu0.launch after ag_f[1, 0] reuse 41943040 rw 1:0
-      guard layer_done[2] == 1
-  edge wq[3, 0]: read wattn0[3] by gpu0.launch after ag_f[2, 0] reuse 41943040 rw 1:0
-      guard layer_done[4] == 1
-  edge wq[4, 0]: read wattn0[4] by gpu0.launch after ag_f[3, 0] reuse 41943040 rw 1:0
-      guard layer_done[6] == 1
-  edge wq[5, 0]: read wattn0[5] by gpu0.launch after ag_f[4, 0] reuse 41943040 rw 1:0
-      guard layer_done[8] == 1
-  edge wq[6, 0]: read wattn0[6] by gpu0.launch after ag_f[5, 0] reuse 41943040 rw 1:0
-      guard layer_done[10] == 1
-  edge wq[7, 0]: read wattn0[7] by gpu0.launch after ag_f[6, 0] reuse 41943040 rw 1:0
-      guard layer_done[12] == 1
-  edge wq[8, 0]: read wattn0[8] by gpu0.launch after ag_f[7, 0] reuse 41943040 rw 1:0
-      guard layer_done[14] == 1
-  edge wq[9, 0]: read wattn0[9] by gpu0.launch after ag_f[8, 0] reuse 41943040 rw 1:0
-      guard layer_done[16] == 1
-  edge wq[10, 0]: read wattn0[10] by gpu0.launch after ag_f[9, 0] reuse 41943040 rw 1:0
-      guard layer_done[18] == 1
-  edge wq[11, 0]: read wattn0[11] by gpu0.launch after ag_f[10, 0] reuse 41943040 rw 1:0
-      guard layer_done[20] == 1
-  edge wq[12, 0]: read wattn0[12] by gpu0.launch after ag_f[11, 0] reuse 41943040 rw 1:0
-      guard layer_done[22] == 1
-  edge wq[13, 0]: read wattn0[13] by gpu0.launch after ag_f[12, 0] reuse 41943040 rw 1:0
-      guard layer_done[24] == 1
-  edge wq[14, 0]: read wattn0[14] by gpu0.launch after ag_f[13, 0] reuse 41943040 rw 1:0
-      guard layer_done[26] == 1
-  edge wq[15, 0]: read wattn0[15] by gpu0.launch after ag_f[14, 0] reuse 41943040 rw 1:0
-      guard layer_done[28] == 1
-  edge wq[16, 0]: read wattn0[16] by gpu0.launch after ag_f[15, 0] reuse 41943040 rw 1:0
-      guard layer_done[30] == 1
-  edge wq[17, 0]: read wattn0[17] by gpu0.launch after ag_f[16, 0] reuse 41943040 rw 1:0
-      guard layer_done[32] == 1
-  edge wq[18, 0]: read wattn0[18] by gpu0.launch after ag_f[17, 0] reuse 41943040 rw 1:0
-      guard layer_done[34] == 1
-  edge wq[19, 0]: read wattn0[19] by gpu0.launch after ag_f[18, 0] reuse 41943040 rw 1:0
-      guard layer_done[36] == 1
-  edge wq[20, 0]: read wattn0[20] by gpu0.launch after ag_f[19, 0] reuse 41943040 rw 1:0
-      guard layer_done[38] == 1
-  edge wq[21, 0]: read wattn0[21] by gpu0.launch after ag_f[20, 0] reuse 41943040 rw 1:0
-      guard layer_done[40] == 1
-  edge wq[22, 0]: read wattn0[22] by gpu0.launch after ag_f[21, 0] reuse 41943040 rw 1:0
-      guard layer_done[42] == 1
-  edge wq[23, 0]: read wattn0[23] by gpu0.launch after ag_f[22, 0] reuse 41943040 rw 1:0
-      guard layer_done[44] == 1
-  edge wq[24, 0]: read wattn0[24] by gpu0.launch after ag_f[23, 0] reuse 41943040 rw 1:0
-      guard layer_done[46] == 1
-  edge wq[25, 0]: read wattn0[25] by gpu0.launch after ag_f[24, 0] reuse 41943040 rw 1:0
-      guard layer_done[48] == 1
-  edge wq[26, 0]: read wattn0[26] by gpu0.launch after ag_f[25, 0] reuse 41943040 rw 1:0
-      guard layer_done[50] == 1
-  edge wq[27, 0]: read wattn0[27] by gpu0.launch after ag_f[26, 0] reuse 41943040 rw 1:0
-      guard layer_done[52] == 1
-  edge wq[28, 0]: read wattn0[28] by gpu0.launch after ag_f[27, 0] reuse 41943040 rw 1:0
-      guard layer_done[54] == 1
-  edge wq[29, 0]: read wattn0[29] by gpu0.launch after ag_f[28, 0] reuse 41943040 rw 1:0
-      guard layer_done[56] == 1
-  edge wq[30, 0]: read wattn0[30] by gpu0.launch after ag_f[29, 0] reuse 41943040 rw 1:0
-      guard layer_done[58] == 1
-  edge wq[31, 0]: read wattn0[31] by gpu0.launch after ag_f[30, 0] reuse 41943040 rw 1:0
-      guard layer_done[60] == 1
-  edge wq[32, 0]: read wattn0[32] by gpu0.launch after ag_f[31, 0] reuse 41943040 rw 1:0
-      guard layer_done[62] == 1
-  edge wq[33, 0]: read wattn0[33] by gpu0.launch after ag_f[32, 0] reuse 41943040 rw 1:0
-      guard layer_done[64] == 1
-  edge wq[34, 0]: read wattn0[34] by gpu0.launch after ag_f[33, 0] reuse 41943040 rw 1:0
-      guard layer_done[66] == 1
-  edge wq[35, 0]: read wattn0[35] by gpu0.launch after ag_f[34, 0] reuse 41943040 rw 1:0
-      guard layer_done[68] == 1
+  edge wq[1, 0]: read wattn0[1] by gpu0.launch after ag_f[0, 0] reuse 41943040 rw 1:0 guard layer_done[0] == 1
+  edge wq[2, 0]: read wattn0[2] by gpu0.launch after ag_f[1, 0] reuse 41943040 rw 1:0 guard layer_done[2] == 1
+  edge wq[3, 0]: read wattn0[3] by gpu0.launch after ag_f[2, 0] reuse 41943040 rw 1:0 guard layer_done[4] == 1
+  edge wq[4, 0]: read wattn0[4] by gpu0.launch after ag_f[3, 0] reuse 41943040 rw 1:0 guard layer_done[6] == 1
+  edge wq[5, 0]: read wattn0[5] by gpu0.launch after ag_f[4, 0] reuse 41943040 rw 1:0 guard layer_done[8] == 1
+  edge wq[6, 0]: read wattn0[6] by gpu0.launch after ag_f[5, 0] reuse 41943040 rw 1:0 guard layer_done[10] == 1
+  edge wq[7, 0]: read wattn0[7] by gpu0.launch after ag_f[6, 0] reuse 41943040 rw 1:0 guard layer_done[12] == 1
+  edge wq[8, 0]: read wattn0[8] by gpu0.launch after ag_f[7, 0] reuse 41943040 rw 1:0 guard layer_done[14] == 1
+  edge wq[9, 0]: read wattn0[9] by gpu0.launch after ag_f[8, 0] reuse 41943040 rw 1:0 guard layer_done[16] == 1
+  edge wq[10, 0]: read wattn0[10] by gpu0.launch after ag_f[9, 0] reuse 41943040 rw 1:0 guard layer_done[18] == 1
+  edge wq[11, 0]: read wattn0[11] by gpu0.launch after ag_f[10, 0] reuse 41943040 rw 1:0 guard layer_done[20] == 1
+  edge wq[12, 0]: read wattn0[12] by gpu0.launch after ag_f[11, 0] reuse 41943040 rw 1:0 guard layer_done[22] == 1
+  edge wq[13, 0]: read wattn0[13] by gpu0.launch after ag_f[12, 0] reuse 41943040 rw 1:0 guard layer_done[24] == 1
+  edge wq[14, 0]: read wattn0[14] by gpu0.launch after ag_f[13, 0] reuse 41943040 rw 1:0 guard layer_done[26] == 1
+  edge wq[15, 0]: read wattn0[15] by gpu0.launch after ag_f[14, 0] reuse 41943040 rw 1:0 guard layer_done[28] == 1
+  edge wq[16, 0]: read wattn0[16] by gpu0.launch after ag_f[15, 0] reuse 41943040 rw 1:0 guard layer_done[30] == 1
+  edge wq[17, 0]: read wattn0[17] by gpu0.launch after ag_f[16, 0] reuse 41943040 rw 1:0 guard layer_done[32] == 1
+  edge wq[18, 0]: read wattn0[18] by gpu0.launch after ag_f[17, 0] reuse 41943040 rw 1:0 guard layer_done[34] == 1
+  edge wq[19, 0]: read wattn0[19] by gpu0.launch after ag_f[18, 0] reuse 41943040 rw 1:0 guard layer_done[36] == 1
+  edge wq[20, 0]: read wattn0[20] by gpu0.launch after ag_f[19, 0] reuse 41943040 rw 1:0 guard layer_done[38] == 1
+  edge wq[21, 0]: read wattn0[21] by gpu0.launch after ag_f[20, 0] reuse 41943040 rw 1:0 guard layer_done[40] == 1
+  edge wq[22, 0]: read wattn0[22] by gpu0.launch after ag_f[21, 0] reuse 41943040 rw 1:0 guard layer_done[42] == 1
+  edge wq[23, 0]: read wattn0[23] by gpu0.launch after ag_f[22, 0] reuse 41943040 rw 1:0 guard layer_done[44] == 1
+  edge wq[24, 0]: read wattn0[24] by gpu0.launch after ag_f[23, 0] reuse 41943040 rw 1:0 guard layer_done[46] == 1
+  edge wq[25, 0]: read wattn0[25] by gpu0.launch after ag_f[24, 0] reuse 41943040 rw 1:0 guard layer_done[48] == 1
+  edge wq[26, 0]: read wattn0[26] by gpu0.launch after ag_f[25, 0] reuse 41943040 rw 1:0 guard layer_done[50] == 1
+  edge wq[27, 0]: read wattn0[27] by gpu0.launch after ag_f[26, 0] reuse 41943040 rw 1:0 guard layer_done[52] == 1
+  edge wq[28, 0]: read wattn0[28] by gpu0.launch after ag_f[27, 0] reuse 41943040 rw 1:0 guard layer_done[54] == 1
+  edge wq[29, 0]: read wattn0[29] by gpu0.launch after ag_f[28, 0] reuse 41943040 rw 1:0 guard layer_done[56] == 1
+  edge wq[30, 0]: read wattn0[30] by gpu0.launch after ag_f[29, 0] reuse 41943040 rw 1:0 guard layer_done[58] == 1
+  edge wq[31, 0]: read wattn0[31] by gpu0.launch after ag_f[30, 0] reuse 41943040 rw 1:0 guard layer_done[60] == 1
+  edge wq[32, 0]: read wattn0[32] by gpu0.launch after ag_f[31, 0] reuse 41943040 rw 1:0 guard layer_done[62] == 1
+  edge wq[33, 0]: read wattn0[33] by gpu0.launch after ag_f[32, 0] reuse 41943040 rw 1:0 guard layer_done[64] == 1
+  edge wq[34, 0]: read wattn0[34] by gpu0.launch after ag_f[33, 0] reuse 41943040 rw 1:0 guard layer_done[66] == 1
+  edge wq[35, 0]: read wattn0[35] by gpu0.launch after ag_f[34, 0] reuse 41943040 rw 1:0 guard layer_done[68] == 1
   # one KV block: 16 tokens x 2048 B = 32768 B
-  edge kvw[0, 0, 0]: write kvb0[0, 0] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 1]: write kvb0[0, 1] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 2]: write kvb0[0, 2] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 3]: write kvb0[0, 3] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 4]: write kvb0[0, 4] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 5]: write kvb0[0, 5] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 6]: write kvb0[0, 6] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 7]: write kvb0[0, 7] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 8]: write kvb0[0, 8] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 9]: write kvb0[0, 9] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 10]: write kvb0[0, 10] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 11]: write kvb0[0, 11] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 12]: write kvb0[0, 12] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 13]: write kvb0[0, 13] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 14]: write kvb0[0, 14] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
-  edge kvw[0, 0, 15]: write kvb0[0, 15] by gpu0.launch after wq[0, 0]
-      update kv_written[0] = 1
+  edge kvw[0, 0, 0]: write kvb0[0, 0] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 1]: write kvb0[0, 1] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 2]: write kvb0[0, 2] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 3]: write kvb0[0, 3] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 4]: write kvb0[0, 4] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 5]: write kvb0[0, 5] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 6]: write kvb0[0, 6] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 7]: write kvb0[0, 7] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 8]: write kvb0[0, 8] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 9]: write kvb0[0, 9] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 10]: write kvb0[0, 10] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 11]: write kvb0[0, 11] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 12]: write kvb0[0, 12] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 13]: write kvb0[0, 13] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 14]: write kvb0[0, 14] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
+  edge kvw[0, 0, 15]: write kvb0[0, 15] by gpu0.launch after wq[0, 0] update kv_written[0] = 1
   # attention reads the layer's whole KV cache, then writes its whole partial output
-  edge attn[0, 0]: read kvl0[0] by gpu0.launch after kvw[0, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge attn[0, 0]: read kvl0[0] by gpu0.launch after kvw[0, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[0, 0]: write tmp0 by gpu0.launch after attn[0, 0]
-  edge kvw[1, 0, 0]: write kvb0[1, 0] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 1]: write kvb0[1, 1] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 2]: write kvb0[1, 2] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 3]: write kvb0[1, 3] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 4]: write kvb0[1, 4] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 5]: write kvb0[1, 5] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 6]: write kvb0[1, 6] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 7]: write kvb0[1, 7] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 8]: write kvb0[1, 8] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 9]: write kvb0[1, 9] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 10]: write kvb0[1, 10] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 11]: write kvb0[1, 11] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 12]: write kvb0[1, 12] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 13]: write kvb0[1, 13] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 14]: write kvb0[1, 14] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge kvw[1, 0, 15]: write kvb0[1, 15] by gpu0.launch after wq[1, 0]
-      update kv_written[0] = 1
-  edge attn[1, 0]: read kvl0[1] by gpu0.launch after kvw[1, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[1, 0, 0]: write kvb0[1, 0] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 1]: write kvb0[1, 1] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 2]: write kvb0[1, 2] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 3]: write kvb0[1, 3] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 4]: write kvb0[1, 4] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 5]: write kvb0[1, 5] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 6]: write kvb0[1, 6] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 7]: write kvb0[1, 7] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 8]: write kvb0[1, 8] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 9]: write kvb0[1, 9] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 10]: write kvb0[1, 10] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 11]: write kvb0[1, 11] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 12]: write kvb0[1, 12] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 13]: write kvb0[1, 13] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 14]: write kvb0[1, 14] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge kvw[1, 0, 15]: write kvb0[1, 15] by gpu0.launch after wq[1, 0] update kv_written[0] = 1
+  edge attn[1, 0]: read kvl0[1] by gpu0.launch after kvw[1, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[1, 0]: write tmp0 by gpu0.launch after attn[1, 0]
-  edge kvw[2, 0, 0]: write kvb0[2, 0] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 1]: write kvb0[2, 1] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 2]: write kvb0[2, 2] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 3]: write kvb0[2, 3] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 4]: write kvb0[2, 4] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 5]: write kvb0[2, 5] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 6]: write kvb0[2, 6] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 7]: write kvb0[2, 7] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 8]: write kvb0[2, 8] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 9]: write kvb0[2, 9] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 10]: write kvb0[2, 10] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 11]: write kvb0[2, 11] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 12]: write kvb0[2, 12] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 13]: write kvb0[2, 13] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 14]: write kvb0[2, 14] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge kvw[2, 0, 15]: write kvb0[2, 15] by gpu0.launch after wq[2, 0]
-      update kv_written[0] = 1
-  edge attn[2, 0]: read kvl0[2] by gpu0.launch after kvw[2, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[2, 0, 0]: write kvb0[2, 0] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 1]: write kvb0[2, 1] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 2]: write kvb0[2, 2] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 3]: write kvb0[2, 3] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 4]: write kvb0[2, 4] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 5]: write kvb0[2, 5] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 6]: write kvb0[2, 6] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 7]: write kvb0[2, 7] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 8]: write kvb0[2, 8] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 9]: write kvb0[2, 9] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 10]: write kvb0[2, 10] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 11]: write kvb0[2, 11] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 12]: write kvb0[2, 12] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 13]: write kvb0[2, 13] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 14]: write kvb0[2, 14] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge kvw[2, 0, 15]: write kvb0[2, 15] by gpu0.launch after wq[2, 0] update kv_written[0] = 1
+  edge attn[2, 0]: read kvl0[2] by gpu0.launch after kvw[2, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[2, 0]: write tmp0 by gpu0.launch after attn[2, 0]
-  edge kvw[3, 0, 0]: write kvb0[3, 0] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 1]: write kvb0[3, 1] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 2]: write kvb0[3, 2] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 3]: write kvb0[3, 3] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 4]: write kvb0[3, 4] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 5]: write kvb0[3, 5] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 6]: write kvb0[3, 6] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 7]: write kvb0[3, 7] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 8]: write kvb0[3, 8] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 9]: write kvb0[3, 9] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 10]: write kvb0[3, 10] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 11]: write kvb0[3, 11] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 12]: write kvb0[3, 12] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 13]: write kvb0[3, 13] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 14]: write kvb0[3, 14] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge kvw[3, 0, 15]: write kvb0[3, 15] by gpu0.launch after wq[3, 0]
-      update kv_written[0] = 1
-  edge attn[3, 0]: read kvl0[3] by gpu0.launch after kvw[3, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[3, 0, 0]: write kvb0[3, 0] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 1]: write kvb0[3, 1] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 2]: write kvb0[3, 2] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 3]: write kvb0[3, 3] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 4]: write kvb0[3, 4] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 5]: write kvb0[3, 5] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 6]: write kvb0[3, 6] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 7]: write kvb0[3, 7] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 8]: write kvb0[3, 8] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 9]: write kvb0[3, 9] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 10]: write kvb0[3, 10] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 11]: write kvb0[3, 11] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 12]: write kvb0[3, 12] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 13]: write kvb0[3, 13] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 14]: write kvb0[3, 14] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge kvw[3, 0, 15]: write kvb0[3, 15] by gpu0.launch after wq[3, 0] update kv_written[0] = 1
+  edge attn[3, 0]: read kvl0[3] by gpu0.launch after kvw[3, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[3, 0]: write tmp0 by gpu0.launch after attn[3, 0]
-  edge kvw[4, 0, 0]: write kvb0[4, 0] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 1]: write kvb0[4, 1] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 2]: write kvb0[4, 2] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 3]: write kvb0[4, 3] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 4]: write kvb0[4, 4] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 5]: write kvb0[4, 5] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 6]: write kvb0[4, 6] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 7]: write kvb0[4, 7] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 8]: write kvb0[4, 8] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 9]: write kvb0[4, 9] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 10]: write kvb0[4, 10] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 11]: write kvb0[4, 11] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 12]: write kvb0[4, 12] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 13]: write kvb0[4, 13] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 14]: write kvb0[4, 14] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge kvw[4, 0, 15]: write kvb0[4, 15] by gpu0.launch after wq[4, 0]
-      update kv_written[0] = 1
-  edge attn[4, 0]: read kvl0[4] by gpu0.launch after kvw[4, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[4, 0, 0]: write kvb0[4, 0] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 1]: write kvb0[4, 1] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 2]: write kvb0[4, 2] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 3]: write kvb0[4, 3] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 4]: write kvb0[4, 4] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 5]: write kvb0[4, 5] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 6]: write kvb0[4, 6] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 7]: write kvb0[4, 7] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 8]: write kvb0[4, 8] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 9]: write kvb0[4, 9] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 10]: write kvb0[4, 10] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 11]: write kvb0[4, 11] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 12]: write kvb0[4, 12] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 13]: write kvb0[4, 13] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 14]: write kvb0[4, 14] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge kvw[4, 0, 15]: write kvb0[4, 15] by gpu0.launch after wq[4, 0] update kv_written[0] = 1
+  edge attn[4, 0]: read kvl0[4] by gpu0.launch after kvw[4, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[4, 0]: write tmp0 by gpu0.launch after attn[4, 0]
-  edge kvw[5, 0, 0]: write kvb0[5, 0] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 1]: write kvb0[5, 1] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 2]: write kvb0[5, 2] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 3]: write kvb0[5, 3] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 4]: write kvb0[5, 4] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 5]: write kvb0[5, 5] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 6]: write kvb0[5, 6] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 7]: write kvb0[5, 7] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 8]: write kvb0[5, 8] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 9]: write kvb0[5, 9] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 10]: write kvb0[5, 10] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 11]: write kvb0[5, 11] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 12]: write kvb0[5, 12] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 13]: write kvb0[5, 13] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 14]: write kvb0[5, 14] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge kvw[5, 0, 15]: write kvb0[5, 15] by gpu0.launch after wq[5, 0]
-      update kv_written[0] = 1
-  edge attn[5, 0]: read kvl0[5] by gpu0.launch after kvw[5, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[5, 0, 0]: write kvb0[5, 0] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 1]: write kvb0[5, 1] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 2]: write kvb0[5, 2] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 3]: write kvb0[5, 3] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 4]: write kvb0[5, 4] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 5]: write kvb0[5, 5] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 6]: write kvb0[5, 6] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 7]: write kvb0[5, 7] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 8]: write kvb0[5, 8] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 9]: write kvb0[5, 9] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 10]: write kvb0[5, 10] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 11]: write kvb0[5, 11] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 12]: write kvb0[5, 12] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 13]: write kvb0[5, 13] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 14]: write kvb0[5, 14] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge kvw[5, 0, 15]: write kvb0[5, 15] by gpu0.launch after wq[5, 0] update kv_written[0] = 1
+  edge attn[5, 0]: read kvl0[5] by gpu0.launch after kvw[5, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[5, 0]: write tmp0 by gpu0.launch after attn[5, 0]
-  edge kvw[6, 0, 0]: write kvb0[6, 0] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 1]: write kvb0[6, 1] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 2]: write kvb0[6, 2] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 3]: write kvb0[6, 3] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 4]: write kvb0[6, 4] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 5]: write kvb0[6, 5] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 6]: write kvb0[6, 6] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 7]: write kvb0[6, 7] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 8]: write kvb0[6, 8] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 9]: write kvb0[6, 9] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 10]: write kvb0[6, 10] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 11]: write kvb0[6, 11] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 12]: write kvb0[6, 12] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 13]: write kvb0[6, 13] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 14]: write kvb0[6, 14] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge kvw[6, 0, 15]: write kvb0[6, 15] by gpu0.launch after wq[6, 0]
-      update kv_written[0] = 1
-  edge attn[6, 0]: read kvl0[6] by gpu0.launch after kvw[6, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[6, 0, 0]: write kvb0[6, 0] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 1]: write kvb0[6, 1] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 2]: write kvb0[6, 2] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 3]: write kvb0[6, 3] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 4]: write kvb0[6, 4] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 5]: write kvb0[6, 5] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 6]: write kvb0[6, 6] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 7]: write kvb0[6, 7] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 8]: write kvb0[6, 8] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 9]: write kvb0[6, 9] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 10]: write kvb0[6, 10] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 11]: write kvb0[6, 11] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 12]: write kvb0[6, 12] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 13]: write kvb0[6, 13] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 14]: write kvb0[6, 14] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge kvw[6, 0, 15]: write kvb0[6, 15] by gpu0.launch after wq[6, 0] update kv_written[0] = 1
+  edge attn[6, 0]: read kvl0[6] by gpu0.launch after kvw[6, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[6, 0]: write tmp0 by gpu0.launch after attn[6, 0]
-  edge kvw[7, 0, 0]: write kvb0[7, 0] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 1]: write kvb0[7, 1] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 2]: write kvb0[7, 2] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 3]: write kvb0[7, 3] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 4]: write kvb0[7, 4] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 5]: write kvb0[7, 5] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 6]: write kvb0[7, 6] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 7]: write kvb0[7, 7] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 8]: write kvb0[7, 8] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 9]: write kvb0[7, 9] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 10]: write kvb0[7, 10] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 11]: write kvb0[7, 11] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 12]: write kvb0[7, 12] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 13]: write kvb0[7, 13] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 14]: write kvb0[7, 14] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge kvw[7, 0, 15]: write kvb0[7, 15] by gpu0.launch after wq[7, 0]
-      update kv_written[0] = 1
-  edge attn[7, 0]: read kvl0[7] by gpu0.launch after kvw[7, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[7, 0, 0]: write kvb0[7, 0] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 1]: write kvb0[7, 1] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 2]: write kvb0[7, 2] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 3]: write kvb0[7, 3] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 4]: write kvb0[7, 4] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 5]: write kvb0[7, 5] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 6]: write kvb0[7, 6] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 7]: write kvb0[7, 7] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 8]: write kvb0[7, 8] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 9]: write kvb0[7, 9] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 10]: write kvb0[7, 10] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 11]: write kvb0[7, 11] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 12]: write kvb0[7, 12] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 13]: write kvb0[7, 13] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 14]: write kvb0[7, 14] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge kvw[7, 0, 15]: write kvb0[7, 15] by gpu0.launch after wq[7, 0] update kv_written[0] = 1
+  edge attn[7, 0]: read kvl0[7] by gpu0.launch after kvw[7, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[7, 0]: write tmp0 by gpu0.launch after attn[7, 0]
-  edge kvw[8, 0, 0]: write kvb0[8, 0] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 1]: write kvb0[8, 1] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 2]: write kvb0[8, 2] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 3]: write kvb0[8, 3] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 4]: write kvb0[8, 4] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 5]: write kvb0[8, 5] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 6]: write kvb0[8, 6] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 7]: write kvb0[8, 7] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 8]: write kvb0[8, 8] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 9]: write kvb0[8, 9] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 10]: write kvb0[8, 10] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 11]: write kvb0[8, 11] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 12]: write kvb0[8, 12] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 13]: write kvb0[8, 13] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 14]: write kvb0[8, 14] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge kvw[8, 0, 15]: write kvb0[8, 15] by gpu0.launch after wq[8, 0]
-      update kv_written[0] = 1
-  edge attn[8, 0]: read kvl0[8] by gpu0.launch after kvw[8, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[8, 0, 0]: write kvb0[8, 0] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 1]: write kvb0[8, 1] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 2]: write kvb0[8, 2] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 3]: write kvb0[8, 3] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 4]: write kvb0[8, 4] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 5]: write kvb0[8, 5] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 6]: write kvb0[8, 6] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 7]: write kvb0[8, 7] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 8]: write kvb0[8, 8] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 9]: write kvb0[8, 9] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 10]: write kvb0[8, 10] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 11]: write kvb0[8, 11] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 12]: write kvb0[8, 12] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 13]: write kvb0[8, 13] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 14]: write kvb0[8, 14] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge kvw[8, 0, 15]: write kvb0[8, 15] by gpu0.launch after wq[8, 0] update kv_written[0] = 1
+  edge attn[8, 0]: read kvl0[8] by gpu0.launch after kvw[8, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[8, 0]: write tmp0 by gpu0.launch after attn[8, 0]
-  edge kvw[9, 0, 0]: write kvb0[9, 0] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 1]: write kvb0[9, 1] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 2]: write kvb0[9, 2] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 3]: write kvb0[9, 3] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 4]: write kvb0[9, 4] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 5]: write kvb0[9, 5] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 6]: write kvb0[9, 6] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 7]: write kvb0[9, 7] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 8]: write kvb0[9, 8] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 9]: write kvb0[9, 9] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 10]: write kvb0[9, 10] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 11]: write kvb0[9, 11] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 12]: write kvb0[9, 12] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 13]: write kvb0[9, 13] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 14]: write kvb0[9, 14] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge kvw[9, 0, 15]: write kvb0[9, 15] by gpu0.launch after wq[9, 0]
-      update kv_written[0] = 1
-  edge attn[9, 0]: read kvl0[9] by gpu0.launch after kvw[9, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[9, 0, 0]: write kvb0[9, 0] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 1]: write kvb0[9, 1] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 2]: write kvb0[9, 2] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 3]: write kvb0[9, 3] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 4]: write kvb0[9, 4] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 5]: write kvb0[9, 5] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 6]: write kvb0[9, 6] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 7]: write kvb0[9, 7] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 8]: write kvb0[9, 8] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 9]: write kvb0[9, 9] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 10]: write kvb0[9, 10] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 11]: write kvb0[9, 11] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 12]: write kvb0[9, 12] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 13]: write kvb0[9, 13] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 14]: write kvb0[9, 14] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge kvw[9, 0, 15]: write kvb0[9, 15] by gpu0.launch after wq[9, 0] update kv_written[0] = 1
+  edge attn[9, 0]: read kvl0[9] by gpu0.launch after kvw[9, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[9, 0]: write tmp0 by gpu0.launch after attn[9, 0]
-  edge kvw[10, 0, 0]: write kvb0[10, 0] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 1]: write kvb0[10, 1] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 2]: write kvb0[10, 2] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 3]: write kvb0[10, 3] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 4]: write kvb0[10, 4] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 5]: write kvb0[10, 5] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 6]: write kvb0[10, 6] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 7]: write kvb0[10, 7] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 8]: write kvb0[10, 8] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 9]: write kvb0[10, 9] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 10]: write kvb0[10, 10] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 11]: write kvb0[10, 11] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 12]: write kvb0[10, 12] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 13]: write kvb0[10, 13] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 14]: write kvb0[10, 14] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge kvw[10, 0, 15]: write kvb0[10, 15] by gpu0.launch after wq[10, 0]
-      update kv_written[0] = 1
-  edge attn[10, 0]: read kvl0[10] by gpu0.launch after kvw[10, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[10, 0, 0]: write kvb0[10, 0] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 1]: write kvb0[10, 1] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 2]: write kvb0[10, 2] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 3]: write kvb0[10, 3] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 4]: write kvb0[10, 4] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 5]: write kvb0[10, 5] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 6]: write kvb0[10, 6] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 7]: write kvb0[10, 7] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 8]: write kvb0[10, 8] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 9]: write kvb0[10, 9] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 10]: write kvb0[10, 10] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 11]: write kvb0[10, 11] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 12]: write kvb0[10, 12] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 13]: write kvb0[10, 13] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 14]: write kvb0[10, 14] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge kvw[10, 0, 15]: write kvb0[10, 15] by gpu0.launch after wq[10, 0] update kv_written[0] = 1
+  edge attn[10, 0]: read kvl0[10] by gpu0.launch after kvw[10, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[10, 0]: write tmp0 by gpu0.launch after attn[10, 0]
-  edge kvw[11, 0, 0]: write kvb0[11, 0] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 1]: write kvb0[11, 1] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 2]: write kvb0[11, 2] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 3]: write kvb0[11, 3] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 4]: write kvb0[11, 4] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 5]: write kvb0[11, 5] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 6]: write kvb0[11, 6] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 7]: write kvb0[11, 7] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 8]: write kvb0[11, 8] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 9]: write kvb0[11, 9] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 10]: write kvb0[11, 10] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 11]: write kvb0[11, 11] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 12]: write kvb0[11, 12] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 13]: write kvb0[11, 13] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 14]: write kvb0[11, 14] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge kvw[11, 0, 15]: write kvb0[11, 15] by gpu0.launch after wq[11, 0]
-      update kv_written[0] = 1
-  edge attn[11, 0]: read kvl0[11] by gpu0.launch after kvw[11, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[11, 0, 0]: write kvb0[11, 0] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 1]: write kvb0[11, 1] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 2]: write kvb0[11, 2] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 3]: write kvb0[11, 3] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 4]: write kvb0[11, 4] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 5]: write kvb0[11, 5] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 6]: write kvb0[11, 6] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 7]: write kvb0[11, 7] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 8]: write kvb0[11, 8] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 9]: write kvb0[11, 9] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 10]: write kvb0[11, 10] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 11]: write kvb0[11, 11] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 12]: write kvb0[11, 12] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 13]: write kvb0[11, 13] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 14]: write kvb0[11, 14] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge kvw[11, 0, 15]: write kvb0[11, 15] by gpu0.launch after wq[11, 0] update kv_written[0] = 1
+  edge attn[11, 0]: read kvl0[11] by gpu0.launch after kvw[11, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[11, 0]: write tmp0 by gpu0.launch after attn[11, 0]
-  edge kvw[12, 0, 0]: write kvb0[12, 0] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 1]: write kvb0[12, 1] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 2]: write kvb0[12, 2] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 3]: write kvb0[12, 3] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 4]: write kvb0[12, 4] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 5]: write kvb0[12, 5] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 6]: write kvb0[12, 6] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 7]: write kvb0[12, 7] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 8]: write kvb0[12, 8] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 9]: write kvb0[12, 9] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 10]: write kvb0[12, 10] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 11]: write kvb0[12, 11] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 12]: write kvb0[12, 12] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 13]: write kvb0[12, 13] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 14]: write kvb0[12, 14] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge kvw[12, 0, 15]: write kvb0[12, 15] by gpu0.launch after wq[12, 0]
-      update kv_written[0] = 1
-  edge attn[12, 0]: read kvl0[12] by gpu0.launch after kvw[12, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[12, 0, 0]: write kvb0[12, 0] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 1]: write kvb0[12, 1] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 2]: write kvb0[12, 2] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 3]: write kvb0[12, 3] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 4]: write kvb0[12, 4] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 5]: write kvb0[12, 5] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 6]: write kvb0[12, 6] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 7]: write kvb0[12, 7] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 8]: write kvb0[12, 8] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 9]: write kvb0[12, 9] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 10]: write kvb0[12, 10] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 11]: write kvb0[12, 11] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 12]: write kvb0[12, 12] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 13]: write kvb0[12, 13] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 14]: write kvb0[12, 14] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge kvw[12, 0, 15]: write kvb0[12, 15] by gpu0.launch after wq[12, 0] update kv_written[0] = 1
+  edge attn[12, 0]: read kvl0[12] by gpu0.launch after kvw[12, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[12, 0]: write tmp0 by gpu0.launch after attn[12, 0]
-  edge kvw[13, 0, 0]: write kvb0[13, 0] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 1]: write kvb0[13, 1] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 2]: write kvb0[13, 2] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 3]: write kvb0[13, 3] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 4]: write kvb0[13, 4] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 5]: write kvb0[13, 5] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 6]: write kvb0[13, 6] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 7]: write kvb0[13, 7] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 8]: write kvb0[13, 8] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 9]: write kvb0[13, 9] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 10]: write kvb0[13, 10] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 11]: write kvb0[13, 11] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 12]: write kvb0[13, 12] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 13]: write kvb0[13, 13] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 14]: write kvb0[13, 14] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge kvw[13, 0, 15]: write kvb0[13, 15] by gpu0.launch after wq[13, 0]
-      update kv_written[0] = 1
-  edge attn[13, 0]: read kvl0[13] by gpu0.launch after kvw[13, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[13, 0, 0]: write kvb0[13, 0] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 1]: write kvb0[13, 1] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 2]: write kvb0[13, 2] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 3]: write kvb0[13, 3] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 4]: write kvb0[13, 4] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 5]: write kvb0[13, 5] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 6]: write kvb0[13, 6] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 7]: write kvb0[13, 7] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 8]: write kvb0[13, 8] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 9]: write kvb0[13, 9] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 10]: write kvb0[13, 10] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 11]: write kvb0[13, 11] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 12]: write kvb0[13, 12] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 13]: write kvb0[13, 13] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 14]: write kvb0[13, 14] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge kvw[13, 0, 15]: write kvb0[13, 15] by gpu0.launch after wq[13, 0] update kv_written[0] = 1
+  edge attn[13, 0]: read kvl0[13] by gpu0.launch after kvw[13, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[13, 0]: write tmp0 by gpu0.launch after attn[13, 0]
-  edge kvw[14, 0, 0]: write kvb0[14, 0] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 1]: write kvb0[14, 1] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 2]: write kvb0[14, 2] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 3]: write kvb0[14, 3] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 4]: write kvb0[14, 4] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 5]: write kvb0[14, 5] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 6]: write kvb0[14, 6] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 7]: write kvb0[14, 7] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 8]: write kvb0[14, 8] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 9]: write kvb0[14, 9] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 10]: write kvb0[14, 10] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 11]: write kvb0[14, 11] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 12]: write kvb0[14, 12] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 13]: write kvb0[14, 13] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 14]: write kvb0[14, 14] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge kvw[14, 0, 15]: write kvb0[14, 15] by gpu0.launch after wq[14, 0]
-      update kv_written[0] = 1
-  edge attn[14, 0]: read kvl0[14] by gpu0.launch after kvw[14, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[14, 0, 0]: write kvb0[14, 0] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 1]: write kvb0[14, 1] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 2]: write kvb0[14, 2] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 3]: write kvb0[14, 3] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 4]: write kvb0[14, 4] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 5]: write kvb0[14, 5] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 6]: write kvb0[14, 6] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 7]: write kvb0[14, 7] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 8]: write kvb0[14, 8] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 9]: write kvb0[14, 9] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 10]: write kvb0[14, 10] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 11]: write kvb0[14, 11] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 12]: write kvb0[14, 12] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 13]: write kvb0[14, 13] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 14]: write kvb0[14, 14] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge kvw[14, 0, 15]: write kvb0[14, 15] by gpu0.launch after wq[14, 0] update kv_written[0] = 1
+  edge attn[14, 0]: read kvl0[14] by gpu0.launch after kvw[14, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[14, 0]: write tmp0 by gpu0.launch after attn[14, 0]
-  edge kvw[15, 0, 0]: write kvb0[15, 0] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 1]: write kvb0[15, 1] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 2]: write kvb0[15, 2] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 3]: write kvb0[15, 3] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 4]: write kvb0[15, 4] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 5]: write kvb0[15, 5] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 6]: write kvb0[15, 6] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 7]: write kvb0[15, 7] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 8]: write kvb0[15, 8] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 9]: write kvb0[15, 9] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 10]: write kvb0[15, 10] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 11]: write kvb0[15, 11] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 12]: write kvb0[15, 12] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 13]: write kvb0[15, 13] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 14]: write kvb0[15, 14] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge kvw[15, 0, 15]: write kvb0[15, 15] by gpu0.launch after wq[15, 0]
-      update kv_written[0] = 1
-  edge attn[15, 0]: read kvl0[15] by gpu0.launch after kvw[15, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[15, 0, 0]: write kvb0[15, 0] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 1]: write kvb0[15, 1] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 2]: write kvb0[15, 2] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 3]: write kvb0[15, 3] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 4]: write kvb0[15, 4] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 5]: write kvb0[15, 5] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 6]: write kvb0[15, 6] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 7]: write kvb0[15, 7] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 8]: write kvb0[15, 8] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 9]: write kvb0[15, 9] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 10]: write kvb0[15, 10] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 11]: write kvb0[15, 11] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 12]: write kvb0[15, 12] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 13]: write kvb0[15, 13] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 14]: write kvb0[15, 14] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge kvw[15, 0, 15]: write kvb0[15, 15] by gpu0.launch after wq[15, 0] update kv_written[0] = 1
+  edge attn[15, 0]: read kvl0[15] by gpu0.launch after kvw[15, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[15, 0]: write tmp0 by gpu0.launch after attn[15, 0]
-  edge kvw[16, 0, 0]: write kvb0[16, 0] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 1]: write kvb0[16, 1] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 2]: write kvb0[16, 2] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 3]: write kvb0[16, 3] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 4]: write kvb0[16, 4] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 5]: write kvb0[16, 5] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 6]: write kvb0[16, 6] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 7]: write kvb0[16, 7] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 8]: write kvb0[16, 8] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 9]: write kvb0[16, 9] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 10]: write kvb0[16, 10] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 11]: write kvb0[16, 11] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 12]: write kvb0[16, 12] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 13]: write kvb0[16, 13] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 14]: write kvb0[16, 14] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge kvw[16, 0, 15]: write kvb0[16, 15] by gpu0.launch after wq[16, 0]
-      update kv_written[0] = 1
-  edge attn[16, 0]: read kvl0[16] by gpu0.launch after kvw[16, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[16, 0, 0]: write kvb0[16, 0] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 1]: write kvb0[16, 1] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 2]: write kvb0[16, 2] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 3]: write kvb0[16, 3] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 4]: write kvb0[16, 4] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 5]: write kvb0[16, 5] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 6]: write kvb0[16, 6] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 7]: write kvb0[16, 7] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 8]: write kvb0[16, 8] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 9]: write kvb0[16, 9] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 10]: write kvb0[16, 10] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 11]: write kvb0[16, 11] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 12]: write kvb0[16, 12] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 13]: write kvb0[16, 13] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 14]: write kvb0[16, 14] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge kvw[16, 0, 15]: write kvb0[16, 15] by gpu0.launch after wq[16, 0] update kv_written[0] = 1
+  edge attn[16, 0]: read kvl0[16] by gpu0.launch after kvw[16, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[16, 0]: write tmp0 by gpu0.launch after attn[16, 0]
-  edge kvw[17, 0, 0]: write kvb0[17, 0] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 1]: write kvb0[17, 1] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 2]: write kvb0[17, 2] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 3]: write kvb0[17, 3] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 4]: write kvb0[17, 4] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 5]: write kvb0[17, 5] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 6]: write kvb0[17, 6] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 7]: write kvb0[17, 7] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 8]: write kvb0[17, 8] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 9]: write kvb0[17, 9] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 10]: write kvb0[17, 10] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 11]: write kvb0[17, 11] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 12]: write kvb0[17, 12] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 13]: write kvb0[17, 13] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 14]: write kvb0[17, 14] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge kvw[17, 0, 15]: write kvb0[17, 15] by gpu0.launch after wq[17, 0]
-      update kv_written[0] = 1
-  edge attn[17, 0]: read kvl0[17] by gpu0.launch after kvw[17, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[17, 0, 0]: write kvb0[17, 0] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 1]: write kvb0[17, 1] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 2]: write kvb0[17, 2] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 3]: write kvb0[17, 3] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 4]: write kvb0[17, 4] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 5]: write kvb0[17, 5] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 6]: write kvb0[17, 6] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 7]: write kvb0[17, 7] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 8]: write kvb0[17, 8] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 9]: write kvb0[17, 9] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 10]: write kvb0[17, 10] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 11]: write kvb0[17, 11] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 12]: write kvb0[17, 12] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 13]: write kvb0[17, 13] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 14]: write kvb0[17, 14] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge kvw[17, 0, 15]: write kvb0[17, 15] by gpu0.launch after wq[17, 0] update kv_written[0] = 1
+  edge attn[17, 0]: read kvl0[17] by gpu0.launch after kvw[17, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[17, 0]: write tmp0 by gpu0.launch after attn[17, 0]
-  edge kvw[18, 0, 0]: write kvb0[18, 0] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 1]: write kvb0[18, 1] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 2]: write kvb0[18, 2] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 3]: write kvb0[18, 3] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 4]: write kvb0[18, 4] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 5]: write kvb0[18, 5] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 6]: write kvb0[18, 6] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 7]: write kvb0[18, 7] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 8]: write kvb0[18, 8] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 9]: write kvb0[18, 9] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 10]: write kvb0[18, 10] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 11]: write kvb0[18, 11] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 12]: write kvb0[18, 12] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 13]: write kvb0[18, 13] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 14]: write kvb0[18, 14] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge kvw[18, 0, 15]: write kvb0[18, 15] by gpu0.launch after wq[18, 0]
-      update kv_written[0] = 1
-  edge attn[18, 0]: read kvl0[18] by gpu0.launch after kvw[18, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[18, 0, 0]: write kvb0[18, 0] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 1]: write kvb0[18, 1] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 2]: write kvb0[18, 2] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 3]: write kvb0[18, 3] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 4]: write kvb0[18, 4] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 5]: write kvb0[18, 5] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 6]: write kvb0[18, 6] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 7]: write kvb0[18, 7] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 8]: write kvb0[18, 8] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 9]: write kvb0[18, 9] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 10]: write kvb0[18, 10] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 11]: write kvb0[18, 11] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 12]: write kvb0[18, 12] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 13]: write kvb0[18, 13] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 14]: write kvb0[18, 14] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge kvw[18, 0, 15]: write kvb0[18, 15] by gpu0.launch after wq[18, 0] update kv_written[0] = 1
+  edge attn[18, 0]: read kvl0[18] by gpu0.launch after kvw[18, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[18, 0]: write tmp0 by gpu0.launch after attn[18, 0]
-  edge kvw[19, 0, 0]: write kvb0[19, 0] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 1]: write kvb0[19, 1] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 2]: write kvb0[19, 2] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 3]: write kvb0[19, 3] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 4]: write kvb0[19, 4] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 5]: write kvb0[19, 5] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 6]: write kvb0[19, 6] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 7]: write kvb0[19, 7] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 8]: write kvb0[19, 8] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 9]: write kvb0[19, 9] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 10]: write kvb0[19, 10] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 11]: write kvb0[19, 11] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 12]: write kvb0[19, 12] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 13]: write kvb0[19, 13] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 14]: write kvb0[19, 14] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge kvw[19, 0, 15]: write kvb0[19, 15] by gpu0.launch after wq[19, 0]
-      update kv_written[0] = 1
-  edge attn[19, 0]: read kvl0[19] by gpu0.launch after kvw[19, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[19, 0, 0]: write kvb0[19, 0] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 1]: write kvb0[19, 1] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 2]: write kvb0[19, 2] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 3]: write kvb0[19, 3] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 4]: write kvb0[19, 4] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 5]: write kvb0[19, 5] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 6]: write kvb0[19, 6] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 7]: write kvb0[19, 7] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 8]: write kvb0[19, 8] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 9]: write kvb0[19, 9] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 10]: write kvb0[19, 10] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 11]: write kvb0[19, 11] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 12]: write kvb0[19, 12] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 13]: write kvb0[19, 13] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 14]: write kvb0[19, 14] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge kvw[19, 0, 15]: write kvb0[19, 15] by gpu0.launch after wq[19, 0] update kv_written[0] = 1
+  edge attn[19, 0]: read kvl0[19] by gpu0.launch after kvw[19, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[19, 0]: write tmp0 by gpu0.launch after attn[19, 0]
-  edge kvw[20, 0, 0]: write kvb0[20, 0] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 1]: write kvb0[20, 1] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 2]: write kvb0[20, 2] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 3]: write kvb0[20, 3] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 4]: write kvb0[20, 4] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 5]: write kvb0[20, 5] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 6]: write kvb0[20, 6] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 7]: write kvb0[20, 7] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 8]: write kvb0[20, 8] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 9]: write kvb0[20, 9] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 10]: write kvb0[20, 10] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 11]: write kvb0[20, 11] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 12]: write kvb0[20, 12] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 13]: write kvb0[20, 13] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 14]: write kvb0[20, 14] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge kvw[20, 0, 15]: write kvb0[20, 15] by gpu0.launch after wq[20, 0]
-      update kv_written[0] = 1
-  edge attn[20, 0]: read kvl0[20] by gpu0.launch after kvw[20, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[20, 0, 0]: write kvb0[20, 0] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 1]: write kvb0[20, 1] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 2]: write kvb0[20, 2] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 3]: write kvb0[20, 3] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 4]: write kvb0[20, 4] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 5]: write kvb0[20, 5] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 6]: write kvb0[20, 6] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 7]: write kvb0[20, 7] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 8]: write kvb0[20, 8] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 9]: write kvb0[20, 9] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 10]: write kvb0[20, 10] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 11]: write kvb0[20, 11] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 12]: write kvb0[20, 12] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 13]: write kvb0[20, 13] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 14]: write kvb0[20, 14] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge kvw[20, 0, 15]: write kvb0[20, 15] by gpu0.launch after wq[20, 0] update kv_written[0] = 1
+  edge attn[20, 0]: read kvl0[20] by gpu0.launch after kvw[20, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[20, 0]: write tmp0 by gpu0.launch after attn[20, 0]
-  edge kvw[21, 0, 0]: write kvb0[21, 0] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 1]: write kvb0[21, 1] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 2]: write kvb0[21, 2] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 3]: write kvb0[21, 3] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 4]: write kvb0[21, 4] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 5]: write kvb0[21, 5] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 6]: write kvb0[21, 6] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 7]: write kvb0[21, 7] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 8]: write kvb0[21, 8] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 9]: write kvb0[21, 9] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 10]: write kvb0[21, 10] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 11]: write kvb0[21, 11] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 12]: write kvb0[21, 12] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 13]: write kvb0[21, 13] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 14]: write kvb0[21, 14] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge kvw[21, 0, 15]: write kvb0[21, 15] by gpu0.launch after wq[21, 0]
-      update kv_written[0] = 1
-  edge attn[21, 0]: read kvl0[21] by gpu0.launch after kvw[21, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[21, 0, 0]: write kvb0[21, 0] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 1]: write kvb0[21, 1] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 2]: write kvb0[21, 2] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 3]: write kvb0[21, 3] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 4]: write kvb0[21, 4] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 5]: write kvb0[21, 5] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 6]: write kvb0[21, 6] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 7]: write kvb0[21, 7] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 8]: write kvb0[21, 8] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 9]: write kvb0[21, 9] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 10]: write kvb0[21, 10] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 11]: write kvb0[21, 11] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 12]: write kvb0[21, 12] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 13]: write kvb0[21, 13] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 14]: write kvb0[21, 14] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge kvw[21, 0, 15]: write kvb0[21, 15] by gpu0.launch after wq[21, 0] update kv_written[0] = 1
+  edge attn[21, 0]: read kvl0[21] by gpu0.launch after kvw[21, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[21, 0]: write tmp0 by gpu0.launch after attn[21, 0]
-  edge kvw[22, 0, 0]: write kvb0[22, 0] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 1]: write kvb0[22, 1] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 2]: write kvb0[22, 2] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 3]: write kvb0[22, 3] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 4]: write kvb0[22, 4] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 5]: write kvb0[22, 5] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 6]: write kvb0[22, 6] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 7]: write kvb0[22, 7] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 8]: write kvb0[22, 8] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 9]: write kvb0[22, 9] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 10]: write kvb0[22, 10] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 11]: write kvb0[22, 11] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 12]: write kvb0[22, 12] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 13]: write kvb0[22, 13] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 14]: write kvb0[22, 14] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge kvw[22, 0, 15]: write kvb0[22, 15] by gpu0.launch after wq[22, 0]
-      update kv_written[0] = 1
-  edge attn[22, 0]: read kvl0[22] by gpu0.launch after kvw[22, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[22, 0, 0]: write kvb0[22, 0] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 1]: write kvb0[22, 1] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 2]: write kvb0[22, 2] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 3]: write kvb0[22, 3] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 4]: write kvb0[22, 4] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 5]: write kvb0[22, 5] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 6]: write kvb0[22, 6] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 7]: write kvb0[22, 7] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 8]: write kvb0[22, 8] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 9]: write kvb0[22, 9] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 10]: write kvb0[22, 10] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 11]: write kvb0[22, 11] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 12]: write kvb0[22, 12] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 13]: write kvb0[22, 13] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 14]: write kvb0[22, 14] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge kvw[22, 0, 15]: write kvb0[22, 15] by gpu0.launch after wq[22, 0] update kv_written[0] = 1
+  edge attn[22, 0]: read kvl0[22] by gpu0.launch after kvw[22, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[22, 0]: write tmp0 by gpu0.launch after attn[22, 0]
-  edge kvw[23, 0, 0]: write kvb0[23, 0] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 1]: write kvb0[23, 1] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 2]: write kvb0[23, 2] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 3]: write kvb0[23, 3] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 4]: write kvb0[23, 4] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 5]: write kvb0[23, 5] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 6]: write kvb0[23, 6] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 7]: write kvb0[23, 7] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 8]: write kvb0[23, 8] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 9]: write kvb0[23, 9] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 10]: write kvb0[23, 10] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 11]: write kvb0[23, 11] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 12]: write kvb0[23, 12] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 13]: write kvb0[23, 13] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 14]: write kvb0[23, 14] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge kvw[23, 0, 15]: write kvb0[23, 15] by gpu0.launch after wq[23, 0]
-      update kv_written[0] = 1
-  edge attn[23, 0]: read kvl0[23] by gpu0.launch after kvw[23, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[23, 0, 0]: write kvb0[23, 0] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 1]: write kvb0[23, 1] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 2]: write kvb0[23, 2] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 3]: write kvb0[23, 3] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 4]: write kvb0[23, 4] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 5]: write kvb0[23, 5] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 6]: write kvb0[23, 6] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 7]: write kvb0[23, 7] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 8]: write kvb0[23, 8] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 9]: write kvb0[23, 9] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 10]: write kvb0[23, 10] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 11]: write kvb0[23, 11] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 12]: write kvb0[23, 12] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 13]: write kvb0[23, 13] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 14]: write kvb0[23, 14] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge kvw[23, 0, 15]: write kvb0[23, 15] by gpu0.launch after wq[23, 0] update kv_written[0] = 1
+  edge attn[23, 0]: read kvl0[23] by gpu0.launch after kvw[23, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[23, 0]: write tmp0 by gpu0.launch after attn[23, 0]
-  edge kvw[24, 0, 0]: write kvb0[24, 0] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 1]: write kvb0[24, 1] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 2]: write kvb0[24, 2] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 3]: write kvb0[24, 3] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 4]: write kvb0[24, 4] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 5]: write kvb0[24, 5] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 6]: write kvb0[24, 6] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 7]: write kvb0[24, 7] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 8]: write kvb0[24, 8] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 9]: write kvb0[24, 9] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 10]: write kvb0[24, 10] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 11]: write kvb0[24, 11] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 12]: write kvb0[24, 12] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 13]: write kvb0[24, 13] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 14]: write kvb0[24, 14] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge kvw[24, 0, 15]: write kvb0[24, 15] by gpu0.launch after wq[24, 0]
-      update kv_written[0] = 1
-  edge attn[24, 0]: read kvl0[24] by gpu0.launch after kvw[24, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[24, 0, 0]: write kvb0[24, 0] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 1]: write kvb0[24, 1] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 2]: write kvb0[24, 2] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 3]: write kvb0[24, 3] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 4]: write kvb0[24, 4] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 5]: write kvb0[24, 5] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 6]: write kvb0[24, 6] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 7]: write kvb0[24, 7] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 8]: write kvb0[24, 8] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 9]: write kvb0[24, 9] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 10]: write kvb0[24, 10] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 11]: write kvb0[24, 11] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 12]: write kvb0[24, 12] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 13]: write kvb0[24, 13] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 14]: write kvb0[24, 14] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge kvw[24, 0, 15]: write kvb0[24, 15] by gpu0.launch after wq[24, 0] update kv_written[0] = 1
+  edge attn[24, 0]: read kvl0[24] by gpu0.launch after kvw[24, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[24, 0]: write tmp0 by gpu0.launch after attn[24, 0]
-  edge kvw[25, 0, 0]: write kvb0[25, 0] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 1]: write kvb0[25, 1] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 2]: write kvb0[25, 2] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 3]: write kvb0[25, 3] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 4]: write kvb0[25, 4] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 5]: write kvb0[25, 5] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 6]: write kvb0[25, 6] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 7]: write kvb0[25, 7] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 8]: write kvb0[25, 8] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 9]: write kvb0[25, 9] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 10]: write kvb0[25, 10] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 11]: write kvb0[25, 11] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 12]: write kvb0[25, 12] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 13]: write kvb0[25, 13] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 14]: write kvb0[25, 14] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge kvw[25, 0, 15]: write kvb0[25, 15] by gpu0.launch after wq[25, 0]
-      update kv_written[0] = 1
-  edge attn[25, 0]: read kvl0[25] by gpu0.launch after kvw[25, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[25, 0, 0]: write kvb0[25, 0] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 1]: write kvb0[25, 1] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 2]: write kvb0[25, 2] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 3]: write kvb0[25, 3] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 4]: write kvb0[25, 4] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 5]: write kvb0[25, 5] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 6]: write kvb0[25, 6] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 7]: write kvb0[25, 7] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 8]: write kvb0[25, 8] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 9]: write kvb0[25, 9] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 10]: write kvb0[25, 10] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 11]: write kvb0[25, 11] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 12]: write kvb0[25, 12] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 13]: write kvb0[25, 13] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 14]: write kvb0[25, 14] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge kvw[25, 0, 15]: write kvb0[25, 15] by gpu0.launch after wq[25, 0] update kv_written[0] = 1
+  edge attn[25, 0]: read kvl0[25] by gpu0.launch after kvw[25, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[25, 0]: write tmp0 by gpu0.launch after attn[25, 0]
-  edge kvw[26, 0, 0]: write kvb0[26, 0] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 1]: write kvb0[26, 1] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 2]: write kvb0[26, 2] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 3]: write kvb0[26, 3] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 4]: write kvb0[26, 4] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 5]: write kvb0[26, 5] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 6]: write kvb0[26, 6] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 7]: write kvb0[26, 7] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 8]: write kvb0[26, 8] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 9]: write kvb0[26, 9] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 10]: write kvb0[26, 10] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 11]: write kvb0[26, 11] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 12]: write kvb0[26, 12] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 13]: write kvb0[26, 13] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 14]: write kvb0[26, 14] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge kvw[26, 0, 15]: write kvb0[26, 15] by gpu0.launch after wq[26, 0]
-      update kv_written[0] = 1
-  edge attn[26, 0]: read kvl0[26] by gpu0.launch after kvw[26, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[26, 0, 0]: write kvb0[26, 0] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 1]: write kvb0[26, 1] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 2]: write kvb0[26, 2] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 3]: write kvb0[26, 3] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 4]: write kvb0[26, 4] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 5]: write kvb0[26, 5] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 6]: write kvb0[26, 6] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 7]: write kvb0[26, 7] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 8]: write kvb0[26, 8] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 9]: write kvb0[26, 9] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 10]: write kvb0[26, 10] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 11]: write kvb0[26, 11] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 12]: write kvb0[26, 12] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 13]: write kvb0[26, 13] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 14]: write kvb0[26, 14] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge kvw[26, 0, 15]: write kvb0[26, 15] by gpu0.launch after wq[26, 0] update kv_written[0] = 1
+  edge attn[26, 0]: read kvl0[26] by gpu0.launch after kvw[26, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[26, 0]: write tmp0 by gpu0.launch after attn[26, 0]
-  edge kvw[27, 0, 0]: write kvb0[27, 0] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 1]: write kvb0[27, 1] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 2]: write kvb0[27, 2] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 3]: write kvb0[27, 3] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 4]: write kvb0[27, 4] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 5]: write kvb0[27, 5] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 6]: write kvb0[27, 6] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 7]: write kvb0[27, 7] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 8]: write kvb0[27, 8] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 9]: write kvb0[27, 9] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 10]: write kvb0[27, 10] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 11]: write kvb0[27, 11] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 12]: write kvb0[27, 12] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 13]: write kvb0[27, 13] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 14]: write kvb0[27, 14] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge kvw[27, 0, 15]: write kvb0[27, 15] by gpu0.launch after wq[27, 0]
-      update kv_written[0] = 1
-  edge attn[27, 0]: read kvl0[27] by gpu0.launch after kvw[27, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[27, 0, 0]: write kvb0[27, 0] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 1]: write kvb0[27, 1] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 2]: write kvb0[27, 2] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 3]: write kvb0[27, 3] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 4]: write kvb0[27, 4] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 5]: write kvb0[27, 5] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 6]: write kvb0[27, 6] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 7]: write kvb0[27, 7] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 8]: write kvb0[27, 8] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 9]: write kvb0[27, 9] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 10]: write kvb0[27, 10] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 11]: write kvb0[27, 11] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 12]: write kvb0[27, 12] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 13]: write kvb0[27, 13] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 14]: write kvb0[27, 14] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge kvw[27, 0, 15]: write kvb0[27, 15] by gpu0.launch after wq[27, 0] update kv_written[0] = 1
+  edge attn[27, 0]: read kvl0[27] by gpu0.launch after kvw[27, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[27, 0]: write tmp0 by gpu0.launch after attn[27, 0]
-  edge kvw[28, 0, 0]: write kvb0[28, 0] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 1]: write kvb0[28, 1] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 2]: write kvb0[28, 2] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 3]: write kvb0[28, 3] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 4]: write kvb0[28, 4] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 5]: write kvb0[28, 5] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 6]: write kvb0[28, 6] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 7]: write kvb0[28, 7] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 8]: write kvb0[28, 8] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 9]: write kvb0[28, 9] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 10]: write kvb0[28, 10] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 11]: write kvb0[28, 11] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 12]: write kvb0[28, 12] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 13]: write kvb0[28, 13] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 14]: write kvb0[28, 14] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge kvw[28, 0, 15]: write kvb0[28, 15] by gpu0.launch after wq[28, 0]
-      update kv_written[0] = 1
-  edge attn[28, 0]: read kvl0[28] by gpu0.launch after kvw[28, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[28, 0, 0]: write kvb0[28, 0] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 1]: write kvb0[28, 1] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 2]: write kvb0[28, 2] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 3]: write kvb0[28, 3] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 4]: write kvb0[28, 4] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 5]: write kvb0[28, 5] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 6]: write kvb0[28, 6] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 7]: write kvb0[28, 7] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 8]: write kvb0[28, 8] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 9]: write kvb0[28, 9] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 10]: write kvb0[28, 10] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 11]: write kvb0[28, 11] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 12]: write kvb0[28, 12] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 13]: write kvb0[28, 13] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 14]: write kvb0[28, 14] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge kvw[28, 0, 15]: write kvb0[28, 15] by gpu0.launch after wq[28, 0] update kv_written[0] = 1
+  edge attn[28, 0]: read kvl0[28] by gpu0.launch after kvw[28, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[28, 0]: write tmp0 by gpu0.launch after attn[28, 0]
-  edge kvw[29, 0, 0]: write kvb0[29, 0] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 1]: write kvb0[29, 1] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 2]: write kvb0[29, 2] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 3]: write kvb0[29, 3] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 4]: write kvb0[29, 4] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 5]: write kvb0[29, 5] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 6]: write kvb0[29, 6] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 7]: write kvb0[29, 7] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 8]: write kvb0[29, 8] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 9]: write kvb0[29, 9] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 10]: write kvb0[29, 10] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 11]: write kvb0[29, 11] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 12]: write kvb0[29, 12] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 13]: write kvb0[29, 13] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 14]: write kvb0[29, 14] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge kvw[29, 0, 15]: write kvb0[29, 15] by gpu0.launch after wq[29, 0]
-      update kv_written[0] = 1
-  edge attn[29, 0]: read kvl0[29] by gpu0.launch after kvw[29, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[29, 0, 0]: write kvb0[29, 0] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 1]: write kvb0[29, 1] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 2]: write kvb0[29, 2] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 3]: write kvb0[29, 3] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 4]: write kvb0[29, 4] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 5]: write kvb0[29, 5] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 6]: write kvb0[29, 6] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 7]: write kvb0[29, 7] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 8]: write kvb0[29, 8] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 9]: write kvb0[29, 9] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 10]: write kvb0[29, 10] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 11]: write kvb0[29, 11] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 12]: write kvb0[29, 12] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 13]: write kvb0[29, 13] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 14]: write kvb0[29, 14] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge kvw[29, 0, 15]: write kvb0[29, 15] by gpu0.launch after wq[29, 0] update kv_written[0] = 1
+  edge attn[29, 0]: read kvl0[29] by gpu0.launch after kvw[29, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[29, 0]: write tmp0 by gpu0.launch after attn[29, 0]
-  edge kvw[30, 0, 0]: write kvb0[30, 0] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 1]: write kvb0[30, 1] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 2]: write kvb0[30, 2] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 3]: write kvb0[30, 3] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 4]: write kvb0[30, 4] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 5]: write kvb0[30, 5] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 6]: write kvb0[30, 6] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 7]: write kvb0[30, 7] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 8]: write kvb0[30, 8] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 9]: write kvb0[30, 9] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 10]: write kvb0[30, 10] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 11]: write kvb0[30, 11] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 12]: write kvb0[30, 12] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 13]: write kvb0[30, 13] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 14]: write kvb0[30, 14] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge kvw[30, 0, 15]: write kvb0[30, 15] by gpu0.launch after wq[30, 0]
-      update kv_written[0] = 1
-  edge attn[30, 0]: read kvl0[30] by gpu0.launch after kvw[30, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[30, 0, 0]: write kvb0[30, 0] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 1]: write kvb0[30, 1] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 2]: write kvb0[30, 2] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 3]: write kvb0[30, 3] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 4]: write kvb0[30, 4] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 5]: write kvb0[30, 5] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 6]: write kvb0[30, 6] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 7]: write kvb0[30, 7] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 8]: write kvb0[30, 8] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 9]: write kvb0[30, 9] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 10]: write kvb0[30, 10] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 11]: write kvb0[30, 11] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 12]: write kvb0[30, 12] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 13]: write kvb0[30, 13] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 14]: write kvb0[30, 14] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge kvw[30, 0, 15]: write kvb0[30, 15] by gpu0.launch after wq[30, 0] update kv_written[0] = 1
+  edge attn[30, 0]: read kvl0[30] by gpu0.launch after kvw[30, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[30, 0]: write tmp0 by gpu0.launch after attn[30, 0]
-  edge kvw[31, 0, 0]: write kvb0[31, 0] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 1]: write kvb0[31, 1] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 2]: write kvb0[31, 2] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 3]: write kvb0[31, 3] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 4]: write kvb0[31, 4] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 5]: write kvb0[31, 5] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 6]: write kvb0[31, 6] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 7]: write kvb0[31, 7] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 8]: write kvb0[31, 8] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 9]: write kvb0[31, 9] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 10]: write kvb0[31, 10] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 11]: write kvb0[31, 11] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 12]: write kvb0[31, 12] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 13]: write kvb0[31, 13] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 14]: write kvb0[31, 14] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge kvw[31, 0, 15]: write kvb0[31, 15] by gpu0.launch after wq[31, 0]
-      update kv_written[0] = 1
-  edge attn[31, 0]: read kvl0[31] by gpu0.launch after kvw[31, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[31, 0, 0]: write kvb0[31, 0] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 1]: write kvb0[31, 1] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 2]: write kvb0[31, 2] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 3]: write kvb0[31, 3] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 4]: write kvb0[31, 4] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 5]: write kvb0[31, 5] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 6]: write kvb0[31, 6] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 7]: write kvb0[31, 7] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 8]: write kvb0[31, 8] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 9]: write kvb0[31, 9] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 10]: write kvb0[31, 10] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 11]: write kvb0[31, 11] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 12]: write kvb0[31, 12] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 13]: write kvb0[31, 13] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 14]: write kvb0[31, 14] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge kvw[31, 0, 15]: write kvb0[31, 15] by gpu0.launch after wq[31, 0] update kv_written[0] = 1
+  edge attn[31, 0]: read kvl0[31] by gpu0.launch after kvw[31, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[31, 0]: write tmp0 by gpu0.launch after attn[31, 0]
-  edge kvw[32, 0, 0]: write kvb0[32, 0] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 1]: write kvb0[32, 1] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 2]: write kvb0[32, 2] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 3]: write kvb0[32, 3] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 4]: write kvb0[32, 4] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 5]: write kvb0[32, 5] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 6]: write kvb0[32, 6] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 7]: write kvb0[32, 7] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 8]: write kvb0[32, 8] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 9]: write kvb0[32, 9] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 10]: write kvb0[32, 10] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 11]: write kvb0[32, 11] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 12]: write kvb0[32, 12] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 13]: write kvb0[32, 13] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 14]: write kvb0[32, 14] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge kvw[32, 0, 15]: write kvb0[32, 15] by gpu0.launch after wq[32, 0]
-      update kv_written[0] = 1
-  edge attn[32, 0]: read kvl0[32] by gpu0.launch after kvw[32, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[32, 0, 0]: write kvb0[32, 0] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 1]: write kvb0[32, 1] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 2]: write kvb0[32, 2] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 3]: write kvb0[32, 3] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 4]: write kvb0[32, 4] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 5]: write kvb0[32, 5] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 6]: write kvb0[32, 6] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 7]: write kvb0[32, 7] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 8]: write kvb0[32, 8] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 9]: write kvb0[32, 9] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 10]: write kvb0[32, 10] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 11]: write kvb0[32, 11] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 12]: write kvb0[32, 12] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 13]: write kvb0[32, 13] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 14]: write kvb0[32, 14] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge kvw[32, 0, 15]: write kvb0[32, 15] by gpu0.launch after wq[32, 0] update kv_written[0] = 1
+  edge attn[32, 0]: read kvl0[32] by gpu0.launch after kvw[32, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[32, 0]: write tmp0 by gpu0.launch after attn[32, 0]
-  edge kvw[33, 0, 0]: write kvb0[33, 0] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 1]: write kvb0[33, 1] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 2]: write kvb0[33, 2] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 3]: write kvb0[33, 3] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 4]: write kvb0[33, 4] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 5]: write kvb0[33, 5] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 6]: write kvb0[33, 6] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 7]: write kvb0[33, 7] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 8]: write kvb0[33, 8] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 9]: write kvb0[33, 9] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 10]: write kvb0[33, 10] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 11]: write kvb0[33, 11] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 12]: write kvb0[33, 12] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 13]: write kvb0[33, 13] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 14]: write kvb0[33, 14] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge kvw[33, 0, 15]: write kvb0[33, 15] by gpu0.launch after wq[33, 0]
-      update kv_written[0] = 1
-  edge attn[33, 0]: read kvl0[33] by gpu0.launch after kvw[33, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[33, 0, 0]: write kvb0[33, 0] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 1]: write kvb0[33, 1] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 2]: write kvb0[33, 2] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 3]: write kvb0[33, 3] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 4]: write kvb0[33, 4] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 5]: write kvb0[33, 5] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 6]: write kvb0[33, 6] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 7]: write kvb0[33, 7] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 8]: write kvb0[33, 8] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 9]: write kvb0[33, 9] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 10]: write kvb0[33, 10] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 11]: write kvb0[33, 11] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 12]: write kvb0[33, 12] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 13]: write kvb0[33, 13] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 14]: write kvb0[33, 14] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge kvw[33, 0, 15]: write kvb0[33, 15] by gpu0.launch after wq[33, 0] update kv_written[0] = 1
+  edge attn[33, 0]: read kvl0[33] by gpu0.launch after kvw[33, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[33, 0]: write tmp0 by gpu0.launch after attn[33, 0]
-  edge kvw[34, 0, 0]: write kvb0[34, 0] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 1]: write kvb0[34, 1] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 2]: write kvb0[34, 2] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 3]: write kvb0[34, 3] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 4]: write kvb0[34, 4] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 5]: write kvb0[34, 5] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 6]: write kvb0[34, 6] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 7]: write kvb0[34, 7] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 8]: write kvb0[34, 8] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 9]: write kvb0[34, 9] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 10]: write kvb0[34, 10] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 11]: write kvb0[34, 11] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 12]: write kvb0[34, 12] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 13]: write kvb0[34, 13] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 14]: write kvb0[34, 14] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge kvw[34, 0, 15]: write kvb0[34, 15] by gpu0.launch after wq[34, 0]
-      update kv_written[0] = 1
-  edge attn[34, 0]: read kvl0[34] by gpu0.launch after kvw[34, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[34, 0, 0]: write kvb0[34, 0] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 1]: write kvb0[34, 1] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 2]: write kvb0[34, 2] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 3]: write kvb0[34, 3] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 4]: write kvb0[34, 4] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 5]: write kvb0[34, 5] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 6]: write kvb0[34, 6] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 7]: write kvb0[34, 7] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 8]: write kvb0[34, 8] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 9]: write kvb0[34, 9] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 10]: write kvb0[34, 10] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 11]: write kvb0[34, 11] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 12]: write kvb0[34, 12] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 13]: write kvb0[34, 13] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 14]: write kvb0[34, 14] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge kvw[34, 0, 15]: write kvb0[34, 15] by gpu0.launch after wq[34, 0] update kv_written[0] = 1
+  edge attn[34, 0]: read kvl0[34] by gpu0.launch after kvw[34, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[34, 0]: write tmp0 by gpu0.launch after attn[34, 0]
-  edge kvw[35, 0, 0]: write kvb0[35, 0] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 1]: write kvb0[35, 1] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 2]: write kvb0[35, 2] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 3]: write kvb0[35, 3] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 4]: write kvb0[35, 4] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 5]: write kvb0[35, 5] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 6]: write kvb0[35, 6] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 7]: write kvb0[35, 7] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 8]: write kvb0[35, 8] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 9]: write kvb0[35, 9] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 10]: write kvb0[35, 10] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 11]: write kvb0[35, 11] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 12]: write kvb0[35, 12] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 13]: write kvb0[35, 13] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 14]: write kvb0[35, 14] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge kvw[35, 0, 15]: write kvb0[35, 15] by gpu0.launch after wq[35, 0]
-      update kv_written[0] = 1
-  edge attn[35, 0]: read kvl0[35] by gpu0.launch after kvw[35, 0, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[35, 0, 0]: write kvb0[35, 0] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 1]: write kvb0[35, 1] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 2]: write kvb0[35, 2] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 3]: write kvb0[35, 3] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 4]: write kvb0[35, 4] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 5]: write kvb0[35, 5] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 6]: write kvb0[35, 6] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 7]: write kvb0[35, 7] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 8]: write kvb0[35, 8] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 9]: write kvb0[35, 9] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 10]: write kvb0[35, 10] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 11]: write kvb0[35, 11] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 12]: write kvb0[35, 12] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 13]: write kvb0[35, 13] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 14]: write kvb0[35, 14] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge kvw[35, 0, 15]: write kvb0[35, 15] by gpu0.launch after wq[35, 0] update kv_written[0] = 1
+  edge attn[35, 0]: read kvl0[35] by gpu0.launch after kvw[35, 0, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[35, 0]: write tmp0 by gpu0.launch after attn[35, 0]
   # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
   edge wf[0, 0]: read wffn0[0] by gpu0.launch after ag_a[0, 0] reuse 150994944 rw 1:0
@@ -1513,1340 +865,692 @@ flow prefill {
   # rank 1 on gpu1: its partial outputs are leased to the other ranks for the all-reduce
   # embedding lookup: read the rank's vocabulary shard, write the hidden states
   edge emb[1]: read wemb1 by gpu1.launch
-  edge embed[1]: write act1 by gpu1.launch after emb[1]
-      lease tmp1 to gpu0
+  edge embed[1]: write act1 by gpu1.launch after emb[1] lease tmp1 to gpu0
   edge wq[0, 1]: read wattn1[0] by gpu1.launch after embed[1] reuse 41943040 rw 1:0
-  edge wq[1, 1]: read wattn1[1] by gpu1.launch after ag_f[0, 1] reuse 41943040 rw 1:0
-      guard layer_done[1] == 1
-  edge wq[2, 1]: read wattn1[2] by gpu1.launch after ag_f[1, 1] reuse 41943040 rw 1:0
-      guard layer_done[3] == 1
-  edge wq[3, 1]: read wattn1[3] by gpu1.launch after ag_f[2, 1] reuse 41943040 rw 1:0
-      guard layer_done[5] == 1
-  edge wq[4, 1]: read wattn1[4] by gpu1.launch after ag_f[3, 1] reuse 41943040 rw 1:0
-      guard layer_done[7] == 1
-  edge wq[5, 1]: read wattn1[5] by gpu1.launch after ag_f[4, 1] reuse 41943040 rw 1:0
-      guard layer_done[9] == 1
-  edge wq[6, 1]: read wattn1[6] by gpu1.launch after ag_f[5, 1] reuse 41943040 rw 1:0
-      guard layer_done[11] == 1
-  edge wq[7, 1]: read wattn1[7] by gpu1.launch after ag_f[6, 1] reuse 41943040 rw 1:0
-      guard layer_done[13] == 1
-  edge wq[8, 1]: read wattn1[8] by gpu1.launch after ag_f[7, 1] reuse 41943040 rw 1:0
-      guard layer_done[15] == 1
-  edge wq[9, 1]: read wattn1[9] by gpu1.launch after ag_f[8, 1] reuse 41943040 rw 1:0
-      guard layer_done[17] == 1
-  edge wq[10, 1]: read wattn1[10] by gpu1.launch after ag_f[9, 1] reuse 41943040 rw 1:0
-      guard layer_done[19] == 1
-  edge wq[11, 1]: read wattn1[11] by gpu1.launch after ag_f[10, 1] reuse 41943040 rw 1:0
-      guard layer_done[21] == 1
-  edge wq[12, 1]: read wattn1[12] by gpu1.launch after ag_f[11, 1] reuse 41943040 rw 1:0
-      guard layer_done[23] == 1
-  edge wq[13, 1]: read wattn1[13] by gpu1.launch after ag_f[12, 1] reuse 41943040 rw 1:0
-      guard layer_done[25] == 1
-  edge wq[14, 1]: read wattn1[14] by gpu1.launch after ag_f[13, 1] reuse 41943040 rw 1:0
-      guard layer_done[27] == 1
-  edge wq[15, 1]: read wattn1[15] by gpu1.launch after ag_f[14, 1] reuse 41943040 rw 1:0
-      guard layer_done[29] == 1
-  edge wq[16, 1]: read wattn1[16] by gpu1.launch after ag_f[15, 1] reuse 41943040 rw 1:0
-      guard layer_done[31] == 1
-  edge wq[17, 1]: read wattn1[17] by gpu1.launch after ag_f[16, 1] reuse 41943040 rw 1:0
-      guard layer_done[33] == 1
-  edge wq[18, 1]: read wattn1[18] by gpu1.launch after ag_f[17, 1] reuse 41943040 rw 1:0
-      guard layer_done[35] == 1
-  edge wq[19, 1]: read wattn1[19] by gpu1.launch after ag_f[18, 1] reuse 41943040 rw 1:0
-      guard layer_done[37] == 1
-  edge wq[20, 1]: read wattn1[20] by gpu1.launch after ag_f[19, 1] reuse 41943040 rw 1:0
-      guard layer_done[39] == 1
-  edge wq[21, 1]: read wattn1[21] by gpu1.launch after ag_f[20, 1] reuse 41943040 rw 1:0
-      guard layer_done[41] == 1
-  edge wq[22, 1]: read wattn1[22] by gpu1.launch after ag_f[21, 1] reuse 41943040 rw 1:0
-      guard layer_done[43] == 1
-  edge wq[23, 1]: read wattn1[23] by gpu1.launch after ag_f[22, 1] reuse 41943040 rw 1:0
-      guard layer_done[45] == 1
-  edge wq[24, 1]: read wattn1[24] by gpu1.launch after ag_f[23, 1] reuse 41943040 rw 1:0
-      guard layer_done[47] == 1
-  edge wq[25, 1]: read wattn1[25] by gpu1.launch after ag_f[24, 1] reuse 41943040 rw 1:0
-      guard layer_done[49] == 1
-  edge wq[26, 1]: read wattn1[26] by gpu1.launch after ag_f[25, 1] reuse 41943040 rw 1:0
-      guard layer_done[51] == 1
-  edge wq[27, 1]: read wattn1[27] by gpu1.launch after ag_f[26, 1] reuse 41943040 rw 1:0
-      guard layer_done[53] == 1
-  edge wq[28, 1]: read wattn1[28] by gpu1.launch after ag_f[27, 1] reuse 41943040 rw 1:0
-      guard layer_done[55] == 1
-  edge wq[29, 1]: read wattn1[29] by gpu1.launch after ag_f[28, 1] reuse 41943040 rw 1:0
-      guard layer_done[57] == 1
-  edge wq[30, 1]: read wattn1[30] by gpu1.launch after ag_f[29, 1] reuse 41943040 rw 1:0
-      guard layer_done[59] == 1
-  edge wq[31, 1]: read wattn1[31] by gpu1.launch after ag_f[30, 1] reuse 41943040 rw 1:0
-      guard layer_done[61] == 1
-  edge wq[32, 1]: read wattn1[32] by gpu1.launch after ag_f[31, 1] reuse 41943040 rw 1:0
-      guard layer_done[63] == 1
-  edge wq[33, 1]: read wattn1[33] by gpu1.launch after ag_f[32, 1] reuse 41943040 rw 1:0
-      guard layer_done[65] == 1
-  edge wq[34, 1]: read wattn1[34] by gpu1.launch after ag_f[33, 1] reuse 41943040 rw 1:0
-      guard layer_done[67] == 1
-  edge wq[35, 1]: read wattn1[35] by gpu1.launch after ag_f[34, 1] reuse 41943040 rw 1:0
-      guard layer_done[69] == 1
+  edge wq[1, 1]: read wattn1[1] by gpu1.launch after ag_f[0, 1] reuse 41943040 rw 1:0 guard layer_done[1] == 1
+  edge wq[2, 1]: read wattn1[2] by gpu1.launch after ag_f[1, 1] reuse 41943040 rw 1:0 guard layer_done[3] == 1
+  edge wq[3, 1]: read wattn1[3] by gpu1.launch after ag_f[2, 1] reuse 41943040 rw 1:0 guard layer_done[5] == 1
+  edge wq[4, 1]: read wattn1[4] by gpu1.launch after ag_f[3, 1] reuse 41943040 rw 1:0 guard layer_done[7] == 1
+  edge wq[5, 1]: read wattn1[5] by gpu1.launch after ag_f[4, 1] reuse 41943040 rw 1:0 guard layer_done[9] == 1
+  edge wq[6, 1]: read wattn1[6] by gpu1.launch after ag_f[5, 1] reuse 41943040 rw 1:0 guard layer_done[11] == 1
+  edge wq[7, 1]: read wattn1[7] by gpu1.launch after ag_f[6, 1] reuse 41943040 rw 1:0 guard layer_done[13] == 1
+  edge wq[8, 1]: read wattn1[8] by gpu1.launch after ag_f[7, 1] reuse 41943040 rw 1:0 guard layer_done[15] == 1
+  edge wq[9, 1]: read wattn1[9] by gpu1.launch after ag_f[8, 1] reuse 41943040 rw 1:0 guard layer_done[17] == 1
+  edge wq[10, 1]: read wattn1[10] by gpu1.launch after ag_f[9, 1] reuse 41943040 rw 1:0 guard layer_done[19] == 1
+  edge wq[11, 1]: read wattn1[11] by gpu1.launch after ag_f[10, 1] reuse 41943040 rw 1:0 guard layer_done[21] == 1
+  edge wq[12, 1]: read wattn1[12] by gpu1.launch after ag_f[11, 1] reuse 41943040 rw 1:0 guard layer_done[23] == 1
+  edge wq[13, 1]: read wattn1[13] by gpu1.launch after ag_f[12, 1] reuse 41943040 rw 1:0 guard layer_done[25] == 1
+  edge wq[14, 1]: read wattn1[14] by gpu1.launch after ag_f[13, 1] reuse 41943040 rw 1:0 guard layer_done[27] == 1
+  edge wq[15, 1]: read wattn1[15] by gpu1.launch after ag_f[14, 1] reuse 41943040 rw 1:0 guard layer_done[29] == 1
+  edge wq[16, 1]: read wattn1[16] by gpu1.launch after ag_f[15, 1] reuse 41943040 rw 1:0 guard layer_done[31] == 1
+  edge wq[17, 1]: read wattn1[17] by gpu1.launch after ag_f[16, 1] reuse 41943040 rw 1:0 guard layer_done[33] == 1
+  edge wq[18, 1]: read wattn1[18] by gpu1.launch after ag_f[17, 1] reuse 41943040 rw 1:0 guard layer_done[35] == 1
+  edge wq[19, 1]: read wattn1[19] by gpu1.launch after ag_f[18, 1] reuse 41943040 rw 1:0 guard layer_done[37] == 1
+  edge wq[20, 1]: read wattn1[20] by gpu1.launch after ag_f[19, 1] reuse 41943040 rw 1:0 guard layer_done[39] == 1
+  edge wq[21, 1]: read wattn1[21] by gpu1.launch after ag_f[20, 1] reuse 41943040 rw 1:0 guard layer_done[41] == 1
+  edge wq[22, 1]: read wattn1[22] by gpu1.launch after ag_f[21, 1] reuse 41943040 rw 1:0 guard layer_done[43] == 1
+  edge wq[23, 1]: read wattn1[23] by gpu1.launch after ag_f[22, 1] reuse 41943040 rw 1:0 guard layer_done[45] == 1
+  edge wq[24, 1]: read wattn1[24] by gpu1.launch after ag_f[23, 1] reuse 41943040 rw 1:0 guard layer_done[47] == 1
+  edge wq[25, 1]: read wattn1[25] by gpu1.launch after ag_f[24, 1] reuse 41943040 rw 1:0 guard layer_done[49] == 1
+  edge wq[26, 1]: read wattn1[26] by gpu1.launch after ag_f[25, 1] reuse 41943040 rw 1:0 guard layer_done[51] == 1
+  edge wq[27, 1]: read wattn1[27] by gpu1.launch after ag_f[26, 1] reuse 41943040 rw 1:0 guard layer_done[53] == 1
+  edge wq[28, 1]: read wattn1[28] by gpu1.launch after ag_f[27, 1] reuse 41943040 rw 1:0 guard layer_done[55] == 1
+  edge wq[29, 1]: read wattn1[29] by gpu1.launch after ag_f[28, 1] reuse 41943040 rw 1:0 guard layer_done[57] == 1
+  edge wq[30, 1]: read wattn1[30] by gpu1.launch after ag_f[29, 1] reuse 41943040 rw 1:0 guard layer_done[59] == 1
+  edge wq[31, 1]: read wattn1[31] by gpu1.launch after ag_f[30, 1] reuse 41943040 rw 1:0 guard layer_done[61] == 1
+  edge wq[32, 1]: read wattn1[32] by gpu1.launch after ag_f[31, 1] reuse 41943040 rw 1:0 guard layer_done[63] == 1
+  edge wq[33, 1]: read wattn1[33] by gpu1.launch after ag_f[32, 1] reuse 41943040 rw 1:0 guard layer_done[65] == 1
+  edge wq[34, 1]: read wattn1[34] by gpu1.launch after ag_f[33, 1] reuse 41943040 rw 1:0 guard layer_done[67] == 1
+  edge wq[35, 1]: read wattn1[35] by gpu1.launch after ag_f[34, 1] reuse 41943040 rw 1:0 guard layer_done[69] == 1
   # one KV block: 16 tokens x 2048 B = 32768 B
-  edge kvw[0, 1, 0]: write kvb1[0, 0] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 1]: write kvb1[0, 1] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 2]: write kvb1[0, 2] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 3]: write kvb1[0, 3] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 4]: write kvb1[0, 4] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 5]: write kvb1[0, 5] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 6]: write kvb1[0, 6] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 7]: write kvb1[0, 7] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 8]: write kvb1[0, 8] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 9]: write kvb1[0, 9] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 10]: write kvb1[0, 10] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 11]: write kvb1[0, 11] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 12]: write kvb1[0, 12] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 13]: write kvb1[0, 13] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 14]: write kvb1[0, 14] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
-  edge kvw[0, 1, 15]: write kvb1[0, 15] by gpu1.launch after wq[0, 1]
-      update kv_written[0] = 1
+  edge kvw[0, 1, 0]: write kvb1[0, 0] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 1]: write kvb1[0, 1] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 2]: write kvb1[0, 2] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 3]: write kvb1[0, 3] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 4]: write kvb1[0, 4] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 5]: write kvb1[0, 5] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 6]: write kvb1[0, 6] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 7]: write kvb1[0, 7] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 8]: write kvb1[0, 8] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 9]: write kvb1[0, 9] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 10]: write kvb1[0, 10] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 11]: write kvb1[0, 11] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 12]: write kvb1[0, 12] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 13]: write kvb1[0, 13] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 14]: write kvb1[0, 14] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
+  edge kvw[0, 1, 15]: write kvb1[0, 15] by gpu1.launch after wq[0, 1] update kv_written[0] = 1
   # attention reads the layer's whole KV cache, then writes its whole partial output
-  edge attn[0, 1]: read kvl1[0] by gpu1.launch after kvw[0, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge attn[0, 1]: read kvl1[0] by gpu1.launch after kvw[0, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[0, 1]: write tmp1 by gpu1.launch after attn[0, 1]
-  edge kvw[1, 1, 0]: write kvb1[1, 0] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 1]: write kvb1[1, 1] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 2]: write kvb1[1, 2] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 3]: write kvb1[1, 3] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 4]: write kvb1[1, 4] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 5]: write kvb1[1, 5] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 6]: write kvb1[1, 6] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 7]: write kvb1[1, 7] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 8]: write kvb1[1, 8] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 9]: write kvb1[1, 9] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 10]: write kvb1[1, 10] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 11]: write kvb1[1, 11] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 12]: write kvb1[1, 12] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 13]: write kvb1[1, 13] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 14]: write kvb1[1, 14] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge kvw[1, 1, 15]: write kvb1[1, 15] by gpu1.launch after wq[1, 1]
-      update kv_written[0] = 1
-  edge attn[1, 1]: read kvl1[1] by gpu1.launch after kvw[1, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[1, 1, 0]: write kvb1[1, 0] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 1]: write kvb1[1, 1] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 2]: write kvb1[1, 2] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 3]: write kvb1[1, 3] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 4]: write kvb1[1, 4] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 5]: write kvb1[1, 5] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 6]: write kvb1[1, 6] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 7]: write kvb1[1, 7] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 8]: write kvb1[1, 8] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 9]: write kvb1[1, 9] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 10]: write kvb1[1, 10] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 11]: write kvb1[1, 11] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 12]: write kvb1[1, 12] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 13]: write kvb1[1, 13] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 14]: write kvb1[1, 14] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge kvw[1, 1, 15]: write kvb1[1, 15] by gpu1.launch after wq[1, 1] update kv_written[0] = 1
+  edge attn[1, 1]: read kvl1[1] by gpu1.launch after kvw[1, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[1, 1]: write tmp1 by gpu1.launch after attn[1, 1]
-  edge kvw[2, 1, 0]: write kvb1[2, 0] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 1]: write kvb1[2, 1] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 2]: write kvb1[2, 2] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 3]: write kvb1[2, 3] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 4]: write kvb1[2, 4] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 5]: write kvb1[2, 5] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 6]: write kvb1[2, 6] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 7]: write kvb1[2, 7] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 8]: write kvb1[2, 8] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 9]: write kvb1[2, 9] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 10]: write kvb1[2, 10] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 11]: write kvb1[2, 11] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 12]: write kvb1[2, 12] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 13]: write kvb1[2, 13] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 14]: write kvb1[2, 14] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge kvw[2, 1, 15]: write kvb1[2, 15] by gpu1.launch after wq[2, 1]
-      update kv_written[0] = 1
-  edge attn[2, 1]: read kvl1[2] by gpu1.launch after kvw[2, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[2, 1, 0]: write kvb1[2, 0] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 1]: write kvb1[2, 1] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 2]: write kvb1[2, 2] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 3]: write kvb1[2, 3] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 4]: write kvb1[2, 4] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 5]: write kvb1[2, 5] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 6]: write kvb1[2, 6] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 7]: write kvb1[2, 7] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 8]: write kvb1[2, 8] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 9]: write kvb1[2, 9] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 10]: write kvb1[2, 10] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 11]: write kvb1[2, 11] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 12]: write kvb1[2, 12] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 13]: write kvb1[2, 13] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 14]: write kvb1[2, 14] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge kvw[2, 1, 15]: write kvb1[2, 15] by gpu1.launch after wq[2, 1] update kv_written[0] = 1
+  edge attn[2, 1]: read kvl1[2] by gpu1.launch after kvw[2, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[2, 1]: write tmp1 by gpu1.launch after attn[2, 1]
-  edge kvw[3, 1, 0]: write kvb1[3, 0] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 1]: write kvb1[3, 1] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 2]: write kvb1[3, 2] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 3]: write kvb1[3, 3] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 4]: write kvb1[3, 4] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 5]: write kvb1[3, 5] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 6]: write kvb1[3, 6] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 7]: write kvb1[3, 7] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 8]: write kvb1[3, 8] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 9]: write kvb1[3, 9] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 10]: write kvb1[3, 10] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 11]: write kvb1[3, 11] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 12]: write kvb1[3, 12] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 13]: write kvb1[3, 13] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 14]: write kvb1[3, 14] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge kvw[3, 1, 15]: write kvb1[3, 15] by gpu1.launch after wq[3, 1]
-      update kv_written[0] = 1
-  edge attn[3, 1]: read kvl1[3] by gpu1.launch after kvw[3, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[3, 1, 0]: write kvb1[3, 0] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 1]: write kvb1[3, 1] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 2]: write kvb1[3, 2] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 3]: write kvb1[3, 3] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 4]: write kvb1[3, 4] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 5]: write kvb1[3, 5] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 6]: write kvb1[3, 6] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 7]: write kvb1[3, 7] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 8]: write kvb1[3, 8] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 9]: write kvb1[3, 9] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 10]: write kvb1[3, 10] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 11]: write kvb1[3, 11] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 12]: write kvb1[3, 12] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 13]: write kvb1[3, 13] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 14]: write kvb1[3, 14] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge kvw[3, 1, 15]: write kvb1[3, 15] by gpu1.launch after wq[3, 1] update kv_written[0] = 1
+  edge attn[3, 1]: read kvl1[3] by gpu1.launch after kvw[3, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[3, 1]: write tmp1 by gpu1.launch after attn[3, 1]
-  edge kvw[4, 1, 0]: write kvb1[4, 0] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 1]: write kvb1[4, 1] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 2]: write kvb1[4, 2] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 3]: write kvb1[4, 3] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 4]: write kvb1[4, 4] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 5]: write kvb1[4, 5] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 6]: write kvb1[4, 6] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 7]: write kvb1[4, 7] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 8]: write kvb1[4, 8] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 9]: write kvb1[4, 9] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 10]: write kvb1[4, 10] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 11]: write kvb1[4, 11] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 12]: write kvb1[4, 12] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 13]: write kvb1[4, 13] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 14]: write kvb1[4, 14] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge kvw[4, 1, 15]: write kvb1[4, 15] by gpu1.launch after wq[4, 1]
-      update kv_written[0] = 1
-  edge attn[4, 1]: read kvl1[4] by gpu1.launch after kvw[4, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[4, 1, 0]: write kvb1[4, 0] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 1]: write kvb1[4, 1] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 2]: write kvb1[4, 2] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 3]: write kvb1[4, 3] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 4]: write kvb1[4, 4] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 5]: write kvb1[4, 5] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 6]: write kvb1[4, 6] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 7]: write kvb1[4, 7] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 8]: write kvb1[4, 8] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 9]: write kvb1[4, 9] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 10]: write kvb1[4, 10] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 11]: write kvb1[4, 11] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 12]: write kvb1[4, 12] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 13]: write kvb1[4, 13] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 14]: write kvb1[4, 14] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge kvw[4, 1, 15]: write kvb1[4, 15] by gpu1.launch after wq[4, 1] update kv_written[0] = 1
+  edge attn[4, 1]: read kvl1[4] by gpu1.launch after kvw[4, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[4, 1]: write tmp1 by gpu1.launch after attn[4, 1]
-  edge kvw[5, 1, 0]: write kvb1[5, 0] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 1]: write kvb1[5, 1] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 2]: write kvb1[5, 2] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 3]: write kvb1[5, 3] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 4]: write kvb1[5, 4] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 5]: write kvb1[5, 5] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 6]: write kvb1[5, 6] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 7]: write kvb1[5, 7] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 8]: write kvb1[5, 8] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 9]: write kvb1[5, 9] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 10]: write kvb1[5, 10] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 11]: write kvb1[5, 11] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 12]: write kvb1[5, 12] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 13]: write kvb1[5, 13] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 14]: write kvb1[5, 14] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge kvw[5, 1, 15]: write kvb1[5, 15] by gpu1.launch after wq[5, 1]
-      update kv_written[0] = 1
-  edge attn[5, 1]: read kvl1[5] by gpu1.launch after kvw[5, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[5, 1, 0]: write kvb1[5, 0] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 1]: write kvb1[5, 1] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 2]: write kvb1[5, 2] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 3]: write kvb1[5, 3] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 4]: write kvb1[5, 4] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 5]: write kvb1[5, 5] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 6]: write kvb1[5, 6] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 7]: write kvb1[5, 7] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 8]: write kvb1[5, 8] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 9]: write kvb1[5, 9] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 10]: write kvb1[5, 10] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 11]: write kvb1[5, 11] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 12]: write kvb1[5, 12] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 13]: write kvb1[5, 13] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 14]: write kvb1[5, 14] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge kvw[5, 1, 15]: write kvb1[5, 15] by gpu1.launch after wq[5, 1] update kv_written[0] = 1
+  edge attn[5, 1]: read kvl1[5] by gpu1.launch after kvw[5, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[5, 1]: write tmp1 by gpu1.launch after attn[5, 1]
-  edge kvw[6, 1, 0]: write kvb1[6, 0] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 1]: write kvb1[6, 1] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 2]: write kvb1[6, 2] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 3]: write kvb1[6, 3] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 4]: write kvb1[6, 4] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 5]: write kvb1[6, 5] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 6]: write kvb1[6, 6] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 7]: write kvb1[6, 7] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 8]: write kvb1[6, 8] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 9]: write kvb1[6, 9] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 10]: write kvb1[6, 10] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 11]: write kvb1[6, 11] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 12]: write kvb1[6, 12] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 13]: write kvb1[6, 13] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 14]: write kvb1[6, 14] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge kvw[6, 1, 15]: write kvb1[6, 15] by gpu1.launch after wq[6, 1]
-      update kv_written[0] = 1
-  edge attn[6, 1]: read kvl1[6] by gpu1.launch after kvw[6, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[6, 1, 0]: write kvb1[6, 0] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 1]: write kvb1[6, 1] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 2]: write kvb1[6, 2] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 3]: write kvb1[6, 3] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 4]: write kvb1[6, 4] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 5]: write kvb1[6, 5] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 6]: write kvb1[6, 6] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 7]: write kvb1[6, 7] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 8]: write kvb1[6, 8] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 9]: write kvb1[6, 9] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 10]: write kvb1[6, 10] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 11]: write kvb1[6, 11] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 12]: write kvb1[6, 12] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 13]: write kvb1[6, 13] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 14]: write kvb1[6, 14] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge kvw[6, 1, 15]: write kvb1[6, 15] by gpu1.launch after wq[6, 1] update kv_written[0] = 1
+  edge attn[6, 1]: read kvl1[6] by gpu1.launch after kvw[6, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[6, 1]: write tmp1 by gpu1.launch after attn[6, 1]
-  edge kvw[7, 1, 0]: write kvb1[7, 0] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 1]: write kvb1[7, 1] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 2]: write kvb1[7, 2] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 3]: write kvb1[7, 3] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 4]: write kvb1[7, 4] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 5]: write kvb1[7, 5] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 6]: write kvb1[7, 6] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 7]: write kvb1[7, 7] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 8]: write kvb1[7, 8] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 9]: write kvb1[7, 9] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 10]: write kvb1[7, 10] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 11]: write kvb1[7, 11] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 12]: write kvb1[7, 12] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 13]: write kvb1[7, 13] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 14]: write kvb1[7, 14] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge kvw[7, 1, 15]: write kvb1[7, 15] by gpu1.launch after wq[7, 1]
-      update kv_written[0] = 1
-  edge attn[7, 1]: read kvl1[7] by gpu1.launch after kvw[7, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[7, 1, 0]: write kvb1[7, 0] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 1]: write kvb1[7, 1] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 2]: write kvb1[7, 2] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 3]: write kvb1[7, 3] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 4]: write kvb1[7, 4] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 5]: write kvb1[7, 5] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 6]: write kvb1[7, 6] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 7]: write kvb1[7, 7] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 8]: write kvb1[7, 8] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 9]: write kvb1[7, 9] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 10]: write kvb1[7, 10] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 11]: write kvb1[7, 11] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 12]: write kvb1[7, 12] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 13]: write kvb1[7, 13] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 14]: write kvb1[7, 14] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge kvw[7, 1, 15]: write kvb1[7, 15] by gpu1.launch after wq[7, 1] update kv_written[0] = 1
+  edge attn[7, 1]: read kvl1[7] by gpu1.launch after kvw[7, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[7, 1]: write tmp1 by gpu1.launch after attn[7, 1]
-  edge kvw[8, 1, 0]: write kvb1[8, 0] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 1]: write kvb1[8, 1] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 2]: write kvb1[8, 2] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 3]: write kvb1[8, 3] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 4]: write kvb1[8, 4] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 5]: write kvb1[8, 5] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 6]: write kvb1[8, 6] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 7]: write kvb1[8, 7] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 8]: write kvb1[8, 8] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 9]: write kvb1[8, 9] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 10]: write kvb1[8, 10] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 11]: write kvb1[8, 11] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 12]: write kvb1[8, 12] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 13]: write kvb1[8, 13] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 14]: write kvb1[8, 14] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge kvw[8, 1, 15]: write kvb1[8, 15] by gpu1.launch after wq[8, 1]
-      update kv_written[0] = 1
-  edge attn[8, 1]: read kvl1[8] by gpu1.launch after kvw[8, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[8, 1, 0]: write kvb1[8, 0] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 1]: write kvb1[8, 1] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 2]: write kvb1[8, 2] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 3]: write kvb1[8, 3] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 4]: write kvb1[8, 4] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 5]: write kvb1[8, 5] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 6]: write kvb1[8, 6] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 7]: write kvb1[8, 7] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 8]: write kvb1[8, 8] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 9]: write kvb1[8, 9] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 10]: write kvb1[8, 10] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 11]: write kvb1[8, 11] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 12]: write kvb1[8, 12] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 13]: write kvb1[8, 13] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 14]: write kvb1[8, 14] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge kvw[8, 1, 15]: write kvb1[8, 15] by gpu1.launch after wq[8, 1] update kv_written[0] = 1
+  edge attn[8, 1]: read kvl1[8] by gpu1.launch after kvw[8, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[8, 1]: write tmp1 by gpu1.launch after attn[8, 1]
-  edge kvw[9, 1, 0]: write kvb1[9, 0] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 1]: write kvb1[9, 1] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 2]: write kvb1[9, 2] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 3]: write kvb1[9, 3] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 4]: write kvb1[9, 4] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 5]: write kvb1[9, 5] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 6]: write kvb1[9, 6] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 7]: write kvb1[9, 7] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 8]: write kvb1[9, 8] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 9]: write kvb1[9, 9] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 10]: write kvb1[9, 10] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 11]: write kvb1[9, 11] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 12]: write kvb1[9, 12] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 13]: write kvb1[9, 13] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 14]: write kvb1[9, 14] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge kvw[9, 1, 15]: write kvb1[9, 15] by gpu1.launch after wq[9, 1]
-      update kv_written[0] = 1
-  edge attn[9, 1]: read kvl1[9] by gpu1.launch after kvw[9, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[9, 1, 0]: write kvb1[9, 0] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 1]: write kvb1[9, 1] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 2]: write kvb1[9, 2] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 3]: write kvb1[9, 3] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 4]: write kvb1[9, 4] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 5]: write kvb1[9, 5] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 6]: write kvb1[9, 6] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 7]: write kvb1[9, 7] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 8]: write kvb1[9, 8] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 9]: write kvb1[9, 9] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 10]: write kvb1[9, 10] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 11]: write kvb1[9, 11] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 12]: write kvb1[9, 12] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 13]: write kvb1[9, 13] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 14]: write kvb1[9, 14] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge kvw[9, 1, 15]: write kvb1[9, 15] by gpu1.launch after wq[9, 1] update kv_written[0] = 1
+  edge attn[9, 1]: read kvl1[9] by gpu1.launch after kvw[9, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[9, 1]: write tmp1 by gpu1.launch after attn[9, 1]
-  edge kvw[10, 1, 0]: write kvb1[10, 0] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 1]: write kvb1[10, 1] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 2]: write kvb1[10, 2] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 3]: write kvb1[10, 3] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 4]: write kvb1[10, 4] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 5]: write kvb1[10, 5] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 6]: write kvb1[10, 6] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 7]: write kvb1[10, 7] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 8]: write kvb1[10, 8] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 9]: write kvb1[10, 9] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 10]: write kvb1[10, 10] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 11]: write kvb1[10, 11] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 12]: write kvb1[10, 12] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 13]: write kvb1[10, 13] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 14]: write kvb1[10, 14] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge kvw[10, 1, 15]: write kvb1[10, 15] by gpu1.launch after wq[10, 1]
-      update kv_written[0] = 1
-  edge attn[10, 1]: read kvl1[10] by gpu1.launch after kvw[10, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[10, 1, 0]: write kvb1[10, 0] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 1]: write kvb1[10, 1] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 2]: write kvb1[10, 2] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 3]: write kvb1[10, 3] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 4]: write kvb1[10, 4] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 5]: write kvb1[10, 5] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 6]: write kvb1[10, 6] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 7]: write kvb1[10, 7] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 8]: write kvb1[10, 8] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 9]: write kvb1[10, 9] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 10]: write kvb1[10, 10] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 11]: write kvb1[10, 11] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 12]: write kvb1[10, 12] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 13]: write kvb1[10, 13] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 14]: write kvb1[10, 14] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge kvw[10, 1, 15]: write kvb1[10, 15] by gpu1.launch after wq[10, 1] update kv_written[0] = 1
+  edge attn[10, 1]: read kvl1[10] by gpu1.launch after kvw[10, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[10, 1]: write tmp1 by gpu1.launch after attn[10, 1]
-  edge kvw[11, 1, 0]: write kvb1[11, 0] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 1]: write kvb1[11, 1] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 2]: write kvb1[11, 2] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 3]: write kvb1[11, 3] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 4]: write kvb1[11, 4] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 5]: write kvb1[11, 5] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 6]: write kvb1[11, 6] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 7]: write kvb1[11, 7] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 8]: write kvb1[11, 8] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 9]: write kvb1[11, 9] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 10]: write kvb1[11, 10] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 11]: write kvb1[11, 11] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 12]: write kvb1[11, 12] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 13]: write kvb1[11, 13] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 14]: write kvb1[11, 14] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge kvw[11, 1, 15]: write kvb1[11, 15] by gpu1.launch after wq[11, 1]
-      update kv_written[0] = 1
-  edge attn[11, 1]: read kvl1[11] by gpu1.launch after kvw[11, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[11, 1, 0]: write kvb1[11, 0] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 1]: write kvb1[11, 1] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 2]: write kvb1[11, 2] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 3]: write kvb1[11, 3] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 4]: write kvb1[11, 4] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 5]: write kvb1[11, 5] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 6]: write kvb1[11, 6] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 7]: write kvb1[11, 7] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 8]: write kvb1[11, 8] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 9]: write kvb1[11, 9] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 10]: write kvb1[11, 10] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 11]: write kvb1[11, 11] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 12]: write kvb1[11, 12] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 13]: write kvb1[11, 13] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 14]: write kvb1[11, 14] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge kvw[11, 1, 15]: write kvb1[11, 15] by gpu1.launch after wq[11, 1] update kv_written[0] = 1
+  edge attn[11, 1]: read kvl1[11] by gpu1.launch after kvw[11, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[11, 1]: write tmp1 by gpu1.launch after attn[11, 1]
-  edge kvw[12, 1, 0]: write kvb1[12, 0] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 1]: write kvb1[12, 1] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 2]: write kvb1[12, 2] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 3]: write kvb1[12, 3] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 4]: write kvb1[12, 4] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 5]: write kvb1[12, 5] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 6]: write kvb1[12, 6] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 7]: write kvb1[12, 7] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 8]: write kvb1[12, 8] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 9]: write kvb1[12, 9] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 10]: write kvb1[12, 10] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 11]: write kvb1[12, 11] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 12]: write kvb1[12, 12] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 13]: write kvb1[12, 13] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 14]: write kvb1[12, 14] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge kvw[12, 1, 15]: write kvb1[12, 15] by gpu1.launch after wq[12, 1]
-      update kv_written[0] = 1
-  edge attn[12, 1]: read kvl1[12] by gpu1.launch after kvw[12, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[12, 1, 0]: write kvb1[12, 0] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 1]: write kvb1[12, 1] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 2]: write kvb1[12, 2] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 3]: write kvb1[12, 3] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 4]: write kvb1[12, 4] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 5]: write kvb1[12, 5] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 6]: write kvb1[12, 6] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 7]: write kvb1[12, 7] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 8]: write kvb1[12, 8] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 9]: write kvb1[12, 9] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 10]: write kvb1[12, 10] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 11]: write kvb1[12, 11] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 12]: write kvb1[12, 12] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 13]: write kvb1[12, 13] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 14]: write kvb1[12, 14] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge kvw[12, 1, 15]: write kvb1[12, 15] by gpu1.launch after wq[12, 1] update kv_written[0] = 1
+  edge attn[12, 1]: read kvl1[12] by gpu1.launch after kvw[12, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[12, 1]: write tmp1 by gpu1.launch after attn[12, 1]
-  edge kvw[13, 1, 0]: write kvb1[13, 0] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 1]: write kvb1[13, 1] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 2]: write kvb1[13, 2] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 3]: write kvb1[13, 3] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 4]: write kvb1[13, 4] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 5]: write kvb1[13, 5] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 6]: write kvb1[13, 6] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 7]: write kvb1[13, 7] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 8]: write kvb1[13, 8] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 9]: write kvb1[13, 9] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 10]: write kvb1[13, 10] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 11]: write kvb1[13, 11] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 12]: write kvb1[13, 12] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 13]: write kvb1[13, 13] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 14]: write kvb1[13, 14] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge kvw[13, 1, 15]: write kvb1[13, 15] by gpu1.launch after wq[13, 1]
-      update kv_written[0] = 1
-  edge attn[13, 1]: read kvl1[13] by gpu1.launch after kvw[13, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[13, 1, 0]: write kvb1[13, 0] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 1]: write kvb1[13, 1] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 2]: write kvb1[13, 2] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 3]: write kvb1[13, 3] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 4]: write kvb1[13, 4] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 5]: write kvb1[13, 5] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 6]: write kvb1[13, 6] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 7]: write kvb1[13, 7] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 8]: write kvb1[13, 8] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 9]: write kvb1[13, 9] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 10]: write kvb1[13, 10] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 11]: write kvb1[13, 11] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 12]: write kvb1[13, 12] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 13]: write kvb1[13, 13] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 14]: write kvb1[13, 14] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge kvw[13, 1, 15]: write kvb1[13, 15] by gpu1.launch after wq[13, 1] update kv_written[0] = 1
+  edge attn[13, 1]: read kvl1[13] by gpu1.launch after kvw[13, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[13, 1]: write tmp1 by gpu1.launch after attn[13, 1]
-  edge kvw[14, 1, 0]: write kvb1[14, 0] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 1]: write kvb1[14, 1] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 2]: write kvb1[14, 2] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 3]: write kvb1[14, 3] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 4]: write kvb1[14, 4] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 5]: write kvb1[14, 5] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 6]: write kvb1[14, 6] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 7]: write kvb1[14, 7] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 8]: write kvb1[14, 8] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 9]: write kvb1[14, 9] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 10]: write kvb1[14, 10] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 11]: write kvb1[14, 11] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 12]: write kvb1[14, 12] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 13]: write kvb1[14, 13] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 14]: write kvb1[14, 14] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge kvw[14, 1, 15]: write kvb1[14, 15] by gpu1.launch after wq[14, 1]
-      update kv_written[0] = 1
-  edge attn[14, 1]: read kvl1[14] by gpu1.launch after kvw[14, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[14, 1, 0]: write kvb1[14, 0] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 1]: write kvb1[14, 1] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 2]: write kvb1[14, 2] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 3]: write kvb1[14, 3] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 4]: write kvb1[14, 4] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 5]: write kvb1[14, 5] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 6]: write kvb1[14, 6] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 7]: write kvb1[14, 7] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 8]: write kvb1[14, 8] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 9]: write kvb1[14, 9] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 10]: write kvb1[14, 10] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 11]: write kvb1[14, 11] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 12]: write kvb1[14, 12] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 13]: write kvb1[14, 13] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 14]: write kvb1[14, 14] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge kvw[14, 1, 15]: write kvb1[14, 15] by gpu1.launch after wq[14, 1] update kv_written[0] = 1
+  edge attn[14, 1]: read kvl1[14] by gpu1.launch after kvw[14, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[14, 1]: write tmp1 by gpu1.launch after attn[14, 1]
-  edge kvw[15, 1, 0]: write kvb1[15, 0] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 1]: write kvb1[15, 1] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 2]: write kvb1[15, 2] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 3]: write kvb1[15, 3] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 4]: write kvb1[15, 4] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 5]: write kvb1[15, 5] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 6]: write kvb1[15, 6] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 7]: write kvb1[15, 7] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 8]: write kvb1[15, 8] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 9]: write kvb1[15, 9] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 10]: write kvb1[15, 10] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 11]: write kvb1[15, 11] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 12]: write kvb1[15, 12] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 13]: write kvb1[15, 13] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 14]: write kvb1[15, 14] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge kvw[15, 1, 15]: write kvb1[15, 15] by gpu1.launch after wq[15, 1]
-      update kv_written[0] = 1
-  edge attn[15, 1]: read kvl1[15] by gpu1.launch after kvw[15, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[15, 1, 0]: write kvb1[15, 0] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 1]: write kvb1[15, 1] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 2]: write kvb1[15, 2] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 3]: write kvb1[15, 3] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 4]: write kvb1[15, 4] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 5]: write kvb1[15, 5] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 6]: write kvb1[15, 6] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 7]: write kvb1[15, 7] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 8]: write kvb1[15, 8] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 9]: write kvb1[15, 9] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 10]: write kvb1[15, 10] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 11]: write kvb1[15, 11] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 12]: write kvb1[15, 12] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 13]: write kvb1[15, 13] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 14]: write kvb1[15, 14] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge kvw[15, 1, 15]: write kvb1[15, 15] by gpu1.launch after wq[15, 1] update kv_written[0] = 1
+  edge attn[15, 1]: read kvl1[15] by gpu1.launch after kvw[15, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[15, 1]: write tmp1 by gpu1.launch after attn[15, 1]
-  edge kvw[16, 1, 0]: write kvb1[16, 0] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 1]: write kvb1[16, 1] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 2]: write kvb1[16, 2] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 3]: write kvb1[16, 3] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 4]: write kvb1[16, 4] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 5]: write kvb1[16, 5] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 6]: write kvb1[16, 6] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 7]: write kvb1[16, 7] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 8]: write kvb1[16, 8] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 9]: write kvb1[16, 9] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 10]: write kvb1[16, 10] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 11]: write kvb1[16, 11] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 12]: write kvb1[16, 12] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 13]: write kvb1[16, 13] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 14]: write kvb1[16, 14] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge kvw[16, 1, 15]: write kvb1[16, 15] by gpu1.launch after wq[16, 1]
-      update kv_written[0] = 1
-  edge attn[16, 1]: read kvl1[16] by gpu1.launch after kvw[16, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[16, 1, 0]: write kvb1[16, 0] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 1]: write kvb1[16, 1] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 2]: write kvb1[16, 2] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 3]: write kvb1[16, 3] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 4]: write kvb1[16, 4] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 5]: write kvb1[16, 5] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 6]: write kvb1[16, 6] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 7]: write kvb1[16, 7] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 8]: write kvb1[16, 8] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 9]: write kvb1[16, 9] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 10]: write kvb1[16, 10] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 11]: write kvb1[16, 11] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 12]: write kvb1[16, 12] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 13]: write kvb1[16, 13] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 14]: write kvb1[16, 14] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge kvw[16, 1, 15]: write kvb1[16, 15] by gpu1.launch after wq[16, 1] update kv_written[0] = 1
+  edge attn[16, 1]: read kvl1[16] by gpu1.launch after kvw[16, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[16, 1]: write tmp1 by gpu1.launch after attn[16, 1]
-  edge kvw[17, 1, 0]: write kvb1[17, 0] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 1]: write kvb1[17, 1] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 2]: write kvb1[17, 2] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 3]: write kvb1[17, 3] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 4]: write kvb1[17, 4] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 5]: write kvb1[17, 5] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 6]: write kvb1[17, 6] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 7]: write kvb1[17, 7] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 8]: write kvb1[17, 8] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 9]: write kvb1[17, 9] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 10]: write kvb1[17, 10] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 11]: write kvb1[17, 11] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 12]: write kvb1[17, 12] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 13]: write kvb1[17, 13] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 14]: write kvb1[17, 14] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge kvw[17, 1, 15]: write kvb1[17, 15] by gpu1.launch after wq[17, 1]
-      update kv_written[0] = 1
-  edge attn[17, 1]: read kvl1[17] by gpu1.launch after kvw[17, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[17, 1, 0]: write kvb1[17, 0] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 1]: write kvb1[17, 1] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 2]: write kvb1[17, 2] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 3]: write kvb1[17, 3] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 4]: write kvb1[17, 4] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 5]: write kvb1[17, 5] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 6]: write kvb1[17, 6] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 7]: write kvb1[17, 7] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 8]: write kvb1[17, 8] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 9]: write kvb1[17, 9] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 10]: write kvb1[17, 10] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 11]: write kvb1[17, 11] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 12]: write kvb1[17, 12] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 13]: write kvb1[17, 13] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 14]: write kvb1[17, 14] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge kvw[17, 1, 15]: write kvb1[17, 15] by gpu1.launch after wq[17, 1] update kv_written[0] = 1
+  edge attn[17, 1]: read kvl1[17] by gpu1.launch after kvw[17, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[17, 1]: write tmp1 by gpu1.launch after attn[17, 1]
-  edge kvw[18, 1, 0]: write kvb1[18, 0] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 1]: write kvb1[18, 1] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 2]: write kvb1[18, 2] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 3]: write kvb1[18, 3] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 4]: write kvb1[18, 4] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 5]: write kvb1[18, 5] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 6]: write kvb1[18, 6] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 7]: write kvb1[18, 7] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 8]: write kvb1[18, 8] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 9]: write kvb1[18, 9] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 10]: write kvb1[18, 10] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 11]: write kvb1[18, 11] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 12]: write kvb1[18, 12] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 13]: write kvb1[18, 13] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 14]: write kvb1[18, 14] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge kvw[18, 1, 15]: write kvb1[18, 15] by gpu1.launch after wq[18, 1]
-      update kv_written[0] = 1
-  edge attn[18, 1]: read kvl1[18] by gpu1.launch after kvw[18, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[18, 1, 0]: write kvb1[18, 0] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 1]: write kvb1[18, 1] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 2]: write kvb1[18, 2] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 3]: write kvb1[18, 3] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 4]: write kvb1[18, 4] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 5]: write kvb1[18, 5] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 6]: write kvb1[18, 6] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 7]: write kvb1[18, 7] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 8]: write kvb1[18, 8] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 9]: write kvb1[18, 9] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 10]: write kvb1[18, 10] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 11]: write kvb1[18, 11] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 12]: write kvb1[18, 12] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 13]: write kvb1[18, 13] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 14]: write kvb1[18, 14] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge kvw[18, 1, 15]: write kvb1[18, 15] by gpu1.launch after wq[18, 1] update kv_written[0] = 1
+  edge attn[18, 1]: read kvl1[18] by gpu1.launch after kvw[18, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[18, 1]: write tmp1 by gpu1.launch after attn[18, 1]
-  edge kvw[19, 1, 0]: write kvb1[19, 0] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 1]: write kvb1[19, 1] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 2]: write kvb1[19, 2] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 3]: write kvb1[19, 3] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 4]: write kvb1[19, 4] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 5]: write kvb1[19, 5] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 6]: write kvb1[19, 6] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 7]: write kvb1[19, 7] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 8]: write kvb1[19, 8] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 9]: write kvb1[19, 9] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 10]: write kvb1[19, 10] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 11]: write kvb1[19, 11] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 12]: write kvb1[19, 12] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 13]: write kvb1[19, 13] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 14]: write kvb1[19, 14] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge kvw[19, 1, 15]: write kvb1[19, 15] by gpu1.launch after wq[19, 1]
-      update kv_written[0] = 1
-  edge attn[19, 1]: read kvl1[19] by gpu1.launch after kvw[19, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[19, 1, 0]: write kvb1[19, 0] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 1]: write kvb1[19, 1] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 2]: write kvb1[19, 2] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 3]: write kvb1[19, 3] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 4]: write kvb1[19, 4] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 5]: write kvb1[19, 5] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 6]: write kvb1[19, 6] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 7]: write kvb1[19, 7] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 8]: write kvb1[19, 8] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 9]: write kvb1[19, 9] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 10]: write kvb1[19, 10] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 11]: write kvb1[19, 11] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 12]: write kvb1[19, 12] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 13]: write kvb1[19, 13] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 14]: write kvb1[19, 14] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge kvw[19, 1, 15]: write kvb1[19, 15] by gpu1.launch after wq[19, 1] update kv_written[0] = 1
+  edge attn[19, 1]: read kvl1[19] by gpu1.launch after kvw[19, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[19, 1]: write tmp1 by gpu1.launch after attn[19, 1]
-  edge kvw[20, 1, 0]: write kvb1[20, 0] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 1]: write kvb1[20, 1] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 2]: write kvb1[20, 2] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 3]: write kvb1[20, 3] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 4]: write kvb1[20, 4] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 5]: write kvb1[20, 5] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 6]: write kvb1[20, 6] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 7]: write kvb1[20, 7] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 8]: write kvb1[20, 8] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 9]: write kvb1[20, 9] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 10]: write kvb1[20, 10] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 11]: write kvb1[20, 11] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 12]: write kvb1[20, 12] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 13]: write kvb1[20, 13] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 14]: write kvb1[20, 14] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge kvw[20, 1, 15]: write kvb1[20, 15] by gpu1.launch after wq[20, 1]
-      update kv_written[0] = 1
-  edge attn[20, 1]: read kvl1[20] by gpu1.launch after kvw[20, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[20, 1, 0]: write kvb1[20, 0] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 1]: write kvb1[20, 1] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 2]: write kvb1[20, 2] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 3]: write kvb1[20, 3] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 4]: write kvb1[20, 4] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 5]: write kvb1[20, 5] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 6]: write kvb1[20, 6] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 7]: write kvb1[20, 7] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 8]: write kvb1[20, 8] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 9]: write kvb1[20, 9] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 10]: write kvb1[20, 10] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 11]: write kvb1[20, 11] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 12]: write kvb1[20, 12] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 13]: write kvb1[20, 13] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 14]: write kvb1[20, 14] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge kvw[20, 1, 15]: write kvb1[20, 15] by gpu1.launch after wq[20, 1] update kv_written[0] = 1
+  edge attn[20, 1]: read kvl1[20] by gpu1.launch after kvw[20, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[20, 1]: write tmp1 by gpu1.launch after attn[20, 1]
-  edge kvw[21, 1, 0]: write kvb1[21, 0] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 1]: write kvb1[21, 1] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 2]: write kvb1[21, 2] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 3]: write kvb1[21, 3] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 4]: write kvb1[21, 4] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 5]: write kvb1[21, 5] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 6]: write kvb1[21, 6] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 7]: write kvb1[21, 7] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 8]: write kvb1[21, 8] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 9]: write kvb1[21, 9] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 10]: write kvb1[21, 10] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 11]: write kvb1[21, 11] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 12]: write kvb1[21, 12] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 13]: write kvb1[21, 13] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 14]: write kvb1[21, 14] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge kvw[21, 1, 15]: write kvb1[21, 15] by gpu1.launch after wq[21, 1]
-      update kv_written[0] = 1
-  edge attn[21, 1]: read kvl1[21] by gpu1.launch after kvw[21, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[21, 1, 0]: write kvb1[21, 0] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 1]: write kvb1[21, 1] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 2]: write kvb1[21, 2] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 3]: write kvb1[21, 3] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 4]: write kvb1[21, 4] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 5]: write kvb1[21, 5] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 6]: write kvb1[21, 6] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 7]: write kvb1[21, 7] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 8]: write kvb1[21, 8] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 9]: write kvb1[21, 9] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 10]: write kvb1[21, 10] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 11]: write kvb1[21, 11] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 12]: write kvb1[21, 12] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 13]: write kvb1[21, 13] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 14]: write kvb1[21, 14] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge kvw[21, 1, 15]: write kvb1[21, 15] by gpu1.launch after wq[21, 1] update kv_written[0] = 1
+  edge attn[21, 1]: read kvl1[21] by gpu1.launch after kvw[21, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[21, 1]: write tmp1 by gpu1.launch after attn[21, 1]
-  edge kvw[22, 1, 0]: write kvb1[22, 0] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 1]: write kvb1[22, 1] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 2]: write kvb1[22, 2] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 3]: write kvb1[22, 3] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 4]: write kvb1[22, 4] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 5]: write kvb1[22, 5] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 6]: write kvb1[22, 6] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 7]: write kvb1[22, 7] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 8]: write kvb1[22, 8] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 9]: write kvb1[22, 9] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 10]: write kvb1[22, 10] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 11]: write kvb1[22, 11] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 12]: write kvb1[22, 12] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 13]: write kvb1[22, 13] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 14]: write kvb1[22, 14] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge kvw[22, 1, 15]: write kvb1[22, 15] by gpu1.launch after wq[22, 1]
-      update kv_written[0] = 1
-  edge attn[22, 1]: read kvl1[22] by gpu1.launch after kvw[22, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[22, 1, 0]: write kvb1[22, 0] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 1]: write kvb1[22, 1] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 2]: write kvb1[22, 2] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 3]: write kvb1[22, 3] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 4]: write kvb1[22, 4] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 5]: write kvb1[22, 5] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 6]: write kvb1[22, 6] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 7]: write kvb1[22, 7] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 8]: write kvb1[22, 8] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 9]: write kvb1[22, 9] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 10]: write kvb1[22, 10] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 11]: write kvb1[22, 11] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 12]: write kvb1[22, 12] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 13]: write kvb1[22, 13] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 14]: write kvb1[22, 14] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge kvw[22, 1, 15]: write kvb1[22, 15] by gpu1.launch after wq[22, 1] update kv_written[0] = 1
+  edge attn[22, 1]: read kvl1[22] by gpu1.launch after kvw[22, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[22, 1]: write tmp1 by gpu1.launch after attn[22, 1]
-  edge kvw[23, 1, 0]: write kvb1[23, 0] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 1]: write kvb1[23, 1] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 2]: write kvb1[23, 2] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 3]: write kvb1[23, 3] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 4]: write kvb1[23, 4] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 5]: write kvb1[23, 5] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 6]: write kvb1[23, 6] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 7]: write kvb1[23, 7] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 8]: write kvb1[23, 8] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 9]: write kvb1[23, 9] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 10]: write kvb1[23, 10] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 11]: write kvb1[23, 11] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 12]: write kvb1[23, 12] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 13]: write kvb1[23, 13] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 14]: write kvb1[23, 14] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge kvw[23, 1, 15]: write kvb1[23, 15] by gpu1.launch after wq[23, 1]
-      update kv_written[0] = 1
-  edge attn[23, 1]: read kvl1[23] by gpu1.launch after kvw[23, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[23, 1, 0]: write kvb1[23, 0] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 1]: write kvb1[23, 1] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 2]: write kvb1[23, 2] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 3]: write kvb1[23, 3] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 4]: write kvb1[23, 4] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 5]: write kvb1[23, 5] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 6]: write kvb1[23, 6] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 7]: write kvb1[23, 7] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 8]: write kvb1[23, 8] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 9]: write kvb1[23, 9] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 10]: write kvb1[23, 10] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 11]: write kvb1[23, 11] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 12]: write kvb1[23, 12] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 13]: write kvb1[23, 13] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 14]: write kvb1[23, 14] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge kvw[23, 1, 15]: write kvb1[23, 15] by gpu1.launch after wq[23, 1] update kv_written[0] = 1
+  edge attn[23, 1]: read kvl1[23] by gpu1.launch after kvw[23, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[23, 1]: write tmp1 by gpu1.launch after attn[23, 1]
-  edge kvw[24, 1, 0]: write kvb1[24, 0] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 1]: write kvb1[24, 1] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 2]: write kvb1[24, 2] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 3]: write kvb1[24, 3] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 4]: write kvb1[24, 4] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 5]: write kvb1[24, 5] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 6]: write kvb1[24, 6] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 7]: write kvb1[24, 7] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 8]: write kvb1[24, 8] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 9]: write kvb1[24, 9] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 10]: write kvb1[24, 10] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 11]: write kvb1[24, 11] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 12]: write kvb1[24, 12] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 13]: write kvb1[24, 13] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 14]: write kvb1[24, 14] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge kvw[24, 1, 15]: write kvb1[24, 15] by gpu1.launch after wq[24, 1]
-      update kv_written[0] = 1
-  edge attn[24, 1]: read kvl1[24] by gpu1.launch after kvw[24, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[24, 1, 0]: write kvb1[24, 0] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 1]: write kvb1[24, 1] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 2]: write kvb1[24, 2] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 3]: write kvb1[24, 3] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 4]: write kvb1[24, 4] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 5]: write kvb1[24, 5] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 6]: write kvb1[24, 6] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 7]: write kvb1[24, 7] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 8]: write kvb1[24, 8] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 9]: write kvb1[24, 9] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 10]: write kvb1[24, 10] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 11]: write kvb1[24, 11] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 12]: write kvb1[24, 12] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 13]: write kvb1[24, 13] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 14]: write kvb1[24, 14] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge kvw[24, 1, 15]: write kvb1[24, 15] by gpu1.launch after wq[24, 1] update kv_written[0] = 1
+  edge attn[24, 1]: read kvl1[24] by gpu1.launch after kvw[24, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[24, 1]: write tmp1 by gpu1.launch after attn[24, 1]
-  edge kvw[25, 1, 0]: write kvb1[25, 0] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 1]: write kvb1[25, 1] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 2]: write kvb1[25, 2] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 3]: write kvb1[25, 3] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 4]: write kvb1[25, 4] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 5]: write kvb1[25, 5] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 6]: write kvb1[25, 6] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 7]: write kvb1[25, 7] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 8]: write kvb1[25, 8] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 9]: write kvb1[25, 9] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 10]: write kvb1[25, 10] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 11]: write kvb1[25, 11] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 12]: write kvb1[25, 12] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 13]: write kvb1[25, 13] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 14]: write kvb1[25, 14] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge kvw[25, 1, 15]: write kvb1[25, 15] by gpu1.launch after wq[25, 1]
-      update kv_written[0] = 1
-  edge attn[25, 1]: read kvl1[25] by gpu1.launch after kvw[25, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[25, 1, 0]: write kvb1[25, 0] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 1]: write kvb1[25, 1] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 2]: write kvb1[25, 2] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 3]: write kvb1[25, 3] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 4]: write kvb1[25, 4] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 5]: write kvb1[25, 5] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 6]: write kvb1[25, 6] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 7]: write kvb1[25, 7] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 8]: write kvb1[25, 8] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 9]: write kvb1[25, 9] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 10]: write kvb1[25, 10] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 11]: write kvb1[25, 11] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 12]: write kvb1[25, 12] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 13]: write kvb1[25, 13] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 14]: write kvb1[25, 14] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge kvw[25, 1, 15]: write kvb1[25, 15] by gpu1.launch after wq[25, 1] update kv_written[0] = 1
+  edge attn[25, 1]: read kvl1[25] by gpu1.launch after kvw[25, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[25, 1]: write tmp1 by gpu1.launch after attn[25, 1]
-  edge kvw[26, 1, 0]: write kvb1[26, 0] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 1]: write kvb1[26, 1] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 2]: write kvb1[26, 2] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 3]: write kvb1[26, 3] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 4]: write kvb1[26, 4] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 5]: write kvb1[26, 5] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 6]: write kvb1[26, 6] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 7]: write kvb1[26, 7] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 8]: write kvb1[26, 8] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 9]: write kvb1[26, 9] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 10]: write kvb1[26, 10] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 11]: write kvb1[26, 11] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 12]: write kvb1[26, 12] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 13]: write kvb1[26, 13] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 14]: write kvb1[26, 14] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge kvw[26, 1, 15]: write kvb1[26, 15] by gpu1.launch after wq[26, 1]
-      update kv_written[0] = 1
-  edge attn[26, 1]: read kvl1[26] by gpu1.launch after kvw[26, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[26, 1, 0]: write kvb1[26, 0] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 1]: write kvb1[26, 1] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 2]: write kvb1[26, 2] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 3]: write kvb1[26, 3] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 4]: write kvb1[26, 4] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 5]: write kvb1[26, 5] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 6]: write kvb1[26, 6] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 7]: write kvb1[26, 7] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 8]: write kvb1[26, 8] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 9]: write kvb1[26, 9] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 10]: write kvb1[26, 10] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 11]: write kvb1[26, 11] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 12]: write kvb1[26, 12] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 13]: write kvb1[26, 13] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 14]: write kvb1[26, 14] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge kvw[26, 1, 15]: write kvb1[26, 15] by gpu1.launch after wq[26, 1] update kv_written[0] = 1
+  edge attn[26, 1]: read kvl1[26] by gpu1.launch after kvw[26, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[26, 1]: write tmp1 by gpu1.launch after attn[26, 1]
-  edge kvw[27, 1, 0]: write kvb1[27, 0] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 1]: write kvb1[27, 1] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 2]: write kvb1[27, 2] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 3]: write kvb1[27, 3] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 4]: write kvb1[27, 4] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 5]: write kvb1[27, 5] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 6]: write kvb1[27, 6] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 7]: write kvb1[27, 7] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 8]: write kvb1[27, 8] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 9]: write kvb1[27, 9] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 10]: write kvb1[27, 10] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 11]: write kvb1[27, 11] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 12]: write kvb1[27, 12] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 13]: write kvb1[27, 13] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 14]: write kvb1[27, 14] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge kvw[27, 1, 15]: write kvb1[27, 15] by gpu1.launch after wq[27, 1]
-      update kv_written[0] = 1
-  edge attn[27, 1]: read kvl1[27] by gpu1.launch after kvw[27, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[27, 1, 0]: write kvb1[27, 0] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 1]: write kvb1[27, 1] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 2]: write kvb1[27, 2] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 3]: write kvb1[27, 3] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 4]: write kvb1[27, 4] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 5]: write kvb1[27, 5] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 6]: write kvb1[27, 6] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 7]: write kvb1[27, 7] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 8]: write kvb1[27, 8] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 9]: write kvb1[27, 9] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 10]: write kvb1[27, 10] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 11]: write kvb1[27, 11] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 12]: write kvb1[27, 12] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 13]: write kvb1[27, 13] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 14]: write kvb1[27, 14] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge kvw[27, 1, 15]: write kvb1[27, 15] by gpu1.launch after wq[27, 1] update kv_written[0] = 1
+  edge attn[27, 1]: read kvl1[27] by gpu1.launch after kvw[27, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[27, 1]: write tmp1 by gpu1.launch after attn[27, 1]
-  edge kvw[28, 1, 0]: write kvb1[28, 0] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 1]: write kvb1[28, 1] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 2]: write kvb1[28, 2] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 3]: write kvb1[28, 3] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 4]: write kvb1[28, 4] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 5]: write kvb1[28, 5] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 6]: write kvb1[28, 6] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 7]: write kvb1[28, 7] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 8]: write kvb1[28, 8] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 9]: write kvb1[28, 9] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 10]: write kvb1[28, 10] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 11]: write kvb1[28, 11] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 12]: write kvb1[28, 12] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 13]: write kvb1[28, 13] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 14]: write kvb1[28, 14] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge kvw[28, 1, 15]: write kvb1[28, 15] by gpu1.launch after wq[28, 1]
-      update kv_written[0] = 1
-  edge attn[28, 1]: read kvl1[28] by gpu1.launch after kvw[28, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[28, 1, 0]: write kvb1[28, 0] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 1]: write kvb1[28, 1] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 2]: write kvb1[28, 2] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 3]: write kvb1[28, 3] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 4]: write kvb1[28, 4] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 5]: write kvb1[28, 5] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 6]: write kvb1[28, 6] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 7]: write kvb1[28, 7] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 8]: write kvb1[28, 8] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 9]: write kvb1[28, 9] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 10]: write kvb1[28, 10] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 11]: write kvb1[28, 11] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 12]: write kvb1[28, 12] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 13]: write kvb1[28, 13] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 14]: write kvb1[28, 14] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge kvw[28, 1, 15]: write kvb1[28, 15] by gpu1.launch after wq[28, 1] update kv_written[0] = 1
+  edge attn[28, 1]: read kvl1[28] by gpu1.launch after kvw[28, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[28, 1]: write tmp1 by gpu1.launch after attn[28, 1]
-  edge kvw[29, 1, 0]: write kvb1[29, 0] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 1]: write kvb1[29, 1] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 2]: write kvb1[29, 2] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 3]: write kvb1[29, 3] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 4]: write kvb1[29, 4] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 5]: write kvb1[29, 5] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 6]: write kvb1[29, 6] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 7]: write kvb1[29, 7] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 8]: write kvb1[29, 8] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 9]: write kvb1[29, 9] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 10]: write kvb1[29, 10] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 11]: write kvb1[29, 11] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 12]: write kvb1[29, 12] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 13]: write kvb1[29, 13] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 14]: write kvb1[29, 14] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge kvw[29, 1, 15]: write kvb1[29, 15] by gpu1.launch after wq[29, 1]
-      update kv_written[0] = 1
-  edge attn[29, 1]: read kvl1[29] by gpu1.launch after kvw[29, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[29, 1, 0]: write kvb1[29, 0] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 1]: write kvb1[29, 1] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 2]: write kvb1[29, 2] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 3]: write kvb1[29, 3] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 4]: write kvb1[29, 4] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 5]: write kvb1[29, 5] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 6]: write kvb1[29, 6] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 7]: write kvb1[29, 7] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 8]: write kvb1[29, 8] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 9]: write kvb1[29, 9] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 10]: write kvb1[29, 10] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 11]: write kvb1[29, 11] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 12]: write kvb1[29, 12] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 13]: write kvb1[29, 13] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 14]: write kvb1[29, 14] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge kvw[29, 1, 15]: write kvb1[29, 15] by gpu1.launch after wq[29, 1] update kv_written[0] = 1
+  edge attn[29, 1]: read kvl1[29] by gpu1.launch after kvw[29, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[29, 1]: write tmp1 by gpu1.launch after attn[29, 1]
-  edge kvw[30, 1, 0]: write kvb1[30, 0] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 1]: write kvb1[30, 1] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 2]: write kvb1[30, 2] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 3]: write kvb1[30, 3] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 4]: write kvb1[30, 4] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 5]: write kvb1[30, 5] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 6]: write kvb1[30, 6] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 7]: write kvb1[30, 7] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 8]: write kvb1[30, 8] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 9]: write kvb1[30, 9] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 10]: write kvb1[30, 10] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 11]: write kvb1[30, 11] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 12]: write kvb1[30, 12] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 13]: write kvb1[30, 13] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 14]: write kvb1[30, 14] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge kvw[30, 1, 15]: write kvb1[30, 15] by gpu1.launch after wq[30, 1]
-      update kv_written[0] = 1
-  edge attn[30, 1]: read kvl1[30] by gpu1.launch after kvw[30, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[30, 1, 0]: write kvb1[30, 0] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 1]: write kvb1[30, 1] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 2]: write kvb1[30, 2] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 3]: write kvb1[30, 3] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 4]: write kvb1[30, 4] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 5]: write kvb1[30, 5] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 6]: write kvb1[30, 6] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 7]: write kvb1[30, 7] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 8]: write kvb1[30, 8] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 9]: write kvb1[30, 9] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 10]: write kvb1[30, 10] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 11]: write kvb1[30, 11] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 12]: write kvb1[30, 12] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 13]: write kvb1[30, 13] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 14]: write kvb1[30, 14] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge kvw[30, 1, 15]: write kvb1[30, 15] by gpu1.launch after wq[30, 1] update kv_written[0] = 1
+  edge attn[30, 1]: read kvl1[30] by gpu1.launch after kvw[30, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[30, 1]: write tmp1 by gpu1.launch after attn[30, 1]
-  edge kvw[31, 1, 0]: write kvb1[31, 0] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 1]: write kvb1[31, 1] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 2]: write kvb1[31, 2] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 3]: write kvb1[31, 3] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 4]: write kvb1[31, 4] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 5]: write kvb1[31, 5] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 6]: write kvb1[31, 6] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 7]: write kvb1[31, 7] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 8]: write kvb1[31, 8] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 9]: write kvb1[31, 9] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 10]: write kvb1[31, 10] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 11]: write kvb1[31, 11] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 12]: write kvb1[31, 12] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 13]: write kvb1[31, 13] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 14]: write kvb1[31, 14] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge kvw[31, 1, 15]: write kvb1[31, 15] by gpu1.launch after wq[31, 1]
-      update kv_written[0] = 1
-  edge attn[31, 1]: read kvl1[31] by gpu1.launch after kvw[31, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[31, 1, 0]: write kvb1[31, 0] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 1]: write kvb1[31, 1] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 2]: write kvb1[31, 2] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 3]: write kvb1[31, 3] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 4]: write kvb1[31, 4] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 5]: write kvb1[31, 5] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 6]: write kvb1[31, 6] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 7]: write kvb1[31, 7] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 8]: write kvb1[31, 8] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 9]: write kvb1[31, 9] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 10]: write kvb1[31, 10] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 11]: write kvb1[31, 11] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 12]: write kvb1[31, 12] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 13]: write kvb1[31, 13] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 14]: write kvb1[31, 14] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge kvw[31, 1, 15]: write kvb1[31, 15] by gpu1.launch after wq[31, 1] update kv_written[0] = 1
+  edge attn[31, 1]: read kvl1[31] by gpu1.launch after kvw[31, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[31, 1]: write tmp1 by gpu1.launch after attn[31, 1]
-  edge kvw[32, 1, 0]: write kvb1[32, 0] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 1]: write kvb1[32, 1] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 2]: write kvb1[32, 2] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 3]: write kvb1[32, 3] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 4]: write kvb1[32, 4] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 5]: write kvb1[32, 5] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 6]: write kvb1[32, 6] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 7]: write kvb1[32, 7] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 8]: write kvb1[32, 8] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 9]: write kvb1[32, 9] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 10]: write kvb1[32, 10] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 11]: write kvb1[32, 11] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 12]: write kvb1[32, 12] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 13]: write kvb1[32, 13] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 14]: write kvb1[32, 14] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge kvw[32, 1, 15]: write kvb1[32, 15] by gpu1.launch after wq[32, 1]
-      update kv_written[0] = 1
-  edge attn[32, 1]: read kvl1[32] by gpu1.launch after kvw[32, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[32, 1, 0]: write kvb1[32, 0] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 1]: write kvb1[32, 1] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 2]: write kvb1[32, 2] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 3]: write kvb1[32, 3] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 4]: write kvb1[32, 4] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 5]: write kvb1[32, 5] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 6]: write kvb1[32, 6] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 7]: write kvb1[32, 7] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 8]: write kvb1[32, 8] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 9]: write kvb1[32, 9] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 10]: write kvb1[32, 10] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 11]: write kvb1[32, 11] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 12]: write kvb1[32, 12] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 13]: write kvb1[32, 13] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 14]: write kvb1[32, 14] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge kvw[32, 1, 15]: write kvb1[32, 15] by gpu1.launch after wq[32, 1] update kv_written[0] = 1
+  edge attn[32, 1]: read kvl1[32] by gpu1.launch after kvw[32, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[32, 1]: write tmp1 by gpu1.launch after attn[32, 1]
-  edge kvw[33, 1, 0]: write kvb1[33, 0] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 1]: write kvb1[33, 1] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 2]: write kvb1[33, 2] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 3]: write kvb1[33, 3] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 4]: write kvb1[33, 4] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 5]: write kvb1[33, 5] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 6]: write kvb1[33, 6] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 7]: write kvb1[33, 7] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 8]: write kvb1[33, 8] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 9]: write kvb1[33, 9] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 10]: write kvb1[33, 10] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 11]: write kvb1[33, 11] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 12]: write kvb1[33, 12] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 13]: write kvb1[33, 13] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 14]: write kvb1[33, 14] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge kvw[33, 1, 15]: write kvb1[33, 15] by gpu1.launch after wq[33, 1]
-      update kv_written[0] = 1
-  edge attn[33, 1]: read kvl1[33] by gpu1.launch after kvw[33, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[33, 1, 0]: write kvb1[33, 0] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 1]: write kvb1[33, 1] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 2]: write kvb1[33, 2] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 3]: write kvb1[33, 3] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 4]: write kvb1[33, 4] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 5]: write kvb1[33, 5] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 6]: write kvb1[33, 6] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 7]: write kvb1[33, 7] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 8]: write kvb1[33, 8] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 9]: write kvb1[33, 9] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 10]: write kvb1[33, 10] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 11]: write kvb1[33, 11] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 12]: write kvb1[33, 12] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 13]: write kvb1[33, 13] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 14]: write kvb1[33, 14] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge kvw[33, 1, 15]: write kvb1[33, 15] by gpu1.launch after wq[33, 1] update kv_written[0] = 1
+  edge attn[33, 1]: read kvl1[33] by gpu1.launch after kvw[33, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[33, 1]: write tmp1 by gpu1.launch after attn[33, 1]
-  edge kvw[34, 1, 0]: write kvb1[34, 0] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 1]: write kvb1[34, 1] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 2]: write kvb1[34, 2] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 3]: write kvb1[34, 3] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 4]: write kvb1[34, 4] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 5]: write kvb1[34, 5] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 6]: write kvb1[34, 6] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 7]: write kvb1[34, 7] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 8]: write kvb1[34, 8] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 9]: write kvb1[34, 9] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 10]: write kvb1[34, 10] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 11]: write kvb1[34, 11] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 12]: write kvb1[34, 12] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 13]: write kvb1[34, 13] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 14]: write kvb1[34, 14] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge kvw[34, 1, 15]: write kvb1[34, 15] by gpu1.launch after wq[34, 1]
-      update kv_written[0] = 1
-  edge attn[34, 1]: read kvl1[34] by gpu1.launch after kvw[34, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[34, 1, 0]: write kvb1[34, 0] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 1]: write kvb1[34, 1] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 2]: write kvb1[34, 2] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 3]: write kvb1[34, 3] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 4]: write kvb1[34, 4] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 5]: write kvb1[34, 5] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 6]: write kvb1[34, 6] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 7]: write kvb1[34, 7] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 8]: write kvb1[34, 8] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 9]: write kvb1[34, 9] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 10]: write kvb1[34, 10] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 11]: write kvb1[34, 11] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 12]: write kvb1[34, 12] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 13]: write kvb1[34, 13] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 14]: write kvb1[34, 14] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge kvw[34, 1, 15]: write kvb1[34, 15] by gpu1.launch after wq[34, 1] update kv_written[0] = 1
+  edge attn[34, 1]: read kvl1[34] by gpu1.launch after kvw[34, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[34, 1]: write tmp1 by gpu1.launch after attn[34, 1]
-  edge kvw[35, 1, 0]: write kvb1[35, 0] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 1]: write kvb1[35, 1] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 2]: write kvb1[35, 2] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 3]: write kvb1[35, 3] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 4]: write kvb1[35, 4] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 5]: write kvb1[35, 5] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 6]: write kvb1[35, 6] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 7]: write kvb1[35, 7] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 8]: write kvb1[35, 8] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 9]: write kvb1[35, 9] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 10]: write kvb1[35, 10] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 11]: write kvb1[35, 11] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 12]: write kvb1[35, 12] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 13]: write kvb1[35, 13] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 14]: write kvb1[35, 14] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge kvw[35, 1, 15]: write kvb1[35, 15] by gpu1.launch after wq[35, 1]
-      update kv_written[0] = 1
-  edge attn[35, 1]: read kvl1[35] by gpu1.launch after kvw[35, 1, *]
-      bytes 524288 reuse 524288 rw 1:0
+  edge kvw[35, 1, 0]: write kvb1[35, 0] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 1]: write kvb1[35, 1] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 2]: write kvb1[35, 2] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 3]: write kvb1[35, 3] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 4]: write kvb1[35, 4] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 5]: write kvb1[35, 5] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 6]: write kvb1[35, 6] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 7]: write kvb1[35, 7] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 8]: write kvb1[35, 8] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 9]: write kvb1[35, 9] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 10]: write kvb1[35, 10] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 11]: write kvb1[35, 11] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 12]: write kvb1[35, 12] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 13]: write kvb1[35, 13] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 14]: write kvb1[35, 14] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge kvw[35, 1, 15]: write kvb1[35, 15] by gpu1.launch after wq[35, 1] update kv_written[0] = 1
+  edge attn[35, 1]: read kvl1[35] by gpu1.launch after kvw[35, 1, *] bytes 524288 reuse 524288 rw 1:0
   edge attn_out[35, 1]: write tmp1 by gpu1.launch after attn[35, 1]
   # dense FFN: stream the weights, up (gate and up) into the intermediate, down into the partial output
   edge wf[0, 1]: read wffn1[0] by gpu1.launch after ag_a[0, 1] reuse 150994944 rw 1:0
@@ -2965,290 +1669,218 @@ flow prefill {
   edge rs_a[0, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[0, *]
   edge rs_a[0, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[0, *]
   # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-  edge ag_a[0, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[0, *, *]
-      transform gather(2)
-  edge ag_a[0, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[0, *, *]
-      transform gather(2)
+  edge ag_a[0, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[0, *, *] transform gather(2)
+  edge ag_a[0, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[0, *, *] transform gather(2)
   edge rs_a[1, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[1, *]
   edge rs_a[1, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[1, *]
   edge rs_a[1, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[1, *]
   edge rs_a[1, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[1, *]
-  edge ag_a[1, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[1, *, *]
-      transform gather(2)
-  edge ag_a[1, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[1, *, *]
-      transform gather(2)
+  edge ag_a[1, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[1, *, *] transform gather(2)
+  edge ag_a[1, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[1, *, *] transform gather(2)
   edge rs_a[2, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[2, *]
   edge rs_a[2, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[2, *]
   edge rs_a[2, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[2, *]
   edge rs_a[2, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[2, *]
-  edge ag_a[2, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[2, *, *]
-      transform gather(2)
-  edge ag_a[2, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[2, *, *]
-      transform gather(2)
+  edge ag_a[2, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[2, *, *] transform gather(2)
+  edge ag_a[2, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[2, *, *] transform gather(2)
   edge rs_a[3, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[3, *]
   edge rs_a[3, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[3, *]
   edge rs_a[3, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[3, *]
   edge rs_a[3, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[3, *]
-  edge ag_a[3, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[3, *, *]
-      transform gather(2)
-  edge ag_a[3, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[3, *, *]
-      transform gather(2)
+  edge ag_a[3, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[3, *, *] transform gather(2)
+  edge ag_a[3, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[3, *, *] transform gather(2)
   edge rs_a[4, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[4, *]
   edge rs_a[4, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[4, *]
   edge rs_a[4, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[4, *]
   edge rs_a[4, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[4, *]
-  edge ag_a[4, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[4, *, *]
-      transform gather(2)
-  edge ag_a[4, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[4, *, *]
-      transform gather(2)
+  edge ag_a[4, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[4, *, *] transform gather(2)
+  edge ag_a[4, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[4, *, *] transform gather(2)
   edge rs_a[5, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[5, *]
   edge rs_a[5, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[5, *]
   edge rs_a[5, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[5, *]
   edge rs_a[5, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[5, *]
-  edge ag_a[5, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[5, *, *]
-      transform gather(2)
-  edge ag_a[5, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[5, *, *]
-      transform gather(2)
+  edge ag_a[5, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[5, *, *] transform gather(2)
+  edge ag_a[5, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[5, *, *] transform gather(2)
   edge rs_a[6, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[6, *]
   edge rs_a[6, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[6, *]
   edge rs_a[6, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[6, *]
   edge rs_a[6, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[6, *]
-  edge ag_a[6, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[6, *, *]
-      transform gather(2)
-  edge ag_a[6, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[6, *, *]
-      transform gather(2)
+  edge ag_a[6, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[6, *, *] transform gather(2)
+  edge ag_a[6, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[6, *, *] transform gather(2)
   edge rs_a[7, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[7, *]
   edge rs_a[7, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[7, *]
   edge rs_a[7, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[7, *]
   edge rs_a[7, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[7, *]
-  edge ag_a[7, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[7, *, *]
-      transform gather(2)
-  edge ag_a[7, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[7, *, *]
-      transform gather(2)
+  edge ag_a[7, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[7, *, *] transform gather(2)
+  edge ag_a[7, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[7, *, *] transform gather(2)
   edge rs_a[8, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[8, *]
   edge rs_a[8, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[8, *]
   edge rs_a[8, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[8, *]
   edge rs_a[8, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[8, *]
-  edge ag_a[8, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[8, *, *]
-      transform gather(2)
-  edge ag_a[8, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[8, *, *]
-      transform gather(2)
+  edge ag_a[8, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[8, *, *] transform gather(2)
+  edge ag_a[8, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[8, *, *] transform gather(2)
   edge rs_a[9, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[9, *]
   edge rs_a[9, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[9, *]
   edge rs_a[9, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[9, *]
   edge rs_a[9, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[9, *]
-  edge ag_a[9, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[9, *, *]
-      transform gather(2)
-  edge ag_a[9, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[9, *, *]
-      transform gather(2)
+  edge ag_a[9, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[9, *, *] transform gather(2)
+  edge ag_a[9, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[9, *, *] transform gather(2)
   edge rs_a[10, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[10, *]
   edge rs_a[10, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[10, *]
   edge rs_a[10, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[10, *]
   edge rs_a[10, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[10, *]
-  edge ag_a[10, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[10, *, *]
-      transform gather(2)
-  edge ag_a[10, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[10, *, *]
-      transform gather(2)
+  edge ag_a[10, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[10, *, *] transform gather(2)
+  edge ag_a[10, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[10, *, *] transform gather(2)
   edge rs_a[11, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[11, *]
   edge rs_a[11, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[11, *]
   edge rs_a[11, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[11, *]
   edge rs_a[11, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[11, *]
-  edge ag_a[11, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[11, *, *]
-      transform gather(2)
-  edge ag_a[11, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[11, *, *]
-      transform gather(2)
+  edge ag_a[11, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[11, *, *] transform gather(2)
+  edge ag_a[11, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[11, *, *] transform gather(2)
   edge rs_a[12, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[12, *]
   edge rs_a[12, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[12, *]
   edge rs_a[12, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[12, *]
   edge rs_a[12, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[12, *]
-  edge ag_a[12, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[12, *, *]
-      transform gather(2)
-  edge ag_a[12, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[12, *, *]
-      transform gather(2)
+  edge ag_a[12, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[12, *, *] transform gather(2)
+  edge ag_a[12, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[12, *, *] transform gather(2)
   edge rs_a[13, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[13, *]
   edge rs_a[13, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[13, *]
   edge rs_a[13, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[13, *]
   edge rs_a[13, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[13, *]
-  edge ag_a[13, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[13, *, *]
-      transform gather(2)
-  edge ag_a[13, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[13, *, *]
-      transform gather(2)
+  edge ag_a[13, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[13, *, *] transform gather(2)
+  edge ag_a[13, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[13, *, *] transform gather(2)
   edge rs_a[14, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[14, *]
   edge rs_a[14, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[14, *]
   edge rs_a[14, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[14, *]
   edge rs_a[14, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[14, *]
-  edge ag_a[14, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[14, *, *]
-      transform gather(2)
-  edge ag_a[14, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[14, *, *]
-      transform gather(2)
+  edge ag_a[14, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[14, *, *] transform gather(2)
+  edge ag_a[14, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[14, *, *] transform gather(2)
   edge rs_a[15, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[15, *]
   edge rs_a[15, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[15, *]
   edge rs_a[15, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[15, *]
   edge rs_a[15, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[15, *]
-  edge ag_a[15, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[15, *, *]
-      transform gather(2)
-  edge ag_a[15, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[15, *, *]
-      transform gather(2)
+  edge ag_a[15, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[15, *, *] transform gather(2)
+  edge ag_a[15, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[15, *, *] transform gather(2)
   edge rs_a[16, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[16, *]
   edge rs_a[16, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[16, *]
   edge rs_a[16, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[16, *]
   edge rs_a[16, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[16, *]
-  edge ag_a[16, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[16, *, *]
-      transform gather(2)
-  edge ag_a[16, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[16, *, *]
-      transform gather(2)
+  edge ag_a[16, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[16, *, *] transform gather(2)
+  edge ag_a[16, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[16, *, *] transform gather(2)
   edge rs_a[17, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[17, *]
   edge rs_a[17, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[17, *]
   edge rs_a[17, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[17, *]
   edge rs_a[17, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[17, *]
-  edge ag_a[17, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[17, *, *]
-      transform gather(2)
-  edge ag_a[17, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[17, *, *]
-      transform gather(2)
+  edge ag_a[17, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[17, *, *] transform gather(2)
+  edge ag_a[17, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[17, *, *] transform gather(2)
   edge rs_a[18, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[18, *]
   edge rs_a[18, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[18, *]
   edge rs_a[18, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[18, *]
   edge rs_a[18, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[18, *]
-  edge ag_a[18, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[18, *, *]
-      transform gather(2)
-  edge ag_a[18, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[18, *, *]
-      transform gather(2)
+  edge ag_a[18, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[18, *, *] transform gather(2)
+  edge ag_a[18, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[18, *, *] transform gather(2)
   edge rs_a[19, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[19, *]
   edge rs_a[19, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[19, *]
   edge rs_a[19, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[19, *]
   edge rs_a[19, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[19, *]
-  edge ag_a[19, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[19, *, *]
-      transform gather(2)
-  edge ag_a[19, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[19, *, *]
-      transform gather(2)
+  edge ag_a[19, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[19, *, *] transform gather(2)
+  edge ag_a[19, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[19, *, *] transform gather(2)
   edge rs_a[20, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[20, *]
   edge rs_a[20, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[20, *]
   edge rs_a[20, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[20, *]
   edge rs_a[20, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[20, *]
-  edge ag_a[20, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[20, *, *]
-      transform gather(2)
-  edge ag_a[20, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[20, *, *]
-      transform gather(2)
+  edge ag_a[20, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[20, *, *] transform gather(2)
+  edge ag_a[20, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[20, *, *] transform gather(2)
   edge rs_a[21, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[21, *]
   edge rs_a[21, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[21, *]
   edge rs_a[21, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[21, *]
   edge rs_a[21, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[21, *]
-  edge ag_a[21, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[21, *, *]
-      transform gather(2)
-  edge ag_a[21, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[21, *, *]
-      transform gather(2)
+  edge ag_a[21, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[21, *, *] transform gather(2)
+  edge ag_a[21, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[21, *, *] transform gather(2)
   edge rs_a[22, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[22, *]
   edge rs_a[22, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[22, *]
   edge rs_a[22, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[22, *]
   edge rs_a[22, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[22, *]
-  edge ag_a[22, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[22, *, *]
-      transform gather(2)
-  edge ag_a[22, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[22, *, *]
-      transform gather(2)
+  edge ag_a[22, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[22, *, *] transform gather(2)
+  edge ag_a[22, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[22, *, *] transform gather(2)
   edge rs_a[23, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[23, *]
   edge rs_a[23, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[23, *]
   edge rs_a[23, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[23, *]
   edge rs_a[23, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[23, *]
-  edge ag_a[23, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[23, *, *]
-      transform gather(2)
-  edge ag_a[23, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[23, *, *]
-      transform gather(2)
+  edge ag_a[23, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[23, *, *] transform gather(2)
+  edge ag_a[23, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[23, *, *] transform gather(2)
   edge rs_a[24, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[24, *]
   edge rs_a[24, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[24, *]
   edge rs_a[24, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[24, *]
   edge rs_a[24, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[24, *]
-  edge ag_a[24, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[24, *, *]
-      transform gather(2)
-  edge ag_a[24, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[24, *, *]
-      transform gather(2)
+  edge ag_a[24, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[24, *, *] transform gather(2)
+  edge ag_a[24, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[24, *, *] transform gather(2)
   edge rs_a[25, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[25, *]
   edge rs_a[25, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[25, *]
   edge rs_a[25, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[25, *]
   edge rs_a[25, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[25, *]
-  edge ag_a[25, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[25, *, *]
-      transform gather(2)
-  edge ag_a[25, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[25, *, *]
-      transform gather(2)
+  edge ag_a[25, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[25, *, *] transform gather(2)
+  edge ag_a[25, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[25, *, *] transform gather(2)
   edge rs_a[26, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[26, *]
   edge rs_a[26, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[26, *]
   edge rs_a[26, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[26, *]
   edge rs_a[26, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[26, *]
-  edge ag_a[26, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[26, *, *]
-      transform gather(2)
-  edge ag_a[26, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[26, *, *]
-      transform gather(2)
+  edge ag_a[26, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[26, *, *] transform gather(2)
+  edge ag_a[26, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[26, *, *] transform gather(2)
   edge rs_a[27, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[27, *]
   edge rs_a[27, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[27, *]
   edge rs_a[27, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[27, *]
   edge rs_a[27, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[27, *]
-  edge ag_a[27, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[27, *, *]
-      transform gather(2)
-  edge ag_a[27, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[27, *, *]
-      transform gather(2)
+  edge ag_a[27, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[27, *, *] transform gather(2)
+  edge ag_a[27, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[27, *, *] transform gather(2)
   edge rs_a[28, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[28, *]
   edge rs_a[28, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[28, *]
   edge rs_a[28, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[28, *]
   edge rs_a[28, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[28, *]
-  edge ag_a[28, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[28, *, *]
-      transform gather(2)
-  edge ag_a[28, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[28, *, *]
-      transform gather(2)
+  edge ag_a[28, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[28, *, *] transform gather(2)
+  edge ag_a[28, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[28, *, *] transform gather(2)
   edge rs_a[29, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[29, *]
   edge rs_a[29, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[29, *]
   edge rs_a[29, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[29, *]
   edge rs_a[29, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[29, *]
-  edge ag_a[29, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[29, *, *]
-      transform gather(2)
-  edge ag_a[29, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[29, *, *]
-      transform gather(2)
+  edge ag_a[29, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[29, *, *] transform gather(2)
+  edge ag_a[29, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[29, *, *] transform gather(2)
   edge rs_a[30, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[30, *]
   edge rs_a[30, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[30, *]
   edge rs_a[30, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[30, *]
   edge rs_a[30, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[30, *]
-  edge ag_a[30, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[30, *, *]
-      transform gather(2)
-  edge ag_a[30, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[30, *, *]
-      transform gather(2)
+  edge ag_a[30, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[30, *, *] transform gather(2)
+  edge ag_a[30, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[30, *, *] transform gather(2)
   edge rs_a[31, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[31, *]
   edge rs_a[31, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[31, *]
   edge rs_a[31, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[31, *]
   edge rs_a[31, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[31, *]
-  edge ag_a[31, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[31, *, *]
-      transform gather(2)
-  edge ag_a[31, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[31, *, *]
-      transform gather(2)
+  edge ag_a[31, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[31, *, *] transform gather(2)
+  edge ag_a[31, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[31, *, *] transform gather(2)
   edge rs_a[32, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[32, *]
   edge rs_a[32, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[32, *]
   edge rs_a[32, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[32, *]
   edge rs_a[32, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[32, *]
-  edge ag_a[32, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[32, *, *]
-      transform gather(2)
-  edge ag_a[32, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[32, *, *]
-      transform gather(2)
+  edge ag_a[32, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[32, *, *] transform gather(2)
+  edge ag_a[32, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[32, *, *] transform gather(2)
   edge rs_a[33, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[33, *]
   edge rs_a[33, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[33, *]
   edge rs_a[33, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[33, *]
   edge rs_a[33, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[33, *]
-  edge ag_a[33, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[33, *, *]
-      transform gather(2)
-  edge ag_a[33, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[33, *, *]
-      transform gather(2)
+  edge ag_a[33, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[33, *, *] transform gather(2)
+  edge ag_a[33, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[33, *, *] transform gather(2)
   edge rs_a[34, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[34, *]
   edge rs_a[34, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[34, *]
   edge rs_a[34, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[34, *]
   edge rs_a[34, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[34, *]
-  edge ag_a[34, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[34, *, *]
-      transform gather(2)
-  edge ag_a[34, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[34, *, *]
-      transform gather(2)
+  edge ag_a[34, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[34, *, *] transform gather(2)
+  edge ag_a[34, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[34, *, *] transform gather(2)
   edge rs_a[35, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[35, *]
   edge rs_a[35, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[35, *]
   edge rs_a[35, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after attn_out[35, *]
   edge rs_a[35, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after attn_out[35, *]
-  edge ag_a[35, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[35, *, *]
-      transform gather(2)
-  edge ag_a[35, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[35, *, *]
-      transform gather(2)
+  edge ag_a[35, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_a[35, *, *] transform gather(2)
+  edge ag_a[35, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_a[35, *, *] transform gather(2)
 
   # FFN all-reduce into the residual stream
   # reduce-scatter: rank q pulls chunk q of every rank's partial output (P2P read under a lease) and adds it to its own residual
@@ -3257,362 +1889,218 @@ flow prefill {
   edge rs_f[0, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[0, *]
   edge rs_f[0, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[0, *]
   # all-gather: every rank collects the reduced chunks into its full copy of the hidden states
-  edge ag_f[0, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[0, *, *]
-      transform gather(2)
-      map_write layer_done[0] = 1
-  edge ag_f[0, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[0, *, *]
-      transform gather(2)
-      map_write layer_done[1] = 1
+  edge ag_f[0, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[0, *, *] transform gather(2) map_write layer_done[0] = 1
+  edge ag_f[0, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[0, *, *] transform gather(2) map_write layer_done[1] = 1
   edge rs_f[1, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[1, *]
   edge rs_f[1, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[1, *]
   edge rs_f[1, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[1, *]
   edge rs_f[1, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[1, *]
-  edge ag_f[1, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[1, *, *]
-      transform gather(2)
-      map_write layer_done[2] = 1
-  edge ag_f[1, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[1, *, *]
-      transform gather(2)
-      map_write layer_done[3] = 1
+  edge ag_f[1, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[1, *, *] transform gather(2) map_write layer_done[2] = 1
+  edge ag_f[1, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[1, *, *] transform gather(2) map_write layer_done[3] = 1
   edge rs_f[2, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[2, *]
   edge rs_f[2, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[2, *]
   edge rs_f[2, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[2, *]
   edge rs_f[2, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[2, *]
-  edge ag_f[2, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[2, *, *]
-      transform gather(2)
-      map_write layer_done[4] = 1
-  edge ag_f[2, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[2, *, *]
-      transform gather(2)
-      map_write layer_done[5] = 1
+  edge ag_f[2, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[2, *, *] transform gather(2) map_write layer_done[4] = 1
+  edge ag_f[2, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[2, *, *] transform gather(2) map_write layer_done[5] = 1
   edge rs_f[3, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[3, *]
   edge rs_f[3, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[3, *]
   edge rs_f[3, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[3, *]
   edge rs_f[3, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[3, *]
-  edge ag_f[3, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[3, *, *]
-      transform gather(2)
-      map_write layer_done[6] = 1
-  edge ag_f[3, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[3, *, *]
-      transform gather(2)
-      map_write layer_done[7] = 1
+  edge ag_f[3, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[3, *, *] transform gather(2) map_write layer_done[6] = 1
+  edge ag_f[3, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[3, *, *] transform gather(2) map_write layer_done[7] = 1
   edge rs_f[4, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[4, *]
   edge rs_f[4, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[4, *]
   edge rs_f[4, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[4, *]
   edge rs_f[4, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[4, *]
-  edge ag_f[4, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[4, *, *]
-      transform gather(2)
-      map_write layer_done[8] = 1
-  edge ag_f[4, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[4, *, *]
-      transform gather(2)
-      map_write layer_done[9] = 1
+  edge ag_f[4, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[4, *, *] transform gather(2) map_write layer_done[8] = 1
+  edge ag_f[4, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[4, *, *] transform gather(2) map_write layer_done[9] = 1
   edge rs_f[5, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[5, *]
   edge rs_f[5, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[5, *]
   edge rs_f[5, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[5, *]
   edge rs_f[5, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[5, *]
-  edge ag_f[5, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[5, *, *]
-      transform gather(2)
-      map_write layer_done[10] = 1
-  edge ag_f[5, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[5, *, *]
-      transform gather(2)
-      map_write layer_done[11] = 1
+  edge ag_f[5, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[5, *, *] transform gather(2) map_write layer_done[10] = 1
+  edge ag_f[5, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[5, *, *] transform gather(2) map_write layer_done[11] = 1
   edge rs_f[6, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[6, *]
   edge rs_f[6, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[6, *]
   edge rs_f[6, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[6, *]
   edge rs_f[6, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[6, *]
-  edge ag_f[6, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[6, *, *]
-      transform gather(2)
-      map_write layer_done[12] = 1
-  edge ag_f[6, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[6, *, *]
-      transform gather(2)
-      map_write layer_done[13] = 1
+  edge ag_f[6, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[6, *, *] transform gather(2) map_write layer_done[12] = 1
+  edge ag_f[6, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[6, *, *] transform gather(2) map_write layer_done[13] = 1
   edge rs_f[7, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[7, *]
   edge rs_f[7, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[7, *]
   edge rs_f[7, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[7, *]
   edge rs_f[7, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[7, *]
-  edge ag_f[7, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[7, *, *]
-      transform gather(2)
-      map_write layer_done[14] = 1
-  edge ag_f[7, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[7, *, *]
-      transform gather(2)
-      map_write layer_done[15] = 1
+  edge ag_f[7, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[7, *, *] transform gather(2) map_write layer_done[14] = 1
+  edge ag_f[7, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[7, *, *] transform gather(2) map_write layer_done[15] = 1
   edge rs_f[8, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[8, *]
   edge rs_f[8, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[8, *]
   edge rs_f[8, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[8, *]
   edge rs_f[8, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[8, *]
-  edge ag_f[8, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[8, *, *]
-      transform gather(2)
-      map_write layer_done[16] = 1
-  edge ag_f[8, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[8, *, *]
-      transform gather(2)
-      map_write layer_done[17] = 1
+  edge ag_f[8, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[8, *, *] transform gather(2) map_write layer_done[16] = 1
+  edge ag_f[8, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[8, *, *] transform gather(2) map_write layer_done[17] = 1
   edge rs_f[9, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[9, *]
   edge rs_f[9, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[9, *]
   edge rs_f[9, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[9, *]
   edge rs_f[9, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[9, *]
-  edge ag_f[9, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[9, *, *]
-      transform gather(2)
-      map_write layer_done[18] = 1
-  edge ag_f[9, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[9, *, *]
-      transform gather(2)
-      map_write layer_done[19] = 1
+  edge ag_f[9, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[9, *, *] transform gather(2) map_write layer_done[18] = 1
+  edge ag_f[9, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[9, *, *] transform gather(2) map_write layer_done[19] = 1
   edge rs_f[10, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[10, *]
   edge rs_f[10, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[10, *]
   edge rs_f[10, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[10, *]
   edge rs_f[10, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[10, *]
-  edge ag_f[10, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[10, *, *]
-      transform gather(2)
-      map_write layer_done[20] = 1
-  edge ag_f[10, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[10, *, *]
-      transform gather(2)
-      map_write layer_done[21] = 1
+  edge ag_f[10, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[10, *, *] transform gather(2) map_write layer_done[20] = 1
+  edge ag_f[10, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[10, *, *] transform gather(2) map_write layer_done[21] = 1
   edge rs_f[11, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[11, *]
   edge rs_f[11, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[11, *]
   edge rs_f[11, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[11, *]
   edge rs_f[11, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[11, *]
-  edge ag_f[11, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[11, *, *]
-      transform gather(2)
-      map_write layer_done[22] = 1
-  edge ag_f[11, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[11, *, *]
-      transform gather(2)
-      map_write layer_done[23] = 1
+  edge ag_f[11, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[11, *, *] transform gather(2) map_write layer_done[22] = 1
+  edge ag_f[11, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[11, *, *] transform gather(2) map_write layer_done[23] = 1
   edge rs_f[12, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[12, *]
   edge rs_f[12, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[12, *]
   edge rs_f[12, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[12, *]
   edge rs_f[12, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[12, *]
-  edge ag_f[12, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[12, *, *]
-      transform gather(2)
-      map_write layer_done[24] = 1
-  edge ag_f[12, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[12, *, *]
-      transform gather(2)
-      map_write layer_done[25] = 1
+  edge ag_f[12, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[12, *, *] transform gather(2) map_write layer_done[24] = 1
+  edge ag_f[12, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[12, *, *] transform gather(2) map_write layer_done[25] = 1
   edge rs_f[13, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[13, *]
   edge rs_f[13, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[13, *]
   edge rs_f[13, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[13, *]
   edge rs_f[13, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[13, *]
-  edge ag_f[13, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[13, *, *]
-      transform gather(2)
-      map_write layer_done[26] = 1
-  edge ag_f[13, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[13, *, *]
-      transform gather(2)
-      map_write layer_done[27] = 1
+  edge ag_f[13, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[13, *, *] transform gather(2) map_write layer_done[26] = 1
+  edge ag_f[13, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[13, *, *] transform gather(2) map_write layer_done[27] = 1
   edge rs_f[14, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[14, *]
   edge rs_f[14, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[14, *]
   edge rs_f[14, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[14, *]
   edge rs_f[14, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[14, *]
-  edge ag_f[14, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[14, *, *]
-      transform gather(2)
-      map_write layer_done[28] = 1
-  edge ag_f[14, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[14, *, *]
-      transform gather(2)
-      map_write layer_done[29] = 1
+  edge ag_f[14, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[14, *, *] transform gather(2) map_write layer_done[28] = 1
+  edge ag_f[14, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[14, *, *] transform gather(2) map_write layer_done[29] = 1
   edge rs_f[15, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[15, *]
   edge rs_f[15, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[15, *]
   edge rs_f[15, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[15, *]
   edge rs_f[15, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[15, *]
-  edge ag_f[15, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[15, *, *]
-      transform gather(2)
-      map_write layer_done[30] = 1
-  edge ag_f[15, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[15, *, *]
-      transform gather(2)
-      map_write layer_done[31] = 1
+  edge ag_f[15, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[15, *, *] transform gather(2) map_write layer_done[30] = 1
+  edge ag_f[15, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[15, *, *] transform gather(2) map_write layer_done[31] = 1
   edge rs_f[16, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[16, *]
   edge rs_f[16, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[16, *]
   edge rs_f[16, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[16, *]
   edge rs_f[16, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[16, *]
-  edge ag_f[16, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[16, *, *]
-      transform gather(2)
-      map_write layer_done[32] = 1
-  edge ag_f[16, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[16, *, *]
-      transform gather(2)
-      map_write layer_done[33] = 1
+  edge ag_f[16, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[16, *, *] transform gather(2) map_write layer_done[32] = 1
+  edge ag_f[16, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[16, *, *] transform gather(2) map_write layer_done[33] = 1
   edge rs_f[17, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[17, *]
   edge rs_f[17, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[17, *]
   edge rs_f[17, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[17, *]
   edge rs_f[17, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[17, *]
-  edge ag_f[17, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[17, *, *]
-      transform gather(2)
-      map_write layer_done[34] = 1
-  edge ag_f[17, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[17, *, *]
-      transform gather(2)
-      map_write layer_done[35] = 1
+  edge ag_f[17, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[17, *, *] transform gather(2) map_write layer_done[34] = 1
+  edge ag_f[17, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[17, *, *] transform gather(2) map_write layer_done[35] = 1
   edge rs_f[18, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[18, *]
   edge rs_f[18, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[18, *]
   edge rs_f[18, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[18, *]
   edge rs_f[18, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[18, *]
-  edge ag_f[18, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[18, *, *]
-      transform gather(2)
-      map_write layer_done[36] = 1
-  edge ag_f[18, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[18, *, *]
-      transform gather(2)
-      map_write layer_done[37] = 1
+  edge ag_f[18, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[18, *, *] transform gather(2) map_write layer_done[36] = 1
+  edge ag_f[18, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[18, *, *] transform gather(2) map_write layer_done[37] = 1
   edge rs_f[19, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[19, *]
   edge rs_f[19, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[19, *]
   edge rs_f[19, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[19, *]
   edge rs_f[19, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[19, *]
-  edge ag_f[19, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[19, *, *]
-      transform gather(2)
-      map_write layer_done[38] = 1
-  edge ag_f[19, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[19, *, *]
-      transform gather(2)
-      map_write layer_done[39] = 1
+  edge ag_f[19, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[19, *, *] transform gather(2) map_write layer_done[38] = 1
+  edge ag_f[19, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[19, *, *] transform gather(2) map_write layer_done[39] = 1
   edge rs_f[20, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[20, *]
   edge rs_f[20, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[20, *]
   edge rs_f[20, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[20, *]
   edge rs_f[20, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[20, *]
-  edge ag_f[20, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[20, *, *]
-      transform gather(2)
-      map_write layer_done[40] = 1
-  edge ag_f[20, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[20, *, *]
-      transform gather(2)
-      map_write layer_done[41] = 1
+  edge ag_f[20, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[20, *, *] transform gather(2) map_write layer_done[40] = 1
+  edge ag_f[20, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[20, *, *] transform gather(2) map_write layer_done[41] = 1
   edge rs_f[21, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[21, *]
   edge rs_f[21, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[21, *]
   edge rs_f[21, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[21, *]
   edge rs_f[21, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[21, *]
-  edge ag_f[21, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[21, *, *]
-      transform gather(2)
-      map_write layer_done[42] = 1
-  edge ag_f[21, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[21, *, *]
-      transform gather(2)
-      map_write layer_done[43] = 1
+  edge ag_f[21, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[21, *, *] transform gather(2) map_write layer_done[42] = 1
+  edge ag_f[21, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[21, *, *] transform gather(2) map_write layer_done[43] = 1
   edge rs_f[22, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[22, *]
   edge rs_f[22, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[22, *]
   edge rs_f[22, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[22, *]
   edge rs_f[22, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[22, *]
-  edge ag_f[22, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[22, *, *]
-      transform gather(2)
-      map_write layer_done[44] = 1
-  edge ag_f[22, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[22, *, *]
-      transform gather(2)
-      map_write layer_done[45] = 1
+  edge ag_f[22, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[22, *, *] transform gather(2) map_write layer_done[44] = 1
+  edge ag_f[22, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[22, *, *] transform gather(2) map_write layer_done[45] = 1
   edge rs_f[23, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[23, *]
   edge rs_f[23, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[23, *]
   edge rs_f[23, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[23, *]
   edge rs_f[23, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[23, *]
-  edge ag_f[23, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[23, *, *]
-      transform gather(2)
-      map_write layer_done[46] = 1
-  edge ag_f[23, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[23, *, *]
-      transform gather(2)
-      map_write layer_done[47] = 1
+  edge ag_f[23, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[23, *, *] transform gather(2) map_write layer_done[46] = 1
+  edge ag_f[23, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[23, *, *] transform gather(2) map_write layer_done[47] = 1
   edge rs_f[24, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[24, *]
   edge rs_f[24, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[24, *]
   edge rs_f[24, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[24, *]
   edge rs_f[24, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[24, *]
-  edge ag_f[24, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[24, *, *]
-      transform gather(2)
-      map_write layer_done[48] = 1
-  edge ag_f[24, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[24, *, *]
-      transform gather(2)
-      map_write layer_done[49] = 1
+  edge ag_f[24, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[24, *, *] transform gather(2) map_write layer_done[48] = 1
+  edge ag_f[24, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[24, *, *] transform gather(2) map_write layer_done[49] = 1
   edge rs_f[25, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[25, *]
   edge rs_f[25, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[25, *]
   edge rs_f[25, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[25, *]
   edge rs_f[25, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[25, *]
-  edge ag_f[25, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[25, *, *]
-      transform gather(2)
-      map_write layer_done[50] = 1
-  edge ag_f[25, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[25, *, *]
-      transform gather(2)
-      map_write layer_done[51] = 1
+  edge ag_f[25, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[25, *, *] transform gather(2) map_write layer_done[50] = 1
+  edge ag_f[25, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[25, *, *] transform gather(2) map_write layer_done[51] = 1
   edge rs_f[26, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[26, *]
   edge rs_f[26, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[26, *]
   edge rs_f[26, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[26, *]
   edge rs_f[26, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[26, *]
-  edge ag_f[26, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[26, *, *]
-      transform gather(2)
-      map_write layer_done[52] = 1
-  edge ag_f[26, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[26, *, *]
-      transform gather(2)
-      map_write layer_done[53] = 1
+  edge ag_f[26, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[26, *, *] transform gather(2) map_write layer_done[52] = 1
+  edge ag_f[26, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[26, *, *] transform gather(2) map_write layer_done[53] = 1
   edge rs_f[27, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[27, *]
   edge rs_f[27, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[27, *]
   edge rs_f[27, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[27, *]
   edge rs_f[27, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[27, *]
-  edge ag_f[27, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[27, *, *]
-      transform gather(2)
-      map_write layer_done[54] = 1
-  edge ag_f[27, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[27, *, *]
-      transform gather(2)
-      map_write layer_done[55] = 1
+  edge ag_f[27, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[27, *, *] transform gather(2) map_write layer_done[54] = 1
+  edge ag_f[27, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[27, *, *] transform gather(2) map_write layer_done[55] = 1
   edge rs_f[28, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[28, *]
   edge rs_f[28, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[28, *]
   edge rs_f[28, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[28, *]
   edge rs_f[28, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[28, *]
-  edge ag_f[28, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[28, *, *]
-      transform gather(2)
-      map_write layer_done[56] = 1
-  edge ag_f[28, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[28, *, *]
-      transform gather(2)
-      map_write layer_done[57] = 1
+  edge ag_f[28, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[28, *, *] transform gather(2) map_write layer_done[56] = 1
+  edge ag_f[28, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[28, *, *] transform gather(2) map_write layer_done[57] = 1
   edge rs_f[29, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[29, *]
   edge rs_f[29, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[29, *]
   edge rs_f[29, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[29, *]
   edge rs_f[29, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[29, *]
-  edge ag_f[29, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[29, *, *]
-      transform gather(2)
-      map_write layer_done[58] = 1
-  edge ag_f[29, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[29, *, *]
-      transform gather(2)
-      map_write layer_done[59] = 1
+  edge ag_f[29, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[29, *, *] transform gather(2) map_write layer_done[58] = 1
+  edge ag_f[29, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[29, *, *] transform gather(2) map_write layer_done[59] = 1
   edge rs_f[30, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[30, *]
   edge rs_f[30, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[30, *]
   edge rs_f[30, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[30, *]
   edge rs_f[30, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[30, *]
-  edge ag_f[30, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[30, *, *]
-      transform gather(2)
-      map_write layer_done[60] = 1
-  edge ag_f[30, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[30, *, *]
-      transform gather(2)
-      map_write layer_done[61] = 1
+  edge ag_f[30, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[30, *, *] transform gather(2) map_write layer_done[60] = 1
+  edge ag_f[30, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[30, *, *] transform gather(2) map_write layer_done[61] = 1
   edge rs_f[31, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[31, *]
   edge rs_f[31, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[31, *]
   edge rs_f[31, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[31, *]
   edge rs_f[31, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[31, *]
-  edge ag_f[31, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[31, *, *]
-      transform gather(2)
-      map_write layer_done[62] = 1
-  edge ag_f[31, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[31, *, *]
-      transform gather(2)
-      map_write layer_done[63] = 1
+  edge ag_f[31, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[31, *, *] transform gather(2) map_write layer_done[62] = 1
+  edge ag_f[31, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[31, *, *] transform gather(2) map_write layer_done[63] = 1
   edge rs_f[32, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[32, *]
   edge rs_f[32, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[32, *]
   edge rs_f[32, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[32, *]
   edge rs_f[32, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[32, *]
-  edge ag_f[32, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[32, *, *]
-      transform gather(2)
-      map_write layer_done[64] = 1
-  edge ag_f[32, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[32, *, *]
-      transform gather(2)
-      map_write layer_done[65] = 1
+  edge ag_f[32, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[32, *, *] transform gather(2) map_write layer_done[64] = 1
+  edge ag_f[32, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[32, *, *] transform gather(2) map_write layer_done[65] = 1
   edge rs_f[33, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[33, *]
   edge rs_f[33, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[33, *]
   edge rs_f[33, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[33, *]
   edge rs_f[33, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[33, *]
-  edge ag_f[33, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[33, *, *]
-      transform gather(2)
-      map_write layer_done[66] = 1
-  edge ag_f[33, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[33, *, *]
-      transform gather(2)
-      map_write layer_done[67] = 1
+  edge ag_f[33, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[33, *, *] transform gather(2) map_write layer_done[66] = 1
+  edge ag_f[33, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[33, *, *] transform gather(2) map_write layer_done[67] = 1
   edge rs_f[34, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[34, *]
   edge rs_f[34, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[34, *]
   edge rs_f[34, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[34, *]
   edge rs_f[34, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[34, *]
-  edge ag_f[34, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[34, *, *]
-      transform gather(2)
-      map_write layer_done[68] = 1
-  edge ag_f[34, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[34, *, *]
-      transform gather(2)
-      map_write layer_done[69] = 1
+  edge ag_f[34, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[34, *, *] transform gather(2) map_write layer_done[68] = 1
+  edge ag_f[34, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[34, *, *] transform gather(2) map_write layer_done[69] = 1
   edge rs_f[35, 0, 0]: reduce(sum) tmp0[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[35, *]
   edge rs_f[35, 0, 1]: reduce(sum) tmp0[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[35, *]
   edge rs_f[35, 1, 0]: reduce(sum) tmp1[0, +1048576] -> act0[0, +1048576] by gpu0.launch after down[35, *]
   edge rs_f[35, 1, 1]: reduce(sum) tmp1[1048576, +1048576] -> act1[1048576, +1048576] by gpu1.launch after down[35, *]
-  edge ag_f[35, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[35, *, *]
-      transform gather(2)
-      map_write layer_done[70] = 1
-  edge ag_f[35, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[35, *, *]
-      transform gather(2)
-      map_write layer_done[71] = 1
+  edge ag_f[35, 0]: move act0[0, +1048576] -> hs0 by gpu0.launch after rs_f[35, *, *] transform gather(2) map_write layer_done[70] = 1
+  edge ag_f[35, 1]: move act1[1048576, +1048576] -> hs1 by gpu1.launch after rs_f[35, *, *] transform gather(2) map_write layer_done[71] = 1
 
   # rank 0: return each layer's KV blocks to the pool once nothing uses them
   edge free[0, 0]: release kvl0[0] return_pool by gpu0.free after attn[0, 0]

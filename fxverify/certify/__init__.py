@@ -34,7 +34,7 @@ _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
     "hb-order": order.check_ordered, "cancel-order": order.check_cancel, "flush-between": order.check_flushed, "written-back": order.check_written, "owner-chain": order.check_owner,
     "lease-chain": order.check_lease, "final-owner": order.check_final, "topological-order": order.check_topological,
     "read-cover": order.check_cover, "interval": static.check_interval, "in-place": static.check_in_place,
-    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
+    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": static.check_same_requester, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
     "one-destination": static.check_split, "local-class": static.check_local, "own-slot": static.check_slot,
     "size-bound": static.check_size, "checksum-walk": static.check_checksum, "layout": static.check_layout,
     "lifetime-chain": lifetimes.check_chain, "within-allocation": lifetimes.check_within,
@@ -129,19 +129,22 @@ class Certifier:
         self.solver = solver or SolverOptions()
         self.backend, self._own = backend, backend is None
         self.batch = batch
-        self._pending: list[tuple[str, Query]] = []
+        self._pending: list[tuple[int, str, Query]] = []
+        #: (claim number, failure): ``close`` reports them in claim order, however batches fall
+        self._failed: list[tuple[int, Failure]] = []
 
     def add(self, claim: Claim, cert: Certificate | None) -> None:
         """Check one fast proof's certificate (``None``: missing, a failure)."""
+        n = self.report.checked
         self.report.checked += 1
         st = statement(self.facts, claim, cert)
         if st.problems:
-            self.report.failures.append(Failure(claim.key, "; ".join(st.problems)))
+            self._failed.append((n, Failure(claim.key, "; ".join(st.problems))))
         elif self.report.mode == "python":
             if st.derived:
-                self.report.failures.append(Failure(claim.key, "; ".join(st.derived)))
+                self._failed.append((n, Failure(claim.key, "; ".join(st.derived))))
         else:
-            self._pending.append((claim.key, query_of(claim.key, st)))
+            self._pending.append((n, claim.key, query_of(claim.key, st)))
             if len(self._pending) >= self.batch:
                 self._flush()
 
@@ -152,22 +155,23 @@ class Certifier:
             from fxverify.smt.factory import open_backend
 
             self.backend = open_backend(self.solver)
-        for (key, _q), res in zip(self._pending, self.backend.check_many([q for _k, q in self._pending])):
+        for (n, key, _q), res in zip(self._pending, self.backend.check_many([q for _n, _k, q in self._pending])):
             if res.status is Status.SAT:
-                self.report.failures.append(Failure(key, "the solver finds a schedule or value that breaks the property the certificate claims"))
+                self._failed.append((n, Failure(key, "the solver finds a schedule or value that breaks the property the certificate claims")))
             elif res.status is Status.UNKNOWN:
-                self.report.failures.append(Failure(key, f"the solver could not decide the certificate's query: {res.reason}"))
+                self._failed.append((n, Failure(key, f"the solver could not decide the certificate's query: {res.reason}")))
         self._pending.clear()
 
     def close(self) -> CertifyReport:
         """Decide what is pending, release an own backend, and return the report (failures in
-        the order the solver answered, batch by batch)."""
+        claim order, so they do not depend on how claims fell into batches)."""
         try:
             self._flush()
         finally:
             if self._own and self.backend is not None:
                 self.backend.close()
                 self.backend = None
+        self.report.failures = [x for _n, x in sorted(self._failed, key=lambda nx: nx[0])]
         return self.report
 
 

@@ -154,11 +154,58 @@ def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, wha
     return a, b, ea.accesses()[pa], eb.accesses()[pb]
 
 
+def _sides(facts: Facts, dev: str, space: str) -> set[str]:
+    """Where an access by ``dev`` to ``space`` is served (specs/obligations.md section 1,
+    non-coherent shared memory): ``{dev}`` for a host; else ``""`` (the memory itself) when ``dev``
+    is the memory's device or a chain of links through devices that are neither hosts nor the
+    memory's reaches it (not a host), plus each host such a chain meets first that is the memory's
+    device or reaches it avoiding ``dev``. Recomputed by breadth-first search over the IR's links."""
+    hosts = {d.name for d in facts.policy.devices if d.kind in _HOSTS}
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == space)
+    if dev in hosts:
+        return {dev}
+    if dev == home:
+        return {""}
+    nbrs: dict[str, list[str]] = {}
+    for ln in facts.policy.links:
+        nbrs.setdefault(ln.a, []).append(ln.b)
+        nbrs.setdefault(ln.b, []).append(ln.a)
+
+    def reaches(src: str, banned: str) -> bool:
+        seen, queue = {src, banned}, [src]
+        while queue:
+            u = queue.pop(0)
+            if u == home:
+                return True
+            for x in nbrs.get(u, []):
+                if x not in seen:
+                    seen.add(x)
+                    queue.append(x)
+        return False
+    out: set[str] = set()
+    seen, queue = {dev}, [dev]
+    while queue:
+        u = queue.pop(0)
+        for x in nbrs.get(u, []):
+            if x == home:
+                out.add(home if home in hosts else "")
+            elif x in hosts:
+                if reaches(x, dev):
+                    out.add(x)
+            elif x not in seen:
+                seen.add(x)
+                queue.append(x)
+    return out or {""}
+
+
 def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
     """``written-back`` (FX-ORD-005): the key's accesses are a write and a read of one
-    ``noncoherent`` space by two different hosts; the writer's device writes back, and then the
-    reader's device invalidates, every byte of the hull the write and the read share, ordered
-    between them."""
+    ``noncoherent`` space served from two different sides (specs/obligations.md section 1: a
+    host's cache, or the memory itself for a device without one, recomputed from the fabric, each
+    access from one side only); the bytes reach memory (the writer's side's host writes them back,
+    or the write lands there itself: ``wb_pos`` -1), and then the reader's side sees memory (its
+    host invalidates them, or the read fetches from memory itself: ``inv_pos`` -1), for every byte
+    of the hull the write and the read share, ordered between them."""
     st = Statement()
     bound = _two_accesses(facts, c, st, codes.ORD_005, "a write-back")
     if bound is None:
@@ -166,26 +213,33 @@ def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
     w, r, aw, ar = bound
     ew, er = facts.edges[w], facts.edges[r]
     # The obligation exists only for a write (or reduction) and a read (or reduction) of one
-    # noncoherent space by two different hosts (specs/obligations.md, FX-ORD-005): re-check each.
+    # noncoherent space served from two different sides (specs/obligations.md, FX-ORD-005):
+    # re-check each.
     st.fact(aw.mode is not AccessMode.READ, f"access of {facts.name(w)} is a read, not a write")
     st.fact(ar.mode is not AccessMode.WRITE, f"access of {facts.name(r)} is a write, not a read")
-    space = next((sp for sp in facts.policy.spaces if sp.name == aw.footprint.space), None)
-    st.fact(space is not None and space.noncoherent and ar.footprint.space == aw.footprint.space,
+    decl = next((sp for sp in facts.policy.spaces if sp.name == aw.footprint.space), None)
+    st.fact(decl is not None and decl.noncoherent and ar.footprint.space == aw.footprint.space,
             f"`{aw.footprint.space}` is not a noncoherent space both accesses touch")
-    kinds = {d.name: d.kind for d in facts.policy.devices}
-    st.fact(kinds.get(ew.device) in _HOSTS and kinds.get(er.device) in _HOSTS and ew.device != er.device,
-            f"{facts.name(w)} on `{ew.device}` and {facts.name(r)} on `{er.device}` are not two different hosts")
+    space = aw.footprint.space
+    if decl is None:
+        return st
     lo, hi = max(aw.footprint.base, ar.footprint.base), min(fp_hi(aw.footprint), fp_hi(ar.footprint))
     st.fact((ev.lo, ev.hi) == (lo, hi), f"the shared bytes are [{lo:#x}, {hi:#x}), not [{ev.lo:#x}, {ev.hi:#x})")
     x, y = ev.writeback, ev.invalidate
     if not st.fact(0 <= x < len(facts.edges) and 0 <= y < len(facts.edges), "unknown write-back or invalidate edge"):
         return st
-    for e, pos, fps, dev, what in ((x, ev.wb_pos, facts.edges[x].writebacks, ew.device, "write back"),
-                                  (y, ev.inv_pos, facts.edges[y].invalidates, er.device, "invalidate")):
+    side_w, side_r = _sides(facts, ew.device, space), _sides(facts, er.device, space)
+    st.fact(side_w != side_r, f"{facts.name(w)} and {facts.name(r)} are served from the same side (coherent)")
+    for e, pos, fps, sides, own, what in ((x, ev.wb_pos, facts.edges[x].writebacks, side_w, w, "write back"),
+                                         (y, ev.inv_pos, facts.edges[y].invalidates, side_r, r, "invalidate")):
+        if pos == -1:
+            st.fact(e == own and sides == {""}, f"{facts.name(own)} does not reach the memory itself only")
+            continue
         fp = fps[pos] if 0 <= pos < len(fps) else None
-        st.fact(fp is not None and facts.edges[e].device == dev and fp.space == aw.footprint.space
+        dev = facts.edges[e].device
+        st.fact(fp is not None and sides == {dev} and fp.space == space
                 and (fp.count == 1 or fp.stride <= fp.elem) and fp.base <= lo and hi <= fp_hi(fp),
-                f"{facts.name(e)} does not {what} [{lo:#x}, {hi:#x}) on `{dev}`")
+                f"{facts.name(e)} does not {what} [{lo:#x}, {hi:#x}) on `{dev}` for every access")
     conds = []
     if x == w and ev.before is None:
         pass

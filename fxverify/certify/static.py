@@ -26,11 +26,12 @@ from fxverify.certificate import (
     LocalClass,
     OneDestination,
     OwnSlot,
+    SameRequester,
     SizeBound,
 )
 from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref
 from fxverify.diagnostics import codes
-from fxverify.ir import Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
+from fxverify.ir import AccessMode, Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
 from fxverify.smt.terms import (
     Term,
     and_,
@@ -252,6 +253,65 @@ def check_every_path(facts: Facts, c: Certificate, ev: EveryPath) -> Statement:
     on = _consts(st, {f"carries_{i}": carries[ln.name] for i, ln in enumerate(links)})
     ordered = _consts(st, {f"ordered_{i}": ln.order is LinkOrder.ORDERED for i, ln in enumerate(links)})
     st.violation = or_(*[and_(on[f"carries_{i}"], not_(ordered[f"ordered_{i}"])) for i in range(len(links))])
+    return st
+
+
+def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
+    """True when ``route`` (link names in order from ``device``) is the only route that can carry
+    ``e``'s bytes: its ``via`` links, or, without one, a simple path between its endpoints beside
+    which no link lies on a simple path between them (``on_simple_path``), so no other path exists."""
+    u, v = facts.endpoints(e)
+    other = v if u == device else u
+    at, seen = device, {device}
+    for name in route:
+        ln = facts.policy.link(name) if facts.policy.has("link", name) else None
+        if not st.fact(ln is not None and at in (ln.a, ln.b), f"`{name}` is no link at `{at}`"):
+            return False
+        assert ln is not None
+        at = ln.b if at == ln.a else ln.a
+        if not st.fact(at not in seen, f"the route visits `{at}` twice"):
+            return False
+        seen.add(at)
+    if not st.fact(at == other, f"the route ends at `{at}`, not `{other}`"):
+        return False
+    if e.via is not None:
+        return st.need(set(e.via) == set(route), f"`{e.name}` is pinned to another route")
+    strays = [ln.name for ln in facts.policy.links if ln.name not in route and on_simple_path(facts, ln.name, u, v)]
+    return st.need(not strays, f"`{e.name}` may also take `{strays[0] if strays else ''}`")
+
+
+def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Statement:
+    """``same-requester`` (FX-ORD-003): the writer's device reads the bytes back itself, either from
+    its own memory (empty route) or along the one route both transfers can take, which holds the
+    posted link: a read request does not pass posted writes along one path (PCIe Base
+    Specification, section 2.4.1). The SMT statement takes the recomputed facts as constants."""
+    st = Statement()
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == codes.ORD_003 and len(refs) == 3 and len(c.edges) >= 2,
+                   f"a same-requester route does not prove {c.code}"):
+        return st
+    w, r = c.edges[0], c.edges[1]
+    (nw, pw), (nr, pr) = split_ref(refs[0]), split_ref(refs[1])
+    ew, er = facts.edges[w], facts.edges[r]
+    if not st.fact(nw == ew.name and nr == er.name and 0 <= pw < len(ew.accesses()) and 0 <= pr < len(er.accesses()),
+                   "the key does not name the obligation's accesses"):
+        return st
+    link = refs[2]
+    aw = ew.accesses()[pw]
+    st.fact(aw.mode is not AccessMode.READ, f"access {pw} of {ew.name} writes nothing")
+    same = st.fact(ew.device == ev.device and er.device == ev.device,
+                   f"`{ew.name}` and `{er.name}` are not both driven by `{ev.device}`")
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == aw.footprint.space)
+    if not ev.route:
+        own = st.need(home == ev.device, f"the bytes are on `{home}`, not in `{ev.device}`'s own memory")
+    else:
+        own = st.fact(link in ev.route, f"the route does not cross the posted link `{link}`")
+        for e in (ew, er):
+            own = st.need(set(facts.endpoints(e)) == {ev.device, home},
+                          f"`{e.name}` does not move bytes between `{ev.device}` and `{home}`") and own
+            own = _one_route(facts, st, e, ev.route, ev.device) and own
+    k = _consts(st, {"same_device": same, "one_route_or_own_memory": own})
+    st.violation = not_(and_(k["same_device"], k["one_route_or_own_memory"]))
     return st
 
 

@@ -94,10 +94,12 @@ def _env(key: str) -> str:
     return "FXVERIFY_" + key.upper().replace("-", "_")
 
 
+# Paths we read take `readable=False`: the parser's own readability test would refuse an
+# unreadable file as a usage error (FX-USE-005); the reader reports it as FX-NAM-003 with its file.
 @app.command()
 def check(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
+    paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (searched for *.fx)."),
     fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
                                   help="Output format: text, json, sarif, junit, github, markdown, html or csv. FMT=PATH also "
                                        "writes FMT to PATH; repeat for several outputs from one run."),
@@ -124,15 +126,18 @@ def check(
                                           "comma-separated; repeatable. FX-ORD-001 is always checked."),
     ignore: list[str] = typer.Option([], "--ignore", metavar="RULES", envvar=_env("ignore"),
                                      help="Do not check these rules (codes, prefixes or families); repeatable."),
-    baseline: Optional[Path] = typer.Option(None, "--baseline", envvar=_env("baseline"),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", readable=False, envvar=_env("baseline"),
                                             help="Report only findings not in this baseline file."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record the current findings in FILE and exit 0."),
-    update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", help="Like --baseline, then drop stale entries from FILE."),
+    update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", readable=False, help="Like --baseline, then drop stale entries from FILE."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
                                              help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
-                             help="Check policies (or, for one policy, its solver queries) in N worker processes."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="1",
+                                       help="Worker processes here; a big policy is split over them (same report for any N; "
+                                            "one process was faster on 2 shared cores)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
+                                 help="Run the checks here (local), or on the workers of an existing Dask cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
                                help="No progress bar; the text report shows only failures "
                                     "(refuted, unknown, input errors) and a one-line summary."),
@@ -143,7 +148,7 @@ def check(
     junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", envvar=_env("junit-per-obligation"),
                                               help="JUnit: one test case per obligation (default: one per obligation "
                                                    "family key, with its count)."),
-    config: Optional[Path] = typer.Option(None, "--config", envvar=_env("config"),
+    config: Optional[Path] = typer.Option(None, "--config", readable=False, envvar=_env("config"),
                                           help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
                                                "with [tool.fxverify], from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
@@ -173,7 +178,7 @@ def check(
     given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
                  fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
                  ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
-                 quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
+                 executor=executor, quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
     from fxverify.gate.config import ConfigError, settings
 
     try:
@@ -198,7 +203,7 @@ def check(
         gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
-        jobs=s["jobs"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+        jobs=s["jobs"] or 1, executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
     from fxverify.render.progress import ProgressBar
 
     with ProgressBar(s["quiet"]) as bar:
@@ -260,7 +265,7 @@ Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
 @app.command()
 def lower(
-    policy: Path = typer.Argument(..., help="The policy file to lower."),
+    policy: Path = typer.Argument(..., readable=False, help="The policy file to lower."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous lowering's (replaced atomically as a whole)."),
     target: Target = typer.Option(Target("kernel"), "--target", help="Runtime to lower for."),  # type: ignore[valid-type]
     no_compile: bool = typer.Option(False, "--no-compile", help="Write C only; do not run clang."),
@@ -312,7 +317,7 @@ def lower(
 
 @app.command()
 def smt(
-    policy: Path = typer.Argument(..., help="The policy file whose obligations to write."),
+    policy: Path = typer.Argument(..., readable=False, help="The policy file whose obligations to write."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous export's (replaced atomically as a whole)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
@@ -354,7 +359,7 @@ _SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": Graph
 
 @app.command()
 def graph(
-    policy: Path = typer.Argument(..., help="The policy file to draw."),
+    policy: Path = typer.Argument(..., readable=False, help="The policy file to draw."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
     fmt: Optional[GraphFormat] = typer.Option(None, "--format", "-f",
                                               help="dot, svg (laid out by Graphviz) or html (one self-contained page); "
@@ -409,7 +414,7 @@ def graph(
 
 
 @app.command()
-def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
+def parse(paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (searched for *.fx).")) -> None:
     """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
     regions and edges (families unrolled), exit 0."""
     from fxverify.gate.sources import parse_only
@@ -418,7 +423,7 @@ def parse(paths: list[Path] = typer.Argument(..., help="Policy files or folders 
 
 
 @app.command()
-def fmt(paths: list[Path] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
+def fmt(paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (every *.fx, shared fragments too)."),
         check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
         diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
     """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
@@ -444,8 +449,8 @@ class CompareFormat(str, Enum):
 
 @app.command()
 def compare(
-    a: Path = typer.Argument(..., help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
-    b: Path = typer.Argument(..., help="The CSV report of the second run."),
+    a: Path = typer.Argument(..., readable=False, help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
+    b: Path = typer.Argument(..., readable=False, help="The CSV report of the second run."),
     fmt: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="A table (text) or CSV."),
     changed: bool = typer.Option(False, "--changed", help="Show only rows whose verdict or counts differ."),
 ) -> None:

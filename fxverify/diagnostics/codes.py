@@ -158,9 +158,11 @@ ORD_002 = _code(
     _ex("corpus/ordering/fail/kv-offload-unordered.fx", "corpus/ordering/ok/kv-offload-ordered.fx"))
 ORD_003 = _code(
     "FX-ORD-003", F.ORDERING, _E, "posted write read before a flush",
-    "bytes written over a `posted` link are read without a flush of that link in between",
+    "bytes written over a `posted` link are read without a flush of that link in between, by another "
+    "device, or by the writer's device over a route that may differ from the write's",
     "a posted write completes at the sender before it is visible at the receiver; without a flush the "
-    "reader may see the old bytes",
+    "reader may see the old bytes (PCIe keeps a read behind the same requester's posted writes only along "
+    "one path)",
     _ex("corpus/ordering/fail/posted-read-no-flush.fx", "corpus/ordering/ok/posted-read-after-flush.fx"))
 ORD_004 = _code(
     "FX-ORD-004", F.ORDERING, _E, "ordering requirement cannot be met",
@@ -177,8 +179,9 @@ INIT_001 = _code(
     _ex("corpus/ordering/fail/fp8-page-scales-not-moved.fx", "corpus/ordering/ok/fp8-page-scales-moved.fx"))
 ORD_005 = _code(
     "FX-ORD-005", F.ORDERING, _E, "non-coherent read without write-back and invalidate",
-    "one host reads bytes of a `noncoherent` space that another host wrote, without the writer's write-back "
-    "and then the reader's invalidate ordered between the write and the read",
+    "bytes of a `noncoherent` space written through one cache (a host's, or the memory itself for a DMA "
+    "engine or near-memory engine) are read through another, without the writer's write-back and then the "
+    "reader's invalidate (each on the side that has a host cache) ordered between the write and the read",
     "hosts that share CXL memory without coherence see each other's stores only through memory: the writer's "
     "cache may still hold them (no write-back) or the reader's cache may still hold the old line (no "
     "invalidate), so the reader sees stale bytes, such as a device header two hosts initialise differently",
@@ -565,6 +568,15 @@ USE_008 = _code(
     "has a key that is not a setting, or a value of the wrong type", _USE_WHY,
     InlineExample('[tool.fxverify]\nfail-on = "never"\njobs = "2"', '[tool.fxverify]\nfail-on = "warning"\njobs = 2',
                   "situation"))
+USE_009 = _code(
+    "FX-USE-009", F.USAGE, _E, "executor unavailable",
+    "`--executor dask://HOST:PORT` cannot be used: the `distributed` package is not installed "
+    "(`pip install distributed`, or `pip install '.[dask]'` in a checkout of fxverify), the scheduler cannot be "
+    "reached or has no workers, or a worker runs another fxverify or solver than the gate (its report would not "
+    "be the same bytes)", _USE_WHY,
+    InlineExample("fxverify check policies/ --executor dask://scheduler:8786   # no scheduler listens there",
+                  "dask scheduler --port 8786 &  dask worker scheduler:8786 &\n"
+                  "fxverify check policies/ --executor dask://scheduler:8786", "command"))
 IO_001 = _code(
     "FX-IO-001", F.IO, _E, "cannot write output",
     "an output file or folder cannot be written (missing folder, not a folder, no permission)",

@@ -5,7 +5,8 @@
 ``--unknown`` policy and the baseline, writes a new baseline when asked, and decides the exit code
 (``report``). Problems of the run itself are diagnostics of their own codes in
 ``Report.problems``: FX-USE-001 (no policy files), FX-USE-002 (conflicting options), FX-USE-006
-(a solver that is not installed), FX-IO-001
+(a solver that is not installed), FX-USE-005 and FX-USE-009 (an ``--executor`` that is not one, or
+cannot be used: ``gate.executors``), FX-IO-001
 (an output that cannot be written), FX-GATE-001 (a baseline that cannot be read) and FX-GATE-002
 (a note: the baseline was not written because of input errors). The caller renders the report.
 """
@@ -25,7 +26,10 @@ from fxverify.gate.baseline import BaselineEntry, BaselineError, apply_baseline,
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
 from fxverify.gate.report import BaselineOutcome, GateOptions, Report
-from fxverify.gate.run import Progress, crashed, run_checks
+from fxverify.gate.executors import open_executor
+from fxverify.gate.run import Progress, run_checks
+from fxverify.gate.shards import SPLIT_MIN_EDGES
+from fxverify.gate.tasks import crashed
 from fxverify.pipeline import CheckOptions, solver_problem
 from fxverify.result import CheckResult
 
@@ -38,7 +42,10 @@ class GateRequest:
     the ``gate`` options, at most one of ``baseline`` (report only new findings),
     ``write_baseline`` (record the findings, exit 0) and ``update_baseline`` (like ``baseline``,
     then drop stale entries), the result cache folder (``None``: no cache), ``jobs`` worker
-    processes, ``dump_smt`` (a folder that receives ``<policy stem>/<obligation>.smt2``),
+    processes on this machine, or the ``executor`` that runs the checks (``local``, or
+    ``dask://HOST:PORT``: ``gate.executors``), ``split_from`` the edge count from which one
+    policy is split over the workers (``gate.shards``), ``dump_smt`` (a folder that receives
+    ``<policy stem>/<obligation>.smt2``),
     ``stats`` (wall times and cache counts in the report), where ``progress`` goes, and the
     ``exclude`` globs of files never checked (``discover.excluded``)."""
 
@@ -50,6 +57,8 @@ class GateRequest:
     update_baseline: str | None = None
     cache_dir: str | None = None
     jobs: int = 1
+    executor: str = "local"
+    split_from: int = SPLIT_MIN_EDGES
     dump_smt: str | None = None
     stats: bool = False
     progress: Progress | None = None
@@ -85,15 +94,30 @@ def run_gate(req: GateRequest) -> Report:
             return _stop(report, diagnostic(codes.GATE_001, str(err),
                                             help="record one with `fxverify check --write-baseline FILE`"))
     if req.dump_smt is not None:
+        if req.executor != "local":
+            return _stop(report, diagnostic(codes.USE_002, "`--dump-smt` writes every query on this machine, so it "
+                                            f"runs here: it cannot go with `--executor {req.executor}`",
+                                            help="drop `--executor` to dump the queries"))
         results, cache, seconds, problem = _run_dumping(files, req)
         if problem is not None:
             return _stop(report, problem)
     else:
+        executor = None
+        if req.executor != "local":
+            opened = open_executor(req.executor, req.jobs, req.check.solver.solver)
+            if isinstance(opened, Diagnostic):
+                return _stop(report, opened)
+            executor = opened
         t0 = perf_counter()
         p = req.progress
-        if p is not None:
-            p.start(len(files))
-        results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p)
+        try:
+            if p is not None:
+                p.start(len(files))
+            results, cache = run_checks(files, req.check, req.cache_dir, req.jobs, p, executor=executor,
+                                        split_from=req.split_from)
+        finally:
+            if executor is not None:
+                executor.close()
         seconds = perf_counter() - t0
     if req.gate.unknown == "warn":
         _unknown_as_warning(results)

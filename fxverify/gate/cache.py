@@ -41,7 +41,8 @@ from fxverify.atomic import replace_atomically
 from fxverify.fileio import read_regular
 from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.pipeline import CheckOptions
-from fxverify.resolve.files import repo_root
+from fxverify.resolve import Loader
+from fxverify.resolve.snapshot import repo_root
 from fxverify.result import CheckResult, Verdict
 from fxverify.smt.backend import Backend, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, sha256
@@ -184,7 +185,7 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
 
     It covers everything the verdict depends on besides the files read (whose hashes the entry
     stores): the path as given and as resolved, the repository root that confines includes
-    (``resolve.files.repo_root``: adding or removing a ``.git`` changes which includes are
+    (``resolve.snapshot.repo_root``: adding or removing a ``.git`` changes which includes are
     allowed), the check and solver options (the solver's name among them), the solver's version,
     fxverify's version and its own code. The gate options (``--unknown``, ``--fail-on``) are not in
     it: the gate applies them to the result after the cache (``gate.run_gate``).
@@ -203,31 +204,52 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
     return sha256(path, raw, opts, where, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint())
 
 
+def lookup(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats) -> tuple[str | None, CheckResult | None]:
+    """``(policy key, stored result)`` for ``path``: the key is ``None`` without a cache, with
+    ``dump_smt`` (a dump must run every query) or for a file that cannot be read; the result is
+    ``None`` on a miss. Counts the hit or miss in ``stats``."""
+    if cache is None or options.dump_smt:
+        return None, None
+    t0 = time.perf_counter()
+    key = policy_key(path, options)
+    hit = cache.get_policy(key) if key is not None else None
+    if hit is not None:
+        stats.policy_hits += 1
+        hit.seconds = time.perf_counter() - t0
+        return key, hit
+    stats.policy_misses += 1
+    return key, None
+
+
+def counting(cache: ResultCache | None, stats: CacheStats) -> pipeline.BackendFactory:
+    """Makes the solver of a check: through the obligation cache (``CachingBackend``), or with
+    ``cache=None`` counting its queries only; either way the counts go to ``stats``."""
+    def make(solver: SolverOptions) -> Backend:
+        inner = open_backend(solver)
+        return CountingBackend(inner, stats) if cache is None else CachingBackend(inner, cache, solver, stats)
+    return make
+
+
+def check_counted(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
+                  progress: pipeline.Progress | None = None, loader: Loader | None = None) -> CheckResult:
+    """``pipeline.check`` with the solver of ``counting`` (the policy-level cache is the caller's),
+    the result's ``cache_hits`` and ``solved`` filled in. Raises what ``pipeline.check`` raises."""
+    before = (stats.hits, stats.solved)
+    result = pipeline.check(path, options, make=counting(cache, stats), progress=progress, loader=loader)
+    result.cache_hits, result.solved = stats.hits - before[0], stats.solved - before[1]
+    return result
+
+
 def check_cached(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
-                 progress: pipeline.Progress | None = None, jobs: int = 1) -> CheckResult:
+                 progress: pipeline.Progress | None = None) -> CheckResult:
     """Check ``path`` through the cache: a policy-level hit returns the stored result; otherwise
     the pipeline runs with a ``CachingBackend`` over the solver and the result is stored. With
-    ``cache=None`` (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in. With
-    ``jobs > 1`` the queries that reach the solver are decided in a pool of that many processes.
+    ``cache=None`` (``--no-cache``) it is ``pipeline.check`` with the solver counts filled in.
     Raises only what ``pipeline.check`` raises (bugs)."""
-    key = None
-    if cache is not None and not options.dump_smt:
-        t0 = time.perf_counter()
-        key = policy_key(path, options)
-        hit = cache.get_policy(key) if key is not None else None
-        if hit is not None:
-            stats.policy_hits += 1
-            hit.seconds = time.perf_counter() - t0
-            return hit
-        stats.policy_misses += 1
-    before = (stats.hits, stats.solved)
-
-    def make(solver: SolverOptions) -> Backend:
-        inner = open_backend(solver, jobs=jobs)
-        return CountingBackend(inner, stats) if cache is None else CachingBackend(inner, cache, solver, stats)
-
-    result = pipeline.check(path, options, make=make, progress=progress)
-    result.cache_hits, result.solved = stats.hits - before[0], stats.solved - before[1]
+    key, hit = lookup(path, options, cache, stats)
+    if hit is not None:
+        return hit
+    result = check_counted(path, options, cache, stats, progress)
     if cache is not None and key is not None:
         cache.put_policy(key, result)
     return result

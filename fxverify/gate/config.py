@@ -66,6 +66,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("exit-zero", "exit_zero", bool),
     Setting("baseline", "baseline", str, path=True),
     Setting("jobs", "jobs", int, minimum=1),
+    Setting("executor", "executor", str),
     Setting("timeout", "timeout", int, minimum=1),
     Setting("rlimit", "rlimit", int, minimum=1),
     Setting("seed", "seed", int, minimum=0),

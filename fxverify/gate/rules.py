@@ -65,8 +65,16 @@ def _unknown(selector: str, option: str) -> Diagnostic:
 def skipped(select: Iterable[str], ignore: Iterable[str]) -> tuple[frozenset[str], list[Diagnostic]]:
     """The codes whose obligations are not generated under ``select`` and ``ignore`` (selector
     lists as ``split`` reads them), and the problems: FX-USE-005 for a selector that names no
-    rule, or that ignores a rule that is always checked (``ALWAYS``)."""
+    rule, an empty ``select`` value (``--select ''``), or an ignore of a rule that is always
+    checked (``ALWAYS``)."""
     problems: list[Diagnostic] = []
+    select = list(select)
+    if any(not split([v]) for v in select):
+        # an empty selector would select nothing, and no selector means every rule: refuse it
+        # rather than check everything while the user meant a narrower run
+        problems.append(diagnostic(codes.USE_005, "`--select` is empty: it names no rule",
+                                   help="name codes, prefixes or families (`--select FX-ORD,ownership`), or leave "
+                                        "`--select` out to check every rule"))
     sel, ign = split(select), split(ignore)
     kept = {str(c) for c in RULES} if not sel else set(ALWAYS)
     for s in sel:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, counted, crash, diagnostic
-from fxverify.fileio import read_regular
+from fxverify.fileio import read_hint, read_regular
 from fxverify.gate.discover import fx_files
 from fxverify.resolve import load_policy
 from fxverify.source import SourceMap
@@ -75,12 +75,15 @@ def format_files(paths: list[str], check_only: bool = False, diff: bool = False)
         return _none_found(paths)
     run = Run()
     changed: list[str] = []
+    failed = 0
     for f in files:
         try:
             text, diags = decode_text(read_regular(f), f)
         except OSError as err:
-            run.problems.append(([diagnostic(codes.NAM_003, f"cannot read `{f}`: {err.strerror or err}")], None))
+            run.problems.append(([diagnostic(codes.NAM_003, f"cannot read `{f}`: {err.strerror or err}",
+                                             help=read_hint(err, f) or "name a readable policy file")], None))
             run.exit_code = 2
+            failed += 1
             continue
         sources = SourceMap()
         sources.add(f, text)
@@ -88,6 +91,7 @@ def format_files(paths: list[str], check_only: bool = False, diff: bool = False)
         if out is None:
             run.problems.append((more, sources))
             run.exit_code = 2
+            failed += 1
             continue
         if out == text:
             continue
@@ -105,7 +109,8 @@ def format_files(paths: list[str], check_only: bool = False, diff: bool = False)
                 continue
             run.stdout += f"reformatted {f}\n"
     verb = "would be reformatted" if check_only or diff else "reformatted"
-    run.stdout += f"{counted(len(changed), 'file')} {verb}, {len(files) - len(changed)} unchanged\n"
+    run.stdout += (f"{counted(len(changed), 'file')} {verb}, {len(files) - len(changed) - failed} unchanged"
+                   + (f", {failed} not read or not parsed" if failed else "") + "\n")
     if run.exit_code == 0 and changed and (check_only or diff):
         run.exit_code = 1
     return run

@@ -21,8 +21,8 @@ _OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Compare, ast.Eq, 
 
 @dataclass
 class Stmt:
-    """One statement (an edge, possibly over several lines) with ``$(EXPR)`` placeholders;
-    ``edges`` is how many edge instances one rendering declares (0 for other statements)."""
+    """One statement (an edge; its text may break before clauses, rendered as one line) with
+    ``$(EXPR)`` placeholders; ``edges`` is how many edge instances one rendering declares (0 for other statements)."""
 
     text: str
     edges: int = 1
@@ -96,8 +96,9 @@ def _render(prog: Program, indent: str, unroll: bool, env: dict[str, int], first
                 yield indent + "# " + s.text if s.text else ""
         elif isinstance(s, Stmt):
             text = _substitute(s.text, (lambda e: str(evaluate(e, env))) if unroll else _simplify)
-            for line in text.split("\n"):
-                yield indent + line
+            # One statement per line, as `fxverify fmt` lays it out (specs/output.md): the
+            # continuation lines that keep the generator's source readable are joined.
+            yield indent + " ".join(part.strip() for part in text.split("\n"))
         elif isinstance(s, If):
             if unroll:
                 yield from _render(s.then if evaluate(s.cond, env) else s.orelse, indent, unroll, env, first)

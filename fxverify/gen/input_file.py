@@ -16,7 +16,7 @@ from typing import Any
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.fileio import read_regular
+from fxverify.fileio import read_hint, read_regular
 from fxverify.source import SourceMap, Span
 
 
@@ -56,7 +56,7 @@ class InputFile:
             raw = read_regular(path, MAX_INPUT_BYTES)
         except OSError as err:
             raise InputProblem(diagnostic(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}",
-                                          help=f"pass the path of {what}")) from None
+                                          help=read_hint(err, path) or f"pass the path of {what}")) from None
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:

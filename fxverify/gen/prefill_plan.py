@@ -28,7 +28,7 @@ from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
 from fxverify.gen.prefill_fabric import FabricPlan, place_fabric
-from fxverify.vocab import CODECS, GIB, KIB, MIB, U64_END, canonical_dtype, dtype_bits
+from fxverify.vocab import CODECS, GIB, KIB, MIB, U64_END, canonical_dtype, dtype_bits, in_unit
 
 # CXL spill units and checkpoint slots are whole 4 KiB pages (the x86-64 base page;
 # specs/generators.md), so no two of them share a page.
@@ -388,7 +388,7 @@ def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
         items = _hbm_items(s, o.tp, layer_w, stream=True)
     used = items[-1][1]
     if used > hbm:
-        raise InputProblem(diagnostic(codes.GEN_003, f"one rank needs {used} B ({used / GIB:.1f} GiB) of HBM; "
+        raise InputProblem(diagnostic(codes.GEN_003, f"one rank needs {used} B ({in_unit(used, GIB, 'GiB')}) of HBM; "
                                       f"each GPU has {o.hbm_gib} GiB",
                                       help="raise --tp, lower --tokens, or pass --hbm-gib for larger GPUs"))
     offsets, start = {}, 0
@@ -462,7 +462,7 @@ def _cxl_layout(o: PrefillOptions, s: Sizes, f: FabricPlan) -> CxlLayout:
             have = sum(w.size for w in volatile)
             need = s.spill_layers * unit
             raise InputProblem(diagnostic(codes.GEN_003, f"too little CXL capacity: spilling {s.spill_layers} layers needs "
-                                          f"{need} B ({need / MIB:.1f} MiB) in whole-layer units of {unit} B; the volatile "
+                                          f"{need} B ({in_unit(need, MIB, 'MiB')}) in whole-layer units of {unit} B; the volatile "
                                           f"windows hold {have} B ({', '.join(w.name for w in volatile)})",
                                           help="lower --spill" + ("" if fp8 else ", use --kv-dtype fp8")
                                                + ", or pass a listing with more CXL memory"))

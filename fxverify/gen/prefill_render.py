@@ -17,13 +17,11 @@ from fxverify.gen.emit import count, render
 from fxverify.gen.prefill_flow import flow_program
 from fxverify.gen.prefill_fabric import Device, Link, space_name
 from fxverify.gen.prefill_plan import CHECKPOINT_CODEC, QUANT_GROUP, SCALE_BYTES, PrefillPlan
-from fxverify.vocab import GIB, DeviceKind, size_text
+from fxverify.vocab import GIB, DeviceKind, in_unit, size_text
 
-# Device and link comments start at column 50, so a fabric block reads as a table.
-COMMENT_COLUMN = 50
-# A CPU's comment has always followed its kind after 25 spaces rather than at COMMENT_COLUMN;
-# kept so that regenerated policies stay byte-identical to the committed ones.
-CPU_COMMENT_GAP = " " * 25
+# A comment that ends a declaration follows it after two spaces, as `fxverify fmt` lays it out
+# (specs/output.md), so a generated policy is already formatted.
+COMMENT_GAP = "  "
 
 
 @dataclass
@@ -103,15 +101,15 @@ def render_prefill(p: PrefillPlan) -> Generated:
 # ---- fabric -----------------------------------------------------------------------------------
 
 def _commented(decl: str, comment: str) -> str:
-    """``decl``, then ``# comment`` from ``COMMENT_COLUMN`` (nothing when ``comment`` is empty)."""
-    return decl.ljust(COMMENT_COLUMN) + f"# {comment}" if comment else decl
+    """``decl``, then ``# comment`` after ``COMMENT_GAP`` (nothing when ``comment`` is empty)."""
+    return f"{decl}{COMMENT_GAP}# {comment}" if comment else decl
 
 
 def _device_line(d: Device) -> str:
     """``device NAME: KIND hooks [...]`` and its comment."""
     decl = f"device {d.name}: {d.kind.value}" + (f" hooks [{', '.join(d.hooks)}]" if d.hooks else "")
     if d.kind is DeviceKind.CPU and d.comment:
-        return f"{decl}{CPU_COMMENT_GAP}# {d.comment}"
+        return f"{decl}{COMMENT_GAP}# {d.comment}"
     return _commented(decl, d.comment)
 
 
@@ -183,7 +181,7 @@ def _header(p: PrefillPlan, edges: int) -> list[str]:
               f" allocated after request q - {n} frees them"]
     used = p.hbm.used_bytes
     h.append(f"#   weights are {'streamed per layer into two HBM slots' if p.hbm.stream else 'resident in HBM'}; "
-             f"one rank uses {used} B ({used / GIB:.2f} GiB) of {o.hbm_gib} GiB HBM")
+             f"one rank uses {used} B ({in_unit(used, GIB, 'GiB', 2)}) of {o.hbm_gib} GiB HBM")
     if s.spill_layers:
         h.append(f"#   spill: floor({s.spill_fraction} x {s.layers}) = {s.spill_layers} layers (from layer {s.first_spilled}); "
                  f"slot = {_spill_derivation(p)}")
@@ -233,7 +231,7 @@ def _declarations(p: PrefillPlan) -> _Declarations:
                    "allocated and freed together")
             region(f"kvb{r}[s in 0..{n}, l in 0..{L}, b in 0..{B}] in hbm{r} at {kv:#x} + ((s * {L} + l) * {B} + b) * "
                    f"{s.block_bytes} size {s.block_bytes} owner {g} dtype {dt}", n * L * B)
-        d.alias_sets.append(f"alias_set kvcache{r} = [kvl{r}, kvb{r}]   # a layer's view and its blocks are the same bytes")
+        d.alias_sets.append(f"alias_set kvcache{r} = [kvl{r}, kvb{r}]  # a layer's view and its blocks are the same bytes")
         region(f"wemb{r} in hbm{r} at {off['wemb']:#x} size {s.embed_weight_bytes} owner {g} dtype {dt} init", 1,
                f"rank {r}: its vocabulary shard of the embedding{'' if m.tied else ' and the LM head'}")
         for nm in ("act", "tmp", "hs"):
@@ -275,8 +273,8 @@ def _declarations(p: PrefillPlan) -> _Declarations:
                 region(f"wexp{r}[j in 0..{s.moe_layers}] in {hs.name} at {hr.base:#x} + j * {ew} size {ew} "
                        f"owner {g}{wdt} init", s.moe_layers,
                        f"rank {r}: weights of global experts {first}..{end} of every MoE layer, in pinned host memory")
-        d.spaces.append(f"space {hs.name} on {hs.cpu} size {size_text(hs.size_bytes)}".ljust(COMMENT_COLUMN)
-                        + "# host memory holding streamed weights (sized to fit them)")
+        d.spaces.append(f"space {hs.name} on {hs.cpu} size {size_text(hs.size_bytes)}"
+                        + COMMENT_GAP + "# host memory holding streamed weights (sized to fit them)")
     _cxl_declarations(p, d)
     if p.remote is not None:
         _remote_declarations(p, d)
@@ -299,7 +297,7 @@ def _cxl_declarations(p: PrefillPlan, d: _Declarations) -> None:
         shared = f.shared.get(w.name, ())
         d.spaces.append(f"space {space_name(w.name)} on {f.home[w.name]} base {w.base:#x} size {size_text(w.size)}"
                         + (" persistent" if w.persistent else "") + (" noncoherent" if shared else "")
-                        + f"   # {w.name}: {what}, {kind}")
+                        + f"  # {w.name}: {what}, {kind}")
         for x in shared:
             # Two hosts map it, and nothing in a listing shows cross-host coherence (CXL 2.0).
             d.spaces.append(f"#   shared with host `{x.host}`: {x.reason}")
@@ -325,8 +323,8 @@ def _remote_declarations(p: PrefillPlan, d: _Declarations) -> None:
     hands it to ``decode0``."""
     rm, s, f, region = p.remote, p.sizes, p.fabric, d.region
     assert rm is not None  # INVARIANT: called only with --disaggregate
-    d.spaces.append(f"space rhbm on decode0 size {size_text(rm.size_bytes)}".ljust(COMMENT_COLUMN)
-                    + "# the decode node's KV memory (sized to fit)")
+    d.spaces.append(f"space rhbm on decode0 size {size_text(rm.size_bytes)}"
+                    + COMMENT_GAP + "# the decode node's KV memory (sized to fit)")
     for g, r in enumerate(f.primaries):
         rep = f"; {s.replicas} replicas per block" if s.replicas > 1 else ""
         if s.requests == 1:
@@ -345,13 +343,13 @@ def _maps(p: PrefillPlan, d: _Declarations) -> None:
     owners, blocks sent per NIC (the flush's aggregate); layers done and blocks sent per request."""
     tp, nn = p.options.tp, len(p.fabric.nics_used)
     layer = "l" if p.sizes.requests == 1 else f"(q * {p.sizes.layers} + l)"  # each request has its own entries
-    d.maps.append("map kv_written: array<u32, u64>[1] class per_device merge sum      # KV blocks written, per GPU")
-    d.maps.append(f"map layer_done: array<u32, u32>[{p.layer_done_entries}] class causal            # key {layer} * {tp} + rank")
+    d.maps.append("map kv_written: array<u32, u64>[1] class per_device merge sum  # KV blocks written, per GPU")
+    d.maps.append(f"map layer_done: array<u32, u32>[{p.layer_done_entries}] class causal  # key {layer} * {tp} + rank")
     if p.sizes.spill_layers:
-        d.maps.append(f"map block_owner: hash<u32, device>[{p.block_owner_entries}] class linearizable   "
+        d.maps.append(f"map block_owner: hash<u32, device>[{p.block_owner_entries}] class linearizable  "
                       "# who holds each spilled block")
     if p.options.disaggregate:
-        d.maps.append(f"map kv_sent: array<u32, u64>[{p.kv_sent_entries}] class per_device merge sum     # key {layer} * {nn} + NIC")
+        d.maps.append(f"map kv_sent: array<u32, u64>[{p.kv_sent_entries}] class per_device merge sum  # key {layer} * {nn} + NIC")
 
 
 # ---- summary ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
+from fxverify.obligations.ordering import same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -58,7 +59,7 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
             for oid, oacc in others:
                 if not _share_a_byte(fp, oacc.footprint):
                     continue
-                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE:
+                if acc.mode is AccessMode.REDUCE and oacc.mode is AccessMode.REDUCE and acc.atomic and oacc.atomic:
                     if not (acc.op == oacc.op and acc.op in AC_OPS):
                         add(eid, oid, codes.XF_004)
                 else:
@@ -83,8 +84,9 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
 
 
 def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
-    """Readers of bytes written over a ``posted`` link, from another device: ``reader -> [(writer,
-    link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
+    """Readers of bytes written over a ``posted`` link that need a flush (from another device, or
+    from the writer's device along another route: ``ordering.same_requester``): ``reader ->
+    [(writer, link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
     pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
     readers: dict[str, list[tuple[int, int, Footprint]]] = defaultdict(list)
@@ -104,7 +106,7 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
         for _lo, r, fp in readers.get(w.dst.space, ()):
             if fp.lo >= w.dst.hi:
                 break
-            if r == w.eid or pol.edges[r].device == w.device or not _share_a_byte(fp, w.dst):
+            if r == w.eid or not _share_a_byte(fp, w.dst) or same_requester(ctx, w, w.accesses()[-1], pol.edges[r]):
                 continue
             for ln in links:
                 out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))

@@ -183,7 +183,8 @@ def _edge(e: ir.Edge) -> str:
     if e.src is not None:
         lines.append(f"reads {footprint_text(e.src)}")
     if e.dst is not None:
-        verb = {ir.EdgeAction.REDUCE: f"reduces ({e.reduce_op}) into", ir.EdgeAction.READ: "reads"}.get(e.action, "writes")
+        op = e.reduce_op if e.reduce_atomic else f"{e.reduce_op}, non-atomic"
+        verb = {ir.EdgeAction.REDUCE: f"reduces ({op}) into", ir.EdgeAction.READ: "reads"}.get(e.action, "writes")
         lines.append(f"{verb} {footprint_text(e.dst)}")
     if e.bytes is not None:
         lines.append(f"declared bytes: {_bytes(e.bytes)}")

@@ -16,19 +16,31 @@ writes a verified hint into the text (``lsp.actions``), and one that generalises
 ordering to its family is offered only after the edited text is checked again.
 
 Emits no diagnostics of its own: a check that raises is shown as its FX-INT-001, a check past its
-caps as FX-SMT-001 (``isolate``).
+caps as FX-SMT-001 (``isolate``). Every request gets a response: one whose parameters do not fit
+the LSP types (a negative position...) gets JSON-RPC's -32602 (``_Protocol``), a query that raises
+gets -32603 with the FX-INT-001 message and no traceback (``_answers``), a document that is neither
+open nor readable answers ``null``. pygls's own log goes to standard error one line per record,
+never a traceback (``quiet_log``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import logging
 import os
 import re
+import sys
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCRequestMessage
 
 from fxverify import __version__
 from fxverify.diagnostics.model import Diagnostic, crash
@@ -41,7 +53,7 @@ from fxverify.lsp.hover import code_at, code_summary, code_text, hover
 from fxverify.lsp.index import Include, Index, Occurrence, Symbol, build
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Limits, load_policy
-from fxverify.resolve.files import repo_root
+from fxverify.resolve.snapshot import repo_root
 from fxverify.result import CheckResult
 from fxverify.source import SourceMap
 from fxverify.syntax.parse import header_decls, parse
@@ -118,12 +130,74 @@ class _Offer:
     versions: dict[str, int]
 
 
+#: The method a request whose parameters do not fit its LSP type is redirected to; its handler
+#: answers -32602 through pygls's own response path (JSON-RPC 2.0 section 5.1).
+INVALID_PARAMS = "$/fxverify/invalidParams"
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, except that a request whose parameters fail to structure (pygls would
+    only show a message, and the client would wait forever for its answer) is answered with
+    -32602: it is redirected to ``INVALID_PARAMS`` with the original method named in its params."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        """Structure one JSON object of a message (pygls's ``object_hook``)."""
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if "id" in data and isinstance(data.get("method"), str) and "error" not in data:
+                return JsonRPCRequestMessage(id=data["id"], method=INVALID_PARAMS, jsonrpc=self.VERSION,
+                                             params={"method": data["method"], "error": exc.message})
+            raise
+
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _answers(handler: _F) -> _F:
+    """A request handler whose exceptions become a -32603 response that carries the FX-INT-001
+    message only (pygls would attach the Python traceback as ``data``)."""
+
+    @functools.wraps(handler)
+    def run(ls: FxLanguageServer, params: Any) -> Any:
+        try:
+            return handler(ls, params)
+        except JsonRpcException:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a bug answers FX-INT-001; the server goes on
+            uri = getattr(getattr(params, "text_document", None), "uri", "a request")
+            d = crash(uri, exc)
+            raise JsonRpcInternalError(message=f"{d.code}: {d.message}") from None
+    return run  # type: ignore[return-value]
+
+
+class _OneLine(logging.Formatter):
+    """The first line of a record's message, without its traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        lines = record.getMessage().splitlines()
+        return f"fxverify lsp: {record.levelname.lower()}: {lines[0] if lines else ''}"
+
+
+def quiet_log(stream: Any = None) -> logging.Handler:
+    """Send pygls's log records of WARNING and above to ``stream`` (standard error by default),
+    one line each without traceback; returns the handler installed."""
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(_OneLine())
+    log = logging.getLogger("pygls")
+    log.handlers[:] = [handler]
+    log.setLevel(logging.WARNING)
+    log.propagate = False
+    return handler
+
+
 class FxLanguageServer(LanguageServer):
     """The server's state: last analyses, running checks, published diagnostics and fixes, all
     keyed by the path of the root policy they belong to."""
 
     def __init__(self, options: CheckOptions = CheckOptions(), caps: Caps = Caps(), debounce: float = DEBOUNCE_S) -> None:
-        super().__init__("fxverify", __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+        super().__init__("fxverify", __version__, protocol_cls=_Protocol,
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.options, self.caps, self.debounce = options, caps, debounce
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fxverify-check")
         self.analyses: dict[str, Analysis] = {}
@@ -407,7 +481,10 @@ def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), deb
         if path is None:
             return None
         doc = server.workspace.get_text_document(params.text_document.uri)
-        lines = doc.lines
+        try:  # a document the client never opened is read from disk; one that is not there has no names
+            lines = doc.lines
+        except (OSError, UnicodeDecodeError):
+            return None
         line = lines[params.position.line] if params.position.line < len(lines) else ""
         col = server.workspace.position_codec.position_from_client_units(lines, params.position).character if lines else 0
         return path, doc.offset_at_position(params.position), line.rstrip("\r\n"), col
@@ -432,22 +509,31 @@ def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), deb
     async def _close(ls: FxLanguageServer, params: lsp.DidCloseTextDocumentParams) -> None:
         ls.closed(params.text_document.uri)
 
+    @server.feature(INVALID_PARAMS)
+    def _invalid(ls: FxLanguageServer, params: Any) -> None:
+        got = params if isinstance(params, dict) else {}
+        raise JsonRpcInvalidParams(message=f"{got.get('error', 'Invalid Params')}: the params of `{got.get('method', '?')}` "
+                                           "do not fit its LSP type")
+
     @server.feature(lsp.SHUTDOWN)
     def _shutdown(ls: FxLanguageServer, params: None) -> None:
         ls.shutdown_checks()
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
+    @_answers
     def _hover(ls: FxLanguageServer, params: lsp.HoverParams) -> lsp.Hover | None:
         at = _at(params)
         text = ls.hover_text(*at, params.position) if at else None
         return lsp.Hover(lsp.MarkupContent(lsp.MarkupKind.Markdown, text)) if text else None
 
     @server.feature(lsp.TEXT_DOCUMENT_DEFINITION)
+    @_answers
     def _definition(ls: FxLanguageServer, params: lsp.DefinitionParams) -> lsp.Location | None:
         at = _at(params)
         return ls.definition(*at) if at else None
 
     @server.feature(lsp.TEXT_DOCUMENT_COMPLETION, lsp.CompletionOptions(trigger_characters=["."]))
+    @_answers
     def _complete(ls: FxLanguageServer, params: lsp.CompletionParams) -> lsp.CompletionList:
         at = _at(params)
         if at is None:
@@ -459,6 +545,7 @@ def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), deb
                                                              detail=i.detail or i.kind) for i in items])
 
     @server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(code_action_kinds=[lsp.CodeActionKind.QuickFix]))
+    @_answers
     def _actions(ls: FxLanguageServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         path = path_of(params.text_document.uri)
         return ls.code_actions(path, params.range) if path else []
@@ -468,6 +555,7 @@ def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), deb
 
 def serve_stdio(options: CheckOptions = CheckOptions(), caps: Caps = Caps()) -> None:
     """Run the language server on standard input and output until the client exits."""
+    quiet_log()
     server = make_server(options, caps)
     try:
         server.start_io()

@@ -446,14 +446,16 @@ def conflict_kind(a: Access, b: Access) -> str | None:
     """Classify two accesses to a shared byte (BRIEF section 2).
 
     Returns ``"race"`` for a conflict (at least one writes; a reduction against a plain read or
-    write counts as a write), ``"reduce"`` for two reductions that do not commute (different
-    operators, or an operator outside ``vocab.AC_OPS``: FX-XF-004), and ``None`` for no conflict
-    (two reads, or two reductions with the same associative and commutative operator).
+    write counts as a write, and so does a non-atomic reduction against any reduction: its load
+    and store can interleave with the other's update, which is then lost), ``"reduce"`` for two
+    atomic reductions that do not commute (different operators, or an operator outside
+    ``vocab.AC_OPS``: FX-XF-004), and ``None`` for no conflict (two reads, or two atomic
+    reductions with the same associative and commutative operator; specs/language.md, `reduce`).
     """
     ma, mb = a.mode, b.mode
     if ma is AccessMode.READ and mb is AccessMode.READ:
         return None
-    if ma is AccessMode.REDUCE and mb is AccessMode.REDUCE:
+    if ma is AccessMode.REDUCE and mb is AccessMode.REDUCE and a.atomic and b.atomic:
         if a.op == b.op and a.op in AC_OPS:
             return None
         return "reduce"

@@ -17,6 +17,12 @@ rules and their sources are in ``specs/obligations.md`` section 1 ("Non-coherent
   the write-back edge finishing: a ``writeback`` clause takes effect when its edge finishes, an
   ``invalidate`` clause drops the lines when its edge starts (the line may be refetched any time
   after, so the write-back must have finished before the invalidate starts).
+- A device without a host cache (the DMA engine of a NIC, DPU or NVMe controller, the memory's
+  near-memory engine) reads and writes the memory itself, unless it reaches the memory through a
+  host's root port, where its accesses snoop that host's cache and behave as that host's
+  (``cache_domains``). So a host's store it reads needs the host's write-back before the read
+  (no invalidate on its side), and a host that reads what it wrote needs its own invalidate after
+  the write has landed and before the read.
 - ``notifies E, ...`` adds no happens-before: the notification carries HB only from transfers that
   have finished, so each must be HB-before the notifying edge.
 """
@@ -34,18 +40,87 @@ from fxverify.obligations.base import Context, Obligation, overlapping_pairs
 from fxverify.obligations.encode import (
     contains, finish, member, relevant_edges, schedule, start, time_objectives,
 )
-from fxverify.obligations.witness import Step, Witness
+from fxverify.obligations.witness import Step as TraceStep, Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import TRUE, and_, int_var, not_
+from fxverify.smt.terms import TRUE, Term, and_, int_var, not_, or_
 from fxverify.vocab import DeviceKind
 
-#: Device kinds that access a space through their own cache (the "hosts" of FX-ORD-005). DMA
-#: engines (``dpu``, ``nic``, ``nvme``) and the memory's own devices read and write memory through
-#: the coherence domain of the host they are attached to, which the policy does not model.
+#: Device kinds that access a space through their own cache (the "hosts" of FX-ORD-005). Other
+#: devices (DMA engines of ``dpu``, ``nic``, ``nvme``; the memory's own near-memory engine;
+#: switches) have no host cache: they reach memory directly, or through the cache domain of the
+#: host whose root port they sit behind (``cache_domains``).
 HOSTS: frozenset[DeviceKind] = frozenset({DeviceKind.CPU, DeviceKind.GPU, DeviceKind.NPU})
+
+#: The cache domain of an access that reaches the memory with no host cache in between (device
+#: names are identifiers, never empty).
+MEMORY = ""
 
 #: ``(edge id, clause position)`` of a write-back or invalidate footprint.
 CacheRef = tuple[int, int]
+
+
+def cache_domains(ctx: Context, dev: str, space: str) -> tuple[str, ...]:
+    """The caches an access by device ``dev`` to ``space`` may go through, sorted (``MEMORY``
+    first): ``(dev,)`` for a host. For a device without a host cache, with ``M`` the device of the
+    space (specs/obligations.md section 1, non-coherent shared memory):
+
+    - ``MEMORY`` when ``dev`` is ``M`` itself (a near-memory engine), or when a chain of links
+      reaches ``M`` from ``dev`` through devices that are neither hosts nor ``M``, ``M`` not being
+      a host: the access goes to the memory itself;
+    - each host ``H`` that such a chain reaches first, when ``H`` is ``M`` or reaches ``M`` by a
+      chain of links that avoids ``dev``: the access enters ``H``'s root port, and a DMA access
+      through a host is coherent with that host's cache (it snoops it), so it behaves as ``H``'s
+      own load or store.
+
+    Routes are not pinned for this (the policy does not say which root port a DMA engine's
+    accesses to a space use), so every candidate counts. Cached on the context."""
+    cache = ctx.__dict__.setdefault("_cache_domains", {})
+    home = ctx.policy.space(space).device
+    key = (dev, home)
+    if key in cache:
+        return cache[key]
+    pol = ctx.policy
+    hosts = {d.name for d in pol.devices if d.kind in HOSTS}
+    out: set[str] = set()
+    if dev in hosts:
+        out.add(dev)
+    elif dev == home:
+        out.add(MEMORY)
+    else:
+        adj: dict[str, set[str]] = {}
+        for ln in pol.links:
+            adj.setdefault(ln.a, set()).add(ln.b)
+            adj.setdefault(ln.b, set()).add(ln.a)
+        seen, todo = {dev}, [dev]
+        while todo:
+            u = todo.pop()
+            for x in adj.get(u, ()):
+                if x == home:
+                    out.add(home if home in hosts else MEMORY)
+                elif x in hosts:
+                    if _reaches_avoiding(adj, x, home, dev):
+                        out.add(x)
+                elif x not in seen:
+                    seen.add(x)
+                    todo.append(x)
+        if not out:
+            out.add(MEMORY)  # no path at all: FX-HOOK-001's business; the access cannot happen
+    cache[key] = tuple(sorted(out))
+    return cache[key]
+
+
+def _reaches_avoiding(adj: dict[str, set[str]], src: str, dst: str, avoid: str) -> bool:
+    """True when a chain of links leads from ``src`` to ``dst`` without entering ``avoid``."""
+    seen, todo = {src, avoid}, [src]
+    while todo:
+        u = todo.pop()
+        if u == dst:
+            return True
+        for x in adj.get(u, ()):
+            if x not in seen:
+                seen.add(x)
+                todo.append(x)
+    return False
 
 
 def covers(fp: Footprint, lo: int, hi: int) -> bool:
@@ -60,36 +135,61 @@ def shared_hull(a: Footprint, b: Footprint) -> tuple[int, int]:
     return max(a.base, b.base), min(a.base + (a.count - 1) * a.stride + a.elem, b.base + (b.count - 1) * b.stride + b.elem)
 
 
+#: A way a write reaches memory, or a read drops stale lines: ``(edge id, clause position)``, the
+#: position ``-1`` standing for the access itself when its side is ``MEMORY`` (the write lands in
+#: memory when its edge finishes; the read fetches from memory when its edge starts).
+CacheStep = tuple[int, int]
+
+
 class NonCoherentRead(Obligation):
-    """FX-ORD-005: host ``r``'s read of bytes host ``w`` wrote in a ``noncoherent`` space, after the
-    write, is preceded by a write-back by ``w``'s device (``w`` itself or an edge HB-after it) that
-    finishes before an invalidate by ``r``'s device (``r`` itself or an edge HB-before it) starts,
-    both covering the byte. ``wbs``/``invs``: every write-back and invalidate footprint of those
-    devices on the space."""
+    """FX-ORD-005: the read ``r`` of bytes that ``w`` wrote in a ``noncoherent`` space, after the
+    write, sees them, for every pair of cache domains ``(a, b)`` in ``combos`` the write and the
+    read may go through (``cache_domains``, pairs with ``a == b`` left out: one cache, or memory
+    on both sides, is coherent with itself). For a pair, the bytes reach memory when the write
+    lands (``a`` is ``MEMORY``) or a write-back by host ``a`` (``w`` itself or an edge HB-after it)
+    finishes, and the read sees memory from the start of the read (``b`` is ``MEMORY``) or of an
+    invalidate by host ``b`` (``r`` itself or an edge HB-before it); the first must come no later
+    than the second, both covering the byte. ``wbs``/``invs``: every write-back and invalidate
+    footprint on the space, by device."""
 
     code = codes.ORD_005
 
-    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int,
-                 wbs: tuple[CacheRef, ...], invs: tuple[CacheRef, ...]) -> None:
+    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, combos: tuple[tuple[str, str], ...],
+                 wbs: dict[str, tuple[CacheRef, ...]], invs: dict[str, tuple[CacheRef, ...]]) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
-        self.wbs, self.invs = wbs, invs
-        others = tuple(dict.fromkeys(x for x, _ in wbs + invs if x not in (w, r)))
+        self.combos = combos
+        self.wbs = {a: wbs.get(a, ()) for a, _ in combos if a != MEMORY}
+        self.invs = {b: invs.get(b, ()) for _, b in combos if b != MEMORY}
+        refs = [x for v in self.wbs.values() for x, _ in v] + [y for v in self.invs.values() for y, _ in v]
+        others = tuple(dict.fromkeys(x for x in sorted(refs) if x not in (w, r)))
         super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes here on `{ew.device}`"),))
 
-    def _chain(self) -> tuple[CacheRef, CacheRef] | None:
-        """A write-back and an invalidate that cover the shared bytes and are HB-ordered between
-        the write and the read in every schedule, or ``None``."""
+    def _lands(self, a: str) -> list[CacheStep]:
+        """The steps that put the written bytes in memory on side ``a``."""
+        return [(self.edges[0], -1)] if a == MEMORY else list(self.wbs[a])
+
+    def _drops(self, b: str) -> list[CacheStep]:
+        """The steps after which the reader sees memory on side ``b``."""
+        return [(self.edges[1], -1)] if b == MEMORY else list(self.invs[b])
+
+    def _chain(self) -> tuple[CacheStep, CacheStep] | None:
+        """A landing step and a dropping step that cover the shared bytes and are HB-ordered between
+        the write and the read in every schedule, when the write and the read have one pair of
+        cache domains (several go to the solver), or ``None``."""
+        if len(self.combos) != 1:
+            return None
+        a, b = self.combos[0]
         g = self.ctx.graph
         w, r = self.edges[:2]
         lo, hi = shared_hull(self.acc_w.footprint, self.acc_r.footprint)
         E = self.ctx.policy.edges
-        for x, i in self.wbs:
-            if not (covers(E[x].writebacks[i], lo, hi) and (x == w or g.hb_before(w, x))):
+        for x, i in self._lands(a):
+            if not (i < 0 or (covers(E[x].writebacks[i], lo, hi) and (x == w or g.hb_before(w, x)))):
                 continue
-            for y, j in self.invs:
-                if covers(E[y].invalidates[j], lo, hi) and g.hb_before(x, y) and (y == r or g.hb_before(y, r)):
+            for y, j in self._drops(b):
+                if (j < 0 or covers(E[y].invalidates[j], lo, hi)) and g.hb_before(x, y) and (y == r or g.hb_before(y, r)):
                     return (x, i), (y, j)
         return None
 
@@ -117,15 +217,28 @@ class NonCoherentRead(Obligation):
         self._probes = (addr, kw, kr)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
         cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
-        for x, i in self.wbs:
-            # A write-back takes effect when its edge finishes (the fence completing), after the
-            # edge's own writes; it counts only for stores finished before it starts.
-            wb = and_(contains(E[x].writebacks[i], addr), finish(w) <= start(x) if x != w else TRUE)
-            for y, j in self.invs:
-                # An invalidate drops the lines when its edge starts (the reader's own: before its
-                # reads); the line may be refetched after, so the write-back must have finished.
-                inv = and_(contains(E[y].invalidates[j], addr), finish(y) <= start(r) if y != r else TRUE)
-                cons.append((f"stale_{x}_{i}_{y}_{j}", not_(and_(wb, inv, finish(x) <= start(y)))))
+        per_combo: list[list[tuple[str, Term]]] = []
+        for a, b in self.combos:
+            stale: list[tuple[str, Term]] = []
+            for x, i in self._lands(a):
+                # A write-back takes effect when its edge finishes (the fence completing), after the
+                # edge's own writes; it counts only for stores finished before it starts. A write
+                # straight to memory lands when its edge finishes.
+                lands = TRUE if i < 0 else and_(contains(E[x].writebacks[i], addr), finish(w) <= start(x) if x != w else TRUE)
+                for y, j in self._drops(b):
+                    # An invalidate drops the lines when its edge starts (the reader's own: before
+                    # its reads); the line may be refetched after, so the bytes must be in memory by
+                    # then. A read straight from memory sees it as of its start.
+                    drops = TRUE if j < 0 else and_(contains(E[y].invalidates[j], addr),
+                                                    finish(y) <= start(r) if y != r else TRUE)
+                    # `mem_w`: the write landing in memory; `mem_r`: the read fetching from it.
+                    label = f"stale_{f'{x}_{i}' if i >= 0 else 'mem_w'}_{f'{y}_{j}' if j >= 0 else 'mem_r'}"
+                    stale.append((label, not_(and_(lands, drops, finish(x) <= start(y)))))
+            per_combo.append(stale)
+        if len(per_combo) == 1:
+            cons += per_combo[0]
+        else:
+            cons.append(("stale_in_some_domain", or_(*[and_(*[t for _, t in st]) for st in per_combo])))
         return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
@@ -133,21 +246,50 @@ class NonCoherentRead(Obligation):
         addr, kw, kr = self._probes
         wit = Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.acc_w.footprint.space,
                       elements={w: result.int(kw), r: result.int(kr)})
-        wit.values["missing"] = self._missing(wit)
+        a, b = self._stale_combo(wit)
+        wit.values["missing"] = self._missing(wit, a, b)
+        if a != self.ctx.edge(w).device:
+            wit.values["writer_side"] = a or "memory"
+        if b != self.ctx.edge(r).device:
+            wit.values["reader_side"] = b or "memory"
         return wit
 
-    def _missing(self, wit: Witness) -> str:
-        """Which step the witness schedule lacks, for the message: ``writeback``, ``invalidate`` or
-        ``order`` (both happen, but the invalidate starts before the write-back finishes)."""
+    def _fresh(self, wit: Witness, a: str, b: str) -> bool:
+        """True when, in the witness schedule and at its address, the read sees the write on
+        sides ``(a, b)``."""
         w, r = self.edges[:2]
-        E, sch, a = self.ctx.policy.edges, wit.schedule, wit.address
-        if a is None:
-            return "writeback"
-        done = [x for x, i in self.wbs if x in sch and E[x].writebacks[i].contains(a) and (x == w or sch[w][1] <= sch[x][0])]
+        E, sch, addr = self.ctx.policy.edges, wit.schedule, wit.address
+        if addr is None:
+            return False
+        for x, i in self._lands(a):
+            if x not in sch or (i >= 0 and not (E[x].writebacks[i].contains(addr) and (x == w or sch[w][1] <= sch[x][0]))):
+                continue
+            for y, j in self._drops(b):
+                if y not in sch or (j >= 0 and not (E[y].invalidates[j].contains(addr) and (y == r or sch[y][1] <= sch[r][0]))):
+                    continue
+                if sch[x][1] <= sch[y][0]:
+                    return True
+        return False
+
+    def _stale_combo(self, wit: Witness) -> tuple[str, str]:
+        """The first pair of cache domains on which the witness reads a stale line."""
+        return next((c for c in self.combos if not self._fresh(wit, *c)), self.combos[0])
+
+    def _missing(self, wit: Witness, a: str, b: str) -> str:
+        """Which step the witness schedule lacks on sides ``(a, b)``, for the message:
+        ``writeback``, ``invalidate`` or ``order`` (both happen, but the bytes reach memory after
+        the reader's side dropped its lines)."""
+        w, r = self.edges[:2]
+        E, sch, addr = self.ctx.policy.edges, wit.schedule, wit.address
+        if addr is None:
+            return "writeback" if a != MEMORY else "invalidate"
+        done = [x for x, i in self._lands(a) if x in sch and (i < 0 or (E[x].writebacks[i].contains(addr)
+                                                                        and (x == w or sch[w][1] <= sch[x][0])))]
         if not done:
             return "writeback"
-        inv = [y for y, j in self.invs if y in sch and E[y].invalidates[j].contains(a) and (y == r or sch[y][1] <= sch[r][0])]
-        if not inv:
+        inv = [y for y, j in self._drops(b) if y in sch and (j < 0 or (E[y].invalidates[j].contains(addr)
+                                                                       and (y == r or sch[y][1] <= sch[r][0])))]
+        if not inv or a == MEMORY:
             return "invalidate"
         wit.values["writeback"], wit.values["invalidate"] = E[done[0]].name, E[inv[-1]].name
         return "order"
@@ -156,17 +298,42 @@ class NonCoherentRead(Obligation):
         """The writer and the reader; write-backs and invalidates only explain."""
         return self.edges[:2]
 
+    def _sides(self, w: Witness) -> tuple[str, str]:
+        """The pair of cache domains the witness is about (from its values; the devices when
+        they are hosts)."""
+        a, b = self.edges[:2]
+        A, B = self.ctx.edge(a).device, self.ctx.edge(b).device
+        ws, rs = w.values.get("writer_side"), w.values.get("reader_side")
+        return (MEMORY if ws == "memory" else str(ws) if ws else A), (MEMORY if rs == "memory" else str(rs) if rs else B)
+
     def message(self, w: Witness) -> str:
         a, b = self.edges[:2]
         A, B = self.ctx.edge(a).device, self.ctx.edge(b).device
+        sa, sb = self._sides(w)
         space = self.acc_w.footprint.space
-        missing = w.values.get("missing", "writeback")
-        step = {"writeback": f"`{A}` writes them back", "invalidate": f"`{B}` invalidates them after the write-back",
-                "order": f"`{B}`'s invalidate starts after `{A}`'s write-back finishes"}[str(missing)]
-        return (f"`{self.name(b)}` on `{B}` reads bytes of non-coherent `{space}` that `{self.name(a)}` wrote on `{A}`, "
+        missing = str(w.values.get("missing", "writeback"))
+        wrote = (f"on `{A}`" if sa == A else f"on `{A}`, straight to memory" if sa == MEMORY
+                 else f"on `{A}`, through `{sa}`'s cache")
+        reads = (f"on `{B}`" if sb == B else f"on `{B}` (straight from memory)" if sb == MEMORY
+                 else f"on `{B}` (through `{sb}`'s cache)")
+        if missing == "writeback":
+            step = f"`{sa}` writes them back"
+        elif missing == "invalidate":
+            step = (f"`{sb}` invalidates them after the write lands" if sa == MEMORY
+                    else f"`{sb}` invalidates them after the write-back")
+        elif sb == MEMORY:
+            step = f"`{sa}`'s write-back finishes"
+        else:
+            step = f"`{sb}`'s invalidate starts after `{sa}`'s write-back finishes"
+        return (f"`{self.name(b)}` {reads} reads bytes of non-coherent `{space}` that `{self.name(a)}` wrote {wrote}, "
                 f"but not after {step}")
 
     def why(self, w: Witness) -> str:
+        sa, sb = self._sides(w)
+        if MEMORY in (sa, sb):
+            return ("without cross-host coherence a host's store reaches memory only when the host writes it back, "
+                    "and a host sees memory only for lines it invalidated since; a device without a host cache "
+                    "reads and writes the memory itself")
         return ("without cross-host coherence a store reaches another host only through memory: the writer's "
                 "write-back (flush and fence), then the reader's invalidate, then the read")
 
@@ -175,13 +342,24 @@ class NonCoherentRead(Obligation):
         write-back by the writer and an invalidate by the reader of the regions they access (the
         read comes after the write, which orders them)."""
         a, b = self.edges[:2]
+        sa, sb = self._sides(w)
+        A, B = self.ctx.edge(a).device, self.ctx.edge(b).device
         if w.values.get("missing") == "order":
             x, y = str(w.values["writeback"]), str(w.values["invalidate"])
+            if sb == MEMORY:  # the reader reads the memory itself: the write-back must precede it
+                return hint(after(self.name(b), x))
             return hint(after(y, x) if x != y else None)
-        inv = Invalidate(self.name(b), self.acc_r.footprint.region)
+        # A side that is the cache of a host the DMA engine sits behind needs an edge of that
+        # host, which no single clause edit adds: no edit then.
+        inv = Invalidate(self.name(b), self.acc_r.footprint.region) if sb == B else None
+        wb = Writeback(self.name(a), self.acc_w.footprint.region) if sa == A else None
+        if sa == MEMORY:
+            return hint(inv)
+        if sb == MEMORY:
+            return hint(wb)
         if w.values.get("missing") == "invalidate":
             return hint(inv)
-        return hint((Writeback(self.name(a), self.acc_w.footprint.region), inv))
+        return hint((wb, inv) if wb is not None and inv is not None else None)
 
 
 class EarlyNotify(Obligation):
@@ -213,9 +391,9 @@ class EarlyNotify(Obligation):
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result))
 
-    def violating(self, w: Witness) -> Step | None:
+    def violating(self, w: Witness) -> TraceStep | None:
         """The notification's start (the transfer is still in flight then)."""
-        return Step(self.edges[1], "notify")
+        return TraceStep(self.edges[1], "notify")
 
     def message(self, w: Witness) -> str:
         t, n = self.edges
@@ -235,9 +413,11 @@ class EarlyNotify(Obligation):
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield FX-ORD-005 for every write and later cross-host read of a shared byte in a
-    ``noncoherent`` space (both on hosts; pairs where the read always runs first are skipped, like
-    FX-ORD-003's), and FX-ORD-006 for every transfer an edge ``notifies``."""
+    """Yield FX-ORD-005 for every write and later read of a shared byte in a ``noncoherent`` space
+    that may go through different cache domains (``cache_domains``: two hosts, a host and memory
+    reached directly, or a host and a device behind another host; pairs where the read always
+    runs first are skipped, like FX-ORD-003's), and FX-ORD-006 for every transfer an edge
+    ``notifies``."""
     pol, g = ctx.policy, ctx.graph
     for e in pol.edges:
         for name in e.notifies:
@@ -245,14 +425,13 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     noncoherent = {s.name for s in pol.spaces if s.noncoherent}
     if not noncoherent:
         return
-    hosts = {d.name for d in pol.devices if d.kind in HOSTS}
-    wbs: dict[tuple[str, str], list[CacheRef]] = {}
-    invs: dict[tuple[str, str], list[CacheRef]] = {}
+    wbs: dict[str, dict[str, list[CacheRef]]] = {}  # space -> device -> write-backs
+    invs: dict[str, dict[str, list[CacheRef]]] = {}
     for e in pol.edges:
         for i, fp in enumerate(e.writebacks):
-            wbs.setdefault((e.device, fp.space), []).append((e.eid, i))
+            wbs.setdefault(fp.space, {}).setdefault(e.device, []).append((e.eid, i))
         for j, fp in enumerate(e.invalidates):
-            invs.setdefault((e.device, fp.space), []).append((e.eid, j))
+            invs.setdefault(fp.space, {}).setdefault(e.device, []).append((e.eid, j))
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
@@ -260,7 +439,10 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             space = acc_w.footprint.space
             if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE or space not in noncoherent:
                 continue
-            if ew.device == er.device or ew.device not in hosts or er.device not in hosts or g.hb_before(r, w):
+            combos = tuple((x, y) for x in cache_domains(ctx, ew.device, space)
+                           for y in cache_domains(ctx, er.device, space) if x != y)
+            if not combos or g.hb_before(r, w):
                 continue
-            yield NonCoherentRead(ctx, w, pw, r, pr, tuple(wbs.get((ew.device, space), ())),
-                                  tuple(invs.get((er.device, space), ())))
+            yield NonCoherentRead(ctx, w, pw, r, pr, combos,
+                                  {d: tuple(v) for d, v in wbs.get(space, {}).items()},
+                                  {d: tuple(v) for d, v in invs.get(space, {}).items()})

@@ -1,13 +1,16 @@
 """Every obligation of a policy: the family modules in discharge order, and their generation.
 
-``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``generate`` builds the
-shared ``Context`` and every obligation, family by family, deterministically (``stream`` one at a
-time, ``generate`` in a list). Emits no diagnostics.
+``FAMILIES`` maps each of ``codes.OBLIGATION_FAMILIES`` to its module; ``stream`` builds the
+shared ``Context`` and an iterator over every obligation, family by family, deterministically,
+one at a time (``generate`` puts them in a list); ``obligations`` iterates over the obligations
+of chosen families of a ``Context`` already built; ``stages`` cuts a family into the parts its
+module generates apart, and ``stage_obligations`` generates one (a shard of a check,
+``gate.shards``, generates only its own). Emits no diagnostics.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 
 from fxverify.diagnostics import codes
@@ -30,25 +33,56 @@ def stream(policy: Policy, on_family: Callable[[Family], None] | None = None) ->
     that do not depend on schedules are generated until the cycle is fixed.
     """
     ctx = Context(policy, PolicyGraph(policy))
-    return ctx, _obligations(ctx, on_family)
+    return ctx, obligations(ctx, on_family=on_family)
 
 
-def _obligations(ctx: Context, on_family: Callable[[Family], None] | None) -> Iterator[Obligation]:
-    keys: set[str] = set()
+def obligations(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
+                on_family: Callable[[Family], None] | None = None) -> Iterator[Obligation]:
+    """The obligations of ``families`` of ``ctx``'s policy, as ``stream`` makes them (in
+    ``OBLIGATION_FAMILIES`` order, whatever order the families are given in), one at a time;
+    ``on_family`` is called as each family is done."""
+    wanted = set(families)
     acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
-        for ob in FAMILIES[family].generate(ctx):
-            if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
-                continue
-            if ob.unique_key:
-                yield ob
-            # INVARIANT: keys identify obligations; a repeated key states the same property twice
-            # (for example two identical handoff clauses on one edge), so the copy is dropped.
-            elif ob.key not in keys:
-                keys.add(ob.key)
-                yield ob
+        if family not in wanted:
+            continue
+        yield from _kept(ctx, FAMILIES[family].generate(ctx), acyclic)
         if on_family is not None:
             on_family(family)
+
+
+Stage = Callable[[Context], Iterator[Obligation]]
+
+
+def stages(family: Family) -> tuple[Stage, ...]:
+    """The parts of ``family``'s obligations that can be generated apart, in stream order: the
+    module's ``STAGES`` (whose codes are disjoint), or its whole ``generate``."""
+    module = FAMILIES[family]
+    return tuple(getattr(module, "STAGES", (module.generate,)))
+
+
+def stage_obligations(ctx: Context, family: Family, stage: int) -> Iterator[Obligation]:
+    """The obligations of stage ``stage`` of ``family`` (``stages``), as ``obligations`` makes
+    them: put one after the other, the stages of a family give its obligations, and nothing
+    else is generated (a shard of a check, ``gate.shards``)."""
+    return _kept(ctx, stages(family)[stage](ctx), ctx.graph.is_acyclic())
+
+
+def _kept(ctx: Context, obs: Iterator[Obligation], acyclic: bool) -> Iterator[Obligation]:
+    keys: set[str] = set()
+    for ob in obs:
+        if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
+            continue
+        if ob.unique_key:
+            yield ob
+        # INVARIANT: keys identify obligations; a repeated key states the same property twice
+        # (for example two identical handoff clauses on one edge), so the copy is dropped. A
+        # key starts with its code and each code comes from one family's module (and one of
+        # its ``STAGES``), so the obligations of one family (or stage) are the same whichever
+        # others are generated.
+        elif ob.key not in keys:
+            keys.add(ob.key)
+            yield ob
 
 
 def generate(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, list[Obligation]]:

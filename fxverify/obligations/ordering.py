@@ -11,11 +11,11 @@ each query.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, TopologicalOrder
+from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, SameRequester, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
@@ -149,11 +149,21 @@ class Race(Obligation):
         a, b = self.edges[:2]
         kind = "write-write" if AccessMode.READ not in (self.acc_a.mode, self.acc_b.mode) else (
             "read-write" if self.acc_a.mode is AccessMode.READ else "write-read")
+        if self._nonatomic():
+            kind = "non-atomic reduce"
         cancelled = " (a cancelled transfer touches its bytes until its cancel completes)" if len(self.edges) > 2 else ""
         return (f"data race ({kind}) on `{self.acc_b.footprint.region}`: `{self.name(a)}` and "
                 f"`{self.name(b)}` may overlap in time{cancelled}")
 
+    def _nonatomic(self) -> bool:
+        """True when both accesses accumulate and one of them is ``reduce(OP, nonatomic)``."""
+        both = self.acc_a.mode is AccessMode.REDUCE and self.acc_b.mode is AccessMode.REDUCE
+        return both and not (self.acc_a.atomic and self.acc_b.atomic)
+
     def why(self, w: Witness) -> str:
+        if self._nonatomic():
+            return ("a non-atomic reduce loads, combines and stores: a concurrent accumulation that lands between "
+                    "its load and its store is lost, so it must be ordered like a write (after, stream order)")
         return ("two accesses to the same byte, at least one a write, must be ordered by "
                 "happens-before (after, stream order)")
 
@@ -167,17 +177,51 @@ class Race(Obligation):
         return hint(*firsts[:1], after(self.name(b), self.name(a)))
 
 
+def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
+    """Why a posted write by ``ew`` (its writing access ``acc_w``) is visible to ``er`` with no
+    flush, or ``None`` when it may not be (specs/obligations.md section 1, posted rule). Both must
+    be driven by one device ``D``, and either
+
+    - the bytes lie in ``D``'s own memory: ``D`` drove the transfer that brought them, so it
+      received them before its edge finished (route ``()``); or
+    - both transfers join ``D`` and the device ``M`` holding the bytes, and each can take only one
+      route, the same links (its ``via``, or the only simple fabric path): ``D``'s read request
+      then follows its posted writes over every link they crossed and cannot pass them (PCIe Base
+      Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
+      posted request in the same direction; the rule holds along one path, not across two).
+
+    A read that may take another route (a second PCIe function, a parallel link, an inter-socket
+    detour) is not ordered after the writes by anything, so it needs a flush."""
+    d = ew.device
+    if er.device != d:
+        return None
+    g = ctx.graph
+    home = ctx.policy.space(acc_w.footprint.space).device
+    if home == d:
+        return SameRequester(d, ())
+    ends_w, ends_r = g.transfer_endpoints(ew), g.transfer_endpoints(er)
+    if set(ends_w) != {d, home} or set(ends_r) != {d, home}:
+        return None
+    route_w, route_r = g.single_route(ew), g.single_route(er)
+    if route_w is None or route_r is None or set(route_w) != set(route_r):
+        return None
+    return SameRequester(d, route_w if ends_w[0] == d else route_w[::-1])
+
+
 class PostedRead(Obligation):
     """FX-ORD-003: reader ``r`` of bytes that ``w`` wrote over posted link ``link`` is HB-after a
-    flush of that link that is HB-after ``w``."""
+    flush of that link that is HB-after ``w``, or driven by the writer's device along the write's
+    one route (``same``: ``same_requester``)."""
 
     code = codes.ORD_003
 
-    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...]) -> None:
+    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...],
+                 same: SameRequester | None = None) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
         self.link = link
         self.flushes = flushes
+        self.same = same
         others = tuple(x for x in flushes if x not in (w, r))
         super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
@@ -185,6 +229,8 @@ class PostedRead(Obligation):
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
         w, r = self.edges[:2]
+        if self.same is not None:
+            return "same-requester"
         if w in self.flushes and g.hb_before(w, r):
             return "hb-reachability"  # the writer flushes the link itself when it finishes
         if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self.flushes):
@@ -193,6 +239,8 @@ class PostedRead(Obligation):
 
     def evidence(self) -> Evidence | None:
         w, r = self.edges[:2]
+        if self.same is not None:
+            return self.same
         if w in self.flushes:
             p = self.path(w, r)
             if p is not None:
@@ -211,6 +259,10 @@ class PostedRead(Obligation):
         self._probes = (addr, kw, kr)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
         cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
+        if self.same is not None:
+            # The one device drives both along one route (or received the bytes itself): the
+            # read cannot pass the writes, whatever the schedule.
+            cons.append(("same_requester_route", or_()))
         for fl in self.flushes:
             # A flush clause takes effect when its edge finishes; on the writer itself that is
             # right after the write.
@@ -233,7 +285,15 @@ class PostedRead(Obligation):
         return (f"`{self.name(b)}` reads bytes that `{self.name(a)}` wrote over posted link `{self.link}` "
                 f"with no flush in between")
 
+    def _read_back(self) -> bool:
+        """True when the writer's own device reads the bytes back (over a route that may differ)."""
+        a, b = self.edges[:2]
+        return self.ctx.edge(a).device == self.ctx.edge(b).device
+
     def why(self, w: Witness) -> str:
+        if self._read_back():
+            return ("a posted write completes at the sender before it is visible; a read by the same device is "
+                    "ordered after it only along the same path (PCIe ordering), and this read may take another route")
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
     def fix(self, w: Witness) -> Hint:
@@ -243,7 +303,15 @@ class PostedRead(Obligation):
         ea, eb = self.ctx.edge(a), self.ctx.edge(b)
         own = (Flush(ea.name, self.link),) + (() if self.ctx.graph.hb_before(a, b) else (after(eb.name, ea.name),))
         route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
-        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own,
+        # A read-back by the writer's device may instead follow the write's one route (the
+        # same-requester rule), pinned with `via` on the read.
+        same_route = None
+        if self._read_back():
+            g = self.ctx.graph
+            one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
+            if one is not None and set(ends_w) == set(ends_r):
+                same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
+        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
 
 
@@ -329,11 +397,19 @@ def _route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield every ordering obligation of ``ctx.policy``.
+    """Yield every ordering obligation of ``ctx.policy``: the obligations of each of ``STAGES``
+    in turn.
 
-    When HB is cyclic only FX-ORD-001 obligations are produced: no schedule exists, so
-    schedule-dependent obligations are vacuous until the cycle is fixed.
+    When HB is cyclic only FX-ORD-004 and FX-ORD-001 obligations are produced: no schedule exists,
+    so schedule-dependent obligations are vacuous until the cycle is fixed.
     """
+    for stage in STAGES:
+        yield from stage(ctx)
+
+
+def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
+    """FX-ORD-004 per in-order edge, then FX-ORD-001: one per cyclic component, or one for the
+    whole (acyclic) policy."""
     g = ctx.graph
     pol = ctx.policy
     for e in pol.edges:
@@ -344,18 +420,35 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
         return
     yield HbCycle(ctx, tuple(range(len(pol.edges))), f"{codes.ORD_001}:policy", pol.span)
+
+
+def _races(ctx: Context) -> Iterator[Obligation]:
+    """FX-ORD-002 per conflicting access pair (none with cyclic HB)."""
+    g = ctx.graph
+    if not g.is_acyclic():
+        return
+    pol = ctx.policy
     swept = history.after_all(ctx)
     for a, pa, b, pb in overlapping_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":
             later = (b, pb) if g.rank(a) < g.rank(b) else (a, pa)
             yield Race(ctx, a, pa, b, pb, later in swept)
-    yield from _posted(ctx)
-    yield from defined.generate(ctx)
-    yield from coherence.generate(ctx)
+
+
+def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[Context], Iterator[Obligation]]:
+    """``gen``, yielding nothing with cyclic HB."""
+
+    def stage(ctx: Context) -> Iterator[Obligation]:
+        if ctx.graph.is_acyclic():
+            yield from gen(ctx)
+
+    stage.__name__ = stage.__qualname__ = gen.__name__
+    return stage
 
 
 def _posted(ctx: Context) -> Iterator[Obligation]:
+    """FX-ORD-003 per write over a posted link and read of its bytes by another device."""
     g, pol = ctx.graph, ctx.policy
     flushes: dict[str, list[int]] = {}
     for e in pol.edges:
@@ -367,8 +460,6 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
-            if er.device == ew.device:
-                continue  # same requester: PCIe reads do not pass posted writes
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
             if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
                 continue
@@ -377,5 +468,15 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
                 links = posted[w] = g.posted_links(ew)
             if not links or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
+            same = same_requester(ctx, ew, acc_w, er)
             for link in links:
-                yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())))
+                yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
+
+
+#: The ordering obligations in the order ``generate`` yields them, in parts that can be generated
+#: apart (``families.stage_obligations``: a shard of a check generates only its own, so no work is
+#: repeated). INVARIANT: no code comes from two stages, so a key (which starts with its code)
+#: never repeats across stages and dropping repeated keys stage by stage drops the same ones.
+STAGES: tuple[Callable[[Context], Iterator[Obligation]], ...] = (
+    _paths_and_cycles, _races, _acyclic_only(_posted), _acyclic_only(defined.generate),
+    _acyclic_only(coherence.generate))

@@ -308,13 +308,25 @@ class Layout(Obligation):
     def message(self, w: Witness) -> str:
         return f"`{self.name(self.edges[0])}`: {w.values['problem']}"
 
+    def _persist_space(self, w: Witness) -> str | None:
+        """The destination space when the witness's problem is a ``persist`` into a space that is
+        not persistent, else ``None``."""
+        e = self.ctx.edge(self.edges[0])
+        problem = str(w.values.get("problem", ""))
+        return e.dst.space if e.dst is not None and problem.startswith("persist into") else None
+
     def why(self, w: Witness) -> str:
+        if self._persist_space(w) is not None:
+            return ("`persist` promises the bytes survive a power loss or reboot; a space not declared `persistent` "
+                    "(DRAM, HBM, a tmpfs staging area) loses them")
         return "producer and consumer must agree on dtype and layout, and bytes must add up"
 
     def fix(self, w: Witness) -> Hint:
         """Each quantize step made to read the dtype it is given; a destination holding another
         dtype than the chain's output declared with it, or a quantize to its dtype appended.
-        Sizes that do not divide, ranks, and persists into volatile memory get no edit."""
+        Sizes that do not divide, ranks, and persists into volatile memory get no edit (the
+        message and ``why`` of a persist say what to do: no edit can tell which space is
+        non-volatile)."""
         return _layout_fix(self.ctx, self.ctx.edge(self.edges[0]))
 
 
@@ -349,7 +361,8 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
             if not 0 <= t.rank < t.ways:
                 out.append((f"gather rank {t.rank} is outside 0..{t.ways}", t.rank, 0))
         elif isinstance(t, Persist) and e.dst is not None and not pol.space(e.dst.space).persistent:
-            out.append((f"persist into `{e.dst.space}`, which is not a persistent (pmem) space", 0, 1))
+            out.append((f"persist into `{e.dst.space}`, which is not declared `persistent`: its bytes do not survive a "
+                        "power loss or reboot", 0, 1))
     if e.dst is not None and dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
         out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))
     return out

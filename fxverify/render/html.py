@@ -155,13 +155,16 @@ def finding_fragment(d: Diagnostic, sources: SourceMap, anchor: str = "") -> str
 
 
 def report_to_html(report: Report) -> str:
-    """Render a ``gate.Report`` as one self-contained HTML page: the outcome, the summary table,
+    """Render a ``gate.Report`` as one self-contained HTML page: the outcome, the rules not
+    checked (``--select``/``--ignore``), the summary table,
     an index of findings, then every finding (``finding_fragment``); findings a baseline accepted
     are left out (they are counted)."""
     t = report.totals()
     outcome = {0: "passed", 1: "failed", 2: "failed: input errors", 3: "failed: internal error"}[report.exit_code]
     body = [f"<h1>fxverify: {escape(outcome)}</h1>",
             f"<p>{counted(t['policies'], 'policy', 'policies')}, {counted(t['obligations'], 'obligation')} checked.</p>",
+            *([f"<p>Rules not checked (--select/--ignore): {', '.join(f'<code>{escape(c)}</code>' for c in report.skipped_rules)}"
+               ".</p>"] if report.skipped_rules else []),
             "<table><thead><tr><th></th><th>policies</th><th>obligations</th></tr></thead><tbody>"]
     rows = [("proved", t["proved"], t["obligations_proved"]), ("refuted", t["refuted"], t["obligations_refuted"]),
             ("unknown", t["unknown"], t["obligations_unknown"]), ("input error", t["error"], "-"),

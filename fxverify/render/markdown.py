@@ -1,14 +1,15 @@
 """Markdown rendering (``--format markdown``), for pull-request comments and job summaries.
 
 Takes a ``gate.Report``; produces GitHub-flavoured Markdown: a headline with the gate's outcome,
-the summary table (policies and obligations by verdict), a table of findings (suppressed ones with
-their reason), stale baseline entries, then each replayed trace as a Mermaid diagram
-(``trace_to_mermaid``): a ``sequenceDiagram`` with one participant per device and stream, each
-edge's interval an activation bar, the violating step in a highlighted ``rect``; a cycle or a
-missing fabric path as a ``flowchart``. With ``pictures`` (``check --pictures DIR``), each trace's
-SVG swimlane (``render.swimlane``) is linked as an image under its diagram. Text inside diagrams
-uses Mermaid's entity codes (``#35;``, ``#59;``, ``#60;``, ``#62;``, quotes for code spans) so
-that policy names cannot break the diagram. Output is deterministic.
+the rules not checked (``--select``/``--ignore``), the summary table (policies and obligations by
+verdict), a table of findings (suppressed ones with their reason), stale baseline entries, then
+each replayed trace as a Mermaid diagram (``trace_to_mermaid``): a ``sequenceDiagram`` with one
+participant per device and stream, each edge's interval an activation bar, the violating step in a
+highlighted ``rect``; a cycle or a missing fabric path as a ``flowchart``. With ``pictures``
+(``check --pictures DIR``), each trace's SVG swimlane (``render.swimlane``) is linked as an image
+under its diagram. Text inside diagrams uses Mermaid's entity codes (``#35;``, ``#59;``, ``#60;``,
+``#62;``, quotes for code spans) so that policy names cannot break the diagram. Output is
+deterministic.
 """
 
 from __future__ import annotations
@@ -152,6 +153,8 @@ def report_to_markdown(report: Report, pictures: str | None = None) -> str:
     outcome = {0: "passed", 1: "failed", 2: "failed: input errors", 3: "failed: internal error"}[report.exit_code]
     out = [f"## fxverify: {outcome}", "",
            f"{counted(t['policies'], 'policy', 'policies')}, {counted(t['obligations'], 'obligation')} checked.", "",
+           *([f"Rules not checked (`--select`/`--ignore`): {', '.join(f'`{c}`' for c in report.skipped_rules)}.", ""]
+             if report.skipped_rules else []),
            "| | policies | obligations |", "|---|---:|---:|",
            f"| proved | {t['proved']} | {t['obligations_proved']} |",
            f"| refuted | {t['refuted']} | {t['obligations_refuted']} |",

@@ -26,7 +26,9 @@ refer to that standard):
   ``justification`` (3.35); with a baseline, ``baselineState`` ``new`` (3.27.24), and the stale
   entries in the run's property bag;
 - ``columnKind`` ``unicodeCodePoints`` (3.14.5): fxverify counts characters, not UTF-16 units.
-A crashed check is a result of rule FX-INT-001, and the invocation is not successful (3.20.14).
+Rules not checked in the run (``--select``/``--ignore``) are the invocation's
+``ruleConfigurationOverrides`` with ``enabled: false`` (3.20.5). A crashed check is a result of
+rule FX-INT-001, and the invocation is not successful (3.20.14).
 Output is deterministic.
 """
 
@@ -231,6 +233,9 @@ def report_to_sarif(report: Report, pictures: str | None = None) -> str:
                        f"{pictures.rstrip('/')}/{names[id(d)]}" if id(d) in names else None)
                for r in report.results for d in r.diagnostics if not d.baselined]
     invocation: dict[str, Any] = {"executionSuccessful": report.exit_code in (0, 1), "exitCode": report.exit_code}
+    if report.skipped_rules:  # --select/--ignore: the rules this run did not check (3.20.5, 3.51)
+        invocation["ruleConfigurationOverrides"] = [
+            {"descriptor": {"id": c, "index": index[c]}, "configuration": {"enabled": False}} for c in report.skipped_rules]
     where = origin()
     driver: dict[str, Any] = {"name": "fxverify", "fullName": f"fxverify {__version__}" + (
         f" ({where.commit[:12]})" if where.commit else ""), "version": __version__, "semanticVersion": __version__,

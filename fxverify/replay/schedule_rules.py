@@ -57,7 +57,10 @@ def _pair(w: World, ea: Edge, eb: Edge, sched: Schedule) -> list[Violation]:
             if addr is None:
                 continue
             t = max(sched[ea.eid][0], sched[eb.eid][0])
-            if xa.mode is AccessMode.REDUCE and xb.mode is AccessMode.REDUCE:
+            if xa.mode is AccessMode.REDUCE and xb.mode is AccessMode.REDUCE and xa.atomic and xb.atomic:
+                # Two atomic accumulations interleave per element; they commute only with one
+                # associative, commutative operator. A non-atomic one is a load and a store: it
+                # conflicts like a write (the other update may land between them and be lost).
                 if not (xa.op == xb.op and xa.op in AC_OPS):
                     out.append(Violation(codes.XF_004, (ea.eid, eb.eid), t, addr, "non-commuting reductions overlap"))
             elif touching:
@@ -76,7 +79,7 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
             continue
         for r in ids:
             er = E[r]
-            if r == w or er.device == ew.device or sched[w][1] > sched[r][0]:
+            if r == w or sched[w][1] > sched[r][0] or _reads_back_in_order(wd, ew, er):
                 continue
             for xr in er.accesses():
                 if xr.mode is AccessMode.WRITE:
@@ -91,6 +94,24 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     if not flushed:
                         out.append(Violation(codes.ORD_003, (w, r), sched[r][0], addr, f"no flush of {ln}"))
     return out
+
+
+def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
+    """True when ``er`` sees ``ew``'s posted write without a flush: one device drives both, and
+    either the written bytes are in its own memory (it received them itself) or both transfers run
+    between it and the bytes' device and each has exactly one possible route, the same one, so
+    its read follows its writes over the same links (PCIe: a read does not pass posted writes on
+    one path; two routes are not ordered). Source: specs/obligations.md section 1, posted rule."""
+    dev = ew.device
+    if er.device != dev or ew.dst is None:
+        return False
+    home = wd.policy.space(ew.dst.space).device
+    if home == dev:
+        return True
+    if set(wd.endpoints(ew)) != {dev, home} or set(wd.endpoints(er)) != {dev, home}:
+        return False
+    rw, rr = wd.routes(ew), wd.routes(er)
+    return len(rw) == 1 and rw == rr
 
 
 def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:

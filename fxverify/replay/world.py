@@ -185,6 +185,15 @@ class World:
             hit = self._carriers[key] = {n for p in self._simple_paths(*key) for n in p} if key[0] != key[1] else set()
         return hit
 
+    def routes(self, e: Edge) -> list[frozenset[str]]:
+        """Every route that may carry an edge's bytes, each as the set of its link names: its
+        ``via`` route alone, or each simple path between its endpoints (none when it stays on one
+        device)."""
+        if e.via is not None:
+            return [frozenset(e.via)]
+        src, dst = self.endpoints(e)
+        return [] if src == dst else [frozenset(p) for p in self._simple_paths(src, dst)]
+
     def endpoints(self, e: Edge) -> tuple[str, str]:
         """Where an edge's bytes come from and go to (devices)."""
         sp = self.policy.space

@@ -24,24 +24,24 @@ FX-SUP-001; each phase module says which of them it emits.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 
 from fxverify import ast, ir
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.resolve import declarations, names
-from fxverify.resolve.files import expand, load_file, repo_root
+from fxverify.resolve.files import expand, load_file
 from fxverify.resolve.flows import Unroller, build_edges, build_finals
 from fxverify.resolve.limits import Limits
+from fxverify.resolve.snapshot import DISK, FileSource
 from fxverify.resolve.state import State
 from fxverify.source import SourceMap
 
-__all__ = ["Limits", "load_policy"]
+__all__ = ["Limits", "Loader", "load_policy"]
 
 
 def load_policy(path: str, sources: SourceMap, *, limits: Limits = Limits(),
-                texts: Mapping[str, str] | None = None,
+                texts: Mapping[str, str] | None = None, files: FileSource = DISK,
                 on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
     """Read, parse and resolve the policy rooted at ``path``; ``on_phase`` hears ``parse`` (step 1)
     and ``resolve`` (steps 2 to 4) as they start (a progress bar).
@@ -50,55 +50,96 @@ def load_policy(path: str, sources: SourceMap, *, limits: Limits = Limits(),
     ``texts`` maps real paths (``os.path.realpath``) to unsaved texts, an editor's open buffers:
     a file named there is read from it instead of from disk (it need not exist on disk), under the
     same size limit, and its includes still resolve relative to its path; nothing is written.
-    Returns ``(policy, diagnostics)``; ``policy`` is ``None`` exactly when a diagnostic is an error.
-    Diagnostics are sorted by file and offset. Raises nothing for bad input; an exception escaping
-    from here is a bug (FX-INT-001).
+    ``files`` says where the other files are read (``resolve.snapshot``: this disk, or a snapshot
+    of the gate's machine). Returns ``(policy, diagnostics)``; ``policy`` is ``None`` exactly when
+    a diagnostic is an error. Diagnostics are sorted by file and offset. Raises nothing for bad
+    input (``NotInSnapshot`` when ``files`` is a snapshot that lacks a file); an exception
+    escaping from here is a bug (FX-INT-001).
     """
-    st = State(path, sources, limits, dict(texts or {}))
-    policy = _run(st, on_phase or (lambda _phase: None))
-    diags = sorted(st.diags, key=_position)
-    if any(d.severity is Severity.ERROR for d in diags):
-        policy = None
-    return policy, diags
+    return Loader(path, sources, limits=limits, texts=texts, files=files).finish(on_phase)
 
 
-def _run(st: State, on_phase: Callable[[str], None]) -> ir.Policy | None:
-    on_phase("parse")
-    root = load_file(st, st.path, None)
-    if root is None:
-        return None
-    st.root_dir = repo_root(st.path)
-    real = os.path.realpath(st.path)
-    expand(st, root, True, [real], {real})
-    if st.load_failed:
-        return None
-    on_phase("resolve")
-    decl = declarations.policy_decl(st)
-    names.declare(st)
-    declarations.resolve_devices(st)
-    declarations.resolve_links(st)
-    declarations.resolve_spaces(st)
-    declarations.resolve_regions(st)
-    declarations.resolve_alias_sets(st)
-    declarations.resolve_maps(st)
-    flows = [d for d, _ in st.items if isinstance(d, ast.FlowDecl)]
-    unroller = Unroller(st)
-    if unroller.check_flow_limits(flows):
-        for flow in flows:
-            unroller.unroll(flow.body, {}, (), flow.name.name)
-        unroller.finish()
-        edges = build_edges(st)
-        finals = build_finals(st)
-    else:
-        edges, finals = [], []
-    if st.failed or decl is None:
-        return None
-    return ir.Policy(
-        name=decl.name, path=st.path, devices=tuple(st.devices), links=tuple(st.links),
-        spaces=tuple(st.spaces.values()), regions=tuple(st.regions), alias_sets=tuple(st.alias_sets),
-        maps=tuple(st.maps.values()), edges=tuple(edges), final_owners=tuple(finals),
-        suppressions=tuple(st.suppressions), span=decl.span, rlimit=decl.rlimit,
-    )
+class Loader:
+    """One resolution in two steps, so a caller can decide how to check a policy from its size
+    before paying for its unrolling: ``measure`` reads, parses and declares everything and
+    measures the flows (steps 1 to 3 and the start of 4); ``finish`` unrolls and builds the
+    policy (``load_policy``'s result). Arguments as ``load_policy``'s."""
+
+    def __init__(self, path: str, sources: SourceMap, *, limits: Limits = Limits(),
+                 texts: Mapping[str, str] | None = None, files: FileSource = DISK) -> None:
+        self.st = State(path, sources, limits, dict(texts or {}), files)
+        self.sources = sources
+        self._measured = False
+        self._decl: ast.PolicyDecl | None = None
+        self._flows: list[ast.FlowDecl] = []
+        self._unroller: Unroller | None = None
+        self._fits = False
+        #: An upper bound of the edge instances the flows unroll to (``Unroller.check_flow_limits``),
+        #: ``None`` until measured or when the input has errors.
+        self.edges: int | None = None
+
+    def measure(self, on_phase: Callable[[str], None] | None = None) -> int | None:
+        """Read, parse and declare, and measure the flows; returns ``edges`` (``None`` when the
+        input already has errors). Idempotent; ``on_phase`` as ``load_policy``'s."""
+        if self._measured:
+            return self.edges
+        self._measured = True
+        st, phase = self.st, on_phase or (lambda _phase: None)
+        phase("parse")
+        root = load_file(st, st.path, None)
+        if root is None:
+            return None
+        st.root_dir = st.files.repo_root(st.path)
+        real = st.files.realpath(st.path)
+        expand(st, root, True, [real], {real})
+        if st.load_failed:
+            return None
+        phase("resolve")
+        self._decl = declarations.policy_decl(st)
+        names.declare(st)
+        declarations.resolve_devices(st)
+        declarations.resolve_links(st)
+        declarations.resolve_spaces(st)
+        declarations.resolve_regions(st)
+        declarations.resolve_alias_sets(st)
+        declarations.resolve_maps(st)
+        self._flows = [d for d, _ in st.items if isinstance(d, ast.FlowDecl)]
+        self._unroller = Unroller(st)
+        self._fits = self._unroller.check_flow_limits(self._flows)
+        if self._fits and not st.failed and self._decl is not None:
+            self.edges = self._unroller.measured_edges
+        return self.edges
+
+    def finish(self, on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
+        """Unroll and build the policy; ``(policy, diagnostics)`` as ``load_policy`` returns them
+        (``on_phase`` hears the phases ``measure`` has not run yet)."""
+        self.measure(on_phase)
+        policy = self._build()
+        diags = sorted(self.st.diags, key=_position)
+        if any(d.severity is Severity.ERROR for d in diags):
+            policy = None
+        return policy, diags
+
+    def _build(self) -> ir.Policy | None:
+        st, decl = self.st, self._decl
+        if st.load_failed or self._unroller is None:
+            return None
+        if self._fits:
+            for flow in self._flows:
+                self._unroller.unroll(flow.body, {}, (), flow.name.name)
+            self._unroller.finish()
+            edges = build_edges(st)
+            finals = build_finals(st)
+        else:
+            edges, finals = [], []
+        if st.failed or decl is None:
+            return None
+        return ir.Policy(
+            name=decl.name, path=st.path, devices=tuple(st.devices), links=tuple(st.links),
+            spaces=tuple(st.spaces.values()), regions=tuple(st.regions), alias_sets=tuple(st.alias_sets),
+            maps=tuple(st.maps.values()), edges=tuple(edges), final_owners=tuple(finals),
+            suppressions=tuple(st.suppressions), span=decl.span, rlimit=decl.rlimit,
+        )
 
 
 def _position(d: Diagnostic) -> tuple[str, int]:

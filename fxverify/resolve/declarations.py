@@ -83,7 +83,11 @@ def resolve_links(st: State) -> None:
 
 
 def resolve_spaces(st: State) -> None:
-    """Address spaces: a positive size, inside 64-bit addresses."""
+    """Address spaces: a positive size, inside 64-bit addresses, and no two spaces of one device
+    sharing an address (FX-TYP-002): a device's address map holds each byte once, so two spaces
+    over the same addresses of one device would be the same bytes under two names, which the
+    checkers (one footprint per space) would take for different memory and never see conflict."""
+    taken: dict[str, list[tuple[int, int, str, Span]]] = {}  # device -> spaces declared on it
     for s in st.space_decls:
         ok = known(st, s.device, "device")
         base = const(st, s.base) if s.base is not None else 0
@@ -100,6 +104,15 @@ def resolve_spaces(st: State) -> None:
             continue
         if s.checksum is not None and not word(st, s.checksum, "checksum algorithm", CHECKSUMS):
             continue
+        other = next((o for o in taken.get(s.device.name, ()) if o[0] < base + size and base < o[1]), None)
+        if other is not None:
+            lo, hi, oname, ospan = other
+            st.error(codes.TYP_002, f"space `{s.name.name}` overlaps space `{oname}` on `{s.device.name}`", s.span,
+                     f"covers [{base:#x}, {base + size:#x}), `{oname}` covers [{lo:#x}, {hi:#x})",
+                     related=(Label(ospan, f"`{oname}` declared here"),),
+                     help=f"the spaces of one device must not share addresses: give `{s.name.name}` a `base` at or past "
+                          f"{hi:#x}, or declare one space and put both regions in it at different offsets")
+        taken.setdefault(s.device.name, []).append((base, base + size, s.name.name, s.span))
         st.spaces[s.name.name] = ir.Space(s.name.name, s.device.name, base, size, s.persistent, s.span, s.init,
                                           s.checksum.name if s.checksum is not None else None,
                                           s.noncoherent)

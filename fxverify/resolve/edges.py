@@ -62,6 +62,7 @@ class _Parts:
         self.src_fn: Callable[[Env], ir.Footprint] | None = None
         self.dst_fn: Callable[[Env], ir.Footprint] | None = None
         self.reduce_op: str | None = None
+        self.reduce_atomic = True
         self.flushes: list[str] = []
         self.via: tuple[ast.ViaClause, tuple[str, ...]] | None = None
         self.after: list[TupleFn] = []
@@ -99,6 +100,7 @@ def _action(st: State, d: ast.EdgeDecl, scope: tuple[str, ...], p: _Parts) -> ir
         if isinstance(a, ast.ReduceAction):
             p.ok &= word(st, a.op, "reduction operator", OPERATOR_WORDS)
             p.reduce_op = a.op.name
+            p.reduce_atomic = a.atomic
             return ir.EdgeAction.REDUCE
         return ir.EdgeAction.MOVE
     if isinstance(a, ast.ReleaseAction):
@@ -244,6 +246,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     if not p.ok:
         return None
     src_fn, dst_fn, reduce_op, single = p.src_fn, p.dst_fn, p.reduce_op, p.single
+    reduce_atomic = p.reduce_atomic
     device_name, hook, family = d.device.name, d.hook.name, d.name.name
     span, hook_span = d.span, d.hook.span
     indices = tuple(ix.name if isinstance(ix, ast.Var) else "" for ix in d.indices)
@@ -291,7 +294,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             _check_route(via[0].span, via[1], a, b, links)
         return ir.Edge(
             eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,
-            src=src, dst=dst, reduce_op=reduce_op, after=after_of(env), stream=stream,
+            src=src, dst=dst, reduce_op=reduce_op, reduce_atomic=reduce_atomic, after=after_of(env), stream=stream,
             flushes=flush_t, require_in_order=in_order, via=via[1] if via is not None else None,
             alias=alias, bytes=nbytes,
             reuse=reuse_fn(env) if reuse_fn is not None else None,

@@ -1,13 +1,14 @@
 """Files: reading the root policy and its includes, confined to the repository.
 
-``load_file`` reads one file (a regular file of at most ``Limits.max_file_bytes``, or the unsaved
-text an editor holds for it: ``State.texts``), registers its
+``load_file`` reads one file (a regular file of at most ``Limits.max_file_bytes``, from
+``State.files``: this machine's disk or a snapshot of the gate's, ``resolve.snapshot``; or the
+unsaved text an editor holds for it: ``State.texts``), registers its
 text in the ``SourceMap``, reads its suppression comments and parses it to an AST.
 ``expand`` appends a module's declarations to the state, expanding each ``include`` in place:
 includes resolve relative to the including file and must stay inside the repository that holds
 the root policy (the nearest ancestor folder with ``.git``). Emits FX-NAM-003 (a file that cannot
-be read: missing, a folder, a FIFO, unreadable), FX-NAM-004 (include outside the repository),
-FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
+be read: missing, a folder, a FIFO, unreadable, a symbolic link loop; the hint fits the cause),
+FX-NAM-004 (include outside the repository), FX-NAM-005 (include cycle), FX-LIM-001 (file too large), the syntax codes of ``fxverify.syntax``
 and the suppression codes of ``fxverify.diagnostics.suppress``.
 """
 
@@ -19,7 +20,7 @@ import os
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.suppress import read_suppressions
-from fxverify.fileio import NotRegularFile, TooLarge, read_regular
+from fxverify.fileio import NotRegularFile, TooLarge, read_hint
 from fxverify.resolve.state import State
 from fxverify.source import Span
 from fxverify.syntax.parse import decode_text, parse, scan_comments
@@ -53,7 +54,7 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
                      notes=(f"`{path}`: {err.strerror or err}",))
         else:
             st.error(codes.NAM_003, f"cannot read {what} `{shown}`: {err.strerror or err}", at, "unreadable",
-                     help="check the file's permissions")
+                     help=read_hint(err, shown) or "check that the file exists and is readable")
         return None
     text, diags = decode_text(data, path)
     sf = st.sources.add(path, text)
@@ -77,10 +78,10 @@ def load_file(st: State, path: str, at: Span | None, written: str | None = None)
 
 def _read(st: State, path: str, limit: int) -> bytes:
     """The bytes of ``path``: its unsaved text when ``st.texts`` holds one (under the same size
-    limit as a file), else the file's. Raises as ``fileio.read_regular``."""
+    limit as a file), else the file's (``st.files``). Raises as ``fileio.read_regular``."""
     text = st.texts.get(os.path.realpath(path)) if st.texts else None
     if text is None:
-        return read_regular(path, limit)
+        return st.files.read(path, limit)
     # an editor's buffer is text already; lone surrogates cannot come from a file, so replace them
     data = text.encode("utf-8", errors="replace")
     if len(data) > limit:
@@ -96,7 +97,7 @@ def expand(st: State, module: ast.Module, is_root: bool, stack: list[str], done:
             st.items.append((item, is_root))
             continue
         target = os.path.normpath(os.path.join(os.path.dirname(module.path), item.path))
-        real = os.path.realpath(target)
+        real = st.files.realpath(target)
         if os.path.commonpath([real, st.root_dir]) != st.root_dir:
             st.error(codes.NAM_004, f"include `{item.path}` resolves outside the repository", item.span,
                      f"resolves to `{real}`", help=f"includes must stay inside `{st.root_dir}`")
@@ -117,16 +118,3 @@ def expand(st: State, module: ast.Module, is_root: bool, stack: list[str], done:
             st.load_failed = True
         else:
             expand(st, sub, False, stack + [real], done)
-
-
-def repo_root(path: str) -> str:
-    """The nearest ancestor directory of ``path`` holding ``.git``, else the file's directory."""
-    start = os.path.dirname(os.path.realpath(path))
-    cur = start
-    while True:
-        if os.path.exists(os.path.join(cur, ".git")):
-            return cur
-        parent = os.path.dirname(cur)
-        if parent == cur:
-            return start
-        cur = parent

@@ -35,6 +35,8 @@ class Unroller:
         self._edge_idx: dict[int, list[Fn] | None] = {}
         self._reported_dup: set[tuple[int, int]] = set()
         self._eid_of: dict[str, int] = {}
+        #: The upper bound of edge instances (final owners included) ``check_flow_limits`` measured.
+        self.measured_edges = 0
 
     # ---- limits, before anything is expanded ---------------------------------------------------
 
@@ -50,6 +52,7 @@ class Unroller:
                 continue
             total_edges += res[0]
             total_iters += res[1]
+            self.measured_edges = total_edges
             if total_edges > st.limits.max_edges:
                 st.error(codes.LIM_001, f"flows unroll to {total_edges} edges, over the limit of "
                          f"{st.limits.max_edges}", flow.name.span, "too many edge instances",

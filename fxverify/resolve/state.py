@@ -18,6 +18,7 @@ from fxverify.diagnostics.codes import Code, Severity
 from fxverify.diagnostics.model import Diagnostic, Label, diagnostic
 from fxverify.errors import FxError
 from fxverify.resolve.limits import Limits
+from fxverify.resolve.snapshot import DISK, FileSource
 from fxverify.source import SourceMap, Span
 
 #: Values of the index variables in scope, by name.
@@ -79,6 +80,8 @@ class State:
     limits: Limits
     #: unsaved texts by real path (an editor's open buffers), read instead of the files on disk
     texts: Mapping[str, str] = field(default_factory=dict)
+    #: where files are read: this machine's disk, or a snapshot of the gate's machine
+    files: FileSource = DISK
     diags: list[Diagnostic] = field(default_factory=list)
     root_dir: str = ""
     #: (declaration, whether it comes from the root file), includes expanded in place

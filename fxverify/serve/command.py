@@ -16,7 +16,7 @@ from pathlib import Path
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
 from fxverify.isolate import Caps
-from fxverify.resolve.files import repo_root
+from fxverify.resolve.snapshot import repo_root
 from fxverify.serve.api import Api, ServeConfig
 from fxverify.serve.http import is_loopback, make_server
 

@@ -9,7 +9,9 @@ malformed JSON, a missing field or a bad path, 403 for a path outside the reposi
 ``Host`` header that is not the loopback name it was reached by (DNS rebinding), 404, 405, 411
 for a body without ``Content-Length``, 413 for a body over ``ServeConfig.max_body`` (read no
 further), 503 when every check slot is busy, and 500 (FX-INT-001 in the message) for a bug; none
-of them stops the server. A slow client is cut off after ``TIMEOUT_S``. Emits no diagnostics.
+of them stops the server. A slow client is cut off after ``TIMEOUT_S``; a client that hangs up
+mid-request is dropped quietly (one line with ``--verbose``), never with a traceback. Emits no
+diagnostics.
 """
 
 from __future__ import annotations
@@ -184,10 +186,26 @@ class Handler(BaseHTTPRequestHandler):
 
 
 class Server(ThreadingHTTPServer):
-    """The threading server; worker threads do not keep the process alive on shutdown."""
+    """The threading server; worker threads do not keep the process alive on shutdown. ``quiet``
+    is set by ``make_server``."""
 
     daemon_threads = True
     request_queue_size = 64
+    quiet = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """What escapes a request's handler: a client that hung up or stalled mid-request (its
+        socket raised ``ConnectionError`` or ``TimeoutError`` while we read or wrote) is routine,
+        a one-line note with ``--verbose`` and nothing otherwise; anything else is a bug, one
+        FX-INT-001 line. Never the standard library's traceback on standard error."""
+        exc = sys.exc_info()[1]
+        where = client_address[0] if isinstance(client_address, tuple) else client_address
+        if isinstance(exc, (ConnectionError, TimeoutError)):
+            if not self.quiet:
+                sys.stderr.write(f"{where} - client went away: {type(exc).__name__}: {exc}\n")
+            return
+        d = crash(str(where), exc if isinstance(exc, BaseException) else RuntimeError("unknown error"))
+        sys.stderr.write(f"{where} - {d.code}: {d.message}\n")
 
 
 def make_server(api: Api, host: str = "127.0.0.1", port: int = 0, quiet: bool = True) -> Server:
@@ -195,5 +213,5 @@ def make_server(api: Api, host: str = "127.0.0.1", port: int = 0, quiet: bool = 
     ``server.server_address``). Raises ``OSError`` when the address cannot be bound."""
     handler = type("BoundHandler", (Handler,), {"api": api, "quiet": quiet})
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    server_cls = type("BoundServer", (Server,), {"address_family": family})
+    server_cls = type("BoundServer", (Server,), {"address_family": family, "quiet": quiet})
     return server_cls((host, port), handler)

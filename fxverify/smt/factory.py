@@ -1,7 +1,7 @@
 """The one factory of solver backends.
 
 ``open_backend`` returns the backend ``SolverOptions.solver`` names (``SOLVERS``: Z3, cvc5, or the
-portfolio of both), or a pool of worker processes running it for ``--jobs N``. The solvers are
+portfolio of both). The solvers are
 imported only when a backend is built: loading them costs time even for runs that stop at an input
 error, and cvc5 is an optional dependency (``missing`` tells whether it is installed). Emits no
 diagnostics.
@@ -15,17 +15,10 @@ from fxverify.smt.solvers import SOLVERS, SolverUnavailable, missing, single_bac
 __all__ = ["SOLVERS", "SolverUnavailable", "missing", "open_backend", "single_backend", "solver_version"]
 
 
-def open_backend(options: SolverOptions, *, jobs: int = 1) -> Backend:
-    """The solver backend of ``options.solver``, in this process, or with ``jobs > 1`` a pool of
-    that many worker processes each running the same solver (``smt.pool``). The caller closes it.
-    Raises ``SolverUnavailable`` (``missing``)."""
-    if jobs > 1:
-        why = missing(options.solver)
-        if why is not None:
-            raise SolverUnavailable(why)
-        from fxverify.smt.pool import PoolBackend
-
-        return PoolBackend(options, jobs)
+def open_backend(options: SolverOptions) -> Backend:
+    """The solver backend of ``options.solver``, in this process (``check --jobs`` spreads whole
+    obligations over worker processes instead: ``gate.shards``). The caller closes it. Raises
+    ``SolverUnavailable`` (``missing``)."""
     return single_backend(options)
 
 

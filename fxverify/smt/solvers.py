@@ -1,8 +1,9 @@
 """Which solvers exist, whether each is installed, and the in-process backend of each.
 
 ``single_backend`` builds the backend ``SolverOptions.solver`` names (``SOLVERS``: Z3, cvc5, or the
-portfolio of both) in this process; ``smt.factory.open_backend`` (the entry point) and the worker
-processes of ``smt.pool`` both call it, so every worker builds the same solver. Solvers are
+portfolio of both) in this process; ``smt.factory.open_backend`` (the entry point) calls it in
+the gate's process and in every worker of ``check --jobs``, so every worker builds the same
+solver. Solvers are
 imported only when a backend is built, and cvc5 is an optional dependency (``missing`` tells
 whether it is installed). Emits no diagnostics.
 """

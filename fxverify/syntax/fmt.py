@@ -2,24 +2,35 @@
 
 Takes the text of one ``.fx`` file (a policy or a shared fragment); produces its canonical layout.
 The formatter reads the file's own tokens (the grammar's terminals, whitespace and comments
-included) and the lark tree's statement positions, and changes only whitespace between tokens:
-it never adds, drops, joins or reorders a token, so every comment stays on its line (an
+included) and the roles the lark tree gives them (statement starts, names, unary signs, the ``:``
+of a link or an ``rw`` clause, a map type's ``<`` ``>``), and rewrites only the whitespace between
+tokens: it never adds, drops, joins or reorders a token, so every comment stays on its line (an
 ``# expect:`` at the end of the offending line, a ``# fx: allow`` suppression beside or above its
-edge) and the syntax tree is the same. The layout:
+edge) and the syntax tree is the same. The layout is canonical: it is a function of the tokens,
+the comments (one that ends a code line stays at its end, one on a line of its own stays so) and
+the blank lines between statements, never of the other whitespace of the source
+(specs/output.md). The layout:
 
-- two spaces of indentation per ``{`` level; a line that continues a statement (an edge's later
-  clauses, the rest of a long list) four more than the statement;
+- one statement per line; a ``{`` ends its line and the block's statements follow on lines of
+  their own, two spaces of indentation per ``{`` level; a ``}`` stands on its own line (``} else
+  {`` and ``} else if ... {`` excepted); a statement continues on a line four spaces deeper only
+  after a comment ended its line;
 - a comment on a line of its own takes the indentation of the code line after it (a ``# ^``
   line, which annotates the line above it, that of the line above);
-- one space between tokens where the source had any; none before ``,`` ``)`` ``]`` and after
-  ``(`` ``[``, none around ``.`` and ``..``; one after ``,`` and around ``->`` ``|>`` ``--`` ``=``
-  ``==`` ``!=`` ``{`` ``}``; two before a comment that ends a code line;
-- no trailing whitespace, at most one blank line in a row, none at the start or the end, and one
-  newline at the end of the file (``\\r\\n`` becomes ``\\n``, tabs and a byte-order mark go).
+- one space between tokens, except: none before ``,`` ``)`` ``]`` ``.`` ``..`` ``:`` and after
+  ``(`` ``[`` ``.`` ``..`` or a unary ``-``/``+``, none before a ``[`` or ``(`` that follows a name
+  or ``]`` (``kv[l]``, ``checksum(crc32c)``, ``reduce(sum)``), none around a map type's ``<`` ``>``
+  (``array<u32, u64>[8]``) and the ``:`` of ``rw 1:0``, one around a link's ``:`` (``gpu0 -- cpu0
+  : pcie``) and around binary operators (``l * 2 MiB``, ``a[l - 1]``), one between a number and
+  its unit (``80 GiB``); two before a comment that ends a code line;
+- no trailing whitespace, at most one blank line in a row (kept only before a statement or a
+  comment line), none at the start or the end, and one newline at the end of the file (``\\r\\n``
+  becomes ``\\n``, tabs and a byte-order mark go).
 
 The result is checked before it is returned: it must parse to the same syntax tree (spans aside)
 and hold the same comments, or the file is left as it was (FX-INT-001: a bug of the formatter,
-never a changed policy). Formatting is idempotent. Emits the syntax diagnostics of
+never a changed policy). Formatting is idempotent (tests/test_fmt.py checks both properties, and
+canonicity on whitespace-shuffled corpus files). Emits the syntax diagnostics of
 ``syntax.parse`` (FX-SYN-*, FX-LIM-001) and FX-INT-001.
 """
 
@@ -35,10 +46,11 @@ from fxverify.source import Span
 from fxverify.syntax.parse import _lexer, parse, scan_comments
 from fxverify.syntax.to_ast import to_ast
 
-#: Spaces per ``{`` level, and the extra indentation of a continuation line.
+#: Spaces per ``{`` level, and the extra indentation of a line that continues a statement after a
+#: comment ended its previous line.
 INDENT, CONTINUATION = 2, 4
 
-#: Tree nodes that start a statement: a line beginning with one is not a continuation.
+#: Tree nodes that start a statement: each begins a line of its own.
 _STATEMENTS = frozenset({
     "policy_decl", "include_decl", "fabric_decl", "space_decl", "region_decl", "alias_set_decl", "map_decl",
     "flow_decl", "device_decl", "link_decl", "edge_decl", "for_stmt", "if_stmt", "final_stmt",
@@ -46,7 +58,24 @@ _STATEMENTS = frozenset({
 
 _TIGHT_BEFORE = frozenset({",", ")", "]", ".", ".."})
 _TIGHT_AFTER = frozenset({"(", "[", ".", ".."})
-_SPACED = frozenset({"->", "|>", "--", "=", "==", "!=", "{", "}"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Roles:
+    """Where the syntax tree gives a token a layout of its own (character offsets of tokens).
+
+    ``starts``: the first tokens of statements; ``names``: NAME tokens (an identifier, even one
+    spelled like a keyword, is followed by a tight ``[`` or ``(``: ``kv[l]``, ``checksum(crc32c)``);
+    ``unary``: a prefix ``-`` or ``+`` (``-1``, ``kv[0, +4 KiB]``), tight to its operand;
+    ``spaced_colon``: the ``:`` of a link (``gpu0 -- cpu0 : pcie``); ``tight_colon``: that of an
+    ``rw R:W`` clause; ``angles``: the ``<`` ``>`` of a map's type (``array<u32, u32>``)."""
+
+    starts: frozenset[int]
+    names: frozenset[int]
+    unary: frozenset[int]
+    spaced_colon: frozenset[int]
+    tight_colon: frozenset[int]
+    angles: frozenset[int]
 
 
 def statement_starts(tree: Tree) -> set[int]:
@@ -58,68 +87,117 @@ def statement_starts(tree: Tree) -> set[int]:
     return out
 
 
-def _lines(text: str) -> list[tuple[int, list[Token]]]:
-    """The file as ``(blank lines before, tokens)`` per non-empty line, whitespace dropped. A
-    whitespace token is kept only as the gap it leaves: the tokens carry their offsets."""
-    out: list[tuple[int, list[Token]]] = []
-    current: list[Token] = []
-    newlines = 0
-    for tok in _lexer().lex(text, dont_ignore=True):
-        if tok.type == "WS":
-            n = tok.value.count("\n")
-            if n and current:
-                out.append((max(0, newlines - 1), current))
-                current, newlines = [], 0
-            newlines += n
+def roles(tree: Tree, text: str) -> Roles:
+    """The layout roles of the tokens of ``text`` (``Roles``), read off its syntax tree ``tree``."""
+    names = {t.start_pos for t in tree.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
+    unary: set[int] = set()
+    ranges: dict[str, list[tuple[int, int]]] = {"link_decl": [], "rw_clause": [], "map_decl": []}
+    for node in tree.iter_subtrees():
+        if node.meta.empty:
             continue
-        current.append(tok)
-    if current:
-        out.append((max(0, newlines - 1), current))
-    return out
+        if node.data in ("neg", "g_len"):
+            unary.add(node.meta.start_pos)
+        elif node.data in ranges:
+            ranges[node.data].append((node.meta.start_pos, node.meta.end_pos))
+    found: dict[str, set[int]] = {k: set() for k in ranges}
+    for tok in _lexer().lex(text):
+        for kind, spans in ranges.items():
+            if tok.value in (":", "<", ">") and any(a <= tok.start_pos < b for a, b in spans):
+                found[kind].add(tok.start_pos)
+    return Roles(frozenset(statement_starts(tree)), frozenset(names), frozenset(unary),
+                 frozenset(p for p in found["link_decl"] if text[p] == ":"),
+                 frozenset(p for p in found["rw_clause"] if text[p] == ":"),
+                 frozenset(p for p in found["map_decl"] if text[p] in "<>"))
 
 
-def _gap(prev: Token, tok: Token) -> str:
-    """The whitespace between two tokens of one line (see the module docstring)."""
+def _gap(prev: Token, tok: Token, r: Roles) -> str:
+    """The whitespace between two tokens of one line (see the module docstring): a function of the
+    two tokens and their roles alone, never of the source's spacing."""
     if tok.type == "COMMENT":
         return "  "
+    if prev.start_pos in r.unary or prev.start_pos in r.angles or tok.start_pos in r.angles:
+        return ""
+    if tok.value == ":":
+        return " " if tok.start_pos in r.spaced_colon else ""
+    if prev.value == ":":
+        return "" if prev.start_pos in r.tight_colon else " "
     if tok.value in _TIGHT_BEFORE or prev.value in _TIGHT_AFTER:
         return ""
-    if prev.value == "," or tok.value in _SPACED or prev.value in _SPACED:
-        return " "
-    return " " if tok.start_pos > prev.end_pos else ""
+    if tok.value in ("[", "(") and (prev.start_pos in r.names or prev.value in ("]", "reduce")):
+        return ""
+    return " "
 
 
-def layout(text: str, starts: set[int]) -> str:
-    """``text`` laid out canonically (the module docstring), given the offsets where statements
-    start (``statement_starts``). Does not check the result."""
-    lines = _lines(text)
-    depth = 0
+def layout(text: str, r: Roles) -> str:
+    """``text`` laid out canonically (the module docstring), given the roles of its tokens
+    (``roles``). The result depends only on the tokens, their comments (a comment that ends a code
+    line stays at its end, one on a line of its own stays so) and where blank lines separate
+    statements, never on other whitespace. Does not check the result."""
     rendered: list[tuple[int, int | None, str]] = []  # (blank lines before, indent or None for comments, text)
-    for blanks, toks in lines:
-        first = toks[0]
-        body = first.value.rstrip()
-        for prev, tok in zip(toks, toks[1:]):
-            body += _gap(prev, tok) + tok.value.rstrip()
-        if first.type == "COMMENT":
-            indent = None  # decided below, from the code lines around it
-        elif first.value == "}":
-            indent = max(0, depth - 1) * INDENT
-        elif first.start_pos in starts or first.value == "else":
-            indent = depth * INDENT
+    line: list[Token] = []
+    indent = 0
+    blanks = 0
+    depth = 0
+    closed = False  # the current line is complete (it ends with `{` or is a `}`): only a comment or an `else` joins it
+
+    def flush() -> None:
+        nonlocal line
+        if line:
+            body = line[0].value.rstrip()
+            for prev, tok in zip(line, line[1:]):
+                body += _gap(prev, tok, r) + tok.value.rstrip()
+            rendered.append((blanks, indent, body))
+        line = []
+
+    def begin(tok: Token, at: int | None, gap_lines: int) -> None:
+        nonlocal indent, blanks
+        flush()
+        blanks = 1 if gap_lines > 1 and rendered else 0
+        indent = at if at is not None else 0
+        line.append(tok)
+
+    newlines = 0
+    prev: Token | None = None
+    for tok in _lexer().lex(text, dont_ignore=True):
+        if tok.type == "WS":
+            newlines += tok.value.count("\n")
+            continue
+        if tok.type == "COMMENT" and (newlines or prev is None):
+            flush()
+            rendered.append((1 if newlines > 1 and rendered else 0, None, tok.value.rstrip()))
+            closed = False
+        elif tok.type == "COMMENT":
+            line.append(tok)  # it ends the line: the next token starts one
+            flush()
+            closed = False
+        elif tok.value == "}":
+            depth = max(0, depth - 1)
+            begin(tok, depth * INDENT, 0)
+            closed = True
+        elif closed and tok.value == "else" and line and line[-1].value == "}":
+            line.append(tok)
+            closed = False
+        elif tok.start_pos in r.starts and not (prev is not None and prev.value == "else" and line):
+            begin(tok, depth * INDENT, newlines)
+            closed = False
+        elif not line or closed:
+            begin(tok, depth * INDENT + CONTINUATION, 0)
+            closed = False
         else:
-            indent = depth * INDENT + CONTINUATION
-        for tok in toks:
-            if tok.type not in ("COMMENT", "STRING"):
-                depth += (tok.value == "{") - (tok.value == "}")
-        depth = max(depth, 0)
-        rendered.append((blanks, indent, body))
+            line.append(tok)
+        if tok.value == "{":
+            depth += 1
+            closed = True  # a block's body starts on the next line
+        newlines = 0
+        prev = tok
+    flush()
     out: list[str] = []
-    for i, (blanks, indent, body) in enumerate(rendered):
-        if indent is None:
-            indent = _comment_indent(rendered, i)
-        if out and blanks:
+    for i, (gap, ind, body) in enumerate(rendered):
+        if ind is None:
+            ind = _comment_indent(rendered, i)
+        if out and gap:
             out.append("")
-        out.append(" " * indent + body)
+        out.append(" " * ind + body)
     return "\n".join(out) + "\n" if out else ""
 
 
@@ -155,7 +233,7 @@ def format_text(text: str, path: str) -> tuple[str | None, list[Diagnostic]]:
     tree, diags = parse(text, path)
     if tree is None:
         return None, diags
-    out = layout(text, statement_starts(tree))
+    out = layout(text, roles(tree, text))
     again, problems = parse(out, path)
     same = again is not None and not problems and shape(to_ast(tree, path, text)[0].items) == shape(
         to_ast(again, path, out)[0].items)

@@ -7,7 +7,7 @@ is reported.
 
 Emits: FX-SYN-001 (unexpected token, with named messages for a few common mistakes),
 FX-SYN-002 (unexpected character), FX-SYN-003 (unexpected end of file), FX-SYN-004 (not UTF-8
-text, or a NUL character), FX-LIM-001 (syntax tree nested deeper than the limit).
+text, or a NUL character), FX-LIM-001 (syntax tree, or brackets, nested deeper than the limit).
 """
 
 from __future__ import annotations
@@ -243,20 +243,49 @@ def parse(text: str, path: str, *, max_depth: int = 200) -> tuple[Tree | None, l
     recursive passes stay within Python's stack. Returns ``(tree, [])`` on success and
     ``(None, [diagnostic])`` on the first syntax error. Never raises for bad input.
     """
+    opened = _too_deep_brackets(text, max_depth)
+    if opened is not None:
+        return None, [_lim001(Span(path, opened, opened + 1), max_depth)]
     try:
         tree = parser().parse(text)
     except UnexpectedInput as err:
         return None, [_syntax_diagnostic(err, text, path)]
     deep = _too_deep(tree, max_depth)
     if deep is not None:
-        span = Span(path, deep.meta.start_pos, deep.meta.end_pos)
-        return None, [
-            diagnostic(codes.LIM_001, f"nesting deeper than the limit of {max_depth} levels",
-                span, "nested too deeply",
-                help="split the expression or the nested blocks into simpler parts",
-            )
-        ]
+        return None, [_lim001(Span(path, deep.meta.start_pos, deep.meta.end_pos), max_depth)]
     return tree, []
+
+
+def _lim001(span: Span, max_depth: int) -> Diagnostic:
+    return diagnostic(codes.LIM_001, f"nesting deeper than the limit of {max_depth} levels",
+        span, "nested too deeply",
+        help="split the expression or the nested blocks into simpler parts",
+    )
+
+
+# Strings and comments (skipped: a bracket in them is text), then the brackets themselves.
+_BRACKET_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|#[^\n]*|[(\[{]|[)\]}]')
+
+
+def _too_deep_brackets(text: str, max_depth: int) -> int | None:
+    """The offset of the first ``(``, ``[`` or ``{`` nested more than ``max_depth`` deep (all
+    three counted together), or ``None``.
+
+    Parenthesised expressions leave no level in the tree (``grammar.lark`` inlines them), so
+    ``_too_deep`` cannot see them, and the parser's time grows with any nesting (20,000 nested
+    ``if`` blocks took 8 s); this scan bounds them by the same limit before the parser runs, in
+    time linear in the brackets, strings and comments of ``text``. Unbalanced brackets are the
+    parser's to report."""
+    depth = 0
+    for m in _BRACKET_RE.finditer(text):
+        c = m.group()
+        if c in "([{":
+            depth += 1
+            if depth > max_depth:
+                return m.start()
+        elif c in ")]}":
+            depth = max(depth - 1, 0)
+    return None
 
 
 def _too_deep(tree: Tree, max_depth: int) -> Tree | None:
@@ -314,6 +343,14 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
         return diagnostic(codes.SYN_002, message,
             span, f"unexpected character `{shown}`",
             help=help_text,
+        )
+    if not ch.isascii() and (ch.isalnum() or ch == "_"):
+        # a letter or digit outside ASCII in or beside a name: NAME is ASCII (grammar.lark), so
+        # the expected tokens ("`:`") would point at the wrong thing
+        return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
+            span, "not an ASCII letter or digit",
+            help="names are ASCII letters, digits and `_` (starting with a letter or `_`); "
+                 f"replace `{shown}`",
         )
     return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
         span, "no token starts with this character",

@@ -260,7 +260,7 @@ class _Builder(_Base):
         return ast.MoveAction(ch[0], ch[1], self._span(meta))
 
     def reduce_action(self, meta: Meta, ch: list[Any]) -> ast.ReduceAction:
-        return ast.ReduceAction(self._id(ch[0]), ch[1], ch[2], self._span(meta))
+        return ast.ReduceAction(self._id(ch[0]), ch[2], ch[3], self._span(meta), ch[1] is None)
 
     def release_kind(self, meta: Meta, ch: list[Any]) -> Token:
         return ch[0]

@@ -166,3 +166,62 @@ def relation(a: Group, b: Group, pairs: Sequence[tuple[tuple[int, ...], tuple[in
         delta = deltas.pop()
         out.append(f"same {var}" if delta == 0 else f"{var}{delta:+d}")
     return ", ".join(out)
+
+
+_NUMBERED = re.compile(r"(.*?)(\d+)")
+
+#: The widest line a node's device list takes, in characters: Graphviz sizes a node from its
+#: widest line, and a short line keeps a picture of many devices narrow enough to read.
+LINE_CHARS = 44
+
+
+def device_runs(devices: Sequence[str]) -> list[str]:
+    """Device names, sorted by number, with runs of three or more of one prefix numbered without a
+    gap folded: ``gpu0..gpu7`` (the usual shape of a tensor-parallel group), ``nic0..nic2, nic4``."""
+    names = sorted(set(devices), key=lambda d: (m[1], int(m[2])) if (m := _NUMBERED.fullmatch(d)) else (d, -1))
+    parts: list[str] = []
+    run: list[tuple[str, int]] = []
+
+    def close() -> None:
+        if len(run) >= 3:
+            parts.append(f"{run[0][0]}{run[0][1]}..{run[-1][0]}{run[-1][1]}")
+        else:
+            parts.extend(f"{p}{n}" for p, n in run)
+        run.clear()
+
+    for d in names:
+        m = _NUMBERED.fullmatch(d)
+        if m and run and run[-1][0] == m[1] and run[-1][1] + 1 == int(m[2]):
+            run.append((m[1], int(m[2])))
+            continue
+        close()
+        if m:
+            run.append((m[1], int(m[2])))
+        else:
+            parts.append(d)
+    close()
+    return parts
+
+
+def hooks_lines(action: str, hooks: Sequence[tuple[str, str]]) -> list[str]:
+    """The ``ACTION by DEVICE.HOOK`` lines of a node for ``(device, hook)`` pairs: devices that
+    fire the same hook are folded into runs (``read by gpu0..gpu7.launch (8 devices)``), and the
+    entries are wrapped after commas into lines of at most ``LINE_CHARS`` characters where they can
+    be (Graphviz sizes the node from its widest line)."""
+    by_hook: dict[str, list[str]] = {}
+    for device, hook in sorted(set(hooks)):
+        by_hook.setdefault(hook, []).append(device)
+    entries = []
+    for hook, devices in sorted(by_hook.items()):
+        parts = device_runs(devices)
+        entries += [f"{part}.{hook}" for part in parts]
+        if len(parts) == 1 and len(devices) >= 3:
+            entries[-1] += f" ({len(devices)} devices)"
+    words = f"{action} by {', '.join(entries)}".split(" ")
+    lines = [words[0]]
+    for w in words[1:]:
+        if len(lines[-1]) + 1 + len(w) > LINE_CHARS and lines[-1].endswith(","):
+            lines.append(w)
+        else:
+            lines[-1] += " " + w
+    return lines

@@ -3,7 +3,7 @@
 Takes the policy, its graph, one refutation (its witness) and the diagnostic made from it;
 produces a ``Focus``: the edges the trace shows, the regions that hold the witness byte (or that
 the culprits touch), the devices and links the edges' bytes may cross, the orderings the verified
-fix adds (its ``After`` edits: the missing ordering) or, for a race with no such fix, the two
+fix adds (its ``After`` edits, or the instance of a ``FamilyAfter``: the missing ordering) or, for a race with no such fix, the two
 edges that may overlap, and for a missing path (FX-HOOK-001) its two ends and what the fabric reaches. Emits
 no diagnostics.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
-from fxverify.edits import After
+from fxverify.edits import After, FamilyAfter
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.result import HintCheck, Refutation
@@ -73,7 +73,9 @@ def focus_of(policy: Policy, graph: PolicyGraph, ref: Refutation, d: Diagnostic,
     if isinstance(named, str) and policy.has("region", named):
         regions.add(named)
     missing = []
-    for ed in (e for o in (fix.shown if fix is not None else ()) for e in o.edits if isinstance(e, After)):
+    # A family-form fix draws the instance ordering it generalises (``FamilyAfter.instance``).
+    shown = (e.instance() if isinstance(e, FamilyAfter) else e for o in (fix.shown if fix is not None else ()) for e in o.edits)
+    for ed in (e for e in shown if isinstance(e, After)):
         for pred in ed.preds:
             if policy.has("edge", ed.edge) and policy.has("edge", pred):
                 missing.append((policy.edge(pred).eid, policy.edge(ed.edge).eid, f"missing: after {pred}"))

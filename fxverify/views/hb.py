@@ -18,7 +18,7 @@ from collections import defaultdict
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.source import SourceMap
-from fxverify.views.families import declaration, fold, indices, relation
+from fxverify.views.families import declaration, fold, hooks_lines, indices, relation
 from fxverify.views.focus import Focus
 from fxverify.views.model import Arrow, Cluster, Node, Picture
 
@@ -43,9 +43,8 @@ def hb_view(policy: Policy, graph: PolicyGraph, sources: SourceMap, unfold: tupl
         if len(lanes) == 1:
             cluster = f"lane_{first.device}_{first.stream}" if first.stream is not None else f"dev_{first.device}"
         actions = ", ".join(sorted({e.action.value for e in members}))
-        hooks = ", ".join(sorted({f"{e.device}.{e.hook}" for e in members}))
-        lines = [g.pattern] + ([g.ranges] if g.ranges else []) + ([f"{g.size:,} edges"] if g.folded else [])
-        lines.append(f"{actions} by {hooks}")
+        by = hooks_lines(actions, [(e.device, e.hook) for e in members])
+        lines = [g.pattern] + ([g.ranges] if g.ranges else []) + ([f"{g.size:,} edges"] if g.folded else []) + by
         marked = focus is not None and not g.folded and first.eid in focus.edges
         nodes.append(Node(g.key, tuple(lines), "edges" if g.folded else "edge", cluster, " \n".join(lines), marked,
                           first.action.value))

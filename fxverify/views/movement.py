@@ -4,7 +4,8 @@ address space (each space inside its device).
 Takes a policy, its sources (for the families' index variables), the ``--unfold`` names and
 optionally a ``Focus``; produces a ``model.Picture``. A ``move`` or ``reduce`` is an arrow from its
 source region to its destination region; a ``write`` comes from the hook that drives it and a
-``read`` goes to it (a hook that does both is drawn once as a source and once as a sink). Region and edge families are folded (``families``): one node per region
+``read`` goes to it (one node per hook, whose arrows in are its reads and whose arrows out its
+writes). Region and edge families are folded (``families``): one node per region
 family, one arrow per edge family and pair of nodes, labelled with the family, how many edges it
 stands for, its transform chain and its handoffs. With a focus, the finding's edges and the
 regions holding the witness byte are drawn on their own and marked. Edges that move no bytes
@@ -88,9 +89,9 @@ def movement_view(policy: Policy, sources: SourceMap, unfold: tuple[str, ...] = 
         if e.action in (EdgeAction.MOVE, EdgeAction.REDUCE) and src is not None and dst is not None:
             ends = (node_of[src.region], node_of[dst.region])
         elif e.action is EdgeAction.WRITE and dst is not None:
-            ends = (_hook(hooks, e.device, e.hook, "writes"), node_of[dst.region])
+            ends = (_hook(hooks, e.device, e.hook), node_of[dst.region])
         elif e.action is EdgeAction.READ and src is not None:
-            ends = (node_of[src.region], _hook(hooks, e.device, e.hook, "reads"))
+            ends = (node_of[src.region], _hook(hooks, e.device, e.hook))
         else:
             idle += 1
             continue
@@ -116,11 +117,11 @@ def movement_view(policy: Policy, sources: SourceMap, unfold: tuple[str, ...] = 
                    tuple(clusters), tuple(notes))
 
 
-def _hook(hooks: dict[str, Node], device: str, hook: str, role: str) -> str:
-    """The node of hook ``device.hook`` as the source of its writes or the sink of its reads
-    (``role``; made on first use), in its device's frame. A hook that both reads and writes is
-    drawn twice, so that every arrow runs the way the bytes flow, out of one and into the other."""
-    key = f"hook_{device}_{hook}_{role}"
+def _hook(hooks: dict[str, Node], device: str, hook: str) -> str:
+    """The node of hook ``device.hook`` (made on first use), in its device's frame: the sink of its
+    reads and the source of its writes, so a hook appears once however many edges it drives."""
+    key = f"hook_{device}_{hook}"
     if key not in hooks:
-        hooks[key] = Node(key, (f"{device}.{hook}",), "hook", f"dev_{device}", f"hook {hook} of {device}: the edges it {role}")
+        hooks[key] = Node(key, (f"{device}.{hook}",), "hook", f"dev_{device}",
+                          f"hook {hook} of {device}: arrows in are the edges it reads, arrows out those it writes")
     return key

@@ -97,6 +97,13 @@ def posted_flush_not_between():
                   read("r", fp(BUF, 0x10, 0x20), device="dpu0", after=("w",)), links=POSTED)
 
 
+def posted_read_back(parallel: bool = False):
+    # gpu0 writes buf[0x00, 0x40) over posted gpu0--dpu0 and reads it back after; with `parallel`,
+    # a second (ordered) link beside it may carry the read instead.
+    extra = (Link("gpu0--dpu0-b", "gpu0", "dpu0", "pcie", LinkOrder.ORDERED),) if parallel else ()
+    return policy(write("w", fp(BUF, 0x0, 0x40)), read("r", fp(BUF, 0x0, 0x40), after=("w",)), links=POSTED + extra)
+
+
 def in_order_over(order: LinkOrder):
     # m moves a (gpu0) -> buf (dpu0) and requires in-order delivery; the only path is gpu0--dpu0.
     return policy(move("m", fp(A, 0x0, 0x40), fp(BUF, 0x0, 0x40), require_in_order=True),
@@ -118,6 +125,9 @@ FAST = [
     pytest.param(lambda: posted_writer_flushes_itself(True), PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0",
                  "hb-reachability", id="ord003-writer-flushes"),
     pytest.param(in_order_to_pool, InOrder, "FX-ORD-004:m:in_order", "every-path", id="ord004-ordered-path"),
+    # The writer's device reads the bytes back over the one link both transfers can take.
+    pytest.param(posted_read_back, PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0", "same-requester",
+                 id="ord003-read-back-one-route"),
 ]
 
 
@@ -297,9 +307,6 @@ ABSENT = [
     pytest.param(lambda: policy(write("w", fp(BUF, 0x0, 0x40)), read("r", fp(BUF, 0x0, 0x40), device="dpu0",
                                                                      after=("w",))),
                  PostedRead, [], id="ord003-ordered-link"),
-    pytest.param(lambda: policy(write("w", fp(BUF, 0x0, 0x40)), read("r", fp(BUF, 0x0, 0x40), after=("w",)),
-                                links=POSTED),
-                 PostedRead, [], id="ord003-reader-on-writer-device"),
     pytest.param(lambda: policy(read("r", fp(BUF, 0x0, 0x40), device="dpu0"), write("w", fp(BUF, 0x0, 0x40),
                                                                                   after=("r",)), links=POSTED),
                  PostedRead, [], id="ord003-reader-before-writer"),
@@ -320,3 +327,14 @@ def test_edge_without_bytes_is_no_race() -> None:
     # A flush touches no bytes: no race with a write, even unordered.
     pol = policy(write("w", fp(A, 0x0, 0x40)), edge("fl", "flush", flushes=("gpu0--cxl0",)), links=LINKS)
     assert keys_of(generated(ordering, pol), Race) == []
+
+
+def test_read_back_over_a_second_route_refuted() -> None:
+    """The same device reading its posted write back over another route (a parallel link) is not
+    ordered after it (PCIe orders a read after posted writes only along one path)."""
+    pol = posted_read_back(parallel=True)
+    ob = the(ordering, pol, PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0")
+    assert ob.prove_fast() is None
+    w = refute(ob)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.ORD_003 and v.edges[:2] == (0, 1)

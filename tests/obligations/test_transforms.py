@@ -169,7 +169,7 @@ def test_checksum_chain_refuted(xfs, step, kind, name) -> None:
                  "gather rank 4 is outside 0..4", id="gather-rank-out-of-range"),
     pytest.param(lambda: policy(move("m", fp(B, 0x100, 0x40), fp(B, 0x180, 0x40),
                                      transforms=(Checksum("crc32c"), Persist()))),
-                 "persist into `hbm0`, which is not a persistent (pmem) space", id="persist-to-volatile"),
+                 "persist into `hbm0`, which is not declared `persistent`: its bytes do not survive a power loss or reboot", id="persist-to-volatile"),
 ])
 def test_layout_refuted(make, problem) -> None:
     pol = make()

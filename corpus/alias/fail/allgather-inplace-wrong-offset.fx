@@ -9,7 +9,7 @@ fabric {
 }
 space hbm2 on gpu2 size 80 GiB
 region recv in hbm2 at 0x5000_0000 size 4 MiB owner gpu2 dtype bf16
-region shard in hbm2 at 0x5010_0000 size 1 MiB owner gpu2 dtype bf16 init   # slot 1, not slot 2
+region shard in hbm2 at 0x5010_0000 size 1 MiB owner gpu2 dtype bf16 init  # slot 1, not slot 2
 alias_set ag_buf = [recv, shard]
 
 flow allgather {

@@ -8,7 +8,7 @@ fabric {
 }
 space hbm2 on gpu2 size 80 GiB
 region recv in hbm2 at 0x5000_0000 size 4 MiB owner gpu2 dtype bf16
-region shard in hbm2 at 0x5020_0000 size 1 MiB owner gpu2 dtype bf16 init   # slot 2 = recv + 2 x 1 MiB
+region shard in hbm2 at 0x5020_0000 size 1 MiB owner gpu2 dtype bf16 init  # slot 2 = recv + 2 x 1 MiB
 alias_set ag_buf = [recv, shard]
 
 flow allgather {

@@ -25,6 +25,5 @@ flow train {
   edge stage: move params -> staged by gpu0.copy_done stream ckpt after step0
   edge step1: write params by gpu0.launch stream compute  # expect: FX-ORD-002
   # ^ data race (read-write) on `params`: `stage` and `step1` may overlap in time
-  edge write_out: move staged -> shard by gpu0.copy_done stream ckpt after stage
-      transform checksum(crc32c) |> persist
+  edge write_out: move staged -> shard by gpu0.copy_done stream ckpt after stage transform checksum(crc32c) |> persist
 }

@@ -17,5 +17,5 @@ region shard in cmb0 at 0x0 size 4 MiB owner gpu0
 
 flow checkpoint {
   edge save: move params -> shard by gpu0.copy_done transform checksum(crc32c) |> persist  # expect: FX-XF-003
-  # ^ `save`: persist into `cmb0`, which is not a persistent (pmem) space
+  # ^ `save`: persist into `cmb0`, which is not declared `persistent`: its bytes do not survive a power loss or reboot
 }

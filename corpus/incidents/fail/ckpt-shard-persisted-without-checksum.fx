@@ -11,7 +11,7 @@ fabric {
   link gpu0 -- nvme0 : pcie ordered
 }
 space hbm0 on gpu0 size 80 GiB
-space ns1 on nvme0 size 1 TiB persistent checksum crc32c   # the restore path verifies every shard
+space ns1 on nvme0 size 1 TiB persistent checksum crc32c  # the restore path verifies every shard
 region params in hbm0 at 0x4000_0000 size 4 MiB owner gpu0 init
 region shard in ns1 at 0x0 size 4160 KiB owner gpu0
 

@@ -20,6 +20,5 @@ flow train {
   edge step0: write params by gpu0.launch stream compute
   edge stage: move params -> staged by gpu0.copy_done stream ckpt after step0
   edge step1: write params by gpu0.launch stream compute after stage
-  edge write_out: move staged -> shard by gpu0.copy_done stream ckpt after stage
-      transform checksum(crc32c) |> persist
+  edge write_out: move staged -> shard by gpu0.copy_done stream ckpt after stage transform checksum(crc32c) |> persist
 }

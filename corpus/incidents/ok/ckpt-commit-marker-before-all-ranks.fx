@@ -24,10 +24,8 @@ region restore in host0 at 0x1_4000_0000 size 8 MiB owner cpu0
 map latest: hash<u32, u32>[16] class linearizable
 
 flow checkpoint {
-  edge save0: move p0 -> shard0 by gpu0.copy_done transform checksum(crc32c) |> persist
-      handoff shard0: gpu0 -> cpu0
-  edge save1: move p1 -> shard1 by gpu1.copy_done transform checksum(crc32c) |> persist
-      handoff shard1: gpu1 -> cpu0
+  edge save0: move p0 -> shard0 by gpu0.copy_done transform checksum(crc32c) |> persist handoff shard0: gpu0 -> cpu0
+  edge save1: move p1 -> shard1 by gpu1.copy_done transform checksum(crc32c) |> persist handoff shard1: gpu1 -> cpu0
   edge commit: write marker by gpu0.launch after save0, save1 map_write latest[0] = 7
   edge load: move shard1 -> restore[4 MiB, +4 MiB] by cpu0.launch after commit guard latest[0] == 7
 }

@@ -14,7 +14,6 @@ region slot[s in 0..4] in ns1 at s * 8256 KiB size 8256 KiB owner gpu0
 
 flow checkpoint {
   for s in 0..4 {
-    edge save[s]: move state[s] -> slot[s] by gpu0.copy_done
-        transform compress(zstd) |> checksum(crc32c) |> persist
+    edge save[s]: move state[s] -> slot[s] by gpu0.copy_done transform compress(zstd) |> checksum(crc32c) |> persist
   }
 }

@@ -21,7 +21,6 @@ map kv_sent: array<u32, u64>[8] class per_device merge sum
 flow step {
   edge send0: write kv0 by gpu0.launch update kv_sent[0] = 4 MiB
   edge send1: write kv1 by gpu1.launch update kv_sent[0] = 4 MiB
-  edge report: write stats by cpu0.poll after send0
-      aggregate kv_sent[0]  # expect: FX-MAP-004
-      # ^ `report` aggregates `kv_sent[0]` before `send1` has written its slot
+  edge report: write stats by cpu0.poll after send0 aggregate kv_sent[0]  # expect: FX-MAP-004
+  # ^ `report` aggregates `kv_sent[0]` before `send1` has written its slot
 }

@@ -23,7 +23,6 @@ map block_home: hash<u32, device>[4096] class linearizable
 
 flow spill {
   edge spill0: move kv -> pool0 by gpu0.copy_done map_read spill_home[0]
-  edge rebalance: move kv -> pool1 by gpu0.copy_done after spill0
-      map_write spill_home[0] = cxl1  # expect: FX-MAP-005
-      # ^ `rebalance` writes `spill_home[0]`, but `spill_home` is a `const` map
+  edge rebalance: move kv -> pool1 by gpu0.copy_done after spill0 map_write spill_home[0] = cxl1  # expect: FX-MAP-005
+  # ^ `rebalance` writes `spill_home[0]`, but `spill_home` is a `const` map
 }

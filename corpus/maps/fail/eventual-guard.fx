@@ -14,9 +14,7 @@ region kv in hbm0 at 0x2000_0000 size 4 MiB owner gpu0 dtype bf16
 map layer_done: array<u32, u32>[32] class eventual merge max
 
 flow send {
-  edge attn: write kv by gpu0.launch lease kv to dpu0
-      update layer_done[3] = 1
-  edge xmit: read kv by dpu0.tx after attn
-      guard layer_done[3] == 1  # expect: FX-MAP-003
-      # ^ guard `layer_done[3]` in `xmit` may miss the write by `attn` (eventual map)
+  edge attn: write kv by gpu0.launch lease kv to dpu0 update layer_done[3] = 1
+  edge xmit: read kv by dpu0.tx after attn guard layer_done[3] == 1  # expect: FX-MAP-003
+  # ^ guard `layer_done[3]` in `xmit` may miss the write by `attn` (eventual map)
 }

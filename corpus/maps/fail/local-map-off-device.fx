@@ -16,7 +16,6 @@ map gpu_stats: array<u32, u64>[4] class local(gpu0) merge sum
 
 flow send {
   edge fill: write kv by gpu0.launch update gpu_stats[0] = 1 lease kv to dpu0
-  edge xmit: move kv -> txq by dpu0.dma_done after fill
-      update gpu_stats[1] = 1 MiB  # expect: FX-MAP-001
-      # ^ `xmit` on `dpu0` accesses `gpu_stats`, which is local to `gpu0`
+  edge xmit: move kv -> txq by dpu0.dma_done after fill update gpu_stats[1] = 1 MiB  # expect: FX-MAP-001
+  # ^ `xmit` on `dpu0` accesses `gpu_stats`, which is local to `gpu0`
 }

@@ -21,7 +21,6 @@ map block_home: hash<u32, device>[4096] class linearizable
 
 flow spill {
   edge spill0: move kv -> pool0 by gpu0.copy_done map_write block_home[7] = cxl0
-  edge spill1: move kv -> pool1 by gpu0.copy_done
-      map_write block_home[7] = cxl1  # expect: FX-MAP-002
-      # ^ `spill0` and `spill1` may write `block_home[7]` concurrently: one update is lost
+  edge spill1: move kv -> pool1 by gpu0.copy_done map_write block_home[7] = cxl1  # expect: FX-MAP-002
+  # ^ `spill0` and `spill1` may write `block_home[7]` concurrently: one update is lost
 }

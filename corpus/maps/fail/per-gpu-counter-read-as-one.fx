@@ -22,7 +22,6 @@ map kv_sent: array<u32, u64>[8] class per_device merge sum
 flow step {
   edge send0: write kv0 by gpu0.launch update kv_sent[0] = 4 MiB
   edge send1: write kv1 by gpu1.launch update kv_sent[0] = 4 MiB
-  edge report: write stats by cpu0.poll after send0, send1
-      map_read kv_sent[0]  # expect: FX-MAP-004
-      # ^ `report` reads per-device map `kv_sent[0]` as one value, but `gpu0`, `gpu1` write their own slots
+  edge report: write stats by cpu0.poll after send0, send1 map_read kv_sent[0]  # expect: FX-MAP-004
+  # ^ `report` reads per-device map `kv_sent[0]` as one value, but `gpu0`, `gpu1` write their own slots
 }

@@ -22,7 +22,6 @@ map block_home: hash<u32, device>[4096] class linearizable
 
 flow spill {
   edge spill0: move kv -> pool0 by gpu0.copy_done map_read spill_home[0]
-  edge rebalance: move kv -> pool1 by gpu0.copy_done after spill0
-      map_read spill_home[1] map_write block_home[0] = cxl1
+  edge rebalance: move kv -> pool1 by gpu0.copy_done after spill0 map_read spill_home[1] map_write block_home[0] = cxl1
   edge check: read kv by gpu0.launch guard spill_home[0] == 0
 }

@@ -16,6 +16,5 @@ map dpu_stats: array<u32, u64>[4] class local(dpu0) merge sum
 
 flow send {
   edge fill: write kv by gpu0.launch update gpu_stats[0] = 1 lease kv to dpu0
-  edge xmit: move kv -> txq by dpu0.dma_done after fill
-      update dpu_stats[1] = 1 MiB
+  edge xmit: move kv -> txq by dpu0.dma_done after fill update dpu_stats[1] = 1 MiB
 }

@@ -22,10 +22,7 @@ map block_home: hash<u32, device>[4096] class linearizable
 flow step {
   edge attn0: write kv0 by gpu0.launch update layer_done[0] = 1
   edge attn1: write kv1 by gpu0.launch update layer_done[0] = 2
-  edge spill: move kv0 -> pool by gpu0.copy_done after attn0
-      map_write block_home[7] = cxl0
-  edge peek: read kv0 by gpu0.launch after attn0
-      map_read layer_done[0] map_read block_home[7]
-  edge audit: read kv1 by gpu0.launch after spill, attn1
-      map_read block_home[7] map_read layer_done[0]
+  edge spill: move kv0 -> pool by gpu0.copy_done after attn0 map_write block_home[7] = cxl0
+  edge peek: read kv0 by gpu0.launch after attn0 map_read layer_done[0] map_read block_home[7]
+  edge audit: read kv1 by gpu0.launch after spill, attn1 map_read block_home[7] map_read layer_done[0]
 }

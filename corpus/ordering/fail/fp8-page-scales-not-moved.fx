@@ -27,8 +27,7 @@ alias_set pages1 = [page1, data1, scales1, rope1]
 
 flow transfer {
   edge quant: write page0 by gpu0.launch
-  edge xfer: move data0 -> data1 by gpu0.copy_done after quant
-      handoff page1: gpu0 -> gpu1
+  edge xfer: move data0 -> data1 by gpu0.copy_done after quant handoff page1: gpu0 -> gpu1
   edge decode: read page1 by gpu1.launch after xfer  # expect: FX-INIT-001
   # ^ `decode` reads byte 0x208000 of `scales1`, fp32 element 0, which no edge writes before it
 }

@@ -11,7 +11,7 @@ fabric {
 }
 space hbm0 on gpu0 size 80 GiB
 space host0 on cpu0 base 0x1_0000_0000 size 16 GiB
-region kv_blk in hbm0 at 0x2000_0000 size 2 MiB owner gpu0 dtype bf16 init   # holds the KV of earlier decode steps
+region kv_blk in hbm0 at 0x2000_0000 size 2 MiB owner gpu0 dtype bf16 init  # holds the KV of earlier decode steps
 region kv_host in host0 at 0x1_4000_0000 size 2 MiB owner gpu0 dtype bf16
 
 flow decode_step {

@@ -18,7 +18,7 @@ region cq in dram0 at 0x10_0100_0000 size 4 KiB owner dpu0
 
 flow load {
   for b in 0..4 {
-    edge copy[b]: move staged[b*64 KiB, +64 KiB] -> kv[b*64 KiB, +64 KiB] by dpu0.dma_done
+    edge copy[b]: move staged[b * 64 KiB, +64 KiB] -> kv[b * 64 KiB, +64 KiB] by dpu0.dma_done
   }
   edge done: write cq[0, +16] by dpu0.tx after copy[0] notifies copy[*] lease kv to gpu0  # expect: FX-ORD-006
   # ^ `done` notifies `copy[1]`, but may start while `copy[1]` is still in flight

@@ -28,7 +28,6 @@ flow transfer {
   edge quant: write page0 by gpu0.launch
   edge xfer_data: move data0 -> data1 by gpu0.copy_done after quant
   edge xfer_scales: move scales0 -> scales1 by gpu0.copy_done after quant
-  edge xfer_rope: move rope0 -> rope1 by gpu0.copy_done after xfer_data, xfer_scales
-      handoff page1: gpu0 -> gpu1
+  edge xfer_rope: move rope0 -> rope1 by gpu0.copy_done after xfer_data, xfer_scales handoff page1: gpu0 -> gpu1
   edge decode: read page1 by gpu1.launch after xfer_rope
 }

@@ -24,7 +24,6 @@ alias_set pages1 = [page1, data1, scales1, rope1]
 
 flow transfer {
   edge quant: write page0 by gpu0.launch
-  edge xfer: move page0 -> page1 by gpu0.copy_done after quant
-      handoff page1: gpu0 -> gpu1
+  edge xfer: move page0 -> page1 by gpu0.copy_done after quant handoff page1: gpu0 -> gpu1
   edge decode: read page1 by gpu1.launch after xfer
 }

@@ -15,7 +15,7 @@ region cq in dram0 at 0x10_0100_0000 size 4 KiB owner dpu0
 
 flow load {
   for b in 0..4 {
-    edge copy[b]: move staged[b*64 KiB, +64 KiB] -> kv[b*64 KiB, +64 KiB] by dpu0.dma_done
+    edge copy[b]: move staged[b * 64 KiB, +64 KiB] -> kv[b * 64 KiB, +64 KiB] by dpu0.dma_done
   }
   edge done: write cq[0, +16] by dpu0.tx after copy[*] notifies copy[*] lease kv to gpu0
   edge attn: read kv by gpu0.launch after done

@@ -15,7 +15,6 @@ region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16 init
 
 flow ship {
   edge to_nic: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0
-  edge to_dpu: read stage by gpu0.copy_done after to_nic
-      handoff stage: gpu0 -> dpu0  # expect: FX-OWN-003
-      # ^ `to_dpu` hands `stage` off from `gpu0`, which may not own it then
+  edge to_dpu: read stage by gpu0.copy_done after to_nic handoff stage: gpu0 -> dpu0  # expect: FX-OWN-003
+  # ^ `to_dpu` hands `stage` off from `gpu0`, which may not own it then
 }

@@ -14,8 +14,7 @@ space hbm0 on gpu0 size 80 GiB
 region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16 init
 
 flow ship {
-  edge give: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0
-      handoff stage: gpu0 -> dpu0  # expect: FX-OWN-003
-      # ^ `give` hands `stage` to both `dpu0` and `nic0`
+  edge give: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0 handoff stage: gpu0 -> dpu0  # expect: FX-OWN-003
+  # ^ `give` hands `stage` to both `dpu0` and `nic0`
   final owner stage = dpu0
 }

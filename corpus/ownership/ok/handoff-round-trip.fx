@@ -16,7 +16,6 @@ region stage in hbm0 at 0x6000_0000 size 1 MiB owner gpu0 dtype bf16 init
 flow ship {
   edge to_nic: read stage by gpu0.copy_done handoff stage: gpu0 -> nic0
   edge sent: read stage by nic0.tx after to_nic handoff stage: nic0 -> gpu0
-  edge to_dpu: read stage by gpu0.copy_done after sent
-      handoff stage: gpu0 -> dpu0
+  edge to_dpu: read stage by gpu0.copy_done after sent handoff stage: gpu0 -> dpu0
   final owner stage = dpu0
 }

@@ -15,14 +15,13 @@ fabric {
   link sw0 -- nvme0 : pcie ordered
 }
 space hbm0 on npu0 size 64 GiB
-space ns1 on nvme0 size 1 TiB persistent checksum crc32c   # namespace 1, byte-addressed (LBA * 4 KiB)
+space ns1 on nvme0 size 1 TiB persistent checksum crc32c  # namespace 1, byte-addressed (LBA * 4 KiB)
 region kv in hbm0 at 0x0 size 4 MiB owner npu0 dtype bf16
 region ckpt in ns1 at 0x4000_0000 size 8 MiB owner nvme0
 
 flow checkpoint {
   edge prefill: write kv by npu0.launch lease kv to nvme0
-  edge save: move kv -> ckpt by nvme0.sq_doorbell after prefill
-      transform checksum(crc32c) |> persist
+  edge save: move kv -> ckpt by nvme0.sq_doorbell after prefill transform checksum(crc32c) |> persist
   edge verify: read ckpt[0, +4 MiB] by nvme0.completion after save
   edge done: release kv free by npu0.exit after save, verify
 }

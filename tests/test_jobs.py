@@ -1,0 +1,410 @@
+"""``check --jobs N`` and ``check --executor dask://``: one policy split into shards over worker
+processes, many policies over the workers of a Dask cluster, and the report the same bytes (text,
+JSON, SARIF) as one process gives; the snapshot of files a worker resolves from; the executor's
+diagnostics (FX-USE-005, FX-USE-009) and what happens when a worker is lost.
+
+Splitting is forced on small policies here (``split_from=1``) so the corpus exercises it; real
+runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
+
+from __future__ import annotations
+
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fxverify.cli import app
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
+from fxverify.gate import GateOptions, GateRequest, Report, run_gate
+from fxverify.gate import executors
+from fxverify.gate.executors import LocalExecutor, open_executor
+from fxverify.gate.run import run_checks
+from fxverify.gate.shards import plan
+from fxverify.graph import PolicyGraph
+from fxverify.obligations.base import Context
+from fxverify.obligations.families import obligations, stage_obligations, stages
+from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, run_policy, take_snapshot
+from fxverify.pipeline import CheckOptions
+from fxverify.render.json import report_to_json
+from fxverify.render.sarif import report_to_sarif
+from fxverify.render.text import render_report, to_plain
+from fxverify.resolve import Limits, load_policy
+from fxverify.resolve.snapshot import FileSnapshot
+from fxverify.result import CheckResult
+from fxverify.source import SourceMap
+
+from tests.conftest import ROOT
+
+CORPUS = sorted(str(p.relative_to(ROOT)) for p in ROOT.glob("corpus/*/*/*.fx"))
+#: The first and the last policy of every corpus folder (family and kind; the real policies
+#: aside): proofs, refutations with traces and hints, unknowns and input errors, in every family.
+#: (Every corpus policy gave the same bytes when this was written; running them all twice more
+#: would cost the CI run about as much as the corpus test itself.)
+_FOLDERS: dict[str, list[str]] = {}
+for _p in CORPUS:
+    if "/real/" not in _p:
+        _FOLDERS.setdefault(_p.rsplit("/", 1)[0], []).append(_p)
+SAMPLE = sorted({ps[k] for ps in _FOLDERS.values() for k in (0, -1)})
+RACE = "corpus/ordering/fail/kv-offload-unordered.fx"
+#: A policy with cyclic happens-before: the ordering stages after FX-ORD-004/001 generate nothing.
+CYCLE = "corpus/ordering/fail/hb-cycle.fx"
+
+
+def renders(results: list[CheckResult]) -> tuple[str, str, str]:
+    """The text, JSON and SARIF reports of ``results``, as the gate writes them."""
+    report = Report(results=results, gate=GateOptions())
+    report.decide()
+    return to_plain(render_report(report)), report_to_json(report), report_to_sarif(report)
+
+
+def serial(files: list[str], options: CheckOptions = CheckOptions()) -> tuple[str, str, str]:
+    return renders(run_checks(files, options, None, jobs=1)[0])
+
+
+@pytest.fixture(scope="module")
+def pool():
+    """Two local worker processes shared by the module's tests (each test passing its own
+    executor, the gate neither starts nor stops them)."""
+    ex = LocalExecutor(2)
+    yield ex
+    ex.close()
+
+
+@pytest.fixture(scope="module")
+def mid_policy(tmp_path_factory) -> str:
+    """A mid-size generated prefill policy (4 layers, 1,024 tokens: 622 edges, 8,000 obligations)."""
+    from fxverify.gen.cxl_list import load_cxl
+    from fxverify.gen.hf_config import load_model
+    from fxverify.gen.prefill import PrefillOptions, generate_prefill
+
+    model, _ = load_model(str(ROOT / "corpus/inputs/models/meta-llama--Meta-Llama-3.1-8B.json"), SourceMap())
+    cxl, _ = load_cxl([str(ROOT / "corpus/inputs/cxl/cxl_test-list-BDMu-root-mem3.json")], SourceMap())
+    out, diags = generate_prefill(model, None, cxl, PrefillOptions(tokens=1024, layers=4, disaggregate=True, name="mid"))
+    assert out is not None, diags
+    path = tmp_path_factory.mktemp("mid") / "mid.fx"
+    path.write_text(out.text)
+    return str(path)
+
+
+# ---- the plan and the default -------------------------------------------------------------------
+
+
+def test_plan_covers_every_stage_of_every_family_once() -> None:
+    shards = plan()
+    assert sorted((OBLIGATION_FAMILIES.index(s.family), s.stage) for s in shards) == [
+        (i, j) for i, f in enumerate(OBLIGATION_FAMILIES) for j in range(len(stages(f)))]
+    assert all(s.stages == len(stages(s.family)) for s in shards)
+    assert len(stages(Family.ORDERING)) > 1
+
+
+@pytest.mark.parametrize("path", sorted(set(SAMPLE) | {CYCLE}))
+def test_the_stages_of_a_family_are_its_obligations(path: str) -> None:
+    """A shard generates one stage of a family: put together, the stages give the family's
+    obligations, keys and order (repeated keys dropped the same way: no code in two stages)."""
+    policy, _diags = load_policy(str(ROOT / path), SourceMap())
+    if policy is None:
+        pytest.skip("an input error: no obligations")
+    ctx = Context(policy, PolicyGraph(policy))
+    for family in OBLIGATION_FAMILIES:
+        whole = [ob.key for ob in obligations(ctx, (family,))]
+        staged = [ob.key for j in range(len(stages(family))) for ob in stage_obligations(ctx, family, j)]
+        assert staged == whole, family
+
+
+def test_jobs_defaults_to_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without `--jobs` (and without FXVERIFY_JOBS) the gate checks in this process: on the real
+    policies of the corpus a split was slower than one process on a shared 2-core machine
+    (bench/bench_jobs.py), so workers are asked for, never assumed."""
+    seen: list[GateRequest] = []
+
+    def fake_gate(req: GateRequest) -> Report:
+        seen.append(req)
+        return Report()
+
+    monkeypatch.delenv("FXVERIFY_JOBS", raising=False)
+    monkeypatch.setattr("fxverify.gate.run_gate", fake_gate)
+    CliRunner().invoke(app, ["check", str(ROOT / RACE)])
+    monkeypatch.setenv("FXVERIFY_JOBS", "3")
+    CliRunner().invoke(app, ["check", str(ROOT / RACE)])
+    CliRunner().invoke(app, ["check", str(ROOT / RACE), "--jobs", "2"])
+    assert [r.jobs for r in seen] == [1, 3, 2]
+
+
+# ---- shards on local worker processes -----------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", SAMPLE)
+def test_shards_give_the_bytes_of_one_process(path: str, pool: LocalExecutor, at_root) -> None:
+    """Every corpus policy split over two workers (shards of every family) renders as checked in one process."""
+    split = run_checks([path], CheckOptions(), None, executor=pool, split_from=1)[0]
+    assert renders(split) == serial([path])
+
+
+def test_shards_of_a_refuted_policy_verify_its_hints_once(pool: LocalExecutor, at_root) -> None:
+    """A refuted policy split into shards: the hint is verified in the gate (it needs every
+    outcome), the trace and the witness are the shard's, and the bytes are one process's."""
+    split = run_checks([RACE], CheckOptions(), None, executor=pool, split_from=1)[0]
+    assert renders(split) == serial([RACE])
+    (d,) = [d for d in split[0].diagnostics if d.code == "FX-ORD-002"]
+    assert "(verified:" in (d.help or "") and d.trace is not None
+
+
+def test_shards_with_certificates(pool: LocalExecutor, at_root) -> None:
+    """`--certify` in shards: every fast proof's certificate is checked in its shard, and the
+    counts add up to one process's."""
+    files = ["corpus/ordering/ok/kv-offload-ordered.fx", "corpus/ownership/fail/double-handoff.fx"]
+    options = CheckOptions(certify="python")
+    split = run_checks(files, options, None, executor=pool, split_from=1)[0]
+    one = run_checks(files, options, None, jobs=1)[0]
+    assert renders(split) == renders(one)
+    assert [r.certified for r in split] == [r.certified for r in one] and all(r.certified for r in split)
+
+
+def test_shards_leave_out_ignored_rules(pool: LocalExecutor, at_root) -> None:
+    """`--ignore` in shards: the ignored codes are left out of every shard's stream before it is
+    split, so the merge is one process's (and no suppression of them is reported unused)."""
+    files = [RACE, "corpus/ownership/fail/double-handoff.fx"]
+    options = CheckOptions(skip_codes=frozenset({"FX-ORD-002", "FX-OWN-003"}))
+    split = run_checks(files, options, None, executor=pool, split_from=1)[0]
+    assert renders(split) == serial(files, options) and all(r.verdict.value == "proved" for r in split)
+
+
+class InProcess:
+    """An executor that runs each task here, at once, as a worker of this installation would
+    (so a test can change a module constant the shards read)."""
+
+    name, slots = "local", 2
+
+    def submit(self, fn, arg) -> Future:
+        fut: Future = Future()
+        fut.set_result(fn(arg))
+        return fut
+
+    def check_identity(self, got: str) -> bool:
+        return True
+
+    def close(self) -> None:
+        pass
+
+
+GROUPED = ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx", "corpus/ordering/fail/notify-batch-in-flight.fx"]
+
+
+@pytest.mark.parametrize("past_bound", [False, True], ids=["verified-in-gate", "marked-in-shards"])
+def test_shards_show_the_hint_of_the_first_finding_of_each_group(past_bound: bool, monkeypatch: pytest.MonkeyPatch,
+                                                                  at_root) -> None:
+    """Policies whose refutations group (several instances of one edge family, spread over the
+    shards of a policy): only the first of each group gets its hint checked, as in one process,
+    whether the gate verifies them or the shards mark them (past ``hints.MAX_EDGES``)."""
+    if past_bound:
+        monkeypatch.setattr("fxverify.hints.MAX_EDGES", 1)
+    split = run_checks(GROUPED, CheckOptions(), None, executor=InProcess(), split_from=1)[0]
+    one = run_checks(GROUPED, CheckOptions(), None, jobs=1)[0]
+    assert renders(split) == renders(one)
+    assert [list(r.hints) for r in split] == [list(r.hints) for r in one]
+    assert all(0 < len(r.hints) < len(r.refutations) for r in one)
+    assert all(c.status == "skipped" for r in split for c in r.hints.values()) == past_bound
+
+
+@pytest.mark.slow
+def test_jobs_two_on_a_mid_size_policy(mid_policy: str, tmp_path: Path) -> None:
+    """A 622-edge generated policy, split over two workers through the gate (as `--jobs 2` does
+    above the threshold): the same text, JSON and SARIF."""
+    one = run_gate(GateRequest(paths=(mid_policy,), jobs=1))
+    two = run_gate(GateRequest(paths=(mid_policy,), jobs=2, split_from=1))
+    assert renders(two.results) == renders(one.results) and two.exit_code == one.exit_code == 0
+
+
+def test_jobs_two_on_a_small_folder_checks_in_this_process_first(at_root) -> None:
+    """A few small policies with `--jobs 2`: the gate measures and checks them itself while the
+    workers start; same report as `--jobs 1`."""
+    files = ["corpus/ordering/ok/kv-offload-ordered.fx", RACE, "corpus/transforms/ok/compress-worst-case.fx"]
+    two = run_gate(GateRequest(paths=tuple(files), jobs=2))
+    assert renders(two.results) == serial(files)
+
+
+# ---- workers lost or not the same ---------------------------------------------------------------
+
+
+class Broken:
+    """An executor whose workers die on every task (or answer as another fxverify would)."""
+
+    name, slots = "broken", 2
+
+    def __init__(self, same: bool = False) -> None:
+        self.same = same
+
+    def submit(self, fn, arg) -> Future:
+        fut: Future = Future()
+        if self.same:
+            fut.set_result(fn(arg))
+        else:
+            fut.set_exception(RuntimeError("worker lost"))
+        return fut
+
+    def check_identity(self, got: str) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("how", ["lost", "other-fxverify"])
+def test_lost_or_foreign_workers_lose_no_result(how: str, at_root) -> None:
+    """Policies whose worker was lost, or answered as another fxverify, are checked in this process."""
+    files = [RACE, "corpus/ordering/ok/kv-offload-ordered.fx"]
+    results = run_checks(files, CheckOptions(), None, executor=Broken(same=how != "lost"), split_from=1)[0]
+    assert renders(results) == serial(files)
+
+
+# ---- the snapshot a worker resolves from ----------------------------------------------------------
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "lib").mkdir()
+    (repo / "lib" / "fabric.fx").write_text("fabric {\n  device gpu0: gpu hooks [launch, copy_done]\n}\n")
+    return repo
+
+
+@pytest.mark.parametrize("include,code", [("lib/fabric.fx", None), ("lib/missing.fx", "FX-NAM-003"),
+                                          ("../outside.fx", "FX-NAM-004"), ("lib", "FX-NAM-003")])
+def test_a_snapshot_resolves_as_the_disk_does(tmp_path: Path, include: str, code: str | None) -> None:
+    """Resolving from the gate's snapshot gives the IR and the diagnostics (missing include, one
+    outside the repository, a folder) that resolving from the disk gives, byte for byte."""
+    repo = _repo(tmp_path)
+    (tmp_path / "outside.fx").write_text("fabric {\n  device cpu0: cpu\n}\n")
+    pol = repo / "p.fx"
+    pol.write_text(f'policy "p"\ninclude "{include}"\nspace hbm0 on gpu0 size 1 GiB\n')
+    disk = load_policy(str(pol), SourceMap())
+    snap = take_snapshot(str(pol), Limits())
+    assert set(snap.files) >= {str(pol)}
+    mine = load_policy(str(pol), SourceMap(), files=snap)
+    assert [(d.code, d.message) for d in mine[1]] == [(d.code, d.message) for d in disk[1]]
+    assert mine[0] == disk[0]
+    assert (code is None) == (mine[0] is not None) and (code is None or code in {d.code for d in mine[1]})
+
+
+def test_a_worker_asks_for_files_the_snapshot_lacks(tmp_path: Path) -> None:
+    """An include the gate did not guess: the worker names it (`NeedFiles`), the gate adds it and
+    the next answer is the check; a big policy is answered with `Big` before it is unrolled."""
+    repo = _repo(tmp_path)
+    pol = repo / "p.fx"
+    pol.write_text('policy "p"\ninclude "lib/fabric.fx"\nspace hbm0 on gpu0 size 1 GiB\n')
+    snap = FileSnapshot.take(str(pol), Limits().max_file_bytes)  # the root only, no guesses
+    first = run_policy(PolicyTask(snap, CheckOptions()))
+    assert isinstance(first, NeedFiles) and first.path == str(repo / "lib" / "fabric.fx")
+    snap.add(first.path)
+    second = run_policy(PolicyTask(snap, CheckOptions()))
+    assert isinstance(second, PolicyOutcome) and second.result().verdict is not None
+    big = run_policy(PolicyTask(take_snapshot(str(ROOT / RACE), Limits()), CheckOptions(), split_from=1))
+    assert isinstance(big, Big) and big.edges >= 2
+
+
+# ---- Dask ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A light ``distributed.LocalCluster``: two single-threaded workers in this process, over TCP
+    (the gate connects to it as to any scheduler: `--executor dask://HOST:PORT`)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp://",
+                                  dashboard_address=None) as c:
+        yield c.scheduler_address.replace("tcp://", "dask://")
+
+
+def _cli(*args: str) -> tuple[int, str, str]:
+    r = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
+def test_dask_folder_gives_the_bytes_of_one_process(cluster: str, at_root) -> None:
+    """Corpus folders checked on the cluster, one policy per task: the same text, JSON and SARIF
+    as `--jobs 1`; and through the command line, the same JSON."""
+    paths = ("corpus/ownership", "corpus/solver")
+    one = run_gate(GateRequest(paths=paths, jobs=1))
+    many = run_gate(GateRequest(paths=paths, executor=cluster))
+    assert many.problems == [] and renders(many.results) == renders(one.results) and many.exit_code == one.exit_code == 1
+    args = ["check", "corpus/solver", "--no-cache", "--format", "json"]
+    assert _cli(*args, "--executor", cluster) == _cli(*args, "--jobs", "1")
+
+
+def test_dask_one_policy_in_obligation_batches(cluster: str, mid_policy: str, at_root) -> None:
+    """One policy split into shards that the cluster runs (its workers resolve it from the
+    snapshot the gate sends): the same bytes as one process, for a refuted and a bigger policy."""
+    for paths in ((RACE,), (mid_policy,)):
+        one = run_gate(GateRequest(paths=paths, jobs=1))
+        many = run_gate(GateRequest(paths=paths, executor=cluster, split_from=1))
+        assert many.problems == [] and renders(many.results) == renders(one.results)
+
+
+def test_dask_without_distributed_is_fx_use_007(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "distributed", None)
+    code, out, err = _cli("check", str(ROOT / RACE), "--executor", "dask://localhost:8786")
+    assert code == 2 and out == "" and "[FX-USE-009]" in err and "pip install distributed" in err
+    assert "Traceback" not in err
+
+
+def test_an_unreachable_scheduler_is_fx_use_007(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    code, out, err = _cli("check", str(ROOT / RACE), "--executor", "dask://127.0.0.1:9")
+    assert code == 2 and out == "" and "[FX-USE-009]" in err and "cannot reach the Dask scheduler" in err
+    assert "dask scheduler" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("spec", ["dask://", "dask:/host:1", "ray://host:1", "tcp://host:8786", "dask://host"])
+def test_a_malformed_executor_is_fx_use_005(spec: str) -> None:
+    code, out, err = _cli("check", str(ROOT / RACE), "--executor", spec)
+    assert code == 2 and "[FX-USE-005]" in err and "dask://HOST:PORT" in err
+
+
+def test_dump_smt_runs_here_only(tmp_path: Path) -> None:
+    code, _out, err = _cli("check", str(ROOT / RACE), "--dump-smt", str(tmp_path / "d"), "--executor", "dask://h:1")
+    assert code == 2 and "[FX-USE-002]" in err
+
+
+class FakeClient:
+    """What the handshake asks of a ``distributed.Client``."""
+
+    def __init__(self, seen: dict[str, str] | Exception) -> None:
+        self.seen = seen
+
+    def wait_for_workers(self, n: int, timeout: float) -> None:
+        pass
+
+    def run(self, fn, *args):
+        if isinstance(self.seen, Exception):
+            raise self.seen
+        return self.seen
+
+    def nthreads(self) -> dict[str, int]:
+        return {"tcp://w1:1": 1, "tcp://w2:1": 2}
+
+
+def test_workers_with_another_fxverify_are_refused() -> None:
+    """Workers must compute the gate's bytes: another fxverify (or solver) is FX-USE-009 naming
+    the worker and both identities; workers that cannot import fxverify too."""
+    me = executors.identity("z3")
+    ok = executors._workers_problem("dask://s:1", FakeClient({"tcp://w1:1": me, "tcp://w2:1": me}), "z3")
+    assert ok == (3, me)
+    bad = executors._workers_problem("dask://s:1", FakeClient({"tcp://w1:1": me, "tcp://w2:1": "fxverify 0.0.9"}), "z3")
+    assert bad.code == "FX-USE-009" and "tcp://w2:1" in bad.message and "fxverify 0.0.9" in bad.message
+    assert "install the commit the gate runs" in (bad.help or "")
+    gone = executors._workers_problem("dask://s:1", FakeClient(ModuleNotFoundError("No module named 'fxverify'")), "z3")
+    assert gone.code == "FX-USE-009" and "cannot run fxverify" in gone.message
+
+
+def test_open_executor_local_and_cluster(cluster: str) -> None:
+    assert isinstance(open_executor("local", 3, "z3"), LocalExecutor)
+    ex = open_executor(cluster, 1, "z3")
+    try:
+        assert ex.slots == 2 and ex.check_identity(executors.identity("z3")) and not ex.check_identity("other")
+    finally:
+        ex.close()
