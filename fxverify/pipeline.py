@@ -414,22 +414,42 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                       edges=blamed, witness=_witness_kind(w, trace.events))
 
 
+#: Most elided edges a trace's closed schedule replays with (``_shown``); past it, only the
+#: shown edges are replayed, at their shifted times.
+CLOSE_REPLAY_LIMIT = 200
+
+
 def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
-    """``w`` with the context edges (``Obligation.context``) in its schedule, for the trace: at
-    the times the model gives them, else at times ``Simulator.extend`` adds. The wider schedule
-    is replayed again; when it no longer exhibits the violation (or cannot be built), the trace
-    shows ``w`` alone."""
+    """``w`` as its trace shows it: with the context edges (``Obligation.context``) at the times
+    the model gives them, else at times ``Simulator.extend`` adds, then closed under
+    happens-before (``Simulator.close``: every edge a timed edge waits for gets a time too, and
+    the trace summarises those as elided), so the times shown are those of one legal schedule.
+    The wider schedule is replayed again; when it no longer exhibits the violation (or cannot be
+    built), the closure of ``w`` alone is tried, then ``w`` itself."""
+    if not w.schedule:
+        return w
+    tries = []
     extra = ob.context(w)
-    if not w.schedule or w.other_schedule or not extra:
-        return w
-    sched = {**ob.schedule_of(res, extra), **w.schedule}
-    try:
-        sched = sim.extend(sched, list(extra))
-    except ValueError:
-        return w
-    if sim.confirm(ob.code, ob.edges, sched, w.address, w.values) is None:
-        return w
-    return replace(w, schedule=sched)
+    if extra and not w.other_schedule:
+        try:
+            tries.append(sim.extend({**ob.schedule_of(res, extra), **w.schedule}, list(extra)))
+        except ValueError:
+            pass
+    tries.append(w.schedule)
+    for sched in tries:
+        try:
+            closed, elided = sim.close(sched)
+            other = sim.close(w.other_schedule)[0] if w.other_schedule else {}
+        except ValueError:
+            continue
+        hidden = {x for group in elided for x in group}
+        # A closure of thousands of edges (a deep layered flow) is not replayed whole: the rules
+        # are quadratic in the edges timed. The shown edges are, at their shifted times.
+        replayed = closed if len(hidden) <= CLOSE_REPLAY_LIMIT else {
+            e: t for e, t in closed.items() if e not in hidden}
+        if sim.confirm(ob.code, ob.edges, replayed, w.address, w.values, other) is not None:
+            return replace(w, schedule=closed, other_schedule=other, elided=elided)
+    return w
 
 
 def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:

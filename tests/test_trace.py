@@ -17,6 +17,7 @@ from fxverify.pipeline import CheckOptions, check
 from fxverify.replay.simulate import Simulator
 
 from tests.conftest import ROOT, corpus_files
+from tests.test_trace_schedule import schedule_errors
 
 _RACE = """policy "race"
 fabric {
@@ -204,7 +205,8 @@ flow f {
 @pytest.mark.parametrize("path", corpus_files("fail"), ids=str)
 def test_corpus_traces_point_at_the_truth(path: Path) -> None:
     """Every refutation of the corpus: one marked step, on an edge (or region) the finding blames;
-    every blamed edge shown; what the marked edge waited for shown (the edge that notifies a
+    every blamed edge shown; the times shown those of one legal schedule (``schedule_errors``);
+    what the marked edge waited for shown (the edge that notifies a
     blamed transfer complete, the message it started right after)."""
     r = check(str(ROOT / path), CheckOptions(verify_hints=False))
     pol = r.policy
@@ -213,6 +215,7 @@ def test_corpus_traces_point_at_the_truth(path: Path) -> None:
     for d in r.diagnostics:
         if d.trace is None:
             continue
+        assert schedule_errors(pol, d.trace) == [], (d.code, d.trace)
         ev = _marked(d)
         shown = {e.edge for e in d.trace.events}
         blamed = [n.removeprefix("region ") for n in d.edges]

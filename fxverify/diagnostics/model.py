@@ -60,15 +60,40 @@ class TraceEvent:
 
 
 @dataclass(frozen=True)
+class Elided:
+    """Events a trace leaves out: those of ``edges``, HB predecessors of shown edges that the
+    replayed schedule times in ``[start, end)`` ns, one after the other, between step
+    ``before - 1`` and step ``before`` (``before`` is one past the last step when they come
+    last). ``events`` counts the rows they would take."""
+
+    before: int
+    start: int
+    end: int
+    events: int
+    edges: tuple[str, ...]
+
+    def summary(self) -> str:
+        """``… 8 earlier events of edges take0, fill0 elided (all in [0, 4) ns)``, the line a
+        trace shows in their place; at most six edge names, then how many more."""
+        names = ", ".join(self.edges[:6]) + (f" and {len(self.edges) - 6} more" if len(self.edges) > 6 else "")
+        plural = "s" if self.events != 1 else ""
+        return (f"… {self.events} earlier event{plural} of edge{'s' if len(self.edges) != 1 else ''} {names} "
+                f"elided (all in [{self.start}, {self.end}) ns)")
+
+
+@dataclass(frozen=True)
 class Trace:
     """A replayed counterexample: events in time order, the rule broken (``why``), a fix hint and
-    the witness's named ``facts`` (address, space, values)."""
+    the witness's named ``facts`` (address, space, values). ``elided`` summarises the events of
+    HB predecessors the schedule times but the trace does not show, so that the times shown stay
+    those of one legal schedule."""
 
     code: Code
     events: tuple[TraceEvent, ...]
     why: str
     fix: str
     facts: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+    elided: tuple[Elided, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from fxverify.diagnostics.codes import Severity, lookup_strict
-from fxverify.diagnostics.model import Diagnostic, Label, Trace, TraceEvent
+from fxverify.diagnostics.model import Diagnostic, Elided, Label, Trace, TraceEvent
 from fxverify.edits.records import from_record, to_record
 from fxverify.obligations.witness import Witness
 from fxverify.result import CheckResult, HintCheck, Outcome, Refutation, Verdict
 from fxverify.source import SourceMap, Span
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
-RECORD_VERSION = 5
+RECORD_VERSION = 6
 
 
 def _span(s: Span) -> list:
@@ -50,7 +50,8 @@ def _trace(t: Trace | None) -> dict | None:
         return None
     return {"code": t.code, "why": t.why, "fix": t.fix, "facts": [list(f) for f in t.facts],
             "events": [[e.step, e.time, e.device, e.hook, e.edge, e.kind, e.detail, _span(e.span),
-                        e.owner_before, e.owner_after, e.violation, e.stream] for e in t.events]}
+                        e.owner_before, e.owner_after, e.violation, e.stream] for e in t.events],
+            "elided": [[el.before, el.start, el.end, el.events, list(el.edges)] for el in t.elided]}
 
 
 def _untrace(v: dict | None) -> Trace | None:
@@ -61,7 +62,9 @@ def _untrace(v: dict | None) -> Trace | None:
                               stream=e[11])
                    for e in v["events"])
     return Trace(code=lookup_strict(v["code"]), events=events, why=v["why"], fix=v["fix"],
-                 facts=tuple((str(a), str(b)) for a, b in v["facts"]))
+                 facts=tuple((str(a), str(b)) for a, b in v["facts"]),
+                 elided=tuple(Elided(before=g[0], start=g[1], end=g[2], events=g[3], edges=tuple(g[4]))
+                              for g in v["elided"]))
 
 
 def diagnostic_to_record(d: Diagnostic) -> dict[str, Any]:

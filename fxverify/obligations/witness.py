@@ -18,7 +18,9 @@ class Witness:
     byte; ``elements`` maps edge ids to the element index of their footprint containing it.
     ``values`` carries named extras (input bytes, owners, map keys). ``cycle`` lists edge ids of an
     HB cycle (FX-ORD-001). ``other_schedule`` is a second schedule, for a violation that needs two
-    (a final owner that differs between schedules, FX-OWN-005).
+    (a final owner that differs between schedules, FX-OWN-005). ``elided`` lists edges that
+    ``schedule`` times only because a shown edge waits for them (``Simulator.close``), in groups,
+    one per gap of the timeline they fill: the trace summarises each group in one line.
     """
 
     schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -28,6 +30,7 @@ class Witness:
     values: dict[str, int | str] = field(default_factory=dict)
     cycle: list[int] = field(default_factory=list)
     other_schedule: dict[int, tuple[int, int]] = field(default_factory=dict)
+    elided: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,9 @@ def diagnostic_to_json(d: Diagnostic, sources: SourceMap) -> dict[str, Any]:
                         "owner_after": e.owner_after, "violation": e.violation,
                         "location": _span(sources, Label(e.span))} for e in t.events],
         }
+        if t.elided:
+            out["trace"]["elided"] = [{"before_step": el.before, "start_ns": el.start, "end_ns": el.end,
+                                       "events": el.events, "edges": list(el.edges)} for el in t.elided]
     return out
 
 

@@ -62,7 +62,8 @@ def trace_to_mermaid(t: Trace) -> list[str]:
     ``render.swimlane``: two streams of one device run concurrently, so each gets its own lane):
     each edge's interval is an activation bar on its lane (overlapping intervals are overlapping
     bars), each step a note over its lane, a handoff a message from the old owner to the new one,
-    and the violating step sits in a highlighted ``rect``. A happens-before cycle (FX-ORD-001) and
+    and the violating step sits in a highlighted ``rect``; each group of elided HB predecessors is
+    one note across the lanes, where it runs. A happens-before cycle (FX-ORD-001) and
     a missing fabric path (FX-HOOK-001) are ``flowchart``s of the cycle and of the devices the
     fabric reaches; other schedule-independent facts are notes in step order."""
     facts = dict(t.facts)
@@ -81,8 +82,12 @@ def trace_to_mermaid(t: Trace) -> list[str]:
             for ln in lanes]
     open_edges: set[tuple[str, str]] = set()
     last_time = {ev.edge: ev.time for ev in t.events}
+    gaps = {el.before: el for el in t.elided}
+    span = f"{pid[lanes[0]]},{pid[lanes[-1]]}" if len(lanes) > 1 else pid[lanes[0]] if lanes else ""
     for ev in t.events:
         lane = pid[(ev.device, ev.stream)]
+        if ev.step in gaps and span:  # HB predecessors the trace leaves out, where they run
+            out.append(f"  Note over {span}: {_mm(gaps[ev.step].summary())}")
         when = "" if ev.time is None else f" t={ev.time} ns"
         text = _mm(f"{ev.step}.{when} {ev.edge} {ev.kind}: {ev.detail}")
         if ev.violation:

@@ -211,6 +211,9 @@ def _result(d: Diagnostic, sources: SourceMap, index: dict[str, int], with_basel
         props["witnessKind"] = d.witness
     if d.trace is not None and d.trace.facts:
         props["witness"] = dict(d.trace.facts)
+    if d.trace is not None and d.trace.elided:
+        # HB predecessors the threadFlows leave out, though the replayed schedule times them
+        props["elided"] = [el.summary() for el in d.trace.elided]
     if d.notes:
         props["notes"] = list(d.notes)
     if props:

@@ -180,6 +180,9 @@ def _swimlanes(trace: Trace, heading: str, steps: bool, caption: bool) -> str:
     y = bottom + 22
     body.append(text(_PAD, y, "bar: an edge's interval [start, end) in the schedule; badge: a step; hover for bytes",
                      11, MUTED))
+    for el in trace.elided:  # HB predecessors the schedule times but the picture leaves out
+        y += 16
+        body.append(text(_PAD, y, f"before step {el.before}: {el.summary()}", 11, MUTED))
     y += 10
     if steps:
         y = step_list(body, trace, width, y + 14)

@@ -93,7 +93,13 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
     """Render a replayed trace: a table of steps, the violating one marked with ``>>``."""
     out: list[Line] = [[("  trace", "bold"), (" (replayed by the concrete simulator):", "")]]
     rows = [("", "step", "t(ns)", "device.hook", "edge", "event", "what")]
-    for ev in t.events:
+    gaps = {el.before: el for el in t.elided}
+    for ev in list(t.events) + [None]:
+        el = gaps.get(ev.step if ev is not None else len(t.events) + 1)
+        if el is not None:
+            rows.append(("", "…", f"{el.start}-{el.end}", "", "", "", el.summary()))
+        if ev is None:
+            break
         what = ev.detail
         if ev.owner_before is not None:
             what += f"  [owner {ev.owner_before} -> {ev.owner_after}]"

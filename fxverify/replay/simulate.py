@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
-from fxverify.replay import map_reads, schedule_rules, static_rules
+from fxverify.replay import closure, map_reads, schedule_rules, static_rules
 from fxverify.replay.world import Schedule, Violation, World
 
 __all__ = ["Schedule", "Simulator", "Violation"]
@@ -53,6 +53,12 @@ class Simulator(World):
         """Violations that hold in every schedule: bounds, alias sets, in-place legality, transform
         sizes, checksum chains, dtypes, fabric paths, hooks and map classes."""
         return static_rules.violations(self)
+
+    def close(self, sched: Schedule) -> tuple[Schedule, tuple[tuple[int, ...], ...]]:
+        """``sched`` with every HB ancestor of its edges timed too, and those ancestors in groups,
+        one per gap of the timeline (``closure.close``). Raises ``ValueError`` when ``sched`` is
+        not a legal schedule."""
+        return closure.close(self, sched)
 
     # -- replay and brute force ----------------------------------------------------------------
     def confirm(self, code: Code, edges: tuple[int, ...], sched: Schedule, address: int | None = None,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
-from fxverify.diagnostics.model import Trace, TraceEvent
+from fxverify.diagnostics.model import Elided, Trace, TraceEvent
 from fxverify.ir import AccessMode, Edge, Footprint, Policy, Region
 from fxverify.obligations.witness import Step, Witness
 from fxverify.replay.simulate import Simulator
@@ -45,51 +45,13 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
     """
     raw: list[tuple[tuple, dict]] = []
     sim = sim or Simulator(policy)
+    elided: tuple[Elided, ...] = ()
     if w.schedule:
         sched = w.schedule
         ids = sorted(sched)
-        for eid in ids:
-            e = policy.edges[eid]
-            s, f = sched[eid]
-            for r in e.releases:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", clause=r.region,
-                                                 detail=f"releases `{r.region}` ({r.kind.value})")))
-            for al in e.allocs:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="alloc", clause=al.region,
-                                                 detail=f"allocates `{al.region}` to `{al.device}` (from its end)")))
-            for rv in e.revokes:
-                raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", clause=rv.region,
-                                                 detail=f"revokes `{rv.region}` from `{rv.device}`")))
-            raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
-            for fp in e.invalidates:
-                raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="invalidate",
-                                                 detail=f"invalidates `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
-            if e.notifies:
-                raw.append(((s, 1, eid, 3), dict(time=s, e=e, kind="notify",
-                                                 detail="notifies " + ", ".join(f"`{n}`" for n in e.notifies) + " complete")))
-            if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs or e.invalidates
-                                    or e.notifies):
-                raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
-            raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
-            for h in e.handoffs:
-                before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))
-                raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", clause=h.region,
-                                                 detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
-                                                 owner_before=before, owner_after=h.dst)))
-            for ls in e.leases:
-                void = " (void: this edge hands it off)" if sim.handed_to(e, ls.region) is not None else ""
-                raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", clause=ls.region,
-                                                 detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
-            for ln in e.flushes:
-                raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
-            if e.cancels:
-                names = ", ".join(f"`{c.edge}`" for c in e.cancels)
-                verb = "touches" if len(e.cancels) == 1 else "touch"
-                raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="cancel",
-                                                 detail=f"the cancel completes: {names} {verb} no byte from here")))
-            for fp in e.writebacks:
-                raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="writeback",
-                                                 detail=f"writes back `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
+        hidden = {x for group in w.elided for x in group}
+        rows = {eid: _timed_events(policy, code, eid, w, sim, ids) for eid in ids}
+        raw += [ev for eid in ids if eid not in hidden for ev in rows[eid]]
     elif w.cycle:
         for i, eid in enumerate(w.cycle):
             e = policy.edges[eid]
@@ -105,6 +67,8 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
             if e.accesses() or not e.map_ops:
                 raw.append(((len(raw),), dict(time=None, e=e, kind="fact", detail=_accesses(e, w))))
     raw.sort(key=lambda t: t[0])
+    if w.schedule and w.elided:
+        elided = tuple(_elided(policy, group, rows, raw, w) for group in w.elided)
     mark = _violating_index(raw, w, step)
     events = [_event(policy, i + 1, d, i == mark) for i, (_k, d) in enumerate(raw)]
     facts = tuple((k, str(val)) for k, val in sorted(w.values.items()))
@@ -114,7 +78,68 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
         facts += (("other schedule", ", ".join(other)),)
     if w.address is not None:
         facts = (("address", f"{w.address:#x}"), ("space", str(w.space))) + facts
-    return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts)
+    return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts, elided=elided)
+
+
+def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulator, ids: list[int]
+                  ) -> list[tuple[tuple, dict]]:
+    """The raw events of edge ``eid`` at its times in ``w.schedule``, each with its sort key
+    (time, 0 for what happens at its end and 1 at its start, edge id, order within the edge)."""
+    raw: list[tuple[tuple, dict]] = []
+    sched = w.schedule
+    e = policy.edges[eid]
+    s, f = sched[eid]
+    for r in e.releases:
+        raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="release", clause=r.region,
+                                         detail=f"releases `{r.region}` ({r.kind.value})")))
+    for al in e.allocs:
+        raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="alloc", clause=al.region,
+                                         detail=f"allocates `{al.region}` to `{al.device}` (from its end)")))
+    for rv in e.revokes:
+        raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", clause=rv.region,
+                                         detail=f"revokes `{rv.region}` from `{rv.device}`")))
+    raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
+    for fp in e.invalidates:
+        raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="invalidate",
+                                         detail=f"invalidates `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
+    if e.notifies:
+        raw.append(((s, 1, eid, 3), dict(time=s, e=e, kind="notify",
+                                         detail="notifies " + ", ".join(f"`{n}`" for n in e.notifies) + " complete")))
+    if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs or e.invalidates
+                            or e.notifies):
+        raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
+    raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
+    for h in e.handoffs:
+        before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))
+        raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", clause=h.region,
+                                         detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
+                                         owner_before=before, owner_after=h.dst)))
+    for ls in e.leases:
+        void = " (void: this edge hands it off)" if sim.handed_to(e, ls.region) is not None else ""
+        raw.append(((f, 0, eid, 2), dict(time=f, e=e, kind="lease", clause=ls.region,
+                                         detail=f"leases `{ls.region}` to `{ls.device}`{void}")))
+    for ln in e.flushes:
+        raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="flush", detail=f"flushes link `{ln}`")))
+    if e.cancels:
+        names = ", ".join(f"`{c.edge}`" for c in e.cancels)
+        verb = "touches" if len(e.cancels) == 1 else "touch"
+        raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="cancel",
+                                         detail=f"the cancel completes: {names} {verb} no byte from here")))
+    for fp in e.writebacks:
+        raw.append(((f, 0, eid, 3), dict(time=f, e=e, kind="writeback",
+                                         detail=f"writes back `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
+    return raw
+
+
+def _elided(policy: Policy, group: tuple[int, ...], rows: dict[int, list], raw: list, w: Witness) -> Elided:
+    """The one-line summary of a group of elided edges (``Simulator.close``): the span they fill
+    and the step they come before. ``close`` keeps shown rows out of that span but for ends at
+    its first instant, so the rows before it are those earlier than its end."""
+    lo = min(w.schedule[x][0] for x in group)
+    hi = max(w.schedule[x][1] for x in group)
+    before = 1 + sum(1 for _k, d in raw if d["time"] < hi)
+    return Elided(before=before, start=lo, end=hi, events=sum(len(rows[x]) for x in group),
+                  edges=tuple(policy.edges[x].name for x in group))
 
 
 def _accesses(e: Edge, w: Witness, code: Code | None = None) -> str:
