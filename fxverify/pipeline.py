@@ -403,9 +403,14 @@ def _refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res:
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
     shown = _shown(sim, ob, w, res)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, ob.violating(shown),
+    step = ob.violating(shown)
+    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, step,
                         ob.context(w), ob.trace_regions())
     culprits = edges if w.cycle else ob.culprits()
+    if step is not None and step.edge in ob.edges and step.edge not in culprits:
+        # The marked step is the violating event, so its edge is blamed too (a release that lands
+        # while a use is still in flight): fingerprints follow the violating events.
+        culprits = (*culprits, step.edge)
     # A finding about regions blames no edge: its regions are what breaks the rule, so they key
     # its fingerprint (as `region NAME`, which no edge can be called).
     blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
