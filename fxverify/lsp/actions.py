@@ -13,8 +13,9 @@ An edit to a plain edge writes exactly the ordering the hint verified. An edit t
 an edge family (``spill[3]``) can only be written on the family's declaration, where it holds for
 every instance; the predecessor is then written with the family's index variables
 (``after attn[l]`` for ``attn[3]`` when ``l`` is 3 at ``spill[3]``), and such a fix is offered only
-once the edited text itself has been checked again (``Fix.needs_check``); a ``FamilyAfter`` was
-verified in the form it is written and needs no such check. Emits no diagnostics.
+once the edited text itself has been checked again (``Fix.needs_check``). A ``FamilyAfter`` was
+verified on the IR in the form it is written, but its text is read back by the resolver (a second
+implementation of the index arithmetic), so it is checked again too. Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class TextEdit:
 @dataclass(frozen=True)
 class Fix:
     """A code action: ``title``, the ``edits`` that apply it, the ``diagnostic`` it fixes, and
-    ``needs_check``: True when the text edits generalise an instance's ordering to its family, so
-    the edited text must be checked again before the fix is offered."""
+    ``needs_check``: True when the text edits are written on a family declaration, so the edited
+    text must be checked again before the fix is offered."""
 
     title: str
     edits: tuple[TextEdit, ...]
@@ -76,8 +77,10 @@ def fix_of(d: Diagnostic, idx: Index, check: HintCheck | None) -> Fix | None:
                 return None
             edit, family = made
             out.append(edit)
-            # A family form was verified as written: only a generalised instance ordering needs a check.
-            general |= family and isinstance(ed, After)
+            # Any text written on a family declaration is checked again before it is offered: the
+            # verified edit acted on the IR, and the text is read back by the resolver, a second
+            # implementation of the same index arithmetic.
+            general |= family
     title = "Apply the verified hint: " + "; ".join(ed.text() for ed in eds)
     return Fix(title, tuple(_merge(out)), d, general)
 
