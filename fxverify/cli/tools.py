@@ -21,6 +21,7 @@ from fxverify.diagnostics.model import nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.smt.backend import SolverOptions
 
+
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
             list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
     """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""

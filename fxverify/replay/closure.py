@@ -79,6 +79,7 @@ def close(world: World, sched: Schedule) -> tuple[Schedule, tuple[tuple[int, ...
         raise ValueError(f"closing the schedule broke happens-before at {bad}")
     return out, tuple(tuple(g) for g in groups if g)
 
+
 def _topological(world: World, ids: set[int]) -> list[int]:
     """``ids`` in an HB order, smallest id first among the ready ones (deterministic); raises
     ``networkx.NetworkXUnfeasible`` on a cycle."""
