@@ -448,7 +448,8 @@ def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[C
 
 
 def _posted(ctx: Context) -> Iterator[Obligation]:
-    """FX-ORD-003 per write over a posted link and read of its bytes by another device."""
+    """FX-ORD-003 per write over a posted link and read of its bytes (by another device, or by the
+    writer along another route: ``same_requester`` decides which same-device reads are exempt)."""
     g, pol = ctx.graph, ctx.policy
     flushes: dict[str, list[int]] = {}
     for e in pol.edges:
