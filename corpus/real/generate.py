@@ -64,9 +64,13 @@ def bug(text: str) -> str:
     states, so the checkpoint copy races with the residual reductions (FX-ORD-002, reported on the
     checkpoint edge, the read whose value can be torn)."""
     assert text.count(BUG_IF) == 1 and text.count(BUG_AT) == 1, "the generated flow moved; update BUG_IF/BUG_AT"
-    text = text.replace(BUG_IF, BUG_IF_TO).replace(BUG_AT, BUG_AT + "  # expect: FX-ORD-002" + "".join(
+    # The expectation goes at the end of the checkpoint edge's line (its clauses run on after BUG_AT).
+    at = text.index(BUG_AT)
+    end = text.index("\n", at)
+    text = text[:end] + "  # expect: FX-ORD-002" + "".join(
         f"\n    # ^ data race (write-read) on `act0`: `{rs}[24][0][0]` and `ckpt[2]` may overlap in time"
-        for rs in ("rs_a", "rs_f")))
+        for rs in ("rs_a", "rs_f")) + text[end:]
+    text = text.replace(BUG_IF, BUG_IF_TO)
     text = text.replace('policy "llama-3.1-8b-prefill"', 'policy "llama-3.1-8b-prefill.bad"')
     return "# ONE-BUG TWIN of llama-3.1-8b-prefill.fx (see corpus/real/generate.py, bug()).\n" + text
 
