@@ -16,29 +16,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from fxverify.edits import xf_text
 from fxverify.ir import EdgeAction, Policy
 from fxverify.source import SourceMap
 from fxverify.views.fabric import size_text
 from fxverify.views.families import Group, declaration, fold
 from fxverify.views.focus import Focus
 from fxverify.views.model import Arrow, Cluster, Node, Picture
-from fxverify.xforms import Checksum, Compress, Filter, Gather, Quantize, Reduce, Replicate, Scatter, Transform
-
-
-def transform_text(t: Transform) -> str:
-    """One transform step as the language writes it: ``quantize(bf16 -> fp8)``, ``compress(lz4)``."""
-    if isinstance(t, Quantize):
-        group = f", group {t.group}" if t.group else ""
-        return f"quantize({t.src} -> {t.dst}{group})"
-    if isinstance(t, (Compress, Checksum)):
-        return f"{t.kind.value}({t.algo})"
-    if isinstance(t, Filter):
-        return f"filter(keep {t.keep})"
-    if isinstance(t, Reduce):
-        return f"reduce({t.op})"
-    if isinstance(t, (Scatter, Gather, Replicate)):
-        return f"{t.kind.value}({t.ways})"
-    return t.kind.value
 
 
 def _region_lines(policy: Policy, g: Group, focus: Focus | None) -> tuple[str, ...]:
@@ -102,7 +86,7 @@ def movement_view(policy: Policy, sources: SourceMap, unfold: tuple[str, ...] = 
         e = policy.edges[eids[0]]
         lines = [g.pattern + (f" ×{len(eids):,}" if len(eids) > 1 else "")]
         if e.transforms:
-            lines.append(" |> ".join(transform_text(t) for t in e.transforms))
+            lines.append(" |> ".join(xf_text(t) for t in e.transforms))
         lines += [f"hands to {h.dst}" if g.folded else f"hands {h.region} to {h.dst}" for h in e.handoffs[:1]]
         tip = f"{g.pattern}: {len(eids):,} {kind} edge(s)" + (f", {g.ranges}" if g.ranges else "")
         tip += f", by {e.device}.{e.hook}" + (f" on stream {e.stream}" if e.stream else "")
