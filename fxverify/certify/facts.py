@@ -13,7 +13,7 @@ import bisect
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from fxverify.certificate import HandoffOrder, HbPath
+from fxverify.certificate import Certificate, HandoffOrder, HbPath
 from fxverify.ir import Edge, Footprint, Policy, Region
 from fxverify.smt.terms import Term, and_, int_var
 
@@ -247,3 +247,20 @@ def touches_after(u: int, cu: list[int], t: Term) -> Term:
     """Edge ``u``, cancelled by ``cu``, touches a byte at an instant ``>= t``: ``t < f(u)``, and
     every cancel finishes after ``t`` and after ``s(u)``."""
     return and_(t < f(u), *[and_(t < f(c), s(u) < f(c)) for c in cu])
+
+
+def two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, what: str,
+                 parts: int = 2) -> tuple | None:
+    """``(a, b, access_a, access_b)``: the obligation's first two edges and the accesses its key
+    ``A#i|B#j`` (then ``parts - 2`` more ``|``-separated fields, such as a link) names, after
+    checking that ``c`` is of ``code``; ``None`` (with the problem recorded in ``st``) when not."""
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == code and len(refs) == parts and len(c.edges) >= 2, f"{what} does not prove {c.code}"):
+        return None
+    a, b = c.edges[0], c.edges[1]
+    (na, pa), (nb, pb) = split_ref(refs[0]), split_ref(refs[1])
+    ea, eb = facts.edges[a], facts.edges[b]
+    if not st.fact(na == ea.name and nb == eb.name and 0 <= pa < len(ea.accesses()) and 0 <= pb < len(eb.accesses()),
+                   "the key does not name the obligation's accesses"):
+        return None
+    return a, b, ea.accesses()[pa], eb.accesses()[pb]

@@ -33,6 +33,7 @@ from fxverify.certify.facts import (
     split_ref,
     touch_overlap,
     touches_after,
+    two_accesses,
 )
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
@@ -139,21 +140,6 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
 _HOSTS = frozenset({DeviceKind.CPU, DeviceKind.GPU, DeviceKind.NPU})
 
 
-def _two_accesses(facts: Facts, c: Certificate, st: Statement, code: object, what: str) -> tuple | None:
-    """``(a, b, access_a, access_b)``: the obligation's first two edges and the accesses its key
-    ``A#i|B#j`` names, after checking that ``c`` is of ``code``; ``None`` (with the problem) when not."""
-    refs = key_body(c.key).split("|")
-    if not st.fact(c.code == code and len(refs) == 2 and len(c.edges) >= 2, f"{what} does not prove {c.code}"):
-        return None
-    a, b = c.edges[0], c.edges[1]
-    (na, pa), (nb, pb) = split_ref(refs[0]), split_ref(refs[1])
-    ea, eb = facts.edges[a], facts.edges[b]
-    if not st.fact(na == ea.name and nb == eb.name and 0 <= pa < len(ea.accesses()) and 0 <= pb < len(eb.accesses()),
-                   "the key does not name the obligation's accesses"):
-        return None
-    return a, b, ea.accesses()[pa], eb.accesses()[pb]
-
-
 def _sides(facts: Facts, dev: str, space: str) -> set[str]:
     """Where an access by ``dev`` to ``space`` is served (specs/obligations.md section 1,
     non-coherent shared memory): ``{dev}`` for a host; else ``""`` (the memory itself) when ``dev``
@@ -207,7 +193,7 @@ def check_written(facts: Facts, c: Certificate, ev: WrittenBack) -> Statement:
     host invalidates them, or the read fetches from memory itself: ``inv_pos`` -1), for every byte
     of the hull the write and the read share, ordered between them."""
     st = Statement()
-    bound = _two_accesses(facts, c, st, codes.ORD_005, "a write-back")
+    bound = two_accesses(facts, c, st, codes.ORD_005, "a write-back")
     if bound is None:
         return st
     w, r, aw, ar = bound
@@ -389,7 +375,7 @@ def check_cover(facts: Facts, c: Certificate, ev: ReadCover) -> Statement:
     """``read-cover`` (FX-XF-004, lost accumulation): reads ordered between the reduction and the
     write cover every byte both touch."""
     st = Statement()
-    bound = _two_accesses(facts, c, st, codes.XF_004, "a read cover")
+    bound = two_accesses(facts, c, st, codes.XF_004, "a read cover")
     if bound is None:
         return st
     r, w, ar, aw = bound

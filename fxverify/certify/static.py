@@ -29,7 +29,7 @@ from fxverify.certificate import (
     SameRequester,
     SizeBound,
 )
-from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref
+from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref, two_accesses
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
 from fxverify.smt.terms import (
@@ -286,19 +286,14 @@ def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Sta
     posted link: a read request does not pass posted writes along one path (PCIe Base
     Specification, section 2.4.1). The SMT statement takes the recomputed facts as constants."""
     st = Statement()
-    refs = key_body(c.key).split("|")
-    if not st.fact(c.code == codes.ORD_003 and len(refs) == 3 and len(c.edges) >= 2,
-                   f"a same-requester route does not prove {c.code}"):
+    bound = two_accesses(facts, c, st, codes.ORD_003, "a same-requester route", parts=3)
+    if bound is None:
         return st
-    w, r = c.edges[0], c.edges[1]
-    (nw, pw), (nr, pr) = split_ref(refs[0]), split_ref(refs[1])
+    w, r, aw, _ar = bound
     ew, er = facts.edges[w], facts.edges[r]
-    if not st.fact(nw == ew.name and nr == er.name and 0 <= pw < len(ew.accesses()) and 0 <= pr < len(er.accesses()),
-                   "the key does not name the obligation's accesses"):
-        return st
+    refs = key_body(c.key).split("|")
     link = refs[2]
-    aw = ew.accesses()[pw]
-    st.fact(aw.mode is not AccessMode.READ, f"access {pw} of {ew.name} writes nothing")
+    st.fact(aw.mode is not AccessMode.READ, f"access {split_ref(refs[0])[1]} of {ew.name} writes nothing")
     same = st.fact(ew.device == ev.device and er.device == ev.device,
                    f"`{ew.name}` and `{er.name}` are not both driven by `{ev.device}`")
     home = next(sp.device for sp in facts.policy.spaces if sp.name == aw.footprint.space)
