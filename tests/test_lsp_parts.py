@@ -96,16 +96,16 @@ def test_completion_offers_declared_names() -> None:
 @pytest.mark.slow
 def test_a_family_fix_is_offered_once_its_text_is_checked_again() -> None:
     """The hint on `free0[0]` (an instance) is verified on the family `free0[b]` as `after
-    pull[b]` and written so, with no further check; an instance's ordering generalised by the
-    code action itself is offered only once the edited text is checked again, which confirms
-    `after pull[b]` and refuses a wrong generalisation."""
+    pull[b]`; like an instance's ordering generalised by the code action itself, text written on
+    a family declaration is offered only once the edited text is checked again (the resolver reads
+    it back), which confirms `after pull[b]` and refuses a wrong generalisation."""
     path = str(ROOT / "corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx")
     before = check(path)
     idx = build(before.sources, before.policy)
     (d,) = [d for d in before.diagnostics if d.code is codes.OWN_004]
     c = before.hints[d.obligation]
     fix = actions.fix_of(d, idx, c)
-    assert fix is not None and not fix.needs_check
+    assert fix is not None and fix.needs_check
     assert fix.title == "Apply the verified hint: add `after pull[b]` to `free0[b]`"
     instance = actions.fix_of(d, idx, replace(c, shown=(Option((After("free0[0]", ("pull[0]",)),)),)))
     assert instance is not None and instance.needs_check and instance.edits == fix.edits
