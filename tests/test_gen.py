@@ -284,13 +284,30 @@ def test_a_memdev_two_hosts_list_makes_its_windows_shared(tmp_path: Path) -> Non
     assert c is not None and c.shared == {}
 
 
-def test_the_same_host_physical_window_in_two_hosts_listings_is_shared(tmp_path: Path) -> None:
-    """Host `peer2` lists another memdev but programs one decoder over the machine's
-    [0x8030000000, +512 MiB): that window, and only it, is shared."""
+def test_the_same_host_physical_range_on_two_hosts_is_not_shared(tmp_path: Path) -> None:
+    """Host-physical addresses are per host: `peer2` lists other memdevs (other serials) but
+    programs a decoder over the machine's [0x8030000000, +512 MiB). That is its own memory at the
+    same numbers, not the machine's, so nothing is shared and no space is made `noncoherent`."""
     peer = _as_seen_from_another_host(BDMU, tmp_path / "peer2.json", keep_serial=None, keep_decoders=("decoder3.1",))
     c, diags = load_cxl([str(BDMU), f"peer2={peer}"], SourceMap())
     assert not diags and c is not None
-    assert list(c.shared) == ["decoder3.1"] and "as `decoder0.0`" in c.shared["decoder3.1"][0].reason
+    assert [(w.base, w.size) for w in c.peers["peer2"].root_decoders] == [(0x8030000000, 512 << 20)]
+    assert c.shared == {}
+
+
+def test_a_shared_device_at_another_host_physical_range_is_still_shared(tmp_path: Path) -> None:
+    """The same device (serial 0x2) behind a decoder `peer2` programs at a different host-physical
+    base: the machine's windows that device backs are shared, whatever the peer's numbers."""
+    peer = _as_seen_from_another_host(BDMU, tmp_path / "peer2.json", keep_serial="0x2", keep_decoders=("decoder3.1",))
+    doc = json.loads(peer.read_text())
+    text = json.dumps(doc).replace('"0x8030000000"', '"0x4000000000"')
+    assert text != json.dumps(doc)
+    peer.write_text(text)
+    c, diags = load_cxl([str(BDMU), f"peer2={peer}"], SourceMap())
+    assert not diags and c is not None
+    assert [w.base for w in c.peers["peer2"].root_decoders] == [0x4000000000]
+    assert sorted(c.shared) == ["decoder3.0", "decoder3.1", "decoder3.2", "decoder3.3"]
+    assert all("(serial 0x2)" in why.reason for (why,) in c.shared.values())
 
 
 def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign_is_a_file(tmp_path: Path) -> None:

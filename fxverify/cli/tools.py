@@ -115,7 +115,7 @@ def gen_prefill(
     model: Path = typer.Option(..., "--model", help="Hugging Face config.json of the model."),
     topology: Optional[Path] = typer.Option(None, "--topology", help="NCCL topology XML (the NCCL_TOPO_FILE format)."),
     cxl: list[str] = typer.Option([], "--cxl", metavar="[HOST=]FILE", help="`cxl list` JSON, or HOST=FILE for another host's listing; repeat to merge "
-                                  "listings (windows two hosts list are shared: noncoherent)."),
+                                  "listings (a window backed by a memdev serial two hosts list is shared: noncoherent)."),
     tokens: int = typer.Option(8192, "--tokens", help="Prompt tokens of the request."),
     block_tokens: int = typer.Option(16, "--block-tokens", help="Tokens per KV-cache block."),
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree (GPUs)."),

@@ -14,9 +14,10 @@ the first listing (its label, or none) is the machine the policy is for; every l
 label or none is merged into its fabric, and the listings of each other host into that host's own
 (``CxlFabric.peers``). One host's listing cannot show that another host maps the same memory;
 several can: a window of the machine is *shared* with a peer host when a memdev that backs it
-(same ``serial``) is in the peer's listing, or when the peer's listing has a decoder or region
-over the same host-physical range (``CxlFabric.shared``). That is memory two hosts map without
-cross-host coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x
+(same ``serial``) is in the peer's listing (``CxlFabric.shared``). Only the serial, the device's
+own identity, counts: host-physical addresses are per host (each host's decoders program its own
+physical address map), so a peer's decoder or region over the same range is a coincidence of
+numbering, not the same memory. That is memory two hosts map without cross-host coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x
 coherence between hosts needs back-invalidate, which a listing does not show), so the generator
 declares such a window's space ``noncoherent``.
 
@@ -103,7 +104,7 @@ class Window:
 @dataclass(frozen=True)
 class Sharing:
     """Why a window of the machine is shared with peer host ``host``: ``reason``, one line naming
-    the memdev serial or the host-physical range both listings show."""
+    the memdev serial both listings show."""
 
     host: str
     reason: str
@@ -224,10 +225,12 @@ def _merge(paths: list[str], sources: SourceMap) -> CxlFabric:
 
 def _sharing(fab: CxlFabric, host: str, peer: CxlFabric) -> dict[str, str]:
     """Window of ``fab`` -> why ``peer`` (the listings of ``host``) maps it too: a memdev backing
-    it whose serial the peer lists (memdev names are per host: the serial is the device's own),
-    or a decoder or region of the peer over the same host-physical range."""
+    it whose serial the peer lists (memdev names are per host: the serial is the device's own).
+
+    Host-physical ranges are never compared: each host programs its own physical address map, so
+    equal ranges on two hosts say nothing about the memory behind them (a root decoder is one of
+    the host's own ACPI CEDT fixed memory windows, kernel ``Documentation/driver-api/cxl/``)."""
     serials = {m.serial: m.name for m in sorted(peer.memdevs.values(), key=lambda m: m.name) if m.serial}
-    ranges = {(w.base, w.size): w.name for w in peer.root_decoders + peer.regions}
     out: dict[str, str] = {}
     for w in fab.windows():
         backing = [fab.memdevs[x] for x in w.memdevs if x in fab.memdevs]
@@ -235,9 +238,6 @@ def _sharing(fab: CxlFabric, host: str, peer: CxlFabric) -> dict[str, str]:
         if hit is not None:
             out[w.name] = (f"memdev `{hit.name}` (serial {hit.serial}) backs it, and `{host}` lists the same device "
                            f"as `{serials[hit.serial]}`")
-        elif (w.base, w.size) in ranges:
-            out[w.name] = (f"`{host}` maps the same host-physical range [{w.base:#x}, {w.end:#x}) as "
-                           f"`{ranges[(w.base, w.size)]}`")
     return out
 
 
