@@ -8,6 +8,9 @@ runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
 
 from __future__ import annotations
 
+import socket
+import threading
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -357,6 +360,100 @@ def test_an_unreachable_scheduler_is_fx_use_007(monkeypatch: pytest.MonkeyPatch)
     code, out, err = _cli("check", str(ROOT / RACE), "--executor", "dask://127.0.0.1:9")
     assert code == 2 and out == "" and "[FX-USE-009]" in err and "cannot reach the Dask scheduler" in err
     assert "dask scheduler" in err and "Traceback" not in err
+
+
+#: How each fake peer answers a connection: not at all (held open), with an HTTP error (whose
+#: first bytes a Dask comm reads as a frame length), with bytes that are no frame at all, or by
+#: closing at once.
+_PEERS = {
+    "silent": b"",
+    "http": b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n",
+    "garbage": b"\xff" * 16 + b"not a dask frame" * 8,
+    "closes": None,
+}
+
+
+@pytest.fixture
+def not_dask(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A plain TCP server on a free loopback port that speaks no Dask protocol (``_PEERS``); its
+    ``dask://`` address. Connections are held for at most 20 s, so a client without a deadline
+    fails its test instead of hanging it."""
+    answer = _PEERS[request.param]
+    srv = socket.create_server(("127.0.0.1", 0))
+    done = threading.Event()
+
+    def serve() -> None:
+        held = []
+        srv.settimeout(0.2)
+        while not done.is_set():
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                continue
+            if answer is None:
+                conn.close()
+                continue
+            if answer:
+                conn.sendall(answer)
+            held.append(conn)
+        for conn in held:
+            conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    threading.Timer(20, done.set).start()
+    try:
+        yield f"dask://127.0.0.1:{srv.getsockname()[1]}"
+    finally:
+        done.set()
+        t.join()
+        srv.close()
+
+
+@pytest.mark.parametrize("not_dask", sorted(_PEERS), indirect=True)
+def test_a_peer_that_speaks_no_dask_is_fx_use_009(not_dask: str, monkeypatch: pytest.MonkeyPatch,
+                                                  request: pytest.FixtureRequest) -> None:
+    """A port where something else listens: a clean FX-USE-009 with a hint within the connect
+    deadline (a silent peer must not hold the gate), exit 2, no traceback, nothing on stdout."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    code, out, err = _cli("check", str(ROOT / RACE), "--executor", not_dask)
+    assert code == 2 and out == "" and "[FX-USE-009]" in err and "FX-INT-001" not in err, err
+    assert f"cannot reach the Dask scheduler at `{not_dask}`" in err and "dask scheduler" in err
+    assert "Traceback" not in err and "Exception ignored" not in err
+    if request.node.callspec.params["not_dask"] == "silent":
+        assert "no answer within 1 s" in err
+
+
+def test_a_worker_address_is_not_a_scheduler(cluster: str) -> None:
+    """`--executor` given a worker's address (a plausible slip): FX-USE-009 saying so."""
+    from distributed import Client
+
+    with Client(cluster.replace("dask://", "tcp://"), set_as_default=False) as c:
+        worker = sorted(c.scheduler_info()["workers"])[0]
+    d = open_executor(worker.replace("tcp://", "dask://"), 1, "z3")
+    assert d.code == "FX-USE-009" and "is a Dask worker, not the scheduler" in d.message, d
+
+
+def test_a_handshake_that_breaks_off_is_fx_use_009(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scheduler answered the probe, then the client's handshake raised: FX-USE-009, and the
+    client is closed."""
+    distributed = pytest.importorskip("distributed")
+
+    class Breaks(FakeClient):
+        closed = False
+
+        def wait_for_workers(self, n: int, timeout: float) -> None:
+            raise RuntimeError("scheduler sent an unexpected message")
+
+        def close(self) -> None:
+            Breaks.closed = True
+
+    monkeypatch.setattr(executors, "_probe", lambda spec, address: None)
+    monkeypatch.setattr(distributed, "Client", lambda *a, **k: Breaks({}))
+    d = open_executor("dask://127.0.0.1:1", 1, "z3")
+    assert d.code == "FX-USE-009" and "stopped answering during the handshake" in d.message and Breaks.closed
+    assert "unexpected message" in d.message and d.help
 
 
 @pytest.mark.parametrize("spec", ["dask://", "dask:/host:1", "ray://host:1", "tcp://host:8786", "dask://host"])

@@ -11,12 +11,15 @@ scheduler (``gate.run``) decides what to submit and merges the answers, so a rep
 on where its parts ran.
 
 Emits FX-USE-005 (an ``--executor`` value that is neither form) and FX-USE-009 (the ``dask``
-extra is not installed, the scheduler cannot be reached or has no workers, or a worker runs
-another fxverify or solver), each with a hint, so the command exits 2 instead of raising.
+extra is not installed; the scheduler cannot be reached, does not speak Dask's protocol, is a
+worker rather than a scheduler, stops answering during the handshake or has no workers; or a
+worker runs another fxverify or solver), each with a hint, so the command exits 2 instead of
+raising.
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import multiprocessing
 import re
@@ -146,22 +149,75 @@ def _connect(spec: str, address: str, solver: str) -> Executor | Diagnostic:
         return diagnostic(codes.USE_009, f"`--executor {spec}` needs the `distributed` package, which is not installed",
                           help=f"install it with `{DASK_INSTALL}` (or `pip install '.[dask]'` in a checkout of fxverify; "
                                "the same on every worker), or use `--executor local`")
+    refused = _probe(spec, address)
+    if refused is not None:
+        return refused
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except (OSError, TimeoutError) as err:
-        return diagnostic(codes.USE_009, f"cannot reach the Dask scheduler at `{spec}`: {_one_line(err)}",
-                          help="start it (`dask scheduler`, then `dask worker HOST:PORT` on each machine), check the "
-                               "host and port, or use `--executor local`")
+    except Exception as err:  # noqa: BLE001 - the scheduler went away between the probe and the client
+        return _unreachable(spec, err)
     try:
         problem = _workers_problem(spec, client, solver)
-    except Exception:  # noqa: BLE001 - a failed handshake is the same refusal as a mismatch
-        client.close()
-        raise
+    except Exception as err:  # noqa: BLE001 - a handshake that breaks off is the scheduler's fault, not ours
+        problem = diagnostic(codes.USE_009, f"the Dask scheduler at `{spec}` stopped answering during the handshake: "
+                                            f"{_one_line(err)}",
+                             help="check the scheduler's log and that it runs the `distributed` version of this "
+                                  "machine, then retry, or use `--executor local`")
     if isinstance(problem, Diagnostic):
         client.close()
         return problem
     slots, expected = problem
     return DaskExecutor(spec, client, slots, expected)
+
+
+def _probe(spec: str, address: str) -> Diagnostic | None:
+    """``None`` when a Dask scheduler answers at ``address`` (``tcp://HOST:PORT``) within
+    ``CONNECT_TIMEOUT_S`` seconds, else the FX-USE-009 saying what answered instead.
+
+    ``distributed.Client`` bounds only the TCP connect: its protocol handshake waits for the
+    peer's first message without a deadline (a silent server holds it for ever), and it reads a
+    frame length from whatever bytes arrive (an HTTP server's answer becomes a multi-exabyte
+    allocation). So the gate first asks for the scheduler's ``identity`` over the library's own
+    comm (``distributed.comm.connect``, the handshake included) under one overall deadline, and
+    only a peer that answers as a scheduler is handed to ``Client``. Runs its own event loop:
+    call it from synchronous code (the command line)."""
+    from distributed.comm import connect
+
+    async def ask() -> object:
+        comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    try:
+        answer = asyncio.run(asyncio.wait_for(ask(), CONNECT_TIMEOUT_S))
+    except Exception as err:  # noqa: BLE001 - whatever the peer sent, it is not a scheduler we can use
+        return _unreachable(spec, err)
+    kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind in ("Worker", "Nanny"):
+        return diagnostic(codes.USE_009, f"`{spec}` is a Dask {kind.lower()}, not the scheduler",
+                          help="give the scheduler's address (the one `dask scheduler` prints and `dask worker` was "
+                               "given), not a worker's")
+    if not isinstance(kind, str):
+        return diagnostic(codes.USE_009, f"`{spec}` does not answer as a Dask scheduler",
+                          help="check the host and port: give the address `dask scheduler` prints (by default port "
+                               "8786), or use `--executor local`")
+    return None
+
+
+def _unreachable(spec: str, err: BaseException) -> Diagnostic:
+    """The FX-USE-009 for a scheduler that refused, timed out or broke the protocol (``err``)."""
+    if isinstance(err, (asyncio.TimeoutError, TimeoutError)) and not str(err):
+        why = f"no answer within {CONNECT_TIMEOUT_S} s"
+    elif isinstance(err, (OSError, TimeoutError)):
+        why = _one_line(err)
+    else:  # a garbled frame: decoding errors, or a nonsense frame length read as a huge allocation
+        why = "what answered there does not speak Dask's protocol (another service on that port?)"
+    return diagnostic(codes.USE_009, f"cannot reach the Dask scheduler at `{spec}`: {why}",
+                      help="start it (`dask scheduler`, then `dask worker HOST:PORT` on each machine), check the "
+                           "host and port, or use `--executor local`")
 
 
 def _workers_problem(spec: str, client: Any, solver: str) -> tuple[int, str] | Diagnostic:
