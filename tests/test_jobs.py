@@ -8,6 +8,7 @@ runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
 
 from __future__ import annotations
 
+import dataclasses
 import socket
 import threading
 from collections.abc import Iterator
@@ -23,7 +24,7 @@ from fxverify.gate import GateOptions, GateRequest, Report, run_gate
 from fxverify.gate import executors
 from fxverify.gate.executors import LocalExecutor, open_executor
 from fxverify.gate.run import run_checks
-from fxverify.gate.shards import plan
+from fxverify.gate.shards import ShardTask, merge, plan, run_shard
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context
 from fxverify.obligations.families import obligations, stage_obligations, stages
@@ -190,6 +191,47 @@ class InProcess:
 
     def close(self) -> None:
         pass
+
+
+def _all_shards(path: str, options: CheckOptions) -> tuple[list, FileSnapshot]:
+    """Every shard of ``plan`` of ``path`` run here, the first carrying the facts (as the gate
+    sends them); and the snapshot they ran on."""
+    snap = take_snapshot(path, options.limits)
+    return [run_shard(ShardTask(snap, options, s, facts=n == 0)) for n, s in enumerate(plan())], snap
+
+
+def _spoil_a_key(outs: list) -> list:
+    """The refuted shard's record with the key of its refuted obligation renamed: its diagnostic
+    then names an obligation the shard did not generate."""
+    o = next(o for o in outs if o.findings)
+    key = o.findings[0][0]
+    spoiled = dataclasses.replace(o, record=dict(o.record, keys=o.record["keys"].replace(key, key + "#other")))
+    return [spoiled if x is o else x for x in outs]
+
+
+@pytest.mark.parametrize("spoil, expect", [
+    (lambda outs: outs[1:], "shard `ordering` stage 2 of 5 is missing"),  # the one with the facts
+    (lambda outs: [o for o in outs if o.shard.family is not Family.HOOKS], "shard `hooks` is missing"),
+    (lambda outs: outs + [outs[-1]], "came 2 times"),
+    (lambda outs: [dataclasses.replace(o, head=False) for o in outs], "no shard carries the policy's facts"),
+    (lambda outs: [dataclasses.replace(o, record=None) if o.shard.family is Family.MAPS else o for o in outs],
+     "shard `maps` loaded the policy but sent no outcomes"),
+    (lambda outs: [dataclasses.replace(o, loaded=False, record=None) if o.shard.family is Family.ALIAS else o
+                   for o in outs], "shard `alias` did not load the policy"),
+    (_spoil_a_key, "which is not one of its obligations"),
+], ids=["head-missing", "family-missing", "twice", "no-head", "no-record", "not-loaded", "foreign-key"])
+def test_shards_that_do_not_fit_together_are_fx_int_001(spoil, expect: str, at_root) -> None:
+    """An internal invariant of the split (every shard of the plan once, one with the facts, each
+    answering only for its own obligations) that breaks is the policy's FX-INT-001 naming the
+    shard at fault, never a StopIteration or KeyError, nor a result with obligations missing."""
+    options = CheckOptions()
+    outs, snap = _all_shards(RACE, options)
+    whole = merge(RACE, outs, options, snap)
+    assert "FX-INT-001" not in {str(d.code) for d in whole.diagnostics} and whole.outcomes
+    r = merge(RACE, spoil(list(outs)), options, snap)
+    (d,) = r.diagnostics
+    assert str(d.code) == "FX-INT-001" and expect in d.message and "shards do not fit together" in d.message, d.message
+    assert r.outcomes == [] and d.help and "report" in d.help
 
 
 GROUPED = ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx", "corpus/ordering/fail/notify-batch-in-flight.fx"]

@@ -20,8 +20,10 @@ once all findings are known, for the first finding of each group (``pipeline.fir
 ``pipeline.conclude``. The merged result renders to the
 same bytes as ``pipeline.check``'s.
 
-Emits FX-INT-001 (through ``crash``) when a shard raises or shards disagree; every other
-diagnostic is the pipeline's.
+Emits FX-INT-001 when a shard raises (through ``crash``) or when the shards do not fit
+together (a shard of the plan missing or sent twice, no shard or two with the policy's facts, a
+shard answering for an obligation it did not generate: ``ShardMismatch``, naming the shard or
+obligation); every other diagnostic is the pipeline's.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 
 from fxverify import hints
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
-from fxverify.diagnostics.model import Diagnostic, crash
+from fxverify.diagnostics.model import Diagnostic, crash, internal_error
 from fxverify.errors import FxError
 from fxverify.gate.cache import CacheStats, ResultCache, counting
 from fxverify.gate.executors import identity
@@ -101,6 +103,19 @@ def plan() -> list[Shard]:
     units = [(f, j) for f in OBLIGATION_FAMILIES for j in range(len(stages(f)))]
     rank = {u: i for i, u in enumerate(_ORDER)}
     return [Shard(f, j, len(stages(f))) for f, j in sorted(units, key=lambda u: rank.get(u, len(rank)))]
+
+
+def shard_name(shard: Shard) -> str:
+    """How a message names ``shard``: its family, and its stage when the family has several
+    (``ordering`` stage 2 of 5)."""
+    stage = f" stage {shard.stage + 1} of {shard.stages}" if shard.stages > 1 else ""
+    return f"`{shard.family.value}`{stage}"
+
+
+class ShardMismatch(FxError):
+    """The shards of one policy do not fit together (a bug: the gate sends each shard of
+    ``plan`` once, and every shard runs on the same snapshot and options). ``merge`` turns it
+    into the policy's FX-INT-001; the message names the shard or obligation at fault."""
 
 
 @dataclass(frozen=True)
@@ -225,12 +240,57 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
 def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapshot: FileSnapshot) -> CheckResult:
     """The ``CheckResult`` of ``path`` from the outcomes of every shard of ``plan`` (any order),
     as ``pipeline.check`` would have returned it (``policy`` is ``None``, as for any result that
-    crossed a process). A shard that crashed makes the policy's result that crash. Raises
-    ``FxError`` when the shards disagree (a bug)."""
+    crossed a process). A shard that crashed makes the policy's result that crash; shards that do
+    not fit together (``ShardMismatch``: one missing, sent twice, or answering for an obligation it
+    did not generate) make it an FX-INT-001 naming the shard. Any other exception is a bug in
+    the pipeline's own stages, which this lets through (the gate reports it as FX-INT-001)."""
     for o in outs:
         if o.crash is not None:
             return CheckResult(path, None, SourceMap(), diagnostics=[o.crash])
-    head = next(o for o in outs if o.head)
+    try:
+        return _merge(path, outs, options, snapshot)
+    except ShardMismatch as err:
+        return CheckResult(path, None, SourceMap(),
+                           diagnostics=[internal_error(f"internal error while checking {path}: the shards do not fit "
+                                                       f"together: {err}")])
+
+
+def _cover(outs: Sequence[ShardOutcome]) -> ShardOutcome:
+    """The shard that carries the policy's facts, once ``outs`` is checked to hold every shard
+    of ``plan`` exactly once, one of them that one, and a record from each shard that loaded the
+    policy. Raises ``ShardMismatch`` naming the first shard at fault."""
+    want = plan()
+    got = Counter(o.shard for o in outs)
+    for shard in want:
+        if got[shard] == 0:
+            raise ShardMismatch(f"shard {shard_name(shard)} is missing")
+        if got[shard] > 1:
+            raise ShardMismatch(f"shard {shard_name(shard)} came {got[shard]} times")
+    extra = sorted((o.shard for o in outs if o.shard not in want), key=lambda s: (s.family.value, s.stage))
+    if extra:
+        raise ShardMismatch(f"shard {shard_name(extra[0])} is not one of the plan's "
+                            f"(`{extra[0].family.value}` has {len(stages(extra[0].family))} stages)")
+    heads = [o for o in outs if o.head]
+    if len(heads) != 1:
+        raise ShardMismatch("no shard carries the policy's facts" if not heads else
+                            f"shards {', '.join(shard_name(o.shard) for o in heads)} all carry the policy's facts")
+    head = heads[0]
+    if head.facts is not None:
+        # the policy loaded: every shard, resolving the same snapshot, must have loaded it and
+        # sent its outcomes (else the merged result would lack obligations and could pass)
+        unloaded = next((o for o in outs if not o.loaded), None)
+        if unloaded is not None:
+            raise ShardMismatch(f"shard {shard_name(unloaded.shard)} did not load the policy that shard "
+                                f"{shard_name(head.shard)} loaded")
+        blank = next((o for o in outs if o.record is None), None)
+        if blank is not None:
+            raise ShardMismatch(f"shard {shard_name(blank.shard)} loaded the policy but sent no outcomes")
+    return head
+
+
+def _merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapshot: FileSnapshot) -> CheckResult:
+    """``merge`` once no shard crashed; raises ``ShardMismatch``."""
+    head = _cover(outs)
     sources = SourceMap()
     for p, t in head.texts.items():
         sources.add(p, t)
@@ -269,15 +329,13 @@ def _first(item: tuple) -> int:
 
 def _order(shards: list[tuple[ShardOutcome, CheckResult]]) -> tuple[Sequence[Outcome], Callable[[ShardOutcome, str], int]]:
     """The outcomes in the order of one process (``Chained``: family by family, stage by stage),
-    and the position in it of a key of a shard. Raises ``FxError`` unless every stage of every
-    family came exactly once."""
+    and the position in it of a key of a shard (``where`` raises ``ShardMismatch`` for a key the
+    shard did not generate). ``shards`` holds every stage of every family once (``_cover``)."""
     offset: dict[Shard, int] = {}
     parts: list[Sequence[Outcome]] = []
     n = 0
+    # INVARIANT: ``_cover`` checked that ``shards`` holds every shard of ``plan`` once
     got = sorted(((OBLIGATION_FAMILIES.index(o.shard.family), o.shard.stage, o, r) for o, r in shards), key=_two)
-    want = [(i, j) for i, f in enumerate(OBLIGATION_FAMILIES) for j in range(len(stages(f)))]
-    if [(i, j) for i, j, _o, _r in got] != want or any(o.shard.stages != len(stages(o.shard.family)) for _i, _j, o, _r in got):
-        raise FxError("the shards of the policy do not cover its obligation families' stages once each")
     for _i, _j, o, r in got:
         offset[o.shard] = n
         parts.append(r.outcomes)
@@ -289,7 +347,11 @@ def _order(shards: list[tuple[ShardOutcome, CheckResult]]) -> tuple[Sequence[Out
         if id(o) not in index:
             assert o.record is not None
             index[id(o)] = {k: i for i, k in enumerate(o.record["keys"].split("\n"))}
-        return offset[o.shard] + index[id(o)][key]
+        at = index[id(o)].get(key)
+        if at is None:
+            raise ShardMismatch(f"shard {shard_name(o.shard)} sent a finding of `{key}`, which is not one of its "
+                                "obligations")
+        return offset[o.shard] + at
 
     return Chained(parts, n), where
 
@@ -347,19 +409,29 @@ def _hints(merged: CheckResult, shards: list[tuple[ShardOutcome, CheckResult]], 
     at: dict[str, int] = {}
     for i, d in enumerate(merged.diagnostics[:len(merged.diagnostics) - merged.certify_rejected]):
         at.setdefault(d.obligation, i)
-    sent = sorted(((where(o, k), k, o.shard.family, shown) for o, _r in shards for k, shown in o.findings), key=_first)
-    firsts = first_findings([_Later(k, f, shown, at[k]) for _p, k, f, shown in sent], merged.diagnostics)
+    sent = sorted(((where(o, k), k, o, shown) for o, _r in shards for k, shown in o.findings), key=_first)
+    for _p, k, o, _shown in sent:
+        if k not in at:
+            raise ShardMismatch(f"shard {shard_name(o.shard)} sent a finding of `{k}` without its diagnostic")
+    firsts = first_findings([_Later(k, o.shard.family, shown, at[k]) for _p, k, o, shown in sent], merged.diagnostics)
     if any(o.verified for o, _r in shards):
         checks: dict[str, HintCheck] = {k: c for _o, r in shards for k, c in r.hints.items()}
+        unchecked = next((f.key for f in firsts if f.key not in checks), None)
+        if unchecked is not None:
+            raise ShardMismatch(f"the hint of `{unchecked}` was not verified by its shard (the others verified theirs)")
         merged.hints = {f.key: checks[f.key] for f in firsts}
         return
     merged.tally = None  # verifying hints reads every outcome anyway
     policy, _diags = Loader(snapshot.root, SourceMap(), limits=options.limits, files=snapshot).finish()
     if policy is None:
-        raise FxError("a policy that resolved in the shards did not resolve again")
+        raise ShardMismatch("the policy resolved in the shards but not again in the gate")
     wanted = {f.key for f in firsts}
     ctx = Context(policy, PolicyGraph(policy))
     obs = {ob.key: ob for ob in obligations(ctx, {f.family for f in firsts}) if ob.key in wanted}
     witness = {x.key: x.witness for x in merged.refutations if x.key in wanted}
+    lost = next((f for f in firsts if f.key not in obs or f.key not in witness), None)
+    if lost is not None:
+        why = "is not generated again from the policy" if lost.key not in obs else "has no refutation among the shards'"
+        raise ShardMismatch(f"the `{lost.family.value}` finding `{lost.key}` {why}")
     verify_hints(policy, options, [hints.Finding(obs[f.key], obs[f.key].fix(witness[f.key]), f.shown, f.index)
                                    for f in firsts], merged)
