@@ -407,8 +407,9 @@ KINDS: dict[str, type] = {c.kind: c for c in (
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "cancel-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
+    "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),
     "lease-hb": frozenset({"lease-chain"}),
     "topological-sort": frozenset({"topological-order"}),

@@ -115,10 +115,15 @@ class Race(Obligation):
         return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
+        """``hb-reachability`` when HB orders the two accesses (or the access history showed it:
+        ``swept``); else ``cancel-order`` when a cancel of one of them is HB-before one of them
+        (the cancelled edge stops touching bytes before the other starts, or touches none:
+        specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
+        certificate (``evidence``) makes."""
         a, b = self.edges[:2]
-        if self.swept or self.ctx.graph.ordered(a, b) or self.cancel_before((a, b), (a, b)) is not None:
+        if self.swept or self.ctx.graph.ordered(a, b):
             return "hb-reachability"
-        return None
+        return "cancel-order" if self.cancel_before((a, b), (a, b)) is not None else None
 
     def evidence(self) -> Evidence | None:
         a, b = self.edges[:2]

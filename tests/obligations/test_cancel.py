@@ -64,7 +64,7 @@ def test_a_buffer_reused_after_the_cancel_completes_is_race_free() -> None:
     pol = reuse_after(("stop",))
     ob = the(ordering, pol, Race, "FX-ORD-002:pull#1|reuse#0")
     assert ob.edges == (0, 2, 1) and ob.culprits() == (0, 2)
-    assert ob.prove_fast() == "hb-reachability"
+    assert ob.prove_fast() == "cancel-order"  # the reason: `reuse` is HB-after the cancel, not after `pull`
     assert isinstance(ob.evidence(), CancelledFirst)
     assert_solver_proves(ob)
     _certified(pol, ob)
@@ -73,7 +73,7 @@ def test_a_buffer_reused_after_the_cancel_completes_is_race_free() -> None:
 def test_a_cancel_completed_before_the_transfer_starts_leaves_it_nothing_to_touch() -> None:
     pol = policy(cancel("stop", "pull"), move("pull", whole(B), A_LO, after=("stop",)), write("reuse", A_LO))
     ob = the(ordering, pol, Race, "FX-ORD-002:pull#1|reuse#0")
-    assert ob.prove_fast() == "hb-reachability" and ob.evidence().path.last == 1
+    assert ob.prove_fast() == "cancel-order" and ob.evidence().path.last == 1
     assert_solver_proves(ob)
     _certified(pol, ob)
 
@@ -107,7 +107,7 @@ def test_a_handoff_after_the_cancel_is_not_in_transit_for_the_cancelled_access()
     pol = policy(move("pull", whole(B), A_LO), cancel("stop", "pull"),
                  read("give", fp(A, 0x80, 0x10), handoffs=handoff(A, "gpu0", "dpu0"), after=("stop",)))
     ob = the(ownership, pol, InTransit, "FX-OWN-002:pull|give|a")
-    assert ob.prove_fast() == "hb-reachability"
+    assert ob.prove_fast() == "cancel-order"
     assert_solver_proves(ob)
     _certified(pol, ob)
     bad = policy(*pol.edges[:2], replace(pol.edges[2], after=()))
@@ -120,10 +120,10 @@ def test_a_handoff_after_the_cancel_is_not_in_transit_for_the_cancelled_access()
 
 
 @pytest.mark.parametrize("free_after,proved", [
-    (("stop",), True),          # freed once the cancel completed
-    (("pull",), True),          # freed once the transfer itself finished
-    ((), False),                # freed at any time
-    (("issue",), False),        # freed once the cancel was issued, not completed
+    (("stop",), "cancel-order"),        # freed once the cancel completed
+    (("pull",), "hb-reachability"),     # freed once the transfer itself finished
+    ((), None),                         # freed at any time
+    (("issue",), None),                 # freed once the cancel was issued, not completed
 ], ids=["after-cancel", "after-transfer", "unordered", "after-issue"])
 def test_a_release_after_the_cancel_completes_is_safe(free_after, proved) -> None:
     pol = policy(move("pull", whole(B), A_LO), read("issue", fp(B, 0x100, 0x10)),
@@ -131,7 +131,7 @@ def test_a_release_after_the_cancel_completes_is_safe(free_after, proved) -> Non
     ob = the(ownership, pol, UseAfterRelease, "FX-OWN-004:free|pull|a")
     assert ob.edges == (3, 0, 2)
     if proved:
-        assert ob.prove_fast() == "hb-reachability"
+        assert ob.prove_fast() == proved
         assert_solver_proves(ob)
         _certified(pol, ob)
         return
@@ -159,7 +159,7 @@ def test_tampered_cancel_orders_are_rejected() -> None:
                  write("reuse", A_LO, after=("stop",)))
     ob = the(ordering, pol, Race, "FX-ORD-002:pull#1|reuse#0")
     cert = ob.certificate()
-    claim = Claim(ob.key, str(ob.code), tuple(ob.edges), "hb-reachability")
+    claim = Claim(ob.key, str(ob.code), tuple(ob.edges), "cancel-order")
     for mode in MODES:
         # `other` does not cancel `pull`; a path that does not start at the cancel; a path to an edge
         # of neither access
@@ -167,6 +167,39 @@ def test_tampered_cancel_orders_are_rejected() -> None:
                    replace(cert.evidence, cancelled=3)):
             bad = replace(cert, evidence=ev)
             assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key], (mode, ev)
+
+
+def test_a_cancel_order_is_its_own_method() -> None:
+    """A proof that rests on a cancel is reported and certified as `cancel-order`, not as
+    `hb-reachability` (no HB path orders the two accesses): the checker refuses a cancel order
+    offered for `hb-reachability`, and an HB order offered for `cancel-order`."""
+    pol = reuse_after(("stop",))
+    ob = the(ordering, pol, Race, "FX-ORD-002:pull#1|reuse#0")
+    cert = ob.certificate()
+    assert cert.method == "cancel-order" and cert.evidence.kind == "cancel-order"
+    ordered = policy(move("pull", whole(B), A_LO), cancel("stop", "pull"), write("reuse", A_LO, after=("pull",)))
+    hb = the(ordering, ordered, Race, "FX-ORD-002:pull#1|reuse#0")
+    assert hb.prove_fast() == "hb-reachability" and hb.evidence().kind == "hb-order"
+    for mode in MODES:
+        for p, o, method in ((pol, ob, "hb-reachability"), (ordered, hb, "cancel-order")):
+            c = replace(o.certificate(), method=method)
+            claim = Claim(o.key, str(o.code), tuple(o.edges), method)
+            (failure,) = certify(p, [(claim, c)], mode).failures
+            assert "cannot back the method" in str(failure), (mode, method)
+
+
+def test_the_stats_name_the_cancel_order() -> None:
+    """`--stats` counts a proof by a cancel under `cancel-order` (the corpus's abort pattern:
+    the buffer is reused once the cancel of its transfer completed), and the certificate checker
+    accepts it under that name."""
+    from fxverify.pipeline import CheckOptions, check
+
+    from tests.conftest import ROOT
+
+    r = check(str(ROOT / "corpus/ownership/ok/free-before-cancel-completes.fx"),
+              CheckOptions(certify=MODES[0], verify_hints=False))
+    assert r.counts()["ordering"]["by:cancel-order"] == 1
+    assert r.certify_rejected == 0 and r.certified == sum(1 for o in r.outcomes if o.method != "solver")
 
 
 # ---- lifetimes ----------------------------------------------------------------------------------
@@ -191,7 +224,8 @@ def test_a_cancelled_use_ends_with_its_cancel_inside_the_allocation() -> None:
     assert_solver_proves(ob)
     _certified(pol, ob)
     race = the(ordering, pol, Race, "FX-ORD-002:pull#1|fill1#0")
-    assert race.prove_fast() == "hb-reachability"
+    assert race.prove_fast() == "cancel-order"  # `fill1` is HB-after `stop` (via `free`), not after `pull`
+    _certified(pol, race)
 
 
 def test_a_block_freed_before_the_cancel_completes_is_used_outside_its_allocation() -> None:
