@@ -328,6 +328,16 @@ class Obligation(ABC):
                         return c, x, y
         return None
 
+    def order_method(self, ordered: bool, cancellable: tuple[int, ...], targets: tuple[int, ...]) -> str | None:
+        """The fast proof of a pair property that an HB order or a cancel settles (FX-ORD-002,
+        FX-OWN-002, FX-OWN-004 of a release): ``hb-reachability`` when ``ordered`` (HB orders the
+        pair), else ``cancel-order`` when ``cancel_before(cancellable, targets)`` finds a cancel,
+        else ``None``. The method names the argument the certificate makes (``hb-order`` or
+        ``cancel-order``, ``certificate.METHOD_KINDS``)."""
+        if ordered:
+            return "hb-reachability"
+        return "cancel-order" if self.cancel_before(cancellable, targets) is not None else None
+
     def cancelled_first(self, cancellable: tuple[int, ...], targets: tuple[int, ...]) -> CancelledFirst | None:
         """The ``cancel-order`` evidence of ``cancel_before``, or ``None``."""
         hit = self.cancel_before(cancellable, targets)

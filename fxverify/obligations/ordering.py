@@ -121,9 +121,7 @@ class Race(Obligation):
         specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
         certificate (``evidence``) makes."""
         a, b = self.edges[:2]
-        if self.swept or self.ctx.graph.ordered(a, b):
-            return "hb-reachability"
-        return "cancel-order" if self.cancel_before((a, b), (a, b)) is not None else None
+        return self.order_method(self.swept or self.ctx.graph.ordered(a, b), (a, b), (a, b))
 
     def evidence(self) -> Evidence | None:
         a, b = self.edges[:2]

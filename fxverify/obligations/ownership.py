@@ -194,13 +194,8 @@ class InTransit(_Own):
                          (Label(eh.span, f"`{eh.name}` hands {what} off here"),))
 
     def prove_fast(self) -> str | None:
-        """``hb-reachability`` when HB orders the access and the handoff, ``cancel-order`` when a
-        cancel of one of them is HB-before one of them (specs/obligations.md, FX-OWN-002), else
-        ``None``."""
         e, h = self.edges[:2]
-        if self.ctx.graph.ordered(e, h):
-            return "hb-reachability"
-        return "cancel-order" if self.cancel_before((e, h), (e, h)) else None
+        return self.order_method(self.ctx.graph.ordered(e, h), (e, h), (e, h))
 
     def evidence(self) -> Evidence | None:
         p = self.either_path(*self.edges[:2])
@@ -426,13 +421,8 @@ class UseAfterRelease(_Own):
                          er.span, (Label(eu.span, f"`{eu.name}` uses `{region}` here"),))
 
     def prove_fast(self) -> str | None:
-        """``hb-reachability`` when the use is HB-before the release, ``cancel-order`` when a
-        cancel of the use is HB-before the release or the use (specs/obligations.md, FX-OWN-004),
-        else ``None``."""
         r, u = self.edges[:2]
-        if self.ctx.graph.hb_before(u, r):
-            return "hb-reachability"
-        return "cancel-order" if u != r and self.cancel_before((u,), (r, u)) else None
+        return self.order_method(self.ctx.graph.hb_before(u, r), (u,) if u != r else (), (r, u))
 
     def evidence(self) -> Evidence | None:
         r, u = self.edges[:2]
