@@ -119,3 +119,44 @@ def test_the_outcome_log_keeps_order_kinds_and_counts() -> None:
     by_log = CheckResult("p.fx", None, None, outcomes=log, name="p").counts()  # type: ignore[arg-type]
     assert by_log == by_list and [list(c) for c in by_log.values()] == [list(c) for c in by_list.values()]
     assert list(by_log) == list(by_list) and by_log["ordering"] == Counter({"proved": 1, "by:hb-reachability": 1})
+
+
+_LAYERED_READ_BACK = """policy "layered-read-back"
+
+fabric {{
+  device gpu0: gpu hooks [launch, copy_done]
+  device gpu1: gpu hooks [launch]
+  link p = gpu0 -- gpu1 : pcie posted
+}}
+space hbm0 on gpu0 size 80 GiB
+space hbm1 on gpu1 size 80 GiB init
+region peer[l in 0..{n}] in hbm1 at 0x1000_0000 + l * 1 MiB size 1 MiB owner gpu0
+region tmp in hbm0 at 0x1000_0000 size 1 MiB owner gpu0
+
+flow layers {{
+  for l in 0..{n} {{
+    if l == 0 {{
+      edge pull[l]: move peer[l] -> tmp by gpu0.copy_done
+    }}
+    if l > 0 {{
+      edge pull[l]: move peer[l] -> tmp by gpu0.copy_done after use[l - 1]
+    }}
+    edge use[l]: read tmp by gpu0.launch after pull[l]
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("layers", [2, 4, 8])
+def test_own_memory_read_backs_cost_one_obligation_per_write(tmp_path: Path, layers: int) -> None:
+    """FX-ORD-003: a buffer in a GPU's own memory that every layer fills over a posted link and
+    reads back on the same GPU: each later read of an earlier layer's write is exempt (the
+    same-requester rule, own memory), and one obligation per write stands for all of them, so the
+    count grows with the layers, not with their square. The verdict is still proved; a read by the
+    other GPU still gets its own obligation (see the corpus `posted-*` policies)."""
+    path = tmp_path / "layers.fx"
+    path.write_text(_LAYERED_READ_BACK.format(n=layers))
+    r = check(str(path), CheckOptions(verify_hints=False))
+    assert r.verdict is Verdict.PROVED
+    posted = [o for o in r.outcomes if o.code == codes.ORD_003]
+    assert len(posted) == layers and {o.method for o in posted} == {"same-requester"}

@@ -452,7 +452,14 @@ def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[C
 
 def _posted(ctx: Context) -> Iterator[Obligation]:
     """FX-ORD-003 per write over a posted link and read of its bytes (by another device, or by the
-    writer along another route: ``same_requester`` decides which same-device reads are exempt)."""
+    writer along another route: ``same_requester`` decides which same-device reads are exempt).
+
+    The reads of a write's bytes by the writer's own device, when the bytes lie in that device's
+    own memory, are exempt whatever the reader (``SameRequester`` with an empty route depends on
+    the write and on the reader's device only): one obligation per write access and link, keyed
+    by the first such read in pair order, stands for all of them. A buffer that every layer
+    writes and reads back on its own GPU would otherwise give one obligation per pair of layers,
+    the square of the layer count."""
     g, pol = ctx.graph, ctx.policy
     flushes: dict[str, list[int]] = {}
     for e in pol.edges:
@@ -461,6 +468,7 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
         return
     posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
+    own_memory: set[tuple[int, int]] = set()  # writing accesses whose own-memory read-backs have their obligation
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
@@ -473,6 +481,10 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
             if not links or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
             same = same_requester(ctx, ew, acc_w, er)
+            if same is not None and not same.route:
+                if (w, pw) in own_memory:
+                    continue
+                own_memory.add((w, pw))
             for link in links:
                 yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
 
