@@ -209,6 +209,13 @@ def _read_json(out_dir: str, name: str) -> dict:
         return json.load(fh)
 
 
+def lowering_files(out_dir: str) -> tuple[dict, dict]:
+    """The parsed ``manifest.json`` and ``maps.init.json`` of lowering directory ``out_dir``
+    (what ``Runtime`` loads and fills from). Raises ``OSError`` or ``ValueError`` when a file is
+    missing or not JSON."""
+    return _read_json(out_dir, "manifest.json"), _read_json(out_dir, "maps.init.json")
+
+
 def verify_dir(out_dir: str) -> list[ProgramReport]:
     """Load every program of lowering directory ``out_dir`` on its own (BPF_PROG_LOAD through
     ``bpf_object__load``) and report it. A rejected program is loaded again with
@@ -277,10 +284,11 @@ class Runtime:
     runs one event: a syscall program on the event itself, an XDP or tc program on an
     Ethernet/IPv4/UDP frame that carries it (``event_frame``)."""
 
-    def __init__(self, out_dir: str, fill: bool = True) -> None:
+    def __init__(self, out_dir: str, fill: bool = True, files: tuple[dict, dict] | None = None) -> None:
         self.dir = out_dir
-        self.manifest = _read_json(out_dir, "manifest.json")
-        self.init = _read_json(out_dir, "maps.init.json")
+        # ``files``: the directory's manifest.json and maps.init.json already parsed (a driver that
+        # loads the same directory once per counterexample reads them once)
+        self.manifest, self.init = files or lowering_files(out_dir)
         self.fill = fill
         self.objects: list[libbpf.BpfObject] = []
         self.fds: dict[str, int] = {}
