@@ -443,10 +443,12 @@ def not_dask(request: pytest.FixtureRequest) -> Iterator[str]:
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    threading.Timer(20, done.set).start()
+    limit = threading.Timer(20, done.set)
+    limit.start()
     try:
         yield f"dask://127.0.0.1:{srv.getsockname()[1]}"
     finally:
+        limit.cancel()
         done.set()
         t.join()
         srv.close()

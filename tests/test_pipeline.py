@@ -160,3 +160,9 @@ def test_own_memory_read_backs_cost_one_obligation_per_write(tmp_path: Path, lay
     assert r.verdict is Verdict.PROVED
     posted = [o for o in r.outcomes if o.code == codes.ORD_003]
     assert len(posted) == layers and {o.method for o in posted} == {"same-requester"}
+    # A read by the other GPU is not exempt: it gets its own obligation per write, refuted (no flush).
+    path.write_text(_LAYERED_READ_BACK.format(n=layers).rstrip().rstrip("}") +
+                    f"  edge peek: read tmp by gpu1.launch after use[{layers - 1}]\n}}\n")
+    r = check(str(path), CheckOptions(verify_hints=False))
+    peeks = [o for o in r.outcomes if o.code == codes.ORD_003 and "|peek#" in o.key]
+    assert len(peeks) == layers and all(o.verdict is Verdict.REFUTED for o in peeks)

@@ -209,7 +209,9 @@ def _probe(spec: str, address: str) -> Diagnostic | None:
 
 def _unreachable(spec: str, err: BaseException) -> Diagnostic:
     """The FX-USE-009 for a scheduler that refused, timed out or broke the protocol (``err``)."""
-    if isinstance(err, (asyncio.TimeoutError, TimeoutError)) and not str(err):
+    if (isinstance(err, (asyncio.TimeoutError, TimeoutError)) and not str(err)) or "Timed out during handshake" in str(err):
+        # the overall deadline, or the library's own handshake deadline (the same length) that
+        # may fire first on a peer that accepts and stays silent: one wording for both
         why = f"no answer within {CONNECT_TIMEOUT_S} s"
     elif isinstance(err, (OSError, TimeoutError)):
         why = _one_line(err)

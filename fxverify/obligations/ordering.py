@@ -481,6 +481,8 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
             if not links or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
             same = same_requester(ctx, ew, acc_w, er)
+            # INVARIANT: ``same_requester`` gives the empty route only for bytes in the writer's own
+            # memory read by its own device, which holds for every such reader of ``(w, pw)``.
             if same is not None and not same.route:
                 if (w, pw) in own_memory:
                     continue
