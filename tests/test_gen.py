@@ -310,6 +310,19 @@ def test_a_shared_device_at_another_host_physical_range_is_still_shared(tmp_path
     assert all("(serial 0x2)" in why.reason for (why,) in c.shared.values())
 
 
+def test_a_peer_whose_memory_has_no_serial_is_refused(tmp_path: Path) -> None:
+    """Sharing is decided by memdev serial only, so a peer that maps a window backed by no memdev
+    with a serial (here a listing whose region names no memdev) cannot be told apart from shared
+    memory: FX-GEN-002 at the peer's listing, never a silently coherent space. A peer whose
+    memdevs all show serials is compared by them (here the same test device, serial 0x2)."""
+    c, diags = load_cxl([str(BDMU), f"peer2={REGION}"], SourceMap())
+    assert c is None and [d.code for d in diags] == ["FX-GEN-002"]
+    assert "cannot tell whether `peer2` shares" in diags[0].message and "`region0`" in diags[0].message
+    assert diags[0].primary.span.file.endswith("ndctl-create-region-example.json") and "serial" in diags[0].help
+    c, diags = load_cxl([str(BDMU), f"peer2={BEMPU}"], SourceMap())
+    assert not diags and c is not None and sorted(c.shared) == ["decoder3.0", "decoder3.1", "decoder3.2", "decoder3.3"]
+
+
 def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign_is_a_file(tmp_path: Path) -> None:
     odd = tmp_path / "a=b.json"
     odd.write_text(BDMU.read_text())

@@ -206,6 +206,12 @@ def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, lis
     except InputProblem as p:
         return None, [p.diag]
     for host, peer in fab.peers.items():
+        blind = _undecided(fab, host, peer)
+        if blind is not None:
+            at = InputFile.read(groups[host][0], sources, WHAT).span(0)
+            return None, [diagnostic(codes.GEN_002, blind, at, "this host's listing", help=(
+                "give listings that show each memdev's `serial` (`cxl list -M -D -R` prints it), or leave this "
+                "host out if it maps none of this machine's CXL memory"))]
         for name, why in _sharing(fab, host, peer).items():
             fab.shared[name] = fab.shared.get(name, ()) + (Sharing(host, why),)
     return fab, []
@@ -221,6 +227,27 @@ def _merge(paths: list[str], sources: SourceMap) -> CxlFabric:
     fab.root_decoders.sort(key=lambda w: (w.base, w.name))
     fab.regions.sort(key=lambda w: (w.base, w.name))
     return fab
+
+
+def _undecided(fab: CxlFabric, host: str, peer: CxlFabric) -> str | None:
+    """Why sharing with ``peer`` (the listings of ``host``) cannot be decided, or ``None``.
+    Sharing is decided by memdev serial only (``_sharing``), so every memdev the peer lists, and
+    every window of either side, must be backed by a memdev with a serial (a listing without
+    memdevs, or a device that reports no serial number, fails this); otherwise such memory would
+    silently come out unshared, and coherent, where it may be memory the two hosts share without
+    cross-host coherence. A peer that lists neither memdevs nor windows shares nothing."""
+    if not peer.memdevs and not peer.windows():
+        return None
+    why = f"cannot tell whether `{host}` shares CXL memory with this machine"
+    for m in sorted(peer.memdevs.values(), key=lambda m: m.name):
+        if not m.serial:
+            return f"{why}: `{host}` lists memdev `{m.name}` with no serial (memdev names are per host; the serial is the device's own)"
+    for side, where in ((fab, "this machine's"), (peer, f"`{host}`'s")):
+        for w in side.windows():
+            if not any(x in side.memdevs and side.memdevs[x].serial for x in w.memdevs):
+                return (f"{why}: {where} window `{w.name}` is backed by no memdev with a serial (memdev names are "
+                        f"per host; the serial is the device's own)")
+    return None
 
 
 def _sharing(fab: CxlFabric, host: str, peer: CxlFabric) -> dict[str, str]:
