@@ -17,9 +17,10 @@ several can: a window of the machine is *shared* with a peer host when a memdev 
 (same ``serial``) is in the peer's listing (``CxlFabric.shared``). Only the serial, the device's
 own identity, counts: host-physical addresses are per host (each host's decoders program its own
 physical address map), so a peer's decoder or region over the same range is a coincidence of
-numbering, not the same memory. That is memory two hosts map without cross-host coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x
-coherence between hosts needs back-invalidate, which a listing does not show), so the generator
-declares such a window's space ``noncoherent``.
+numbering, not the same memory. A shared window is memory two hosts map without cross-host
+coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x coherence between
+hosts needs back-invalidate, which a listing does not show), so the generator declares such a
+window's space ``noncoherent``; a listing without the serials to decide this is FX-GEN-002.
 
 Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
 a missing or bad field, a listing with no CXL object, listings that disagree, overlapping

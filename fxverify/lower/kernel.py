@@ -279,15 +279,15 @@ class Decision:
 class Runtime:
     """Every device object of a lowering directory loaded at once, maps shared by name (each device
     keeps its own ``fx_events``) and filled from ``maps.init.json`` (``specs/lowering.md`` section
-    8; ``fill=False`` leaves the tables empty, as a loader that never ran would). Use as a context
+    8; ``fill=False`` leaves the tables empty, as a loader that never ran would; ``files``, when
+    given, is the directory's ``lowering_files`` already parsed, read only and shareable between
+    runtimes of one directory). Use as a context
     manager, which loads on entry and raises ``BpfError`` when an object does not load; ``fire``
     runs one event: a syscall program on the event itself, an XDP or tc program on an
     Ethernet/IPv4/UDP frame that carries it (``event_frame``)."""
 
     def __init__(self, out_dir: str, fill: bool = True, files: tuple[dict, dict] | None = None) -> None:
         self.dir = out_dir
-        # ``files``: the directory's manifest.json and maps.init.json already parsed (a driver that
-        # loads the same directory once per counterexample reads them once)
         self.manifest, self.init = files or lowering_files(out_dir)
         self.fill = fill
         self.objects: list[libbpf.BpfObject] = []
