@@ -4,7 +4,8 @@ condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``), an
 the owner HB decides at an access (``owner_at``) and the edges of an owner where a lease or a
 handoff to the accessor can go (``owner_edges``); owners are compared as device-id facts
 (``encode.DeviceFacts``). The model's rules are in the docstring of
-``obligations.ownership`` and in specs/obligations.md (BRIEF sections 1 and 3).
+``obligations.ownership`` and in specs/obligations.md (BRIEF sections 1 and 3). Also the base
+class of the ownership obligations, ``OwnershipObligation``.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from collections.abc import Sequence
 from fxverify.certificate import HandoffOrder, OwnerChain
 from fxverify.edits import after
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import DeviceFacts, finish, start
+from fxverify.obligations.encode import DeviceFacts, finish, relevant_edges, schedule, start
+from fxverify.obligations.witness import Witness
+from fxverify.smt.backend import Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_
 
 
@@ -104,3 +107,16 @@ def owner_edges(ctx: Context, e: int, owner: str, since: int | None) -> list[tup
           and (since is None or x.eid == since or g.hb_before(since, x.eid))]
     xs.sort(key=lambda x: (not g.hb_before(x, e), -g.rank(x), x))
     return [(x, () if g.hb_before(x, e) else (after(name, ctx.policy.edges[x].name),)) for x in xs[:2]]
+
+
+class OwnershipObligation(Obligation):
+    """Base of the ownership obligations (FX-OWN-001 to FX-OWN-005): a ``region``'s property, its
+    schedule over the edges that bear on it, and a witness naming the region."""
+
+    region: str
+
+    def _sched(self, extra: tuple[int, ...] = ()) -> list:
+        return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
+
+    def witness(self, result: Result) -> Witness:
+        return Witness(schedule=self.schedule_of(result), values={"region": self.region})

@@ -1,6 +1,6 @@
 """Ownership obligations: FX-OWN-001 (access without ownership or lease), FX-OWN-002 (access while
 in transit), FX-OWN-003 (handoff by a non-owner), FX-OWN-004 (use after release), FX-OWN-005 (final
-owner not unique or not as declared).
+owner not unique or not as declared: ``final_owner``).
 
 Takes a ``Context``; yields ``Obligation`` objects. The ownership model (BRIEF sections 1 and 3):
 a region starts with its declared owner; a handoff edge ``h`` puts it in transit during
@@ -21,20 +21,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fxverify.certificate import Evidence, FinalOwnerOf, HandoffOrder, LeaseChain, OneDestination, Ordered
+from fxverify.certificate import Evidence, HandoffOrder, LeaseChain, OneDestination, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, SetFinalOwner, Swap, after, drive, hint
+from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, Swap, after, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
-from fxverify.obligations.encode import DeviceFacts, finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches_after
-from fxverify.obligations.owners import lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
+from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
+from fxverify.obligations.final_owner import FinalOwner
+from fxverify.obligations.owners import OwnershipObligation, lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import Term, and_, eq, not_, or_, rename_vars
-from fxverify.source import Span
+from fxverify.smt.terms import eq, not_, or_
 
 
 def _enclosing(ctx: Context, h: int, region: str) -> str | None:
@@ -46,15 +46,7 @@ def _enclosing(ctx: Context, h: int, region: str) -> str | None:
     return clauses[-1].region
 
 
-class _Own(Obligation):
-    def _sched(self, extra: tuple[int, ...] = ()) -> list:
-        return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
-
-    def witness(self, result: Result) -> Witness:
-        return Witness(schedule=self.schedule_of(result), values={"region": self.region})
-
-
-class Unowned(_Own):
+class Unowned(OwnershipObligation):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
     reads it under a lease that no handoff or revoke has ended; it releases ``region``
     (``releases``) or revokes a lease of it (``revokes``) only while ``D`` owns it."""
@@ -178,7 +170,7 @@ class Unowned(_Own):
                 for x, order in owner_edges(self.ctx, self.edges[0], owner, since) if x not in self.hs]
 
 
-class InTransit(_Own):
+class InTransit(OwnershipObligation):
     """FX-OWN-002: edge ``e`` does not overlap handoff ``h`` of the region it accesses (a cancelled
     one touches bytes only until its first cancel finishes; cancels are primary edges after both)."""
 
@@ -224,7 +216,7 @@ class InTransit(_Own):
         return hint(after(self.name(e), self.name(h)), after(self.name(h), self.name(e)))
 
 
-class BadHandoff(_Own):
+class BadHandoff(OwnershipObligation):
     """FX-OWN-003: handoff ``h`` of ``region`` from ``A`` starts while ``A`` owns the region and no
     other handoff of it is in flight."""
 
@@ -310,7 +302,7 @@ class BadHandoff(_Own):
         return hint((handed, moved[0]) if handed and moved else None)
 
 
-class SplitHandoff(_Own):
+class SplitHandoff(OwnershipObligation):
     """FX-OWN-003 for one edge: the handoff clauses of edge ``h`` whose regions share a byte with
     the handed-off ``region`` (its own, enclosing, nested or overlapping views) all name one
     destination. A byte goes to one new owner per edge; with two, the owner after the edge would
@@ -363,7 +355,7 @@ class SplitHandoff(_Own):
         return hint(*[DropHandoff(name, c.region, c.src, c.dst) for c in self.clauses])
 
 
-class LeaseByNonOwner(_Own):
+class LeaseByNonOwner(OwnershipObligation):
     """FX-OWN-003 for leases: the device that grants a lease of ``region`` owns it when the
     granting edge starts (nobody can lend what it does not own)."""
 
@@ -406,7 +398,7 @@ class LeaseByNonOwner(_Own):
         return hint()
 
 
-class UseAfterRelease(_Own):
+class UseAfterRelease(OwnershipObligation):
     """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled ``u``
     touches no byte once ``r`` starts when ``r`` is HB-after one of its cancels (specs/obligations.md
     section 1, cancellation; the cancels are primary edges after ``r`` and ``u``)."""
@@ -467,106 +459,6 @@ class UseAfterRelease(_Own):
                 return hint()
             return hint(Swap(self.name(r), self.name(u)))
         return hint(after(self.name(r), self.name(u)))
-
-
-class FinalOwner(_Own):
-    """FX-OWN-005: the final owner of ``region`` is the same in every schedule, and equals the
-    declared one when declared. Non-uniqueness is a two-schedule query (variables suffixed
-    ``__1``/``__2``)."""
-
-    code = codes.OWN_005
-
-    def __init__(self, ctx: Context, region: str, declared: str | None, span: Span) -> None:
-        self.region, self.declared = region, declared
-        self.hs = list(ctx.handoffs.get(region, ()))
-        super().__init__(ctx, tuple(self.hs), f"{self.code}:{region}", span)
-
-    def _dst(self, h: int) -> str:
-        return self.ctx.handoff_dst(h, self.region)
-
-    def _maximal(self) -> list[int]:
-        g = self.ctx.graph
-        return [h for h in self.hs if not any(g.hb_before(h, o) for o in self.hs if o != h)]
-
-    def prove_fast(self) -> str | None:
-        init = self.ctx.policy.region(self.region).owner
-        finals = {self._dst(h) for h in self._maximal()} if self.hs else {init}
-        if len(finals) == 1 and (self.declared is None or finals == {self.declared}):
-            return "hb-reachability" if self.hs else "static-owner"
-        return None
-
-    def evidence(self) -> Evidence | None:
-        if self.prove_fast() is None:
-            return None
-        last = self._maximal()
-        owner = self._dst(last[0]) if self.hs else self.ctx.policy.region(self.region).owner
-        superseded = []
-        for h in self.hs:
-            if h not in last:
-                superseded.append(next(HandoffOrder(h, p) for o in self.hs if o != h for p in [self.path(h, o)] if p))
-        return FinalOwnerOf(self.region, owner, tuple(superseded), tuple(last))
-
-    def _latest(self, h: int, suffix: str) -> Term:
-        fh = rename_vars(finish(h), suffix)
-        return and_(*[rename_vars(finish(o), suffix) <= fh for o in self.hs if o != h])
-
-    def encode(self) -> Query:
-        facts = DeviceFacts(self.ctx.policy)
-        init = facts.device("init_owner", self.ctx.policy.region(self.region).owner)
-        dst = {h: facts.device(f"dst_e{h}", self._dst(h)) for h in self.hs}
-        base = self._sched()
-        header = self.header() + facts.header()
-        if self.declared is not None:
-            declared = facts.device("declared_owner", self.declared)
-            bad = or_(*[and_(self._latest(h, ""), not_(eq(dst[h], declared))) for h in self.hs]) if self.hs else (
-                not_(eq(init, declared)))
-            cons = base + facts.constraints + [("final_owner_differs", bad)]
-            return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=header)
-
-        cons = [(f"{lbl}__1", rename_vars(t, "__1")) for lbl, t in base] + [
-            (f"{lbl}__2", rename_vars(t, "__2")) for lbl, t in base] + facts.constraints
-        pairs = [and_(self._latest(a, "__1"), self._latest(b, "__2"), not_(eq(dst[a], dst[b])))
-                 for a in self.hs for b in self.hs if a != b]
-        cons.append(("two_schedules_disagree", or_(*pairs)))
-        return Query(self.key, tuple(cons), header=header)
-
-    def witness(self, result: Result) -> Witness:
-        if self.declared is not None:
-            w = super().witness(result)
-            w.values["declared"] = self.declared
-            return w
-
-        def times(h: int, suffix: str) -> tuple[int, int]:
-            s_h, f_h = rename_vars(start(h), suffix), rename_vars(finish(h), suffix)
-            return int(result.value(s_h, 0)), int(result.value(f_h, 1))
-        sched = {h: times(h, "__1") for h in self.hs}
-        other = {h: times(h, "__2") for h in self.hs}
-        return Witness(schedule=sched, values={"region": self.region}, other_schedule=other)
-
-    def violating(self, w: Witness) -> Step | None:
-        """The handoff of the last handoff edge to finish in the schedule shown (ties: larger id)."""
-        timed = [h for h in self.hs if h in w.schedule]
-        if not timed:
-            return None
-        return Step(max(timed, key=lambda h: (w.schedule[h][1], h)), "handoff")
-
-    def message(self, w: Witness) -> str:
-        if self.declared is not None:
-            return f"the final owner of `{self.region}` may differ from the declared `{self.declared}`"
-        return f"the final owner of `{self.region}` depends on the schedule"
-
-    def why(self, w: Witness) -> str:
-        return "the owner when the flow ends is the destination of the last handoff; it must be unique and as declared"
-
-    def fix(self, w: Witness) -> Hint:
-        """The declared final owner made the one the policy gives; else the last handoffs
-        ordered one after the other."""
-        last = self._maximal()
-        if self.declared is not None and len(last) <= 1:
-            actual = self._dst(last[0]) if last else self.ctx.policy.region(self.region).owner
-            return hint(SetFinalOwner(self.region, actual))
-        pairs = [(a, b) for a in last[:3] for b in last[:3] if a != b]
-        return hint(*[after(self.name(b), self.name(a)) for a, b in pairs])
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
