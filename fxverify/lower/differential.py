@@ -378,31 +378,27 @@ def _topological(sim: Simulator, ids: set[int]) -> list[int]:
 WHOLE_SCHEDULE_EDGES = 300
 
 
-def _simulated_part(sim: Simulator, full: Schedule, witness: Schedule) -> Schedule:
+def _simulated_part(full: Schedule, witness: Schedule, uses: dict[str, list[int]]) -> Schedule:
     """The part of the extended schedule ``full`` the simulator runs: all of it when it is small;
     otherwise the witness plus the ancestors that touch, hand off, lease or release a region the
-    witness uses (the owners, leases and users its rules read). Other ancestors only finish
-    earlier on unrelated regions; the kernel still runs every one of them."""
+    witness uses (the owners, leases and users its rules read; ``uses`` is ``_region_users`` of
+    the policy). Other ancestors only finish earlier on unrelated regions; the kernel still runs
+    every one of them."""
     if len(full) <= WHOLE_SCHEDULE_EDGES:
         return full
-    uses = _region_users(sim)
     used = {r for r, es in uses.items() if any(e in witness for e in es)}
     keep = set(witness) | {e for r in used for e in uses[r] if e in full}
     return {e: full[e] for e in sorted(keep)}
 
 
-def _region_users(sim: Simulator) -> dict[str, list[int]]:
+def _region_users(policy: Policy) -> dict[str, list[int]]:
     """Region -> the edges that touch, hand off, lease or release it (``graph.by_region_uses``
-    plus the releases); built once per simulator, since every counterexample of a policy reads
-    the same map."""
-    cached = sim.__dict__.get("_region_users")
-    if cached is None:
-        cached = by_region_uses(sim.policy)
-        for e in sim.policy.edges:
-            for x in e.releases:
-                cached.setdefault(x.region, []).append(e.eid)
-        sim.__dict__["_region_users"] = cached
-    return cached
+    plus the releases): what ``_simulated_part`` keeps of a long schedule."""
+    uses = by_region_uses(policy)
+    for e in policy.edges:
+        for x in e.releases:
+            uses.setdefault(x.region, []).append(e.eid)
+    return uses
 
 
 def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) -> tuple[int | None, str]:
@@ -442,6 +438,7 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
     cases = counterexamples([x for x in refutations if proof_only(x) is None])
     static_seen: set[tuple[str, tuple[int, ...]]] = set()
     files: tuple[dict, dict] | None = None
+    uses: dict[str, list[int]] = {}
     for code, edges, sched in cases:
         name = f"{code} on {', '.join('`' + policy.edges[e].name + '`' for e in edges) or 'the policy'}"
         if code is codes.ORD_001:
@@ -465,7 +462,8 @@ def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], rep
                 continue
             full = serialise(_extend(sim, sched))
             events = events_of(full)
-            sim_step, why = _sim_step(sim, _simulated_part(sim, full, sched), events)
+            uses = uses or _region_users(policy)  # built once, for the first long counterexample
+            sim_step, why = _sim_step(sim, _simulated_part(full, sched, uses), events)
         files = files or lowering_files(out_dir)  # read once, loaded afresh for each counterexample
         with Runtime(out_dir, files=files) as rt:
             decisions = _drive(rt, events, stop_at_refusal=True)
