@@ -1,4 +1,4 @@
-"""Checks of the schedule certificates: ``hb-order``, ``cancel-order``, ``flush-between``, ``written-back``,
+"""Checks of the schedule certificates: ``hb-order``, ``hb-before-all``, ``cancel-order``, ``flush-between``, ``written-back``,
 ``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
@@ -16,6 +16,7 @@ from fxverify.certificate import (
     FlushedBetween,
     LeaseChain,
     Ordered,
+    OrderedBefore,
     OwnerChain,
     ReadCover,
     TopologicalOrder,
@@ -82,6 +83,45 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     if either and ev.path.first == b:
         first, last = b, a
     facts.path(st, ev.path, first, last, "order")
+    return st
+
+
+def check_before_all(facts: Facts, c: Certificate, ev: OrderedBefore) -> Statement:
+    """``hb-before-all`` (FX-ORD-002 of one access ``x``): the key ``X#pos|earlier`` names access
+    ``pos`` of the obligation's first edge; each earlier access is of the next edge of the
+    obligation, in order, exists in the IR, shares a hull byte with ``x`` in its space and
+    conflicts with it (one of the two writes: a read against a read is no race), and its path runs
+    from its edge to ``x``'s. The property, with those steps as hypotheses: no earlier access runs
+    at a common instant with ``x`` (an HB order rules out every overlap, cancels or not)."""
+    st = Statement()
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == codes.ORD_002 and len(refs) == 2 and refs[1] == "earlier" and len(c.edges) >= 2,
+                   f"an order before one access does not prove {c.code} `{c.key}`"):
+        return st
+    x = c.edges[0]
+    name, pos = split_ref(refs[0])
+    ex = facts.edges[x]
+    if not st.fact(name == ex.name and pos == ev.pos and 0 <= pos < len(ex.accesses()),
+                   "the key does not name the obligation's access"):
+        return st
+    ax = ex.accesses()[pos]
+    st.fact(len(ev.earlier) == len(c.edges) - 1 and all(y.edge == e for y, e in zip(ev.earlier, c.edges[1:])),
+            "the earlier accesses are not the obligation's further edges, in order")
+    overlaps = []
+    for y in ev.earlier:
+        if not st.fact(0 <= y.edge < len(facts.edges) and y.edge != x and 0 <= y.pos < len(facts.edges[y.edge].accesses()),
+                       f"no access {y.pos} of {facts.name(y.edge)} other than the obligation's own edge"):
+            continue
+        ay = facts.edges[y.edge].accesses()[y.pos]
+        fy, fx = ay.footprint, ax.footprint
+        st.fact(fy.space == fx.space and fy.base < fp_hi(fx) and fx.base < fp_hi(fy),
+                f"{facts.name(y.edge)}#{y.pos} shares no hull byte with {ex.name}#{pos}")
+        st.fact(AccessMode.READ is not ay.mode or AccessMode.READ is not ax.mode,
+                f"{facts.name(y.edge)}#{y.pos} and {ex.name}#{pos} both only read")
+        facts.path(st, y.path, y.edge, x, "earlier access to access")
+        overlaps.append(overlap(y.edge, x))
+    st.edges.add(x)
+    st.violation = or_(*overlaps) if overlaps else FALSE
     return st
 
 

@@ -11,11 +11,14 @@ each query.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, SameRequester, TopologicalOrder
+from fxverify.certificate import (
+    EarlierAccess, EveryPath, Evidence, FlushedBetween, Ordered, OrderedBefore, SameRequester, TopologicalOrder,
+)
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
@@ -89,13 +92,11 @@ class Race(Obligation):
     code = codes.ORD_002
     unique_key = True  # one per pair of accesses, and edge names are unique
 
-    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int, swept: bool = False) -> None:
-        """``swept``: the access history (``history.after_all``) already showed the later of the
-        two accesses HB-after the earlier one, so ``prove_fast`` needs no query. A policy can have
-        millions of these pairs, so the spans and labels of the report are made only when asked
-        (``primary``, ``related``)."""
+    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
+        """A policy can have many of these pairs (those ``RaceFree`` does not cover), so the
+        spans and labels of the report are made only when asked (``primary``, ``related``)."""
         ea, eb = ctx.edge(a), ctx.edge(b)
-        self.ctx, self.edges, self.swept = ctx, (a, b), swept
+        self.ctx, self.edges = ctx, (a, b)
         self.acc_a: Access = ea.accesses()[pa]
         self.acc_b: Access = eb.accesses()[pb]
         self.ca, self.cb = list(ctx.cancellers.get(a, ())), list(ctx.cancellers.get(b, ()))
@@ -115,13 +116,12 @@ class Race(Obligation):
         return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
-        """``hb-reachability`` when HB orders the two accesses (or the access history showed it:
-        ``swept``); else ``cancel-order`` when a cancel of one of them is HB-before one of them
+        """``hb-reachability`` when HB orders the two accesses; else ``cancel-order`` when a cancel of one of them is HB-before one of them
         (the cancelled edge stops touching bytes before the other starts, or touches none:
         specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
         certificate (``evidence``) makes."""
         a, b = self.edges[:2]
-        return self.order_method(self.swept or self.ctx.graph.ordered(a, b), (a, b), (a, b))
+        return self.order_method(self.ctx.graph.ordered(a, b), (a, b), (a, b))
 
     def evidence(self) -> Evidence | None:
         a, b = self.edges[:2]
@@ -178,6 +178,111 @@ class Race(Obligation):
         firsts = [after(self.name(y), self.name(c)) for x, y, cs in ((b, a, self.cb), (a, b, self.ca))
                   for c in cs if c != y]
         return hint(*firsts[:1], after(self.name(b), self.name(a)))
+
+
+class RaceFree(Obligation):
+    """FX-ORD-002 for one access and every earlier access it conflicts with: access ``pos`` of
+    edge ``x`` is HB-after each access of ``earlier`` (``(edge, position)`` pairs: accesses of
+    other edges that share a hull byte with it and conflict with it), so it races with none of
+    them.
+
+    The generator (``_races``) puts an earlier access here only when HB orders it before ``x``:
+    the access history (``history.after_all``) showed it for all of them at once, with one
+    reachability query per member of its state, or the reachability index did for this pair. A
+    buffer that every layer reuses gives one obligation per access instead of one per pair of
+    layers. The property is the conjunction of the pairs'
+    FX-ORD-002 properties, and the solver query (``--no-prune``, ``--dump-smt``) is their
+    disjunction of violations; a model names the pair that races, and the obligation then stands
+    for that pair (``witness``). The certificate (``hb-before-all``) gives each earlier access
+    an HB path to ``x``, so ``check --certify`` re-checks every pair the obligation covers."""
+
+    code = codes.ORD_002
+    unique_key = True  # one per access, and edge names are unique
+
+    def __init__(self, ctx: Context, x: int, pos: int, earlier: tuple[tuple[int, int], ...]) -> None:
+        """``earlier`` in ascending order, at least one. A policy can have one per access, so
+        nothing of the report is made until a refutation asks for it."""
+        ex = ctx.edge(x)
+        self.ctx, self.pos, self.earlier = ctx, pos, earlier
+        self.edges = (x, *(e for e, _p in earlier))
+        self.key = f"{self.code}:{ex.name}#{pos}|earlier"
+        self._hit: Race | None = None
+
+    @property
+    def primary(self) -> Span:  # type: ignore[override]
+        """The span of the later access's edge (or, after a refutation, of the racing pair's)."""
+        return self.ctx.edge(self.edges[0]).span if self._hit is None else self._hit.primary
+
+    @property
+    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
+        """Nothing before a refutation; then the racing pair's first access."""
+        return () if self._hit is None else self._hit.related
+
+    def prove_fast(self) -> str | None:
+        """``hb-reachability``: the generator found every earlier access HB-before this one
+        (``evidence`` gives each path)."""
+        return "hb-reachability"
+
+    def evidence(self) -> Evidence | None:
+        x = self.edges[0]
+        out = []
+        for e, p in self.earlier:
+            path = self.path(e, x)
+            if path is None:
+                return None
+            out.append(EarlierAccess(e, p, path))
+        return OrderedBefore(self.pos, tuple(out))
+
+    def _pairs(self) -> list[Race]:
+        """One ``Race`` per earlier access, ``(earlier, this)`` in role order."""
+        x = self.edges[0]
+        return [Race(self.ctx, e, p, x, self.pos) for e, p in self.earlier]
+
+    def encode(self) -> Query:
+        """Some earlier access and this one touch a shared byte at a common instant: the pairs'
+        race conditions (``Race.encode``, each over its own address and element variables) under
+        one ``hit_i`` selector each, at least one true, on the schedule of every edge involved."""
+        g = self.ctx.graph
+        races = self._pairs()
+        prim = sorted({e for r in races for e in r.edges})
+        cons = schedule(g, relevant_edges(g, prim))
+        hits, probes = [], []
+        for i, r in enumerate(races):
+            a, b = r.edges[:2]
+            addr = int_var(f"addr_{i}")
+            ma, ka = member(r.acc_a.footprint, addr, f"a_{i}")
+            mb, kb = member(r.acc_b.footprint, addr, f"b_{i}")
+            hit = and_(ma, mb, touch_overlap(a, r.ca, b, r.cb))
+            probes.append((r, (addr, ka, kb), hit))
+            hits.append(hit)
+        cons.append(("some_pair_races", or_(*hits)))
+        self._probes = tuple(probes)
+        return Query(self.key, tuple(cons), minimize=time_objectives(tuple(prim)), header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        """The witness of the first pair whose race condition the model satisfies; from here on
+        the obligation stands for that pair (its edges, message, hint and trace)."""
+        for r, probes, hit in self._probes:
+            if result.value(hit) is True:
+                r._probes = probes
+                self._hit, self.edges = r, r.edges
+                return r.witness(result)
+        raise AssertionError("a model of the disjunction satisfies none of its pairs")
+
+    def culprits(self) -> tuple[int, ...]:
+        return self.edges[:2]
+
+    def message(self, w: Witness) -> str:
+        assert self._hit is not None, "message before witness"
+        return self._hit.message(w)
+
+    def why(self, w: Witness) -> str:
+        assert self._hit is not None, "why before witness"
+        return self._hit.why(w)
+
+    def fix(self, w: Witness) -> Hint:
+        assert self._hit is not None, "fix before witness"
+        return self._hit.fix(w)
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -426,17 +531,29 @@ def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
 
 
 def _races(ctx: Context) -> Iterator[Obligation]:
-    """FX-ORD-002 per conflicting access pair (none with cyclic HB)."""
+    """FX-ORD-002 (none with cyclic HB). Each conflicting pair, its accesses taken in the graph's
+    linear extension of HB, is covered once: by the ``RaceFree`` of its later access when HB
+    orders the two, else by its own ``Race`` (which a cancel order or the solver decides). HB
+    order is known without a query of its own when the access history (``history.after_all``)
+    showed the later access HB-after every earlier access it conflicts with, and asked of the
+    reachability index otherwise: either way one obligation per access stands for all its
+    ordered pairs, so the count grows with the accesses, not with the pairs."""
     g = ctx.graph
     if not g.is_acyclic():
         return
     pol = ctx.policy
     swept = history.after_all(ctx)
+    earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     for a, pa, b, pb in overlapping_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":
-            later = (b, pb) if g.rank(a) < g.rank(b) else (a, pa)
-            yield Race(ctx, a, pa, b, pb, later in swept)
+            first, later = ((a, pa), (b, pb)) if g.rank(a) < g.rank(b) else ((b, pb), (a, pa))
+            if later in swept or g.hb_before(first[0], later[0]):
+                earlier[later].append(first)
+            else:
+                yield Race(ctx, a, pa, b, pb)
+    for (x, pos), before in sorted(earlier.items()):
+        yield RaceFree(ctx, x, pos, tuple(sorted(before)))
 
 
 def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[Context], Iterator[Obligation]]:

@@ -14,12 +14,15 @@ import pytest
 
 from fxverify.diagnostics import codes
 from fxverify.obligations import ordering
-from fxverify.obligations.ordering import HbCycle, InOrder, PostedRead, Race
+from fxverify.obligations.ordering import HbCycle, InOrder, PostedRead, Race, RaceFree
+from fxverify.graph import PolicyGraph
 from fxverify.ir import Link
+from fxverify.obligations.base import Context
+from fxverify.smt.backend import Status
 from fxverify.vocab import LinkOrder
 
 from tests.ir_builders import (
-    A, BUF, LINKS, POOL, POSTED, assert_solver_proves, edge, flush, fp, generated, keys_of, links, move, overlaps,
+    A, BUF, LINKS, POOL, POSTED, assert_solver_proves, decide, edge, flush, fp, generated, keys_of, links, move, overlaps,
     policy, read, reduce, refute, replay, the, write,
 )
 
@@ -118,8 +121,8 @@ def in_order_to_pool():
 
 FAST = [
     pytest.param(acyclic_pair, HbCycle, "FX-ORD-001:policy", "topological-sort", id="ord001-acyclic"),
-    pytest.param(acyclic_pair, Race, "FX-ORD-002:w#0|r#0", "hb-reachability", id="ord002-after"),
-    pytest.param(stream_ordered_pair, Race, "FX-ORD-002:w#0|r#0", "hb-reachability", id="ord002-stream"),
+    pytest.param(acyclic_pair, RaceFree, "FX-ORD-002:r#0|earlier", "hb-reachability", id="ord002-after"),
+    pytest.param(stream_ordered_pair, RaceFree, "FX-ORD-002:r#0|earlier", "hb-reachability", id="ord002-stream"),
     pytest.param(posted_flushed_between, PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0", "hb-reachability",
                  id="ord003-flush-between"),
     pytest.param(lambda: posted_writer_flushes_itself(True), PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0",
@@ -192,6 +195,22 @@ def test_race_refuted_witness_and_replay() -> None:
     assert overlaps(w.schedule, 0, 1)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ORD_002 and v.edges == (0, 1) and v.address == 0x64
+
+
+def test_a_per_access_obligation_refuted_stands_for_the_racing_pair() -> None:
+    """The solver query of a ``RaceFree`` is the disjunction of its pairs' races: built (by hand)
+    over an earlier access that HB does not order before it, it is refuted, and the obligation
+    then names that pair, whose witness the simulator replays (the generator never builds such
+    an obligation: this is the path a sweep bug would take under ``--no-prune``)."""
+    pol = strided_race()
+    ob = RaceFree(Context(pol, PolicyGraph(pol)), 1, 0, ((0, 0),))
+    q, r = decide(ob)
+    assert r.status is not q.expect and r.status is not Status.UNKNOWN
+    w = ob.witness(r)
+    assert ob.edges[:2] == (0, 1) and w.address == 0x64 and overlaps(w.schedule, 0, 1)
+    assert "data race" in ob.message(w) and ob.culprits() == (0, 1)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.ORD_002 and v.edges == (0, 1)
 
 
 @pytest.mark.parametrize("second,key", [
