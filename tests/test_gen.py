@@ -640,6 +640,26 @@ def test_output_pair_checked_before_writing(tmp_path: Path) -> None:
     assert r.exit_code == 0 and p.stat().st_mode & 0o644 == 0o644  # the umask's mode, not mkstemp's 0600
 
 
+@pytest.mark.parametrize("flag", ["--model", "--topology", "--cxl", "--cxl-labelled"])
+@pytest.mark.parametrize("out", ["-o", "--summary-json"])
+def test_an_output_that_is_an_input_is_refused_before_reading(tmp_path: Path, flag: str, out: str) -> None:
+    """`-o m.json` (or `--summary-json`) naming one of the inputs, under another spelling or through a
+    link, is FX-IO-002 before anything is read or written: the input keeps its bytes."""
+    files = {"--model": INPUTS / "models/Qwen--Qwen3-8B.json", "--topology": P4D, "--cxl": BDMU, "--cxl-labelled": BDMU}
+    copies = {f: tmp_path / f"{f.strip('-')}{p.suffix}" for f, p in files.items()}
+    for f, p in files.items():
+        copies[f].write_bytes(p.read_bytes())
+    link = tmp_path / "sub" / "link"
+    link.parent.mkdir()
+    link.symlink_to(copies[flag])
+    argv = ["gen", "prefill", "--model", str(copies["--model"]), "--topology", str(copies["--topology"]),
+            "--cxl", str(copies["--cxl"]), "--cxl", f"peer1={copies['--cxl-labelled']}", "--tokens", "64", "--layers", "1"]
+    before = copies[flag].read_bytes()
+    r = runner.invoke(app, argv + [out, str(link) if flag == "--topology" else str(tmp_path / "sub" / ".." / copies[flag].name)])
+    assert r.exit_code == 2 and "FX-IO-002" in r.output and f"the file `{flag.removesuffix('-labelled')}` reads" in r.output
+    assert copies[flag].read_bytes() == before and copies[flag].is_file() and not copies[flag].is_symlink()
+
+
 def test_addresses_stay_64_bit() -> None:
     out, diags = gen("Qwen--Qwen3-8B", tokens=64, layers=1, hbm_gib=1 << 40)
     assert out is None and diags[0].code == "FX-GEN-004"

@@ -588,7 +588,7 @@ IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
     "a command never replaces files it did not write: `lower` and `smt` an output folder holding anything but "
     "their own previous output, `check --pictures` a folder holding anything but its pictures, `check -o` (or "
-    "`--format FMT=PATH`) one of the policies it reads",
+    "`--format FMT=PATH`) one of the policies it reads, `gen prefill -o` (or `--summary-json`) one of its input files",
     "overwriting someone's files without asking loses their work",
     InlineExample("fxverify check p.fx --format sarif -o p.fx", "fxverify check p.fx --format sarif -o p.sarif", "command"))
 GATE_001 = _code(

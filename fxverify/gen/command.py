@@ -5,7 +5,8 @@ command, and the output paths); returns a ``PrefillOutcome`` with the policy tex
 standard output), the diagnostics and the exit code. The outputs are checked together before
 anything is written, and written atomically, so a failed run never leaves one file of the pair
 behind. Emits the importers' FX-GEN-001/002, the generator's FX-GEN-003/004, FX-GEN-004 when
-``-o`` and ``--summary-json`` name one file, and FX-IO-001 for an output that cannot be written.
+``-o`` and ``--summary-json`` name one file, FX-IO-002 (before reading anything) when an output
+is one of the input files, and FX-IO-001 for an output that cannot be written.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.gen.cxl_list import load_cxl
+from fxverify.gen.cxl_list import load_cxl, split_host
 from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
 from fxverify.gen.prefill import PrefillOptions, generate_prefill
@@ -71,6 +72,9 @@ def command_line(req: PrefillRequest, name: str | None) -> str:
 def run_prefill(req: PrefillRequest) -> PrefillOutcome:
     """Run the request (see the module docstring). Never raises for bad input or unwritable outputs."""
     out = PrefillOutcome()
+    clash = _output_is_an_input(req)
+    if clash is not None:
+        return _fail(out, [clash])
     spec, diags = load_model(req.model, out.sources)
     topo = fab = None
     if not diags and req.topology is not None:
@@ -98,6 +102,28 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
         return _fail(out, [diagnostic(codes.IO_001, f"cannot write `{err.filename or req.output}`: {err.strerror or err}",
                                       help="name a file in an existing, writable folder")])
     return out
+
+
+def _output_is_an_input(req: PrefillRequest) -> Diagnostic | None:
+    """FX-IO-002 when ``-o`` or ``--summary-json`` is one of the files the command reads: writing
+    it would replace the input (a command never replaces files it did not write). Compared by file
+    identity (``os.path.samefile``: links and other spellings of one path are one file); an output
+    that does not exist yet cannot be an input."""
+    inputs = [("--model", req.model)] + ([("--topology", req.topology)] if req.topology is not None else [])
+    inputs += [("--cxl", split_host(arg)[1]) for arg in req.cxl]
+    for option, target in (("-o", req.output), ("--summary-json", req.summary_json)):
+        if target is None or not os.path.exists(target):
+            continue
+        for flag, path in inputs:
+            try:
+                same = os.path.samefile(target, path)
+            except OSError:  # the input is missing or unreadable: its loader reports it
+                same = False
+            if same:
+                return diagnostic(codes.IO_002, f"`{option} {target}` is the file `{flag}` reads; nothing was written",
+                                  help=f"name a new file, such as `{option} "
+                                       f"{'prefill.fx' if option == '-o' else 'prefill-summary.json'}`")
+    return None
 
 
 def _check_outputs(req: PrefillRequest) -> Diagnostic | None:
