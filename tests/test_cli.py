@@ -148,6 +148,18 @@ def test_output_errors_are_user_errors(tmp_path: Path) -> None:
     assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("option", ["-o", "--format=sarif="])
+def test_a_missing_output_folder_stops_check_before_it_runs(tmp_path: Path, option: str) -> None:
+    """`-o` and `--format FMT=PATH` name their missing folder before checking (here a policy that
+    does not exist would be an input error), in one wording."""
+    target = str(tmp_path / "missing" / "out.sarif")
+    args = [option, target] if option == "-o" else [option + target]
+    r = run("check", str(tmp_path / "absent.fx"), *args)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.splitlines()[0] == f"error[FX-IO-001]: cannot write `{target}`: no such folder `{tmp_path / 'missing'}`"
+    assert "FX-NAM" not in r.stderr and "name a file in an existing, writable folder" in r.stderr
+
+
 def test_folder_scan_skips_directories_named_like_policies(tmp_path: Path) -> None:
     (tmp_path / "d.fx").mkdir()
     (tmp_path / "p.fx").write_text((ROOT / OK).read_text())

@@ -607,6 +607,7 @@ def test_no_half_written_pair(tmp_path: Path) -> None:
     r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64",
                             "--summary-json", str(summ), "-o", str(tmp_path / "missing" / "p.fx")])
     assert r.exit_code == 2 and not summ.exists()
+    assert f"cannot write `{tmp_path / 'missing' / 'p.fx'}`: no such folder `{tmp_path / 'missing'}`" in r.output
 
 
 def test_policy_names_cannot_break_the_text() -> None:

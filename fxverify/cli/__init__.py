@@ -161,6 +161,7 @@ def check(
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
     from fxverify.certify import MODES as CERTIFY_MODES
+    from fxverify.diagnostics.outdir import unwritable_file
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.gate.rules import skipped
@@ -190,6 +191,8 @@ def check(
     color_choice = Color(s["color"])
     outputs, problems = parse_outputs(list(fmt), opt(output))
     skip, rule_problems = skipped(s["select"], s["ignore"])
+    if not problems:  # before checking: a typo in a folder name never costs a whole run
+        problems = [p for p in (unwritable_file(o.path) for o in outputs if o.path is not None) if p is not None]
     if problems or rule_problems:
         _problems(problems + rule_problems)
         raise typer.Exit(2)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.outdir import unwritable_file
 from fxverify.gen.cxl_list import load_cxl, split_host
 from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
@@ -72,9 +73,9 @@ def command_line(req: PrefillRequest, name: str | None) -> str:
 def run_prefill(req: PrefillRequest) -> PrefillOutcome:
     """Run the request (see the module docstring). Never raises for bad input or unwritable outputs."""
     out = PrefillOutcome()
-    clash = _output_is_an_input(req)
-    if clash is not None:
-        return _fail(out, [clash])
+    problem = _output_is_an_input(req) or _check_outputs(req)
+    if problem is not None:  # before reading anything: a typo in an output never costs a run
+        return _fail(out, [problem])
     spec, diags = load_model(req.model, out.sources)
     topo = fab = None
     if not diags and req.topology is not None:
@@ -88,9 +89,6 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
         gen, diags = generate_prefill(spec, topo, fab, opts)  # type: ignore[arg-type]  # INVARIANT: loaded without diagnostics
     if diags or gen is None:
         return _fail(out, diags)
-    problem = _check_outputs(req)
-    if problem is not None:
-        return _fail(out, [problem])
     try:
         if req.output is not None:
             write_text(req.output, gen.text)
@@ -131,15 +129,7 @@ def _check_outputs(req: PrefillRequest) -> Diagnostic | None:
     if req.output is not None and req.summary_json is not None and \
             os.path.abspath(req.output) == os.path.abspath(req.summary_json):
         return diagnostic(codes.GEN_004, f"-o and --summary-json both name `{req.output}`", help="give them different files")
-    for target in (req.output, req.summary_json):
-        if target is None:
-            continue
-        why = ("no such folder" if not os.path.isdir(os.path.dirname(os.path.abspath(target)))
-               else "it is a folder" if os.path.isdir(target) else None)
-        if why:
-            return diagnostic(codes.IO_001, f"cannot write `{target}`: {why}",
-                              help="name a file in an existing, writable folder")
-    return None
+    return next((p for p in map(unwritable_file, filter(None, (req.output, req.summary_json))) if p is not None), None)
 
 
 def _fail(out: PrefillOutcome, diags: list[Diagnostic]) -> PrefillOutcome:
