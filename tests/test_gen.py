@@ -323,6 +323,28 @@ def test_a_peer_whose_memory_has_no_serial_is_refused(tmp_path: Path) -> None:
     assert not diags and c is not None and sorted(c.shared) == ["decoder3.0", "decoder3.1", "decoder3.2", "decoder3.3"]
 
 
+@pytest.mark.parametrize("side", ["machine", "peer", "peer-memdev"])
+def test_a_missing_serial_is_reported_in_the_listing_that_lacks_it(tmp_path: Path, side: str) -> None:
+    """FX-GEN-002 for a missing serial points at the window or memdev that lacks it, in the file of
+    the side that lists it: the machine's own listing when its window has no serial, never the peer's."""
+    bare = tmp_path / "bare.json"
+    doc = json.loads(BDMU.read_text())
+    text = json.dumps(doc, indent=2)
+    bare.write_text(re.sub(r'"serial": "0x2"', '"serial": ""', text) if side == "peer-memdev" else REGION.read_text())
+    args = {"machine": [str(bare), f"peer2={BDMU}"], "peer": [str(BDMU), f"peer2={bare}"],
+            "peer-memdev": [str(BDMU), f"peer2={bare}"]}[side]
+    sources = SourceMap()
+    c, diags = load_cxl(args, sources)
+    assert c is None and [d.code for d in diags] == ["FX-GEN-002"]
+    span = diags[0].primary.span
+    assert span.file == str(bare), (side, span.file)
+    line = sources.get(span.file).text[span.start:].splitlines()[0]
+    want = {"machine": ("this machine's window `region0`", '"region": "region0"'),
+            "peer": ("`peer2`'s window `region0`", '"region": "region0"'),
+            "peer-memdev": ("`peer2` lists memdev `mem3` with no serial", '"memdev": "mem3"')}[side]
+    assert want[0] in diags[0].message and line.startswith(want[1]), (diags[0].message, line)
+
+
 def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign_is_a_file(tmp_path: Path) -> None:
     odd = tmp_path / "a=b.json"
     odd.write_text(BDMU.read_text())

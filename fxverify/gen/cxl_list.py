@@ -209,10 +209,7 @@ def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, lis
     for host, peer in fab.peers.items():
         blind = _undecided(fab, host, peer)
         if blind is not None:
-            at = InputFile.read(groups[host][0], sources, WHAT).span(0)
-            return None, [diagnostic(codes.GEN_002, blind, at, "this host's listing", help=(
-                "give listings that show each memdev's `serial` (`cxl list -M -D -R` prints it), or leave this "
-                "host out if it maps none of this machine's CXL memory"))]
+            return None, [blind]
         for name, why in _sharing(fab, host, peer).items():
             fab.shared[name] = fab.shared.get(name, ()) + (Sharing(host, why),)
     return fab, []
@@ -230,24 +227,30 @@ def _merge(paths: list[str], sources: SourceMap) -> CxlFabric:
     return fab
 
 
-def _undecided(fab: CxlFabric, host: str, peer: CxlFabric) -> str | None:
-    """Why sharing with ``peer`` (the listings of ``host``) cannot be decided, or ``None``.
-    Sharing is decided by memdev serial only (``_sharing``), so every memdev the peer lists, and
-    every window of either side, must be backed by a memdev with a serial (a listing without
-    memdevs, or a device that reports no serial number, fails this); otherwise such memory would
-    silently come out unshared, and coherent, where it may be memory the two hosts share without
-    cross-host coherence. A peer that lists neither memdevs nor windows shares nothing."""
+def _undecided(fab: CxlFabric, host: str, peer: CxlFabric) -> Diagnostic | None:
+    """FX-GEN-002 when sharing with ``peer`` (the listings of ``host``) cannot be decided, at the
+    memdev or window that lacks a serial, in the listing (the machine's or the peer's) that lists
+    it; or ``None``. Sharing is decided by memdev serial only (``_sharing``), so every memdev the
+    peer lists, and every window of either side, must be backed by a memdev with a serial (a
+    listing without memdevs, or a device that reports no serial number, fails this); otherwise
+    such memory would silently come out unshared, and coherent, where it may be memory the two
+    hosts share without cross-host coherence. A peer that lists neither memdevs nor windows
+    shares nothing."""
     if not peer.memdevs and not peer.windows():
         return None
     why = f"cannot tell whether `{host}` shares CXL memory with this machine"
+    per_host = "(memdev names are per host; the serial is the device's own)"
+    help = ("give listings that show each memdev's `serial` (`cxl list -M -D -R` prints it), or leave this host out "
+            "if it maps none of this machine's CXL memory")
     for m in sorted(peer.memdevs.values(), key=lambda m: m.name):
         if not m.serial:
-            return f"{why}: `{host}` lists memdev `{m.name}` with no serial (memdev names are per host; the serial is the device's own)"
+            return diagnostic(codes.GEN_002, f"{why}: `{host}` lists memdev `{m.name}` with no serial {per_host}",
+                              m.span, f"`{host}`'s memdev without a serial", help=help)
     for side, where in ((fab, "this machine's"), (peer, f"`{host}`'s")):
         for w in side.windows():
             if not any(x in side.memdevs and side.memdevs[x].serial for x in w.memdevs):
-                return (f"{why}: {where} window `{w.name}` is backed by no memdev with a serial (memdev names are "
-                        f"per host; the serial is the device's own)")
+                return diagnostic(codes.GEN_002, f"{why}: {where} window `{w.name}` is backed by no memdev with a serial "
+                                  f"{per_host}", w.span, f"{where} window, backed by no memdev with a serial", help=help)
     return None
 
 
