@@ -352,6 +352,16 @@ def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign
     assert not diags and c is not None and c.peers == {} and len(c.root_decoders) == 4
 
 
+@pytest.mark.parametrize("arg", ["bad label=missing.json", "9peer=missing.json", "peer-1=missing.json"])
+def test_a_host_label_that_is_not_a_name_says_so(tmp_path: Path, arg: str) -> None:
+    """`--cxl 'bad label=file.json'`: the label is invalid (what a label may be), not "cannot read"."""
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--cxl", str(BDMU),
+                            "--cxl", arg])
+    label = arg.partition("=")[0]
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and f"`{label}` is not a host label" in r.output, r.output
+    assert "a letter or `_`" in r.output and "cannot read" not in r.output
+
+
 def test_generated_policy_marks_shared_windows_noncoherent_and_proves_the_crossing(tmp_path: Path) -> None:
     """The spilled KV in a shared window goes to the peer host, which reads it: the space is
     `noncoherent`, each spill writes its slot back and each read invalidates it first, and the

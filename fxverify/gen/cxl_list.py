@@ -22,9 +22,9 @@ coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x 
 hosts needs back-invalidate, which a listing does not show), so the generator declares such a
 window's space ``noncoherent``; a listing without the serials to decide this is FX-GEN-002.
 
-Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
-a missing or bad field, a listing with no CXL object, listings that disagree, overlapping
-windows).
+Emits FX-GEN-001 (a file that cannot be read or is not valid JSON), FX-GEN-004 (a ``HOST=FILE``
+argument whose host label is not a name) and FX-GEN-002 (an object with a missing or bad field, a
+listing with no CXL object, listings that disagree, overlapping windows).
 """
 
 from __future__ import annotations
@@ -187,15 +187,31 @@ def split_host(arg: str) -> tuple[str | None, str]:
     return m.group(1), m.group(2)
 
 
+def _bad_label(arg: str) -> Diagnostic | None:
+    """FX-GEN-004 for ``LABEL=FILE`` whose label is not a name (``bad label=x.json``) and that
+    is no file either; else ``None`` (the file, if missing, is reported as unreadable)."""
+    label, eq, _path = arg.partition("=")
+    if not eq or os.path.exists(arg) or _HOST_ARG.fullmatch(arg):
+        return None
+    return diagnostic(codes.GEN_004, f"`--cxl {arg}`: `{label}` is not a host label (and no file is named `{arg}`)",
+                      help="a host label is a name as the policy language writes one: a letter or `_`, then letters, "
+                           "digits or `_` (`--cxl peer1=listing.json`); or give the listing's file alone for this "
+                           "machine")
+
+
 def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, list[Diagnostic]]:
     """Read ``cxl list`` listings, in the order given, each argument ``FILE`` or ``HOST=FILE``
     (``split_host``): the machine's listings merged into the fabric returned, every other host's
     into its ``peers`` entry, and the windows the machine shares with a peer in ``shared``.
 
-    Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-001 for unreadable or malformed
-    JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
+    Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-004 for a host label that is not
+    a name, FX-GEN-001 for unreadable or malformed JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
     two listings of one host that disagree about the same memdev or decoder. Never raises for bad
     input."""
+    for arg in args:
+        bad = _bad_label(arg)
+        if bad is not None:
+            return None, [bad]
     groups: dict[str | None, list[str]] = {}
     local = split_host(args[0])[0] if args else None
     for arg in args:
