@@ -46,8 +46,8 @@ class Ordered:
 
 @dataclass(frozen=True, slots=True)
 class EarlierAccess:
-    """One access that an access race-free by the access history conflicts with: access ``pos``
-    of edge ``edge``, and ``path``, an HB path from that edge to the later access's edge."""
+    """An earlier access that a later one conflicts with (``OrderedBefore``): access ``pos`` of
+    edge ``edge``, and ``path``, an HB path from that edge to the later access's edge."""
 
     edge: int
     pos: int

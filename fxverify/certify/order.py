@@ -57,6 +57,10 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     if not st.fact(len(c.edges) >= 2, "an ordering certificate needs two edges"):
         return st
     a, b = c.edges[0], c.edges[1]
+    # A pair's race is bound to its key's two accesses: an access's race with every earlier one
+    # (``X#pos|earlier``) needs a path per access (``hb-before-all``), never one path.
+    if c.code == codes.ORD_002 and two_accesses(facts, c, st, codes.ORD_002, "an HB order") is None:
+        return st
     either = False
     if c.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002) or (c.code == codes.XF_004 and len(c.edges) == 2
                                                                and facts.edges[b].action is EdgeAction.REDUCE):
@@ -137,6 +141,8 @@ def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
         return st
     a, b = c.edges[0], c.edges[1]
     x, k = ev.cancelled, ev.cancel
+    if c.code == codes.ORD_002 and two_accesses(facts, c, st, codes.ORD_002, "a cancel order") is None:
+        return st
     if c.code == codes.OWN_004:
         st.fact(len(key_body(c.key).split("|")) == 3 and a != b, "a cancel order proves a release's use, not a lifetime")
         st.fact(x == b, f"{facts.name(x)} is not the use of the release")

@@ -22,6 +22,7 @@ from fxverify.certificate import (
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
+from fxverify.errors import FxError
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations import coherence, defined, history
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
@@ -31,7 +32,7 @@ from fxverify.obligations.encode import (
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.terms import and_, int_var, not_, or_
+from fxverify.smt.terms import Term, and_, int_var, not_, or_
 from fxverify.source import Span
 from fxverify.vocab import LinkOrder
 
@@ -116,8 +117,10 @@ class Race(Obligation):
         return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
-        """``hb-reachability`` when HB orders the two accesses; else ``cancel-order`` when a cancel of one of them is HB-before one of them
-        (the cancelled edge stops touching bytes before the other starts, or touches none:
+        """``hb-reachability`` when HB orders the two accesses (never, for the pairs ``_races``
+        makes: it puts ordered pairs in a ``RaceFree``; kept for pairs built on their own); else
+        ``cancel-order`` when a cancel of one of them is HB-before one of them (the cancelled
+        edge stops touching bytes before the other starts, or touches none:
         specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
         certificate (``evidence``) makes."""
         a, b = self.edges[:2]
@@ -139,8 +142,14 @@ class Race(Obligation):
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
+        return self.witness_from(result, self._probes)
+
+    def witness_from(self, result: Result, probes: tuple[Term, Term, Term]) -> Witness:
+        """The witness of a model of this pair's race condition, read through ``probes``: the
+        shared address and the element index on each side (``encode`` makes them; a
+        ``RaceFree`` query makes one such triple per pair)."""
         a, b = self.edges[:2]
-        addr, ka, kb = self._probes
+        addr, ka, kb = probes
         return Witness(schedule=self.schedule_of(result), address=result.int(addr),
                        space=self.acc_a.footprint.space, elements={a: result.int(ka), b: result.int(kb)})
 
@@ -204,19 +213,22 @@ class RaceFree(Obligation):
         nothing of the report is made until a refutation asks for it."""
         ex = ctx.edge(x)
         self.ctx, self.pos, self.earlier = ctx, pos, earlier
+        # INVARIANT: every access of ``earlier`` is HB-before ``x`` (``_races`` puts it here only
+        # then), which ``prove_fast`` relies on. ``edges`` becomes the racing pair's on a
+        # refutation (``witness``); ``access_edge`` stays ``x``.
+        self.access_edge = x
         self.edges = (x, *(e for e, _p in earlier))
         self.key = f"{self.code}:{ex.name}#{pos}|earlier"
-        self._hit: Race | None = None
 
     @property
     def primary(self) -> Span:  # type: ignore[override]
-        """The span of the later access's edge (or, after a refutation, of the racing pair's)."""
-        return self.ctx.edge(self.edges[0]).span if self._hit is None else self._hit.primary
+        """The span of the later access's edge."""
+        return self.ctx.edge(self.access_edge).span
 
     @property
     def related(self) -> tuple[Label, ...]:  # type: ignore[override]
-        """Nothing before a refutation; then the racing pair's first access."""
-        return () if self._hit is None else self._hit.related
+        """Nothing: the message names the racing pair."""
+        return ()
 
     def prove_fast(self) -> str | None:
         """``hb-reachability``: the generator found every earlier access HB-before this one
@@ -224,7 +236,7 @@ class RaceFree(Obligation):
         return "hb-reachability"
 
     def evidence(self) -> Evidence | None:
-        x = self.edges[0]
+        x = self.access_edge
         out = []
         for e, p in self.earlier:
             path = self.path(e, x)
@@ -235,54 +247,73 @@ class RaceFree(Obligation):
 
     def _pairs(self) -> list[Race]:
         """One ``Race`` per earlier access, ``(earlier, this)`` in role order."""
-        x = self.edges[0]
+        x = self.access_edge
         return [Race(self.ctx, e, p, x, self.pos) for e, p in self.earlier]
 
     def encode(self) -> Query:
         """Some earlier access and this one touch a shared byte at a common instant: the pairs'
-        race conditions (``Race.encode``, each over its own address and element variables) under
-        one ``hit_i`` selector each, at least one true, on the schedule of every edge involved."""
+        race conditions (as ``Race.encode`` states them, each over its own address and element
+        variables), at least one true, on the schedule of the edges relevant to some pair (each
+        disjunct mentions only its pair and their cancels, so a model over a pair's relevant
+        edges extends to the rest: ``relevant_edges``). The model is minimised like a pair's:
+        each pair's address and elements in turn, then the times."""
         g = self.ctx.graph
         races = self._pairs()
-        prim = sorted({e for r in races for e in r.edges})
-        cons = schedule(g, relevant_edges(g, prim))
-        hits, probes = [], []
+        keep: set[int] = set()
+        for r in races:
+            keep |= relevant_edges(g, r.edges)
+        cons = schedule(g, keep)
+        hits: list[Term] = []
+        probes: list[tuple[Term, Term, Term]] = []
         for i, r in enumerate(races):
             a, b = r.edges[:2]
             addr = int_var(f"addr_{i}")
             ma, ka = member(r.acc_a.footprint, addr, f"a_{i}")
             mb, kb = member(r.acc_b.footprint, addr, f"b_{i}")
-            hit = and_(ma, mb, touch_overlap(a, r.ca, b, r.cb))
-            probes.append((r, (addr, ka, kb), hit))
-            hits.append(hit)
+            hits.append(and_(ma, mb, touch_overlap(a, r.ca, b, r.cb)))
+            probes.append((addr, ka, kb))
         cons.append(("some_pair_races", or_(*hits)))
-        self._probes = tuple(probes)
-        return Query(self.key, tuple(cons), minimize=time_objectives(tuple(prim)), header=self.header())
+        self._probes = (tuple(hits), tuple(probes))
+        prim = tuple(sorted({e for r in races for e in r.edges}))
+        return Query(self.key, tuple(cons), minimize=(*(t for p in probes for t in p), *time_objectives(prim)),
+                     header=self.header())
 
     def witness(self, result: Result) -> Witness:
-        """The witness of the first pair whose race condition the model satisfies; from here on
-        the obligation stands for that pair (its edges, message, hint and trace)."""
-        for r, probes, hit in self._probes:
+        """The witness of the first pair whose race condition the model satisfies. From here on
+        the obligation's ``edges`` are that pair's (and its cancels'), which the simulator
+        replays and the trace shows. Raises ``FxError`` when the model satisfies no pair (a
+        solver answer that contradicts its own query)."""
+        hits, probes = self._probes
+        for r, hit, pr in zip(self._pairs(), hits, probes):
             if result.value(hit) is True:
-                r._probes = probes
-                self._hit, self.edges = r, r.edges
-                return r.witness(result)
-        raise AssertionError("a model of the disjunction satisfies none of its pairs")
+                self.edges = r.edges
+                return r.witness_from(result, pr)
+        raise FxError(f"the model of {self.key} satisfies none of its pairs' races")
+
+    def _race_of(self, w: Witness) -> Race:
+        """The pair a witness shows: the earlier access of the edge ``w`` gives an element index
+        whose footprint holds ``w.address`` (the first such), against this access. Derived from
+        ``w`` alone, so an obligation built again (a shard verifying hints) reads the same pair."""
+        for r in self._pairs():
+            if r.edges[0] in w.elements and w.address is not None and r.acc_a.footprint.contains(w.address):
+                return r
+        raise FxError(f"the witness of {self.key} shows none of its pairs")
 
     def culprits(self) -> tuple[int, ...]:
+        """The racing pair's two edges (``edges`` after ``witness``)."""
         return self.edges[:2]
 
     def message(self, w: Witness) -> str:
-        assert self._hit is not None, "message before witness"
-        return self._hit.message(w)
+        """The racing pair's message (``Race.message``)."""
+        return self._race_of(w).message(w)
 
     def why(self, w: Witness) -> str:
-        assert self._hit is not None, "why before witness"
-        return self._hit.why(w)
+        """The racing pair's rule (``Race.why``)."""
+        return self._race_of(w).why(w)
 
     def fix(self, w: Witness) -> Hint:
-        assert self._hit is not None, "fix before witness"
-        return self._hit.fix(w)
+        """The racing pair's hint (``Race.fix``)."""
+        return self._race_of(w).fix(w)
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
