@@ -52,12 +52,16 @@ def _worker(path: str, mode: str) -> None:
 
     t0, c0 = time.perf_counter(), time.process_time()
     if mode == "parse":
-        pol, _ = load_policy(path, SourceMap())
-        out = {"edges": len(pol.edges) if pol else 0}
+        pol, diags = load_policy(path, SourceMap())
+        out: dict = {"edges": len(pol.edges) if pol else 0}
     else:
         r = check(path, CheckOptions(verify_hints=False))
+        pol, diags = r.policy, r.diagnostics
         out = {"edges": len(r.policy.edges) if r.policy else 0, "obligations": len(r.outcomes),
                "verdict": r.verdict.value if r.verdict else "error"}
+    if pol is None:  # the input was refused (FX-LIM-001, a parse error...): nothing was measured
+        first = next((d for d in diags if d.is_error), None)
+        out["problem"] = f"{first.code}: {first.message}" if first is not None else "the policy did not load"
     out.update(wall=time.perf_counter() - t0, cpu=time.process_time() - c0,
                rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     print(json.dumps(out))
@@ -68,6 +72,15 @@ def _run(path: Path, mode: str) -> dict:
     if r.returncode != 0:
         sys.exit(f"worker failed on {path} ({mode}):\n{r.stderr}")
     return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def _refused(layers: int, tokens: int, x: dict) -> str | None:
+    """The curve's row for a policy the check refused as input (``x["problem"]``: its first
+    diagnostic's code and message), or ``None`` when ``x`` is a measurement. A refused input
+    measured nothing, so its row has no figures (zeros would read as an instant check)."""
+    if "problem" not in x:
+        return None
+    return f"    {layers:>6}{tokens:>8}  not measured, the input was refused: {x['problem']}"
 
 
 def _cli(*args: str) -> tuple[float, subprocess.CompletedProcess]:
@@ -87,6 +100,9 @@ def _gen_70b(d: Path, layers: int, tokens: int) -> Path:
 
 def p1() -> None:
     parse, full = _run(REAL, "parse"), _run(REAL, "check")
+    if "problem" in full:
+        print(f"P1  {REAL.relative_to(ROOT)}: not measured, the input was refused: {full['problem']}")
+        return
     print(f"P1  {REAL.relative_to(ROOT)}: {full['edges']} edges, {full['obligations']} obligations, {full['verdict']}")
     print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {full['wall']:.2f} s "
           f"(cpu {full['cpu']:.2f}) | check/parse {full['wall'] / parse['wall']:.2f} (cpu {full['cpu'] / parse['cpu']:.2f}) "
@@ -95,6 +111,9 @@ def p1() -> None:
 
 def p3(d: Path, layers: int, t1: int, t2: int) -> None:
     a, b = _run(_gen_70b(d, layers, t1), "check"), _run(_gen_70b(d, layers, t2), "check")
+    if "problem" in a or "problem" in b:
+        print(f"P3  not measured, the input was refused: {(a if 'problem' in a else b)['problem']}")
+        return
     tok, edges = math.log(t2 / t1), math.log(b["edges"] / a["edges"])
     print(f"P3  70B TP8 p4d --disaggregate --unroll, {layers} layers")
     for t, x in ((t1, a), (t2, b)):
@@ -146,10 +165,17 @@ def curve(d: Path, max_edges: int) -> None:
     for layers, tokens in CURVE:
         path = _gen_70b(d, layers, tokens)
         parse = _run(path, "parse")
+        refused = _refused(layers, tokens, parse)
+        if refused is None and parse["edges"] <= max_edges:
+            x = _run(path, "check")
+            refused = _refused(layers, tokens, x)
+        if refused is not None:
+            print(refused)
+            print("    (larger policies not checked)")
+            break
         if parse["edges"] > max_edges:
             print(f"    {layers:>6}{tokens:>8}{parse['edges']:>9}  (over --max-edges, not checked)")
             break
-        x = _run(path, "check")
         print(f"    {layers:>6}{tokens:>8}{x['edges']:>9}{x['obligations']:>13}{parse['wall']:>9.2f}{parse['cpu']:>7.2f}"
               f"{x['wall']:>9.2f}{x['cpu']:>7.2f}{x['wall'] / parse['wall']:>12.2f}{x['cpu'] / parse['cpu']:>7.2f}"
               f"{x['rss_mib']:>10.0f}")

@@ -45,6 +45,28 @@ class Ordered:
 
 
 @dataclass(frozen=True, slots=True)
+class EarlierAccess:
+    """An earlier access that a later one conflicts with (``OrderedBefore``): access ``pos`` of
+    edge ``edge``, and ``path``, an HB path from that edge to the later access's edge."""
+
+    edge: int
+    pos: int
+    path: HbPath
+
+
+@dataclass(frozen=True, slots=True)
+class OrderedBefore:
+    """Kind ``hb-before-all`` (FX-ORD-002 of one access): access ``pos`` of the obligation's first
+    edge is HB-after each access of ``earlier``, one per further edge of the obligation, in the
+    obligation's edge order; each shares a hull byte with it and one of the two writes. So no
+    listed access races with it (specs/obligations.md, FX-ORD-002, the access history)."""
+
+    pos: int
+    earlier: tuple[EarlierAccess, ...]
+    kind = "hb-before-all"
+
+
+@dataclass(frozen=True, slots=True)
 class CancelledFirst:
     """Kind ``cancel-order`` (FX-ORD-002, FX-OWN-002, FX-OWN-004 of a release): edge ``cancel``
     cancels ``cancelled``, one of the obligation's two edges, and ``path`` orders the cancel
@@ -395,19 +417,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | CancelledFirst | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, CancelledFirst, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),

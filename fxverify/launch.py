@@ -9,7 +9,15 @@ that tools and CI scripts run on every call should not pay (issue "Scale", targe
 
 from __future__ import annotations
 
+import gc
 import sys
+
+#: Allocations between young-generation collections (CPython's default is 700), and how many
+#: collections of each generation trigger one of the next. A check keeps millions of long-lived
+#: objects (the IR, the HB index, the outcome log), so the default thresholds spend a tenth of a
+#: big check re-scanning them; mypy raises them for the same reason (``gc.set_threshold(200 *
+#: 1000, 30, 30)`` in mypy's ``build.py``). Measured on a 70B TP8 8-layer policy: 37.7 s -> 33.1 s.
+GC_THRESHOLDS = (200_000, 30, 30)
 
 
 def main() -> None:
@@ -20,6 +28,7 @@ def main() -> None:
 
         sys.stdout.write(f"fxverify {__version__}\n")
         sys.exit(0)
+    gc.set_threshold(*GC_THRESHOLDS)
     from fxverify.cli import main as cli_main
 
     cli_main()

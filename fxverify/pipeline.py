@@ -376,7 +376,8 @@ def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> 
         return Outcome(ob.key, ob.code, Verdict.UNKNOWN, "solver", res.reason)
     if res.status is query.expect:
         return Outcome(ob.key, ob.code, Verdict.PROVED, "solver")
-    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), ob.witness(res)))
+    w = ob.witness(res)  # first: it may narrow ``ob.edges`` to what the model shows (``RaceFree``)
+    result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), w))
     return Outcome(ob.key, ob.code, Verdict.REFUTED, "solver")
 
 

@@ -32,3 +32,24 @@ def test_benchmark_runs(script: str) -> None:
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip() and "Traceback" not in r.stderr
+
+
+def test_the_scaling_curve_shows_a_refused_input_as_its_diagnostic(tmp_path) -> None:
+    """A policy the check refuses as input (here FX-LIM-001) is a row naming the code and the
+    message, not a row of zeros that reads as an instant check."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_scale", ROOT / "bench" / "bench_scale.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    big = tmp_path / "big.fx"
+    big.write_text('policy "big"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu0 size 1 MiB\n'
+                   "region kv in s at 0 size 4 KiB owner gpu0\nflow f {\n  for i in 0..10000000000 {\n"
+                   "    edge e[i]: write kv by gpu0.launch\n  }\n}\n")
+    for mode in ("parse", "check"):
+        r = subprocess.run([sys.executable, str(ROOT / "bench" / "bench_scale.py"), "--worker", str(big), mode],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120)
+        x = __import__("json").loads(r.stdout.splitlines()[-1])
+        row = bench._refused(8, 256, x)
+        assert row is not None and "FX-LIM-001: range of 10000000000 iterations exceeds the limit" in row, (mode, x)
+    assert bench._refused(8, 256, {"edges": 10, "wall": 1.0}) is None

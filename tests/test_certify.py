@@ -172,6 +172,8 @@ def _tamper(kind: str, pol: Policy, ev):
     r = dataclasses.replace
     if kind == "hb-order":
         return r(ev, path=_reverse(ev.path))
+    if kind == "hb-before-all":  # claim the access comes before the earlier ones
+        return r(ev, earlier=tuple(r(y, path=_reverse(y.path)) for y in ev.earlier))
     if kind == "cancel-order":  # claim the other edge finishes before the cancel starts
         return r(ev, path=_reverse(ev.path))
     if kind == "flush-between":

@@ -148,6 +148,18 @@ def test_output_errors_are_user_errors(tmp_path: Path) -> None:
     assert r.returncode == 2 and "cannot write" in r.stderr and "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("option", ["-o", "--format=sarif="])
+def test_a_missing_output_folder_stops_check_before_it_runs(tmp_path: Path, option: str) -> None:
+    """`-o` and `--format FMT=PATH` name their missing folder before checking (here a policy that
+    does not exist would be an input error), in one wording."""
+    target = str(tmp_path / "missing" / "out.sarif")
+    args = [option, target] if option == "-o" else [option + target]
+    r = run("check", str(tmp_path / "absent.fx"), *args)
+    assert r.returncode == 2 and r.stdout == "", r.stderr
+    assert r.stderr.splitlines()[0] == f"error[FX-IO-001]: cannot write `{target}`: no such folder `{tmp_path / 'missing'}`"
+    assert "FX-NAM" not in r.stderr and "name a file in an existing, writable folder" in r.stderr
+
+
 def test_folder_scan_skips_directories_named_like_policies(tmp_path: Path) -> None:
     (tmp_path / "d.fx").mkdir()
     (tmp_path / "p.fx").write_text((ROOT / OK).read_text())
@@ -324,3 +336,16 @@ def test_version_answers_without_loading_the_command_line() -> None:
     assert r.returncode == 0 and r.stdout == f"fxverify {__import__('fxverify').__version__}\n"
     loaded = {line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "fxverify.launch" in loaded and not loaded & {"typer", "fxverify.cli", "fxverify.ir", "fxverify.smt.backend"}
+
+
+def test_check_help_keeps_brackets_shows_flags_plain_and_the_true_jobs_default() -> None:
+    """`check --help` (rich markup): `[tool.fxverify]` is printed, flags show no `<bool>` value
+    (only click's own `--help` may), and `--jobs` defaults to 1, as the README says."""
+    r = run("check", "--help", env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+    assert r.returncode == 0, r.stderr
+    rows = [ln for ln in r.stdout.splitlines() if ln.startswith("│ --")]
+    assert "pyproject.toml with [tool.fxverify]" in r.stdout
+    assert [ln.split()[1] for ln in rows if "<bool>" in ln] in ([], ["--help"]), rows  # typer < 0.2x shows none
+    (jobs,) = [i for i, ln in enumerate(r.stdout.splitlines()) if ln.startswith("│ --jobs")]
+    assert "[default: 1]" in "".join(r.stdout.splitlines()[jobs:jobs + 4])
+    assert "`--jobs N` (worker processes, default 1:" in (ROOT / "README.md").read_text().replace("\n  ", " ")

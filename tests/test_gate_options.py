@@ -95,13 +95,28 @@ def test_relative_paths_in_the_file_are_relative_to_it(repo: Path, monkeypatch: 
     ('[tool.fxverify]\nexlude = ["x"]\n', "pyproject.toml:2:1", "did you mean `exclude`"),
     ('[tool.fxverify]\nselect = ["FX-ORD"\n', "pyproject.toml:2:", "is not valid TOML"),
     ('[tool.fxverify]\nselect = ["FX-NOPE"]\n', None, "`--select FX-NOPE` names no rule"),
+    # broken files that name the table otherwise than `[tool.fxverify]`: still the configuration
+    ('[tool]\nfxverify = { jobs = 2\n', "pyproject.toml:2:", "is not valid TOML"),
+    ('tool.fxverify.jobs = 2\nx = = 1\n', "pyproject.toml:2:5", "is not valid TOML"),
+    ('[ tool . "fxverify" ]\njobs = 2\n[[\n', "pyproject.toml:3:", "is not valid TOML"),
+    ("[tool.'fxverify'.more]\nx = \n", "pyproject.toml:2:", "is not valid TOML"),
+    (b'[tool.fxverify]\njobs = 2 # \xff\n', None, "cannot read the configuration file `pyproject.toml`"),
 ])
-def test_a_bad_file_is_fx_use_007_with_its_position(repo: Path, text: str, where: str | None, words: str) -> None:
-    (repo / "pyproject.toml").write_text(text)
+def test_a_bad_file_is_fx_use_007_with_its_position(repo: Path, text: str | bytes, where: str | None, words: str) -> None:
+    (repo / "pyproject.toml").write_bytes(text if isinstance(text, bytes) else text.encode())
     code, out, err = fx("check", "p.fx", "--no-cache")
     assert code == 2 and out == "" and words in err and "Traceback" not in err, err
     if where is not None:
         assert "error[FX-USE-008]" in err and f"--> {where}" in err and "^" in err
+
+
+@pytest.mark.parametrize("text", ['[project]\nname = = "x"\n', '[tool.black]\nfxverify = = 1\n'])
+def test_a_broken_pyproject_without_the_table_is_another_tools_file(repo: Path, text: str) -> None:
+    """A broken `pyproject.toml` that never names `tool.fxverify` is not read for settings: no
+    FX-USE-008, as for a valid one without the table."""
+    (repo / "pyproject.toml").write_text(text)
+    code, _, err = fx("check", "p.fx", "--no-cache", "--ignore", "FX-ORD-002")
+    assert code == 0 and "FX-USE-008" not in err, err
 
 
 def test_environment_values_are_checked_like_options(repo: Path) -> None:

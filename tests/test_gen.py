@@ -323,11 +323,43 @@ def test_a_peer_whose_memory_has_no_serial_is_refused(tmp_path: Path) -> None:
     assert not diags and c is not None and sorted(c.shared) == ["decoder3.0", "decoder3.1", "decoder3.2", "decoder3.3"]
 
 
+@pytest.mark.parametrize("side", ["machine", "peer", "peer-memdev"])
+def test_a_missing_serial_is_reported_in_the_listing_that_lacks_it(tmp_path: Path, side: str) -> None:
+    """FX-GEN-002 for a missing serial points at the window or memdev that lacks it, in the file of
+    the side that lists it: the machine's own listing when its window has no serial, never the peer's."""
+    bare = tmp_path / "bare.json"
+    doc = json.loads(BDMU.read_text())
+    text = json.dumps(doc, indent=2)
+    bare.write_text(re.sub(r'"serial": "0x2"', '"serial": ""', text) if side == "peer-memdev" else REGION.read_text())
+    args = {"machine": [str(bare), f"peer2={BDMU}"], "peer": [str(BDMU), f"peer2={bare}"],
+            "peer-memdev": [str(BDMU), f"peer2={bare}"]}[side]
+    sources = SourceMap()
+    c, diags = load_cxl(args, sources)
+    assert c is None and [d.code for d in diags] == ["FX-GEN-002"]
+    span = diags[0].primary.span
+    assert span.file == str(bare), (side, span.file)
+    line = sources.get(span.file).text[span.start:].splitlines()[0]
+    want = {"machine": ("this machine's window `region0`", '"region": "region0"'),
+            "peer": ("`peer2`'s window `region0`", '"region": "region0"'),
+            "peer-memdev": ("`peer2` lists memdev `mem3` with no serial", '"memdev": "mem3"')}[side]
+    assert want[0] in diags[0].message and line.startswith(want[1]), (diags[0].message, line)
+
+
 def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign_is_a_file(tmp_path: Path) -> None:
     odd = tmp_path / "a=b.json"
     odd.write_text(BDMU.read_text())
     c, diags = load_cxl([f"here={BEMPU}", f"here={BDMU}", str(odd)], SourceMap())
     assert not diags and c is not None and c.peers == {} and len(c.root_decoders) == 4
+
+
+@pytest.mark.parametrize("arg", ["bad label=missing.json", "9peer=missing.json", "peer-1=missing.json"])
+def test_a_host_label_that_is_not_a_name_says_so(tmp_path: Path, arg: str) -> None:
+    """`--cxl 'bad label=file.json'`: the label is invalid (what a label may be), not "cannot read"."""
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--cxl", str(BDMU),
+                            "--cxl", arg])
+    label = arg.partition("=")[0]
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and f"`{label}` is not a host label" in r.output, r.output
+    assert "a letter or `_`" in r.output and "cannot read" not in r.output
 
 
 def test_generated_policy_marks_shared_windows_noncoherent_and_proves_the_crossing(tmp_path: Path) -> None:
@@ -646,6 +678,7 @@ def test_no_half_written_pair(tmp_path: Path) -> None:
     r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64",
                             "--summary-json", str(summ), "-o", str(tmp_path / "missing" / "p.fx")])
     assert r.exit_code == 2 and not summ.exists()
+    assert f"cannot write `{tmp_path / 'missing' / 'p.fx'}`: no such folder `{tmp_path / 'missing'}`" in r.output
 
 
 def test_policy_names_cannot_break_the_text() -> None:
@@ -677,6 +710,26 @@ def test_output_pair_checked_before_writing(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "FX-GEN-004" in r.output and not p.exists()
     r = runner.invoke(app, base + ["-o", str(p)])
     assert r.exit_code == 0 and p.stat().st_mode & 0o644 == 0o644  # the umask's mode, not mkstemp's 0600
+
+
+@pytest.mark.parametrize("flag", ["--model", "--topology", "--cxl", "--cxl-labelled"])
+@pytest.mark.parametrize("out", ["-o", "--summary-json"])
+def test_an_output_that_is_an_input_is_refused_before_reading(tmp_path: Path, flag: str, out: str) -> None:
+    """`-o m.json` (or `--summary-json`) naming one of the inputs, under another spelling or through a
+    link, is FX-IO-002 before anything is read or written: the input keeps its bytes."""
+    files = {"--model": INPUTS / "models/Qwen--Qwen3-8B.json", "--topology": P4D, "--cxl": BDMU, "--cxl-labelled": BDMU}
+    copies = {f: tmp_path / f"{f.strip('-')}{p.suffix}" for f, p in files.items()}
+    for f, p in files.items():
+        copies[f].write_bytes(p.read_bytes())
+    link = tmp_path / "sub" / "link"
+    link.parent.mkdir()
+    link.symlink_to(copies[flag])
+    argv = ["gen", "prefill", "--model", str(copies["--model"]), "--topology", str(copies["--topology"]),
+            "--cxl", str(copies["--cxl"]), "--cxl", f"peer1={copies['--cxl-labelled']}", "--tokens", "64", "--layers", "1"]
+    before = copies[flag].read_bytes()
+    r = runner.invoke(app, argv + [out, str(link) if flag == "--topology" else str(tmp_path / "sub" / ".." / copies[flag].name)])
+    assert r.exit_code == 2 and "FX-IO-002" in r.output and f"the file `{flag.removesuffix('-labelled')}` reads" in r.output
+    assert copies[flag].read_bytes() == before and copies[flag].is_file() and not copies[flag].is_symlink()
 
 
 def test_addresses_stay_64_bit() -> None:

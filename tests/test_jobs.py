@@ -8,6 +8,7 @@ runs split only policies of ``shards.SPLIT_MIN_EDGES`` edges or more."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import socket
 import threading
@@ -498,6 +499,89 @@ def test_a_handshake_that_breaks_off_is_fx_use_009(monkeypatch: pytest.MonkeyPat
     d = open_executor("dask://127.0.0.1:1", 1, "z3")
     assert d.code == "FX-USE-009" and "stopped answering during the handshake" in d.message and Breaks.closed
     assert "unexpected message" in d.message and d.help
+
+
+def _free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as srv:
+        return srv.getsockname()[1]
+
+
+def test_a_refused_port_says_so_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nothing listens on the port: "connection refused", from a plain connect that does not wait
+    out the deadline (distributed's own connect retries a refused port until it times out)."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    d = open_executor(f"dask://127.0.0.1:{_free_port()}", 1, "z3")
+    assert d.code == "FX-USE-009" and "connection refused" in d.message and "within" not in d.message, d
+
+
+@pytest.mark.parametrize("not_dask", ["silent"], indirect=True)
+def test_the_flag_and_the_environment_word_a_time_out_alike(not_dask: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--executor` and `FXVERIFY_EXECUTOR` give the same words for a peer that never answers, and
+    every deadline (the socket's, distributed's connect and handshake, the overall one) reads as
+    "no answer within N s"."""
+    pytest.importorskip("distributed")
+    monkeypatch.setattr(executors, "CONNECT_TIMEOUT_S", 1)
+    flag = _cli("check", str(ROOT / RACE), "--executor", not_dask)
+    monkeypatch.setenv("FXVERIFY_EXECUTOR", not_dask)
+    env = _cli("check", str(ROOT / RACE))
+    assert flag == env and flag[0] == 2 and "no answer within 1 s" in flag[2], (flag, env)
+    for err in (TimeoutError("timed out"), OSError("Timed out trying to connect to tcp://h:1 after 1 s"),
+                OSError("Timed out during handshake while connecting to tcp://h:1 after 1 s"), asyncio.TimeoutError()):
+        assert executors._unreachable("dask://h:1", err).message == "cannot reach the Dask scheduler at `dask://h:1`: no answer within 1 s"
+
+
+@pytest.mark.parametrize("spec,words", [
+    ("dask://127.0.0.1:abc", "`abc` is not a TCP port"),
+    ("dask://127.0.0.1:0", "`0` is not a TCP port"),
+    ("dask://127.0.0.1:65536", "`65536` is not a TCP port"),
+    ("dask://no-such-host.invalid:8786", "the host name `no-such-host.invalid` does not resolve"),
+])
+def test_an_address_that_names_no_scheduler_is_refused_up_front(spec: str, words: str) -> None:
+    d = open_executor(spec, 1, "z3")
+    assert d.code == "FX-USE-009" and words in d.message and d.help, d
+
+
+@pytest.mark.parametrize("kind", ["Proxy", None, "Scheduler "])
+def test_only_a_scheduler_identity_is_a_scheduler(kind, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A peer that speaks Dask's protocol but whose identity is not a Scheduler's (another
+    server, no `type`, a look-alike) is FX-USE-009, never handed to the client."""
+    distributed = pytest.importorskip("distributed")
+
+    class Comm:
+        async def write(self, msg) -> None:
+            pass
+
+        async def read(self):
+            return {} if kind is None else {"type": kind}
+
+        def abort(self) -> None:
+            pass
+
+    async def connect(address, timeout):
+        return Comm()
+
+    monkeypatch.setattr(executors, "_tcp_refused", lambda spec, address: None)
+    monkeypatch.setattr(distributed.comm, "connect", connect)
+    monkeypatch.setattr(distributed, "Client", lambda *a, **k: pytest.fail("a non-scheduler reached the client"))
+    d = open_executor("dask://127.0.0.1:8786", 1, "z3")
+    assert d.code == "FX-USE-009" and "does not answer as a Dask scheduler" in d.message and "8786" in d.help, d
+
+
+def test_only_connection_errors_of_the_client_are_fx_use_009(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a good probe, the client's OSError (CommClosedError included) and TimeoutError are the
+    scheduler going away (FX-USE-009); anything else is a bug and is not dressed up as one."""
+    distributed = pytest.importorskip("distributed")
+    from distributed.comm.core import CommClosedError
+
+    monkeypatch.setattr(executors, "_probe", lambda spec, address: None)
+    for err in (OSError("gone"), TimeoutError(), CommClosedError("closed")):
+        monkeypatch.setattr(distributed, "Client", lambda *a, _e=err, **k: (_ for _ in ()).throw(_e))
+        d = open_executor("dask://127.0.0.1:1", 1, "z3")
+        assert d.code == "FX-USE-009" and "cannot reach the Dask scheduler" in d.message
+    monkeypatch.setattr(distributed, "Client", lambda *a, **k: (_ for _ in ()).throw(KeyError("bug")))
+    with pytest.raises(KeyError):
+        open_executor("dask://127.0.0.1:1", 1, "z3")
 
 
 @pytest.mark.parametrize("spec", ["dask://", "dask:/host:1", "ray://host:1", "tcp://host:8786", "dask://host"])

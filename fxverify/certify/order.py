@@ -1,4 +1,4 @@
-"""Checks of the schedule certificates: ``hb-order``, ``cancel-order``, ``flush-between``, ``written-back``,
+"""Checks of the schedule certificates: ``hb-order``, ``hb-before-all``, ``cancel-order``, ``flush-between``, ``written-back``,
 ``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
@@ -16,6 +16,7 @@ from fxverify.certificate import (
     FlushedBetween,
     LeaseChain,
     Ordered,
+    OrderedBefore,
     OwnerChain,
     ReadCover,
     TopologicalOrder,
@@ -56,6 +57,10 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     if not st.fact(len(c.edges) >= 2, "an ordering certificate needs two edges"):
         return st
     a, b = c.edges[0], c.edges[1]
+    # A pair's race is bound to its key's two accesses: an access's race with every earlier one
+    # (``X#pos|earlier``) needs a path per access (``hb-before-all``), never one path.
+    if c.code == codes.ORD_002 and two_accesses(facts, c, st, codes.ORD_002, "an HB order") is None:
+        return st
     either = False
     if c.code in (codes.ORD_002, codes.OWN_002, codes.MAP_002) or (c.code == codes.XF_004 and len(c.edges) == 2
                                                                and facts.edges[b].action is EdgeAction.REDUCE):
@@ -85,6 +90,45 @@ def check_ordered(facts: Facts, c: Certificate, ev: Ordered) -> Statement:
     return st
 
 
+def check_before_all(facts: Facts, c: Certificate, ev: OrderedBefore) -> Statement:
+    """``hb-before-all`` (FX-ORD-002 of one access ``x``): the key ``X#pos|earlier`` names access
+    ``pos`` of the obligation's first edge; each earlier access is of the next edge of the
+    obligation, in order, exists in the IR, shares a hull byte with ``x`` in its space and
+    conflicts with it (one of the two writes: a read against a read is no race), and its path runs
+    from its edge to ``x``'s. The property, with those steps as hypotheses: no earlier access runs
+    at a common instant with ``x`` (an HB order rules out every overlap, cancels or not)."""
+    st = Statement()
+    refs = key_body(c.key).split("|")
+    if not st.fact(c.code == codes.ORD_002 and len(refs) == 2 and refs[1] == "earlier" and len(c.edges) >= 2,
+                   f"an order before one access does not prove {c.code} `{c.key}`"):
+        return st
+    x = c.edges[0]
+    name, pos = split_ref(refs[0])
+    ex = facts.edges[x]
+    if not st.fact(name == ex.name and pos == ev.pos and 0 <= pos < len(ex.accesses()),
+                   "the key does not name the obligation's access"):
+        return st
+    ax = ex.accesses()[pos]
+    st.fact(len(ev.earlier) == len(c.edges) - 1 and all(y.edge == e for y, e in zip(ev.earlier, c.edges[1:])),
+            "the earlier accesses are not the obligation's further edges, in order")
+    overlaps = []
+    for y in ev.earlier:
+        if not st.fact(0 <= y.edge < len(facts.edges) and y.edge != x and 0 <= y.pos < len(facts.edges[y.edge].accesses()),
+                       f"no access {y.pos} of {facts.name(y.edge)} other than the obligation's own edge"):
+            continue
+        ay = facts.edges[y.edge].accesses()[y.pos]
+        fy, fx = ay.footprint, ax.footprint
+        st.fact(fy.space == fx.space and fy.base < fp_hi(fx) and fx.base < fp_hi(fy),
+                f"{facts.name(y.edge)}#{y.pos} shares no hull byte with {ex.name}#{pos}")
+        st.fact(AccessMode.READ is not ay.mode or AccessMode.READ is not ax.mode,
+                f"{facts.name(y.edge)}#{y.pos} and {ex.name}#{pos} both only read")
+        facts.path(st, y.path, y.edge, x, "earlier access to access")
+        overlaps.append(overlap(y.edge, x))
+    st.edges.add(x)
+    st.violation = or_(*overlaps) if overlaps else FALSE
+    return st
+
+
 def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
     """``cancel-order``: edge ``cancel`` cancels ``cancelled`` (its ``cancel`` clause names it in
     the IR), one of the obligation's two edges (for FX-OWN-004, the use: the release's edge is
@@ -97,6 +141,8 @@ def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
         return st
     a, b = c.edges[0], c.edges[1]
     x, k = ev.cancelled, ev.cancel
+    if c.code == codes.ORD_002 and two_accesses(facts, c, st, codes.ORD_002, "a cancel order") is None:
+        return st
     if c.code == codes.OWN_004:
         st.fact(len(key_body(c.key).split("|")) == 3 and a != b, "a cancel order proves a release's use, not a lifetime")
         st.fact(x == b, f"{facts.name(x)} is not the use of the release")

@@ -78,7 +78,7 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+def _main(version: bool = typer.Option(False, "--version", metavar="", callback=_version, is_eager=True,
                                        help="Print the version and exit.")) -> None:
     """fxverify: a verifier-centric toolkit for data movement on GPU-DPU/NIC-CXL fabrics."""
 
@@ -94,6 +94,8 @@ def _env(key: str) -> str:
     return "FXVERIFY_" + key.upper().replace("-", "_")
 
 
+# Flags take `metavar=""`: newer typers show a flag's type (`<bool>`) where it takes no value.
+# Help texts are rich markup: a literal `[` before a letter is written `\\[`.
 # Paths we read take `readable=False`: the parser's own readability test would refuse an
 # unreadable file as a usage error (FX-USE-005); the reader reports it as FX-NAM-003 with its file.
 @app.command()
@@ -105,7 +107,7 @@ def check(
                                        "writes FMT to PATH; repeat for several outputs from one run."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the report to FILE (atomically)."),
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
-    no_prune: bool = typer.Option(False, "--no-prune", envvar=_env("no-prune"),
+    no_prune: bool = typer.Option(False, "--no-prune", metavar="", envvar=_env("no-prune"),
                                   help="Send every obligation to the solver (no graph or interval proofs)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
@@ -113,12 +115,12 @@ def check(
     timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, envvar=_env("timeout"),
                                 help="Wall-clock limit per query, in ms."),
     seed: int = typer.Option(0, "--seed", min=0, envvar=_env("seed"), help="Solver random seed."),
-    stats: bool = typer.Option(False, "--stats", help="Add wall times and cache counts to the report (makes it vary between runs)."),
+    stats: bool = typer.Option(False, "--stats", metavar="", help="Add wall times and cache counts to the report (makes it vary between runs)."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar=_env("fail-on"),
                                    help="Fail (exit 1) on errors only, or on warnings too."),
     unknown: Unknown = typer.Option(Unknown.fail, "--unknown", envvar=_env("unknown"),
                                     help="An unknown verdict fails the gate, or is a warning."),
-    exit_zero: bool = typer.Option(False, "--exit-zero", "--soft-fail", envvar=_env("exit-zero"),
+    exit_zero: bool = typer.Option(False, "--exit-zero", "--soft-fail", metavar="", envvar=_env("exit-zero"),
                                    help="Soft-fail: report every finding, but exit 0 where findings would fail the gate "
                                         "(input and internal errors still exit 2 and 3)."),
     select: list[str] = typer.Option([], "--select", metavar="RULES", envvar=_env("select"),
@@ -132,25 +134,25 @@ def check(
     update_baseline: Optional[Path] = typer.Option(None, "--update-baseline", readable=False, help="Like --baseline, then drop stale entries from FILE."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
                                              help="Result cache folder (default: the user cache directory)."),
-    no_cache: bool = typer.Option(False, "--no-cache", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="1",
+    no_cache: bool = typer.Option(False, "--no-cache", metavar="", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
+    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
                                        help="Worker processes here; a big policy is split over them (same report for any N; "
                                             "one process was faster on 2 shared cores)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
                                  help="Run the checks here (local), or on the workers of an existing Dask cluster."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", envvar=_env("quiet"),
+    quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", envvar=_env("quiet"),
                                help="No progress bar; the text report shows only failures "
                                     "(refuted, unknown, input errors) and a one-line summary."),
     color: Color = typer.Option(Color.auto, "--color", envvar=_env("color"),
                                 help="Colour the text report: on a terminal without NO_COLOR (auto), always, or never."),
     exclude: list[str] = typer.Option([], "--exclude", metavar="GLOB", envvar=_env("exclude"),
                                       help="Skip files matching GLOB (their path, a trailing part or a folder on it); repeatable."),
-    junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", envvar=_env("junit-per-obligation"),
+    junit_per_obligation: bool = typer.Option(False, "--junit-per-obligation", metavar="", envvar=_env("junit-per-obligation"),
                                               help="JUnit: one test case per obligation (default: one per obligation "
                                                    "family key, with its count)."),
     config: Optional[Path] = typer.Option(None, "--config", readable=False, envvar=_env("config"),
                                           help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
-                                               "with [tool.fxverify], from here up to the repository root)."),
+                                               "with \\[tool.fxverify], from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
@@ -161,6 +163,7 @@ def check(
     """Check policies: discharge every obligation with Z3 (or cvc5, or both) and show replayed counterexamples."""
     from fxverify.atomic import write_text
     from fxverify.certify import MODES as CERTIFY_MODES
+    from fxverify.diagnostics.outdir import unwritable_file
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
     from fxverify.gate.rules import skipped
@@ -190,6 +193,8 @@ def check(
     color_choice = Color(s["color"])
     outputs, problems = parse_outputs(list(fmt), opt(output))
     skip, rule_problems = skipped(s["select"], s["ignore"])
+    if not problems:  # before checking: a typo in a folder name never costs a whole run
+        problems = [p for p in (unwritable_file(o.path) for o in outputs if o.path is not None) if p is not None]
     if problems or rule_problems:
         _problems(problems + rule_problems)
         raise typer.Exit(2)
@@ -203,7 +208,7 @@ def check(
         gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
-        jobs=s["jobs"] or 1, executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+        jobs=s["jobs"], executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
     from fxverify.render.progress import ProgressBar
 
     with ProgressBar(s["quiet"]) as bar:
@@ -268,17 +273,17 @@ def lower(
     policy: Path = typer.Argument(..., readable=False, help="The policy file to lower."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous lowering's (replaced atomically as a whole)."),
     target: Target = typer.Option(Target("kernel"), "--target", help="Runtime to lower for."),  # type: ignore[valid-type]
-    no_compile: bool = typer.Option(False, "--no-compile", help="Write C only; do not run clang."),
-    kernel_verify: bool = typer.Option(False, "--kernel-verify", help="Load every program into the Linux verifier."),
-    kernel_run: bool = typer.Option(False, "--kernel-run", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
-    allow_unproved: bool = typer.Option(False, "--allow-unproved", help="Lower a policy that is not proved (tests only); stamps every artifact."),
+    no_compile: bool = typer.Option(False, "--no-compile", metavar="", help="Write C only; do not run clang."),
+    kernel_verify: bool = typer.Option(False, "--kernel-verify", metavar="", help="Load every program into the Linux verifier."),
+    kernel_run: bool = typer.Option(False, "--kernel-run", metavar="", help="Run the programs with BPF_PROG_TEST_RUN against the simulator."),
+    allow_unproved: bool = typer.Option(False, "--allow-unproved", metavar="", help="Lower a policy that is not proved (tests only); stamps every artifact."),
     cuda_kernel: list[str] = typer.Option([], "--cuda-kernel", metavar="DEVICE.HOOK=KERNEL",
                                           help="bpftime: drive a GPU hook from the entry and exit of a CUDA kernel (its mangled symbol); repeatable."),
     fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
                             help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
-    stats: bool = typer.Option(False, "--stats", help="Add stage wall times to the report."),
+    stats: bool = typer.Option(False, "--stats", metavar="", help="Add stage wall times to the report."),
 ) -> None:
     """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
     from fxverify.lower.driver import LowerOptions, LowerResult, lower as run_lower
@@ -424,8 +429,8 @@ def parse(paths: list[Path] = typer.Argument(..., readable=False, help="Policy f
 
 @app.command()
 def fmt(paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (every *.fx, shared fragments too)."),
-        check_only: bool = typer.Option(False, "--check", help="Write nothing; exit 1 when a file is not formatted (CI)."),
-        diff: bool = typer.Option(False, "--diff", help="Print what would change, as a unified diff; write nothing.")) -> None:
+        check_only: bool = typer.Option(False, "--check", metavar="", help="Write nothing; exit 1 when a file is not formatted (CI)."),
+        diff: bool = typer.Option(False, "--diff", metavar="", help="Print what would change, as a unified diff; write nothing.")) -> None:
     """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
     from fxverify.gate.sources import format_files
 
@@ -452,7 +457,7 @@ def compare(
     a: Path = typer.Argument(..., readable=False, help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
     b: Path = typer.Argument(..., readable=False, help="The CSV report of the second run."),
     fmt: CompareFormat = typer.Option(CompareFormat.text, "--format", "-f", help="A table (text) or CSV."),
-    changed: bool = typer.Option(False, "--changed", help="Show only rows whose verdict or counts differ."),
+    changed: bool = typer.Option(False, "--changed", metavar="", help="Show only rows whose verdict or counts differ."),
 ) -> None:
     """Compare two runs per policy and obligation family, as `veristat -C` does: verdicts,
     obligation counts and times (runs with --stats) side by side, with their differences."""

@@ -23,7 +23,7 @@ from fxverify.smt.backend import SolverOptions
 
 
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
-            list_all: bool = typer.Option(False, "--list", help="List every code.")) -> None:
+            list_all: bool = typer.Option(False, "--list", metavar="", help="List every code.")) -> None:
     """Print the rule behind a diagnostic code, why it matters, and a failing and a fixed example."""
     from fxverify.diagnostics.explain import explain as text_of, list_codes, load_examples
 
@@ -47,7 +47,7 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
          package: Optional[str] = typer.Option(None, "--package", metavar="REQUIREMENT",
                                                help="The pip requirement that installs fxverify in the hook and the "
                                                     "workflow (default: this fxverify's git repository at its commit)."),
-         force: bool = typer.Option(False, "--force", help="Replace scaffold files already there (a README is always kept).")) -> None:
+         force: bool = typer.Option(False, "--force", metavar="", help="Replace scaffold files already there (a README is always kept).")) -> None:
     """Scaffold a policy repository, or add the gate to one: an example policy, a pre-commit hook, a CI workflow, a README."""
     from fxverify.gate.scaffold import PACKAGE_PLACEHOLDER, package as this_package, scaffold
 
@@ -72,7 +72,7 @@ def init(directory: Path = typer.Argument(..., help="The folder of the policy re
 
 
 def lsp(
-    stdio: bool = typer.Option(True, "--stdio", help="Speak LSP on standard input and output (the only transport)."),
+    stdio: bool = typer.Option(True, "--stdio", metavar="", help="Speak LSP on standard input and output (the only transport)."),
     check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
     memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
@@ -91,11 +91,11 @@ def lsp(
 def serve(
     port: int = typer.Option(8642, "--port", min=0, max=65535, help="TCP port (0: any free port)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind: a loopback address unless --allow-remote."),
-    allow_remote: bool = typer.Option(False, "--allow-remote", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote", metavar="", help="Allow a --host that is not loopback (the page runs checks for anyone who reaches it)."),
     root: Optional[Path] = typer.Option(None, "--root", help="The repository whose corpus to teach (default: the one holding the current folder)."),
     check_seconds: float = typer.Option(20.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
     memory_mib: int = typer.Option(2048, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
-    verbose: bool = typer.Option(False, "--verbose", help="Log every request on standard error."),
+    verbose: bool = typer.Option(False, "--verbose", metavar="", help="Log every request on standard error."),
 ) -> None:
     """Serve the teaching page on http://127.0.0.1:PORT: the corpus lessons, an editor, the real checker, explain."""
     from fxverify.isolate import Caps
@@ -121,8 +121,8 @@ def gen_prefill(
     tp: int = typer.Option(1, "--tp", help="Tensor-parallel degree (GPUs)."),
     kv_dtype: KvDtype = typer.Option(KvDtype("fp8"), "--kv-dtype", help="Dtype of the KV spilled to CXL."),  # type: ignore[valid-type]
     spill: Optional[str] = typer.Option(None, "--spill", help="Fraction of layers whose KV spills to CXL (default: 0.25 with --cxl, else 0)."),
-    disaggregate: bool = typer.Option(False, "--disaggregate", help="Send the KV to a remote decode node through a NIC or DPU."),
-    unroll: bool = typer.Option(False, "--unroll", help="Emit concrete edges instead of edge families."),
+    disaggregate: bool = typer.Option(False, "--disaggregate", metavar="", help="Send the KV to a remote decode node through a NIC or DPU."),
+    unroll: bool = typer.Option(False, "--unroll", metavar="", help="Emit concrete edges instead of edge families."),
     layers: Optional[int] = typer.Option(None, "--layers", help="Keep only the first N layers (quick checks)."),
     hbm_gib: int = typer.Option(80, "--hbm-gib", help="HBM per GPU in GiB (topology files do not record it)."),
     ckpt_every: Optional[int] = typer.Option(None, "--ckpt-every", help="Checkpoint the hidden states every N layers into pmem; 0 disables (default: 8, widened to fit)."),

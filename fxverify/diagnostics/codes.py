@@ -571,8 +571,8 @@ USE_008 = _code(
 USE_009 = _code(
     "FX-USE-009", F.USAGE, _E, "executor unavailable",
     "`--executor dask://HOST:PORT` cannot be used: the `distributed` package is not installed "
-    "(`pip install distributed`, or `pip install '.[dask]'` in a checkout of fxverify), the scheduler cannot be "
-    "reached, does not answer as a Dask scheduler (another service or a worker on that port, or a handshake that "
+    "(`pip install distributed`, or `pip install '.[dask]'` in a checkout of fxverify), the port is not a TCP port "
+    "or the host name does not resolve, the scheduler refuses the connection or cannot be reached, does not answer as a Dask scheduler (another service or a worker on that port, or a handshake that "
     "breaks off) or has no workers, or a worker runs another fxverify or solver than the gate (its report would not "
     "be the same bytes)", _USE_WHY,
     InlineExample("fxverify check policies/ --executor dask://scheduler:8786   # no scheduler listens there",
@@ -588,7 +588,7 @@ IO_002 = _code(
     "FX-IO-002", F.IO, _E, "output exists",
     "a command never replaces files it did not write: `lower` and `smt` an output folder holding anything but "
     "their own previous output, `check --pictures` a folder holding anything but its pictures, `check -o` (or "
-    "`--format FMT=PATH`) one of the policies it reads",
+    "`--format FMT=PATH`) one of the policies it reads, `gen prefill -o` (or `--summary-json`) one of its input files",
     "overwriting someone's files without asking loses their work",
     InlineExample("fxverify check p.fx --format sarif -o p.fx", "fxverify check p.fx --format sarif -o p.sarif", "command"))
 GATE_001 = _code(

@@ -1,9 +1,13 @@
-"""Whether a command may replace an output folder as a whole (``lower -o DIR``, ``smt -o DIR``).
+"""Whether a command may write its outputs: an output file into its folder (``check -o FILE``,
+``check --format FMT=PATH``, ``gen prefill -o FILE``), and an output folder as a whole
+(``lower -o DIR``, ``smt -o DIR``).
 
 Takes the folder and a function listing what in it the command did not write
 (``atomic.foreign_entries``); returns ``None`` when the folder is missing, empty or a previous
 output of the same command, else the diagnostic that refuses it: FX-IO-001 (not a folder, or it
 cannot be listed) or FX-IO-002 (it holds the current folder, or files the command did not write).
+``unwritable_file`` checks an output file before the command runs: FX-IO-001 for a missing folder
+or a path that is a folder.
 """
 
 from __future__ import annotations
@@ -13,6 +17,19 @@ from collections.abc import Callable
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+
+
+def unwritable_file(path: str) -> Diagnostic | None:
+    """FX-IO-001 when the output file ``path`` cannot be written for a reason known before any work
+    is done (its folder does not exist, or ``path`` is a folder), else ``None``. Commands check
+    every output with it up front, so a run never ends, after all its work, on a typo in a folder
+    name; a write that still fails (permissions, a full disk) is reported when it happens."""
+    folder = os.path.dirname(os.path.abspath(path))
+    why = (f"no such folder `{os.path.dirname(path) or '.'}`" if not os.path.isdir(folder)
+           else "it is a folder" if os.path.isdir(path) else None)
+    if why is None:
+        return None
+    return diagnostic(codes.IO_001, f"cannot write `{path}`: {why}", help="name a file in an existing, writable folder")
 
 
 def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: str, command: str,

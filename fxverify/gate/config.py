@@ -105,8 +105,9 @@ class ConfigError(Exception):
 def find_config(start: str = ".") -> str | None:
     """The configuration file for a run started in ``start`` (see the module docstring), or
     ``None``; relative to the current folder (``../pyproject.toml``), as diagnostics show it. A
-    ``pyproject.toml`` that cannot be parsed counts as a configuration when it mentions
-    ``[tool.fxverify]`` (so its error is reported, not skipped)."""
+    ``pyproject.toml`` that cannot be parsed counts as a configuration when a line of it names the
+    ``tool.fxverify`` table in any TOML spelling (so its error is reported, not skipped); one that
+    does not is another tool's file, skipped as a valid one without the table is."""
     here = Path(os.path.abspath(start))
     for folder in (here, *here.parents):
         for name in CONFIG_FILES:
@@ -119,14 +120,48 @@ def find_config(start: str = ".") -> str | None:
 
 
 def _has_tool_table(py: Path) -> bool:
+    """Whether ``py`` sets ``tool.fxverify``: read as TOML, or, when it is not valid TOML (or not
+    UTF-8), when a line of it names the table in any spelling TOML allows (``_names_tool_table``),
+    so that fxverify reports the file it would have read instead of skipping it."""
     try:
-        text = py.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        raw = py.read_bytes()
+    except OSError:
         return False
     try:
-        return "fxverify" in tomllib.loads(text).get("tool", {})
-    except tomllib.TOMLDecodeError:
-        return re.search(r"^\s*\[\s*tool\s*\.\s*fxverify\s*\]", text, re.M) is not None
+        return "fxverify" in tomllib.loads(raw.decode("utf-8")).get("tool", {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return _names_tool_table(raw.decode("utf-8", "replace"))
+
+
+_HEADER = re.compile(r"^\s*\[\[?([^\[\]]*)\]")
+_KEY = re.compile(r"^\s*((?:[\w-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[\w-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+_PART = re.compile(r"[\w-]+|\"([^\"]*)\"|'([^']*)'")
+
+
+def _names_tool_table(text: str) -> bool:
+    """Whether a line of ``text`` (TOML that need not parse) is a table header or key at or under
+    ``tool.fxverify``: ``[tool.fxverify]``, ``[tool.fxverify.x]``, ``[ "tool" . 'fxverify' ]``, or a
+    key ``fxverify`` under ``[tool]``, or ``tool.fxverify.jobs = 2`` at the top. Line by line, as a
+    broken document cannot be parsed as a whole; a look-alike inside a multi-line string counts too
+    (the error is then reported rather than a configuration skipped)."""
+    table: list[str] = []
+    for line in text.splitlines():
+        head = _HEADER.match(line)
+        if head is not None:
+            table = _key_parts(head.group(1))
+            if table[:2] == ["tool", "fxverify"]:
+                return True
+            continue
+        key = _KEY.match(line)
+        if key is not None and (table + _key_parts(key.group(1)))[:2] == ["tool", "fxverify"]:
+            return True
+    return False
+
+
+def _key_parts(key: str) -> list[str]:
+    """A dotted TOML key's parts, unquoted: ``tool . "fxverify"`` -> ``["tool", "fxverify"]``."""
+    return [m.group(1) if m.group(1) is not None else m.group(2) if m.group(2) is not None else m.group(0)
+            for m in _PART.finditer(key)]
 
 
 _POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")

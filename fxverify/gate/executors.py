@@ -11,9 +11,10 @@ scheduler (``gate.run``) decides what to submit and merges the answers, so a rep
 on where its parts ran.
 
 Emits FX-USE-005 (an ``--executor`` value that is neither form) and FX-USE-009 (the ``dask``
-extra is not installed; the scheduler cannot be reached, does not speak Dask's protocol, is a
-worker rather than a scheduler, stops answering during the handshake or has no workers; or a
-worker runs another fxverify or solver), each with a hint, so the command exits 2 instead of
+extra is not installed; the port is not a TCP port or the host name does not resolve; the
+scheduler refuses the connection, cannot be reached, does not speak Dask's protocol, is a worker
+or anything else rather than a scheduler, stops answering during the handshake or has no workers;
+or a worker runs another fxverify or solver), each with a hint, so the command exits 2 instead of
 raising.
 """
 
@@ -23,6 +24,7 @@ import asyncio
 import functools
 import multiprocessing
 import re
+import socket
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any, Protocol
@@ -41,7 +43,10 @@ CONNECT_TIMEOUT_S = 10
 #: '.[dask]'`` installs the tested floor).
 DASK_INSTALL = "pip install distributed"
 
-_DASK = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]{1,5})")
+_DASK = re.compile(r"dask://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[^:/\[\]]+)")
+
+#: The identity ``type`` of a Dask scheduler (``distributed.Scheduler.identity``: its class name).
+_SCHEDULER = "Scheduler"
 
 
 @functools.cache
@@ -139,7 +144,28 @@ def open_executor(spec: str, jobs: int, solver: str) -> Executor | Diagnostic:
         return diagnostic(codes.USE_005, f"`--executor {spec}` is not an executor; use `local` or `dask://HOST:PORT`",
                           help="for example `--executor dask://scheduler.example.org:8786`, the address a "
                                "`dask scheduler` prints")
+    bad = _bad_address(spec, m["host"], m["port"])
+    if bad is not None:
+        return bad
     return _connect(spec, f"tcp://{m['host']}:{m['port']}", solver)
+
+
+def _bad_address(spec: str, host: str, port: str) -> Diagnostic | None:
+    """FX-USE-009 for an address that cannot name a scheduler, found before connecting: a port
+    that is not a number from 1 to 65535 (RFC 6335: port 0 is reserved), or a host name that
+    does not resolve; else ``None``."""
+    if not port.isdigit() or not 1 <= int(port) <= 65535:
+        return diagnostic(codes.USE_009, f"`--executor {spec}`: `{port}` is not a TCP port",
+                          help="give the scheduler's port, a number from 1 to 65535 (`dask scheduler` listens on "
+                               "8786 unless told otherwise): `dask://HOST:8786`")
+    try:
+        socket.getaddrinfo(host.strip("[]"), int(port), type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as err:
+        return diagnostic(codes.USE_009, f"`--executor {spec}`: the host name `{host}` does not resolve "
+                                         f"({getattr(err, 'strerror', None) or _one_line(err)})",
+                          help="check the spelling of the scheduler's host name, or give its IP address "
+                               "(`dask://10.0.0.5:8786`)")
+    return None
 
 
 def _connect(spec: str, address: str, solver: str) -> Executor | Diagnostic:
@@ -154,7 +180,8 @@ def _connect(spec: str, address: str, solver: str) -> Executor | Diagnostic:
         return refused
     try:
         client = Client(address, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
-    except Exception as err:  # noqa: BLE001 - the scheduler went away between the probe and the client
+    except (OSError, TimeoutError) as err:  # the scheduler went away between the probe and the client;
+        # distributed's CommClosedError is an OSError, asyncio's TimeoutError the builtin one
         return _unreachable(spec, err)
     try:
         problem = _workers_problem(spec, client, solver)
@@ -179,9 +206,15 @@ def _probe(spec: str, address: str) -> Diagnostic | None:
     frame length from whatever bytes arrive (an HTTP server's answer becomes a multi-exabyte
     allocation). So the gate first asks for the scheduler's ``identity`` over the library's own
     comm (``distributed.comm.connect``, the handshake included) under one overall deadline, and
-    only a peer that answers as a scheduler is handed to ``Client``. Runs its own event loop:
-    call it from synchronous code (the command line)."""
+    only a peer that answers as a scheduler is handed to ``Client``. Before that, a plain TCP
+    connect (``_tcp_refused``): ``distributed``'s connect retries a refused connection until its
+    deadline, so a port where nothing listens would wait it out and be reported as a time-out.
+    Runs its own event loop: call it from synchronous code (the command line)."""
     from distributed.comm import connect
+
+    closed = _tcp_refused(spec, address)
+    if closed is not None:
+        return closed
 
     async def ask() -> object:
         comm = await connect(address, timeout=CONNECT_TIMEOUT_S)
@@ -196,24 +229,41 @@ def _probe(spec: str, address: str) -> Diagnostic | None:
     except Exception as err:  # noqa: BLE001 - whatever the peer sent, it is not a scheduler we can use
         return _unreachable(spec, err)
     kind = answer.get("type") if isinstance(answer, dict) else None
+    if kind == _SCHEDULER:
+        return None
     if kind in ("Worker", "Nanny"):
         return diagnostic(codes.USE_009, f"`{spec}` is a Dask {kind.lower()}, not the scheduler",
                           help="give the scheduler's address (the one `dask scheduler` prints and `dask worker` was "
                                "given), not a worker's")
-    if not isinstance(kind, str):
-        return diagnostic(codes.USE_009, f"`{spec}` does not answer as a Dask scheduler",
-                          help="check the host and port: give the address `dask scheduler` prints (by default port "
-                               "8786), or use `--executor local`")
+    what = f" (it says it is a `{kind}`)" if isinstance(kind, str) and kind.isprintable() and len(kind) <= 40 else ""
+    return diagnostic(codes.USE_009, f"`{spec}` does not answer as a Dask scheduler{what}",
+                      help="check the host and port: give the address `dask scheduler` prints (by default port "
+                           "8786), or use `--executor local`")
+
+
+def _tcp_refused(spec: str, address: str) -> Diagnostic | None:
+    """FX-USE-009 when a plain TCP connect to ``address`` (``tcp://HOST:PORT``) fails (refused at
+    once, or no answer within ``CONNECT_TIMEOUT_S``), else ``None``; the connection is closed
+    unused (a Dask scheduler logs and drops a connection that sends nothing)."""
+    host, _, port = address.removeprefix("tcp://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as err:
+        return _unreachable(spec, err)
     return None
 
 
 def _unreachable(spec: str, err: BaseException) -> Diagnostic:
-    """The FX-USE-009 for a scheduler that refused, timed out or broke the protocol (``err``)."""
-    if (isinstance(err, (asyncio.TimeoutError, TimeoutError)) and not str(err)) or "Timed out during handshake" in str(err):
-        # the overall deadline, or the library's own handshake deadline (the same length) that
-        # may fire first on a peer that accepts and stays silent: one wording for both
+    """The FX-USE-009 for a scheduler that refused, timed out or broke the protocol (``err``).
+    Every time-out has one wording, whichever deadline fired and however the executor was named
+    (``--executor``, ``FXVERIFY_EXECUTOR`` or the configuration file)."""
+    if isinstance(err, TimeoutError) or "timed out" in str(err).lower():
+        # the overall deadline, the socket's, or the library's own connect and handshake deadlines
+        # (the same length; an OSError whose text says so): one wording for all
         why = f"no answer within {CONNECT_TIMEOUT_S} s"
-    elif isinstance(err, (OSError, TimeoutError)):
+    elif isinstance(err, ConnectionRefusedError):
+        why = "connection refused (nothing listens on that port)"
+    elif isinstance(err, OSError):
         why = _one_line(err)
     else:  # a garbled frame: decoding errors, or a nonsense frame length read as a huge allocation
         why = "what answered there does not speak Dask's protocol (another service on that port?)"

@@ -5,7 +5,8 @@ command, and the output paths); returns a ``PrefillOutcome`` with the policy tex
 standard output), the diagnostics and the exit code. The outputs are checked together before
 anything is written, and written atomically, so a failed run never leaves one file of the pair
 behind. Emits the importers' FX-GEN-001/002, the generator's FX-GEN-003/004, FX-GEN-004 when
-``-o`` and ``--summary-json`` name one file, and FX-IO-001 for an output that cannot be written.
+``-o`` and ``--summary-json`` name one file, FX-IO-002 (before reading anything) when an output
+is one of the input files, and FX-IO-001 for an output that cannot be written.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.gen.cxl_list import load_cxl
+from fxverify.diagnostics.outdir import unwritable_file
+from fxverify.gen.cxl_list import load_cxl, split_host
 from fxverify.gen.hf_config import load_model
 from fxverify.gen.nccl_topo import load_topology
 from fxverify.gen.prefill import PrefillOptions, generate_prefill
@@ -71,6 +73,9 @@ def command_line(req: PrefillRequest, name: str | None) -> str:
 def run_prefill(req: PrefillRequest) -> PrefillOutcome:
     """Run the request (see the module docstring). Never raises for bad input or unwritable outputs."""
     out = PrefillOutcome()
+    problem = _output_is_an_input(req) or _check_outputs(req)
+    if problem is not None:  # before reading anything: a typo in an output never costs a run
+        return _fail(out, [problem])
     spec, diags = load_model(req.model, out.sources)
     topo = fab = None
     if not diags and req.topology is not None:
@@ -84,9 +89,6 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
         gen, diags = generate_prefill(spec, topo, fab, opts)  # type: ignore[arg-type]  # INVARIANT: loaded without diagnostics
     if diags or gen is None:
         return _fail(out, diags)
-    problem = _check_outputs(req)
-    if problem is not None:
-        return _fail(out, [problem])
     try:
         if req.output is not None:
             write_text(req.output, gen.text)
@@ -100,20 +102,34 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
     return out
 
 
+def _output_is_an_input(req: PrefillRequest) -> Diagnostic | None:
+    """FX-IO-002 when ``-o`` or ``--summary-json`` is one of the files the command reads: writing
+    it would replace the input (a command never replaces files it did not write). Compared by file
+    identity (``os.path.samefile``: links and other spellings of one path are one file); an output
+    that does not exist yet cannot be an input."""
+    inputs = [("--model", req.model)] + ([("--topology", req.topology)] if req.topology is not None else [])
+    inputs += [("--cxl", split_host(arg)[1]) for arg in req.cxl]
+    for option, target in (("-o", req.output), ("--summary-json", req.summary_json)):
+        if target is None or not os.path.exists(target):
+            continue
+        for flag, path in inputs:
+            try:
+                same = os.path.samefile(target, path)
+            except OSError:  # the input is missing or unreadable: its loader reports it
+                same = False
+            if same:
+                return diagnostic(codes.IO_002, f"`{option} {target}` is the file `{flag}` reads; nothing was written",
+                                  help=f"name a new file, such as `{option} "
+                                       f"{'prefill.fx' if option == '-o' else 'prefill-summary.json'}`")
+    return None
+
+
 def _check_outputs(req: PrefillRequest) -> Diagnostic | None:
     """Both outputs are checked before either is written: never leave one file of the pair behind."""
     if req.output is not None and req.summary_json is not None and \
             os.path.abspath(req.output) == os.path.abspath(req.summary_json):
         return diagnostic(codes.GEN_004, f"-o and --summary-json both name `{req.output}`", help="give them different files")
-    for target in (req.output, req.summary_json):
-        if target is None:
-            continue
-        why = ("no such folder" if not os.path.isdir(os.path.dirname(os.path.abspath(target)))
-               else "it is a folder" if os.path.isdir(target) else None)
-        if why:
-            return diagnostic(codes.IO_001, f"cannot write `{target}`: {why}",
-                              help="name a file in an existing, writable folder")
-    return None
+    return next((p for p in map(unwritable_file, filter(None, (req.output, req.summary_json))) if p is not None), None)
 
 
 def _fail(out: PrefillOutcome, diags: list[Diagnostic]) -> PrefillOutcome:

@@ -22,9 +22,9 @@ coherence (CXL 2.0 multi-headed and pooled Type-3 devices, section 2.4; CXL 3.x 
 hosts needs back-invalidate, which a listing does not show), so the generator declares such a
 window's space ``noncoherent``; a listing without the serials to decide this is FX-GEN-002.
 
-Emits FX-GEN-001 (a file that cannot be read or is not valid JSON) and FX-GEN-002 (an object with
-a missing or bad field, a listing with no CXL object, listings that disagree, overlapping
-windows).
+Emits FX-GEN-001 (a file that cannot be read or is not valid JSON), FX-GEN-004 (a ``HOST=FILE``
+argument whose host label is not a name) and FX-GEN-002 (an object with a missing or bad field, a
+listing with no CXL object, listings that disagree, overlapping windows).
 """
 
 from __future__ import annotations
@@ -187,15 +187,31 @@ def split_host(arg: str) -> tuple[str | None, str]:
     return m.group(1), m.group(2)
 
 
+def _bad_label(arg: str) -> Diagnostic | None:
+    """FX-GEN-004 for ``LABEL=FILE`` whose label is not a name (``bad label=x.json``) and that
+    is no file either; else ``None`` (the file, if missing, is reported as unreadable)."""
+    label, eq, _path = arg.partition("=")
+    if not eq or os.path.exists(arg) or _HOST_ARG.fullmatch(arg):
+        return None
+    return diagnostic(codes.GEN_004, f"`--cxl {arg}`: `{label}` is not a host label (and no file is named `{arg}`)",
+                      help="a host label is a name as the policy language writes one: a letter or `_`, then letters, "
+                           "digits or `_` (`--cxl peer1=listing.json`); or give the listing's file alone for this "
+                           "machine")
+
+
 def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, list[Diagnostic]]:
     """Read ``cxl list`` listings, in the order given, each argument ``FILE`` or ``HOST=FILE``
     (``split_host``): the machine's listings merged into the fabric returned, every other host's
     into its ``peers`` entry, and the windows the machine shares with a peer in ``shared``.
 
-    Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-001 for unreadable or malformed
-    JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
+    Returns ``(fabric, [])`` or ``(None, [diagnostic])``: FX-GEN-004 for a host label that is not
+    a name, FX-GEN-001 for unreadable or malformed JSON, FX-GEN-002 for an object with a missing or bad field, a listing with no CXL objects, or
     two listings of one host that disagree about the same memdev or decoder. Never raises for bad
     input."""
+    for arg in args:
+        bad = _bad_label(arg)
+        if bad is not None:
+            return None, [bad]
     groups: dict[str | None, list[str]] = {}
     local = split_host(args[0])[0] if args else None
     for arg in args:
@@ -209,10 +225,7 @@ def load_cxl(args: list[str], sources: SourceMap) -> tuple[CxlFabric | None, lis
     for host, peer in fab.peers.items():
         blind = _undecided(fab, host, peer)
         if blind is not None:
-            at = InputFile.read(groups[host][0], sources, WHAT).span(0)
-            return None, [diagnostic(codes.GEN_002, blind, at, "this host's listing", help=(
-                "give listings that show each memdev's `serial` (`cxl list -M -D -R` prints it), or leave this "
-                "host out if it maps none of this machine's CXL memory"))]
+            return None, [blind]
         for name, why in _sharing(fab, host, peer).items():
             fab.shared[name] = fab.shared.get(name, ()) + (Sharing(host, why),)
     return fab, []
@@ -230,24 +243,30 @@ def _merge(paths: list[str], sources: SourceMap) -> CxlFabric:
     return fab
 
 
-def _undecided(fab: CxlFabric, host: str, peer: CxlFabric) -> str | None:
-    """Why sharing with ``peer`` (the listings of ``host``) cannot be decided, or ``None``.
-    Sharing is decided by memdev serial only (``_sharing``), so every memdev the peer lists, and
-    every window of either side, must be backed by a memdev with a serial (a listing without
-    memdevs, or a device that reports no serial number, fails this); otherwise such memory would
-    silently come out unshared, and coherent, where it may be memory the two hosts share without
-    cross-host coherence. A peer that lists neither memdevs nor windows shares nothing."""
+def _undecided(fab: CxlFabric, host: str, peer: CxlFabric) -> Diagnostic | None:
+    """FX-GEN-002 when sharing with ``peer`` (the listings of ``host``) cannot be decided, at the
+    memdev or window that lacks a serial, in the listing (the machine's or the peer's) that lists
+    it; or ``None``. Sharing is decided by memdev serial only (``_sharing``), so every memdev the
+    peer lists, and every window of either side, must be backed by a memdev with a serial (a
+    listing without memdevs, or a device that reports no serial number, fails this); otherwise
+    such memory would silently come out unshared, and coherent, where it may be memory the two
+    hosts share without cross-host coherence. A peer that lists neither memdevs nor windows
+    shares nothing."""
     if not peer.memdevs and not peer.windows():
         return None
     why = f"cannot tell whether `{host}` shares CXL memory with this machine"
+    per_host = "(memdev names are per host; the serial is the device's own)"
+    help = ("give listings that show each memdev's `serial` (`cxl list -M -D -R` prints it), or leave this host out "
+            "if it maps none of this machine's CXL memory")
     for m in sorted(peer.memdevs.values(), key=lambda m: m.name):
         if not m.serial:
-            return f"{why}: `{host}` lists memdev `{m.name}` with no serial (memdev names are per host; the serial is the device's own)"
+            return diagnostic(codes.GEN_002, f"{why}: `{host}` lists memdev `{m.name}` with no serial {per_host}",
+                              m.span, f"`{host}`'s memdev without a serial", help=help)
     for side, where in ((fab, "this machine's"), (peer, f"`{host}`'s")):
         for w in side.windows():
             if not any(x in side.memdevs and side.memdevs[x].serial for x in w.memdevs):
-                return (f"{why}: {where} window `{w.name}` is backed by no memdev with a serial (memdev names are "
-                        f"per host; the serial is the device's own)")
+                return diagnostic(codes.GEN_002, f"{why}: {where} window `{w.name}` is backed by no memdev with a serial "
+                                  f"{per_host}", w.span, f"{where} window, backed by no memdev with a serial", help=help)
     return None
 
 

@@ -14,9 +14,9 @@ segment: every access visited so far is in ``W`` or ``R``, or is HB-before a mem
 access ``x`` checks the members its segments hold (``W``; for a write also ``R``) with one
 reachability query each. When all are HB-before ``x``, transitivity makes every earlier access
 that conflicts with ``x`` HB-before it (an access of ``x``'s own edge counts as before it: what
-precedes that edge precedes ``x``). When one is not, ``x`` is left to the pairwise check (each pair
-queried on its own, and a race goes to the solver as before): the sweep only ever proves, never
-refutes. Then a read joins ``R``; a write replaces ``W`` and ``R`` by itself and the members not
+precedes that edge precedes ``x``). When one is not, each of ``x``'s pairs is asked of the
+reachability index on its own (``ordering._races``), and a pair HB does not order goes to a cancel
+order or the solver: the sweep only ever proves, never refutes. Then a read joins ``R``; a write replaces ``W`` and ``R`` by itself and the members not
 HB-before it, which keeps the invariant in both cases.
 """
 

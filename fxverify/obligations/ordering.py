@@ -11,14 +11,18 @@ each query.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import EveryPath, Evidence, FlushedBetween, Ordered, SameRequester, TopologicalOrder
+from fxverify.certificate import (
+    EarlierAccess, EveryPath, Evidence, FlushedBetween, Ordered, OrderedBefore, SameRequester, TopologicalOrder,
+)
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
+from fxverify.errors import FxError
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations import coherence, defined, history
 from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
@@ -28,7 +32,7 @@ from fxverify.obligations.encode import (
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.terms import and_, int_var, not_, or_
+from fxverify.smt.terms import Term, and_, int_var, not_, or_
 from fxverify.source import Span
 from fxverify.vocab import LinkOrder
 
@@ -89,13 +93,11 @@ class Race(Obligation):
     code = codes.ORD_002
     unique_key = True  # one per pair of accesses, and edge names are unique
 
-    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int, swept: bool = False) -> None:
-        """``swept``: the access history (``history.after_all``) already showed the later of the
-        two accesses HB-after the earlier one, so ``prove_fast`` needs no query. A policy can have
-        millions of these pairs, so the spans and labels of the report are made only when asked
-        (``primary``, ``related``)."""
+    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
+        """A policy can have many of these pairs (those ``RaceFree`` does not cover), so the
+        spans and labels of the report are made only when asked (``primary``, ``related``)."""
         ea, eb = ctx.edge(a), ctx.edge(b)
-        self.ctx, self.edges, self.swept = ctx, (a, b), swept
+        self.ctx, self.edges = ctx, (a, b)
         self.acc_a: Access = ea.accesses()[pa]
         self.acc_b: Access = eb.accesses()[pb]
         self.ca, self.cb = list(ctx.cancellers.get(a, ())), list(ctx.cancellers.get(b, ()))
@@ -115,13 +117,14 @@ class Race(Obligation):
         return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
 
     def prove_fast(self) -> str | None:
-        """``hb-reachability`` when HB orders the two accesses (or the access history showed it:
-        ``swept``); else ``cancel-order`` when a cancel of one of them is HB-before one of them
-        (the cancelled edge stops touching bytes before the other starts, or touches none:
+        """``hb-reachability`` when HB orders the two accesses (never, for the pairs ``_races``
+        makes: it puts ordered pairs in a ``RaceFree``; kept for pairs built on their own); else
+        ``cancel-order`` when a cancel of one of them is HB-before one of them (the cancelled
+        edge stops touching bytes before the other starts, or touches none:
         specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
         certificate (``evidence``) makes."""
         a, b = self.edges[:2]
-        return self.order_method(self.swept or self.ctx.graph.ordered(a, b), (a, b), (a, b))
+        return self.order_method(self.ctx.graph.ordered(a, b), (a, b), (a, b))
 
     def evidence(self) -> Evidence | None:
         a, b = self.edges[:2]
@@ -139,8 +142,14 @@ class Race(Obligation):
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
+        return self.witness_from(result, self._probes)
+
+    def witness_from(self, result: Result, probes: tuple[Term, Term, Term]) -> Witness:
+        """The witness of a model of this pair's race condition, read through ``probes``: the
+        shared address and the element index on each side (``encode`` makes them; a
+        ``RaceFree`` query makes one such triple per pair)."""
         a, b = self.edges[:2]
-        addr, ka, kb = self._probes
+        addr, ka, kb = probes
         return Witness(schedule=self.schedule_of(result), address=result.int(addr),
                        space=self.acc_a.footprint.space, elements={a: result.int(ka), b: result.int(kb)})
 
@@ -178,6 +187,133 @@ class Race(Obligation):
         firsts = [after(self.name(y), self.name(c)) for x, y, cs in ((b, a, self.cb), (a, b, self.ca))
                   for c in cs if c != y]
         return hint(*firsts[:1], after(self.name(b), self.name(a)))
+
+
+class RaceFree(Obligation):
+    """FX-ORD-002 for one access and every earlier access it conflicts with: access ``pos`` of
+    edge ``x`` is HB-after each access of ``earlier`` (``(edge, position)`` pairs: accesses of
+    other edges that share a hull byte with it and conflict with it), so it races with none of
+    them.
+
+    The generator (``_races``) puts an earlier access here only when HB orders it before ``x``:
+    the access history (``history.after_all``) showed it for all of them at once, with one
+    reachability query per member of its state, or the reachability index did for this pair. A
+    buffer that every layer reuses gives one obligation per access instead of one per pair of
+    layers. The property is the conjunction of the pairs'
+    FX-ORD-002 properties, and the solver query (``--no-prune``, ``--dump-smt``) is their
+    disjunction of violations; a model names the pair that races, and the obligation then stands
+    for that pair (``witness``). The certificate (``hb-before-all``) gives each earlier access
+    an HB path to ``x``, so ``check --certify`` re-checks every pair the obligation covers."""
+
+    code = codes.ORD_002
+    unique_key = True  # one per access, and edge names are unique
+
+    def __init__(self, ctx: Context, x: int, pos: int, earlier: tuple[tuple[int, int], ...]) -> None:
+        """``earlier`` in ascending order, at least one. A policy can have one per access, so
+        nothing of the report is made until a refutation asks for it."""
+        ex = ctx.edge(x)
+        self.ctx, self.pos, self.earlier = ctx, pos, earlier
+        # INVARIANT: every access of ``earlier`` is HB-before ``x`` (``_races`` puts it here only
+        # then), which ``prove_fast`` relies on. ``edges`` becomes the racing pair's on a
+        # refutation (``witness``); ``access_edge`` stays ``x``.
+        self.access_edge = x
+        self.edges = (x, *(e for e, _p in earlier))
+        self.key = f"{self.code}:{ex.name}#{pos}|earlier"
+
+    @property
+    def primary(self) -> Span:  # type: ignore[override]
+        """The span of the later access's edge."""
+        return self.ctx.edge(self.access_edge).span
+
+    @property
+    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
+        """Nothing: the message names the racing pair."""
+        return ()
+
+    def prove_fast(self) -> str | None:
+        """``hb-reachability``: the generator found every earlier access HB-before this one
+        (``evidence`` gives each path)."""
+        return "hb-reachability"
+
+    def evidence(self) -> Evidence | None:
+        x = self.access_edge
+        out = []
+        for e, p in self.earlier:
+            path = self.path(e, x)
+            if path is None:
+                return None
+            out.append(EarlierAccess(e, p, path))
+        return OrderedBefore(self.pos, tuple(out))
+
+    def _pairs(self) -> list[Race]:
+        """One ``Race`` per earlier access, ``(earlier, this)`` in role order."""
+        x = self.access_edge
+        return [Race(self.ctx, e, p, x, self.pos) for e, p in self.earlier]
+
+    def encode(self) -> Query:
+        """Some earlier access and this one touch a shared byte at a common instant: the pairs'
+        race conditions (as ``Race.encode`` states them, each over its own address and element
+        variables), at least one true, on the schedule of the edges relevant to some pair (each
+        disjunct mentions only its pair and their cancels, so a model over a pair's relevant
+        edges extends to the rest: ``relevant_edges``). The model is minimised like a pair's:
+        each pair's address and elements in turn, then the times."""
+        g = self.ctx.graph
+        races = self._pairs()
+        keep: set[int] = set()
+        for r in races:
+            keep |= relevant_edges(g, r.edges)
+        cons = schedule(g, keep)
+        hits: list[Term] = []
+        probes: list[tuple[Term, Term, Term]] = []
+        for i, r in enumerate(races):
+            a, b = r.edges[:2]
+            addr = int_var(f"addr_{i}")
+            ma, ka = member(r.acc_a.footprint, addr, f"a_{i}")
+            mb, kb = member(r.acc_b.footprint, addr, f"b_{i}")
+            hits.append(and_(ma, mb, touch_overlap(a, r.ca, b, r.cb)))
+            probes.append((addr, ka, kb))
+        cons.append(("some_pair_races", or_(*hits)))
+        self._probes = (tuple(hits), tuple(probes))
+        prim = tuple(sorted({e for r in races for e in r.edges}))
+        return Query(self.key, tuple(cons), minimize=(*(t for p in probes for t in p), *time_objectives(prim)),
+                     header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        """The witness of the first pair whose race condition the model satisfies. From here on
+        the obligation's ``edges`` are that pair's (and its cancels'), which the simulator
+        replays and the trace shows. Raises ``FxError`` when the model satisfies no pair (a
+        solver answer that contradicts its own query)."""
+        hits, probes = self._probes
+        for r, hit, pr in zip(self._pairs(), hits, probes):
+            if result.value(hit) is True:
+                self.edges = r.edges
+                return r.witness_from(result, pr)
+        raise FxError(f"the model of {self.key} satisfies none of its pairs' races")
+
+    def _race_of(self, w: Witness) -> Race:
+        """The pair a witness shows: the earlier access of the edge ``w`` gives an element index
+        whose footprint holds ``w.address`` (the first such), against this access. Derived from
+        ``w`` alone, so an obligation built again (a shard verifying hints) reads the same pair."""
+        for r in self._pairs():
+            if r.edges[0] in w.elements and w.address is not None and r.acc_a.footprint.contains(w.address):
+                return r
+        raise FxError(f"the witness of {self.key} shows none of its pairs")
+
+    def culprits(self) -> tuple[int, ...]:
+        """The racing pair's two edges (``edges`` after ``witness``)."""
+        return self.edges[:2]
+
+    def message(self, w: Witness) -> str:
+        """The racing pair's message (``Race.message``)."""
+        return self._race_of(w).message(w)
+
+    def why(self, w: Witness) -> str:
+        """The racing pair's rule (``Race.why``)."""
+        return self._race_of(w).why(w)
+
+    def fix(self, w: Witness) -> Hint:
+        """The racing pair's hint (``Race.fix``)."""
+        return self._race_of(w).fix(w)
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -426,17 +562,29 @@ def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
 
 
 def _races(ctx: Context) -> Iterator[Obligation]:
-    """FX-ORD-002 per conflicting access pair (none with cyclic HB)."""
+    """FX-ORD-002 (none with cyclic HB). Each conflicting pair, its accesses taken in the graph's
+    linear extension of HB, is covered once: by the ``RaceFree`` of its later access when HB
+    orders the two, else by its own ``Race`` (which a cancel order or the solver decides). HB
+    order is known without a query of its own when the access history (``history.after_all``)
+    showed the later access HB-after every earlier access it conflicts with, and asked of the
+    reachability index otherwise: either way one obligation per access stands for all its
+    ordered pairs, so the count grows with the accesses, not with the pairs."""
     g = ctx.graph
     if not g.is_acyclic():
         return
     pol = ctx.policy
     swept = history.after_all(ctx)
+    earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     for a, pa, b, pb in overlapping_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":
-            later = (b, pb) if g.rank(a) < g.rank(b) else (a, pa)
-            yield Race(ctx, a, pa, b, pb, later in swept)
+            first, later = ((a, pa), (b, pb)) if g.rank(a) < g.rank(b) else ((b, pb), (a, pa))
+            if later in swept or g.hb_before(first[0], later[0]):
+                earlier[later].append(first)
+            else:
+                yield Race(ctx, a, pa, b, pb)
+    for (x, pos), before in sorted(earlier.items()):
+        yield RaceFree(ctx, x, pos, tuple(sorted(before)))
 
 
 def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[Context], Iterator[Obligation]]:

@@ -23,7 +23,7 @@ from fxverify.ir import Alloc, Cancel, Region, Release
 from fxverify.obligations import defined, lifetimes, ordering, ownership, transforms
 from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation
-from fxverify.obligations.ordering import Race
+from fxverify.obligations.ordering import Race, RaceFree
 from fxverify.obligations.ownership import InTransit, UseAfterRelease
 from fxverify.obligations.transforms import LostAccumulation
 from fxverify.replay.simulate import Simulator
@@ -178,8 +178,8 @@ def test_a_cancel_order_is_its_own_method() -> None:
     cert = ob.certificate()
     assert cert.method == "cancel-order" and cert.evidence.kind == "cancel-order"
     ordered = policy(move("pull", whole(B), A_LO), cancel("stop", "pull"), write("reuse", A_LO, after=("pull",)))
-    hb = the(ordering, ordered, Race, "FX-ORD-002:pull#1|reuse#0")
-    assert hb.prove_fast() == "hb-reachability" and hb.evidence().kind == "hb-order"
+    hb = the(ordering, ordered, RaceFree, "FX-ORD-002:reuse#0|earlier")
+    assert hb.prove_fast() == "hb-reachability" and hb.evidence().kind == "hb-before-all"
     for mode in MODES:
         for p, o, method in ((pol, ob, "hb-reachability"), (ordered, hb, "cancel-order")):
             c = replace(o.certificate(), method=method)

@@ -12,14 +12,19 @@ from dataclasses import replace
 
 import pytest
 
+from fxverify.certificate import HbPath, Ordered
+from fxverify.certify import MODES, Claim, certify
 from fxverify.diagnostics import codes
-from fxverify.obligations import ordering
-from fxverify.obligations.ordering import HbCycle, InOrder, PostedRead, Race
+from fxverify.graph import PolicyGraph
 from fxverify.ir import Link
+from fxverify.obligations import ordering
+from fxverify.obligations.base import Context
+from fxverify.obligations.ordering import HbCycle, InOrder, PostedRead, Race, RaceFree
+from fxverify.smt.backend import Status
 from fxverify.vocab import LinkOrder
 
 from tests.ir_builders import (
-    A, BUF, LINKS, POOL, POSTED, assert_solver_proves, edge, flush, fp, generated, keys_of, links, move, overlaps,
+    A, BUF, LINKS, POOL, POSTED, assert_solver_proves, decide, edge, flush, fp, generated, keys_of, links, move, overlaps,
     policy, read, reduce, refute, replay, the, write,
 )
 
@@ -118,8 +123,8 @@ def in_order_to_pool():
 
 FAST = [
     pytest.param(acyclic_pair, HbCycle, "FX-ORD-001:policy", "topological-sort", id="ord001-acyclic"),
-    pytest.param(acyclic_pair, Race, "FX-ORD-002:w#0|r#0", "hb-reachability", id="ord002-after"),
-    pytest.param(stream_ordered_pair, Race, "FX-ORD-002:w#0|r#0", "hb-reachability", id="ord002-stream"),
+    pytest.param(acyclic_pair, RaceFree, "FX-ORD-002:r#0|earlier", "hb-reachability", id="ord002-after"),
+    pytest.param(stream_ordered_pair, RaceFree, "FX-ORD-002:r#0|earlier", "hb-reachability", id="ord002-stream"),
     pytest.param(posted_flushed_between, PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0", "hb-reachability",
                  id="ord003-flush-between"),
     pytest.param(lambda: posted_writer_flushes_itself(True), PostedRead, "FX-ORD-003:w#0|r#0|gpu0--dpu0",
@@ -192,6 +197,51 @@ def test_race_refuted_witness_and_replay() -> None:
     assert overlaps(w.schedule, 0, 1)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ORD_002 and v.edges == (0, 1) and v.address == 0x64
+
+
+def test_a_per_access_obligation_refuted_stands_for_the_racing_pair() -> None:
+    """The solver query of a ``RaceFree`` is the disjunction of its pairs' races: built (by hand)
+    over an earlier access that HB does not order before it, it is refuted, and the obligation
+    then names that pair, whose witness the simulator replays (the generator never builds such
+    an obligation: this is the path a sweep bug would take under ``--no-prune``)."""
+    pol = strided_race()
+    ob = RaceFree(Context(pol, PolicyGraph(pol)), 1, 0, ((0, 0),))
+    q, r = decide(ob)
+    assert r.status is not q.expect and r.status is not Status.UNKNOWN
+    w = ob.witness(r)
+    assert ob.edges[:2] == (0, 1) and w.address == 0x64 and overlaps(w.schedule, 0, 1)
+    assert "data race" in ob.message(w) and ob.culprits() == (0, 1)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.ORD_002 and v.edges == (0, 1)
+
+
+def test_a_per_access_obligation_is_read_again_from_its_witness_alone() -> None:
+    """Sharded hint verification builds obligations again and asks the fresh one for the fix of
+    a stored witness: a ``RaceFree`` reads the racing pair from the witness (its element edges and
+    address), not from what its own ``witness`` call left behind."""
+    pol = strided_race()
+    solved = RaceFree(Context(pol, PolicyGraph(pol)), 1, 0, ((0, 0),))
+    q, r = decide(solved)
+    w = solved.witness(r)
+    fresh = RaceFree(Context(pol, PolicyGraph(pol)), 1, 0, ((0, 0),))
+    assert fresh.message(w) == solved.message(w) and fresh.fix(w).text() == solved.fix(w).text()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_hb_path_cannot_certify_a_per_access_obligation(mode: str) -> None:
+    """`r` is HB-after `w0` and `w1`; its per-access obligation covers both pairs. An `hb-order`
+    certificate (one path, `w0 -> r`) offered for it would leave `w1` unchecked: the checker
+    binds `hb-order` to a pair's key and refuses it, and accepts the real `hb-before-all`."""
+    pol = policy(write("w0", fp(A, 0x0, 0x40)), write("w1", fp(A, 0x0, 0x40), after=("w0",)),
+                 read("r", fp(A, 0x0, 0x40), after=("w1",)))
+    ob = the(ordering, pol, RaceFree, "FX-ORD-002:r#0|earlier")
+    assert ob.edges == (2, 0, 1)
+    real = ob.certificate()
+    claim = Claim(ob.key, str(ob.code), tuple(ob.edges), "hb-reachability")
+    assert not certify(pol, [(claim, real)], mode).failures
+    forged = replace(real, evidence=Ordered(HbPath((0, 1, 2))))
+    (failure,) = certify(pol, [(claim, forged)], mode).failures
+    assert "does not name the obligation's accesses" in str(failure) or "does not prove" in str(failure)
 
 
 @pytest.mark.parametrize("second,key", [

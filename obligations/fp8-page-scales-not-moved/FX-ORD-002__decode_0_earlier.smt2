@@ -1,25 +1,23 @@
 ; fxverify obligation FX-ORD-002
 ; policy: fp8-page-scales-not-moved (corpus/ordering/fail/fp8-page-scales-not-moved.fx)
-; key: FX-ORD-002:xfer#1|decode#0
-; edge 1 = xfer
+; key: FX-ORD-002:decode#0|earlier
 ; edge 2 = decode
+; edge 1 = xfer
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_1 Int)
 (declare-const f_1 Int)
 (declare-const s_2 Int)
 (declare-const f_2 Int)
-(declare-const k_a Int)
-(declare-const o_a Int)
-(declare-const addr Int)
-(declare-const k_b Int)
-(declare-const o_b Int)
+(declare-const k_a_0 Int)
+(declare-const o_a_0 Int)
+(declare-const addr_0 Int)
+(declare-const k_b_0 Int)
+(declare-const o_b_0 Int)
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
 (assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
 (assert (! (<= f_1 s_2) :named A_hb_1_2))
-(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 32768)) (= addr (+ (+ 2097152 (* 32768 k_a)) o_a))) :named A_shared_byte_a))
-(assert (! (and (and (<= 0 k_b) (< k_b 1)) (and (<= 0 o_b) (< o_b 41984)) (= addr (+ (+ 2097152 (* 41984 k_b)) o_b))) :named A_shared_byte_b))
-(assert (! (and (< s_1 f_2) (< s_2 f_1)) :named A_overlap))
+(assert (! (and (and (and (<= 0 k_a_0) (< k_a_0 1)) (and (<= 0 o_a_0) (< o_a_0 32768)) (= addr_0 (+ (+ 2097152 (* 32768 k_a_0)) o_a_0))) (and (and (<= 0 k_b_0) (< k_b_0 1)) (and (<= 0 o_b_0) (< o_b_0 41984)) (= addr_0 (+ (+ 2097152 (* 41984 k_b_0)) o_b_0))) (and (< s_1 f_2) (< s_2 f_1))) :named A_some_pair_races))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

@@ -1,8 +1,8 @@
 ; fxverify obligation FX-ORD-002
 ; policy: cxl-unfenced-flush-loop (corpus/ordering/fail/cxl-unfenced-flush-loop.fx)
-; key: FX-ORD-002:fill#0|take#0
-; edge 0 = fill
+; key: FX-ORD-002:take#0|earlier
 ; edge 4 = take
+; edge 0 = fill
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_0 Int)
@@ -13,11 +13,11 @@
 (declare-const f_3 Int)
 (declare-const s_4 Int)
 (declare-const f_4 Int)
-(declare-const k_a Int)
-(declare-const o_a Int)
-(declare-const addr Int)
-(declare-const k_b Int)
-(declare-const o_b Int)
+(declare-const k_a_0 Int)
+(declare-const o_a_0 Int)
+(declare-const addr_0 Int)
+(declare-const k_b_0 Int)
+(declare-const o_b_0 Int)
 (assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
 (assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
 (assert (! (and (>= s_3 0) (< s_3 f_3)) :named A_dur_3))
@@ -25,9 +25,7 @@
 (assert (! (<= f_0 s_2) :named A_hb_0_2))
 (assert (! (<= f_2 s_3) :named A_hb_2_3))
 (assert (! (<= f_3 s_4) :named A_hb_3_4))
-(assert (! (and (and (<= 0 k_a) (< k_a 1)) (and (<= 0 o_a) (< o_a 65536)) (= addr (+ (+ 549755813888 (* 65536 k_a)) o_a))) :named A_shared_byte_a))
-(assert (! (and (and (<= 0 k_b) (< k_b 1)) (and (<= 0 o_b) (< o_b 65536)) (= addr (+ (+ 549755813888 (* 65536 k_b)) o_b))) :named A_shared_byte_b))
-(assert (! (and (< s_0 f_4) (< s_4 f_0)) :named A_overlap))
+(assert (! (and (and (and (<= 0 k_a_0) (< k_a_0 1)) (and (<= 0 o_a_0) (< o_a_0 65536)) (= addr_0 (+ (+ 549755813888 (* 65536 k_a_0)) o_a_0))) (and (and (<= 0 k_b_0) (< k_b_0 1)) (and (<= 0 o_b_0) (< o_b_0 65536)) (= addr_0 (+ (+ 549755813888 (* 65536 k_b_0)) o_b_0))) (and (< s_0 f_4) (< s_4 f_0))) :named A_some_pair_races))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

@@ -1,0 +1,23 @@
+; fxverify obligation FX-ORD-002
+; policy: pinned-free-before-copy (corpus/ownership/fail/pinned-free-before-copy.fx)
+; key: FX-ORD-002:h2d#0|earlier
+; edge 1 = h2d
+; edge 0 = fill
+(set-option :produce-unsat-cores true)
+(set-logic QF_LIA)
+(declare-const s_0 Int)
+(declare-const f_0 Int)
+(declare-const s_1 Int)
+(declare-const f_1 Int)
+(declare-const k_a_0 Int)
+(declare-const o_a_0 Int)
+(declare-const addr_0 Int)
+(declare-const k_b_0 Int)
+(declare-const o_b_0 Int)
+(assert (! (and (>= s_0 0) (< s_0 f_0)) :named A_dur_0))
+(assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
+(assert (! (<= f_0 s_1) :named A_hb_0_1))
+(assert (! (and (and (and (<= 0 k_a_0) (< k_a_0 1)) (and (<= 0 o_a_0) (< o_a_0 8388608)) (= addr_0 (+ (+ 4831838208 (* 8388608 k_a_0)) o_a_0))) (and (and (<= 0 k_b_0) (< k_b_0 1)) (and (<= 0 o_b_0) (< o_b_0 8388608)) (= addr_0 (+ (+ 4831838208 (* 8388608 k_b_0)) o_b_0))) (and (< s_0 f_1) (< s_1 f_0))) :named A_some_pair_races))
+; the obligation is proved when the answer is unsat
+(check-sat)
+(exit)
