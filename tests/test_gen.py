@@ -387,6 +387,45 @@ def test_generated_policy_marks_shared_windows_noncoherent_and_proves_the_crossi
     assert res.verdict is Verdict.REFUTED and {str(d.code) for d in res.diagnostics if d.is_error} == {"FX-ORD-005"}
 
 
+def test_a_spilled_block_s_coherence_involves_its_own_write_back_and_invalidate_only(tmp_path: Path) -> None:
+    """Each block's FX-ORD-005 names only the write-back and the invalidate that can hold its
+    bytes, not every spill of the window: a refuted block's trace shows its spill and its fetch,
+    and its hint (the missing invalidate) verifies, since the other blocks' findings blame other
+    edges."""
+    peer = _as_seen_from_another_host(BEMPU, tmp_path / "peer1.json", keep_serial="0x2")
+    c = load_cxl([str(BDMU), f"peer1={peer}"], SourceMap())[0]
+    out, diags = generate_prefill(model("meta-llama--Meta-Llama-3.1-8B"), None, c,
+                                  PrefillOptions(tokens=64, layers=2, spill="1"))
+    assert not diags and out is not None
+    bad = tmp_path / "bad.fx"
+    bad.write_text(re.sub(r" invalidate kvs_\w+\[[^\]]*\]", "", out.text))
+    res = check(str(bad))
+    assert res.verdict is Verdict.REFUTED and res.solver_calls == 2 * 4  # 2 layers x 4 blocks, one query each
+    [d] = [d for d in res.diagnostics if d.is_error]
+    assert str(d.code) == "FX-ORD-005" and d.trace is not None
+    assert {ev.edge for ev in d.trace.events} == {"spill[0][0][0]", "fetch[0][0][0]"}
+    assert d.help.startswith("add `invalidate kvs_decoder3_0_g0[0][0]` to `fetch[0][0][0]`") and "(verified" in d.help
+
+
+def test_a_disaggregated_spill_a_peer_reads_pins_its_route(tmp_path: Path) -> None:
+    """With a decode node behind the NICs, a fabric path from a GPU to the CXL memory runs
+    through a NIC and the posted RDMA link: the spill the peer host reads pins the machine's
+    own route (as the sends do), and the policy is proved, FX-ORD-003 by the same requester's
+    route rather than refuted for every block and every posted link."""
+    peer = _as_seen_from_another_host(BEMPU, tmp_path / "peer1.json", keep_serial="0x2")
+    c = load_cxl([str(BDMU), f"peer1={peer}"], SourceMap())[0]
+    t = load_topology(str(P4D), SourceMap())[0]
+    out, diags = generate_prefill(model("meta-llama--Meta-Llama-3.1-8B"), t, c,
+                                  PrefillOptions(tokens=32, layers=1, spill="1", tp=2, disaggregate=True))
+    assert not diags and out is not None
+    assert "by gpu0.copy_done after kvw[l, 0, b] stream d2h" in out.text
+    assert " via gpu0 -- sw0, sw0 -- cpu0, cpu0 -- mem3 writeback kvs_decoder3_0_g0[l - 0, b] " in out.text
+    p = tmp_path / "p.fx"
+    p.write_text(out.text)
+    res = check(str(p), CheckOptions(verify_hints=False))
+    assert res.verdict is Verdict.PROVED and res.solver_calls == 0, [d.message for d in res.diagnostics][:3]
+
+
 def test_host_labels_that_share_nothing_or_name_a_device(tmp_path: Path) -> None:
     other = _as_seen_from_another_host(BEMPU, tmp_path / "other.json", keep_serial=None)
     c = load_cxl([str(BDMU), f"peer9={other}"], SourceMap())[0]

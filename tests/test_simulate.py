@@ -12,6 +12,8 @@ from fxverify.replay.footprints import shared_byte
 from fxverify.replay.simulate import Simulator
 from fxverify.pipeline import CheckOptions, check
 from fxverify.replay.static_rules import worst_case_output
+from fxverify.resolve import load_policy
+from fxverify.source import SourceMap
 from fxverify.result import Verdict
 from fxverify.smt.terms import const, evaluate
 from fxverify.vocab import CODECS
@@ -115,3 +117,29 @@ def test_a_write_back_of_another_space_at_the_same_addresses_is_other_memory(tmp
         r = check(str(p), CheckOptions(verify_hints=False))
         assert not [d for d in r.diagnostics if d.code is codes.INT_001], [d.message for d in r.diagnostics]
         assert {o.verdict for o in r.outcomes if o.code is codes.ORD_005} == {want}
+
+
+_OWNER_POLICIES = ("ownership/ok/handoff-round-trip.fx", "ownership/ok/block-pool-reuse.fx",
+                   "ownership/ok/free-block-during-pool-handoff.fx", "ownership/ok/one-edge-two-owners.fx")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(_OWNER_POLICIES), st.data())
+def test_owner_timeline_answers_as_owners_at(name: str, data: st.DataObject) -> None:
+    """The indexed owners a trace asks for (``World.owner_timeline``) are ``owners_at``'s, for any
+    subset of timed edges, with ties in finish times, at every finish time, between them and
+    after all."""
+    pol = load_policy(str(ROOT / "corpus" / name), SourceMap())[0]
+    assert pol is not None
+    sim = Simulator(pol)
+    sched = {}
+    for e in pol.edges:
+        if data.draw(st.booleans(), label=f"timed {e.name}"):
+            s = data.draw(st.integers(0, 6))
+            sched[e.eid] = (s, s + data.draw(st.integers(1, 3)))
+    ids = sorted(sched)
+    timeline = sim.owner_timeline(ids, sched)
+    times = sorted({f for _, f in sched.values()} | {0})
+    for r in pol.regions:
+        for t in [x + d for x in times for d in (-0.5, 0, 0.5)] + [float("inf")]:
+            assert timeline.at(r.name, t) == sim.owners_at(r.name, t, ids, sched), (r.name, t)

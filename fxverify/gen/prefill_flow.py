@@ -307,7 +307,9 @@ def _spills(p: PrefillPlan) -> Program:
     records the new owner in ``block_owner``. In a window another host maps too
     (``FabricPlan.peer_of``) the slot goes to that host instead, which reads it (``fetch``): the
     spill writes the slot back and the fetch invalidates it first, so the read sees the spilled
-    bytes without cross-host coherence (specs/obligations.md, FX-ORD-005)."""
+    bytes without cross-host coherence (specs/obligations.md, FX-ORD-005); the spill then pins
+    its route over the machine's own links (``pinned_route``), as the sends do, so no posted
+    link to the decode node may carry the bytes the other host reads (FX-ORD-003)."""
     s, f, c = p.sizes, p.fabric, p.cxl_layout
     if not s.spill_layers:
         return []
@@ -333,9 +335,13 @@ def _spills(p: PrefillPlan) -> Program:
             to = peer or f.home[sw.window.name]
             slot = f"kvs_{sp}_g{gi}[$(l - {a}), $(b)]"
             key = f"$(((l - {first}) * {G} + {gi}) * {B} + b)"
+            # Another host reads the slot, so the spill's route matters (FX-ORD-003): unpinned, it
+            # could be any fabric path, through a NIC and the posted RDMA link to the decode node
+            # among them. The copy engine writes over the machine's own links (``pinned_route``).
+            via = ", ".join(f"{x} -- {y}" for x, y in pinned_route(f, g, f.home[sw.window.name])) if peer else ""
             body = [Stmt(
                 f"edge spill[$(l), {r}, $(b)]: move kvb{r}[$(l), $(b)] -> {slot} by {g}.copy_done after kvw[$(l), {r}, $(b)] "
-                f"stream d2h\n    transform {q}\n" + (f"    writeback {slot}\n" if peer else "")
+                f"stream d2h\n    transform {q}\n" + (f"    via {via}\n    writeback {slot}\n" if peer else "")
                 + f"    handoff {slot}: {g} -> {to}\n    update block_owner[{key}] = {to}")]
             if peer:
                 body.append(Stmt(f"edge fetch[$(l), {r}, $(b)]: read {slot} by {peer}.run after spill[$(l), {r}, $(b)] "

@@ -29,7 +29,8 @@ rules and their sources are in ``specs/obligations.md`` section 1 ("Non-coherent
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+from collections.abc import Iterator, Sequence
 
 from fxverify.certificate import Evidence, Ordered, WrittenBack
 from fxverify.diagnostics import codes
@@ -141,6 +142,26 @@ def shared_hull(a: Footprint, b: Footprint) -> tuple[int, int]:
 CacheStep = tuple[int, int]
 
 
+class CacheClauses:
+    """The write-back (or invalidate) footprints of one space by one device, sorted by their lowest
+    byte, to find those that meet a range in O(log n + candidates) instead of a scan of all of
+    them (a spilled layer has one per KV block, and every block's FX-ORD-005 asks). The same
+    window search as ``lower.watches``: a footprint meeting ``[lo, hi)`` starts in
+    ``[lo - longest, hi)``."""
+
+    def __init__(self, refs: Sequence[tuple[CacheRef, Footprint]]) -> None:
+        items = sorted(((fp.lo, ref, fp) for ref, fp in refs), key=lambda t: (t[0], t[1]))
+        self._los = [lo for lo, _, _ in items]
+        self._items = [(ref, fp) for _, ref, fp in items]
+        self._longest = max((fp.hi - fp.lo for _, fp in self._items), default=0)
+
+    def meeting(self, lo: int, hi: int) -> tuple[CacheRef, ...]:
+        """The references of the footprints that hold a byte of ``[lo, hi)`` (exact for strided
+        ones: ``Footprint.meets``), in ``(edge id, clause position)`` order."""
+        i, j = bisect.bisect_left(self._los, lo - self._longest), bisect.bisect_left(self._los, hi)
+        return tuple(sorted(ref for ref, fp in self._items[i:j] if fp.meets(lo, hi)))
+
+
 class NonCoherentRead(Obligation):
     """FX-ORD-005: the read ``r`` of bytes that ``w`` wrote in a ``noncoherent`` space, after the
     write, sees them, for every pair of cache domains ``(a, b)`` in ``combos`` the write and the
@@ -149,8 +170,11 @@ class NonCoherentRead(Obligation):
     lands (``a`` is ``MEMORY``) or a write-back by host ``a`` (``w`` itself or an edge HB-after it)
     finishes, and the read sees memory from the start of the read (``b`` is ``MEMORY``) or of an
     invalidate by host ``b`` (``r`` itself or an edge HB-before it); the first must come no later
-    than the second, both covering the byte. ``wbs``/``invs``: every write-back and invalidate
-    footprint on the space, by device."""
+    than the second, both covering the byte. ``wbs``/``invs``: the write-back and invalidate
+    footprints on the space, by device, that meet the hull of the bytes ``w`` and ``r`` share
+    (``shared_hull``): one that meets none of them can neither land nor drop a shared byte, so
+    leaving it out changes no verdict, and keeps the query, the trace and the edges a hint
+    must not blame to the clauses that matter."""
 
     code = codes.ORD_005
 
@@ -425,13 +449,15 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     noncoherent = {s.name for s in pol.spaces if s.noncoherent}
     if not noncoherent:
         return
-    wbs: dict[str, dict[str, list[CacheRef]]] = {}  # space -> device -> write-backs
-    invs: dict[str, dict[str, list[CacheRef]]] = {}
+    wbs: dict[str, dict[str, list[tuple[CacheRef, Footprint]]]] = {}  # space -> device -> write-backs
+    invs: dict[str, dict[str, list[tuple[CacheRef, Footprint]]]] = {}
     for e in pol.edges:
         for i, fp in enumerate(e.writebacks):
-            wbs.setdefault(fp.space, {}).setdefault(e.device, []).append((e.eid, i))
+            wbs.setdefault(fp.space, {}).setdefault(e.device, []).append(((e.eid, i), fp))
         for j, fp in enumerate(e.invalidates):
-            invs.setdefault(fp.space, {}).setdefault(e.device, []).append((e.eid, j))
+            invs.setdefault(fp.space, {}).setdefault(e.device, []).append(((e.eid, j), fp))
+    wb_index = {sp: {d: CacheClauses(v) for d, v in by.items()} for sp, by in wbs.items()}
+    inv_index = {sp: {d: CacheClauses(v) for d, v in by.items()} for sp, by in invs.items()}
     for a, pa, b, pb in overlapping_pairs(ctx):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
@@ -443,6 +469,8 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                            for y in cache_domains(ctx, er.device, space) if x != y)
             if not combos or g.hb_before(r, w):
                 continue
+            lo, hi = shared_hull(acc_w.footprint, acc_r.footprint)
+            by_wb, by_inv = wb_index.get(space, {}), inv_index.get(space, {})
             yield NonCoherentRead(ctx, w, pw, r, pr, combos,
-                                  {d: tuple(v) for d, v in wbs.get(space, {}).items()},
-                                  {d: tuple(v) for d, v in invs.get(space, {}).items()})
+                                  {x: by_wb[x].meeting(lo, hi) for x, _ in combos if x in by_wb},
+                                  {y: by_inv[y].meeting(lo, hi) for _, y in combos if y in by_inv})

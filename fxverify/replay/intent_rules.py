@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Checksum, Edge, Footprint
-from fxverify.replay.footprints import elements, intersections
+from fxverify.replay.footprints import elements, intersections, shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 
 
@@ -96,6 +96,8 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             fx = _writes(E[x])
             if x == c or fx is None or not sched[c][0] < sched[x][1]:
                 continue
+            if fx.space != fc.space or fx.hi <= fc.lo or fc.hi <= fx.lo or shared_byte(fc, fx) is None:
+                continue  # the write lands on no checksummed byte: no consumer list to gather
             # A cancelled read may stop before it read anything: it consumes nothing.
             consumers = [a.footprint for y in ids if y not in (c, x) and not w.cancelled(y) and sched[c][1] <= sched[y][0]
                          and sched[y][1] <= sched[x][0] for a in E[y].accesses() if a.mode is AccessMode.READ]

@@ -117,6 +117,7 @@ def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
 def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
     out: list[Violation] = []
     E = w.policy.edges
+    owners = w.owner_timeline(ids, sched)  # owners_at, indexed once for every question below
     for e in ids:
         ee = E[e]
         touched = w.governing_regions(ee)
@@ -124,7 +125,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
                 continue
             s = sched[e][0]
-            if ee.device not in w.owners_at(r, s, ids, sched):
+            if ee.device not in owners.at(r, s):
                 # A lease (of the region or of one containing it) lives from its edge's end until a
                 # handoff of the region, not finished when the lease's edge began, starts (its own
                 # edge's handoff included: that lease is void), or until a revoke of the region (or
@@ -149,16 +150,16 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             # may unlock (unpin) it. Only the owner may revoke a lease of it.
             if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
                 continue
-            if ee.device not in w.owners_at(r, sched[e][0], ids, sched):
+            if ee.device not in owners.at(r, sched[e][0]):
                 out.append(Violation(codes.OWN_001, (e,), sched[e][0], None, f"{ee.device} does not own {r}"))
     for g in ids:
         for ls in E[g].leases:
-            if E[g].device not in w.owners_at(ls.region, sched[g][0], ids, sched):
+            if E[g].device not in owners.at(ls.region, sched[g][0]):
                 out.append(Violation(codes.OWN_003, (g,), sched[g][0], None, f"lease of {ls.region}"))
     for h in ids:
         for ho in E[h].handoffs:
             s = sched[h][0]
-            bad = ho.src != E[h].device or ho.src not in w.owners_at(ho.region, s, ids, sched) or any(
+            bad = ho.src != E[h].device or ho.src not in owners.at(ho.region, s) or any(
                 o != h and _overlap(sched, h, o) and w.handed_to(E[o], ho.region) is not None for o in ids)
             if bad:
                 out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
@@ -183,7 +184,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     out.append(Violation(codes.OWN_004, (r, u), sched[r][0], None, rel.region))
     declared = {fo.region: fo.device for fo in w.policy.final_owners}
     for region, dev in declared.items():
-        finals = w.owners_at(region, float("inf"), ids, sched)
+        finals = owners.at(region, float("inf"))
         if any(d != dev for d in finals):
             out.append(Violation(codes.OWN_005, (), None, None, region))
     return out

@@ -15,6 +15,7 @@ from fxverify.diagnostics.model import Elided, Trace, TraceEvent
 from fxverify.ir import AccessMode, Edge, Footprint, Policy, Region
 from fxverify.obligations.witness import Step, Witness
 from fxverify.replay.simulate import Simulator
+from fxverify.replay.world import OwnerTimeline
 
 _VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
 
@@ -50,7 +51,8 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
         sched = w.schedule
         ids = sorted(sched)
         hidden = {x for group in w.elided for x in group}
-        rows = {eid: _timed_events(policy, code, eid, w, sim, ids) for eid in ids}
+        owners = sim.owner_timeline(ids, sched)
+        rows = {eid: _timed_events(policy, code, eid, w, sim, owners) for eid in ids}
         raw += [ev for eid in ids if eid not in hidden for ev in rows[eid]]
     elif w.cycle:
         for i, eid in enumerate(w.cycle):
@@ -81,10 +83,11 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
     return Trace(code=code, events=tuple(events), why=why, fix=fix, facts=facts, elided=elided)
 
 
-def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulator, ids: list[int]
+def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulator, owners: OwnerTimeline
                   ) -> list[tuple[tuple, dict]]:
     """The raw events of edge ``eid`` at its times in ``w.schedule``, each with its sort key
-    (time, 0 for what happens at its end and 1 at its start, edge id, order within the edge)."""
+    (time, 0 for what happens at its end and 1 at its start, edge id, order within the edge);
+    ``owners`` answers who owns a region when (over the schedule's edges)."""
     raw: list[tuple[tuple, dict]] = []
     sched = w.schedule
     e = policy.edges[eid]
@@ -110,7 +113,7 @@ def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulat
         raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
     raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
     for h in e.handoffs:
-        before = ",".join(sorted(sim.owners_at(h.region, f - 0.5, ids, sched)))
+        before = ",".join(sorted(owners.at(h.region, f - 0.5)))
         raw.append(((f, 0, eid, 1), dict(time=f, e=e, kind="handoff", clause=h.region,
                                          detail=f"hands `{h.region}` from `{h.src}` to `{h.dst}`",
                                          owner_before=before, owner_after=h.dst)))
