@@ -15,7 +15,7 @@ access ``x`` checks the members its segments hold (``W``; for a write also ``R``
 reachability query each. When all are HB-before ``x``, transitivity makes every earlier access
 that conflicts with ``x`` HB-before it (an access of ``x``'s own edge counts as before it: what
 precedes that edge precedes ``x``). When one is not, each of ``x``'s pairs is asked of the
-reachability index on its own (``ordering._races``), and a pair HB does not order goes to a cancel
+reachability index on its own (``races.generate``), and a pair HB does not order goes to a cancel
 order or the solver: the sweep only ever proves, never refutes. Then a read joins ``R``; a write replaces ``W`` and ``R`` by itself and the members not
 HB-before it, which keeps the invariant in both cases.
 """

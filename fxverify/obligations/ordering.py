@@ -1,42 +1,37 @@
-"""Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race), FX-ORD-003 (posted write
+"""Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race, from ``races``), FX-ORD-003 (posted write
 read before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it), and, from
 ``defined``, FX-INIT-001 (a read of bytes never written);
 FX-ORD-005 and FX-ORD-006 (ordering across hosts) come from ``coherence``.
 
-Takes a ``Context``; yields ``Obligation`` objects. Races are found among pairs of accesses whose
-bounding intervals overlap (a sweep per address space), then pruned by HB reachability before any
-pair goes to the solver. The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
+Takes a ``Context``; yields ``Obligation`` objects. Posted reads, like races, are found among
+pairs of accesses whose bounding intervals overlap (a sweep per address space), then pruned by
+HB reachability before any pair goes to the solver. The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
 each query.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import (
-    EarlierAccess, EveryPath, Evidence, FlushedBetween, Ordered, OrderedBefore, SameRequester, TopologicalOrder,
-)
+from fxverify.certificate import EveryPath, Evidence, FlushedBetween, SameRequester, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
-from fxverify.errors import FxError
 from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import coherence, defined, history
-from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
-from fxverify.obligations.encode import (
-    finish, hb_label, member, relevant_edges, schedule, start, time_objectives, touch_overlap,
-)
+from fxverify.obligations import coherence, defined, races
+from fxverify.obligations.base import Context, Obligation, overlapping_pairs
+from fxverify.obligations.encode import finish, hb_label, member, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.fabric import path_constraints, path_of
+from fxverify.obligations.races import Race, RaceFree
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.terms import Term, and_, int_var, not_, or_
-from fxverify.source import Span
+from fxverify.smt.terms import and_, int_var, not_, or_
 from fxverify.vocab import LinkOrder
 
-_MODE_VERB = {AccessMode.READ: "reads", AccessMode.WRITE: "writes", AccessMode.REDUCE: "reduces into"}
+#: The race obligations live in ``races``; named here too, where the ordering family's users look.
+__all__ = ["HbCycle", "InOrder", "PostedRead", "Race", "RaceFree", "generate", "same_requester"]
 
 
 class HbCycle(Obligation):
@@ -82,238 +77,6 @@ class HbCycle(Obligation):
         cyc = list(w.cycle)
         pairs = [(cyc[i - 1], cyc[i]) for i in range(len(cyc))]
         return hint(*[DropAfter(self.name(b), self.name(a)) for a, b in pairs if self.name(a) in self.ctx.edge(b).after])
-
-
-class Race(Obligation):
-    """FX-ORD-002: accesses ``a`` and ``b`` (of different edges) to a shared byte, at least one a
-    write, are HB-ordered in every schedule, or never touch bytes at once: a cancelled edge
-    touches its bytes only until its first cancel finishes (specs/obligations.md section 1,
-    cancellation; the cancels are primary edges after ``a`` and ``b``)."""
-
-    code = codes.ORD_002
-    unique_key = True  # one per pair of accesses, and edge names are unique
-
-    def __init__(self, ctx: Context, a: int, pa: int, b: int, pb: int) -> None:
-        """A policy can have many of these pairs (those ``RaceFree`` does not cover), so the
-        spans and labels of the report are made only when asked (``primary``, ``related``)."""
-        ea, eb = ctx.edge(a), ctx.edge(b)
-        self.ctx, self.edges = ctx, (a, b)
-        self.acc_a: Access = ea.accesses()[pa]
-        self.acc_b: Access = eb.accesses()[pb]
-        self.ca, self.cb = list(ctx.cancellers.get(a, ())), list(ctx.cancellers.get(b, ()))
-        cancels = tuple(c for c in ctx.cancelled_by(a, b) if c not in (a, b)) if self.ca or self.cb else ()
-        self.edges = (a, b, *cancels)
-        self.key = f"{self.code}:{ea.name}#{pa}|{eb.name}#{pb}"
-
-    @property
-    def primary(self) -> Span:  # type: ignore[override]
-        """The span of the second edge (the access a trace marks)."""
-        return self.ctx.edge(self.edges[1]).span
-
-    @property
-    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
-        """The first edge's access, labelled with its mode."""
-        ea = self.ctx.edge(self.edges[0])
-        return (Label(ea.span, f"`{ea.name}` {_MODE_VERB[self.acc_a.mode]} here"),)
-
-    def prove_fast(self) -> str | None:
-        """``hb-reachability`` when HB orders the two accesses (never, for the pairs ``_races``
-        makes: it puts ordered pairs in a ``RaceFree``; kept for pairs built on their own); else
-        ``cancel-order`` when a cancel of one of them is HB-before one of them (the cancelled
-        edge stops touching bytes before the other starts, or touches none:
-        specs/obligations.md, FX-ORD-002); else ``None``. The method names the argument its
-        certificate (``evidence``) makes."""
-        a, b = self.edges[:2]
-        return self.order_method(self.ctx.graph.ordered(a, b), (a, b), (a, b))
-
-    def evidence(self) -> Evidence | None:
-        a, b = self.edges[:2]
-        p = self.either_path(a, b)
-        return Ordered(p) if p is not None else self.cancelled_first((a, b), (a, b))
-
-    def encode(self) -> Query:
-        a, b = self.edges[:2]
-        addr = int_var("addr")
-        ma, ka = member(self.acc_a.footprint, addr, "a")
-        mb, kb = member(self.acc_b.footprint, addr, "b")
-        self._probes = (addr, ka, kb)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
-        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", touch_overlap(a, self.ca, b, self.cb))]
-        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
-
-    def witness(self, result: Result) -> Witness:
-        return self.witness_from(result, self._probes)
-
-    def witness_from(self, result: Result, probes: tuple[Term, Term, Term]) -> Witness:
-        """The witness of a model of this pair's race condition, read through ``probes``: the
-        shared address and the element index on each side (``encode`` makes them; a
-        ``RaceFree`` query makes one such triple per pair)."""
-        a, b = self.edges[:2]
-        addr, ka, kb = probes
-        return Witness(schedule=self.schedule_of(result), address=result.int(addr),
-                       space=self.acc_a.footprint.space, elements={a: result.int(ka), b: result.int(kb)})
-
-    def culprits(self) -> tuple[int, ...]:
-        """The two accesses' edges; their cancels only explain."""
-        return self.edges[:2]
-
-    def message(self, w: Witness) -> str:
-        a, b = self.edges[:2]
-        kind = "write-write" if AccessMode.READ not in (self.acc_a.mode, self.acc_b.mode) else (
-            "read-write" if self.acc_a.mode is AccessMode.READ else "write-read")
-        if self._nonatomic():
-            kind = "non-atomic reduce"
-        cancelled = " (a cancelled transfer touches its bytes until its cancel completes)" if len(self.edges) > 2 else ""
-        return (f"data race ({kind}) on `{self.acc_b.footprint.region}`: `{self.name(a)}` and "
-                f"`{self.name(b)}` may overlap in time{cancelled}")
-
-    def _nonatomic(self) -> bool:
-        """True when both accesses accumulate and one of them is ``reduce(OP, nonatomic)``."""
-        both = self.acc_a.mode is AccessMode.REDUCE and self.acc_b.mode is AccessMode.REDUCE
-        return both and not (self.acc_a.atomic and self.acc_b.atomic)
-
-    def why(self, w: Witness) -> str:
-        if self._nonatomic():
-            return ("a non-atomic reduce loads, combines and stores: a concurrent accumulation that lands between "
-                    "its load and its store is lost, so it must be ordered like a write (after, stream order)")
-        return ("two accesses to the same byte, at least one a write, must be ordered by "
-                "happens-before (after, stream order)")
-
-    def fix(self, w: Witness) -> Hint:
-        """The second access after the first; when one of them is cancelled, first the other
-        after that cancel (once the cancel completes, the cancelled edge touches nothing: the abort
-        path of a transfer engine frees its buffers so)."""
-        a, b = self.edges[:2]
-        firsts = [after(self.name(y), self.name(c)) for x, y, cs in ((b, a, self.cb), (a, b, self.ca))
-                  for c in cs if c != y]
-        return hint(*firsts[:1], after(self.name(b), self.name(a)))
-
-
-class RaceFree(Obligation):
-    """FX-ORD-002 for one access and every earlier access it conflicts with: access ``pos`` of
-    edge ``x`` is HB-after each access of ``earlier`` (``(edge, position)`` pairs: accesses of
-    other edges that share a hull byte with it and conflict with it), so it races with none of
-    them.
-
-    The generator (``_races``) puts an earlier access here only when HB orders it before ``x``:
-    the access history (``history.after_all``) showed it for all of them at once, with one
-    reachability query per member of its state, or the reachability index did for this pair. A
-    buffer that every layer reuses gives one obligation per access instead of one per pair of
-    layers. The property is the conjunction of the pairs'
-    FX-ORD-002 properties, and the solver query (``--no-prune``, ``--dump-smt``) is their
-    disjunction of violations; a model names the pair that races, and the obligation then stands
-    for that pair (``witness``). The certificate (``hb-before-all``) gives each earlier access
-    an HB path to ``x``, so ``check --certify`` re-checks every pair the obligation covers."""
-
-    code = codes.ORD_002
-    unique_key = True  # one per access, and edge names are unique
-
-    def __init__(self, ctx: Context, x: int, pos: int, earlier: tuple[tuple[int, int], ...]) -> None:
-        """``earlier`` in ascending order, at least one. A policy can have one per access, so
-        nothing of the report is made until a refutation asks for it."""
-        ex = ctx.edge(x)
-        self.ctx, self.pos, self.earlier = ctx, pos, earlier
-        # INVARIANT: every access of ``earlier`` is HB-before ``x`` (``_races`` puts it here only
-        # then), which ``prove_fast`` relies on. ``edges`` becomes the racing pair's on a
-        # refutation (``witness``); ``access_edge`` stays ``x``.
-        self.access_edge = x
-        self.edges = (x, *(e for e, _p in earlier))
-        self.key = f"{self.code}:{ex.name}#{pos}|earlier"
-
-    @property
-    def primary(self) -> Span:  # type: ignore[override]
-        """The span of the later access's edge."""
-        return self.ctx.edge(self.access_edge).span
-
-    @property
-    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
-        """Nothing: the message names the racing pair."""
-        return ()
-
-    def prove_fast(self) -> str | None:
-        """``hb-reachability``: the generator found every earlier access HB-before this one
-        (``evidence`` gives each path)."""
-        return "hb-reachability"
-
-    def evidence(self) -> Evidence | None:
-        x = self.access_edge
-        out = []
-        for e, p in self.earlier:
-            path = self.path(e, x)
-            if path is None:
-                return None
-            out.append(EarlierAccess(e, p, path))
-        return OrderedBefore(self.pos, tuple(out))
-
-    def _pairs(self) -> list[Race]:
-        """One ``Race`` per earlier access, ``(earlier, this)`` in role order."""
-        x = self.access_edge
-        return [Race(self.ctx, e, p, x, self.pos) for e, p in self.earlier]
-
-    def encode(self) -> Query:
-        """Some earlier access and this one touch a shared byte at a common instant: the pairs'
-        race conditions (as ``Race.encode`` states them, each over its own address and element
-        variables), at least one true, on the schedule of the edges relevant to some pair (each
-        disjunct mentions only its pair and their cancels, so a model over a pair's relevant
-        edges extends to the rest: ``relevant_edges``). The model is minimised like a pair's:
-        each pair's address and elements in turn, then the times."""
-        g = self.ctx.graph
-        races = self._pairs()
-        keep: set[int] = set()
-        for r in races:
-            keep |= relevant_edges(g, r.edges)
-        cons = schedule(g, keep)
-        hits: list[Term] = []
-        probes: list[tuple[Term, Term, Term]] = []
-        for i, r in enumerate(races):
-            a, b = r.edges[:2]
-            addr = int_var(f"addr_{i}")
-            ma, ka = member(r.acc_a.footprint, addr, f"a_{i}")
-            mb, kb = member(r.acc_b.footprint, addr, f"b_{i}")
-            hits.append(and_(ma, mb, touch_overlap(a, r.ca, b, r.cb)))
-            probes.append((addr, ka, kb))
-        cons.append(("some_pair_races", or_(*hits)))
-        self._probes = (tuple(hits), tuple(probes))
-        prim = tuple(sorted({e for r in races for e in r.edges}))
-        return Query(self.key, tuple(cons), minimize=(*(t for p in probes for t in p), *time_objectives(prim)),
-                     header=self.header())
-
-    def witness(self, result: Result) -> Witness:
-        """The witness of the first pair whose race condition the model satisfies. From here on
-        the obligation's ``edges`` are that pair's (and its cancels'), which the simulator
-        replays and the trace shows. Raises ``FxError`` when the model satisfies no pair (a
-        solver answer that contradicts its own query)."""
-        hits, probes = self._probes
-        for r, hit, pr in zip(self._pairs(), hits, probes):
-            if result.value(hit) is True:
-                self.edges = r.edges
-                return r.witness_from(result, pr)
-        raise FxError(f"the model of {self.key} satisfies none of its pairs' races")
-
-    def _race_of(self, w: Witness) -> Race:
-        """The pair a witness shows: the earlier access of the edge ``w`` gives an element index
-        whose footprint holds ``w.address`` (the first such), against this access. Derived from
-        ``w`` alone, so an obligation built again (a shard verifying hints) reads the same pair."""
-        for r in self._pairs():
-            if r.edges[0] in w.elements and w.address is not None and r.acc_a.footprint.contains(w.address):
-                return r
-        raise FxError(f"the witness of {self.key} shows none of its pairs")
-
-    def culprits(self) -> tuple[int, ...]:
-        """The racing pair's two edges (``edges`` after ``witness``)."""
-        return self.edges[:2]
-
-    def message(self, w: Witness) -> str:
-        """The racing pair's message (``Race.message``)."""
-        return self._race_of(w).message(w)
-
-    def why(self, w: Witness) -> str:
-        """The racing pair's rule (``Race.why``)."""
-        return self._race_of(w).why(w)
-
-    def fix(self, w: Witness) -> Hint:
-        """The racing pair's hint (``Race.fix``)."""
-        return self._race_of(w).fix(w)
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -561,32 +324,6 @@ def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
     yield HbCycle(ctx, tuple(range(len(pol.edges))), f"{codes.ORD_001}:policy", pol.span)
 
 
-def _races(ctx: Context) -> Iterator[Obligation]:
-    """FX-ORD-002 (none with cyclic HB). Each conflicting pair, its accesses taken in the graph's
-    linear extension of HB, is covered once: by the ``RaceFree`` of its later access when HB
-    orders the two, else by its own ``Race`` (which a cancel order or the solver decides). HB
-    order is known without a query of its own when the access history (``history.after_all``)
-    showed the later access HB-after every earlier access it conflicts with, and asked of the
-    reachability index otherwise: either way one obligation per access stands for all its
-    ordered pairs, so the count grows with the accesses, not with the pairs."""
-    g = ctx.graph
-    if not g.is_acyclic():
-        return
-    pol = ctx.policy
-    swept = history.after_all(ctx)
-    earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
-    for a, pa, b, pb in overlapping_pairs(ctx):
-        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
-        if conflict_kind(acc_a, acc_b) == "race":
-            first, later = ((a, pa), (b, pb)) if g.rank(a) < g.rank(b) else ((b, pb), (a, pa))
-            if later in swept or g.hb_before(first[0], later[0]):
-                earlier[later].append(first)
-            else:
-                yield Race(ctx, a, pa, b, pb)
-    for (x, pos), before in sorted(earlier.items()):
-        yield RaceFree(ctx, x, pos, tuple(sorted(before)))
-
-
 def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[Context], Iterator[Obligation]]:
     """``gen``, yielding nothing with cyclic HB."""
 
@@ -644,5 +381,5 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
 #: repeated). INVARIANT: no code comes from two stages, so a key (which starts with its code)
 #: never repeats across stages and dropping repeated keys stage by stage drops the same ones.
 STAGES: tuple[Callable[[Context], Iterator[Obligation]], ...] = (
-    _paths_and_cycles, _races, _acyclic_only(_posted), _acyclic_only(defined.generate),
+    _paths_and_cycles, races.generate, _acyclic_only(_posted), _acyclic_only(defined.generate),
     _acyclic_only(coherence.generate))

@@ -4,8 +4,6 @@
 ; edge 0 = fill
 ; edge 4 = take
 ; edge 1 = flush
-; edge 2 = ring
-; edge 3 = wake
 (set-option :produce-unsat-cores true)
 (set-logic QF_LIA)
 (declare-const s_0 Int)
@@ -35,10 +33,7 @@
 (assert (! (and (and (<= 0 k_w) (< k_w 1)) (and (<= 0 o_w) (< o_w 65536)) (= addr (+ (+ 549755813888 (* 65536 k_w)) o_w))) :named A_shared_byte_w))
 (assert (! (and (and (<= 0 k_r) (< k_r 1)) (and (<= 0 o_r) (< o_r 65536)) (= addr (+ (+ 549755813888 (* 65536 k_r)) o_r))) :named A_shared_byte_r))
 (assert (! (<= f_0 s_4) :named A_read_after_write))
-(assert (! (not (and (and (and (<= 549755813888 addr) (< addr 549755879424)) (<= f_0 s_1)) (and (and (<= 549755879424 addr) (< addr 549755879488)) (<= f_3 s_4)) (<= f_1 s_3))) :named A_stale_1_0_3_0))
 (assert (! (not (and (and (and (<= 549755813888 addr) (< addr 549755879424)) (<= f_0 s_1)) (and (and (<= 549755813888 addr) (< addr 549755879424)) true) (<= f_1 s_4))) :named A_stale_1_0_4_0))
-(assert (! (not (and (and (and (<= 549755879424 addr) (< addr 549755879488)) (<= f_0 s_2)) (and (and (<= 549755879424 addr) (< addr 549755879488)) (<= f_3 s_4)) (<= f_2 s_3))) :named A_stale_2_0_3_0))
-(assert (! (not (and (and (and (<= 549755879424 addr) (< addr 549755879488)) (<= f_0 s_2)) (and (and (<= 549755813888 addr) (< addr 549755879424)) true) (<= f_2 s_4))) :named A_stale_2_0_4_0))
 ; the obligation is proved when the answer is unsat
 (check-sat)
 (exit)

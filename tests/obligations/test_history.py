@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 
 from fxverify.graph import PolicyGraph
 from fxverify.obligations import ordering
-from fxverify.obligations.base import Context, overlapping_pairs
+from fxverify.obligations.base import Context, conflict_kind, overlapping_pairs
 
 from tests.ir_builders import A, policy, read, whole, write
 from tests.policies import reuse_policies
@@ -50,7 +50,7 @@ def test_the_sweep_proves_only_ordered_pairs(policy) -> None:
         assert all(ctx.graph.hb_before(e, ob.edges[0]) for e, _p in ob.earlier), ob.key
     # every conflicting pair of the pairwise check is covered, once
     pairs = sorted((a, pa, b, pb) for a, pa, b, pb in overlapping_pairs(ctx)
-                   if ordering.conflict_kind(ctx.edge(a).accesses()[pa], ctx.edge(b).accesses()[pb]) == "race")
+                   if conflict_kind(ctx.edge(a).accesses()[pa], ctx.edge(b).accesses()[pb]) == "race")
     assert sorted(_covered(races, free)) == pairs
 
 
@@ -76,7 +76,7 @@ def test_a_buffer_every_layer_reuses_costs_obligations_per_access(layers: int) -
         edges.append(read(f"r{i}", whole(A), after=(f"w{i}",)))
     ctx, races, free = _races(policy(*edges))
     pairs = [(a, b) for a, _pa, b, _pb in overlapping_pairs(ctx)
-             if ordering.conflict_kind(ctx.edge(a).accesses()[0], ctx.edge(b).accesses()[0]) == "race"]
+             if conflict_kind(ctx.edge(a).accesses()[0], ctx.edge(b).accesses()[0]) == "race"]
     assert not races
     assert len(free) == 2 * layers - 1
     assert len(pairs) == sum(len(ob.earlier) for ob in free) == layers * (layers - 1) * 3 // 2 + layers
