@@ -152,7 +152,7 @@ def check(
                                                    "family key, with its count)."),
     config: Optional[Path] = typer.Option(None, "--config", readable=False, envvar=_env("config"),
                                           help="Settings file (default: the nearest .fxverify.toml, or pyproject.toml "
-                                               "with \\[tool.fxverify], from here up to the repository root)."),
+                                               "with a tool.fxverify table, from here up to the repository root)."),
     certify: Optional[str] = typer.Option(None, "--certify", metavar="[python|smt]",
                                           help="Re-validate the certificate of every fast (non-solver) proof with the "
                                                "independent checker: in Python (a bare `--certify`), or as SMT queries (`smt`)."),
