@@ -77,15 +77,21 @@ class Race(Obligation):
         p = self.either_path(a, b)
         return Ordered(p) if p is not None else self.cancelled_first((a, b), (a, b))
 
-    def encode(self) -> Query:
+    def conditions(self, suffix: str = "") -> tuple[tuple[Term, Term, Term], tuple[Term, Term, Term]]:
+        """The race condition's three parts (``addr`` is a byte of each footprint, the two touch
+        bytes at a common instant) and its probes ``(addr, k_a, k_b)``, over variables named with
+        ``suffix`` (a ``RaceFree`` query holds one set per pair)."""
         a, b = self.edges[:2]
-        addr = int_var("addr")
-        ma, ka = member(self.acc_a.footprint, addr, "a")
-        mb, kb = member(self.acc_b.footprint, addr, "b")
-        self._probes = (addr, ka, kb)
+        addr = int_var(f"addr{suffix}")
+        ma, ka = member(self.acc_a.footprint, addr, f"a{suffix}")
+        mb, kb = member(self.acc_b.footprint, addr, f"b{suffix}")
+        return (ma, mb, touch_overlap(a, self.ca, b, self.cb)), (addr, ka, kb)
+
+    def encode(self) -> Query:
+        (ma, mb, overlap), self._probes = self.conditions()
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
-        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", touch_overlap(a, self.ca, b, self.cb))]
-        return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
+        cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap)]
+        return Query(self.key, tuple(cons), minimize=(*self._probes, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
         return self.witness_from(result, self._probes)
@@ -212,12 +218,9 @@ class RaceFree(Obligation):
         hits: list[Term] = []
         probes: list[tuple[Term, Term, Term]] = []
         for i, r in enumerate(races):
-            a, b = r.edges[:2]
-            addr = int_var(f"addr_{i}")
-            ma, ka = member(r.acc_a.footprint, addr, f"a_{i}")
-            mb, kb = member(r.acc_b.footprint, addr, f"b_{i}")
-            hits.append(and_(ma, mb, touch_overlap(a, r.ca, b, r.cb)))
-            probes.append((addr, ka, kb))
+            parts, pr = r.conditions(f"_{i}")
+            hits.append(and_(*parts))
+            probes.append(pr)
         cons.append(("some_pair_races", or_(*hits)))
         self._probes = (tuple(hits), tuple(probes))
         prim = tuple(sorted({e for r in races for e in r.edges}))
