@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 from abc import ABC, abstractmethod
-from array import array
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from typing import ClassVar
@@ -73,8 +72,6 @@ class Context:
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self._touched: dict[int, dict[str, bool]] | None = None
         self._owner_checks: dict[int, dict[str, bool]] | None = None
-        self._pairs: Pairs | None = None
-        self._pairs_with_reads: Pairs | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -470,91 +467,3 @@ def conflict_kind(a: Access, b: Access) -> str | None:
             return None
         return "reduce"
     return "race"
-
-
-def overlapping_pairs(ctx: Context, reads: bool = False) -> Pairs:
-    """All pairs of accesses of different edges whose bounding intervals share a byte, found by a
-    sweep over each address space (O(n log n + pairs)).
-
-    Returns ``(eid_a, pos_a, eid_b, pos_b)`` with ``eid_a < eid_b``, sorted. Read-read pairs are
-    skipped (they never conflict) unless ``reads`` is set: alias-set disjointness (FX-ALIAS-001,
-    BRIEF section 3) is about footprints, whatever their mode. Cached on the context, per flag.
-    """
-    if reads:
-        if ctx._pairs_with_reads is None:
-            ctx._pairs_with_reads = _sweep(ctx, True)
-        return ctx._pairs_with_reads
-    if ctx._pairs is None:
-        ctx._pairs = _sweep(ctx, False)
-    return ctx._pairs
-
-
-def meeting_pairs(left: list[Footprint | None], right: list[Footprint | None]) -> list[tuple[int, int]]:
-    """The index pairs ``(i, j)`` such that ``left[i]`` and ``right[j]`` lie in the same address
-    space and their hulls ``[lo, hi)`` share a byte (a cheap filter: obligations decide the exact,
-    strided bytes). ``None`` entries meet nothing.
-
-    A sweep over each space's interval starts, as ``_sweep`` does for accesses: O((n + m) log(n +
-    m) + pairs + the overlaps of the active lists), instead of the n * m hull tests of nested
-    loops. Returns the pairs sorted ascending."""
-    events: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)  # space -> (lo, side, index, hi)
-    for side, fps in enumerate((left, right)):
-        for i, fp in enumerate(fps):
-            if fp is not None:
-                events[fp.space].append((fp.lo, side, i, fp.hi))
-    out: list[tuple[int, int]] = []
-    for _space, evs in sorted(events.items()):
-        evs.sort()
-        active: tuple[list[tuple[int, int]], list[tuple[int, int]]] = ([], [])  # per side: (hi, index)
-        for lo, side, i, hi in evs:
-            other = [t for t in active[1 - side] if t[0] > lo]
-            active[1 - side][:] = other
-            out.extend((i, j) if side == 0 else (j, i) for _h, j in other)
-            active[side].append((hi, i))
-    out.sort()
-    return out
-
-
-class Pairs:
-    """Access pairs ``(eid_a, pos_a, eid_b, pos_b)``, each packed in one integer of an array (8
-    bytes a pair instead of a tuple's 90): a policy whose buffers every layer reuses has millions.
-    Iterating yields the tuples in ascending order; ``len`` counts pairs."""
-
-    def __init__(self, packed: Sequence[int], shift: int) -> None:
-        self._packed, self._shift = packed, shift
-
-    @staticmethod
-    def shift_for(edges: int) -> int:
-        """Bits of one packed half (an edge id, then 8 bits of access position: an edge has at most
-        two accesses): 32 while edge ids fit in 24 bits, so a pair fits in 64."""
-        return max(24, edges.bit_length()) + 8
-
-    def __len__(self) -> int:
-        return len(self._packed)
-
-    def __iter__(self) -> Iterator[tuple[int, int, int, int]]:
-        shift, mask = self._shift, (1 << self._shift) - 1
-        for x in self._packed:
-            hi, lo = x >> shift, x & mask
-            yield hi >> 8, hi & 0xFF, lo >> 8, lo & 0xFF
-
-
-def _sweep(ctx: Context, reads: bool) -> Pairs:
-    found: list[int] = []
-    shift = Pairs.shift_for(len(ctx.policy.edges))
-    for _space, items in sorted(ctx.accesses_by_space().items()):
-        active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
-        for eid, pos, acc in items:
-            lo = acc.footprint.lo
-            active = [t for t in active if t[0] > lo]
-            for hi2, eid2, pos2, acc2 in active:
-                if eid2 == eid:
-                    continue
-                if not reads and acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
-                    continue
-                # packed so that integers sort as the tuples (eid_a, pos_a, eid_b, pos_b) do
-                a, b = ((eid2 << 8) | pos2, (eid << 8) | pos) if eid2 < eid else ((eid << 8) | pos, (eid2 << 8) | pos2)
-                found.append((a << shift) | b)
-            active.append((acc.footprint.hi, eid, pos, acc))
-    found.sort()
-    return Pairs(array("q", found) if 2 * shift < 64 else found, shift)

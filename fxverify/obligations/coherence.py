@@ -37,7 +37,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint, Invalidate, Writeback, after, hint
 from fxverify.ir import AccessMode, Footprint
-from fxverify.obligations.base import Context, Obligation, overlapping_pairs
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.encode import (
     contains, finish, member, relevant_edges, schedule, start, time_objectives,
 )
@@ -458,7 +459,9 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             invs.setdefault(fp.space, {}).setdefault(e.device, []).append(((e.eid, j), fp))
     wb_index = {sp: {d: CacheClauses(v) for d, v in by.items()} for sp, by in wbs.items()}
     inv_index = {sp: {d: CacheClauses(v) for d, v in by.items()} for sp, by in invs.items()}
-    for a, pa, b, pb in overlapping_pairs(ctx):
+    # only a write (or reduction) and a read (or reduction) of a noncoherent space's bytes
+    writer, reader = (lambda _e, _p, acc: acc.mode is not AccessMode.READ), (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
+    for a, pa, b, pb in pairs_where(ctx, writer, reader, spaces=noncoherent):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]

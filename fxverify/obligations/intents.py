@@ -20,7 +20,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropExpected, Hint, Option, SetAction, Swap, after, hint
 from fxverify.ir import AccessMode, Edge, Footprint, XfKind
-from fxverify.obligations.base import Context, Obligation, meeting_pairs
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, relevant_edges, schedule, start, time_objectives,
 )

@@ -21,7 +21,8 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations import coherence, defined, races
-from fxverify.obligations.base import Context, Obligation, overlapping_pairs
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.encode import finish, hb_label, member, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.races import Race, RaceFree
@@ -354,15 +355,24 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
         return
     posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
     own_memory: set[tuple[int, int]] = set()  # writing accesses whose own-memory read-backs have their obligation
-    for a, pa, b, pb in overlapping_pairs(ctx):
+
+    def links_of(w: int) -> list[Link]:
+        links = posted.get(w)
+        if links is None:
+            links = posted[w] = g.posted_links(pol.edges[w])
+        return links
+
+    # only a write over a posted link and a read (or reduction) of its bytes: the sweep skips
+    # the pairs of writes no posted link carries
+    writer = (lambda e, _p, acc: acc.mode is not AccessMode.READ and bool(links_of(e)))
+    reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
+    for a, pa, b, pb in pairs_where(ctx, writer, reader):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             ew, er = pol.edges[w], pol.edges[r]
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
             if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
                 continue
-            links = posted.get(w)
-            if links is None:
-                links = posted[w] = g.posted_links(ew)
+            links = links_of(w)
             if not links or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
             same = same_requester(ctx, ew, acc_w, er)

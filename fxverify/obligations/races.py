@@ -2,7 +2,7 @@
 orders before it, and one ``Race`` per conflicting pair HB does not order.
 
 Takes a ``Context``; yields ``Obligation`` objects (``generate``, a stage of ``ordering``). The
-pairs are those of ``base.overlapping_pairs`` that conflict (``base.conflict_kind``); the access
+pairs are those of ``pairs.conflicting_pairs`` (``base.conflict_kind`` says they conflict); the access
 history (``history.after_all``, after FastTrack) shows most of an access's pairs ordered at once,
 and the reachability index the rest. The semantics are BRIEF sections 2 and 3;
 ``specs/obligations.md`` (FX-ORD-002) gives each query. Emits no diagnostics itself.
@@ -20,7 +20,8 @@ from fxverify.edits import Hint, after, hint
 from fxverify.errors import FxError
 from fxverify.ir import Access, AccessMode
 from fxverify.obligations import history
-from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
+from fxverify.obligations.base import Context, Obligation, conflict_kind
+from fxverify.obligations.pairs import conflicting_pairs
 from fxverify.obligations.encode import member, relevant_edges, schedule, time_objectives, touch_overlap
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -279,7 +280,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     pol = ctx.policy
     swept = history.after_all(ctx)
     earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
-    for a, pa, b, pb in overlapping_pairs(ctx):
+    for a, pa, b, pb in conflicting_pairs(ctx):
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         if conflict_kind(acc_a, acc_b) == "race":
             first, later = ((a, pa), (b, pb)) if g.rank(a) < g.rank(b) else ((b, pb), (a, pa))

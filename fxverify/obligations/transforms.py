@@ -24,7 +24,8 @@ from fxverify.ir import (
     AccessMode, Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
 from fxverify.obligations import intents
-from fxverify.obligations.base import Context, Obligation, conflict_kind, overlapping_pairs
+from fxverify.obligations.base import Context, Obligation, conflict_kind
+from fxverify.obligations.pairs import conflicting_reductions, pairs_where
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
 )
@@ -575,12 +576,18 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield ChecksumChain(ctx, e)
         if e.transforms or (e.src is not None and e.dst is not None):
             yield Layout(ctx, e)
-    pairs = overlapping_pairs(ctx)
+    # Every pair below has a reduction on one side, and none is two reductions that commute: the
+    # sweeps visit only those. A buffer that every layer reduces into (an all-reduce's) has
+    # pairs of commuting reductions in the square of the layers, and they give nothing here.
+    for a, pa, b, pb in conflicting_reductions(ctx):
+        if conflict_kind(pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]) == "reduce":
+            yield UnsafeReduce(ctx, a, pa, b, pb)
+    reduction = (lambda _e, _p, acc: acc.mode is AccessMode.REDUCE)
+    plain = (lambda _e, _p, acc: acc.mode is not AccessMode.REDUCE)
+    pairs = pairs_where(ctx, reduction, plain)
     readers_of: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for a, pa, b, pb in pairs:
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
-        if conflict_kind(acc_a, acc_b) == "reduce":
-            yield UnsafeReduce(ctx, a, pa, b, pb)
         for (x, px, ax), (y, py, ay) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
             # A cancelled read may stop before it read the bytes: it consumes nothing.
             if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ and not ctx.cancellers.get(y):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from fxverify.ir import Compress, Footprint, Handoff
 from fxverify.obligations.families import generate
 from fxverify.obligations.alias import Bounds
-from fxverify.obligations.base import meeting_pairs
+from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.hooks import NoPath, UndeclaredHook
 from fxverify.obligations.maps import LocalMap, PerDeviceRead
 from fxverify.obligations.ordering import HbCycle, InOrder

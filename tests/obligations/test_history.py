@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 
 from fxverify.graph import PolicyGraph
 from fxverify.obligations import ordering
-from fxverify.obligations.base import Context, conflict_kind, overlapping_pairs
+from fxverify.obligations.base import Context, conflict_kind
+from fxverify.obligations.pairs import overlapping_pairs
 
 from tests.ir_builders import A, policy, read, whole, write
 from tests.policies import reuse_policies
