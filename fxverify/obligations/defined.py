@@ -9,9 +9,11 @@ flow) and no ``alloc`` of a region holding it starts before ``s(u)``, or among t
 write ``w`` that can serve ``u`` (``serves``) defines (``ir.Edge.defines``: a move defines only as
 many destination bytes as its chain emits) with ``f(w) <= s(u)`` and *in the same allocation*: no
 ``alloc`` ``a`` of a region holding the byte lies between them, ``s(w) < f(a)`` and ``s(a) < s(u)``
-(a reused block holds the previous request's bytes, not this one's). The candidate writers of a read are the accesses whose bounding intervals meet
-its own (``base.overlapping_pairs``, a sweep per address space), so a policy of tens of
-thousands of edges is not quadratic. The fast proof covers the read's footprint with the
+(a reused block holds the previous request's bytes, not this one's). The writers a read lists
+are first the latest writes of its bytes before it (``recent_writers``), and only when those do
+not prove it every serving write whose bounding interval meets its own (``pairs.pairs_where``, a
+sweep per address space): a buffer that every layer reuses is not quadratic in the layers. The
+fast proof covers the read's footprint with the
 footprints of the writers HB-before it and the ``init`` ranges by exact interval and stride
 arithmetic (``first_gap``), each less the regions of the ``alloc``s HB does not order outside
 it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``). Without allocations that proof is
@@ -33,7 +35,8 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import Edit, Hint, Init, Option, SetAction, Swap, Widen, after, hint, narrow
 from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.graph import PolicyGraph
-from fxverify.obligations.base import Context, Obligation, overlapping_pairs
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -166,13 +169,64 @@ def writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
     hit = ctx.__dict__.get("_writers")
     if hit is None:
         hit = defaultdict(list)
-        for a, pa, b, pb in overlapping_pairs(ctx):
+        # only a reading access and a writing one that nobody cancels (``serves``)
+        reader = (lambda _e, _p, acc: reads(acc))
+        writer = (lambda e, _p, acc: writes(acc) and not ctx.cancellers.get(e))
+        for a, pa, b, pb in pairs_where(ctx, reader, writer):
             for u, pu, w, pw in ((a, pa, b, pb), (b, pb, a, pa)):
                 if reads(ctx.edge(u).accesses()[pu]) and serves(ctx, w, pw, u, pu):
                     hit[(u, pu)].append((w, pw))
         for v in hit.values():
             v.sort()
         ctx.__dict__["_writers"] = hit
+    return hit
+
+
+#: How many of the latest writes of each byte range ``recent_writers`` keeps: enough for the
+#: concurrent contributions of an all-reduce (one per rank) to leave the write before them in view.
+RECENT = 16
+
+
+def recent_writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
+    """Reading access ``(edge, position)`` -> the latest ``RECENT`` serving writes (``serves``) of
+    each byte range its hull meets, in the graph's linear extension of HB before it: the writes
+    the fast proof tries first. Only writes earlier in that order can happen-before the read, and
+    in a flow that reuses its buffers, the write that defines a read's bytes is one of the last
+    ones before it; the older writes of the same bytes (every earlier layer's) are not visited.
+
+    One sweep over the edges in HB-rank order, per address space, over the segments between the
+    hull bounds of its writes: a read collects the writes kept on the segments it meets, then a
+    write joins the segments of its hull. Cost: O(accesses x segments met x ``RECENT``), not the
+    pairs of a reused buffer. Cached on the context."""
+    hit = ctx.__dict__.get("_recent")
+    if hit is not None:
+        return hit
+    pol, g = ctx.policy, ctx.graph
+    bounds: dict[str, set[int]] = defaultdict(set)
+    for e in pol.edges:
+        for a in e.accesses():
+            if writes(a):
+                bounds[a.footprint.space].update((a.footprint.lo, a.footprint.hi))
+    cuts = {space: sorted(b) for space, b in bounds.items()}
+    kept: dict[str, list[tuple[tuple[int, int], ...]]] = {space: [()] * len(c) for space, c in cuts.items()}
+    hit = {}
+    for eid in sorted(range(len(pol.edges)), key=g.rank):
+        accs = pol.edges[eid].accesses()
+        for pos, a in enumerate(accs):
+            if reads(a):
+                fp, seen = a.footprint, {}
+                c = cuts.get(fp.space, [])
+                for i in range(max(0, bisect.bisect_right(c, fp.lo) - 1), bisect.bisect_left(c, fp.hi)):
+                    for wv in kept[fp.space][i]:
+                        seen[wv] = None
+                hit[(eid, pos)] = [wv for wv in seen if serves(ctx, wv[0], wv[1], eid, pos)]
+        for pos, a in enumerate(accs):
+            if writes(a):
+                fp = a.footprint
+                c, segs = cuts[fp.space], kept[fp.space]
+                for i in range(bisect.bisect_left(c, fp.lo), bisect.bisect_left(c, fp.hi)):
+                    segs[i] = (segs[i] + ((eid, pos),))[-RECENT:]
+    ctx.__dict__["_recent"] = hit
     return hit
 
 
@@ -251,11 +305,17 @@ class Unwritten(Obligation):
 
     def __init__(self, ctx: Context, u: int, pos: int) -> None:
         eu = ctx.edge(u)
-        self.pos = pos
+        self.ctx, self.edges, self.pos = ctx, (u,), pos
         self.fp: Footprint = eu.accesses()[pos].footprint
-        self.ws = writers(ctx).get((u, pos), [])
         self.inits = init_meeting(ctx, self.fp)
         self.allocs = covering_allocs(ctx, self.fp)
+        # The latest writes of the read's bytes first (``recent_writers``): when they cover it,
+        # the obligation is the stronger "these writes define every byte" and the older writes
+        # of a reused buffer are never listed; else every serving write, as the solver needs.
+        self.ws = recent_writers(ctx).get((u, pos), [])
+        self._cover: bool | None = self._covered()
+        if not self._cover:
+            self.ws, self._cover = writers(ctx).get((u, pos), []), None
         ids = sorted({w for w, _ in self.ws})
         related = tuple(Label(ctx.edge(w).span, f"`{ctx.edge(w).name}` writes here") for w in ids[:3])
         rest = tuple(dict.fromkeys(a for a, _lo, _hi in self.allocs if a != u and a not in ids))
@@ -290,6 +350,8 @@ class Unwritten(Obligation):
         return pieces
 
     def _covered(self) -> bool:
+        if self.__dict__.get("_cover") is not None:
+            return bool(self._cover)
         try:
             return first_gap(self.fp, self._pieces()) is None
         except OverflowError:
