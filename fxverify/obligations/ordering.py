@@ -11,6 +11,7 @@ each query.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Iterator
 
 import networkx as nx
@@ -20,9 +21,9 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
 from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import coherence, defined, races
+from fxverify.obligations import coherence, defined, history, races
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.pairs import pairs_where
+from fxverify.obligations.pairs import Pairs, first_after, pairs_where
 from fxverify.obligations.encode import finish, hb_label, member, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.races import Race, RaceFree
@@ -136,9 +137,23 @@ class PostedRead(Obligation):
             return "same-requester"
         if w in self.flushes and g.hb_before(w, r):
             return "hb-reachability"  # the writer flushes the link itself when it finishes
-        if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self.flushes):
+        if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self._between()):
             return "hb-reachability"
         return None
+
+    def _between(self) -> list[int]:
+        """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
+        linear extension of HB, by rank: only they can be HB-after the one and HB-before the
+        other (a link that every layer flushes has flushes in the number of layers)."""
+        g = self.ctx.graph
+        w, r = self.edges[:2]
+        cache = self.ctx.__dict__.setdefault("_flushes_by_rank", {})
+        ranked = cache.get(self.flushes)
+        if ranked is None:
+            order = sorted(self.flushes, key=g.rank)
+            ranked = cache[self.flushes] = ([g.rank(x) for x in order], order)
+        ranks, order = ranked
+        return order[bisect.bisect_right(ranks, g.rank(w)):bisect.bisect_left(ranks, g.rank(r))]
 
     def evidence(self) -> Evidence | None:
         w, r = self.edges[:2]
@@ -148,7 +163,7 @@ class PostedRead(Obligation):
             p = self.path(w, r)
             if p is not None:
                 return FlushedBetween(self.link, w, None, p)
-        for fl in self.flushes:
+        for fl in self._between():
             before, after = self.path(w, fl), self.path(fl, r)
             if before is not None and after is not None:
                 return FlushedBetween(self.link, fl, before, after)
@@ -343,9 +358,14 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     The reads of a write's bytes by the writer's own device, when the bytes lie in that device's
     own memory, are exempt whatever the reader (``SameRequester`` with an empty route depends on
     the write and on the reader's device only): one obligation per write access and link, keyed
-    by the first such read in pair order, stands for all of them. A buffer that every layer
-    writes and reads back on its own GPU would otherwise give one obligation per pair of layers,
-    the square of the layer count."""
+    by the earliest such read after the write in HB order (else the earliest before it that HB
+    does not order first), stands for all of them. A buffer that every layer writes and reads
+    back on its own GPU would otherwise give one obligation per pair of layers, the square of the
+    layer count; and its pairs are not even visited: the sweep pairs the other writes and reads
+    (``pairs.pairs_where``), and the earliest later own read comes from a sweep in HB order
+    (``pairs.first_after``). Only a write with no later own read, that the access history does
+    not show HB-after every earlier access of its bytes (``history.after_all``), has its own
+    pairs visited."""
     g, pol = ctx.graph, ctx.policy
     flushes: dict[str, list[int]] = {}
     for e in pol.edges:
@@ -354,7 +374,6 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
         return
     posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
-    own_memory: set[tuple[int, int]] = set()  # writing accesses whose own-memory read-backs have their obligation
 
     def links_of(w: int) -> list[Link]:
         links = posted.get(w)
@@ -362,28 +381,53 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
             links = posted[w] = g.posted_links(pol.edges[w])
         return links
 
-    # only a write over a posted link and a read (or reduction) of its bytes: the sweep skips
-    # the pairs of writes no posted link carries
+    def home(acc: Access) -> str:
+        return pol.space(acc.footprint.space).device
+
     writer = (lambda e, _p, acc: acc.mode is not AccessMode.READ and bool(links_of(e)))
     reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
-    for a, pa, b, pb in pairs_where(ctx, writer, reader):
-        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
+    own_writer = (lambda e, p, acc: writer(e, p, acc) and pol.edges[e].device == home(acc))
+    own_reader = (lambda e, p, acc: reader(e, p, acc) and pol.edges[e].device == home(acc))
+    # (pair order, orientation, w, pw, r, pr, same): the obligations' pairs, put in the order of
+    # the sweep's pairs below
+    found: list[tuple[tuple[int, int, int, int], int, int, int, int, int, SameRequester | None]] = []
+    others = Pairs.union([pairs_where(ctx, lambda e, p, acc: writer(e, p, acc) and not own_writer(e, p, acc), reader),
+                          pairs_where(ctx, own_writer, lambda e, p, acc: reader(e, p, acc) and not own_reader(e, p, acc))],
+                         len(pol.edges))
+    for a, pa, b, pb in others:
+        for turn, (w, pw, r, pr) in enumerate(((a, pa, b, pb), (b, pb, a, pa))):
             ew, er = pol.edges[w], pol.edges[r]
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
-            if acc_w.mode is AccessMode.READ or acc_r.mode is AccessMode.WRITE:
-                continue
-            links = links_of(w)
-            if not links or g.hb_before(r, w):
+            if not (writer(w, pw, acc_w) and reader(r, pr, acc_r)) or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
             same = same_requester(ctx, ew, acc_w, er)
-            # INVARIANT: ``same_requester`` gives the empty route only for bytes in the writer's own
-            # memory read by its own device, which holds for every such reader of ``(w, pw)``.
-            if same is not None and not same.route:
-                if (w, pw) in own_memory:
-                    continue
-                own_memory.add((w, pw))
-            for link in links:
-                yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
+            if same is None or same.route:  # the own reads come below
+                found.append(((a, pa, b, pb), turn, w, pw, r, pr, same))
+    # INVARIANT: ``same_requester`` gives the empty route exactly for an own writer's bytes read by
+    # its own device (``own_reader``), whichever read: one obligation per own write that some own
+    # read HB does not place before it, keyed by the earliest own read after it in HB order (a
+    # later-ranked read is never HB-before it), or, when none comes after it, the earliest before
+    # it that HB does not order first. Only a write with no later own read and that the access
+    # history does not show HB-after every earlier access of its bytes has its pairs visited.
+    own = first_after(ctx, own_writer, own_reader)
+    swept = history.after_all(ctx)
+    lone = (lambda e, p, acc: own_writer(e, p, acc) and (e, p) not in own and (e, p) not in swept)
+    earlier: dict[tuple[int, int], tuple[int, int]] = {}
+    for a, pa, b, pb in pairs_where(ctx, lone, own_reader):
+        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
+            acc_w, acc_r = pol.edges[w].accesses()[pw], pol.edges[r].accesses()[pr]
+            if lone(w, pw, acc_w) and own_reader(r, pr, acc_r) and not g.hb_before(r, w):
+                best = earlier.get((w, pw))
+                if best is None or (g.rank(r), r, pr) < (g.rank(best[0]), *best):
+                    earlier[(w, pw)] = (r, pr)
+    own.update(earlier)
+    for (w, pw), (r, pr) in own.items():
+        pair = (w, pw, r, pr) if (w, pw) < (r, pr) else (r, pr, w, pw)
+        found.append((pair, int(pair[0] != w), w, pw, r, pr, same_requester(ctx, pol.edges[w], pol.edges[w].accesses()[pw], pol.edges[r])))
+    found.sort(key=lambda t: t[:2])
+    for _pair, _turn, w, pw, r, pr, same in found:
+        for link in links_of(w):
+            yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
 
 
 #: The ordering obligations in the order ``generate`` yields them, in parts that can be generated

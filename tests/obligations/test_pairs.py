@@ -12,12 +12,12 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode
-from fxverify.obligations import defined
+from fxverify.obligations import defined, ordering
 from fxverify.obligations.base import Context, conflict_kind
 from fxverify.obligations.pairs import conflicting_pairs, conflicting_reductions, overlapping_pairs, pairs_where
 
-from tests.ir_builders import A, policy, read, whole, write
-from tests.policies import reuse_policies
+from tests.ir_builders import A, BUF, POSTED, flush, move, policy, read, whole, write
+from tests.policies import policies, reuse_policies
 
 MODES = list(AccessMode)
 
@@ -93,3 +93,70 @@ def test_a_read_of_a_reused_buffer_lists_only_the_latest_writes(layers: int) -> 
         assert ob.prove_fast() == "hb-cover"
         assert [ctx.edge(w).name for w, _pw in ob.ws] == [f"w{j}" for j in range(max(0, i + 1 - defined.RECENT), i + 1)]
         assert len(defined.writers(ctx)[(ob.edges[0], 0)]) == layers  # every layer's write, before or after it
+
+
+def _posted_by_pairs(ctx: Context) -> list[str]:
+    """FX-ORD-003's keys from every sweep pair, as generated before the targeted sweeps: each
+    write over a posted link and read it may see, and for the own-memory reads (``same_requester``
+    with no route) only one per write: the earliest after it in HB order (rank, then id), else the
+    earliest before it."""
+    g, pol = ctx.graph, ctx.policy
+    keys, own = [], {}
+    for a, pa, b, pb in overlapping_pairs(ctx):
+        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
+            ew, er = pol.edges[w], pol.edges[r]
+            aw, ar = ew.accesses()[pw], er.accesses()[pr]
+            links = g.posted_links(ew)
+            if aw.mode is AccessMode.READ or ar.mode is AccessMode.WRITE or not links or g.hb_before(r, w):
+                continue
+            same = ordering.same_requester(ctx, ew, aw, er)
+            if same is not None and not same.route:
+                later = g.rank(r) > g.rank(w)  # the later reads first, then by rank
+                own[(w, pw)] = min(own.get((w, pw), (not later, g.rank(r), r, pr)), (not later, g.rank(r), r, pr))
+                continue
+            keys += [f"FX-ORD-003:{ew.name}#{pw}|{er.name}#{pr}|{ln.name}" for ln in links]
+    for (w, pw), (_before, _rank, r, pr) in own.items():
+        ew = pol.edges[w]
+        keys += [f"FX-ORD-003:{ew.name}#{pw}|{pol.edges[r].name}#{pr}|{ln.name}" for ln in g.posted_links(ew)]
+    return sorted(keys)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(policies(max_edges=10))
+def test_posted_reads_are_those_of_every_pair(policy) -> None:
+    ctx = _ctx(policy)
+    if not ctx.graph.is_acyclic():
+        return
+    assert sorted(ob.key for ob in ordering._posted(ctx)) == _posted_by_pairs(ctx)
+
+
+@st.composite
+def own_posted_policies(draw):
+    """GPU moves over the posted GPU-DPU link into the GPU's own `a` (own-memory posted writes),
+    reads of `a` by the GPU and moves of it to the DPU, in random orders with some orderings
+    left out: several own reads per write, some HB-before it, some concurrent with it, and
+    writes the access history does not show HB-after every earlier access."""
+    n = draw(st.integers(3, 12))
+    edges = []
+    for i in range(n):
+        kind = draw(st.sampled_from(["own", "own", "read", "read", "dpu", "flush"]))
+        after = tuple(sorted({f"e{i - k}" for k in draw(st.lists(st.integers(1, min(i, 3)), max_size=2))})) if i else ()
+        kw = dict(after=after, stream=draw(st.sampled_from([None, "s0", "s1"])))
+        if kind == "own":
+            edges.append(move(f"e{i}", whole(BUF), whole(A), **kw))
+        elif kind == "read":
+            edges.append(read(f"e{i}", whole(A), **kw))
+        elif kind == "dpu":
+            edges.append(move(f"e{i}", whole(A), whole(BUF), device="dpu0", after=after))
+        else:
+            edges.append(flush(f"e{i}", "gpu0--dpu0", **kw))
+    return policy(*edges, links=POSTED)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(own_posted_policies())
+def test_own_memory_posted_reads_are_those_of_every_pair(policy) -> None:
+    ctx = _ctx(policy)
+    if not ctx.graph.is_acyclic():
+        return
+    assert sorted(ob.key for ob in ordering._posted(ctx)) == _posted_by_pairs(ctx)
