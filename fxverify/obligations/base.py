@@ -17,7 +17,6 @@ from __future__ import annotations
 import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import networkx as nx
@@ -27,7 +26,7 @@ from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint
 from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Access, AccessMode, Edge, Footprint, Handoff, Policy
+from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
 from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result

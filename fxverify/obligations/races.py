@@ -20,7 +20,7 @@ from fxverify.edits import Hint, after, hint
 from fxverify.errors import FxError
 from fxverify.ir import Access, AccessMode
 from fxverify.obligations import history
-from fxverify.obligations.base import Context, Obligation, conflict_kind
+from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import conflicting_pairs
 from fxverify.obligations.encode import member, relevant_edges, schedule, time_objectives, touch_overlap
 from fxverify.obligations.witness import Witness
@@ -277,16 +277,17 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     g = ctx.graph
     if not g.is_acyclic():
         return
-    pol = ctx.policy
     swept = history.after_all(ctx)
     earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    rank, hb_before = g.rank, g.hb_before
+    # INVARIANT: ``conflicting_pairs`` holds exactly the pairs ``conflict_kind`` calls a race
+    # (tests/obligations/test_pairs.py), so none is asked again here: a buffer every layer
+    # reuses has them in the square of the layers.
     for a, pa, b, pb in conflicting_pairs(ctx):
-        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
-        if conflict_kind(acc_a, acc_b) == "race":
-            first, later = ((a, pa), (b, pb)) if g.rank(a) < g.rank(b) else ((b, pb), (a, pa))
-            if later in swept or g.hb_before(first[0], later[0]):
-                earlier[later].append(first)
-            else:
-                yield Race(ctx, a, pa, b, pb)
+        first, later = ((a, pa), (b, pb)) if rank(a) < rank(b) else ((b, pb), (a, pa))
+        if later in swept or hb_before(first[0], later[0]):
+            earlier[later].append(first)
+        else:
+            yield Race(ctx, a, pa, b, pb)
     for (x, pos), before in sorted(earlier.items()):
         yield RaceFree(ctx, x, pos, tuple(sorted(before)))
