@@ -3,6 +3,9 @@
 Prints, on this machine, each figure with the reference it is a ratio to, measured in the same run:
 - P1: the check of corpus/real/llama-3.1-8b-prefill.fx against parse + resolve only (target: check
   <= 3 x parse-only);
+- P2: Llama-3.1-70B, TP 8 on the p4d topology, ``--disaggregate``, 8192 tokens, as ``gen prefill``
+  writes it (edge families; ``--p2-layers`` keeps the first N layers), against its parse (target:
+  check < 120 s and < 3 GB at 80 layers);
 - P3: Llama-3.1-70B, TP 8 on the p4d topology, ``--disaggregate --unroll`` at two prompt lengths
   (default 1024 and 8192 tokens): the exponent of check time in tokens and in edges (target
   <= 1.15); ``--layers`` keeps the first N layers (80: the full model);
@@ -11,7 +14,8 @@ Prints, on this machine, each figure with the reference it is a ratio to, measur
 - P7: ``fxverify --version`` against a bare Python start-up (target < 0.3 s);
 - the scaling curve: edges against seconds and peak memory for 70B TP 8 policies of growing size,
   from about 1k edges up to ``--max-edges`` (750k: the full-size 8192-token policy; memory
-  matters, so each check runs in a fresh process whose peak RSS is read).
+  matters, so each check runs in a fresh process whose peak RSS is read); ``family-curve`` is the
+  same in edge families, which the 8 MiB input limit does not stop, up to the full size.
 Every check runs in its own process (``--worker``), so figures do not share caches or memory. Wall
 and CPU seconds are both printed: on a shared machine CPU time is the steadier figure.
 
@@ -20,6 +24,7 @@ Run from the repository root:
     python bench/bench_scale.py                       # everything, the curve up to 40k edges
     python bench/bench_scale.py --only p1,p7           # some parts
     python bench/bench_scale.py --max-edges 760000     # the curve to full size (hours, ~10 GB)
+    python bench/bench_scale.py --only p2,family-curve --max-edges 700000  # P2 and the curve to full size (minutes)
 """
 
 from __future__ import annotations
@@ -89,10 +94,10 @@ def _cli(*args: str) -> tuple[float, subprocess.CompletedProcess]:
     return time.perf_counter() - t0, r
 
 
-def _gen_70b(d: Path, layers: int, tokens: int) -> Path:
-    out = d / f"llama-3.1-70b-tp8-L{layers}-T{tokens}.fx"
+def _gen_70b(d: Path, layers: int, tokens: int, unroll: bool = True) -> Path:
+    out = d / f"llama-3.1-70b-tp8-L{layers}-T{tokens}{'' if unroll else '-families'}.fx"
     t, r = _cli("gen", "prefill", "--model", str(MODEL_70B), "--topology", str(P4D), "--tp", "8", "--tokens",
-                str(tokens), "--layers", str(layers), "--disaggregate", "--unroll", "-o", str(out))
+                str(tokens), "--layers", str(layers), "--disaggregate", *(("--unroll",) if unroll else ()), "-o", str(out))
     if r.returncode != 0:
         sys.exit(f"generation failed:\n{r.stderr}")
     return out
@@ -107,6 +112,45 @@ def p1() -> None:
     print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {full['wall']:.2f} s "
           f"(cpu {full['cpu']:.2f}) | check/parse {full['wall'] / parse['wall']:.2f} (cpu {full['cpu'] / parse['cpu']:.2f}) "
           f"[target <= 3] | peak {full['rss_mib']:.0f} MiB")
+
+
+def p2(d: Path, layers: int) -> None:
+    """The 70B TP8 p4d ``--disaggregate`` 8192-token policy as ``gen prefill`` writes it (edge
+    families, unrolled by the checker: the file of the unrolled form exceeds the 8 MiB input
+    limit), ``layers`` of its 80 layers, checked in a fresh process beside its parse."""
+    path = _gen_70b(d, layers, 8192, unroll=False)
+    parse, x = _run(path, "parse"), _run(path, "check")
+    if "problem" in x:
+        print(f"P2  not measured, the input was refused: {x['problem']}")
+        return
+    print(f"P2  70B TP8 p4d --disaggregate, 8192 tokens, {layers} layers (edge families): {x['edges']} edges, "
+          f"{x['obligations']} obligations, {x['verdict']}")
+    print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {x['wall']:.2f} s (cpu {x['cpu']:.2f}) "
+          f"[target < 120 s at 80 layers] | peak {x['rss_mib']:.0f} MiB [target < 3072] | check/parse "
+          f"{x['wall'] / parse['wall']:.2f}")
+
+
+#: (layers, tokens) of the curve of ``gen prefill``'s own output (edge families), about 1k edges
+#: to the full-size 8192-token policy (672k edges)
+FAMILY_CURVE = [(2, 256), (8, 1024), (8, 8192), (16, 8192), (32, 8192), (80, 8192)]
+
+
+def family_curve(d: Path, max_edges: int) -> None:
+    print("scaling curve: 70B TP8 p4d --disaggregate, edge families (each check in a fresh process)")
+    print(f"    {'layers':>6}{'tokens':>8}{'edges':>9}{'obligations':>13}{'check s':>9}{'cpu':>8}{'peak MiB':>10}{'s per 100k edges':>18}")
+    for layers, tokens in FAMILY_CURVE:
+        path = _gen_70b(d, layers, tokens, unroll=False)
+        x = _run(path, "check")
+        refused = _refused(layers, tokens, x)
+        if refused is not None:
+            print(refused)
+            break
+        print(f"    {layers:>6}{tokens:>8}{x['edges']:>9}{x['obligations']:>13}{x['wall']:>9.2f}{x['cpu']:>8.2f}"
+              f"{x['rss_mib']:>10.0f}{x['cpu'] / x['edges'] * 1e5:>18.2f}")
+        path.unlink()
+        if x["edges"] > max_edges:
+            print("    (larger policies not checked: --max-edges)")
+            break
 
 
 def p3(d: Path, layers: int, t1: int, t2: int) -> None:
@@ -185,7 +229,9 @@ def curve(d: Path, max_edges: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
-    ap.add_argument("--only", default="p1,p3,p6,p7,curve", help="comma-separated parts: p1, p3, p6, p7, curve")
+    ap.add_argument("--only", default="p1,p3,p6,p7,curve",
+                    help="comma-separated parts: p1, p2, p3, p6, p7, curve, family-curve (p2 and family-curve take minutes)")
+    ap.add_argument("--p2-layers", type=int, default=80, help="layers of the P2 policy (80: the full model)")
     ap.add_argument("--layers", type=int, default=4, help="layers of the P3 policies (80: the full model)")
     ap.add_argument("--tokens", default="1024,8192", help="the two prompt lengths of P3")
     ap.add_argument("--max-edges", type=int, default=40_000, help="largest policy of the scaling curve")
@@ -200,6 +246,8 @@ def main() -> int:
             p7()
         if "p1" in parts:
             p1()
+        if "p2" in parts:
+            p2(d, a.p2_layers)
         if "p3" in parts:
             t1, t2 = (int(x) for x in a.tokens.split(","))
             p3(d, a.layers, t1, t2)
@@ -207,6 +255,8 @@ def main() -> int:
             p6(d)
         if "curve" in parts:
             curve(d, a.max_edges)
+        if "family-curve" in parts:
+            family_curve(d, a.max_edges)
     return 0
 
 
