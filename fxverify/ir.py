@@ -366,7 +366,7 @@ class Expectation:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     """One movement (an instance, after unrolling families).
 
@@ -428,6 +428,9 @@ class Edge:
     expects: Expectation | None = None
     cancels: tuple[Cancel, ...] = ()
     indices: tuple[str, ...] = ()
+    #: ``accesses()``, computed once (slots, not a ``__dict__``: a full-size policy holds hundreds
+    #: of thousands of edges, and a dict each cost about 1 KiB more); not an input of the edge
+    _accesses: tuple[Access, ...] | None = field(default=None, init=False, repr=False, compare=False, hash=False)
 
     def accesses(self) -> tuple[Access, ...]:
         """Return the byte accesses of this edge, source first.
@@ -436,7 +439,7 @@ class Edge:
         destination written. ``reduce``: source read, destination accumulated with ``reduce_op``.
         ``release``, ``flush`` and ``cancel`` touch no bytes. The tuple is computed once per edge.
         """
-        cached = self.__dict__.get("_accesses")
+        cached = self._accesses
         if cached is not None:
             return cached
         out: list[Access] = []
@@ -449,8 +452,8 @@ class Edge:
                 out.append(Access(self.dst, AccessMode.READ))
             else:
                 out.append(Access(self.dst, AccessMode.WRITE))
-        self.__dict__["_accesses"] = tuple(out)  # frozen: cache outside the dataclass fields
-        return self.__dict__["_accesses"]
+        object.__setattr__(self, "_accesses", tuple(out))  # frozen: set once, as a cache
+        return self._accesses
 
     def defines(self) -> tuple[Footprint, ...]:
         """The destination bytes this edge leaves defined (FX-INIT-001), as at most two footprints:

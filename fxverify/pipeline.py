@@ -225,7 +225,6 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
         backend = RecordingBackend(backend, dump)
-    sim = Simulator(policy)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
     outcomes = OutcomeLog()
@@ -277,12 +276,16 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
     result.outcomes = outcomes
     if progress is not None and refuted:
         progress.phase("replay", len(refuted))
-    for at, ob, w, res in refuted:
-        result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
-        if result.diagnostics[at].code is ob.code:
-            findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
-        if progress is not None:
-            progress.advance(1)
+    # The simulator's world is built only when a refutation needs replaying: a proved policy of
+    # hundreds of thousands of edges would hold it for nothing.
+    if refuted:
+        sim = Simulator(policy)
+        for at, ob, w, res in refuted:
+            result.diagnostics[at] = _refutation(policy, sim, ob, w, res)
+            if result.diagnostics[at].code is ob.code:
+                findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
+            if progress is not None:
+                progress.advance(1)
     if certifier is not None:
         _certified(policy, claimed, certifier, result)
     return Discharged(result, findings)

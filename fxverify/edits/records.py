@@ -46,7 +46,7 @@ def _encode(v: Any) -> Any:
         return {"tuple": [_encode(x) for x in v]}
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {"data": type(v).__name__, "fields": {f.name: _encode(getattr(v, f.name)) for f in dataclasses.fields(v)
-                                                      if f.name != "span"}}
+                                                      if f.name != "span" and f.init}}
     if v is None or isinstance(v, (str, int, bool)):
         return v
     raise ValueError(f"cannot record {type(v).__name__}")
