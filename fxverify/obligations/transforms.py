@@ -13,6 +13,8 @@ at most ``ceil(n*p/100)``; ``scatter(W)`` sends ``ceil(n/W)`` to one destination
 
 from __future__ import annotations
 
+import bisect
+from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -20,8 +22,9 @@ from fxverify.certificate import ChecksumWalk, CoverRead, Evidence, LayoutFacts,
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Chain, Dtype, Hint, Option, SetAction, SizeFootprint, after, hint, size_region, size_text, xf_text
+from fxverify.graph import PolicyGraph
 from fxverify.ir import (
-    AccessMode, Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
+    AccessMode, Checksum, Compress, Edge, Filter, Footprint, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
 from fxverify.obligations import intents
 from fxverify.obligations.base import Context, Obligation, conflict_kind
@@ -471,6 +474,27 @@ def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]],
     return facts.constraints, checks
 
 
+class _Readers:
+    """The plain reads of one reduction's bytes, as ``(edge, position)`` ``ids`` and ``(edge,
+    footprint)`` ``footprints`` in one order: one object shared by every FX-XF-004 (b) obligation
+    of the reduction (a buffer every layer reduces into and writes has pairs in the square of the
+    layers, each with every reader). ``ranked`` sorts the contiguous ones by HB rank once."""
+
+    def __init__(self, ctx: Context, ids: list[tuple[int, int]]) -> None:
+        self.ids = ids
+        self.footprints = [(x, ctx.edge(x).accesses()[px].footprint) for x, px in ids]
+        self.edges = tuple(x for x, _ in ids)
+        self._ranked: tuple[list[int], list[tuple[int, Footprint]]] | None = None
+
+    def ranked(self, g: PolicyGraph) -> tuple[list[int], list[tuple[int, Footprint]]]:
+        """The contiguous readers ``(edge, footprint)`` in ascending ``g.rank`` (acyclic HB), and
+        their ranks. Cached."""
+        if self._ranked is None:
+            order = sorted((g.rank(x), x, fx) for x, fx in self.footprints if fx.contiguous)
+            self._ranked = ([t[0] for t in order], [(t[1], t[2]) for t in order])
+        return self._ranked
+
+
 class LostAccumulation(Obligation):
     """FX-XF-004 (b): whenever a plain write ``w`` runs after reduction ``r`` into the same bytes,
     every shared byte is read between ``r`` finishing and ``w`` starting (else the accumulated value
@@ -478,12 +502,12 @@ class LostAccumulation(Obligation):
 
     code = codes.XF_004
 
-    def __init__(self, ctx: Context, r: int, pr: int, w: int, pw: int, readers: list[tuple[int, int]]) -> None:
+    def __init__(self, ctx: Context, r: int, pr: int, w: int, pw: int, readers: _Readers) -> None:
         er, ew = ctx.edge(r), ctx.edge(w)
         self.fr, self.fw = er.accesses()[pr].footprint, ew.accesses()[pw].footprint
-        self.readers = [(x, ctx.edge(x).accesses()[px].footprint) for x, px in readers]
-        self._reader_ids = list(readers)
-        super().__init__(ctx, (r, w, *[x for x, _ in readers]), f"{self.code}:{er.name}#{pr}|{ew.name}#{pw}", ew.span,
+        self._readers = readers
+        self.readers, self._reader_ids = readers.footprints, readers.ids  # shared: never modified
+        super().__init__(ctx, (r, w, *readers.edges), f"{self.code}:{er.name}#{pr}|{ew.name}#{pw}", ew.span,
                          (Label(er.span, f"`{er.name}` accumulates here"),))
 
     def prove_fast(self) -> str | None:
@@ -494,20 +518,22 @@ class LostAccumulation(Obligation):
         # Every shared byte lies in [lo, hi); it is covered when the contiguous reads that are
         # HB-between r and w, taken together, span that interval (each byte then has such a read
         # in every schedule). Several chunked reads (a reduce-scatter) cover it as well as one.
-        # Readers are tried lazily, in address order, and only when they would extend the covered
-        # prefix; a topological-rank window drops readers that cannot lie between r and w.
+        # Only readers ranked between r and w in the topological order can lie between them;
+        # they are tried in rank order, and one that covers [lo, hi) alone ends the search.
         lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
-        rank_r, rank_w = g.rank(r), g.rank(w)
-        cands = sorted((fx.lo, fx.hi, x) for x, fx in self.readers
-                       if fx.contiguous and fx.hi > lo and fx.lo < hi and rank_r < g.rank(x) < rank_w)
+        ranks, ranked = self._readers.ranked(g)
+        got = []
+        for i in range(bisect.bisect_right(ranks, g.rank(r)), bisect.bisect_left(ranks, g.rank(w))):
+            x, fx = ranked[i]
+            if fx.hi > lo and fx.lo < hi and g.hb_before(r, x) and g.hb_before(x, w):
+                if fx.lo <= lo and fx.hi >= hi:
+                    return "hb-reachability"
+                got.append((fx.lo, fx.hi))
         reach = lo
-        for a, b, x in cands:
+        for a, b in sorted(got):
             if a > reach:
                 break
-            if b > reach and g.hb_before(r, x) and g.hb_before(x, w):
-                reach = b
-                if reach >= hi:
-                    return "hb-reachability"
+            reach = max(reach, b)
         return "hb-reachability" if reach >= hi else None
 
     def evidence(self) -> Evidence | None:
@@ -585,16 +611,18 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     reduction = (lambda _e, _p, acc: acc.mode is AccessMode.REDUCE)
     plain = (lambda _e, _p, acc: acc.mode is not AccessMode.REDUCE)
     pairs = pairs_where(ctx, reduction, plain)
-    readers_of: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    readers_of: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
     for a, pa, b, pb in pairs:
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         for (x, px, ax), (y, py, ay) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
             # A cancelled read may stop before it read the bytes: it consumes nothing.
             if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ and not ctx.cancellers.get(y):
-                readers_of.setdefault((x, px), []).append((y, py))
+                readers_of[(x, px)].append((y, py))
+    shared = {k: _Readers(ctx, v) for k, v in readers_of.items()}
+    nobody = _Readers(ctx, [])
     for a, pa, b, pb in pairs:
         acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
         for (r, pr, ar), (w, pw, aw) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
             if ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE:
-                yield LostAccumulation(ctx, r, pr, w, pw, readers_of.get((r, pr), []))
+                yield LostAccumulation(ctx, r, pr, w, pw, shared.get((r, pr), nobody))
     yield from intents.generate(ctx)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fxverify.diagnostics import codes
 from fxverify.ir import Checksum, Compress, Filter, Gather, Move, Persist, Quantize, Replicate, Scatter
@@ -87,6 +89,40 @@ def test_proved_fast(make, cls, key, method) -> None:
     ob = the(transforms, make(), cls, key)
     assert ob.prove_fast() == method
     assert_solver_proves(ob)
+
+
+@st.composite
+def accumulations(draw):
+    """Three to six edges that reduce into, read and write chunks of `a` (contiguous or strided,
+    some over all of it) on two devices and three streams, each after a random earlier one or after nothing: a
+    reduction's readers then lie before it, between it and a later write, after that write, or
+    concurrent with either, so the rank window and the interval cover of FX-XF-004 (b)'s fast
+    proof both matter."""
+    chunks = [A_LO, fp(A, 0x0, 0x20), fp(A, 0x20, 0x20), fp(A, 0x10, 0x20), A_EVEN]
+    edges = []
+    for i in range(draw(st.integers(3, 6))):
+        after = (f"e{draw(st.integers(0, i - 1))}",) if i and draw(st.booleans()) else ()
+        dev, stream = draw(st.sampled_from(["gpu0", "dpu0"])), draw(st.sampled_from(["s0", "s1", "s2"]))
+        kind, where = draw(st.sampled_from(["reduce", "read", "read", "write"])), draw(st.sampled_from(chunks))
+        if kind == "reduce":
+            edges.append(reduce_into_a(f"e{i}", where, device=dev, after=after, stream=stream))
+        elif kind == "read":
+            edges.append(read(f"e{i}", where, device=dev, after=after, stream=stream))
+        else:
+            edges.append(write(f"e{i}", where, device=dev, after=after, stream=stream))
+    return policy(*edges)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(accumulations())
+def test_lost_accumulation_fast_proof_is_sound(pol) -> None:
+    """Every FX-XF-004 (b) obligation the fast proof proves, the solver proves too (the readers
+    tried are those ranked between the reduction and the write, shared by the reduction's
+    obligations), and the certificate's cover exists for it."""
+    for ob in generated(transforms, pol):
+        if isinstance(ob, LostAccumulation) and ob.prove_fast() is not None:
+            assert_solver_proves(ob)
+            assert ob.evidence() is not None, ob.key
 
 
 # ---- left to the solver, which proves it ------------------------------------------------------
