@@ -9,6 +9,8 @@ Prints, on this machine, each figure with the reference it is a ratio to, measur
 - P3: Llama-3.1-70B, TP 8 on the p4d topology, ``--disaggregate --unroll`` at two prompt lengths
   (default 1024 and 8192 tokens): the exponent of check time in tokens and in edges (target
   <= 1.15); ``--layers`` keeps the first N layers (80: the full model);
+- P5: DeepSeek-V3 at tensor parallel 1, full size (61 layers, 8192 tokens), as ``gen prefill``
+  writes it, against its parse (target: check < 20 s);
 - P6: a warm re-check after a one-edge edit of the 8B policy (``check --cache-dir``: the result
   cache), against the cold check and against start-up (``fxverify --version``);
 - P7: ``fxverify --version`` against a bare Python start-up (target < 0.3 s);
@@ -22,7 +24,7 @@ and CPU seconds are both printed: on a shared machine CPU time is the steadier f
 Run from the repository root:
 
     python bench/bench_scale.py                       # everything, the curve up to 40k edges
-    python bench/bench_scale.py --only p1,p7           # some parts
+    python bench/bench_scale.py --only p1,p5,p7        # some parts
     python bench/bench_scale.py --max-edges 760000     # the curve to full size (hours, ~10 GB)
     python bench/bench_scale.py --only p2,family-curve --max-edges 700000  # P2 and the curve to full size (minutes)
 """
@@ -42,6 +44,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "corpus/real/llama-3.1-8b-prefill.fx"
 MODEL_70B = ROOT / "corpus/inputs/models/meta-llama--Meta-Llama-3.1-70B.json"
+MODEL_DSV3 = ROOT / "corpus/inputs/models/deepseek-ai--DeepSeek-V3.json"
 P4D = ROOT / "corpus/inputs/topology/aws-p4d-24xl-topo.xml"
 #: (layers, tokens) of the scaling curve, smallest first: about 1k edges to the full size
 CURVE = [(2, 256), (8, 256), (8, 1024), (16, 2048), (40, 2048), (80, 2048), (40, 8192), (80, 8192)]
@@ -114,20 +117,35 @@ def p1() -> None:
           f"[target <= 3] | peak {full['rss_mib']:.0f} MiB")
 
 
+def _beside_parse(part: str, what: str, path: Path, targets: str) -> None:
+    """Check ``path`` and parse it, each in a fresh process, and print the figures of ``part``
+    (``P2``...) with its ``targets`` (a refused input prints its diagnostic instead)."""
+    parse, x = _run(path, "parse"), _run(path, "check")
+    if "problem" in x:
+        print(f"{part}  not measured, the input was refused: {x['problem']}")
+        return
+    print(f"{part}  {what}: {x['edges']} edges, {x['obligations']} obligations, {x['verdict']}")
+    print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {x['wall']:.2f} s (cpu {x['cpu']:.2f}) "
+          f"| peak {x['rss_mib']:.0f} MiB [{targets}] | check/parse {x['wall'] / parse['wall']:.2f}")
+
+
 def p2(d: Path, layers: int) -> None:
     """The 70B TP8 p4d ``--disaggregate`` 8192-token policy as ``gen prefill`` writes it (edge
     families, unrolled by the checker: the file of the unrolled form exceeds the 8 MiB input
     limit), ``layers`` of its 80 layers, checked in a fresh process beside its parse."""
-    path = _gen_70b(d, layers, 8192, unroll=False)
-    parse, x = _run(path, "parse"), _run(path, "check")
-    if "problem" in x:
-        print(f"P2  not measured, the input was refused: {x['problem']}")
-        return
-    print(f"P2  70B TP8 p4d --disaggregate, 8192 tokens, {layers} layers (edge families): {x['edges']} edges, "
-          f"{x['obligations']} obligations, {x['verdict']}")
-    print(f"    parse+resolve {parse['wall']:.2f} s (cpu {parse['cpu']:.2f}) | check {x['wall']:.2f} s (cpu {x['cpu']:.2f}) "
-          f"[target < 120 s at 80 layers] | peak {x['rss_mib']:.0f} MiB [target < 3072] | check/parse "
-          f"{x['wall'] / parse['wall']:.2f}")
+    _beside_parse("P2", f"70B TP8 p4d --disaggregate, 8192 tokens, {layers} layers (edge families)",
+                  _gen_70b(d, layers, 8192, unroll=False), "target at 80 layers: < 120 s, < 3072 MiB")
+
+
+def p5(d: Path, tokens: int) -> None:
+    """DeepSeek-V3 at TP 1 (one GPU: MLA latent KV, 58 MoE layers of 256 routed experts), all 61
+    layers, ``tokens`` prompt tokens, as ``gen prefill`` writes it, checked in a fresh process
+    beside its parse."""
+    path = d / f"deepseek-v3-tp1-T{tokens}.fx"
+    _t, r = _cli("gen", "prefill", "--model", str(MODEL_DSV3), "--tp", "1", "--tokens", str(tokens), "-o", str(path))
+    if r.returncode != 0:
+        sys.exit(f"generation failed:\n{r.stderr}")
+    _beside_parse("P5", f"DeepSeek-V3 TP1, {tokens} tokens, 61 layers", path, "target at 8192 tokens: < 20 s")
 
 
 #: (layers, tokens) of the curve of ``gen prefill``'s own output (edge families), about 1k edges
@@ -229,11 +247,12 @@ def curve(d: Path, max_edges: int) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
-    ap.add_argument("--only", default="p1,p3,p6,p7,curve",
-                    help="comma-separated parts: p1, p2, p3, p6, p7, curve, family-curve (p2 and family-curve take minutes)")
+    ap.add_argument("--only", default="p1,p3,p5,p6,p7,curve",
+                    help="comma-separated parts: p1, p2, p3, p5, p6, p7, curve, family-curve (p2 and family-curve take minutes)")
     ap.add_argument("--p2-layers", type=int, default=80, help="layers of the P2 policy (80: the full model)")
     ap.add_argument("--layers", type=int, default=4, help="layers of the P3 policies (80: the full model)")
     ap.add_argument("--tokens", default="1024,8192", help="the two prompt lengths of P3")
+    ap.add_argument("--p5-tokens", type=int, default=8192, help="prompt tokens of the P5 policy (8192: full size)")
     ap.add_argument("--max-edges", type=int, default=40_000, help="largest policy of the scaling curve")
     a = ap.parse_args()
     if a.worker:
@@ -251,6 +270,8 @@ def main() -> int:
         if "p3" in parts:
             t1, t2 = (int(x) for x in a.tokens.split(","))
             p3(d, a.layers, t1, t2)
+        if "p5" in parts:
+            p5(d, a.p5_tokens)
         if "p6" in parts:
             p6(d)
         if "curve" in parts:

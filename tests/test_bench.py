@@ -16,7 +16,7 @@ RUNS = {
     "bench_cache.py": ["--jobs", "2", "--paths", "corpus/ordering/ok"],
     "bench_jobs.py": ["--jobs", "2", "--policy", "corpus/ordering/fail/kv-offload-unordered.fx", "--folder", "corpus/ordering/ok"],
     "bench_brute_force.py": ["--graphs", "3"],
-    "bench_scale.py": ["--only", "p7,curve,family-curve", "--max-edges", "1500"],
+    "bench_scale.py": ["--only", "p5,p7,curve,family-curve", "--p5-tokens", "256", "--max-edges", "1500"],
     "bench_solvers.py": ["--paths", "corpus/ordering/fail"],
     "bench_certify.py": ["--layers", "1", "--tokens", "64"],
     "bench_lower.py": ["--policy", "corpus/ordering/ok/kv-offload-ordered.fx", "--no-kernel"],
