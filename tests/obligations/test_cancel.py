@@ -25,7 +25,7 @@ from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation
 from fxverify.obligations.ordering import Race, RaceFree
 from fxverify.obligations.ownership import InTransit, UseAfterRelease
-from fxverify.obligations.transforms import LostAccumulation
+from fxverify.obligations.reductions import LostAccumulation
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.vocab import ReleaseKind

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from fxverify.diagnostics import codes
 from fxverify.ir import Checksum, Compress, Filter, Gather, Move, Persist, Quantize, Replicate, Scatter
 from fxverify.obligations import transforms
-from fxverify.obligations.transforms import ChecksumChain, Layout, LostAccumulation, Overflow, UnsafeReduce
+from fxverify.obligations.reductions import LostAccumulation, UnsafeReduce
+from fxverify.obligations.transforms import ChecksumChain, Layout, Overflow
 
 from tests.ir_builders import (
     A, B, BUF, POOL, assert_solver_proves, fp, generated, keys_of, move, overlaps, policy, read, reduce, refute,
