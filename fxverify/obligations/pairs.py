@@ -13,9 +13,10 @@ Hull overlap is a filter: the obligations decide the exact, strided bytes. Emits
 from __future__ import annotations
 
 import bisect
+import heapq
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Container, Iterator, Sequence
+from collections.abc import Callable, Container, Iterator, MutableSequence, Sequence
 
 from fxverify.ir import Access, AccessMode, Footprint
 from fxverify.obligations.base import Context
@@ -40,16 +41,33 @@ class Pairs:
         return max(24, edges.bit_length()) + 8
 
     @staticmethod
-    def pack(found: list[int], shift: int) -> Pairs:
-        """The pairs of the packed integers ``found`` (``_packed``), sorted."""
-        found.sort()
-        return Pairs(array("q", found) if 2 * shift < 64 else found, shift)
+    def store(shift: int) -> MutableSequence[int]:
+        """An empty buffer for packed pairs of ``shift``: a 64-bit array while a pair fits in 63
+        bits (8 bytes a pair, where a list of Python ints takes 40), else a list."""
+        return array("q") if 2 * shift < 64 else []
+
+    @staticmethod
+    def pack(found: MutableSequence[int], shift: int) -> Pairs:
+        """The pairs of the packed integers ``found`` (a ``store``), sorted."""
+        if isinstance(found, array):
+            found = array("q", sorted(found))
+        else:
+            found.sort()
+        return Pairs(found, shift)
 
     @staticmethod
     def union(parts: Sequence[Pairs], edges: int) -> Pairs:
-        """The pairs in any of ``parts`` (of a policy of ``edges`` edges), each once, sorted."""
-        found = sorted({x for p in parts for x in p._packed})
-        return Pairs(array("q", found) if 2 * Pairs.shift_for(edges) < 64 else found, Pairs.shift_for(edges))
+        """The pairs in any of ``parts`` (of a policy of ``edges`` edges), each once, sorted: a
+        merge of the sorted parts, with no set of every pair in between (a buffer that every
+        layer reuses has millions)."""
+        shift = Pairs.shift_for(edges)
+        out = Pairs.store(shift)
+        last = None
+        for x in heapq.merge(*(p._packed for p in parts)):
+            if x != last:
+                out.append(x)
+                last = x
+        return Pairs(out, shift)
 
     def __len__(self) -> int:
         return len(self._packed)
@@ -84,8 +102,8 @@ def overlapping_pairs(ctx: Context, reads: bool = False) -> Pairs:
 
 
 def _sweep(ctx: Context, reads: bool) -> Pairs:
-    found: list[int] = []
     shift = Pairs.shift_for(len(ctx.policy.edges))
+    found = Pairs.store(shift)
     for _space, items in sorted(ctx.accesses_by_space().items()):
         active: list[tuple[int, int, int, Access]] = []  # (hi, eid, pos, access)
         for eid, pos, acc in items:
@@ -112,8 +130,8 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
     other test, and only the lists it reads are pruned of the accesses closed by then (each is
     pruned once). Cost: O(n log n + the pairs returned). Not cached: each caller passes its own
     tests."""
-    found: list[int] = []
     shift = Pairs.shift_for(len(ctx.policy.edges))
+    found = Pairs.store(shift)
     for space, items in sorted(ctx.accesses_by_space().items()):
         if spaces is not None and space not in spaces:
             continue

@@ -10,7 +10,7 @@ and the reachability index the rest. The semantics are BRIEF sections 2 and 3;
 
 from __future__ import annotations
 
-from collections import defaultdict
+from array import array
 from collections.abc import Iterator
 
 from fxverify.certificate import EarlierAccess, Evidence, Ordered, OrderedBefore
@@ -278,7 +278,9 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     if not g.is_acyclic():
         return
     swept = history.after_all(ctx)
-    earlier: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
+    # later access -> its earlier accesses, each packed as ``edge << 8 | position`` in a 64-bit
+    # array: held for every access until the pairs are done, they are as many as the pairs.
+    earlier: dict[tuple[int, int], array] = {}
     rank, hb_before = g.rank, g.hb_before
     # INVARIANT: ``conflicting_pairs`` holds exactly the pairs ``conflict_kind`` calls a race
     # (tests/obligations/test_pairs.py), so none is asked again here: a buffer every layer
@@ -286,8 +288,11 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for a, pa, b, pb in conflicting_pairs(ctx):
         first, later = ((a, pa), (b, pb)) if rank(a) < rank(b) else ((b, pb), (a, pa))
         if later in swept or hb_before(first[0], later[0]):
-            earlier[later].append(first)
+            got = earlier.get(later)
+            if got is None:
+                got = earlier[later] = array("q")
+            got.append(first[0] << 8 | first[1])
         else:
             yield Race(ctx, a, pa, b, pb)
     for (x, pos), before in sorted(earlier.items()):
-        yield RaceFree(ctx, x, pos, tuple(sorted(before)))
+        yield RaceFree(ctx, x, pos, tuple((v >> 8, v & 0xFF) for v in sorted(before)))
