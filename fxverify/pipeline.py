@@ -385,13 +385,14 @@ def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> 
 
 
 def _unknown(ob: Obligation, reason: str) -> Diagnostic:
+    named = ob.undecided()
     return diagnostic(
         codes.SMT_001,
-        f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in ob.edges[:2]) or 'the policy'}: {reason}",
+        f"could not decide {ob.code} for {', '.join(f'`{ob.name(e)}`' for e in named[:2]) or 'the policy'}: {reason}",
         ob.primary, ob.code.title,
         help="raise the policy's `rlimit` or the command line's `--rlimit`/`--timeout`, or split the flow; "
              "unknown is never a pass",
-        policy=ob.ctx.policy.name, obligation=ob.key, edges=[ob.name(e) for e in ob.edges],
+        policy=ob.ctx.policy.name, obligation=ob.key, edges=[ob.name(e) for e in named],
         witness=f"unknown:{ob.code}")
 
 

@@ -15,6 +15,7 @@ from fxverify.pipeline import CheckOptions, check
 from fxverify.render.json import results_to_json
 from fxverify.replay.simulate import Simulator
 from fxverify.result import Verdict
+from fxverify.smt.backend import Result, Status
 
 from tests.conftest import corpus_files
 
@@ -166,3 +167,35 @@ def test_own_memory_read_backs_cost_one_obligation_per_write(tmp_path: Path, lay
     r = check(str(path), CheckOptions(verify_hints=False))
     peeks = [o for o in r.outcomes if o.code == codes.ORD_003 and "|peek#" in o.key]
     assert len(peeks) == layers and all(o.verdict is Verdict.REFUTED for o in peeks)
+
+
+class _Undecided:
+    """A backend that decides nothing: every query comes back unknown."""
+
+    def check(self, query):
+        return Result(Status.UNKNOWN, reason="budget spent")
+
+    def check_many(self, queries):
+        return [self.check(q) for q in queries]
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_unknown_race_freedom_names_the_access_alone() -> None:
+    """FX-ORD-002 of one access against every earlier one (``RaceFree``), left unknown, names the
+    access's edge only: its message and fingerprint stay the same when one more layer writes the
+    buffer before it (a fingerprint over every earlier access would change)."""
+    from fxverify.diagnostics.fingerprint import fingerprint
+    from fxverify.pipeline import discharge
+    from tests.ir_builders import A, fp, policy, read, write
+
+    def unknown_of(layers: int):
+        ws = [write(f"w{i}", fp(A, 0x0, 0x40), after=(f"w{i - 1}",) if i else ()) for i in range(layers)]
+        pol = policy(*ws, read("x", fp(A, 0x0, 0x40), device="dpu0", after=(f"w{layers - 1}",)))
+        r = discharge(pol, CheckOptions(prune=False, verify_hints=False), _Undecided())
+        return next(d for d in r.diagnostics if d.code is codes.SMT_001 and d.obligation == "FX-ORD-002:x#0|earlier")
+
+    two, three = unknown_of(2), unknown_of(3)
+    assert tuple(two.edges) == ("x",) and "for `x`:" in two.message
+    assert (two.message, fingerprint(two)) == (three.message, fingerprint(three))

@@ -377,6 +377,12 @@ class Obligation(ABC):
         Default: every primary edge."""
         return self.edges
 
+    def undecided(self) -> tuple[int, ...]:
+        """The edges an unknown verdict of this obligation names (FX-SMT-001): its message and
+        fingerprint hash their names, so a baseline that accepts it keeps matching. Default:
+        every primary edge."""
+        return self.edges
+
     def violating(self, w: Witness) -> Step | None:
         """The violating event of ``w``, the step its trace marks. Default, for a witness with a
         schedule: the start of the culprit that starts last (on a tie, the one of larger id, which

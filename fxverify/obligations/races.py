@@ -198,6 +198,11 @@ class RaceFree(Obligation):
             out.append(EarlierAccess(e, p, path))
         return OrderedBefore(self.pos, tuple(out))
 
+    def undecided(self) -> tuple[int, ...]:
+        """The access's own edge: its earlier accesses grow with every layer that reuses the
+        buffer, and an unknown's fingerprint must not change when a layer is added."""
+        return (self.access_edge,)
+
     def _pairs(self) -> list[Race]:
         """One ``Race`` per earlier access, ``(earlier, this)`` in role order."""
         x = self.access_edge
