@@ -63,6 +63,7 @@ class OutcomeLog(Sequence[Outcome]):
         self._ids = array("I")
         self._kinds: list[tuple[Code, Verdict, str, str] | None] = [None]  # kind 0: undecided
         self._kind_id: dict[tuple[Code, Verdict, str, str], int] = {}
+        self._proved: dict[tuple[str, str], int] = {}  # (code, method) -> kind of a proof
 
     def _kind(self, code: Code, verdict: Verdict, method: str, reason: str) -> int:
         k = (code, verdict, method, reason)
@@ -76,7 +77,15 @@ class OutcomeLog(Sequence[Outcome]):
         """Add a decided outcome."""
         self._keys += key.encode()
         self._ends.append(len(self._keys))
-        self._ids.append(self._kind(code, verdict, method, reason))
+        if verdict is Verdict.PROVED and not reason:
+            # Nearly every outcome is a proof: its kind is looked up by two strings, whose hashes
+            # Python caches (an Enum in the key would be hashed in Python code each time).
+            i = self._proved.get((code, method))
+            if i is None:
+                i = self._proved[(code, method)] = self._kind(code, verdict, method, reason)
+            self._ids.append(i)
+        else:
+            self._ids.append(self._kind(code, verdict, method, reason))
 
     def reserve(self, key: str) -> int:
         """Add an outcome to be decided later; return its index."""
