@@ -271,6 +271,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     links = {ln.name: ln for ln in st.links}
     space_device = {name: sp.device for name, sp in st.spaces.items()}
 
+    routed: set[tuple[str, str]] = set()  # device pairs whose route ``via`` names is a path
+
     def build(env: Env, eid: int, name: str, flow: str) -> ir.Edge:
         src = src_fn(env) if src_fn is not None else None
         dst = dst_fn(env) if dst_fn is not None else None
@@ -291,7 +293,9 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             _check_allocs(name, allocs, releases, handoffs, region_of, (src, dst))
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
-            _check_route(via[0].span, via[1], a, b, links)
+            if (a, b) not in routed:  # the route depends on the two devices alone: checked once per pair
+                _check_route(via[0].span, via[1], a, b, links)
+                routed.add((a, b))
         return ir.Edge(
             eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,
             src=src, dst=dst, reduce_op=reduce_op, reduce_atomic=reduce_atomic, after=after_of(env), stream=stream,

@@ -239,28 +239,30 @@ def region_set(st: State, ref: ast.Ref, scope: tuple[str, ...], what: str) -> Tu
     if all(f is not None for f in idx_fns):
         one = _instance_fn(fam, idx_fns, ref.span)
         return lambda env: (one(env),)
-    return partial_set(fam.name, fam.instances, idx_fns, ref.span)
+    return partial_set(st, fam.name, fam.instances, idx_fns, ref.span)
 
 
-def partial_set(family: str, instances: dict[tuple[int, ...], str], idx_fns: list[Fn | None],
+def partial_set(st: State, family: str, instances: dict[tuple[int, ...], str], idx_fns: list[Fn | None],
                 span) -> Callable[[Env], tuple[str, ...]]:
     """``kvb[3][*]``: every instance whose fixed indices match (FX-TYP-004 if none).
 
-    Results are cached per combination of fixed indices, so every edge that names
-    ``w[3][*]`` shares one tuple.
+    The instances are grouped by their fixed indices once per family and fixed positions
+    (``State.partial_groups``), on first use, when every instance is known: every reference that
+    fixes the same positions (``w[3][*]``, ``w[l][*]`` in every iteration of a loop) shares the
+    groups and their tuples, so a policy pays one pass over each family, not one per reference.
     """
-    fixed = [i for i, f in enumerate(idx_fns) if f is not None]
+    fixed = tuple(i for i, f in enumerate(idx_fns) if f is not None)
     key_of = tuple_fn([f for f in idx_fns if f is not None])
-    groups: dict[tuple[int, ...], tuple[str, ...]] = {}
+    cache_key = (id(instances), fixed)
 
     def matching(env: Env) -> tuple[str, ...]:
-        if not groups:
-            # Built on first use, when every instance is known: one pass over the family.
+        hit = st.partial_groups.get(cache_key)
+        if hit is None or hit[1] != len(instances):  # (a table that grew since is grouped again)
             lists: dict[tuple[int, ...], list[str]] = {}
             for idx, n in instances.items():
                 lists.setdefault(tuple([idx[i] for i in fixed]), []).append(n)
-            groups.update((k, tuple(v)) for k, v in lists.items())
-        found = groups.get(key_of(env))
+            hit = st.partial_groups[cache_key] = (instances, len(instances), {k: tuple(v) for k, v in lists.items()})
+        found = hit[2].get(key_of(env))
         if found is None:
             raise EvalError(codes.TYP_004, span, f"no instance of `{family}` matches",
                             "an index is out of the family's range", "matches no instance")
@@ -303,7 +305,7 @@ def edge_set(st: State, ref: ast.Ref, scope: tuple[str, ...]) -> Callable[[Env],
     if all(f is None for f in idx_fns):
         return lambda env: fam.all_names or ()
     if any(f is None for f in idx_fns):
-        return partial_set(fam.name, fam.instances, idx_fns, ref.span)
+        return partial_set(st, fam.name, fam.instances, idx_fns, ref.span)
     index = tuple_fn([f for f in idx_fns if f is not None])
     instances, span = fam.instances, ref.span
 

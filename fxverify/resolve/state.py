@@ -114,6 +114,10 @@ class State:
     instances: list[Instance] = field(default_factory=list)
     finals: list[tuple[ast.FinalOwnerStmt, Env, tuple[str, ...]]] = field(default_factory=list)
     _seen: set[tuple[str, str, int, int]] = field(default_factory=set)
+    #: ``references.partial_set``'s groups of a family's instances by their fixed indices, per
+    #: (id of the family's instance table, fixed positions): shared by every reference that
+    #: fixes the same positions (each holds the table, so the id stays its own, and its size then)
+    partial_groups: dict[tuple[int, tuple[int, ...]], tuple[dict, int, dict]] = field(default_factory=dict)
 
     def error(self, code: Code, message: str, span: Span | None, label: str = "", *,
               help: str | None = None, related: Sequence[Label] = (), notes: Sequence[str] = ()) -> None:
