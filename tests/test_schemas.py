@@ -79,6 +79,22 @@ def test_json_reports_follow_the_report_schema(tmp_path: Path, at_root) -> None:
     assert {"stats", "skipped_rules", "soft_fail"} <= seen
 
 
+#: Refutations whose traces show every event kind a trace can hold beyond start and end.
+EVENT_CASES = ["corpus/ordering/fail/cxl-unfenced-flush-loop.fx", "corpus/ordering/fail/notify-batch-in-flight.fx",
+               "corpus/ownership/fail/free-before-cancel-completes.fx", "corpus/ownership/fail/double-handoff.fx"]
+
+
+def test_every_trace_event_kind_follows_the_report_schema(at_root) -> None:
+    """Traces with write-backs, invalidates, notifications, cancels, allocations and handoffs
+    validate against the report schema, whose event enum lists every kind the trace builder
+    makes (``replay/trace.py``): a kind missing there fails a consumer that validates."""
+    _, out = fx("check", *EVENT_CASES, "--format", "json", "--no-cache")
+    doc = json.loads(out)
+    validate(doc, "report")
+    seen = {e["event"] for r in doc["results"] for d in r["diagnostics"] if d.get("trace") for e in d["trace"]["events"]}
+    assert {"writeback", "invalidate", "notify", "cancel", "alloc", "handoff"} <= seen, sorted(seen)
+
+
 def test_smt_index_follows_its_schema(tmp_path: Path, at_root) -> None:
     assert fx("smt", RACE, "-o", str(tmp_path / "out"))[0] == 0
     validate(json.loads((tmp_path / "out/index.json").read_text()), "smt-index")
