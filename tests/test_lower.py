@@ -88,6 +88,8 @@ def test_c_ident_mangles_hostile_names() -> None:
         assert re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", ident), ident
         seen.add(ident)
     assert len(seen) == len(hostile)  # distinct names stay distinct
+    # with no prefix (the pin folder): an empty name or a leading digit still makes an identifier
+    assert [c_ident("", n) for n in ("", "1x", "kv")] == ["_", "_1x", "kv"]
 
 
 def test_comment_text_cannot_end_a_comment_or_splice_lines() -> None:

@@ -37,8 +37,9 @@ def skeleton_name(stem: str) -> str:
 
 
 def pin_root(plan: Plan) -> str:
-    """Default pin folder of ``plan``'s policy: ``PIN_BASE/<policy name as a C identifier>``."""
-    return f"{PIN_BASE}/{c_ident('', plan.policy.name) or 'policy'}"
+    """Default pin folder of ``plan``'s policy: ``PIN_BASE/<policy name as a C identifier>``
+    (``policy`` for an empty name)."""
+    return f"{PIN_BASE}/{c_ident('', plan.policy.name) if plan.policy.name else 'policy'}"
 
 
 def bpftool_path() -> str | None:

@@ -145,8 +145,9 @@ def c_ident(prefix: str, name: str) -> str:
     """Mangle a policy identifier into a C identifier that cannot inject code.
 
     Letters, digits and ``_`` are kept; every other character (quotes, ``*/``, ``#``, non-ASCII)
-    becomes ``_xHH`` per UTF-8 byte, so distinct names stay distinct. The result always starts
-    with ``prefix`` and matches ``[A-Za-z_][A-Za-z0-9_]*`` (C11 6.4.2.1).
+    becomes ``_xHH`` per UTF-8 byte, so distinct names stay distinct. The result starts with
+    ``prefix`` (with ``_`` before it when that alone would not make an identifier: an empty prefix
+    before an empty name or a leading digit) and matches ``[A-Za-z_][A-Za-z0-9_]*`` (C11 6.4.2.1).
     """
     out = []
     for ch in name:
@@ -155,6 +156,9 @@ def c_ident(prefix: str, name: str) -> str:
         else:
             out.extend(f"_x{b:02x}" for b in ch.encode("utf-8"))
     ident = f"{prefix}{''.join(out)}"
+    if not _C_IDENTIFIER.fullmatch(ident):
+        # only with no prefix: an empty name (``policy ""``), or one that starts with a digit
+        ident = f"_{ident}"
     assert _C_IDENTIFIER.fullmatch(ident), ident  # INVARIANT: only identifier characters survive
     return ident
 
