@@ -3,8 +3,8 @@ timed tests).
 
 Measures, on this machine, ``fxverify check`` as the command line runs it, in a fresh process each
 time, with ``--no-cache``:
-1. big policies, one at a time (default: the real Llama-3.1-8B prefill, 37,222 edges, 401,938
-   obligations, and the real DeepSeek-V3 TP8 policy, 4,577 edges, 137,331 obligations), which
+1. big policies, one at a time (default: the real Llama-3.1-8B prefill, 37,222 edges, 362,528
+   obligations, and the real DeepSeek-V3 TP8 policy, 4,577 edges, 39,944 obligations), which
    ``--jobs N`` splits into shards: ``--jobs 1`` vs ``--jobs N``, run right after each other;
 2. a folder of policies (default: the corpus without corpus/real), one policy per worker:
    ``--jobs 1`` vs ``--jobs N``;
