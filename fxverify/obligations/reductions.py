@@ -112,8 +112,7 @@ class LostAccumulation(Obligation):
     def __init__(self, ctx: Context, r: int, pr: int, w: int, pw: int, readers: _Readers) -> None:
         er, ew = ctx.edge(r), ctx.edge(w)
         self.fr, self.fw = er.accesses()[pr].footprint, ew.accesses()[pw].footprint
-        self._readers = readers
-        self.readers, self._reader_ids = readers.footprints, readers.ids  # shared: never modified
+        self._readers = readers  # shared by the reduction's obligations: never modified
         super().__init__(ctx, (r, w, *readers.edges), f"{self.code}:{er.name}#{pr}|{ew.name}#{pw}", ew.span,
                          (Label(er.span, f"`{er.name}` accumulates here"),))
 
@@ -150,7 +149,7 @@ class LostAccumulation(Obligation):
             return Ordered(first)
         lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
         reach, used = lo, []
-        readers = [(x, px, self.ctx.edge(x).accesses()[px].footprint) for x, px in self._reader_ids]
+        readers = [(x, px, fx) for (x, px), (_x, fx) in zip(self._readers.ids, self._readers.footprints)]
         for x, px, fx in sorted(readers, key=lambda t: (t[2].lo, t[2].hi, t[0])):
             if not fx.contiguous or fx.hi <= reach or fx.lo > reach or fx.lo >= hi:
                 continue
@@ -170,7 +169,7 @@ class LostAccumulation(Obligation):
         self._probes = (addr, kr, kw)
         cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
             ("shared_byte_r", mr), ("shared_byte_w", mw), ("write_after_reduce", finish(r) <= start(w))]
-        for i, (x, fx) in enumerate(self.readers):
+        for i, (x, fx) in enumerate(self._readers.footprints):
             cons.append((f"not_read_by_{x}", not_(and_(contains(fx, addr), finish(r) <= start(x), finish(x) <= start(w)))))
         return Query(self.key, tuple(cons), minimize=(addr, kr, kw, *time_objectives(self.edges[:2])), header=self.header())
 
