@@ -94,6 +94,18 @@ class FlushedBetween:
 
 
 @dataclass(frozen=True, slots=True)
+class FlushedAfter:
+    """Kind ``flush-after`` (FX-ORD-003, a persisted write): edge ``flush`` flushes ``link`` after
+    the persisting writer; ``before`` orders the writer before it (``None`` when the writer is the
+    flushing edge: its own flush clause takes effect when it finishes)."""
+
+    link: str
+    flush: int
+    before: HbPath | None
+    kind = "flush-after"
+
+
+@dataclass(frozen=True, slots=True)
 class SameRequester:
     """Kind ``same-requester`` (FX-ORD-003): the writer and the reader are driven by one device,
     ``device``, and either the bytes lie in that device's own memory (``route`` empty: the device
@@ -417,19 +429,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),

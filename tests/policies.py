@@ -491,3 +491,41 @@ def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:
                           after=after, stream=draw(st.sampled_from([None, None, "s0", "s1"]))))
     regions = tuple(replace(r, init=True) for r in REGIONS)
     return Policy("reuse", "reuse.fx", DEVICES, (), SPACES, regions, (AliasSet("ab", ("b", "d", "v")),), MAPS, tuple(edges))
+
+
+@st.composite
+def persist_policies(draw) -> Policy:
+    """A random policy of 2 to 5 edges around checkpoints into the persistent ``c`` (in ``hdm0``
+    on ``cxl0``): one or two moves from ``a`` that ``persist`` (sometimes flushing a link
+    themselves, sometimes pinned with ``via``), flush edges of random links, and reads of ``c`` by
+    the DPU, with random ``after`` clauses. The GPU reaches the expander directly, over a link that
+    is ``posted`` or not, and sometimes also through the DPU (a second route, posted or not)."""
+    links = (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
+    if draw(st.booleans()):
+        links += (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
+                  Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))
+    names = [ln.name for ln in links]
+    a, c = REGIONS[0], REGIONS[2]
+    roles = ["persist"] + draw(st.lists(st.sampled_from(["persist", "flush", "flush", "read"]), min_size=1, max_size=4))
+    roles = draw(st.permutations(roles))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        kw: dict = {}
+        if role == "persist":
+            dev, hook, action = "gpu0", "copy_done", "move"
+            kw.update(src=draw(footprints(a)), dst=draw(footprints(c)), transforms=(Persist(),))
+            if draw(st.integers(0, 3)) == 0:
+                kw["flushes"] = (draw(st.sampled_from(names)),)
+            if draw(st.integers(0, 3)) == 0:
+                kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "gpu0", "cxl0"))))
+        elif role == "flush":
+            dev, hook, action = draw(st.sampled_from([("gpu0", "launch"), ("dpu0", "tx")])) + ("flush",)
+            kw["flushes"] = (draw(st.sampled_from(names)),)
+        else:
+            dev, hook, action = "dpu0", "rx", "read"
+            kw["src"] = draw(footprints(c))
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
+                          stream=draw(st.sampled_from([None, None, "s0"])), **kw))
+    regions, spaces = initialised(draw)
+    return Policy("persist", "persist.fx", DEVICES, links, spaces, regions, (), (), tuple(edges), ())

@@ -156,6 +156,8 @@ def _sample(kind: str, extra: Path) -> tuple[Policy, Claim, Certificate]:
                 continue
             if kind == "same-requester" and not ev.route:
                 continue
+            if kind == "flush-after" and ev.before is None:
+                continue
             return pol, claim, cert
     raise AssertionError(f"no certificate of kind {kind}")
 
@@ -178,6 +180,8 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, path=_reverse(ev.path))
     if kind == "flush-between":
         return r(ev, after=_reverse(ev.after))
+    if kind == "flush-after":  # claim the flush runs before the persisted write
+        return r(ev, before=_reverse(ev.before))
     if kind in ("owner-chain", "lease-chain"):
         return r(ev, device=_other_device(pol, ev.device))
     if kind == "final-owner":

@@ -25,6 +25,7 @@ GOLDEN_POLICIES = [
     "corpus/ownership/fail/read-after-revoke.fx",
     "corpus/transforms/ok/compress-worst-case.fx",
     "corpus/ordering/fail/fp8-page-scales-not-moved.fx",
+    "corpus/ordering/fail/persist-over-posted-no-flush.fx",
 ]
 
 

@@ -26,8 +26,8 @@ from fxverify.vocab import LinkOrder
 
 from tests import ir_builders as ib
 from tests.policies import (
-    cancel_policies, coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies, policies,
-    reduction_policies, reuse_policies, simple_paths,
+    cancel_policies, coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
+    persist_policies, policies, reduction_policies, reuse_policies, simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -227,6 +227,33 @@ def test_cancel_strategy_reaches_both_verdicts(verdict):
     """The brute-force comparison of cancel policies meets races and releases that only a cancel
     proves, and ones refuted although a cancel is issued (the use is not HB-after its completion)."""
     policy = reach(cancel_policies(), lambda p: _cancel_decides(p, verdict))
+    agreement(policy)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(persist_policies())
+def test_persisted_posted_writes_agree_with_brute_force(policy):
+    """Moves that ``persist`` into pmem over a posted link or not, pinned or not, with flush
+    edges and flush clauses of random links and reads of the checkpoint, in random orders: the
+    solver and the simulator's enumeration of schedules agree on FX-ORD-003 (both the read rule and
+    the persisted-write rule, whose violations name the writer alone) and the rest; and pruning
+    (the ``flush-after`` fast proof) changes no verdict."""
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+def _persist_verdicts(policy) -> set[Verdict]:
+    return {v.verdict for v in _check(policy, prune=True).outcomes if v.key.startswith(f"{codes.ORD_003}:persist:")}
+
+
+@pytest.mark.parametrize("verdict", [Verdict.PROVED, Verdict.REFUTED], ids=lambda v: v.value)
+def test_persist_strategy_reaches_both_verdicts(verdict):
+    """The comparison of persist policies meets persisted posted writes that a later flush (not
+    the writer's own) proves, and ones no flush follows although a flush edge exists."""
+    def shaped(p) -> bool:
+        return any(e.action is EdgeAction.FLUSH for e in p.edges) and not any(
+            e.flushes and e.transforms for e in p.edges)
+    policy = reach(persist_policies(), lambda p: shaped(p) and verdict in _persist_verdicts(p))
     agreement(policy)
 
 

@@ -111,10 +111,10 @@ flow prefill {
 
   # every 8 layers, checkpoint the hidden states: lz4 (a compressible intermediate; slots sized by the worst case), crc32c, persist
   for i in 0..3 {
-    edge ckpt[i]: move act0 -> ck_decoder3_2[i] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_2[i]: gpu0 -> mem3
+    edge ckpt[i]: move act0 -> ck_decoder3_2[i] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist via gpu0 -- cpu0, cpu0 -- mem3 handoff ck_decoder3_2[i]: gpu0 -> mem3
   }
   for i in 3..4 {
-    edge ckpt[i]: move act0 -> ck_decoder3_3[i - 3] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist handoff ck_decoder3_3[i - 3]: gpu0 -> mem3
+    edge ckpt[i]: move act0 -> ck_decoder3_3[i - 3] by gpu0.copy_done after rs_f[i * 8 + 7, 0, 0] transform compress(lz4) |> checksum(crc32c) |> persist via gpu0 -- cpu0, cpu0 -- mem3 handoff ck_decoder3_3[i - 3]: gpu0 -> mem3
   }
 
   # spill the KV of layers 24..32 to CXL as fp8, then hand each slot to the expander

@@ -13,6 +13,7 @@ from fxverify.certificate import (
     CancelledFirst,
     Certificate,
     FinalOwnerOf,
+    FlushedAfter,
     FlushedBetween,
     LeaseChain,
     Ordered,
@@ -40,6 +41,7 @@ from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
 from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_
 from fxverify.vocab import ClassKind, DeviceKind
+from fxverify.xforms import XfKind
 
 
 def _op(facts: Facts, st: Statement, ref: str, eid: int, kinds: tuple[MapOpKind, ...]) -> str | None:
@@ -164,7 +166,8 @@ def check_cancel(facts: Facts, c: Certificate, ev: CancelledFirst) -> Statement:
 def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement:
     """``flush-between`` (FX-ORD-003): a flush of the posted link orders the write before the read."""
     st = Statement()
-    if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 2, f"a flush order does not prove {c.code}"):
+    if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 2 and not key_body(c.key).startswith(PERSIST),
+                   f"a flush order between two edges does not prove {c.key}"):
         return st
     w, r = c.edges[0], c.edges[1]
     st.fact(ev.link == key_body(c.key).rsplit("|", 1)[-1], f"link `{ev.link}` is not the obligation's")
@@ -178,6 +181,40 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
         facts.path(st, ev.before, w, fl, "write to flush")
         facts.path(st, ev.after, fl, r, "flush to read")
         st.violation = not_(and_(f(w) <= s(fl), f(fl) <= s(r)))
+    return st
+
+
+#: The key body prefix of a persisted posted write (FX-ORD-003), restated: the checker imports no
+#: obligation module.
+PERSIST = "persist:"
+
+
+def check_flushed_after(facts: Facts, c: Certificate, ev: FlushedAfter) -> Statement:
+    """``flush-after`` (FX-ORD-003, a persisted write): the key names a writing access of the
+    obligation's first edge whose chain ends in ``persist``, and a flush of the key's link
+    follows that edge in HB (or is its own flush clause)."""
+    st = Statement()
+    body = key_body(c.key)
+    if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 1 and body.startswith(PERSIST),
+                   f"a flush after a write does not prove {c.key}"):
+        return st
+    w = c.edges[0]
+    ref, _, link = body[len(PERSIST):].rpartition("|")
+    name, pos = split_ref(ref)
+    e = facts.edges[w] if 0 <= w < len(facts.edges) else None
+    ok = (e is not None and name == e.name and 0 <= pos < len(e.accesses())
+          and e.accesses()[pos].mode is not AccessMode.READ and any(t.kind is XfKind.PERSIST for t in e.transforms))
+    st.fact(ok, f"the key's access `{ref}` is no persisted write of {facts.name(w)}")
+    st.fact(ev.link == link, f"link `{ev.link}` is not the obligation's")
+    fl = ev.flush
+    st.fact(0 <= fl < len(facts.edges) and ev.link in facts.edges[fl].flushes,
+            f"{facts.name(fl)} does not flush `{ev.link}`")
+    st.edges.update({w, fl})
+    if fl == w and ev.before is None:
+        st.violation = FALSE  # its own flush takes effect when it finishes
+    else:
+        facts.path(st, ev.before, w, fl, "write to flush")
+        st.violation = not_(f(w) <= s(fl))
     return st
 
 

@@ -157,12 +157,13 @@ ORD_002 = _code(
     "such bugs appear only under some timings and are nearly impossible to reproduce",
     _ex("corpus/ordering/fail/kv-offload-unordered.fx", "corpus/ordering/ok/kv-offload-ordered.fx"))
 ORD_003 = _code(
-    "FX-ORD-003", F.ORDERING, _E, "posted write read before a flush",
+    "FX-ORD-003", F.ORDERING, _E, "posted write read or persisted before a flush",
     "bytes written over a `posted` link are read without a flush of that link in between, by another "
-    "device, or by the writer's device over a route that may differ from the write's",
+    "device, or by the writer's device over a route that may differ from the write's; or a write that "
+    "`persist`s its bytes over such a link is followed by no flush of it",
     "a posted write completes at the sender before it is visible at the receiver; without a flush the "
     "reader may see the old bytes (PCIe keeps a read behind the same requester's posted writes only along "
-    "one path)",
+    "one path), and a checkpoint may never reach its persistent memory",
     _ex("corpus/ordering/fail/posted-read-no-flush.fx", "corpus/ordering/ok/posted-read-after-flush.fx"))
 ORD_004 = _code(
     "FX-ORD-004", F.ORDERING, _E, "ordering requirement cannot be met",

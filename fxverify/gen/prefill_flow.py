@@ -32,6 +32,7 @@ from collections.abc import Callable
 from fxverify.gen.emit import If, Loop, Note, Program, Stmt
 from fxverify.gen.prefill_fabric import pinned_route, space_name
 from fxverify.gen.prefill_plan import CHECKPOINT_CODEC, QUANT_GROUP, PrefillPlan
+from fxverify.vocab import LinkOrder
 
 
 def flow_program(p: PrefillPlan) -> Program:
@@ -289,14 +290,21 @@ def _checkpoints(p: PrefillPlan) -> Program:
     codec = CHECKPOINT_CODEC.name
     out: Program = [Note(""), Note(f"every {e} layers, checkpoint the hidden states: {codec} (a compressible intermediate;"
                                    " slots sized by the worst case), crc32c, persist")]
+    # A persisted write over a posted link needs a flush of the link after it (FX-ORD-003); the
+    # copy engine writes over the machine's own links, which are not posted, so the route is
+    # pinned (``pinned_route``) wherever some fabric path crosses a posted link (the RDMA link to
+    # the decode node joins every NIC, so an unpinned copy could be assumed to detour through it).
+    posted = any(ln.order is LinkOrder.POSTED for ln in f.links)
     for cw in c.ckpt_windows:
         sp, a, b = space_name(cw.window.name), cw.first, cw.end
         home = f.home[cw.window.name]
         slot = f"$(i - {a})" if a else "$(i)"
+        via = ", ".join(f"{x} -- {y}" for x, y in pinned_route(f, g, home)) if posted else ""
         out.append(Loop("i", a, b, [Stmt(
             f"edge ckpt[$(i)]: move {_hidden(p, 0)} -> ck_{sp}[{slot}] by {g}.copy_done "
             f"after {_ar_done(p, 'f', f'$(i * {e} + {e - 1})', 0)}\n"
             f"    transform compress({codec}) |> checksum(crc32c) |> persist\n"
+            + (f"    via {via}\n" if via else "") +
             f"    handoff ck_{sp}[{slot}]: {g} -> {home}")]))
     return out
 

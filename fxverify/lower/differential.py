@@ -49,11 +49,14 @@ RUNTIME_STATIC = frozenset({codes.ALIAS_003, codes.MAP_001, codes.MAP_005, codes
 #: (``specs/lowering.md`` section 8): a read of bytes never written (FX-INIT-001) depends on which
 #: bytes earlier edges wrote; an accumulation a consumer ``expects`` (FX-XF-004 (c)-(e)) and a
 #: checksum over bytes still being written (FX-XF-002 (b)) depend on the contents of the bytes
-#: between events. No hook sees bytes, only events. Keyed by code and the obligation key's kind.
+#: between events. No hook sees bytes, only events. A persisted posted write that no flush follows
+#: (FX-ORD-003 ``persist:``) shows only at the end of the run, where no hook fires. Keyed by code
+#: and the obligation key's kind.
 PROOF_ONLY: dict[str, str] = {
     f"{codes.INIT_001}:": "a read of bytes never written",
     f"{codes.XF_004}:expects-": "an accumulation its consumer expects",
     f"{codes.XF_002}:stale:": "a checksum over bytes still being written",
+    f"{codes.ORD_003}:persist:": "a persisted write that no flush follows",
 }
 
 
@@ -419,9 +422,9 @@ def _sim_step(sim: Simulator, sched: Schedule, events: list[tuple[int, int]]) ->
 
 def _proof_only_violation(v: Violation) -> bool:
     """True when the simulator's ``v`` comes from a ``PROOF_ONLY`` rule (its ``rule`` tag:
-    ``defined``, ``intent``, ``stale-checksum``); the reduce-race FX-XF-004 and the chain rule
+    ``defined``, ``intent``, ``stale-checksum``, ``persist``); the reduce-race FX-XF-004 and the chain rule
     of FX-XF-002 keep their runtime comparison."""
-    return v.rule in ("defined", "intent", "stale-checksum")
+    return v.rule in ("defined", "intent", "stale-checksum", "persist")
 
 
 def run_refuted(policy: Policy, out_dir: str, refutations: list[Refutation], report: RunReport) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import EveryPath, Evidence, FlushedBetween, SameRequester, TopologicalOrder
+from fxverify.certificate import EveryPath, Evidence, FlushedAfter, FlushedBetween, SameRequester, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
@@ -30,10 +30,11 @@ from fxverify.obligations.races import Race, RaceFree
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
 from fxverify.smt.terms import and_, int_var, not_, or_
+from fxverify.xforms import XfKind
 from fxverify.vocab import LinkOrder
 
 #: The race obligations live in ``races``; named here too, where the ordering family's users look.
-__all__ = ["HbCycle", "InOrder", "PostedRead", "Race", "RaceFree", "generate", "same_requester"]
+__all__ = ["HbCycle", "InOrder", "PostedPersist", "PostedRead", "Race", "RaceFree", "generate", "same_requester"]
 
 
 class HbCycle(Obligation):
@@ -232,6 +233,74 @@ class PostedRead(Obligation):
         return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
 
+class PostedPersist(Obligation):
+    """FX-ORD-003 for a persisted write: edge ``w`` whose chain ends in ``persist`` writes its
+    destination over posted link ``link``; the bytes reach the persistence domain only once a flush
+    of the link that starts after ``w`` finished has finished, or when ``w`` flushes the link itself
+    (BRIEF, links: "only a flush makes it visible"; the persistence domain of a CXL or PCIe
+    persistent memory is the device, which a posted write has not reached when it completes at
+    the sender). Edges: ``w``, then the other edges that flush ``link``."""
+
+    code = codes.ORD_003
+
+    def __init__(self, ctx: Context, w: int, pw: int, link: str, flushes: tuple[int, ...]) -> None:
+        ew = ctx.edge(w)
+        self.acc_w = ew.accesses()[pw]
+        self.link = link
+        self.flushes = flushes
+        super().__init__(ctx, (w,) + tuple(x for x in flushes if x != w),
+                         f"{self.code}:{PERSIST}{ew.name}#{pw}|{link}", ew.span, ())
+
+    def prove_fast(self) -> str | None:
+        return "hb-reachability" if self.evidence() is not None else None
+
+    def evidence(self) -> Evidence | None:
+        w = self.edges[0]
+        if w in self.flushes:
+            return FlushedAfter(self.link, w, None)
+        g = self.ctx.graph
+        for fl in self.flushes:
+            if g.rank(fl) > g.rank(w) and g.hb_before(w, fl):
+                p = self.path(w, fl)
+                if p is not None:
+                    return FlushedAfter(self.link, fl, p)
+        return None
+
+    def encode(self) -> Query:
+        w = self.edges[0]
+        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        for fl in self.flushes:
+            # A flush clause takes effect when its edge finishes: the writer's own flush always
+            # follows its write, another edge's only when it starts after the write finished.
+            cons.append((f"not_flushed_by_{fl}", or_() if fl == w else not_(finish(w) <= start(fl))))
+        return Query(self.key, tuple(cons), minimize=time_objectives(self.edges), header=self.header())
+
+    def witness(self, result: Result) -> Witness:
+        return Witness(schedule=self.schedule_of(result), space=self.acc_w.footprint.space,
+                       values={"link": self.link, "persisted": self.acc_w.footprint.space})
+
+    def culprits(self) -> tuple[int, ...]:
+        """The persisting writer; the flushes only explain (they all may run before it)."""
+        return self.edges[:1]
+
+    def message(self, w: Witness) -> str:
+        return (f"`{self.name(self.edges[0])}` persists bytes over posted link `{self.link}`, and no flush of "
+                f"`{self.link}` follows it")
+
+    def why(self, w: Witness) -> str:
+        return ("a posted write completes at the sender before it reaches the memory; the bytes are durable only once "
+                "a flush of the link issued after the write has finished")
+
+    def fix(self, w: Witness) -> Hint:
+        """The writer flushing the link itself, or a route without posted links."""
+        ea = self.ctx.edge(self.edges[0])
+        route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
+        return hint((Flush(ea.name, self.link),), Via(ea.name, tuple(route.split(", "))) if route else None)
+
+
+#: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
+PERSIST = "persist:"
+
 
 class InOrder(Obligation):
     """FX-ORD-004: every path that may carry the bytes of an edge that requires in-order delivery
@@ -428,6 +497,13 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     for _pair, _turn, w, pw, r, pr, same in found:
         for link in links_of(w):
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
+    for e in pol.edges:
+        if e.dst is None or not any(t.kind is XfKind.PERSIST for t in e.transforms):
+            continue
+        for pw, acc in enumerate(e.accesses()):
+            if acc.mode is not AccessMode.READ and acc.footprint == e.dst:
+                for link in links_of(e.eid):
+                    yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())))
 
 
 #: The ordering obligations in the order ``generate`` yields them, in parts that can be generated

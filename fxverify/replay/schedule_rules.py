@@ -1,5 +1,5 @@
 """The schedule-dependent rules of the execution model (BRIEF sections 2 and 3), on one concrete
-schedule: races and non-commuting reductions that overlap, posted writes read without a flush,
+schedule: races and non-commuting reductions that overlap, posted writes read (or persisted) without a flush,
 stale reads of non-coherent memory and early notifications (``cache_rules``),
 ownership (owner or lease at the start, in transit, handoff by the owner, use after release,
 final owners), map classes (lost updates, stale guards, early aggregates), lost accumulations and
@@ -17,6 +17,7 @@ from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_r
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
+from fxverify.xforms import XfKind
 
 
 def violations(w: World, sched: Schedule) -> list[Violation]:
@@ -77,6 +78,13 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
         posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue
+        if any(t.kind is XfKind.PERSIST for t in ew.transforms):
+            # The persisted bytes reach the memory (the persistence domain) only with a flush of
+            # each posted link issued after the write, or the writer's own flush clause.
+            for ln in posted:
+                if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids):
+                    out.append(Violation(codes.ORD_003, (w,), sched[w][1], None, f"persisted with no flush of {ln} after",
+                                         rule="persist"))
         for r in ids:
             er = E[r]
             if r == w or sched[w][1] > sched[r][0] or _reads_back_in_order(wd, ew, er):

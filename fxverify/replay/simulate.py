@@ -91,6 +91,9 @@ class Simulator(World):
         else:
             found = [v for v in self.static() if v.code == code]
         want = set(edges)
+        if code == codes.ORD_003:
+            # a persisted write's violation names the writer alone: it confirms only its own kind
+            found = [v for v in found if (v.rule == "persist") == ("persisted" in values)]
         if code == codes.INIT_001:
             # the read is the obligation's first edge; the others are its writers, whose own reads
             # may see bytes of writers outside the witness
