@@ -58,6 +58,16 @@ def test_explain_prints_rule_why_and_examples() -> None:
     assert r.exit_code == 2 and "did you mean `FX-OWN-004`" in r.stderr
 
 
+def test_explain_of_a_family_lists_its_codes() -> None:
+    """``explain FX-ORD`` (or ``fx-ord-``) lists the family's codes, not one guessed code."""
+    for arg in ("FX-ORD", "fx-ord-"):
+        r = CliRunner().invoke(app, ["explain", arg])
+        assert r.exit_code == 0, r.stderr
+        assert [ln.split()[0] for ln in r.stdout.splitlines()] == [c for c in REGISTRY if c.startswith("FX-ORD-")]
+    r = CliRunner().invoke(app, ["explain", "FX-OR"])  # no family: the nearest code, exit 2
+    assert r.exit_code == 2 and "did you mean" in r.stderr
+
+
 def test_explain_list_has_every_code() -> None:
     r = CliRunner().invoke(app, ["explain", "--list"])
     assert r.exit_code == 0

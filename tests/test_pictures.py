@@ -241,6 +241,19 @@ def test_graph_bad_input_is_a_diagnostic(args: list[str], code: str, tmp_path: P
     assert not out.exists()
 
 
+def test_graph_to_a_file_of_another_format_writes_nothing(tmp_path: Path) -> None:
+    """``-o x.png`` names no format fxverify writes: a usage error that shows the Graphviz
+    command for a PNG, instead of DOT text in a file named .png."""
+    out = tmp_path / "x.png"
+    r = subprocess.run([sys.executable, "-m", "fxverify", "graph", RACE, "-o", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2 and "error[FX-USE-002]" in r.stderr and "dot -Tpng" in r.stderr, r.stderr
+    assert not out.exists()
+    r = subprocess.run([sys.executable, "-m", "fxverify", "graph", RACE, "-f", "dot", "-o", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and out.read_text().startswith("digraph movement {")  # asked for by name
+
+
 def test_graph_of_an_unparseable_policy(tmp_path: Path) -> None:
     bad = tmp_path / "bad.fx"
     bad.write_text('policy "x"\nfabric {\n')

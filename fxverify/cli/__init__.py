@@ -384,7 +384,13 @@ def graph(
     from fxverify.render.graph import draw_graph
     from fxverify.views.command import VIEWS, GraphRequest, build_pictures
 
-    fmt = fmt or _SUFFIX_FORMAT.get(output.suffix.lower() if output is not None else "", GraphFormat.dot)
+    suffix = output.suffix.lower() if output is not None else ""
+    if fmt is None and suffix and suffix not in _SUFFIX_FORMAT:
+        raise _stop(codes.USE_002, f"`-o {output}`: fxverify writes DOT, SVG or HTML, and cannot tell which from "
+                    f"`{suffix}`; nothing was written",
+                    "name a .dot, .svg or .html file, or give `--format`; for a PNG, run Graphviz on the DOT "
+                    f"(`fxverify graph {policy} -f dot | dot -Tpng -o {output}`)")
+    fmt = fmt or _SUFFIX_FORMAT.get(suffix, GraphFormat.dot)
     chosen = view or (GraphView.all if fmt is GraphFormat.html else GraphView.movement)
     if chosen is GraphView.all and fmt is not GraphFormat.html:
         raise _stop(codes.USE_002, f"a {fmt.value.upper()} file holds one picture, and `--view all` asks for three",

@@ -34,6 +34,10 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
         raise stop(codes.USE_004, "name a code, such as `fxverify explain FX-ORD-002`, or use `--list`",
                     "`fxverify explain --list` lists every code")
     c = codes.lookup(code.upper())
+    family = list_codes(code.upper()) if c is None else ""
+    if family:  # a family such as FX-ORD: its codes, each of which `explain` takes
+        sys.stdout.write(family)
+        raise typer.Exit(0)
     if c is None:
         near = nearest(code.upper(), codes.REGISTRY)
         raise stop(codes.USE_003, f"unknown code `{code}`" + (f"; did you mean `{near}`?" if near else ""),

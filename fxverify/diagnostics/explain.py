@@ -133,10 +133,12 @@ def _indent(text: str) -> list[str]:
     return ["    " + ln if ln else "" for ln in text.rstrip("\n").splitlines()]
 
 
-def list_codes() -> str:
-    """The text of ``fxverify explain --list``: every code with its severity and title."""
-    w = max(len(c) for c in REGISTRY)
-    return "".join(f"{c:<{w}}  {c.severity.value:<7}  {c.title}\n" for c in REGISTRY.values())
+def list_codes(prefix: str = "") -> str:
+    """The text of ``fxverify explain --list``: every code with its severity and title; with
+    ``prefix`` (``FX-ORD``), only the codes of that family (``FX-ORD-...``); empty when none."""
+    chosen = [c for c in REGISTRY.values() if not prefix or str(c).startswith(prefix.rstrip("-") + "-")]
+    w = max((len(c) for c in chosen), default=0)
+    return "".join(f"{c:<{w}}  {c.severity.value:<7}  {c.title}\n" for c in chosen)
 
 
 def codes_markdown(examples: dict[str, dict[str, str]],
