@@ -290,3 +290,14 @@ def test_csv_rows_per_policy_and_family_and_compare(repo: Path) -> None:
     code, _, err = fx("compare", "a.csv", "c.csv")
     assert code == 2 and "FX-GATE-003" in err
     assert fx("compare", "a.csv", "missing.csv")[0] == 2
+
+
+def test_an_unwritable_cache_is_a_note_and_changes_no_verdict(repo: Path) -> None:
+    """``--cache-dir`` on a path that cannot be a folder: the run still checks (exit 1 for the
+    race, as without a cache) and says, once, that nothing was kept (FX-GATE-004); a writable one
+    says nothing."""
+    (repo / "afile").write_text("not a folder")
+    code, out, err = fx("check", "p.fx", "--cache-dir", str(repo / "afile" / "cache"))
+    assert code == 1 and err.count("note[FX-GATE-004]") == 1 and "were not kept" in err, err
+    code, _, err = fx("check", "p.fx", "--cache-dir", str(repo / "cache"))
+    assert code == 1 and "FX-GATE-004" not in err and (repo / "cache").is_dir()

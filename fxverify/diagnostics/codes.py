@@ -610,3 +610,9 @@ GATE_003 = _code(
     "two runs can be compared only row by row, policy and family; a file of another shape would be misread",
     InlineExample("fxverify compare before.json after.json",
                   "fxverify check . --stats --format csv=after.csv && fxverify compare before.csv after.csv", "command"))
+GATE_004 = _code(
+    "FX-GATE-004", F.GATE, _N, "result cache not writable",
+    "the folder given to `--cache-dir` cannot be created or written, so the run keeps none of its results",
+    "a gate that cannot write its cache checks every policy from scratch on every run, silently slower",
+    InlineExample("fxverify check . --cache-dir /read-only/cache",
+                  "fxverify check . --cache-dir .fxverify-cache   # a folder the gate can write", "command"))

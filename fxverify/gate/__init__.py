@@ -14,6 +14,7 @@ cannot be used: ``gate.executors``), FX-IO-001
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from time import perf_counter
@@ -119,6 +120,10 @@ def run_gate(req: GateRequest) -> Report:
             if executor is not None:
                 executor.close()
         seconds = perf_counter() - t0
+    if req.cache_dir is not None and req.dump_smt is None and req.executor == "local":
+        unwritable = _cache_problem(req.cache_dir)
+        if unwritable is not None:
+            report.problems.append(unwritable)
     if req.gate.unknown == "warn":
         _unknown_as_warning(results)
     report.results, report.cache, report.seconds = results, cache, seconds
@@ -128,6 +133,20 @@ def run_gate(req: GateRequest) -> Report:
     report.decide()
     _write_baseline(report, req, known)
     return report
+
+
+def _cache_problem(cache_dir: str) -> Diagnostic | None:
+    """A note (FX-GATE-004) when ``cache_dir`` cannot be created or written, else ``None``: the
+    cache skips writes it cannot make (``ResultCache``), which would otherwise go unseen."""
+    try:
+        os.makedirs(cache_dir, exist_ok=True)
+        with tempfile.TemporaryFile(dir=cache_dir):
+            pass
+    except OSError as err:
+        return diagnostic(codes.GATE_004, f"the result cache `{cache_dir}` cannot be written "
+                          f"({err.strerror or err}): this run's results were not kept",
+                          help="name a folder the gate can write with `--cache-dir`, or run with `--no-cache`")
+    return None
 
 
 def _stop(report: Report, problem: Diagnostic) -> Report:
