@@ -119,6 +119,14 @@ def test_race_marks_the_second_start_not_a_map_write(tmp_path: Path) -> None:
     assert fingerprint(with_map) == fingerprint(plain)
 
 
+def test_a_map_of_devices_shows_device_names() -> None:
+    """A value of a ``device`` map is written and shown as a device name, not as the index the
+    resolver stores."""
+    r = check(str(ROOT / "corpus/maps/fail/const-map-written.fx"), CheckOptions(verify_hints=False))
+    rows = [ev.detail for d in r.diagnostics if d.trace is not None for ev in d.trace.events if ev.kind == "map"]
+    assert "write `spill_home[0]` = `cxl1`" in rows, rows
+
+
 def test_release_marks_the_block_the_message_names(tmp_path: Path) -> None:
     d = _one(_check(tmp_path, "r", _RELEASE), "FX-OWN-004")
     assert "`blk[0]`" in d.message

@@ -65,7 +65,7 @@ def build_trace(policy: Policy, code: Code, edges: tuple[int, ...], w: Witness, 
             raw.append(((len(raw),), dict(time=None, e=None, region=r, kind="region", detail=_region(r))))
         for eid in list(edges) + [c for c in context if c not in edges]:
             e = policy.edges[eid]
-            raw += [((len(raw) + j,), ev) for j, ev in enumerate(_map_events(e, None))]
+            raw += [((len(raw) + j,), ev) for j, ev in enumerate(_map_events(policy, e, None))]
             if e.accesses() or not e.map_ops:
                 raw.append(((len(raw),), dict(time=None, e=e, kind="fact", detail=_accesses(e, w))))
     raw.sort(key=lambda t: t[0])
@@ -101,7 +101,7 @@ def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulat
     for rv in e.revokes:
         raw.append(((s, 1, eid, 0), dict(time=s, e=e, kind="revoke", clause=rv.region,
                                          detail=f"revokes `{rv.region}` from `{rv.device}`")))
-    raw += [((s, 1, eid, 1), ev) for ev in _map_events(e, s)]
+    raw += [((s, 1, eid, 1), ev) for ev in _map_events(policy, e, s)]
     for fp in e.invalidates:
         raw.append(((s, 1, eid, 1), dict(time=s, e=e, kind="invalidate",
                                          detail=f"invalidates `{e.device}`'s lines of {describe_footprint(fp, w.address, None)}")))
@@ -158,13 +158,23 @@ def _accesses(e: Edge, w: Witness, code: Code | None = None) -> str:
     return accs
 
 
-def _map_events(e: Edge, t: int | None) -> list[dict]:
-    """One ``map`` event per map operation of ``e`` at time ``t``; ``clause`` is its position."""
+def _map_events(policy: Policy, e: Edge, t: int | None) -> list[dict]:
+    """One ``map`` event per map operation of ``e`` at time ``t``; ``clause`` is its position. A
+    value of a map whose values are devices (``hash<u32, device>``: a device's index in the policy's
+    declaration order, as the resolver stores it) is shown by the device's name."""
     out = []
     for pos, op in enumerate(e.map_ops):
-        val = "" if op.value is None else f" = {op.value}"
+        val = "" if op.value is None else f" = {_map_value(policy, op.map, op.value)}"
         out.append(dict(time=t, e=e, kind="map", clause=pos, detail=f"{op.kind.value} `{op.map}[{op.key}]`{val}"))
     return out
+
+
+def _map_value(policy: Policy, name: str, value: int) -> str:
+    """``value`` as written in the policy: a device name for a map of devices, else the number."""
+    m = next((x for x in policy.maps if x.name == name), None)
+    if m is not None and m.value_type == "device" and 0 <= value < len(policy.devices):
+        return f"`{policy.devices[value].name}`"
+    return str(value)
 
 
 def _region(r: Region) -> str:
