@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,7 +18,8 @@ from fxverify.lower.driver import LowerOptions, lower
 from fxverify.lower.emit_c import comment_text, emit_device
 from fxverify.lower.facts import discharge_facts, merge_intervals
 from fxverify.lower.kernel import ProgramReport, parse_stats, rewrite_log
-from fxverify.lower.plan import OP_KIND, Op, build_plan, c_ident
+from fxverify.lower.loader import NAME_MAX, pin_root
+from fxverify.lower.plan import OP_KIND, Op, Plan, build_plan, c_ident
 from fxverify.lower.targets import (
     BPF_F_RDONLY_PROG,
     BPF_MAP_TYPE_ARRAY,
@@ -90,6 +92,16 @@ def test_c_ident_mangles_hostile_names() -> None:
     assert len(seen) == len(hostile)  # distinct names stay distinct
     # with no prefix (the pin folder): an empty name or a leading digit still makes an identifier
     assert [c_ident("", n) for n in ("", "1x", "kv")] == ["_", "_1x", "kv"]
+
+
+def test_pin_folder_of_a_long_name_fits_one_path_component() -> None:
+    """A 300-character policy name (600 bytes as C) gives a pin folder name of at most NAME_MAX
+    bytes, and two such names that differ only at the end get two folders."""
+    def named(name: str) -> Plan:
+        return SimpleNamespace(policy=SimpleNamespace(name=name))  # type: ignore[return-value]
+    folders = {pin_root(named("ü" * 299 + end)) for end in "ab"}
+    assert len(folders) == 2 and all(len(f.rsplit("/", 1)[1]) <= NAME_MAX for f in folders)
+    assert pin_root(named("")).endswith("/policy") and pin_root(named("kv")).endswith("/kv")
 
 
 def test_comment_text_cannot_end_a_comment_or_splice_lines() -> None:

@@ -12,6 +12,7 @@ skeleton, shares the runtime tables (pinned by name on kernel and dputime), fill
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -36,10 +37,19 @@ def skeleton_name(stem: str) -> str:
     return c_ident("fx_", stem)
 
 
+#: Longest file name Linux takes in one path component (``NAME_MAX``, linux/limits.h).
+NAME_MAX = 255
+
+
 def pin_root(plan: Plan) -> str:
     """Default pin folder of ``plan``'s policy: ``PIN_BASE/<policy name as a C identifier>``
-    (``policy`` for an empty name)."""
-    return f"{PIN_BASE}/{c_ident('', plan.policy.name) if plan.policy.name else 'policy'}"
+    (``policy`` for an empty name). A name longer than ``NAME_MAX`` bytes keeps its first
+    characters and ends in ``_`` and 16 hex digits of its SHA-256, so distinct names stay distinct
+    and the folder can be created."""
+    name = c_ident('', plan.policy.name) if plan.policy.name else 'policy'
+    if len(name) > NAME_MAX:
+        name = f"{name[:NAME_MAX - 17]}_{hashlib.sha256(name.encode()).hexdigest()[:16]}"
+    return f"{PIN_BASE}/{name}"
 
 
 def bpftool_path() -> str | None:
