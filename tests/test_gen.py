@@ -125,6 +125,14 @@ def test_malformed_json_points_at_the_error(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "FX-GEN-001" in r.output and "broken.json:4:3" in r.output
 
 
+def test_a_config_not_in_utf8_points_at_the_byte(tmp_path: Path) -> None:
+    p = tmp_path / "latin1.json"
+    p.write_bytes('{\n  "model_type": "caf\u00e9"\n}\n'.encode("latin-1"))
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(p)])
+    assert r.exit_code == 2 and "FX-GEN-001" in r.output and "latin1.json:2:21" in r.output, r.output
+    assert "not UTF-8" in r.output and "Traceback" not in r.output
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device", "deep json", "huge integer", "too large"])
 def test_hostile_model_files_are_refused_quickly(tmp_path: Path, kind: str) -> None:
     """Inputs that would block, never end, or break Python's decoder are FX-GEN-001, exit 2."""

@@ -60,8 +60,14 @@ class InputFile:
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as err:
+            # Shown with the bad byte underlined: the text before it is valid UTF-8, the rest is
+            # decoded with replacement characters for the listing only.
+            shown = raw.decode("utf-8", errors="replace")
+            sources.add(path, shown)
+            at = len(raw[:err.start].decode("utf-8"))
             raise InputProblem(diagnostic(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.start})",
-                                          help=f"pass {what}")) from None
+                                          cls(path, shown).span(at, at + 1), "not UTF-8",
+                                          help=f"pass {what}, saved as UTF-8")) from None
         sources.add(path, text)
         return cls(path, text)
 
