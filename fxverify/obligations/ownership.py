@@ -438,6 +438,9 @@ class UseAfterRelease(OwnershipObligation):
         if r == u:
             return f"`{self.name(r)}` releases `{self.region}` twice"
         why = " (a cancelled transfer touches its bytes until its cancel completes)" if self.cu else ""
+        if not self.cu and self.ctx.graph.hb_before(r, u):
+            # ordered the wrong way round: every schedule uses the region after it is released
+            return f"`{self.name(u)}` uses `{self.region}` after `{self.name(r)}` releases it ({self.kind}): use after release"
         return f"`{self.name(r)}` releases `{self.region}` ({self.kind}) while `{self.name(u)}` may still use it{why}"
 
     def why(self, w: Witness) -> str:

@@ -232,6 +232,9 @@ def test_use_after_release_refuted(make, key, edges, sched) -> None:
     assert w.schedule[u][1] > w.schedule[r][0]  # the use ends after the release starts
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.OWN_004 and v.edges == edges
+    # a use HB-after its release is named as a use after release, not as a use in flight
+    ordered = ob.ctx.graph.hb_before(r, u)
+    assert ("use after release" in ob.message(w)) == ordered and ("may still use" in ob.message(w)) != ordered
 
 
 @pytest.mark.parametrize("make,declared,sched", [
