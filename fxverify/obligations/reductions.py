@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from fxverify.certificate import CoverRead, Evidence, Ordered, ReadCover
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import Hint, SetAction, after, hint
+from fxverify.edits import Hint, Option, SetAction, after, hint
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode, Footprint
 from fxverify.obligations.base import Context, Obligation, conflict_kind
@@ -191,11 +191,23 @@ class LostAccumulation(Obligation):
         return "a plain write over a reduction target discards the accumulated value (lost write)"
 
     def fix(self, w: Witness) -> Hint:
-        """The plain write made a reduction with the same operator (reading the accumulated bytes
-        in between needs an edge the policy lacks)."""
+        """First, the write ordered after a read of the accumulated bytes that already follows
+        the reduction (the earliest in HB rank that covers the shared bytes alone and that the
+        write does not precede): a buffer refilled before its reduced value was consumed, an
+        NCCL bucket reused too early, is fixed by waiting for the consumer. Then the write made a
+        reduction with the same operator, which is right only when the write was meant to add
+        to the value, not to replace it (a refill made a reduction would corrupt the result)."""
         r, wr = self.edges[:2]
+        g = self.ctx.graph
+        lo, hi = max(self.fr.lo, self.fw.lo), min(self.fr.hi, self.fw.hi)
+        _ranks, ranked = self._readers.ranked(g)
+        reader = next((x for x, fx in ranked if fx.lo <= lo and fx.hi >= hi and x != wr
+                       and g.hb_before(r, x) and not g.hb_before(wr, x)), None)
+        wait = after(self.name(wr), self.name(reader)) if reader is not None else None
         op = self.ctx.edge(r).reduce_op
-        return hint(SetAction(self.name(wr), op) if op else None)
+        add = Option((SetAction(self.name(wr), op),),
+                     f"only if `{self.name(wr)}` adds to the accumulated value rather than replacing it") if op else None
+        return hint(wait, add)
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:

@@ -267,6 +267,21 @@ def test_lost_accumulation_refuted(make, edges, addr, elements, sched) -> None:
     assert v is not None and v.code == codes.XF_004 and v.edges == (r, wr) and v.address == addr
 
 
+def test_lost_accumulation_fix_waits_for_the_reader_first() -> None:
+    """A refill that may run before the read of the reduced bytes: the first fix orders the refill
+    after that read; making the refill a reduction comes second, with its condition (adding new
+    data to the reduced sum would corrupt it). With no reader, only the second remains."""
+    pol = policy(reduce_into_a("r", A_LO), read("x", A_LO, after=("r",)), write("w", A_LO, after=("r",)))
+    ob = the(transforms, pol, LostAccumulation, "FX-XF-004:r#1|w#0")
+    opts = ob.fix(refute(ob)).options
+    assert [o.text() for o in opts] == ["add `after x` to `w`",
+                                        "make `w` a `reduce(sum)`: only if `w` adds to the accumulated value rather than "
+                                        "replacing it"], [o.text() for o in opts]
+    lone = policy(reduce_into_a("r", A_LO), write("w", A_LO, after=("r",)))
+    ob = the(transforms, lone, LostAccumulation, "FX-XF-004:r#1|w#0")
+    assert [o.edits[0].text() for o in ob.fix(refute(ob)).options] == ["make `w` a `reduce(sum)`"]
+
+
 # ---- not generated ----------------------------------------------------------------------------
 
 ABSENT = [
