@@ -1,6 +1,6 @@
 # The fix of transforms/fail/bucket-refilled-before-consumed.fx: the refill of the gradient bucket
-# waits for the optimizer's read of the reduced sum (`after ar1, step0`), so every reduced byte is
-# consumed before fresh gradients overwrite it.
+# waits for the optimizer's read of the reduced sum (`after step0`, which itself follows the
+# reduction), so every reduced byte is consumed before fresh gradients overwrite it.
 policy "bucket-refilled-after-consumed"
 
 fabric {
@@ -19,5 +19,5 @@ flow step {
   edge fill0: move grad0 -> bucket by gpu0.copy_done
   edge ar1: reduce(sum) grad1 -> bucket by gpu0.copy_done after fill0
   edge step0: read bucket by gpu0.launch after ar1
-  edge fill1: move next0 -> bucket by gpu0.copy_done after ar1, step0
+  edge fill1: move next0 -> bucket by gpu0.copy_done after step0
 }
