@@ -10,6 +10,7 @@ that tools and CI scripts run on every call should not pay (issue "Scale", targe
 from __future__ import annotations
 
 import gc
+import os
 import sys
 
 #: Allocations between young-generation collections (CPython's default is 700), and how many
@@ -22,7 +23,14 @@ GC_THRESHOLDS = (200_000, 30, 30)
 
 def main() -> None:
     """Print ``fxverify VERSION`` and exit 0 for exactly ``--version``; otherwise run
-    ``fxverify.cli.main`` (which never returns: it exits with the command's code)."""
+    ``fxverify.cli.main`` (which never returns: it exits with the command's code).
+
+    A standard stream the caller closed (``fxverify check p.fx >&-``: Python then sets it to
+    ``None``) is replaced by the null device, as a write to a closed descriptor goes nowhere:
+    the exit code still gives the verdict, as it does with ``>/dev/null``."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115 (lives as long as the process)
     if sys.argv[1:] == ["--version"]:
         from fxverify import __version__
 

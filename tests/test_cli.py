@@ -45,6 +45,16 @@ def test_proved_exits_0_and_refuted_exits_1() -> None:
     assert "FX-OWN-004" in r.stdout and "trace (replayed" in r.stdout and ">>" in r.stdout
 
 
+def test_closed_standard_streams_keep_the_verdict_exit_code() -> None:
+    """``check p.fx >&- 2>&-``: Python sees no stdout or stderr; the verdict still reaches the
+    caller as the exit code, with no internal error."""
+    env = {**os.environ, "NO_COLOR": "1"}
+    for policy, code in ((OK, 0), (FAIL, 1)):
+        r = subprocess.run(["sh", "-c", 'exec "$0" -m fxverify check "$1" >&- 2>&-', sys.executable, policy],
+                           cwd=ROOT, env=env, timeout=300)
+        assert r.returncode == code, policy
+
+
 @pytest.mark.parametrize("name,text,code,where", [
     ("truncated.fx", 'policy "t"\nfabric {\n  device gpu0: gpu hooks [launch\n', "FX-SYN-003", "truncated.fx:3:"),
     ("typo.fx", 'policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n', "FX-NAM-001", "typo.fx:3:"),
