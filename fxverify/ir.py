@@ -455,6 +455,10 @@ class Edge:
         object.__setattr__(self, "_accesses", tuple(out))  # frozen: set once, as a cache
         return self._accesses
 
+    def persists(self) -> bool:
+        """True when the edge's transform chain has a ``persist`` step (it claims its bytes durable)."""
+        return any(t.kind is XfKind.PERSIST for t in self.transforms)
+
     def defines(self) -> tuple[Footprint, ...]:
         """The destination bytes this edge leaves defined (FX-INIT-001), as at most two footprints:
         a ``write`` defines its whole destination; a ``move`` or ``reduce`` the first ``out`` bytes

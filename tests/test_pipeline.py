@@ -199,3 +199,33 @@ def test_an_unknown_race_freedom_names_the_access_alone() -> None:
     two, three = unknown_of(2), unknown_of(3)
     assert tuple(two.edges) == ("x",) and "for `x`:" in two.message
     assert (two.message, fingerprint(two)) == (three.message, fingerprint(three))
+
+
+def test_a_persist_into_memory_that_is_not_persistent_is_reported_once(tmp_path: Path) -> None:
+    """A persist over a posted link into a volatile space: FX-XF-003 says it cannot be durable;
+    FX-ORD-003 asks for no flush (none would make it durable), so the mistake is one finding."""
+    text = (CKPT.replace(" persistent\n", "\n"))
+    p = tmp_path / "volatile.fx"
+    p.write_text(text)
+    res = check(str(p))
+    assert sorted({str(d.code) for d in res.diagnostics}) == ["FX-XF-003"], [str(d.code) for d in res.diagnostics]
+    assert not any(o.key.startswith("FX-ORD-003:persist:") for o in res.outcomes)
+    q = tmp_path / "pmem.fx"
+    q.write_text(CKPT)
+    assert {str(d.code) for d in check(str(q)).diagnostics} == {"FX-ORD-003"}
+
+
+CKPT = """policy "ckpt"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+  device cxl0: cxl_mem
+  link up0 = gpu0 -- cxl0 : pcie posted
+}
+space hbm0 on gpu0 size 80 GiB
+space pmem0 on cxl0 base 0x80_2000_0000 size 256 MiB persistent
+region kv in hbm0 at 0x1000_0000 size 2 MiB owner gpu0 dtype bf16 init
+region ckpt in pmem0 at 0x80_2000_0000 size 2 MiB owner gpu0 dtype bf16
+flow save {
+  edge spill: move kv -> ckpt by gpu0.copy_done transform persist
+}
+"""

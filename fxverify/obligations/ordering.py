@@ -1,11 +1,12 @@
 """Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race, from ``races``), FX-ORD-003 (posted write
-read before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it), and, from
+read or persisted before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it), and, from
 ``defined``, FX-INIT-001 (a read of bytes never written);
 FX-ORD-005 and FX-ORD-006 (ordering across hosts) come from ``coherence``.
 
 Takes a ``Context``; yields ``Obligation`` objects. Posted reads, like races, are found among
 pairs of accesses whose bounding intervals overlap (a sweep per address space), then pruned by
-HB reachability before any pair goes to the solver. The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
+HB reachability before any pair goes to the solver; persisted posted writes need no pair (one
+obligation per writing access and link). The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
 each query.
 """
 
@@ -30,7 +31,6 @@ from fxverify.obligations.races import Race, RaceFree
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.xforms import XfKind
 from fxverify.vocab import LinkOrder
 
 #: The race obligations live in ``races``; named here too, where the ordering family's users look.
@@ -233,13 +233,18 @@ class PostedRead(Obligation):
         return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
 
+
+#: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
+PERSIST = "persist:"
+
+
 class PostedPersist(Obligation):
-    """FX-ORD-003 for a persisted write: edge ``w`` whose chain ends in ``persist`` writes its
-    destination over posted link ``link``; the bytes reach the persistence domain only once a flush
-    of the link that starts after ``w`` finished has finished, or when ``w`` flushes the link itself
-    (BRIEF, links: "only a flush makes it visible"; the persistence domain of a CXL or PCIe
-    persistent memory is the device, which a posted write has not reached when it completes at
-    the sender). Edges: ``w``, then the other edges that flush ``link``."""
+    """FX-ORD-003 for a persisted write: edge ``w`` whose transforms include ``persist`` writes its
+    destination, in a ``persistent`` space, over posted link ``link``; the bytes reach the
+    persistence domain only once a flush of the link that starts after ``w`` finished has
+    finished, or when ``w`` flushes the link itself (BRIEF, links: "only a flush makes it
+    visible"; the persistence domain of a CXL or PCIe persistent memory is the device, which a
+    posted write has not reached when it completes at the sender). Edges: ``w``, then the other edges that flush ``link``."""
 
     code = codes.ORD_003
 
@@ -296,10 +301,6 @@ class PostedPersist(Obligation):
         ea = self.ctx.edge(self.edges[0])
         route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
         return hint((Flush(ea.name, self.link),), Via(ea.name, tuple(route.split(", "))) if route else None)
-
-
-#: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
-PERSIST = "persist:"
 
 
 class InOrder(Obligation):
@@ -422,7 +423,8 @@ def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[C
 
 def _posted(ctx: Context) -> Iterator[Obligation]:
     """FX-ORD-003 per write over a posted link and read of its bytes (by another device, or by the
-    writer along another route: ``same_requester`` decides which same-device reads are exempt).
+    writer along another route: ``same_requester`` decides which same-device reads are exempt),
+    then per persisting write into a ``persistent`` space and posted link (``PostedPersist``).
 
     The reads of a write's bytes by the writer's own device, when the bytes lie in that device's
     own memory, are exempt whatever the reader (``SameRequester`` with an empty route depends on
@@ -498,7 +500,9 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
         for link in links_of(w):
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
     for e in pol.edges:
-        if e.dst is None or not any(t.kind is XfKind.PERSIST for t in e.transforms):
+        # A persist into a space that is not ``persistent`` is FX-XF-003 already; it has no
+        # persistence domain to reach, so no flush can make it durable.
+        if e.dst is None or not e.persists() or not pol.space(e.dst.space).persistent:
             continue
         for pw, acc in enumerate(e.accesses()):
             if acc.mode is not AccessMode.READ and acc.footprint == e.dst:

@@ -17,7 +17,6 @@ from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_r
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
-from fxverify.xforms import XfKind
 
 
 def violations(w: World, sched: Schedule) -> list[Violation]:
@@ -78,7 +77,7 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
         posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue
-        if any(t.kind is XfKind.PERSIST for t in ew.transforms):
+        if ew.persists() and wd.policy.space(ew.dst.space).persistent:
             # The persisted bytes reach the memory (the persistence domain) only with a flush of
             # each posted link issued after the write, or the writer's own flush clause.
             for ln in posted:

@@ -129,10 +129,12 @@ def test_posted_reads_are_those_of_every_pair(policy) -> None:
         return
     obs = list(ordering._posted(ctx))
     assert sorted(ob.key for ob in obs if isinstance(ob, ordering.PostedRead)) == _posted_by_pairs(ctx)
-    # and one persisted-write obligation per persisting write access and posted link that may carry it
+    # and one persisted-write obligation per persisting write access into a persistent space and
+    # posted link that may carry it
     pol, g = ctx.policy, ctx.graph
     persisted = sorted(f"FX-ORD-003:persist:{e.name}#{p}|{ln.name}" for e in pol.edges
                        if e.dst is not None and any(t.kind.value == "persist" for t in e.transforms)
+                       and pol.space(e.dst.space).persistent
                        for p, a in enumerate(e.accesses()) if a.mode is not AccessMode.READ and a.footprint == e.dst
                        for ln in g.posted_links(e))
     assert sorted(ob.key for ob in obs if isinstance(ob, ordering.PostedPersist)) == persisted
