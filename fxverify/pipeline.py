@@ -480,9 +480,18 @@ def _group_key(d: Diagnostic) -> tuple:
             d.message if d.code is codes.SMT_001 else "")
 
 
+#: The obligation keys a grouped diagnostic's note names, at most (``_group_instances``).
+GROUP_KEYS_SHOWN = 4
+
+
 def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
-    person needs the first instance's trace, plus how many other instances fail the same way."""
+    person needs the first instance's trace, plus a note on the others. The note counts the other
+    instances of the edge family that fail the same way (the kept one's edges differ from
+    theirs), and names, by obligation key, the findings on the kept one's own edges (another
+    posted link, another access of the same edges), which are not other instances. Grouping is
+    the same in every format, so the note is where those keys show (at most
+    ``GROUP_KEYS_SHOWN``; ``--dump-smt`` indexes every obligation)."""
     groups: dict[tuple, list[Diagnostic]] = {}
     for d in diags:
         groups.setdefault(_group_key(d), []).append(d)
@@ -490,6 +499,14 @@ def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
     for ds in groups.values():
         first = ds[0]
         if len(ds) > 1:
-            first = replace(first, notes=first.notes + (f"{len(ds) - 1} more instance(s) of this edge family fail the same way",))
+            same = [d.obligation for d in ds[1:] if d.edges == first.edges]
+            instances = len(ds) - 1 - len(same)
+            notes = ()
+            if instances:
+                notes += (f"{instances} more instance(s) of this edge family fail the same way",)
+            if same:
+                shown = ", ".join(same[:GROUP_KEYS_SHOWN]) + (", ..." if len(same) > GROUP_KEYS_SHOWN else "")
+                notes += (f"{len(same)} more finding(s) of this code on the same edges: {shown}",)
+            first = replace(first, notes=first.notes + notes)
         out.append(first)
     return out

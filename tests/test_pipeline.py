@@ -229,3 +229,26 @@ flow save {
   edge spill: move kv -> ckpt by gpu0.copy_done transform persist
 }
 """
+
+
+def test_grouped_findings_tell_instances_from_other_links(tmp_path: Path) -> None:
+    """Findings of one code on one span are shown once: the note counts the other instances of an
+    edge family apart from the findings on the shown instance's own edges (its other posted
+    links), which it names by key; nothing is called an instance that is not one."""
+    fabric = ("  link up0 = gpu0 -- cxl0 : pcie posted\n  link up1 = gpu0 -- dpu0 : pcie posted\n"
+              "  link up2 = dpu0 -- cxl0 : pcie posted\n  device dpu0: dpu hooks [rx, tx]\n")
+    text = CKPT.replace("  link up0 = gpu0 -- cxl0 : pcie posted\n", fabric)
+    p = tmp_path / "links.fx"
+    p.write_text(text)
+    (d,) = check(str(p)).diagnostics
+    assert d.notes == ("2 more finding(s) of this code on the same edges: FX-ORD-003:persist:spill#1|up1, "
+                       "FX-ORD-003:persist:spill#1|up2",), d.notes
+    fam = CKPT.replace("region kv in hbm0 at 0x1000_0000 size 2 MiB", "region kv in hbm0 at 0x1000_0000 size 6 MiB").replace(
+        "size 2 MiB owner gpu0 dtype bf16\n", "size 6 MiB owner gpu0 dtype bf16\n").replace(
+        "  edge spill: move kv -> ckpt by gpu0.copy_done transform persist\n",
+        "  for i in 0..3 {\n    edge spill[i]: move kv[i * 2 MiB, +2 MiB] -> ckpt[i * 2 MiB, +2 MiB] by gpu0.copy_done"
+        " transform persist\n  }\n")
+    q = tmp_path / "family.fx"
+    q.write_text(fam)
+    (d,) = check(str(q)).diagnostics
+    assert d.notes == ("2 more instance(s) of this edge family fail the same way",), d.notes
