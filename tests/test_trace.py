@@ -162,6 +162,21 @@ def test_posted_write_trace_shows_a_flush_in_the_wrong_place(tmp_path: Path) -> 
     assert list(early.edges) == ["put", "consume"] and fingerprint(early) == fingerprint(plain)
 
 
+def test_persist_trace_marks_the_write_end_and_shows_when_the_flush_was_issued(tmp_path: Path) -> None:
+    """A flush edge that may start before the persisting copy finishes does not cover it: the
+    trace shows the flush's start (which decides what it covers) and marks the copy's end, after
+    which no flush follows."""
+    text = (ROOT / "corpus/ordering/fail/persist-over-posted-no-flush.fx").read_text()
+    text = text.replace("transform persist  # expect: FX-ORD-003",
+                        "transform persist\n  edge drain: flush up0 by gpu0.launch")
+    d = _one(_check(tmp_path, "p", text), "FX-ORD-003")
+    assert (_marked(d).edge, _marked(d).kind) == ("spill", "end")
+    t = {(ev.edge, ev.kind): ev.time for ev in d.trace.events}
+    assert t[("drain", "start")] < t[("spill", "end")], t
+    start = next(ev for ev in d.trace.events if (ev.edge, ev.kind) == ("drain", "start"))
+    assert "flush of link `up0`" in start.detail
+
+
 @pytest.mark.parametrize("path", ["corpus/maps/fail/aggregate-before-writer.fx",
                                   "corpus/maps/fail/per-gpu-counter-read-as-one.fx"])
 def test_map_traces_show_every_writer(path: str) -> None:

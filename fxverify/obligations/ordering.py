@@ -28,7 +28,7 @@ from fxverify.obligations.pairs import Pairs, first_after, pairs_where
 from fxverify.obligations.encode import finish, hb_label, member, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.fabric import path_constraints, path_of
 from fxverify.obligations.races import Race, RaceFree
-from fxverify.obligations.witness import Witness
+from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result, Status
 from fxverify.smt.terms import and_, int_var, not_, or_
 from fxverify.vocab import LinkOrder
@@ -287,6 +287,11 @@ class PostedPersist(Obligation):
     def culprits(self) -> tuple[int, ...]:
         """The persisting writer; the flushes only explain (they all may run before it)."""
         return self.edges[:1]
+
+    def violating(self, w: Witness) -> Step | None:
+        """The writer's end: from there on no flush of the link follows (the default, its start,
+        would mark the copy as the problem rather than what does not come after it)."""
+        return Step(self.edges[0], "end")
 
     def message(self, w: Witness) -> str:
         return (f"`{self.name(self.edges[0])}` persists bytes over posted link `{self.link}`, and no flush of "

@@ -111,6 +111,12 @@ def _timed_events(policy: Policy, code: Code, eid: int, w: Witness, sim: Simulat
     if e.accesses() or not (e.releases or e.revokes or e.map_ops or e.flushes or e.allocs or e.invalidates
                             or e.notifies):
         raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start", detail=_accesses(e, w, code))))
+    elif e.flushes and not (e.releases or e.revokes or e.map_ops or e.allocs or e.invalidates or e.notifies):
+        # A flush takes effect when its edge finishes, so when it was issued decides which writes
+        # it covers (FX-ORD-003): shown, or a flush that started too early would look in time.
+        links = ", ".join(f"`{ln}`" for ln in e.flushes)
+        raw.append(((s, 1, eid, 2), dict(time=s, e=e, kind="start",
+                                         detail=f"issues a flush of link {links} (it covers writes finished by now)")))
     raw.append(((f, 0, eid, 0), dict(time=f, e=e, kind="end", detail="finishes")))
     for h in e.handoffs:
         before = ",".join(sorted(owners.at(h.region, f - 0.5)))
