@@ -106,6 +106,23 @@ class FlushedAfter:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadBackAfter:
+    """Kind ``read-back-after`` (FX-ORD-003, a persisted write): edge ``reader``, driven by the
+    persisting writer's device, reads from the device of the persisted bytes and starts after the
+    writer finished (``before``); both transfers can take only ``route`` (link names in path order
+    from the writer's device), which holds ``link``. The read request cannot pass the posted writes
+    along that path, so its completion returns only once they reached the device and its
+    persistence domain (PCIe Base Specification, section 2.4.1, transaction ordering rules; the
+    read-after-write flush of persistent memory, SNIA NVM Programming Model)."""
+
+    link: str
+    reader: int
+    route: tuple[str, ...]
+    before: HbPath
+    kind = "read-back-after"
+
+
+@dataclass(frozen=True, slots=True)
 class SameRequester:
     """Kind ``same-requester`` (FX-ORD-003): the writer and the reader are driven by one device,
     ``device``, and either the bytes lie in that device's own memory (``route`` empty: the device
@@ -429,19 +446,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),

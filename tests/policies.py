@@ -497,8 +497,9 @@ def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:
 def persist_policies(draw) -> Policy:
     """A random policy of 2 to 5 edges around checkpoints into the persistent ``c`` (in ``hdm0``
     on ``cxl0``): one or two moves from ``a`` that ``persist`` (sometimes flushing a link
-    themselves, sometimes pinned with ``via``), flush edges of random links, and reads of ``c`` by
-    the DPU, with random ``after`` clauses (``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
+    themselves, sometimes pinned with ``via``), flush edges of random links, reads of ``c`` by
+    the DPU, and read-backs of ``c`` into ``b`` by the GPU (sometimes pinned), with random
+    ``after`` clauses (``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
     is ``posted`` or not, and sometimes also through the DPU (a second route, posted or not)."""
     links = (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
     if draw(st.booleans()):
@@ -506,7 +507,8 @@ def persist_policies(draw) -> Policy:
                   Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))
     names = [ln.name for ln in links]
     a, c = REGIONS[0], REGIONS[2]
-    roles = ["persist"] + draw(st.lists(st.sampled_from(["persist", "flush", "flush", "read"]), min_size=1, max_size=4))
+    roles = ["persist"] + draw(st.lists(st.sampled_from(["persist", "flush", "flush", "read", "readback", "readback"]), min_size=1,
+                                        max_size=4))
     roles = draw(st.permutations(roles))
     edges: list[Edge] = []
     for i, role in enumerate(roles):
@@ -518,6 +520,11 @@ def persist_policies(draw) -> Policy:
             if draw(st.integers(0, 3)) == 0:
                 kw["flushes"] = (draw(st.sampled_from(names)),)
             if draw(st.integers(0, 3)) == 0:
+                kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "gpu0", "cxl0"))))
+        elif role == "readback":  # the GPU reads the checkpoint back: a flush when over the write's one route
+            dev, hook, action = "gpu0", "copy_done", "move"
+            kw.update(src=draw(footprints(c)), dst=draw(footprints(REGIONS[1])))
+            if draw(st.booleans()):
                 kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "gpu0", "cxl0"))))
         elif role == "flush":
             dev, hook, action = draw(st.sampled_from([("gpu0", "launch"), ("dpu0", "tx")])) + ("flush",)

@@ -180,7 +180,7 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, path=_reverse(ev.path))
     if kind == "flush-between":
         return r(ev, after=_reverse(ev.after))
-    if kind == "flush-after":  # claim the flush runs before the persisted write
+    if kind in ("flush-after", "read-back-after"):  # claim the flush or read-back runs before the persisted write
         return r(ev, before=_reverse(ev.before))
     if kind in ("owner-chain", "lease-chain"):
         return r(ev, device=_other_device(pol, ev.device))

@@ -257,6 +257,29 @@ def test_persist_strategy_reaches_both_verdicts(verdict):
     agreement(policy)
 
 
+def _read_back_proofs(policy) -> list:
+    """The persisted-write obligations of ``policy`` that a read-back proves without a solver."""
+    from fxverify.certificate import ReadBackAfter
+    from fxverify.graph import PolicyGraph
+    from fxverify.obligations import ordering
+    from fxverify.obligations.base import Context
+
+    ctx = Context(policy, PolicyGraph(policy))
+    if not ctx.graph.is_acyclic():
+        return []
+    return [ob for ob in ordering.generate(ctx) if isinstance(ob, ordering.PostedPersist)
+            and isinstance(ob.evidence(), ReadBackAfter)]
+
+
+def test_persist_strategy_reaches_a_read_back_proof():
+    """The comparison of persist policies meets a persisted posted write that no flush follows in
+    HB but a read-back over the write's one route does (the fast proof tries the flushes first):
+    the fast proof and the brute force agree."""
+    policy = reach(persist_policies(), lambda p: bool(_read_back_proofs(p)), examples=600)
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policies(max_edges=5))
 def test_pruning_never_changes_a_verdict(policy):

@@ -1,4 +1,4 @@
-"""Checks of the schedule certificates: ``hb-order``, ``hb-before-all``, ``cancel-order``, ``flush-between``, ``written-back``,
+"""Checks of the schedule certificates: ``hb-order``, ``hb-before-all``, ``cancel-order``, ``flush-between``, ``flush-after``, ``written-back``,
 ``owner-chain``, ``lease-chain``, ``final-owner``, ``topological-order`` and ``read-cover``.
 
 Each check takes the IR ``Facts``, the ``Certificate`` and returns a ``Statement``: every HB step
@@ -189,15 +189,15 @@ def check_flushed(facts: Facts, c: Certificate, ev: FlushedBetween) -> Statement
 PERSIST = "persist:"
 
 
-def check_flushed_after(facts: Facts, c: Certificate, ev: FlushedAfter) -> Statement:
-    """``flush-after`` (FX-ORD-003, a persisted write): the key names a writing access of the
-    obligation's first edge whose chain ends in ``persist``, and a flush of the key's link
-    follows that edge in HB (or is its own flush clause)."""
-    st = Statement()
+def persisted_write(facts: Facts, c: Certificate, st: Statement, what: str) -> tuple[int, str] | None:
+    """Bind a certificate to a persisted-write obligation of FX-ORD-003: the key
+    (``persist:<w>#<pos>|<link>``) names a writing access of the first edge, whose transforms
+    include ``persist``. Returns ``(w, link)``, or ``None`` (with a failed fact) when the
+    certificate is not for such an obligation; ``what`` names the evidence in that failure."""
     body = key_body(c.key)
     if not st.fact(c.code == codes.ORD_003 and len(c.edges) >= 1 and body.startswith(PERSIST),
-                   f"a flush after a write does not prove {c.key}"):
-        return st
+                   f"{what} does not prove {c.key}"):
+        return None
     w = c.edges[0]
     ref, _, link = body[len(PERSIST):].rpartition("|")
     name, pos = split_ref(ref)
@@ -205,6 +205,18 @@ def check_flushed_after(facts: Facts, c: Certificate, ev: FlushedAfter) -> State
     ok = (e is not None and name == e.name and 0 <= pos < len(e.accesses())
           and e.accesses()[pos].mode is not AccessMode.READ and any(t.kind is XfKind.PERSIST for t in e.transforms))
     st.fact(ok, f"the key's access `{ref}` is no persisted write of {facts.name(w)}")
+    return w, link
+
+
+def check_flushed_after(facts: Facts, c: Certificate, ev: FlushedAfter) -> Statement:
+    """``flush-after`` (FX-ORD-003, a persisted write): the key names a writing access of the
+    obligation's first edge whose transforms include ``persist``, and a flush of the key's link
+    follows that edge in HB (or is its own flush clause)."""
+    st = Statement()
+    bound = persisted_write(facts, c, st, "a flush after a write")
+    if bound is None:
+        return st
+    w, link = bound
     st.fact(ev.link == link, f"link `{ev.link}` is not the obligation's")
     fl = ev.flush
     st.fact(0 <= fl < len(facts.edges) and ev.link in facts.edges[fl].flushes,

@@ -26,10 +26,12 @@ from fxverify.certificate import (
     LocalClass,
     OneDestination,
     OwnSlot,
+    ReadBackAfter,
     SameRequester,
     SizeBound,
 )
-from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref, two_accesses
+from fxverify.certify.facts import Facts, Statement, f, fp_hi, key_body, s, split_ref, two_accesses
+from fxverify.certify.order import persisted_write
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
 from fxverify.smt.terms import (
@@ -307,6 +309,38 @@ def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Sta
             own = _one_route(facts, st, e, ev.route, ev.device) and own
     k = _consts(st, {"same_device": same, "one_route_or_own_memory": own})
     st.violation = not_(and_(k["same_device"], k["one_route_or_own_memory"]))
+    return st
+
+
+def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> Statement:
+    """``read-back-after`` (FX-ORD-003, a persisted write): a read by the writer's own device from
+    the device of the persisted bytes, over the one route both transfers can take (which crosses
+    the key's posted link), starts after the write finished: the read request cannot pass the
+    posted writes on that path (PCIe Base Specification, section 2.4.1), so its completion
+    returns once they reached the device."""
+    st = Statement()
+    bound = persisted_write(facts, c, st, "a read-back after a write")
+    if bound is None:
+        return st
+    w, link = bound
+    ew = facts.edges[w]
+    st.fact(ev.link == link and link in ev.route, f"the route does not cross the obligation's link `{link}`")
+    x = ev.reader
+    if not st.fact(0 <= x < len(facts.edges) and x != w and ew.dst is not None, f"{facts.name(x)} is no other edge"):
+        return st
+    ex = facts.edges[x]
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == ew.dst.space)
+    st.need(ex.device == ew.device and home != ew.device,
+            f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
+    on_home = {sp.name for sp in facts.policy.spaces if sp.device == home}
+    st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_home for a in ex.accesses()),
+            f"`{ex.name}` reads nothing on `{home}`")
+    for e in (ew, ex):
+        st.need(set(facts.endpoints(e)) == {ew.device, home}, f"`{e.name}` does not move bytes between `{ew.device}` and `{home}`")
+        _one_route(facts, st, e, ev.route, ew.device)
+    st.edges.update({w, x})
+    facts.path(st, ev.before, w, x, "write to read-back")
+    st.violation = not_(f(w) <= s(x))
     return st
 
 

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import EveryPath, Evidence, FlushedAfter, FlushedBetween, SameRequester, TopologicalOrder
+from fxverify.certificate import (EveryPath, Evidence, FlushedAfter, FlushedBetween, ReadBackAfter, SameRequester,
+                                  TopologicalOrder)
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
@@ -244,16 +245,23 @@ class PostedPersist(Obligation):
     persistence domain only once a flush of the link that starts after ``w`` finished has
     finished, or when ``w`` flushes the link itself (BRIEF, links: "only a flush makes it
     visible"; the persistence domain of a CXL or PCIe persistent memory is the device, which a
-    posted write has not reached when it completes at the sender). Edges: ``w``, then the other edges that flush ``link``."""
+    posted write has not reached when it completes at the sender). A read-back acts as a flush:
+    a read by ``w``'s device from the bytes' device over the one route both can take
+    (``read_backs``: the edge and its ``SameRequester`` route) that starts after ``w`` finished
+    completes only once the posted writes ahead of it arrived (PCIe Base Specification, section
+    2.4.1; the read-after-write flush of persistent memory). Edges: ``w``, then the other edges
+    that flush ``link``, then the read-backs."""
 
     code = codes.ORD_003
 
-    def __init__(self, ctx: Context, w: int, pw: int, link: str, flushes: tuple[int, ...]) -> None:
+    def __init__(self, ctx: Context, w: int, pw: int, link: str, flushes: tuple[int, ...],
+                 read_backs: tuple[tuple[int, SameRequester], ...] = ()) -> None:
         ew = ctx.edge(w)
         self.acc_w = ew.accesses()[pw]
         self.link = link
         self.flushes = flushes
-        super().__init__(ctx, (w,) + tuple(x for x in flushes if x != w),
+        self.read_backs = tuple((x, same) for x, same in read_backs if x not in flushes)
+        super().__init__(ctx, (w,) + tuple(x for x in flushes if x != w) + tuple(x for x, _ in self.read_backs),
                          f"{self.code}:{PERSIST}{ew.name}#{pw}|{link}", ew.span, ())
 
     def prove_fast(self) -> str | None:
@@ -269,6 +277,11 @@ class PostedPersist(Obligation):
                 p = self.path(w, fl)
                 if p is not None:
                     return FlushedAfter(self.link, fl, p)
+        for x, same in self.read_backs:
+            if g.rank(x) > g.rank(w) and g.hb_before(w, x):
+                p = self.path(w, x)
+                if p is not None:
+                    return ReadBackAfter(self.link, x, same.route, p)
         return None
 
     def encode(self) -> Query:
@@ -278,6 +291,10 @@ class PostedPersist(Obligation):
             # A flush clause takes effect when its edge finishes: the writer's own flush always
             # follows its write, another edge's only when it starts after the write finished.
             cons.append((f"not_flushed_by_{fl}", or_() if fl == w else not_(finish(w) <= start(fl))))
+        for x, _same in self.read_backs:
+            # A read-back pushes the posted writes issued before it: those of a write finished
+            # before the read starts.
+            cons.append((f"not_read_back_by_{x}", not_(finish(w) <= start(x))))
         return Query(self.key, tuple(cons), minimize=time_objectives(self.edges), header=self.header())
 
     def witness(self, result: Result) -> Witness:
@@ -299,7 +316,8 @@ class PostedPersist(Obligation):
 
     def why(self, w: Witness) -> str:
         return ("a posted write completes at the sender before it reaches the memory; the bytes are durable only once "
-                "a flush of the link issued after the write has finished")
+                "a flush of the link issued after the write has finished, or a read of that memory the writer's device "
+                "issued after it along the same single route has completed")
 
     def fix(self, w: Witness) -> Hint:
         """The writer flushing the link itself, or a route without posted links."""
@@ -504,15 +522,39 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     for _pair, _turn, w, pw, r, pr, same in found:
         for link in links_of(w):
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
+    yield from _persisted(ctx, links_of, flushes)
+
+
+def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]
+               ) -> Iterator[Obligation]:
+    """FX-ORD-003 per persisting write access into a ``persistent`` space and posted link that may
+    carry it (``links_of``), with the link's flushes (``flushes``) and the read-backs that cross
+    it: edges of the writer's device that read from the bytes' device along the write's one route
+    (``same_requester`` with a route). A persist into a space that is not ``persistent`` is
+    FX-XF-003 already: no flush can make it durable, so it gets none."""
+    pol = ctx.policy
+    readers: dict[tuple[str, str], list[int]] | None = None  # (device, device read from) -> edges
     for e in pol.edges:
-        # A persist into a space that is not ``persistent`` is FX-XF-003 already; it has no
-        # persistence domain to reach, so no flush can make it durable.
         if e.dst is None or not e.persists() or not pol.space(e.dst.space).persistent:
             continue
+        if readers is None:
+            readers = {}
+            for x in pol.edges:
+                for dev in {pol.space(a.footprint.space).device for a in x.accesses() if a.mode is AccessMode.READ}:
+                    readers.setdefault((x.device, dev), []).append(x.eid)
+        home = pol.space(e.dst.space).device
         for pw, acc in enumerate(e.accesses()):
-            if acc.mode is not AccessMode.READ and acc.footprint == e.dst:
-                for link in links_of(e.eid):
-                    yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())))
+            if acc.mode is AccessMode.READ or acc.footprint != e.dst:
+                continue
+            backs = []
+            if home != e.device:
+                for x in readers.get((e.device, home), ()):
+                    same = same_requester(ctx, e, acc, pol.edges[x]) if x != e.eid else None
+                    if same is not None and same.route:
+                        backs.append((x, same))
+            for link in links_of(e.eid):
+                yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())),
+                                    tuple((x, same) for x, same in backs if link.name in same.route))
 
 
 #: The ordering obligations in the order ``generate`` yields them, in parts that can be generated

@@ -79,9 +79,11 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
             continue
         if ew.persists() and wd.policy.space(ew.dst.space).persistent:
             # The persisted bytes reach the memory (the persistence domain) only with a flush of
-            # each posted link issued after the write, or the writer's own flush clause.
+            # each posted link issued after the write, the writer's own flush clause, or a read by
+            # the writer's device from that memory over the write's one route, issued after it.
+            backs = [x for x in ids if x != w and sched[w][1] <= sched[x][0] and _pushes_writes(wd, ew, E[x])]
             for ln in posted:
-                if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids):
+                if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids) and not backs:
                     out.append(Violation(codes.ORD_003, (w,), sched[w][1], None, f"persisted with no flush of {ln} after",
                                          rule="persist"))
         for r in ids:
@@ -119,6 +121,18 @@ def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
         return False
     rw, rr = wd.routes(ew), wd.routes(er)
     return len(rw) == 1 and rw == rr
+
+
+def _pushes_writes(wd: World, ew: Edge, ex: Edge) -> bool:
+    """True when ``ex`` is a read-back that pushes ``ew``'s posted writes to their memory: ``ex``
+    reads from the device of ``ew``'s destination, which is not the writer's own, and both take
+    one and the same route from the same device (``_reads_back_in_order``): the read request
+    cannot pass the writes on that path (PCIe Base Specification, section 2.4.1), so its
+    completion returns after they arrived."""
+    assert ew.dst is not None
+    home = wd.policy.space(ew.dst.space).device
+    return (home != ew.device and _reads_back_in_order(wd, ew, ex)
+            and any(a.mode is AccessMode.READ and wd.policy.space(a.footprint.space).device == home for a in ex.accesses()))
 
 
 def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
