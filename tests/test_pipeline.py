@@ -17,7 +17,7 @@ from fxverify.replay.simulate import Simulator
 from fxverify.result import Verdict
 from fxverify.smt.backend import Result, Status
 
-from tests.conftest import corpus_files
+from tests.conftest import ROOT, corpus_files
 
 FAILS = corpus_files("fail")
 
@@ -252,3 +252,12 @@ def test_grouped_findings_tell_instances_from_other_links(tmp_path: Path) -> Non
     q.write_text(fam)
     (d,) = check(str(q)).diagnostics
     assert d.notes == ("2 more instance(s) of this edge family fail the same way",), d.notes
+
+
+def test_a_persist_finding_offers_to_pin_a_read_back_that_follows_the_write() -> None:
+    """An unpinned read of the checkpoint that already follows the write becomes a read-back when
+    pinned to the write's one route; the verified hint offers it after the flush."""
+    r = check(str(ROOT / "corpus/ordering/fail/persist-read-back-other-route.fx"))
+    (d,) = [d for d in r.diagnostics if d.obligation.startswith("FX-ORD-003:persist:")]
+    assert d.trace is not None and d.trace.fix.startswith("add `flush up0` to `spill`, or pin `via up0` on `verify`"), \
+        d.trace.fix

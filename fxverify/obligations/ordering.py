@@ -320,10 +320,31 @@ class PostedPersist(Obligation):
                 "issued after it along the same single route has completed")
 
     def fix(self, w: Witness) -> Hint:
-        """The writer flushing the link itself, or a route without posted links."""
+        """The writer flushing the link itself; or a read-back that already follows the write,
+        pinned to the write's one route (``_read_back_pin``); or a route without posted links."""
         ea = self.ctx.edge(self.edges[0])
         route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
-        return hint((Flush(ea.name, self.link),), Via(ea.name, tuple(route.split(", "))) if route else None)
+        return hint((Flush(ea.name, self.link),), self._read_back_pin(ea),
+                    Via(ea.name, tuple(route.split(", "))) if route else None)
+
+    def _read_back_pin(self, ea: Edge) -> Via | None:
+        """``via`` on the first edge (in HB rank) of the writer's device that follows the write in
+        HB, reads from the bytes' device and pins no route, making it take the write's one route
+        (which crosses the link): it then acts as a read-back. ``None`` when there is none, or
+        the write may take several routes."""
+        g, pol = self.ctx.graph, self.ctx.policy
+        one = g.single_route(ea)
+        home = pol.space(self.acc_w.footprint.space).device
+        if one is None or self.link not in one or home == ea.device:
+            return None
+        ends = g.transfer_endpoints(ea)
+        for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid),
+                        key=lambda e: g.rank(e.eid)):
+            ex = g.transfer_endpoints(x)
+            if (set(ex) == set(ends) and g.hb_before(ea.eid, x.eid) and any(
+                    a.mode is AccessMode.READ and pol.space(a.footprint.space).device == home for a in x.accesses())):
+                return Via(x.name, one if ex[0] == ends[0] else one[::-1])
+        return None
 
 
 class InOrder(Obligation):
