@@ -341,6 +341,18 @@ def test_a_hint_never_moves_a_use_into_the_next_allocation(tmp_path: Path) -> No
     assert kept is not None and v.same_allocations(kept)
 
 
+def test_a_release_after_the_wrong_edge_waits_for_the_last_uses_of_its_allocation(tmp_path: Path) -> None:
+    """A block pool's release ordered after the DMA instead of the reads: both reads may overlap
+    the next `alloc`. Each read's finding gets the same verified fix, the release after the last
+    uses of its allocation (both reads, unordered between them), not after its own read alone
+    (which leaves the other read's finding on the release, so it never verified: a generated
+    three-request prefill with one such free got no verified hint on 34 findings)."""
+    r = _check(tmp_path, _RX.replace("cpu0.recycle after head0", "cpu0.recycle after dma0"))
+    fixes = {d.help for d in r.diagnostics if str(d.code) == "FX-OWN-004"}
+    assert len([d for d in r.diagnostics if str(d.code) == "FX-OWN-004"]) >= 2, [d.message for d in r.diagnostics]
+    assert fixes == {f"add `after head0, frag0` to `rec0` {VERIFIED}"}, fixes
+
+
 _DOORBELL = """policy "doorbell-before-descriptor"
 fabric {
   device cpu0: cpu hooks [run]

@@ -370,6 +370,18 @@ class OutsideAllocation(_Lifetime):
             return f"`{u}` may use `{self.region}` after `{self.name(x)}` releases it and before it is allocated again"
         return f"`{u}` may use `{self.region}` outside its allocation"
 
+    def _last_uses(self, release: int) -> list[str]:
+        """Names of the HB-latest uses of ``u``'s allocation that ``release`` does not already
+        follow (``u`` among them unless a later use follows it): the release waits for them, one
+        edit shared by every use's finding, so a hint checked once serves them all."""
+        g = self.ctx.graph
+        mine = allocation(self.ctx, self.region, self.u)
+        same = [y for y in users(self.ctx, self.region)
+                if y != release and not g.hb_before(y, release) and not g.hb_before(release, y)
+                and allocation(self.ctx, self.region, y) == mine]
+        last = [y for y in same if not any(z != y and g.hb_before(y, z) for z in same)]
+        return [self.name(y) for y in (last or [self.u])]
+
     def why(self, w: Witness) -> str:
         return ("every use of a block belongs to one allocation: after the `alloc` that gives it out and before the "
                 "release that ends it; a use between a release and the next `alloc` touches freed memory, and one "
@@ -377,8 +389,8 @@ class OutsideAllocation(_Lifetime):
 
     def fix(self, w: Witness) -> Hint:
         """The ordering that puts the use inside one allocation: after the first ``alloc`` of a
-        pooled region, the next ``alloc`` after the release it follows, the use before the
-        release, or after the allocation it uses. A use after the last release needs an
+        pooled region, the next ``alloc`` after the release it follows, the release after the
+        HB-latest uses of the allocation (``_last_uses``), or the use after the allocation it uses. A use after the last release needs an
         allocation the policy lacks: no edit."""
         what, x = self._culprit(w)
         u = self.name(self.u)
@@ -405,9 +417,16 @@ class OutsideAllocation(_Lifetime):
             return hint(Option((after(self.name(x), self.name(self.cancels[0])),),
                                f"{verb} the block once the cancel of `{u}` has completed"))
         if any(k == "release" for y, k in self.evs if y == x):
-            return hint(after(self.name(x), u))
+            return hint(after(self.name(x), *self._last_uses(x)))
         pos = next(i for i, (y, _k) in enumerate(self.evs) if y == x)
         prev = self.evs[pos - 1][0] if pos and self.evs[pos - 1][1] == "release" else None
+        if prev is not None and g.is_acyclic() and not g.hb_before(self.u, prev) and not g.hb_before(prev, self.u):
+            # The release before the reallocation does not wait for the use (a block pool's free
+            # ordered after the wrong edge): the release waits for it, and the reallocation for
+            # the release when it does not already.
+            last = self._last_uses(prev)
+            edits = (after(self.name(prev), *last),) + (() if g.hb_before(prev, x) else (after(self.name(x), self.name(prev)),))
+            return hint(Option(edits, "the block is released only once every use of it in this allocation has finished"))
         if prev is not None and g.is_acyclic() and g.hb_before(self.u, prev) and not g.hb_before(prev, x):
             return hint(Option((after(self.name(x), self.name(prev)),), again))
         return hint(after(u, self.name(x)))
