@@ -29,7 +29,7 @@ from collections.abc import Iterator, Sequence
 from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import DropRelease, Hint, Option, Pooled, after, hint
+from fxverify.edits import After, DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import (
     finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches,
@@ -390,8 +390,8 @@ class OutsideAllocation(_Lifetime):
     def fix(self, w: Witness) -> Hint:
         """The ordering that puts the use inside one allocation: after the first ``alloc`` of a
         pooled region, the next ``alloc`` after the release it follows, the release after the
-        HB-latest uses of the allocation (``_last_uses``), or the use after the allocation it uses. A use after the last release needs an
-        allocation the policy lacks: no edit."""
+        HB-latest uses of the allocation (``_last_uses``), or the use after the allocation it
+        uses. A use after the last release needs an allocation the policy lacks: no edit."""
         what, x = self._culprit(w)
         u = self.name(self.u)
         g = self.ctx.graph
@@ -425,7 +425,9 @@ class OutsideAllocation(_Lifetime):
             # ordered after the wrong edge): the release waits for it, and the reallocation for
             # the release when it does not already.
             last = self._last_uses(prev)
-            edits = (after(self.name(prev), *last),) + (() if g.hb_before(prev, x) else (after(self.name(x), self.name(prev)),))
+            edits: tuple[After, ...] = (after(self.name(prev), *last),)
+            if not g.hb_before(prev, x):
+                edits += (after(self.name(x), self.name(prev)),)
             return hint(Option(edits, "the block is released only once every use of it in this allocation has finished"))
         if prev is not None and g.is_acyclic() and g.hb_before(self.u, prev) and not g.hb_before(prev, x):
             return hint(Option((after(self.name(x), self.name(prev)),), again))
