@@ -5,7 +5,8 @@ with its family, default severity, title, rule, why it matters and its example: 
 fixed corpus policy for obligation codes, a failing line and its fix for the others. A misspelt
 constant fails where it is used (at import for the class attributes of obligations), and nothing
 else in fxverify spells a code as a string. ``fxverify explain`` and ``specs/codes.md`` are
-generated from these entries (``fxverify.diagnostics.explain``).
+generated from these entries (``fxverify.diagnostics.explain``). A code's severity, family and
+example shapes are ``fxverify.diagnostics.kinds``, re-exported here.
 
 Obligation codes and their meaning are normative in BRIEF section 3; the input codes (FX-SYN-,
 FX-NAM-, FX-TYP-, FX-LIM-, FX-SUP-, FX-GEN-) and the command-line codes (FX-USE-, FX-IO-,
@@ -14,73 +15,12 @@ FX-GATE-) are ours. Emits no diagnostics itself.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-
-class Severity(Enum):
-    """How bad a diagnostic is. Errors fail the run; warnings and notes do not (unless
-    ``--fail-on warning``)."""
-
-    ERROR = "error"
-    WARNING = "warning"
-    NOTE = "note"
-
-
-class Family(Enum):
-    """What a code is about. The six obligation families (BRIEF section 3) come first, in the
-    order the pipeline discharges them; their findings, and unknown verdicts (``solver``), can be
-    suppressed with a reason; no other family can."""
-
-    ORDERING = "ordering"
-    ALIAS = "alias"
-    OWNERSHIP = "ownership"
-    MAPS = "maps"
-    TRANSFORMS = "transforms"
-    HOOKS = "hooks"
-    SOLVER = "solver"
-    INTERNAL = "internal"
-    LOWERING = "lowering"
-    SYNTAX = "syntax"
-    NAMES = "names"
-    TYPES = "types"
-    LIMITS = "limits"
-    GENERATORS = "generators"
-    SUPPRESSIONS = "suppressions"
-    USAGE = "usage"
-    IO = "io"
-    GATE = "gate"
-
-    @property
-    def suppressible(self) -> bool:
-        """True for obligation findings and unknown verdicts; input and internal errors are not."""
-        return self in OBLIGATION_FAMILIES or self is Family.SOLVER
-
-
-#: The obligation families, in discharge order (``fxverify.obligations`` has one module each).
-OBLIGATION_FAMILIES: tuple[Family, ...] = (
-    Family.ORDERING, Family.ALIAS, Family.OWNERSHIP, Family.MAPS, Family.TRANSFORMS, Family.HOOKS,
+# Re-exported: the kinds are used as codes.X (codes.Severity, codes.Family.ORDERING).
+from fxverify.diagnostics.kinds import (  # noqa: F401
+    OBLIGATION_FAMILIES, CorpusExample, Family, InlineExample, Severity,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class CorpusExample:
-    """A failing corpus policy (``fail``, with ``# expect:`` of the code) and its fixed ``ok`` twin,
-    as paths from the repository root."""
-
-    fail: str
-    fixed: str
-
-
-@dataclass(frozen=True, slots=True)
-class InlineExample:
-    """A short failing example and its fix. ``kind`` says what they are: ``policy`` text that the
-    tests place in a small policy, a ``command`` line, or a ``situation`` described in words."""
-
-    bad: str
-    good: str
-    kind: str = "policy"
 
 
 class Code(str):
