@@ -18,6 +18,75 @@ import networkx as nx
 from fxverify.ir import Edge, Link, LinkOrder, Policy, transfer_devices
 
 
+def hb_digraph(policy: Policy) -> nx.DiGraph:
+    """The HB graph of ``policy`` on edge ids (``a -> b``: ``f(a) <= s(b)``, BRIEF section 2),
+    built in declaration order: each edge's ``after`` clauses, then its stream predecessor, so its
+    adjacency orders (and the searches that follow them) are the same however often it is built."""
+    hb = nx.DiGraph()
+    hb.add_nodes_from(range(len(policy.edges)))
+    last_on_stream: dict[tuple[str, str], int] = {}
+    for e in policy.edges:
+        for name in e.after:
+            hb.add_edge(policy.edge(name).eid, e.eid)
+        if e.stream is not None:
+            key = (e.device, e.stream)
+            prev = last_on_stream.get(key)
+            if prev is not None:
+                hb.add_edge(prev, e.eid)
+            last_on_stream[key] = e.eid
+    return hb
+
+
+def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int
+                   ) -> tuple[list[int], list[tuple[int, ...]]] | None:
+    """``(post, reach)`` of the acyclic graph with adjacency ``succs`` and ``preds`` (node ids
+    ``0..n-1``), as ``PolicyGraph._reach_index`` describes them; ``None`` once the intervals
+    exceed ``budget`` endpoints in all. O(nodes x intervals)."""
+    n = len(succs)
+    post = [-1] * n
+    order: list[int] = []  # nodes by increasing post number: successors come first
+    for root in range(n):
+        if post[root] >= 0 or preds[root]:
+            continue
+        post[root] = -2
+        stack = [(root, iter(succs[root]))]
+        while stack:
+            v, it = stack[-1]
+            for c in it:
+                if post[c] == -1:
+                    post[c] = -2
+                    stack.append((c, iter(succs[c])))
+                    break
+            else:
+                stack.pop()
+                post[v] = len(order)
+                order.append(v)
+    reach: list[tuple[int, ...]] = [()] * n
+    for v in order:
+        p = post[v]
+        kids = succs[v]
+        if not kids:
+            reach[v] = (p, p + 1)
+            continue
+        bounds = [(p, p + 1)]
+        for c in kids:
+            f = reach[c]
+            bounds.extend(zip(f[0::2], f[1::2]))
+        bounds.sort()
+        out: list[int] = []
+        for lo, hi in bounds:
+            if out and lo <= out[-1]:
+                if hi > out[-1]:
+                    out[-1] = hi
+            else:
+                out += (lo, hi)
+        reach[v] = tuple(out)
+        budget -= len(out)
+        if budget < 0:
+            return None
+    return post, reach
+
+
 class PolicyGraph:
     """Fabric and HB graphs of one policy, with memoised queries.
 
@@ -31,35 +100,56 @@ class PolicyGraph:
         self.policy = policy
         self._link_graphs: dict[str, nx.Graph] = {}
         self.fabric = self.link_graph("all", lambda ln: True)
-        self.hb = nx.DiGraph()
-        self.hb.add_nodes_from(range(len(policy.edges)))
-        last_on_stream: dict[tuple[str, str], int] = {}
-        for e in policy.edges:
-            for name in e.after:
-                self.hb.add_edge(policy.edge(name).eid, e.eid)
-            if e.stream is not None:
-                key = (e.device, e.stream)
-                prev = last_on_stream.get(key)
-                if prev is not None:
-                    self.hb.add_edge(prev, e.eid)
-                last_on_stream[key] = e.eid
-        self._preds: list[list[int]] = [list(self.hb.predecessors(i)) for i in range(len(policy.edges))]
-        self._succs: list[list[int]] = [list(self.hb.successors(i)) for i in range(len(policy.edges))]
+        hb = hb_digraph(policy)
+        self._preds: list[list[int]] = [list(hb.predecessors(i)) for i in range(len(policy.edges))]
+        self._succs: list[list[int]] = [list(hb.successors(i)) for i in range(len(policy.edges))]
+        # Whether HB is acyclic, and its topological ranks, are read by every check: they are
+        # computed here, and the networkx graph is dropped (``hb`` rebuilds it on demand): the
+        # checks read the adjacency lists and the reachability index, and holding it raised the
+        # peak memory of the full-size 70B prefill check by a sixth.
+        self._rank: list[int] = [0] * len(policy.edges)
+        try:
+            for i, n in enumerate(nx.topological_sort(hb)):
+                self._rank[n] = i
+            self._acyclic = True
+        except nx.NetworkXUnfeasible:  # a cycle: no linear extension, so no ranks
+            self._acyclic, self._rank = False, []
+        self._hb: nx.DiGraph | None = None
+        # Emptied, not just dropped: networkx caches views of a graph on the graph (its
+        # ``in_degree``, which the sort above made), a reference cycle that only a full
+        # collection would free, and a big check rarely runs one.
+        hb.clear()
         self._reach: list[tuple[int, ...]] | None = None
         self._reach_failed = False
         self._post: list[int] = []
-        self._rank: list[int] | None = None
-        self._acyclic: bool | None = None
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
         self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     # -- happens-before ---------------------------------------------------------------------
+    @property
+    def hb(self) -> nx.DiGraph:
+        """The HB graph as a networkx ``DiGraph`` on edge ids (``a -> b``: ``f(a) <= s(b)``),
+        built on first use and kept (pictures, traces, cycles, lowering); the checks read the
+        adjacency lists instead."""
+        if self._hb is None:
+            self._hb = hb_digraph(self.policy)
+        return self._hb
+
     def is_acyclic(self) -> bool:
-        """True when HB is a strict partial order (some schedule exists). Memoised."""
-        if self._acyclic is None:
-            self._acyclic = nx.is_directed_acyclic_graph(self.hb)
+        """True when HB is a strict partial order (some schedule exists); decided when the graph
+        is built."""
         return self._acyclic
+
+    def predecessors(self, e: int) -> list[int]:
+        """The edges ``e`` waits for directly (an ``after`` clause, or its stream predecessor), in
+        the order they were declared; do not modify the list."""
+        return self._preds[e]
+
+    def successors(self, e: int) -> list[int]:
+        """The edges that wait for ``e`` directly, in the order they were declared; do not
+        modify the list."""
+        return self._succs[e]
 
     def cyclic_components(self) -> list[list[int]]:
         """Strongly connected components that contain a cycle, each sorted, in order of their
@@ -67,14 +157,6 @@ class PolicyGraph:
         comps = [sorted(c) for c in nx.strongly_connected_components(self.hb)
                  if len(c) > 1 or self.hb.has_edge(next(iter(c)), next(iter(c)))]
         return sorted(comps)
-
-    def _ranks(self) -> list[int]:
-        if self._rank is None:
-            rank = [0] * len(self.policy.edges)
-            for i, n in enumerate(nx.topological_sort(self.hb)):
-                rank[n] = i
-            self._rank = rank
-        return self._rank
 
     #: Interval endpoints the reachability index may hold, per edge on average, before it gives
     #: up (a graph whose descendant sets do not compress would need quadratic memory); then
@@ -95,58 +177,18 @@ class PolicyGraph:
         intervals); each query is one bisection. ``None`` when the intervals exceed
         ``_INDEX_BUDGET`` per edge."""
         if self._reach is None and not self._reach_failed:
-            n = len(self._succs)
-            succs = self._succs
-            post = [-1] * n
-            order: list[int] = []  # edges by increasing post number: successors come first
-            for root in range(n):
-                if post[root] >= 0 or self._preds[root]:
-                    continue
-                post[root] = -2
-                stack = [(root, iter(succs[root]))]
-                while stack:
-                    v, it = stack[-1]
-                    for c in it:
-                        if post[c] == -1:
-                            post[c] = -2
-                            stack.append((c, iter(succs[c])))
-                            break
-                    else:
-                        stack.pop()
-                        post[v] = len(order)
-                        order.append(v)
-            reach: list[tuple[int, ...]] = [()] * n
-            budget = self._INDEX_BUDGET * n + 1_000_000
-            for v in order:
-                p = post[v]
-                kids = succs[v]
-                if not kids:
-                    reach[v] = (p, p + 1)
-                    continue
-                bounds = [(p, p + 1)]
-                for c in kids:
-                    f = reach[c]
-                    bounds.extend(zip(f[0::2], f[1::2]))
-                bounds.sort()
-                out: list[int] = []
-                for lo, hi in bounds:
-                    if out and lo <= out[-1]:
-                        if hi > out[-1]:
-                            out[-1] = hi
-                    else:
-                        out += (lo, hi)
-                reach[v] = tuple(out)
-                budget -= len(out)
-                if budget < 0:
-                    self._reach_failed = True
-                    return None
-            self._post, self._reach = post, reach
+            found = interval_index(self._succs, self._preds, self._INDEX_BUDGET * len(self._succs) + 1_000_000)
+            if found is None:
+                self._reach_failed = True
+                return None
+            self._post, self._reach = found
         return self._reach
 
     def rank(self, e: int) -> int:
-        """Position of edge ``e`` in a fixed topological order of HB (acyclic HB only): an edge
-        can happen-before only edges of higher rank."""
-        return self._ranks()[e]
+        """Position of edge ``e`` in a fixed topological order of HB (networkx's, computed when the
+        graph is built): an edge can happen-before only edges of higher rank. Raises
+        ``IndexError`` when HB is cyclic (no such order exists)."""
+        return self._rank[e]
 
     def hb_before(self, a: int, b: int) -> bool:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.
@@ -187,7 +229,7 @@ class PolicyGraph:
                 n = next(c for c in succs[n] if bisect.bisect_right(reach[c], pb) & 1)
                 path.append(n)
             return path
-        rank = self._ranks()
+        rank = self._rank
         rb = rank[b]
         if rb <= rank[a]:
             return None

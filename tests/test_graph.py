@@ -132,3 +132,16 @@ def test_hb_node_labels_fold_device_runs() -> None:
     mixed = hooks_lines("read, write", [("gpu0", "launch"), ("cpu0", "run"), ("dpu0", "dma_done"), ("gpu1", "launch")])
     assert mixed == ["read, write by dpu0.dma_done, gpu0.launch,", "gpu1.launch, cpu0.run"]
     assert all(len(ln) <= LINE_CHARS for ln in mixed)
+
+
+def test_the_networkx_hb_graph_is_rebuilt_in_declaration_order() -> None:
+    """The checks read the adjacency lists, and ``hb`` rebuilds the networkx graph (dropped once
+    the graph is built) on demand: its adjacency is the same, in the same order, so searches and
+    pictures that follow it do not change."""
+    edges = [_e(0, stream="s"), _e(1, ("e0",)), _e(2, ("e1", "e0"), stream="s"), _e(3, ("e2", "e2")), _e(4, stream="s")]
+    g = PolicyGraph(_policy(edges))
+    assert g._hb is None
+    assert [g.predecessors(i) for i in range(5)] == [[], [0], [1, 0], [2], [2]]
+    assert [list(g.hb.predecessors(i)) for i in range(5)] == [g.predecessors(i) for i in range(5)]
+    assert [list(g.hb.successors(i)) for i in range(5)] == [g.successors(i) for i in range(5)]
+    assert g.is_acyclic() and [g.rank(i) for i in range(5)] == [0, 1, 2, 3, 4]

@@ -17,7 +17,7 @@ from fxverify.ir import (
     Compress, EdgeAction, Filter, Footprint, Gather, Handoff, Lease, MapOp, MapOpKind, Move, Persist, Policy, Quantize, Reduce,
     Release, Replicate, Scatter, XfKind,
 )
-from fxverify.resolve import Limits, load_policy
+from fxverify.resolve import Limits, Loader, load_policy
 from fxverify.source import NO_SPAN, SourceMap, Span
 from fxverify.vocab import ClassKind, LinkOrder, ReleaseKind
 
@@ -806,3 +806,17 @@ def test_via_resolves_to_link_names_in_path_order(tmp_path: Path) -> None:
     assert policy is not None, [(d.code, d.message) for d in diags]
     assert policy.edge("a").via == ("gpu0--sw0", "sw0--cxl0")
     assert policy.edge("b").via is None
+
+
+def test_a_finished_loader_keeps_its_result_and_drops_its_state() -> None:
+    """A caller holds its ``Loader`` while it checks the policy (the gate measures first): once
+    finished, the loader keeps the policy and diagnostics, not the instances and syntax tree it
+    resolved them from, and finishing again returns the same result."""
+    path = Path(__file__).resolve().parents[1] / "corpus/ordering/ok/spill-then-free.fx"
+    loader = Loader(str(path), SourceMap())
+    assert loader.measure() is not None and loader.st.items
+    policy, diags = loader.finish()
+    assert policy is not None and policy.edges
+    assert not loader.st.instances and not loader.st.items and not loader.st.edge_fams
+    again = loader.finish()
+    assert again[0] is policy and again[1] is diags

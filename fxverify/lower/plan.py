@@ -419,7 +419,7 @@ def _fill_tables(plan: Plan, graph: PolicyGraph) -> None:
     plan.regions = [[r.base, r.end] for r in pol.regions]
     plan.links = len(pol.links)
     plan.owners = [plan.device_id(r.owner) for r in pol.regions]
-    plan.countdown = [graph.hb.in_degree(e) for e in range(n)]
+    plan.countdown = [len(graph.predecessors(e)) for e in range(n)]
     plan.countdown_what = []
     start_ops: dict[int, list[Op]] = defaultdict(list)
     end_ops: dict[int, list[Op]] = defaultdict(list)
@@ -522,7 +522,7 @@ def _fill_tables(plan: Plan, graph: PolicyGraph) -> None:
                 ops.append(Op(kind, map_id[op.map], 0, 0, key, op.value or 0, op.span))
         for ln in e.flushes:
             ops.append(Op(OP_KIND["FLUSH"], [x.name for x in pol.links].index(ln), 0, 0, 0, 0, e.span))
-        for s in sorted(graph.hb.successors(e.eid)):
+        for s in sorted(graph.successors(e.eid)):
             ops.append(Op(OP_KIND["DEC"], s, 0, 0, 0, 0, pol.edges[s].span))
         start_ops[e.eid] = ops
     for e in pol.edges:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
+from collections.abc import Iterable
 from typing import ClassVar
 
 import networkx as nx
@@ -126,6 +127,16 @@ class Context:
                 self.releases[r.region].append(e.eid)
             for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
                 self.revokes[(region, dev)].append(e.eid)
+
+    def forget(self, caches: Iterable[str]) -> None:
+        """Drop the named caches (``touched``'s ``_touched``, ``owner_checks``'s
+        ``_owner_checks``, or a key a rule's helper keeps in ``__dict__``) to free their memory;
+        one read again is rebuilt, so only time is at stake, never a verdict."""
+        for name in caches:
+            if name in ("_touched", "_owner_checks"):
+                setattr(self, name, None)
+            else:
+                self.__dict__.pop(name, None)
 
     def cancelled_by(self, *eids: int) -> list[int]:
         """The edges that cancel any of ``eids``, each once, ascending (empty for transfers nobody
@@ -423,7 +434,7 @@ class Obligation(ABC):
         prim = set(self.edges)
         names = {pol.edges[e].name for e in prim}
         told = [e.eid for e in pol.edges if e.eid not in prim and set(e.notifies) & names and g.hb_before(e.eid, v)]
-        preds = sorted(p for p in g.hb.predecessors(v) if p not in prim and p not in told)
+        preds = sorted(p for p in g.predecessors(v) if p not in prim and p not in told)
         return (sorted(told) + preds)[:3]
 
     def trace_regions(self) -> tuple[str, ...]:

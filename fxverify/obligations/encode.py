@@ -87,7 +87,7 @@ def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, 
     for e in ids:
         out.append((f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))))
     for e in ids:
-        for p in sorted(graph.hb.predecessors(e)):
+        for p in sorted(graph.predecessors(e)):
             if p in keep:
                 out.append((hb_label(p, e), finish(p) <= start(e)))
     return out

@@ -22,6 +22,16 @@ from fxverify.obligations.base import Context, Obligation
 
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
+#: The context caches (``Context.forget``) that a family's generation builds and no family after
+#: it in ``OBLIGATION_FAMILIES`` reads: ``obligations`` drops them when the family is done, so a
+#: full-size policy does not hold every family's indexes at once (the ordering sweeps' and the
+#: ownership views' are together about a tenth of its peak memory). A cache read again (a hint,
+#: a replay) is rebuilt: at stake is time, never a verdict.
+DONE_WITH: dict[Family, tuple[str, ...]] = {
+    Family.ORDERING: ("_after_all", "_conflicting", "_flushes_by_rank", "_init_ranges", "_init_index", "_recent"),
+    Family.OWNERSHIP: ("_touched", "_owner_checks"),
+}
+
 
 def stream(policy: Policy, on_family: Callable[[Family], None] | None = None) -> tuple[Context, Iterator[Obligation]]:
     """Build the context of ``policy`` and an iterator over every obligation, family by family,
@@ -40,13 +50,14 @@ def obligations(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
                 on_family: Callable[[Family], None] | None = None) -> Iterator[Obligation]:
     """The obligations of ``families`` of ``ctx``'s policy, as ``stream`` makes them (in
     ``OBLIGATION_FAMILIES`` order, whatever order the families are given in), one at a time;
-    ``on_family`` is called as each family is done."""
+    ``on_family`` is called as each family is done, after its caches are dropped (``DONE_WITH``)."""
     wanted = set(families)
     acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
         if family not in wanted:
             continue
         yield from _kept(ctx, FAMILIES[family].generate(ctx), acyclic)
+        ctx.forget(DONE_WITH.get(family, ()))
         if on_family is not None:
             on_family(family)
 

@@ -58,13 +58,13 @@ class HbCycle(Obligation):
 
     def witness(self, result: Result) -> Witness:
         # The core names the HB constraints of the cycle by their labels.
-        hb = self.ctx.graph.hb
-        pairs = {hb_label(p, e): (p, e) for e in self.edges for p in hb.predecessors(e)}
-        g = nx.DiGraph()
+        g = self.ctx.graph
+        pairs = {hb_label(p, e): (p, e) for e in self.edges for p in g.predecessors(e)}
+        core = nx.DiGraph()
         for label in result.core:
             if label in pairs:
-                g.add_edge(*pairs[label])
-        cycle = [u for u, _ in nx.find_cycle(g)] if g.number_of_edges() else list(self.edges)
+                core.add_edge(*pairs[label])
+        cycle = [u for u, _ in nx.find_cycle(core)] if core.number_of_edges() else list(self.edges)
         first = cycle.index(min(cycle))
         return Witness(cycle=cycle[first:] + cycle[:first])
 

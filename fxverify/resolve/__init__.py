@@ -77,6 +77,7 @@ class Loader:
         #: An upper bound of the edge instances the flows unroll to (``Unroller.check_flow_limits``),
         #: ``None`` until measured or when the input has errors.
         self.edges: int | None = None
+        self._result: tuple[ir.Policy | None, list[Diagnostic]] | None = None
 
     def measure(self, on_phase: Callable[[str], None] | None = None) -> int | None:
         """Read, parse and declare, and measure the flows; returns ``edges`` (``None`` when the
@@ -112,13 +113,22 @@ class Loader:
 
     def finish(self, on_phase: Callable[[str], None] | None = None) -> tuple[ir.Policy | None, list[Diagnostic]]:
         """Unroll and build the policy; ``(policy, diagnostics)`` as ``load_policy`` returns them
-        (``on_phase`` hears the phases ``measure`` has not run yet)."""
-        self.measure(on_phase)
-        policy = self._build()
-        diags = sorted(self.st.diags, key=_position)
-        if any(d.severity is Severity.ERROR for d in diags):
-            policy = None
-        return policy, diags
+        (``on_phase`` hears the phases ``measure`` has not run yet). Called again, returns the
+        same result.
+
+        Then drops the resolution state (the syntax tree, every edge instance with its index
+        environment: on a full-size policy, hundreds of MB), which the caller's check would
+        otherwise hold beside the policy while it runs."""
+        if self._result is None:
+            self.measure(on_phase)
+            policy = self._build()
+            diags = sorted(self.st.diags, key=_position)
+            if any(d.severity is Severity.ERROR for d in diags):
+                policy = None
+            self._result = (policy, diags)
+            self.st = State(self.st.path, self.sources, self.st.limits, {}, self.st.files)
+            self._decl, self._flows, self._unroller = None, [], None
+        return self._result
 
     def _build(self) -> ir.Policy | None:
         st, decl = self.st, self._decl

@@ -4,12 +4,16 @@ vacuous left out, and repeated keys dropped (hand-built IR)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
+from fxverify.graph import PolicyGraph
 from fxverify.ir import Compress, Footprint, Handoff
-from fxverify.obligations.families import generate
+from fxverify.obligations.base import Context
+from fxverify.obligations.families import DONE_WITH, generate, obligations
 from fxverify.obligations.alias import Bounds
 from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.hooks import NoPath, UndeclaredHook
@@ -18,7 +22,12 @@ from fxverify.obligations.ordering import HbCycle, InOrder
 from fxverify.obligations.ownership import BadHandoff
 from fxverify.obligations.transforms import ChecksumChain, Layout, Overflow
 
+from fxverify.resolve import load_policy
+from fxverify.source import SourceMap
+
 from tests.ir_builders import A, B, POOL, edge, fp, handoff, mapop, move, policy, read, write
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def cyclic():
@@ -74,3 +83,28 @@ def test_meeting_pairs_is_the_nested_hull_test(left, right) -> None:
     want = [(i, j) for i, x in enumerate(a) for j, y in enumerate(b)
             if x is not None and y is not None and x.space == y.space and x.lo < y.hi and y.lo < x.hi]
     assert meeting_pairs(a, b) == want
+
+
+def _present(ctx, names) -> set[str]:
+    return {n for n in names if (getattr(ctx, n) is not None if n in ("_touched", "_owner_checks") else n in ctx.__dict__)}
+
+
+def test_a_family_drops_the_caches_no_later_family_reads() -> None:
+    """``DONE_WITH`` names caches that its family really builds (a renamed cache would silently
+    stay), that are gone once the family is done, and that no later family builds again (which
+    would hold the memory and pay the time twice)."""
+    names = {n for ns in DONE_WITH.values() for n in ns}
+    built: set[str] = set()
+    for path in ("corpus/alias/ok/block-index-in-bounds.fx", "corpus/ordering/ok/posted-read-after-flush.fx"):
+        pol, _diags = load_policy(str(ROOT / path), SourceMap())
+        assert pol is not None
+        ctx = Context(pol, PolicyGraph(pol))
+        dropped: set[str] = set()
+        for family in OBLIGATION_FAMILIES:
+            for ob in obligations(ctx, [family]):
+                ob.prove_fast()
+                built |= _present(ctx, names)
+                assert not _present(ctx, dropped), f"{family.name} rebuilt a cache an earlier family dropped"
+            dropped |= set(DONE_WITH.get(family, ()))
+            assert not _present(ctx, dropped)
+    assert built == names
