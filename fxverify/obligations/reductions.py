@@ -219,20 +219,26 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     for a, pa, b, pb in conflicting_reductions(ctx):
         if conflict_kind(pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]) == "reduce":
             yield UnsafeReduce(ctx, a, pa, b, pb)
+    # (b): the pairs of a reduction and a plain write come first, then the plain reads of only
+    # the reductions in them. A buffer every layer reduces into and reads (the residual stream
+    # of an all-reduce) has (reduction, read) pairs in the square of the layers: they are
+    # visited once, to collect the readers these obligations share.
     reduction = (lambda _e, _p, acc: acc.mode is AccessMode.REDUCE)
-    plain = (lambda _e, _p, acc: acc.mode is not AccessMode.REDUCE)
-    pairs = pairs_where(ctx, reduction, plain)
+    write = (lambda _e, _p, acc: acc.mode is AccessMode.WRITE)
+    pairs = pairs_where(ctx, reduction, write)
+    targets = {(a, pa) if pol.edges[a].accesses()[pa].mode is AccessMode.REDUCE else (b, pb) for a, pa, b, pb in pairs}
+    # A cancelled read may stop before it read the bytes: it consumes nothing.
+    read = (lambda e, _p, acc: acc.mode is AccessMode.READ and not ctx.cancellers.get(e))
     readers_of: dict[tuple[int, int], list[tuple[int, int]]] = defaultdict(list)
-    for a, pa, b, pb in pairs:
-        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
-        for (x, px, ax), (y, py, ay) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
-            # A cancelled read may stop before it read the bytes: it consumes nothing.
-            if ax.mode is AccessMode.REDUCE and ay.mode is AccessMode.READ and not ctx.cancellers.get(y):
-                readers_of[(x, px)].append((y, py))
+    if targets:
+        for a, pa, b, pb in pairs_where(ctx, (lambda e, p, _acc: (e, p) in targets), read):
+            # pairs come sorted, so each reduction's readers are in (edge, position) order
+            if (a, pa) in targets:
+                readers_of[(a, pa)].append((b, pb))
+            else:
+                readers_of[(b, pb)].append((a, pa))
     shared = {k: _Readers(ctx, v) for k, v in readers_of.items()}
     nobody = _Readers(ctx, [])
     for a, pa, b, pb in pairs:
-        acc_a, acc_b = pol.edges[a].accesses()[pa], pol.edges[b].accesses()[pb]
-        for (r, pr, ar), (w, pw, aw) in (((a, pa, acc_a), (b, pb, acc_b)), ((b, pb, acc_b), (a, pa, acc_a))):
-            if ar.mode is AccessMode.REDUCE and aw.mode is AccessMode.WRITE:
-                yield LostAccumulation(ctx, r, pr, w, pw, shared.get((r, pr), nobody))
+        (r, pr), (w, pw) = ((a, pa), (b, pb)) if (a, pa) in targets else ((b, pb), (a, pa))
+        yield LostAccumulation(ctx, r, pr, w, pw, shared.get((r, pr), nobody))
