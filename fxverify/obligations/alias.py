@@ -210,6 +210,7 @@ class Bounds(Obligation):
     """FX-ALIAS-003: every byte of a footprint lies inside its region."""
 
     schedule_free = True
+    unique_key = True  # one per access of an edge, edge names are unique, and no other class has the code
 
     code = codes.ALIAS_003
 

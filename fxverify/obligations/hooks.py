@@ -57,6 +57,7 @@ class UndeclaredHook(Obligation):
     """FX-HOOK-002: the hook that drives an edge is declared on its device."""
 
     schedule_free = True
+    unique_key = True  # one per edge, edge names are unique, and no other class has the code
 
     code = codes.HOOK_002
 

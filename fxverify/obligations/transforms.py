@@ -81,6 +81,7 @@ class Overflow(Obligation):
     worst-case output fits the destination."""
 
     schedule_free = True
+    unique_key = True  # one per edge, edge names are unique, and no other class has the code
 
     code = codes.XF_001
 
@@ -263,6 +264,7 @@ class Layout(Obligation):
     below its ways."""
 
     schedule_free = True
+    unique_key = True  # one per edge, edge names are unique, and no other class has the code
 
     code = codes.XF_003
 

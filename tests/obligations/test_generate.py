@@ -13,7 +13,7 @@ from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Compress, Footprint, Handoff
 from fxverify.obligations.base import Context
-from fxverify.obligations.families import DONE_WITH, generate, obligations
+from fxverify.obligations.families import DONE_WITH, FAMILIES, generate, obligations
 from fxverify.obligations.alias import Bounds
 from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.hooks import NoPath, UndeclaredHook
@@ -108,3 +108,23 @@ def test_a_family_drops_the_caches_no_later_family_reads() -> None:
             dropped |= set(DONE_WITH.get(family, ()))
             assert not _present(ctx, dropped)
     assert built == names
+
+
+def test_keys_claimed_unique_are_made_once_on_every_corpus_policy() -> None:
+    """``unique_key`` lets generation skip remembering a key to drop repeats; a class that claims
+    it but makes a key twice would put two outcomes under one key. Every corpus policy and a real one,
+    every family, generated without the drop."""
+    classes: set[str] = set()
+    for path in sorted((ROOT / "corpus").glob("*/*/*.fx")) + [ROOT / "corpus/real/mixtral-8x7b-tp2-ndv5.fx"]:
+        pol, _diags = load_policy(str(path), SourceMap())
+        if pol is None:
+            continue
+        ctx = Context(pol, PolicyGraph(pol))
+        seen: set[str] = set()
+        for family in OBLIGATION_FAMILIES:
+            for ob in FAMILIES[family].generate(ctx):
+                if ob.unique_key:
+                    assert ob.key not in seen, f"{path.name}: {ob.key} made twice"
+                    seen.add(ob.key)
+                    classes.add(type(ob).__name__)
+    assert {"Bounds", "UndeclaredHook", "Overflow", "Layout", "Race"} <= classes
