@@ -499,7 +499,7 @@ def persist_policies(draw) -> Policy:
     on ``cxl0``): one or two moves from ``a`` that ``persist`` (sometimes flushing a link
     themselves, sometimes pinned with ``via``), flush edges of random links, reads of ``c`` by
     the DPU, and read-backs of ``c`` into ``b`` by the GPU (sometimes pinned), with random
-    ``after`` clauses (``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
+    ``after`` clauses, now and then a cancel (``with_cancels``; ``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
     is ``posted`` or not, and sometimes also through the DPU (a second route, posted or not)."""
     links = (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
     if draw(st.booleans()):
@@ -534,6 +534,8 @@ def persist_policies(draw) -> Policy:
             kw["src"] = draw(footprints(c))
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
                           stream=draw(st.sampled_from([None, None, "s0"])), **kw))
+    # A read-back that some edge cancels may never be issued: it pushes nothing.
+    edges = with_cancels(draw, edges)
     regions, spaces = initialised(draw)
     # Now and then the expander's memory is not persistent: the persists are FX-XF-003, and no
     # flush can make them durable (no FX-ORD-003 persisted-write obligation).

@@ -460,3 +460,19 @@ def test_same_requester_needs_one_route_for_the_write_and_the_read(mode: str) ->
     for route in (("pf1", "upi0"), ("pf0", "upi0"), ()):
         tampered = dataclasses.replace(cert, evidence=dataclasses.replace(cert.evidence, route=route))
         assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], route
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_read_back_that_an_edge_cancels_is_rejected(mode: str) -> None:
+    """A `read-back-after` certificate names a read that pushes the persisted writes; once an edge
+    cancels that read (it may never be issued), the same certificate is rejected: the checker
+    reads the cancels from the IR."""
+    text = (ROOT / "corpus/ordering/ok/persist-read-back-same-route.fx").read_text()
+    pol = _load(str(ROOT / "corpus/ordering/ok/persist-read-back-same-route.fx"))
+    claim, cert = next((c, x) for c, x in _items(pol) if x is not None and x.kind == "read-back-after")
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    src = text.replace("hooks [launch, copy_done]", "hooks [launch, copy_done, abort]").rstrip()
+    assert src.endswith("}")
+    cancelled = load_policy_text(src[:-1] + "  edge watchdog: cancel verify by gpu0.abort after spill\n}\n")
+    assert [e.name for e in cancelled.edges][:len(pol.edges)] == [e.name for e in pol.edges]
+    assert [f.key for f in certify(cancelled, [(claim, cert)], mode).failures] == [claim.key]

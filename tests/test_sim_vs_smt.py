@@ -280,6 +280,19 @@ def test_persist_strategy_reaches_a_read_back_proof():
     assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
 
 
+def test_persist_strategy_reaches_a_cancelled_read_back():
+    """The comparison of persist policies meets a persisted posted write refuted although a
+    read-back of the checkpoint by the GPU follows it, because an edge cancels that read (it may
+    never be issued): prover and brute force agree that it pushes nothing."""
+    def shaped(p) -> bool:
+        cancelled = {c.edge for e in p.edges for c in e.cancels}
+        return any(e.name in cancelled and e.device == "gpu0" and e.src is not None and e.src.space == "hdm0"
+                   for e in p.edges) and Verdict.REFUTED in _persist_verdicts(p)
+    policy = reach(persist_policies(), shaped, examples=600)
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(policies(max_edges=5))
 def test_pruning_never_changes_a_verdict(policy):

@@ -317,7 +317,7 @@ def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> St
     the device of the persisted bytes, over the one route both transfers can take (which crosses
     the key's posted link), starts after the write finished: the read request cannot pass the
     posted writes on that path (PCIe Base Specification, section 2.4.1), so its completion
-    returns once they reached the device."""
+    returns once they reached the device. No edge cancels the read (it might never be issued)."""
     st = Statement()
     bound = persisted_write(facts, c, st, "a read-back after a write")
     if bound is None:
@@ -330,6 +330,7 @@ def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> St
         return st
     ex = facts.edges[x]
     home = next(sp.device for sp in facts.policy.spaces if sp.name == ew.dst.space)
+    st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
     st.need(ex.device == ew.device and home != ew.device,
             f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
     on_home = {sp.name for sp in facts.policy.spaces if sp.device == home}

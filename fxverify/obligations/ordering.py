@@ -317,7 +317,7 @@ class PostedPersist(Obligation):
     def why(self, w: Witness) -> str:
         return ("a posted write completes at the sender before it reaches the memory; the bytes are durable only once "
                 "a flush of the link issued after the write has finished, or a read of that memory the writer's device "
-                "issued after it along the same single route has completed")
+                "issued after it along the same single route, and that nothing cancels, has completed")
 
     def fix(self, w: Witness) -> Hint:
         """The writer flushing the link itself; or a read-back that already follows the write,
@@ -338,7 +338,8 @@ class PostedPersist(Obligation):
         if one is None or self.link not in one or home == ea.device:
             return None
         ends = g.transfer_endpoints(ea)
-        for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid),
+        for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid
+                         and not self.ctx.cancellers.get(e.eid)),
                         key=lambda e: g.rank(e.eid)):
             ex = g.transfer_endpoints(x)
             if (set(ex) == set(ends) and g.hb_before(ea.eid, x.eid) and any(
@@ -570,6 +571,9 @@ def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dic
             backs = []
             if home != e.device:
                 for x in readers.get((e.device, home), ()):
+                    # A read that some edge cancels may never be issued: it pushes nothing.
+                    if ctx.cancellers.get(x):
+                        continue
                     same = same_requester(ctx, e, acc, pol.edges[x]) if x != e.eid else None
                     if same is not None and same.route:
                         backs.append((x, same))

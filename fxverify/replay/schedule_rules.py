@@ -80,8 +80,10 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
         if ew.persists() and wd.policy.space(ew.dst.space).persistent:
             # The persisted bytes reach the memory (the persistence domain) only with a flush of
             # each posted link issued after the write, the writer's own flush clause, or a read by
-            # the writer's device from that memory over the write's one route, issued after it.
-            backs = [x for x in ids if x != w and sched[w][1] <= sched[x][0] and _pushes_writes(wd, ew, E[x])]
+            # the writer's device from that memory over the write's one route, issued after it
+            # and cancelled by nobody (a cancelled read may never be issued: it pushes nothing).
+            backs = [x for x in ids if x != w and sched[w][1] <= sched[x][0] and not wd.cancelled(x)
+                     and _pushes_writes(wd, ew, E[x])]
             for ln in posted:
                 if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids) and not backs:
                     out.append(Violation(codes.ORD_003, (w,), sched[w][1], None, f"persisted with no flush of {ln} after",
