@@ -360,10 +360,25 @@ class PolicyGraph:
             self._route_cache[("route", src, dst)] = tuple(names) or None
         return self._route_cache[("route", src, dst)]
 
+    def write_links(self, e: Edge) -> list[Link]:
+        """The links that may carry an edge's writes, in declaration order: ``transfer_links``,
+        and, for a transfer that pins no route and whose driver is neither its source's device
+        nor its destination's (a third-party DMA, or a copy inside one remote memory), every
+        link on a simple path from the driver to the destination's device as well: the driver's
+        engine issues the writes (PCIe: the requester of a memory write is the device that
+        sends it; specs/obligations.md section 1, posted rule)."""
+        links = self.transfer_links(e)
+        if e.via is None:
+            src, dst = self.transfer_endpoints(e)
+            if e.device not in (src, dst):
+                names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(e.device, dst)}
+                links = [ln for ln in self.policy.links if ln.name in names]
+        return links
+
     def posted_links(self, e: Edge) -> list[Link]:
-        """Return the ``posted`` links that may carry an edge's write (empty when none): a reader
-        on another device needs a flush of each (FX-ORD-003)."""
-        return [ln for ln in self.transfer_links(e) if ln.order is LinkOrder.POSTED]
+        """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty
+        when none): a reader on another device needs a flush of each (FX-ORD-003)."""
+        return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
 
 
 def by_region_uses(policy: Policy) -> dict[str, list[int]]:

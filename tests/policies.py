@@ -307,7 +307,7 @@ def def_use_policies(draw) -> Policy:
         dst = draw(footprints(draw(st.sampled_from(pair)))) if action in ("write", "move", "reduce") else None
         transforms: tuple[Transform, ...] = ()
         if action == "move" and draw(st.integers(0, 3)) == 0:
-            transforms = (draw(st.sampled_from([Quantize("bf16", "fp8"), Compress("lz4")])),)
+            transforms = (draw(st.sampled_from([Quantize("bf16", "fp8"), Compress("lz4"), Checksum("crc32c")])),)
         lifetime: dict = {}
         if action == "alloc":
             lifetime["allocs"] = (Alloc(draw(st.sampled_from(pair)).name, "gpu0"),)

@@ -7,6 +7,7 @@ refutation replays (no FX-INT-001), and pruning never changes a verdict."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from random import Random
@@ -25,6 +26,7 @@ from fxverify.smt.factory import open_backend
 from fxverify.vocab import LinkOrder
 
 from tests import ir_builders as ib
+from tests.conftest import ROOT
 from tests.policies import (
     cancel_policies, coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
     persist_policies, policies, reduction_policies, reuse_policies, simple_paths,
@@ -426,3 +428,54 @@ def test_intents_agree_with_brute_force(policy):
     over one block, in random orders: the solver and the simulator's schedule enumeration agree on
     every FX-XF-004 (expected accumulations) and FX-XF-002 (declared and final-bytes checksums)."""
     agreement(policy)
+
+
+def _driver_leg_refutation(policy) -> bool:
+    """``policy`` refutes FX-ORD-003 for the write of a third-party transfer all of whose posted
+    links only the driver's leg crosses (``graph.write_links`` beyond ``transfer_links``): without
+    that leg, neither side would see a posted link at all."""
+    from fxverify.graph import PolicyGraph
+
+    g = PolicyGraph(policy)
+    writers = {e.name for e in policy.edges if e.dst is not None and g.posted_links(e)
+               and not any(ln.order is LinkOrder.POSTED for ln in g.transfer_links(e))}
+    if not writers:
+        return False
+    return any(ref.code == codes.ORD_003 and ref.key.split(":")[-1].split("#")[0] in writers
+               for ref in _check(policy, prune=True).refutations)
+
+
+def test_random_policies_reach_a_posted_write_over_the_drivers_own_leg():
+    """The brute-force comparison meets a transfer its device drives between two other devices'
+    memories (or inside one), whose writes cross a posted link only on the way from the driver:
+    prover and simulator both make a reader wait for a flush of it."""
+    policy = reach(policies(max_edges=4), _driver_leg_refutation, examples=1500)
+    agreement(policy)
+
+
+@pytest.mark.parametrize("edit", [
+    ("", ""),  # as in the corpus: proved
+    ("alloc slot to gpu0 by gpu0.alloc after ev0", "alloc slot to gpu0 by gpu0.alloc"),  # the alloc may come early
+    ("after a1 transform", "transform"),  # the write may come before the alloc
+    ("after off0\n", "\n"),  # the eviction may overlap the first offload
+], ids=["ordered", "alloc-unordered", "write-before-alloc", "evict-early"])
+def test_a_checksummed_slot_allocated_again_agrees_with_brute_force(edit):
+    """A pool slot checksummed in one allocation and written in the next
+    (corpus/transforms/ok/checksum-pool-slot-reused.fx), and the same with one ordering dropped:
+    the solver and the simulator's enumeration of schedules agree on FX-XF-002 (b) (an `alloc`
+    between the checksum and the write ends the checksum's allocation) and on the rest."""
+    import tempfile
+
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    text = (ROOT / "corpus/transforms/ok/checksum-pool-slot-reused.fx").read_text()
+    assert edit[0] in text
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "p.fx"
+        path.write_text(text.replace(*edit, 1))
+        policy, diags = load_policy(str(path), SourceMap())
+    assert policy is not None, diags
+    agreement(policy)
+    refuted = _refuted_codes(policy, prune=True)[0]
+    assert (codes.XF_002 in refuted) is (edit[0] == "after a1 transform") or edit[0] in ("alloc slot to gpu0 by gpu0.alloc after ev0", "after off0\n")

@@ -21,6 +21,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import DropExpected, Hint, Option, SetAction, Swap, after, hint
 from fxverify.ir import AccessMode, Edge, Footprint, XfKind
 from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.defined import covering_allocs
 from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, relevant_edges, schedule, start, time_objectives,
@@ -201,7 +202,8 @@ class StaleChecksum(Obligation):
     and an edge ``w`` that writes or accumulates a byte of them: violated by a schedule with
     ``s(c) < f(w)`` (the write may land after the checksum started reading) in which no other
     edge reads that byte between ``c`` finishing and ``w`` starting (nobody consumed the checked
-    bytes before they changed)."""
+    bytes before they changed) and no ``alloc`` of a region holding it runs between them (the
+    write is then in another allocation of the byte, which the checksum never described)."""
 
     code = codes.XF_002
 
@@ -210,7 +212,12 @@ class StaleChecksum(Obligation):
         self.fc, self.fw = covered(ec), produced(ew)
         assert self.fc is not None and self.fw is not None  # INVARIANT: see generate
         self.readers = readers
-        super().__init__(ctx, (c, w, *[x for x, _ in readers]), f"{self.code}:stale:{ec.name}|{ew.name}", ew.span,
+        #: ``(alloc edge, lo, hi)`` of the regions whose ``alloc`` meets the covered bytes: one
+        #: between the checksum and the write starts another allocation of those bytes, whose
+        #: data the old checksum never described (a pool's slot freed and handed out again)
+        self.allocs = [t for t in covering_allocs(ctx, self.fc) if t[0] not in (c, w)]
+        others = [x for x, _ in readers] + [a for a, _lo, _hi in self.allocs]
+        super().__init__(ctx, (c, w, *dict.fromkeys(others)), f"{self.code}:stale:{ec.name}|{ew.name}", ew.span,
                          (Label(ec.span, f"`{ec.name}` takes the checksum here"),))
 
     def encode(self) -> Query:
@@ -223,6 +230,8 @@ class StaleChecksum(Obligation):
             ("byte_checksummed", mc), ("byte_written", mw), ("write_lands_after_checksum", start(c) < finish(w))]
         for i, (x, fx) in enumerate(self.readers):
             cons.append((f"not_consumed_by_{x}_{i}", not_(and_(contains(fx, addr), finish(c) <= start(x), finish(x) <= start(w)))))
+        for i, (a, lo, hi) in enumerate(self.allocs):
+            cons.append((f"not_reallocated_by_{a}_{i}", not_(and_(lo <= addr, addr < hi, finish(c) <= start(a), finish(a) <= start(w)))))
         return Query(self.key, tuple(cons), minimize=(addr, kc, kw, *time_objectives(self.edges[:2])), header=self.header())
 
     def witness(self, result: Result) -> Witness:

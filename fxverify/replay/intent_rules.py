@@ -7,7 +7,8 @@ must have finished before ``c`` starts, and no plain write may land on a byte th
 wrote and ``c`` reads after that producer finished and before ``c`` started (``violations``).
 A checksum describes the bytes it covers (the destination of its edge, or the bytes it reads in
 place): a write that lands on one of them after the checksum started reading, with no other edge
-reading the byte in between, leaves it describing bytes that are gone.
+reading the byte in between and no ``alloc`` of its region in between (which starts another
+allocation of it), leaves it describing bytes that are gone.
 
 Written from the execution model, not from the SMT encoding. Emits no diagnostics.
 """
@@ -33,6 +34,12 @@ def _first_shared(a: Footprint, b: Footprint, c: Footprint | None = None) -> int
             for x, _ in elements(c, lo, hi):
                 return x
     return None
+
+
+def _whole(w: World, region: str) -> Footprint:
+    """Every byte of ``region``, as one contiguous footprint."""
+    r = w.policy.region(region)
+    return Footprint(r.name, r.space, r.base, r.size, r.size, 1)
 
 
 def first_uncovered(a: Footprint, b: Footprint, covers: list[Footprint]) -> int | None:
@@ -101,6 +108,10 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             # A cancelled read may stop before it read anything: it consumes nothing.
             consumers = [a.footprint for y in ids if y not in (c, x) and not w.cancelled(y) and sched[c][1] <= sched[y][0]
                          and sched[y][1] <= sched[x][0] for a in E[y].accesses() if a.mode is AccessMode.READ]
+            # An `alloc` between them starts another allocation of its region's bytes: the write
+            # lands in data the checksum never described (a pool's slot freed and handed out again).
+            consumers += [_whole(w, al.region) for y in ids if y not in (c, x) and sched[c][1] <= sched[y][0]
+                          and sched[y][1] <= sched[x][0] for al in E[y].allocs]
             stale = first_uncovered(fc, fx, consumers)
             if stale is not None:
                 out.append(Violation(codes.XF_002, (c, x), sched[x][0], stale, "checksummed bytes overwritten", "stale-checksum"))

@@ -73,7 +73,7 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     E = wd.policy.edges
     for w in ids:
         ew = E[w]
-        carriers = wd.carriers(ew)
+        carriers = wd.write_carriers(ew)
         posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue

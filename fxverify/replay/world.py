@@ -187,6 +187,17 @@ class World:
             hit = self._carriers[key] = {n for p in self._simple_paths(*key) for n in p} if key[0] != key[1] else set()
         return hit
 
+    def write_carriers(self, e: Edge) -> set[str]:
+        """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
+        route and its driving device is at neither end (a third-party DMA, or a copy inside one
+        remote memory), those of any simple path from the driver to the destination's device:
+        the driver issues the writes."""
+        out = self.carriers(e)
+        src, dst = self.endpoints(e)
+        if e.via is None and e.device not in (src, dst):
+            out = out | {n for p in self._simple_paths(e.device, dst) for n in p}
+        return out
+
     def routes(self, e: Edge) -> list[frozenset[str]]:
         """Every route that may carry an edge's bytes, each as the set of its link names: its
         ``via`` route alone, or each simple path between its endpoints (none when it stays on one
