@@ -431,6 +431,9 @@ ERRORS = [
     ("cancel-an-expected-producer", HEAD + "flow f { edge a: move pool[0] -> kv[0, +1 MiB] by gpu0.launch\n"
      " edge b: cancel a by gpu0.copy_done\n edge c: read kv[0, +1 MiB] by gpu0.launch after a expects sum of a }",
      "FX-TYP-002", "`c` expects the contribution of `a`, which `b` cancels", "drop it from `expects`", "expects sum of a"),
+    ("expects-itself", HEAD + "flow f { edge a: write kv[0, +1 MiB] by gpu0.launch\n"
+     " edge c: read kv[0, +1 MiB] by gpu0.launch after a expects sum of c }",
+     "FX-TYP-002", "`c` expects its own contribution", "name the edges that write", "expects sum of c"),
     ("no-policy", HEAD.replace('policy "p"\n', ""), "FX-NAM-001", "declares no policy", 'policy "name"', ""),
     ("device-as-region", HEAD + "flow f { edge a: write gpu0 by gpu0.launch }",
      "FX-TYP-001", "`gpu0` is a device, not a region", None, "gpu0"),

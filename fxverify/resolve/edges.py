@@ -332,8 +332,8 @@ def check_cancels(edges: Sequence[ir.Edge]) -> list[EvalError]:
     (``read``, ``write``, ``move``: a reduction's partial contribution has no meaning here) or
     that carries a clause whose effect the cancel could stop halfway (a handoff, lease, revoke,
     release, alloc, flush, write-back, invalidate, notification, an ``expects`` or cancels of its
-    own); and an ``expects`` that names a cancelled producer (its contribution is partial).
-    Returns the errors, one per offending clause, in edge order; raises nothing."""
+    own); an ``expects`` that names a cancelled producer (its contribution is partial) or the
+    reading edge itself (a read contributes nothing). Returns the errors, one per offending clause, in edge order; raises nothing."""
     by_name = {e.name: e for e in edges}
     out: list[EvalError] = []
     cancelled: dict[str, ir.Edge] = {}
@@ -368,6 +368,11 @@ def check_cancels(edges: Sequence[ir.Edge]) -> list[EvalError]:
     for e in edges:
         if e.expects is not None:
             for p in e.expects.producers:
+                if p == e.name:
+                    out.append(EvalError(codes.TYP_002, e.expects.span, f"`{e.name}` expects its own contribution",
+                                         "name the edges that write the accumulated bytes before this read",
+                                         "expects itself"))
+                    break
                 if p in cancelled:
                     out.append(EvalError(codes.TYP_002, e.expects.span, f"`{e.name}` expects the contribution of `{p}`, "
                                          f"which `{cancelled[p].name}` cancels", "a cancelled transfer contributes an "
