@@ -52,11 +52,17 @@ CURVE = [(2, 256), (8, 256), (8, 1024), (16, 2048), (40, 2048), (80, 2048), (40,
 
 def _worker(path: str, mode: str) -> None:
     """Runs in a fresh process: parse + resolve (``parse``) or the whole check (``check``) of
-    ``path``; prints one JSON line with wall and CPU seconds, edges, obligations and peak RSS."""
+    ``path``, with the collector thresholds the ``fxverify`` command sets; prints one JSON line
+    with wall and CPU seconds, edges, obligations and peak RSS."""
     sys.path.insert(0, str(ROOT))
+    import gc
+
+    from fxverify.launch import GC_THRESHOLDS
     from fxverify.pipeline import CheckOptions, check
     from fxverify.resolve import load_policy
     from fxverify.source import SourceMap
+
+    gc.set_threshold(*GC_THRESHOLDS)  # as `fxverify` runs a check (launch.main)
 
     t0, c0 = time.perf_counter(), time.process_time()
     if mode == "parse":
