@@ -150,6 +150,10 @@ class Region:
         """One past the last address, in bytes."""
         return self.base + self.size
 
+    def whole(self) -> Footprint:
+        """The footprint of every byte of the region, contiguous (``write R`` with no range)."""
+        return Footprint(self.name, self.space, self.base, self.size, self.size, 1)
+
 
 @dataclass(frozen=True, slots=True)
 class AliasSet:

@@ -138,11 +138,6 @@ def with_family(policy: Policy, family: str, **changes: Any) -> Policy | None:
     return with_regions(policy, {r.name: replace(r, **changes) for r in inst})
 
 
-def whole(region: Region) -> Footprint:
-    """The footprint of every byte of ``region`` (``write R`` with no range)."""
-    return Footprint(region.name, region.space, region.base, region.size, region.size, 1)
-
-
 def size_text(n: int) -> str:
     """``n`` bytes as a policy writes a size: ``2 MiB`` when it divides, else ``N B``."""
     for unit, k in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fxverify.edits.base import Edit, edge_of, rebuilt, region_of, size_text, whole, with_edge, with_family, with_regions
+from fxverify.edits.base import Edit, edge_of, rebuilt, region_of, size_text, with_edge, with_family, with_regions
 from fxverify.ir import (
     AliasSet, Checksum, Compress, Edge, EdgeAction, Expectation, Filter, Footprint, Gather, Persist, Policy, Quantize, Reduce,
     Region, Replicate, Scatter, Transform,
@@ -186,7 +186,7 @@ class Widen(Edit):
             return None
         if e.src is None or e.dst is None or (e.src.region, e.dst.region) == (s.name, d.name):
             return None
-        return with_edge(policy, replace(e, src=whole(s), dst=whole(d), bytes=None if e.bytes is None else s.size))
+        return with_edge(policy, replace(e, src=s.whole(), dst=d.whole(), bytes=None if e.bytes is None else s.size))
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import ClassVar
 
-from fxverify.edits.base import Edit, edge_of, rebuilt, region_of, whole, with_edge
+from fxverify.edits.base import Edit, edge_of, rebuilt, region_of, with_edge
 from fxverify.ir import Edge, EdgeAction, Policy
 from fxverify.source import NO_SPAN
 
@@ -182,9 +182,9 @@ class _CacheClause(Edit):
     def apply(self, policy: Policy) -> Policy | None:
         e, r = edge_of(policy, self.edge), region_of(policy, self.region)
         field = f"{self.kind}s"
-        if e is None or r is None or replace(whole(r), span=NO_SPAN) in [replace(f, span=NO_SPAN) for f in getattr(e, field)]:
+        if e is None or r is None or replace(r.whole(), span=NO_SPAN) in [replace(f, span=NO_SPAN) for f in getattr(e, field)]:
             return None
-        return with_edge(policy, replace(e, **{field: getattr(e, field) + (whole(r),)}))
+        return with_edge(policy, replace(e, **{field: getattr(e, field) + (r.whole(),)}))
 
 
 @dataclass(frozen=True)

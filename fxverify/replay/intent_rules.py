@@ -36,12 +36,6 @@ def _first_shared(a: Footprint, b: Footprint, c: Footprint | None = None) -> int
     return None
 
 
-def _whole(w: World, region: str) -> Footprint:
-    """Every byte of ``region``, as one contiguous footprint."""
-    r = w.policy.region(region)
-    return Footprint(r.name, r.space, r.base, r.size, r.size, 1)
-
-
 def first_uncovered(a: Footprint, b: Footprint, covers: list[Footprint]) -> int | None:
     """The lowest byte in ``a`` and ``b`` that no footprint of ``covers`` contains, or ``None``."""
     for lo, hi in intersections(a, b):
@@ -110,7 +104,7 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                          and sched[y][1] <= sched[x][0] for a in E[y].accesses() if a.mode is AccessMode.READ]
             # An `alloc` between them starts another allocation of its region's bytes: the write
             # lands in data the checksum never described (a pool's slot freed and handed out again).
-            consumers += [_whole(w, al.region) for y in ids if y not in (c, x) and sched[c][1] <= sched[y][0]
+            consumers += [w.policy.region(al.region).whole() for y in ids if y not in (c, x) and sched[c][1] <= sched[y][0]
                           and sched[y][1] <= sched[x][0] for al in E[y].allocs]
             stale = first_uncovered(fc, fx, consumers)
             if stale is not None:

@@ -16,7 +16,7 @@ recomputes which regions have a lifetime from the IR. Emits no diagnostics.
 from __future__ import annotations
 
 from fxverify.diagnostics import codes
-from fxverify.ir import Footprint, Policy
+from fxverify.ir import Policy
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
 
@@ -28,7 +28,7 @@ def lifetime_regions(policy: Policy) -> set[str]:
 
 def _uses(w: World, region: str, ids: list[int]) -> list[int]:
     reg = w.policy.region(region)
-    whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
+    whole = reg.whole()
     out = []
     for u in ids:
         e = w.policy.edges[u]

@@ -198,7 +198,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     continue
                 eu = E[u]
                 reg = w.policy.region(rel.region)
-                whole = Footprint(reg.name, reg.space, reg.base, reg.size, reg.size, 1)
+                whole = reg.whole()
                 uses = {x.region for x in eu.leases} | {x.region for x in eu.releases} | {x.region for x in eu.revokes}
                 handed = w.handed_to(eu, rel.region) is not None  # its own handoff or an enclosing one
                 touches = any(shared_byte(a.footprint, whole) is not None for a in eu.accesses())

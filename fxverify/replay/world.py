@@ -11,7 +11,7 @@ import bisect
 from dataclasses import dataclass
 
 from fxverify.diagnostics.codes import Code
-from fxverify.ir import AccessMode, Edge, Footprint, Policy
+from fxverify.ir import AccessMode, Edge, Policy
 from fxverify.replay.footprints import shared_byte
 
 #: A concrete schedule: edge id -> ``(start, finish)`` in ns, with ``0 <= start < finish``.
@@ -288,7 +288,7 @@ class World:
         for acc in e.accesses():
             fp = acc.footprint
             regs = [r for r in self._regions.get(fp.space, ()) if r.base < fp.hi and fp.lo < r.end
-                    and shared_byte(fp, Footprint(r.name, r.space, r.base, r.size, r.size, 1)) is not None]
+                    and shared_byte(fp, r.whole()) is not None]
             for r in regs:
                 lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
                 if any(q.size < r.size and r.base <= q.base and q.base + q.size <= r.base + r.size
