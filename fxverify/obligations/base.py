@@ -70,8 +70,6 @@ class Context:
     """The policy, its graph and indexes that several families share."""
 
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
-        self._touched: dict[int, dict[str, bool]] | None = None
-        self._owner_checks: dict[int, dict[str, bool]] | None = None
         self.policy = policy
         self.graph = graph
         self.uses = by_region_uses(policy)
@@ -129,14 +127,11 @@ class Context:
                 self.revokes[(region, dev)].append(e.eid)
 
     def forget(self, caches: Iterable[str]) -> None:
-        """Drop the named caches (``touched``'s ``_touched``, ``owner_checks``'s
-        ``_owner_checks``, or a key a rule's helper keeps in ``__dict__``) to free their memory;
-        one read again is rebuilt, so only time is at stake, never a verdict."""
+        """Drop the named caches (the keys that ``touched``, ``owner_checks`` and the rules'
+        helpers keep in ``__dict__``) to free their memory; one read again is rebuilt, so only
+        time is at stake, never a verdict."""
         for name in caches:
-            if name in ("_touched", "_owner_checks"):
-                setattr(self, name, None)
-            else:
-                self.__dict__.pop(name, None)
+            self.__dict__.pop(name, None)
 
     def cancelled_by(self, *eids: int) -> list[int]:
         """The edges that cancel any of ``eids``, each once, ascending (empty for transfers nobody
@@ -196,8 +191,9 @@ class Context:
         view: the block's owner and leases decide). Views that only overlap both govern, and ties
         keep both, so each owner is checked.
         """
-        if self._touched is not None:
-            return self._touched
+        hit = self.__dict__.get("_touched")
+        if hit is not None:
+            return hit
         per_access: dict[tuple[int, int], list] = defaultdict(list)
         for region, eids in self.uses.items():
             reg = self.policy.region(region)
@@ -223,7 +219,7 @@ class Context:
                             for r2 in same_clip[(lo, hi)])
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
-        self._touched = out
+        self.__dict__["_touched"] = out
         return out
 
     def owner_checks(self) -> dict[int, dict[str, bool]]:
@@ -235,7 +231,8 @@ class Context:
         (the host unpins the pages it pinned for a DMA, whoever owns the data). Cached.
 
         Source: specs/obligations.md section 1 (who may release)."""
-        if self._owner_checks is None:
+        hit = self.__dict__.get("_owner_checks")
+        if hit is None:
             out = {eid: dict(regions) for eid, regions in self.touched().items()}
             for e in self.policy.edges:
                 for rel in e.releases:
@@ -244,8 +241,8 @@ class Context:
                         out.setdefault(e.eid, {})[rel.region] = True
                 for rv in e.revokes:
                     out.setdefault(e.eid, {})[rv.region] = True
-            self._owner_checks = out
-        return self._owner_checks
+            hit = self.__dict__["_owner_checks"] = out
+        return hit
 
     def edge(self, eid: int) -> Edge:
         """Return edge ``eid``."""

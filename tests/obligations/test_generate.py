@@ -86,7 +86,7 @@ def test_meeting_pairs_is_the_nested_hull_test(left, right) -> None:
 
 
 def _present(ctx, names) -> set[str]:
-    return {n for n in names if (getattr(ctx, n) is not None if n in ("_touched", "_owner_checks") else n in ctx.__dict__)}
+    return {n for n in names if n in ctx.__dict__}
 
 
 def test_a_family_drops_the_caches_no_later_family_reads() -> None:
