@@ -49,9 +49,10 @@ class Outcome:
 
 
 class OutcomeLog(Sequence[Outcome]):
-    """The outcomes of one discharge, in obligation order, held compactly: each key as UTF-8
-    bytes in one buffer, and per outcome the index of its ``(code, verdict, method, reason)`` kind
-    in a 32-bit array. A policy whose buffers every layer reuses has millions of obligations, and
+    """The outcomes of one discharge, in obligation order, held compactly: the keys as UTF-8
+    bytes in one buffer, each ended by a newline (no key holds one: keys are codes and edge
+    names), and per outcome the index of its ``(code, verdict, method, reason)`` kind in a 32-bit
+    array. A policy whose buffers every layer reuses has millions of obligations, and
     an ``Outcome`` object each would cost several times the key. Items are decoded on access.
 
     ``reserve`` adds an outcome whose verdict is not known yet (a query still pending) and
@@ -76,6 +77,7 @@ class OutcomeLog(Sequence[Outcome]):
     def append(self, key: str, code: Code, verdict: Verdict, method: str, reason: str = "") -> None:
         """Add a decided outcome."""
         self._keys += key.encode()
+        self._keys += b"\n"
         self._ends.append(len(self._keys))
         if verdict is Verdict.PROVED and not reason:
             # Nearly every outcome is a proof: its kind is looked up by two strings, whose hashes
@@ -90,6 +92,7 @@ class OutcomeLog(Sequence[Outcome]):
     def reserve(self, key: str) -> int:
         """Add an outcome to be decided later; return its index."""
         self._keys += key.encode()
+        self._keys += b"\n"
         self._ends.append(len(self._keys))
         self._ids.append(0)
         return len(self._ids) - 1
@@ -110,10 +113,29 @@ class OutcomeLog(Sequence[Outcome]):
         if kind is None:
             raise LookupError(f"outcome {i} is not decided yet")
         lo = self._ends[i - 1] if i else 0
-        return Outcome(self._keys[lo:self._ends[i]].decode(), *kind)
+        return Outcome(self._keys[lo:self._ends[i] - 1].decode(), *kind)
 
     def __iter__(self) -> Iterator[Outcome]:
         return (self[i] for i in range(len(self)))
+
+    def packed(self) -> tuple[str, list[tuple[Code, Verdict, str, str]], array]:
+        """The log as the result record stores it (``gate.serialize``), without decoding an
+        outcome: the keys joined by newlines, the kinds in order of first occurrence, and per
+        outcome the index of its kind in that list (a 32-bit array). Raises ``LookupError`` when
+        an outcome is not decided yet."""
+        order = list(dict.fromkeys(self._ids))
+        if 0 in order:
+            raise LookupError("an outcome is not decided yet")
+        remap = [0] * len(self._kinds)
+        for new, old in enumerate(order):
+            remap[old] = new
+        kinds = [k for k in (self._kinds[i] for i in order) if k is not None]
+        return self._keys[:-1].decode(), kinds, array("I", map(remap.__getitem__, self._ids))
+
+    def kinds(self) -> list[tuple[Code, Verdict, str, str]]:
+        """The ``(code, verdict, method, reason)`` kinds of the decided outcomes, each once, in
+        order of first occurrence."""
+        return [k for k in (self._kinds[i] for i in dict.fromkeys(self._ids)) if k is not None]
 
     def tally(self) -> dict[str, Counter]:
         """``CheckResult.counts`` without decoding an outcome: per family name, a counter of
@@ -217,6 +239,13 @@ class CheckResult:
         if any(d.active and d.code is codes.SMT_001 for d in self.diagnostics):
             return Verdict.UNKNOWN
         return Verdict.PROVED
+
+    def unknown_reasons(self) -> set[str]:
+        """The reasons of the unknown outcomes, each once; read from the kinds of an
+        ``OutcomeLog`` without decoding an outcome."""
+        if isinstance(self.outcomes, OutcomeLog):
+            return {why for _c, v, _m, why in self.outcomes.kinds() if v is Verdict.UNKNOWN}
+        return {v.reason for v in self.outcomes if v.verdict is Verdict.UNKNOWN}
 
     def counts(self) -> dict[str, Counter]:
         """Per family name: a counter of verdicts (``proved``...) and methods (``by:<method>``)."""

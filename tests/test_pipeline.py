@@ -122,6 +122,31 @@ def test_the_outcome_log_keeps_order_kinds_and_counts() -> None:
     assert list(by_log) == list(by_list) and by_log["ordering"] == Counter({"proved": 1, "by:hb-reachability": 1})
 
 
+def test_a_packed_outcome_log_stores_the_record_its_decoded_outcomes_would() -> None:
+    """``result_to_record`` packs an ``OutcomeLog`` without decoding it: the record must be the one
+    built from the decoded outcomes, byte for byte, also when a reserved outcome is decided with a
+    kind created after the kinds of later outcomes (the record lists kinds by first occurrence),
+    and the unknown reasons read from the log's kinds are those of its outcomes."""
+    import json
+
+    from fxverify.result import CheckResult, Outcome, OutcomeLog
+
+    log = OutcomeLog()
+    i = log.reserve("FX-OWN-001:b|r")
+    log.append("FX-ALIAS-003:b#0", codes.ALIAS_003, Verdict.PROVED, "interval")
+    log.append("FX-ALIAS-003:c#0", codes.ALIAS_003, Verdict.PROVED, "interval")
+    log.append("FX-ORD-002:a#0|b#1", codes.ORD_002, Verdict.UNKNOWN, "solver", "rlimit")
+    with pytest.raises(LookupError):
+        log.packed()
+    log.decide(i, Outcome("ignored", codes.OWN_001, Verdict.UNKNOWN, "solver", "timeout"))
+    packed = CheckResult("p.fx", None, None, outcomes=log, name="p")  # type: ignore[arg-type]
+    listed = CheckResult("p.fx", None, None, outcomes=list(log), name="p")  # type: ignore[arg-type]
+    assert json.dumps(result_to_record(packed), sort_keys=True) == json.dumps(result_to_record(listed), sort_keys=True)
+    assert result_to_record(packed)["kinds"][0] == ["FX-OWN-001", "unknown", "solver", "timeout"]
+    assert packed.unknown_reasons() == listed.unknown_reasons() == {"rlimit", "timeout"}
+    assert result_to_record(CheckResult("e.fx", None, None, outcomes=OutcomeLog(), name="e"))["keys"] == ""  # type: ignore[arg-type]
+
+
 _LAYERED_READ_BACK = """policy "layered-read-back"
 
 fabric {{

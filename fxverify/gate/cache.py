@@ -43,7 +43,7 @@ from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import repo_root
-from fxverify.result import CheckResult, Verdict
+from fxverify.result import CheckResult
 from fxverify.smt.backend import Backend, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, sha256
 from fxverify.smt.factory import open_backend, solver_version
@@ -165,7 +165,7 @@ class ResultCache:
         errors, internal errors and timed-out verdicts, which must be computed again."""
         if result.input_error or result.internal_error:
             return
-        if any(v.verdict is Verdict.UNKNOWN and _timed_out(v.reason) for v in result.outcomes):
+        if any(_timed_out(why) for why in result.unknown_reasons()):
             return
         deps = []
         for path in result.sources.paths():

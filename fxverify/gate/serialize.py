@@ -22,7 +22,7 @@ from fxverify.diagnostics.codes import Severity, lookup_strict
 from fxverify.diagnostics.model import Diagnostic, Elided, Label, Trace, TraceEvent
 from fxverify.edits.records import from_record, to_record
 from fxverify.obligations.witness import Witness
-from fxverify.result import CheckResult, HintCheck, Outcome, Refutation, Verdict
+from fxverify.result import CheckResult, HintCheck, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.source import SourceMap, Span
 
 #: Bumped whenever the record layout changes, so old cache entries are never misread.
@@ -104,10 +104,15 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
     stored compactly: the keys as one newline-joined string, and per outcome the index of its
     ``(code, verdict, method, reason)`` kind, as base64 of 32-bit integers. The counts per family
     are stored too, so a summary never needs to decode the outcomes."""
-    kinds: dict[tuple[str, ...], int] = {}
-    ids = array("I", (kinds.setdefault((v.code, v.verdict.value, v.method, v.reason), len(kinds)) for v in r.outcomes))
+    if isinstance(r.outcomes, OutcomeLog):  # a check's own log: packed without decoding an outcome
+        keys, log_kinds, ids = r.outcomes.packed()
+        kinds = [[c, v.value, m, why] for c, v, m, why in log_kinds]
+    else:
+        table: dict[tuple[str, ...], int] = {}
+        ids = array("I", (table.setdefault((v.code, v.verdict.value, v.method, v.reason), len(table)) for v in r.outcomes))
+        keys, kinds = "\n".join(v.key for v in r.outcomes), [list(k) for k in table]
     return {"version": RECORD_VERSION, "path": r.path, "name": r.name, "solver_calls": r.solver_calls,
-            "keys": "\n".join(v.key for v in r.outcomes), "kinds": [list(k) for k in kinds],
+            "keys": keys, "kinds": kinds,
             "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),
             "counts": {fam: dict(c) for fam, c in r.counts().items()},
             "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics],
