@@ -188,7 +188,9 @@ class LeaseChain:
     edge ``lease`` grants it and ``lease_path`` orders it before ``at``; ``others`` orders every
     handoff of the region on another edge before the lease or after ``at``; ``revokes`` orders
     every edge that revokes the region (or a region containing it) from ``device`` the same way
-    (each entry's ``handoff`` is the revoking edge)."""
+    (each entry's ``handoff`` is the revoking edge). ``grantor``: when the lease names only a
+    region containing ``region``, the ownership chain that makes the lease's driving device own
+    ``region`` when ``lease`` starts (a lease lends only what its grantor owns)."""
 
     region: str
     device: str
@@ -197,6 +199,7 @@ class LeaseChain:
     lease_path: HbPath
     others: tuple[HandoffOrder, ...]
     revokes: tuple[HandoffOrder, ...] = ()
+    grantor: OwnerChain | None = None
     kind = "lease-chain"
 
 

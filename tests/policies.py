@@ -190,32 +190,41 @@ def policies(draw, max_edges: int = 5) -> Policy:
 
 @st.composite
 def lease_revoke_policies(draw) -> Policy:
-    """A random policy of 3 to 5 edges about one read lease: grants of it to the DPU, revokes of it
-    (or of a region around it, or beside it; from the lessee or another device; by the owner or
-    not), reads by the DPU, sometimes a handoff, with random ``after`` clauses between them."""
+    """A random policy of 3 to 5 edges about one read lease: grants of it (or of a region around
+    it) to a lessee that does not own it, revokes of it (or of a region around it, or beside it;
+    from the lessee or another device; by the owner or not), reads by the lessee, sometimes a
+    handoff, with random ``after`` clauses between them. Region ``d`` (the DPU's) lies inside
+    ``b`` (the GPU's): a grant of ``b`` by the GPU lends ``d`` only once the GPU owns it, after a
+    handoff of ``d`` to the GPU (a lease lends only what its grantor owns)."""
     base = draw(policies(max_edges=1))
     region = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "b", "d")]))
     around = {"a": ["a"], "b": ["b"], "d": ["d", "b"]}[region.name]
+    owner = region.owner
+    lessee, third = ("dpu0", "cxl0") if owner != "dpu0" else ("cxl0", "gpu0")
     roles = ["grant", "revoke", "read"] + draw(st.lists(st.sampled_from(["grant", "revoke", "read", "handoff"]), max_size=2))
     roles = draw(st.permutations(roles))
     edges: list[Edge] = []
     for i, role in enumerate(roles):
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
         fp = draw(footprints(region))
-        owner = region.owner
         kw: dict = {}
         dev, action = owner, "read"
         if role == "grant":
-            kw["leases"] = (Lease(draw(st.sampled_from(around)), "dpu0"),)
+            leased = draw(st.sampled_from(around))
+            # By the leased region's owner, or by the read region's (who may not own the lease's).
+            dev = draw(st.sampled_from([next(r.owner for r in REGIONS if r.name == leased), owner]))
+            kw["leases"] = (Lease(leased, lessee),)
         elif role == "revoke":
             dev = draw(st.sampled_from([owner, owner, owner, "dpu0" if owner != "dpu0" else "gpu0"]))
-            kw["revokes"] = (Revoke(draw(st.sampled_from([*around, *around, "a", "b"])), draw(st.sampled_from(["dpu0", "dpu0", "cxl0"]))),)
-            if dev != owner:
-                action, fp = "write", Footprint("m", "ddr0", 0, 16, 16, 1) if dev == "dpu0" else draw(footprints(REGIONS[0]))
+            kw["revokes"] = (Revoke(draw(st.sampled_from([*around, *around, "a", "b"])), draw(st.sampled_from([lessee, lessee, third]))),)
         elif role == "read":
-            dev = "dpu0"
+            dev = lessee
+            fp = draw(st.sampled_from([fp, region.whole()]))  # the whole region: no byte beside it
         else:
-            kw["handoffs"] = (Handoff(region.name, owner, "cxl0"),)
+            kw["handoffs"] = (Handoff(region.name, owner, third),)
+        if dev != owner and role != "read":
+            # An edge of a device that may not own the region touches other bytes.
+            action, fp = "write", Footprint("m", "ddr0", 0, 16, 16, 1) if dev == "dpu0" else draw(footprints(REGIONS[0]))
         hook = next(d.hooks[0] for d in DEVICES if d.name == dev)
         src, dst = (fp, None) if action == "read" else (None, fp)
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, after=after, **kw))

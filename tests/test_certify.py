@@ -256,6 +256,25 @@ def test_lease_chain_without_its_revoke_orderings_is_rejected(mode: str) -> None
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_lease_chain_of_an_enclosing_lease_needs_its_grantors_ownership(mode: str) -> None:
+    """A lease of a pool lends a block inside it only while the grantor owns the block: the chain
+    of a read under such a lease must show the grantor's ownership when the lease starts. Without
+    it, or with a chain for another device, another edge or through the handoff that took the
+    block away, it is rejected."""
+    pol = _load(str(ROOT / "corpus/ownership/ok/lease-of-pool-lends-no-foreign-block.fx"))
+    claim, cert = next((c, x) for c, x in _items(pol) if c.key == "FX-OWN-001:send1|blk1")
+    assert certify(pol, [(claim, cert)], mode).failures == []
+    ev = cert.evidence
+    assert ev.grantor is not None and ev.grantor.via is not None  # the handoff `back` gave `blk1` to the GPU
+    for bad_ev in (dataclasses.replace(ev, grantor=None),
+                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, device="cxl0")),
+                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, at=ev.at)),
+                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, via=ev.grantor.via - 1))):  # `offload`
+        bad = dataclasses.replace(cert, evidence=bad_ev)
+        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key], bad_ev.grantor
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_path_with_a_dropped_step_or_a_swapped_endpoint_is_rejected(mode: str) -> None:
     pol, claim, cert = next((pol, c, x) for path in CORPUS for pol in [_load(path)] for c, x in _items(pol)
                             if x is not None and x.kind == "hb-order" and len(x.evidence.path.edges) < len(pol.edges))

@@ -115,6 +115,36 @@ def test_leases_and_revokes_agree_with_brute_force(policy):
     agreement(policy)
 
 
+@pytest.mark.parametrize("verdict", [Verdict.PROVED, Verdict.REFUTED], ids=lambda v: v.value)
+def test_lease_strategy_reaches_a_pool_lease_over_a_block_of_another_owner(verdict):
+    """The comparison of leases meets reads of block ``d`` (the DPU's) by the expander whose only
+    lease is one of the pool ``b`` around it, granted by the GPU: refuted where the GPU does not
+    own ``d`` when it grants the lease although the same edges with a lease of ``d`` itself prove
+    the reads (so only the grantor's ownership refutes them), proved where a handoff of ``d`` to the
+    GPU precedes the grant (a lease lends only what its grantor owns). Prover and brute force
+    agree on each."""
+    def read_verdicts(p, reads: set[str]) -> set[Verdict]:
+        return {v.verdict for v in _check(p, prune=True).outcomes
+                if v.code == codes.OWN_001 and v.key.split(":", 1)[1] in {f"{n}|d" for n in reads}}
+
+    def shaped(p) -> bool:
+        d = p.region("d")
+        # Reads inside `d` only: a byte of `v` or past `d` would be a finding of its own.
+        reads = {e.name for e in p.edges if e.device == "cxl0" and e.src is not None and e.src.region == "d"
+                 and d.base <= e.src.lo and e.src.hi <= d.end}
+        by_pool = any(ls.region == "b" for e in p.edges for ls in e.leases)
+        direct = any(ls.region == "d" for e in p.edges for ls in e.leases)
+        if not (reads and by_pool) or direct or verdict not in read_verdicts(p, reads):
+            return False
+        if verdict is Verdict.PROVED:
+            return True
+        block = [replace(e, leases=tuple(replace(ls, region="d") for ls in e.leases)) for e in p.edges]
+        return read_verdicts(replace(p, edges=tuple(block)), reads) == {Verdict.PROVED}
+    policy = reach(lease_revoke_policies(), shaped, examples=4000)
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(lifetime_policies())
 def test_lifetimes_agree_with_brute_force(policy):

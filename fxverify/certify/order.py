@@ -39,7 +39,7 @@ from fxverify.certify.facts import (
 )
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, EdgeAction, MapOpKind
-from fxverify.smt.terms import FALSE, and_, between, const, eq, int_var, not_, or_
+from fxverify.smt.terms import FALSE, Term, and_, between, const, eq, int_var, not_, or_
 from fxverify.vocab import ClassKind, DeviceKind
 from fxverify.xforms import XfKind
 
@@ -375,21 +375,26 @@ def check_owner(facts: Facts, c: Certificate, ev: OwnerChain) -> Statement:
     hs = _bind_owner(facts, c, st, ev.region, ev.device, ev.at, lease=False)
     if hs is None:
         return st
+    st.violation = _owner_violation(facts, st, ev, hs)
+    return st
+
+
+def _owner_violation(facts: Facts, st: Statement, ev: OwnerChain, hs: list[int]) -> Term:
+    """The negation of ``ev``'s claim (``device`` owns ``region`` when ``at`` starts) over the
+    region's handoffs ``hs``, after checking the chain's paths and orders into ``st``."""
     t = s(ev.at)
     st.edges.add(ev.at)
     if ev.via is None:
         st.fact(facts.regions[ev.region].owner == ev.device, f"`{ev.device}` is not the initial owner of `{ev.region}`")
         facts.ordered_entries(st, ev.others, hs, -1, ev.at, "later handoff")
-        st.violation = not_(and_(*[not_(f(o) <= t) for o in hs]))
-        return st
+        return not_(and_(*[not_(f(o) <= t) for o in hs]))
     if not st.fact(ev.via in hs, f"{facts.name(ev.via)} does not hand `{ev.region}` off"):
-        return st
+        return FALSE
     st.fact(facts.dst(ev.via, ev.region) == ev.device, f"{facts.name(ev.via)} does not give `{ev.region}` to `{ev.device}`")
     facts.path(st, ev.via_path, ev.via, ev.at, "handoff to use")
     others = [o for o in hs if o != ev.via]
     facts.ordered_entries(st, ev.others, others, ev.via, ev.at, "other handoff")
-    st.violation = not_(and_(f(ev.via) <= t, *[not_(and_(f(o) <= t, f(ev.via) < f(o))) for o in others]))
-    return st
+    return not_(and_(f(ev.via) <= t, *[not_(and_(f(o) <= t, f(ev.via) < f(o))) for o in others]))
 
 
 def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
@@ -414,6 +419,16 @@ def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
     g, t = ev.lease, s(ev.at)
     st.edges.update({ev.at, g})
     st.violation = not_(and_(f(g) <= t, *[not_(and_(s(g) < f(h), s(h) <= t)) for h in others + rvs]))
+    # A lease that names only a region holding this one lends it only if its grantor (the
+    # lease's driving device) owns this region when the lease starts (FX-OWN-003 covers a lease
+    # of the region itself): the chain must say so.
+    if not any(ls.device == ev.device and ls.region == ev.region for ls in facts.edges[g].leases):
+        grantor = ev.grantor
+        if st.fact(grantor is not None and grantor.region == ev.region and grantor.device == facts.edges[g].device
+                   and grantor.at == g, f"no ownership chain shows `{facts.edges[g].device}` owns `{ev.region}` "
+                                        f"when {facts.name(g)} lends it"):
+            assert grantor is not None
+            st.violation = or_(st.violation, _owner_violation(facts, st, grantor, hs))
     return st
 
 

@@ -96,7 +96,8 @@ HANDOFF_SPLIT = 2
 #: denied at its start.
 RELEASE_TWICE = 1
 #: ``LEASE`` flag (operand ``d``): the lease covers this region because it lies inside the leased
-#: one; the lender's ownership is checked on the leased region's own op.
+#: one; the lender's ownership is checked on the leased region's own op, and the lease lends this
+#: region only if the lender owns it (a lease lends only what its grantor owns, specs section 1).
 LEASE_ENCLOSED = 1
 #: ``LEASE`` flag (operand ``d``): the granting edge hands this region off, so the lease is void (a
 #: lease ends at a handoff of its region, its own edge's included): checked, never granted.

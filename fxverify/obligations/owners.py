@@ -34,8 +34,16 @@ def owner_is(ctx: Context, region: str, who: Term, t: Term, handoffs: list[int],
     return or_(*alts)
 
 
+def names_lease(ctx: Context, g: int, region: str, device: str) -> bool:
+    """Edge ``g`` leases ``region`` itself to ``device`` (a clause names it), not only a region
+    containing it. FX-OWN-003 makes the grantor own a region it names; a lease that covers
+    ``region`` only by containing it lends ``region`` only if the grantor owns ``region`` too
+    (``lease_active``; specs/obligations.md section 3, leases)."""
+    return any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases)
+
+
 def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[int], handoffs: list[int],
-                 revokes: Sequence[int] = ()) -> Term:
+                 facts: DeviceFacts, revokes: Sequence[int] = ()) -> Term:
     """A lease of ``region`` (or of a region containing it) to ``device`` is in force at ``t``:
     granted by ``f(g) <= t``, and no handoff ``h`` of the region on another edge that had not
     finished when the lease's edge started (``f(h) > s(g)``: later handoffs and concurrent ones
@@ -44,14 +52,20 @@ def lease_active(ctx: Context, region: str, device: str, t: Term, leases: list[i
     edge it was granted on; the new owner grants a lease-back on a later edge). ``revokes`` are the
     edges revoking the region (or a region containing it) from ``device``
     (``Context.revokes``): each ends the lease by the same rule, ``f(rv) > s(g)`` and
-    ``s(rv) <= t``, its own edge included (specs/obligations.md section 1)."""
+    ``s(rv) <= t``, its own edge included (specs/obligations.md section 1). A lease that covers
+    ``region`` only by containing it lends it only if the lease's driving device owns ``region``
+    when the lease's edge starts (``owner_is`` over ``handoffs``, with the owners of ``facts``):
+    nobody lends bytes it does not own, as a pool's owner cannot lend a block handed elsewhere."""
     alts = []
     for g in leases:
         covering = ctx.leased_by.get(region, frozenset())
         if not any(ls.region in covering and ls.device == device for ls in ctx.edge(g).leases):
             continue
         ends = list(handoffs) + list(revokes)
-        alts.append(and_(finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in ends]))
+        active = [finish(g) <= t, *[not_(and_(start(g) < finish(h), start(h) <= t)) for h in ends]]
+        if not names_lease(ctx, g, region, device):
+            active.append(owner_is(ctx, region, facts.device(f"grantor_e{g}", ctx.edge(g).device), start(g), handoffs, facts))
+        alts.append(and_(*active))
     return or_(*alts)
 
 

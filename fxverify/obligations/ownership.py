@@ -31,7 +31,8 @@ from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
-from fxverify.obligations.owners import OwnershipObligation, lease_active, owned_by_hb, owner_at, owner_chain, owner_edges, owner_is
+from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
+                                         owner_edges, owner_is)
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import eq, not_, or_
@@ -78,9 +79,15 @@ class Unowned(OwnershipObligation):
         if not self.writes:
             for lg in self.ls:
                 if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
-                        g.hb_before(rv, lg) or g.hb_before(e, rv) for rv in self.rvs):
+                        g.hb_before(rv, lg) or g.hb_before(e, rv) for rv in self.rvs) and self._lends(lg):
                     return "lease-hb"
         return None
+
+    def _lends(self, lg: int) -> bool:
+        """Lease ``lg`` lends the region: it names it (FX-OWN-003 then checks its grantor), or
+        HB makes its grantor own the region when ``lg`` starts (``owned_by_hb``)."""
+        return names_lease(self.ctx, lg, self.region, self.device) or owned_by_hb(
+            self.ctx, self.region, self.ctx.edge(lg).device, lg, self.hs)
 
     def evidence(self) -> Evidence | None:
         e = self.edges[0]
@@ -93,9 +100,15 @@ class Unowned(OwnershipObligation):
             # a lease granted where its region is handed off is void)
             others = [(h, self.path(h, lg) or self.path(e, h)) for h in self.hs]
             revoked = [(rv, self.path(rv, lg) or self.path(e, rv)) for rv in self.rvs]
-            if granted is not None and all(p is not None for _h, p in others + revoked):
-                return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others),
-                                  tuple(HandoffOrder(rv, p) for rv, p in revoked))
+            if granted is None or any(p is None for _h, p in others + revoked):
+                continue
+            grantor = None
+            if not names_lease(self.ctx, lg, self.region, self.device):
+                grantor = owner_chain(self, self.region, self.ctx.edge(lg).device, lg, self.hs)
+                if grantor is None:
+                    continue
+            return LeaseChain(self.region, self.device, e, lg, granted, tuple(HandoffOrder(h, p) for h, p in others),
+                              tuple(HandoffOrder(rv, p) for rv, p in revoked), grantor)
         return None
 
     def encode(self) -> Query:
@@ -104,7 +117,7 @@ class Unowned(OwnershipObligation):
         facts = DeviceFacts(self.ctx.policy)
         ok = owner_is(self.ctx, self.region, facts.device("accessor", self.device), t, self.hs, facts)
         if not self.writes:
-            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, self.rvs))
+            ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, facts, self.rvs))
         cons = self._sched() + facts.constraints + [("not_owner_nor_lessee", not_(ok))]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
@@ -139,6 +152,13 @@ class Unowned(OwnershipObligation):
             return "only a region's owner may revoke a lease of it: a lease is the owner's to grant and to end"
         if self.rvs:
             return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
+        outer = [(lg, ls.region) for lg in self.ls if not self.writes and not names_lease(self.ctx, lg, self.region, self.device)
+                 for ls in self.ctx.edge(lg).leases if ls.device == self.device and ls.region != self.region]
+        if outer:
+            lg, pool = outer[0]
+            return (f"a lease lends only what its grantor owns: `{self.name(lg)}` on `{self.ctx.edge(lg).device}` leases "
+                    f"`{pool}`, which holds `{self.region}`, and lends `{self.region}` only if `{self.ctx.edge(lg).device}` "
+                    f"owns it when `{self.name(lg)}` starts")
         return "a device may access a region only while it owns it, or read it under a lease"
 
     def fix(self, w: Witness) -> Hint:

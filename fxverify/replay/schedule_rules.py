@@ -153,9 +153,12 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 # handoff of the region, not finished when the lease's edge began, starts (its own
                 # edge's handoff included: that lease is void), or until a revoke of the region (or
                 # of one containing it) from the lessee, not finished when the lease's edge began,
-                # starts (on any edge, the lease's own included).
+                # starts (on any edge, the lease's own included). A lease of a region containing
+                # it lends it only if the lease's driver owns it when the lease's edge starts.
                 leased = (not writes) and any(
                     any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
+                    and (any(ls.region == r and ls.device == ee.device for ls in E[g].leases)
+                         or E[g].device in owners.at(r, sched[g][0]))
                     and not any(w.owner_set(E[h], r) is not None and sched[h][0] <= s and sched[h][1] > sched[g][0]
                                 for h in ids)
                     and not any(any(rv.region in w.movers(r) and rv.device == ee.device for rv in E[x].revokes)
