@@ -40,7 +40,9 @@ explain it): a fix that moves the bug to a neighbouring finding of the same kind
 transfer of the same batch, the next allocation of the same block) is no fix; and every use of a
 block with a lifetime stays in the allocation it belonged to (``lifetimes.allocation``): an
 ordering that moves a use into the next request's allocation proves the policy and leaks that
-request's data. It is rejected before any check. A shown ``after`` on an instance of an edge
+request's data. It is rejected before any check, as is an edit after which a read of an edge it
+changes reads from a write declared after that read which did not reach it before, while another
+did (``Verifier.reads_later_data``: the send of a buffer moved after its refill sends the refill). A shown ``after`` on an instance of an edge
 family is written on the family's declaration (``edits.FamilyAfter``: ``after pull[b]`` on
 ``free[b]``, else ``after pull[*]``) when that form, applied to every instance, discharges the
 finding too. The search is deterministic and bounded: at most ``MAX_SINGLES`` singles and
@@ -61,6 +63,7 @@ from fxverify.edits import After, Edit, Hint, Option, Swap, after, family_forms
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.defined import reads, writes
 from fxverify.obligations.lifetimes import allocation, allocations
 from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers, needs
 from fxverify.result import HintCheck
@@ -129,6 +132,8 @@ class Verifier:
         self.rechecks = 0
         #: The edit sets rejected because they move a use of a block into another allocation.
         self.moved: set[frozenset[Edit]] = set()
+        #: The edit sets rejected because a read would read a later write's data.
+        self.later: set[frozenset[Edit]] = set()
         self._ctx = ctx
         self._obs: Observers | None = None
         self._allocs: dict[tuple[str, str], frozenset[str] | None] | None = None
@@ -174,10 +179,35 @@ class Verifier:
                 return False
         return True
 
+    def reads_later_data(self, edited: Policy) -> bool:
+        """True when, in ``edited``, a read of an edge the edit changed reads bytes from a write
+        declared after that read which did not reach it in the policy as written, while some
+        write did reach it there (``reaching_writes``). Such an edit trades a race for reading the
+        next iteration's data (``send0 after send1``: the send of the first buffer then sends the
+        refill it raced with), which changes what the flow means; the other order of the same two
+        edges (the refill after the send) keeps it."""
+        changed = [e for e in edited.edges if self.policy.has("edge", e.name) and self.policy.edge(e.name) != e]
+        if not changed:
+            return False
+        graph = PolicyGraph(edited)
+        if not graph.is_acyclic():
+            return False  # FX-ORD-001 in the check again rejects it
+        order = {e.name: e.eid for e in self.policy.edges}
+        for e in changed:
+            was = reaching_writes(self.policy, self.ctx().graph, self.policy.edge(e.name).eid)
+            now = reaching_writes(edited, graph, e.eid)
+            for pos, writers in now.items():
+                before = {self.policy.edges[w].name for w in was.get(pos, ())}
+                if before and any(order.get(edited.edges[w].name, -1) > order[e.name]
+                                  for w in writers if edited.edges[w].name not in before):
+                    return True
+        return False
+
     def unproved(self, options: tuple[Option, ...]) -> dict[str, tuple[str, frozenset[str]]] | None:
         """What stays unproved with ``options`` applied in order, or ``None`` when one does not
-        apply or the result moves a use into another allocation (``same_allocations``). Raises
-        ``_Budget`` when a new check is needed and the budget is spent."""
+        apply, the result moves a use into another allocation (``same_allocations``) or makes a
+        read read a later write's data (``reads_later_data``). Raises ``_Budget`` when a new
+        check is needed and the budget is spent."""
         key = frozenset(e for o in options for e in o.edits)
         if key in self.checked:
             return self.checked[key]
@@ -187,6 +217,10 @@ class Verifier:
             return None
         if not self.same_allocations(edited):
             self.moved.add(key)
+            self.checked[key] = None
+            return None
+        if self.reads_later_data(edited):
+            self.later.add(key)
             self.checked[key] = None
             return None
         if self.rechecks >= self.limit:
@@ -204,6 +238,24 @@ class Verifier:
         mine, fam = f.involved(), f.ob.family.name
         return (f.ob.key not in after_ and set(after_) <= self.before
                 and not any(fm == fam and blamed & mine for fm, blamed in after_.values()))
+
+
+def reaching_writes(policy: Policy, graph: PolicyGraph, eid: int) -> dict[int, frozenset[int]]:
+    """Per reading access position of edge ``eid``: the edges whose writes reach it, the writes
+    (or reductions) of other edges that meet its footprint and happen-before it with no other
+    such write HB-between them (the HB-latest ones). For hint filtering only: it decides no
+    verdict, and partial overwrites are not subtracted."""
+    e = policy.edges[eid]
+    out: dict[int, frozenset[int]] = {}
+    for pos, a in enumerate(e.accesses()):
+        if not reads(a):
+            continue
+        fp = a.footprint
+        before = [x.eid for x in policy.edges if x.eid != eid and graph.hb_before(x.eid, eid) and any(
+            writes(b) and b.footprint.space == fp.space and b.footprint.meets(fp.lo, fp.hi) and fp.meets(b.footprint.lo, b.footprint.hi)
+            for b in x.accesses())]
+        out[pos] = frozenset(w for w in before if not any(o != w and graph.hb_before(w, o) for o in before))
+    return out
 
 
 def _applied(policy: Policy, options: tuple[Option, ...]) -> Policy | None:
@@ -307,7 +359,7 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
     def rank(*opts: Option) -> int:
         return v.rank(opts)[0]
 
-    moved = False
+    moved = later = False
 
     def carried(o: Option) -> bool:
         # A rewrite that moves the wait onto another edge (the doorbell after the descriptor
@@ -316,10 +368,12 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         return o.key() in moves
 
     def ok(*opts: Option) -> bool:
-        nonlocal tried, moved
+        nonlocal tried, moved, later
         tried += 1
         good = v.discharges(f, opts)
-        moved |= frozenset(e for o in opts for e in o.edits) in v.moved
+        key = frozenset(e for o in opts for e in o.edits)
+        moved |= key in v.moved
+        later |= key in v.later
         return good
 
     try:
@@ -372,6 +426,8 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
     if moved:
         note = (" (an edit that would move a use of a block into another of its allocations, where it reads another "
                  "request's data, is never proposed)")
+    elif later:
+        note = " (an edit that would make a read read the data of a write declared after it is never proposed)"
     return (f"{NONE_FOUND}: {what} this finding without leaving another of its family on its edges or adding "
             f"a new one{bound}{note}", HintCheck("none", (), tried))
 

@@ -7,6 +7,7 @@ there, a `merge` for a configuration value, a race fix that still publishes a tr
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -339,6 +340,44 @@ def test_a_hint_never_moves_a_use_into_the_next_allocation(tmp_path: Path) -> No
     assert moved is not None and not v.same_allocations(moved)
     kept = After("rec0", ("frag0",)).apply(pol)
     assert kept is not None and v.same_allocations(kept)
+
+
+_SEND_REFILL = """policy "send-buffer-refill"
+fabric {
+  device gpu0: gpu hooks [launch]
+  device nic0: nic hooks [tx, dma_done]
+  link gpu0 -- nic0 : pcie ordered
+}
+space hbm0 on gpu0 size 80 GiB
+region sbuf in hbm0 at 0x1000_0000 size 1 MiB owner gpu0 dtype bf16
+flow f {
+  edge fill0: write sbuf by gpu0.launch stream s lease sbuf to nic0
+  edge send0: read sbuf by nic0.tx after fill0
+  edge fill1: write sbuf by gpu0.launch stream s lease sbuf to nic0
+  edge send1: read sbuf by nic0.tx after fill1
+}
+"""
+
+
+def test_a_hint_never_makes_a_read_read_a_later_writes_data(tmp_path: Path) -> None:
+    """An RDMA send buffer refilled before its send completed: `send0` after `send1` (two edges of
+    the NIC) proves the policy, but `send0` then sends `fill1`'s data instead of `fill0`'s. That
+    edit is rejected before any check; the fix shown makes the refill wait for the send."""
+    r = _check(tmp_path, _SEND_REFILL)
+    h = _help(r, "FX-ORD-002")
+    assert h.startswith("add `after send0` to `fill1`") and h.endswith(VERIFIED), h
+    pol = r.policy
+    assert pol is not None
+    v = hints.Verifier(pol, set(), _recheck)
+    later = After("send0", ("send1",)).apply(pol)
+    assert later is not None and v.reads_later_data(later)
+    kept = After("fill1", ("send0",)).apply(pol)
+    assert kept is not None and not v.reads_later_data(kept)
+    assert v.reads_later_data(After("send0", ("fill1",)).apply(pol))  # type: ignore[arg-type]
+    # A read that no write reached may be ordered after any write (its `after` was forgotten).
+    bare = replace(pol, edges=tuple(replace(e, after=()) if e.name == "send0" else e for e in pol.edges))
+    unordered = hints.Verifier(bare, set(), _recheck)
+    assert not unordered.reads_later_data(After("send0", ("fill1",)).apply(bare))  # type: ignore[arg-type]
 
 
 def test_a_release_after_the_wrong_edge_waits_for_the_last_uses_of_its_allocation(tmp_path: Path) -> None:
