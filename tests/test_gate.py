@@ -357,6 +357,36 @@ def _reformat(text: str) -> str:
     return "# reformatted\n\n\n" + body.replace("\nflow", "\n\n# a comment\nflow")
 
 
+_CYCLE_HIDES_RACE = """policy "cycle-hides-race"
+fabric {
+  device gpu0: gpu hooks [launch]
+}
+space hbm0 on gpu0 size 1 GiB init
+region x in hbm0 at 0x0 size 4 KiB owner gpu0
+flow f {
+  edge a: write x by gpu0.launch
+  edge b: write x by gpu0.launch
+  edge c: read x[0, +1] by gpu0.launch after c
+}
+"""
+
+
+def test_a_cycle_is_never_accepted_by_a_baseline_or_a_suppression(tmp_path: Path) -> None:
+    """With a happens-before cycle no other obligation is checked (the writes `a` and `b` race,
+    unseen), so FX-ORD-001 must always fail: a baseline written for it accepts nothing, and an
+    inline suppression of it is refused (FX-SUP-003)."""
+    p = tmp_path / "cycle.fx"
+    p.write_text(_CYCLE_HIDES_RACE)
+    base = tmp_path / "base.json"
+    assert fx("check", str(p), "--write-baseline", str(base))[0] == 0
+    assert json.loads(base.read_text())["entries"] == []
+    code, out = fx("check", str(p), "--baseline", str(base))
+    assert code == 1 and "error[FX-ORD-001]" in out
+    p.write_text(_CYCLE_HIDES_RACE.replace("  edge c:", '  # fx: allow FX-ORD-001 reason "handshake"\n  edge c:'))
+    code, out = fx("check", str(p))
+    assert code == 2 and "FX-SUP-003" in out and "`FX-ORD-001` cannot be suppressed" in out
+
+
 def test_baseline_round_trip_survives_reformatting(tmp_path: Path) -> None:
     pol = tmp_path / "kv.fx"
     pol.write_text((ROOT / RACE).read_text())

@@ -88,7 +88,9 @@ def _ex(fail: str, fixed: str) -> CorpusExample:
 ORD_001 = _code(
     "FX-ORD-001", F.ORDERING, _E, "cyclic happens-before",
     "the happens-before constraints of the policy form a cycle, so no schedule exists",
-    "with a cycle no edge can ever start: the flow deadlocks, and every other property holds vacuously",
+    "the edges on a cycle, and every edge after them, can never start: the flow deadlocks. fxverify then checks no "
+    "other obligation of the policy (edges off the cycle may still race), so a cycle always fails the check: it cannot "
+    "be ignored, suppressed or baselined",
     _ex("corpus/ordering/fail/hb-cycle.fx", "corpus/ordering/ok/spill-then-verify.fx"))
 ORD_002 = _code(
     "FX-ORD-002", F.ORDERING, _E, "data race",

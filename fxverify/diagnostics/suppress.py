@@ -74,6 +74,12 @@ def read_suppressions(sf: SourceFile, comments: Sequence[tuple[int, int, str]]
                                         help="raise the policy's `rlimit` or the command line's `--rlimit`, or split "
                                              "the flow; `--unknown warn` reports unknown verdicts as warnings"))
                 continue
+            if code is codes.ORD_001:
+                diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed: with a happens-before cycle no "
+                                        "other obligation is checked", span, "a cycle",
+                                        help="remove or reverse the `after` that closes the cycle "
+                                             "(`fxverify explain FX-ORD-001`)"))
+                continue
             if not code.family.suppressible:
                 diags.append(diagnostic(codes.SUP_003, f"`{code}` cannot be suppressed", span, "not a finding",
                                         help="only obligation findings can be suppressed; "

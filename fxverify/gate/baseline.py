@@ -47,9 +47,11 @@ def baselinable(d: Diagnostic) -> bool:
     """Findings a baseline can accept: active errors and warnings of a loaded policy (not notes,
     not input or internal errors, not unknown verdicts, not already suppressed). An unknown
     verdict (FX-SMT-001) is never accepted: unknown is never a pass (BRIEF section 1); with
-    ``--unknown warn`` it is a warning that does not fail the gate anyway."""
+    ``--unknown warn`` it is a warning that does not fail the gate anyway. Nor is a
+    happens-before cycle (FX-ORD-001): with one, no other obligation of the policy is checked
+    (``obligations.families.generate``), so accepting it would pass a policy nothing verified."""
     return (d.active and d.severity is not Severity.NOTE and bool(d.policy)
-            and d.code is not codes.INT_001 and d.code is not codes.SMT_001)
+            and d.code not in (codes.INT_001, codes.SMT_001, codes.ORD_001))
 
 
 def entries_from(results: list[CheckResult]) -> list[BaselineEntry]:
