@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -59,6 +59,8 @@ class OutcomeLog(Sequence[Outcome]):
     ``decide`` sets it; an outcome read before it is decided raises ``LookupError``."""
 
     def __init__(self) -> None:
+        # INVARIANT: every key is followed by one newline in ``_keys`` and ``_ends`` points past it;
+        # no key holds a newline (keys are codes and edge names), so ``packed`` joins them as stored.
         self._keys = bytearray()
         self._ends = array("Q")
         self._ids = array("I")
@@ -118,31 +120,43 @@ class OutcomeLog(Sequence[Outcome]):
     def __iter__(self) -> Iterator[Outcome]:
         return (self[i] for i in range(len(self)))
 
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> OutcomeLog:
+        """A log of decided ``outcomes``, in order."""
+        log = cls()
+        for o in outcomes:
+            log.append(o.key, o.code, o.verdict, o.method, o.reason)
+        return log
+
+    def _first_seen(self) -> list[int]:
+        """The kind ids of the outcomes, each once, in order of first occurrence."""
+        return list(dict.fromkeys(self._ids))
+
     def packed(self) -> tuple[str, list[tuple[Code, Verdict, str, str]], array]:
         """The log as the result record stores it (``gate.serialize``), without decoding an
         outcome: the keys joined by newlines, the kinds in order of first occurrence, and per
         outcome the index of its kind in that list (a 32-bit array). Raises ``LookupError`` when
         an outcome is not decided yet."""
-        order = list(dict.fromkeys(self._ids))
+        order = self._first_seen()
         if 0 in order:
             raise LookupError("an outcome is not decided yet")
         remap = [0] * len(self._kinds)
         for new, old in enumerate(order):
             remap[old] = new
         kinds = [k for k in (self._kinds[i] for i in order) if k is not None]
-        return self._keys[:-1].decode(), kinds, array("I", map(remap.__getitem__, self._ids))
+        return str(memoryview(self._keys)[:-1], "utf-8"), kinds, array("I", map(remap.__getitem__, self._ids))
 
     def kinds(self) -> list[tuple[Code, Verdict, str, str]]:
         """The ``(code, verdict, method, reason)`` kinds of the decided outcomes, each once, in
         order of first occurrence."""
-        return [k for k in (self._kinds[i] for i in dict.fromkeys(self._ids)) if k is not None]
+        return [k for k in (self._kinds[i] for i in self._first_seen()) if k is not None]
 
     def tally(self) -> dict[str, Counter]:
         """``CheckResult.counts`` without decoding an outcome: per family name, a counter of
         verdicts and methods (``by:<method>``)."""
         out: dict[str, Counter] = {}
         n_of = Counter(self._ids)
-        for i in dict.fromkeys(self._ids):  # kinds in order of first occurrence, as counts() inserts them
+        for i in self._first_seen():  # as counts() inserts them
             n = n_of[i]
             kind = self._kinds[i]
             if kind is None:

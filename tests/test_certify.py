@@ -255,8 +255,9 @@ def test_lease_chain_without_its_revoke_orderings_is_rejected(mode: str) -> None
         assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]
 
 
+@pytest.mark.parametrize("tamper", ["none", "device", "edge", "via"])
 @pytest.mark.parametrize("mode", MODES)
-def test_lease_chain_of_an_enclosing_lease_needs_its_grantors_ownership(mode: str) -> None:
+def test_lease_chain_of_an_enclosing_lease_needs_its_grantors_ownership(mode: str, tamper: str) -> None:
     """A lease of a pool lends a block inside it only while the grantor owns the block: the chain
     of a read under such a lease must show the grantor's ownership when the lease starts. Without
     it, or with a chain for another device, another edge or through the handoff that took the
@@ -265,13 +266,12 @@ def test_lease_chain_of_an_enclosing_lease_needs_its_grantors_ownership(mode: st
     claim, cert = next((c, x) for c, x in _items(pol) if c.key == "FX-OWN-001:send1|blk1")
     assert certify(pol, [(claim, cert)], mode).failures == []
     ev = cert.evidence
-    assert ev.grantor is not None and ev.grantor.via is not None  # the handoff `back` gave `blk1` to the GPU
-    for bad_ev in (dataclasses.replace(ev, grantor=None),
-                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, device="cxl0")),
-                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, at=ev.at)),
-                   dataclasses.replace(ev, grantor=dataclasses.replace(ev.grantor, via=ev.grantor.via - 1))):  # `offload`
-        bad = dataclasses.replace(cert, evidence=bad_ev)
-        assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key], bad_ev.grantor
+    g = ev.grantor
+    assert g is not None and g.via == pol.edge("back").eid  # the handoff `back` gave `blk1` to the GPU
+    bad_grantor = {"none": None, "device": dataclasses.replace(g, device="cxl0"), "edge": dataclasses.replace(g, at=ev.at),
+                   "via": dataclasses.replace(g, via=pol.edge("offload").eid)}[tamper]
+    bad = dataclasses.replace(cert, evidence=dataclasses.replace(ev, grantor=bad_grantor))
+    assert [f.key for f in certify(pol, [(claim, bad)], mode).failures] == [claim.key]
 
 
 @pytest.mark.parametrize("mode", MODES)

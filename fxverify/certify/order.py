@@ -389,7 +389,7 @@ def _owner_violation(facts: Facts, st: Statement, ev: OwnerChain, hs: list[int])
         facts.ordered_entries(st, ev.others, hs, -1, ev.at, "later handoff")
         return not_(and_(*[not_(f(o) <= t) for o in hs]))
     if not st.fact(ev.via in hs, f"{facts.name(ev.via)} does not hand `{ev.region}` off"):
-        return FALSE
+        return FALSE  # INVARIANT: st.fact recorded a problem, which rejects the certificate in every mode
     st.fact(facts.dst(ev.via, ev.region) == ev.device, f"{facts.name(ev.via)} does not give `{ev.region}` to `{ev.device}`")
     facts.path(st, ev.via_path, ev.via, ev.at, "handoff to use")
     others = [o for o in hs if o != ev.via]
@@ -424,10 +424,9 @@ def check_lease(facts: Facts, c: Certificate, ev: LeaseChain) -> Statement:
     # of the region itself): the chain must say so.
     if not any(ls.device == ev.device and ls.region == ev.region for ls in facts.edges[g].leases):
         grantor = ev.grantor
-        if st.fact(grantor is not None and grantor.region == ev.region and grantor.device == facts.edges[g].device
-                   and grantor.at == g, f"no ownership chain shows `{facts.edges[g].device}` owns `{ev.region}` "
-                                        f"when {facts.name(g)} lends it"):
-            assert grantor is not None
+        bound = grantor is not None and grantor.region == ev.region and grantor.device == facts.edges[g].device and grantor.at == g
+        st.fact(bound, f"no ownership chain shows `{facts.edges[g].device}` owns `{ev.region}` when {facts.name(g)} lends it")
+        if grantor is not None and bound:
             st.violation = or_(st.violation, _owner_violation(facts, st, grantor, hs))
     return st
 

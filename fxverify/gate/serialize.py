@@ -104,13 +104,10 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
     stored compactly: the keys as one newline-joined string, and per outcome the index of its
     ``(code, verdict, method, reason)`` kind, as base64 of 32-bit integers. The counts per family
     are stored too, so a summary never needs to decode the outcomes."""
-    if isinstance(r.outcomes, OutcomeLog):  # a check's own log: packed without decoding an outcome
-        keys, log_kinds, ids = r.outcomes.packed()
-        kinds = [[c, v.value, m, why] for c, v, m, why in log_kinds]
-    else:
-        table: dict[tuple[str, ...], int] = {}
-        ids = array("I", (table.setdefault((v.code, v.verdict.value, v.method, v.reason), len(table)) for v in r.outcomes))
-        keys, kinds = "\n".join(v.key for v in r.outcomes), [list(k) for k in table]
+    # A check's own log is packed without decoding an outcome; other sequences are logged first.
+    log = r.outcomes if isinstance(r.outcomes, OutcomeLog) else OutcomeLog.of(r.outcomes)
+    keys, log_kinds, ids = log.packed()
+    kinds = [[c, v.value, m, why] for c, v, m, why in log_kinds]
     return {"version": RECORD_VERSION, "path": r.path, "name": r.name, "solver_calls": r.solver_calls,
             "keys": keys, "kinds": kinds,
             "kind_ids": base64.b64encode(ids.tobytes()).decode("ascii"),

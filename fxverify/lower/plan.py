@@ -96,8 +96,9 @@ HANDOFF_SPLIT = 2
 #: denied at its start.
 RELEASE_TWICE = 1
 #: ``LEASE`` flag (operand ``d``): the lease covers this region because it lies inside the leased
-#: one; the lender's ownership is checked on the leased region's own op, and the lease lends this
-#: region only if the lender owns it (a lease lends only what its grantor owns, specs section 1).
+#: one; the grantor's ownership is checked on the leased region's own op, and the lease lends this
+#: region only if the grantor owns it (a lease lends only what its grantor owns: specs/obligations.md
+#: section 1; specs/lowering.md gives the moment the runtime tests it).
 LEASE_ENCLOSED = 1
 #: ``LEASE`` flag (operand ``d``): the granting edge hands this region off, so the lease is void (a
 #: lease ends at a handoff of its region, its own edge's included): checked, never granted.

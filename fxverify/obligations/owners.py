@@ -1,5 +1,6 @@
 """The ownership model of ``obligations.ownership`` as terms and HB facts: who owns a region at a
-time (``owner_is``), whether a lease is in force (``lease_active``), the exact HB sufficient
+time (``owner_is``), whether a lease is in force (``lease_active``) and whether it names its region
+(``names_lease``: a lease of a containing region lends only what its grantor owns), the exact HB sufficient
 condition for ownership (``owned_by_hb``) and its evidence (``owner_chain``), and, for fix hints,
 the owner HB decides at an access (``owner_at``) and the edges of an owner where a lease or a
 handoff to the accessor can go (``owner_edges``); owners are compared as device-id facts
@@ -38,7 +39,7 @@ def names_lease(ctx: Context, g: int, region: str, device: str) -> bool:
     """Edge ``g`` leases ``region`` itself to ``device`` (a clause names it), not only a region
     containing it. FX-OWN-003 makes the grantor own a region it names; a lease that covers
     ``region`` only by containing it lends ``region`` only if the grantor owns ``region`` too
-    (``lease_active``; specs/obligations.md section 3, leases)."""
+    (``lease_active``; specs/obligations.md section 1, leases)."""
     return any(ls.region == region and ls.device == device for ls in ctx.edge(g).leases)
 
 

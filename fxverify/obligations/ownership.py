@@ -10,7 +10,8 @@ moves a region decides its destination; the owner at time ``t`` is the destinati
 handoff completed by ``t`` (simultaneous completions admit either); a lease lets a device read from
 ``f(g)`` until a handoff of the region on another edge, not finished when ``g`` started, starts
 (the lease's own edge included: a lease granted where its region is handed off is void, and the new
-owner grants a lease-back on a later edge), or until a revoke of the region
+owner grants a lease-back on a later edge); a lease of a region lends a region inside it only if
+the grantor (the lease edge's device) owns that one when ``g`` starts; or until a revoke of the region
 (or of a region containing it) from that device, not finished when ``g`` started, starts (a revoke
 on the lease's own edge ends it too; ``resolve`` rejects writing one, FX-TYP-002); only the owner
 may revoke, as only the owner may release; a release at ``s(r)`` ends all use. ``s``/``f`` are
@@ -152,8 +153,9 @@ class Unowned(OwnershipObligation):
             return "only a region's owner may revoke a lease of it: a lease is the owner's to grant and to end"
         if self.rvs:
             return "a device may read a region only while it owns it, or under a lease that no handoff or revoke has ended"
-        outer = [(lg, ls.region) for lg in self.ls if not self.writes and not names_lease(self.ctx, lg, self.region, self.device)
-                 for ls in self.ctx.edge(lg).leases if ls.device == self.device and ls.region != self.region]
+        covering = self.ctx.leased_by.get(self.region, frozenset())
+        outer = [(lg, ls.region) for lg in self.ls if not self.writes and not self._lends(lg)
+                 for ls in self.ctx.edge(lg).leases if ls.device == self.device and ls.region in covering]
         if outer:
             lg, pool = outer[0]
             return (f"a lease lends only what its grantor owns: `{self.name(lg)}` on `{self.ctx.edge(lg).device}` leases "

@@ -154,7 +154,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 # edge's handoff included: that lease is void), or until a revoke of the region (or
                 # of one containing it) from the lessee, not finished when the lease's edge began,
                 # starts (on any edge, the lease's own included). A lease of a region containing
-                # it lends it only if the lease's driver owns it when the lease's edge starts.
+                # it lends it only if the lease's grantor (its edge's device) owns it when that edge starts.
                 leased = (not writes) and any(
                     any(ls.region in w.movers(r) and ls.device == ee.device for ls in E[g].leases) and sched[g][1] <= s
                     and (any(ls.region == r and ls.device == ee.device for ls in E[g].leases)

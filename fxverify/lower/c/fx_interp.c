@@ -224,8 +224,8 @@ __attribute__((noinline)) __u64 fx_exec(__u32 idx, __u32 mode, __u32 eid, __u64 
 		own->owner = (__u32)op->c;
 		own->transit = 0;
 	} else if (op->kind == FX_OP_LEASE && !(op->d & FX_LEASE_VOID)) { // void: its own edge hands the region off
-		// An enclosed region is lent only if the lender owns it: a handoff of it during the
-		// lease's edge would end the lease anyway, so its owner now is its owner at the start.
+		// An enclosed region is lent only if the grantor owns it (specs/lowering.md, LEASE: the
+		// test is made at the edge's end, where the model asks at its start).
 		if (!(op->d & FX_LEASE_ENCLOSED) || *(volatile __u32 *)&own->owner == dev)
 			__sync_fetch_and_or(&own->leases, 1ull << (op->b & 63));
 	}
