@@ -463,6 +463,12 @@ class Edge:
         """True when the edge's transform chain has a ``persist`` step (it claims its bytes durable)."""
         return any(t.kind is XfKind.PERSIST for t in self.transforms)
 
+    def durable(self) -> Footprint | None:
+        """The bytes a ``persist`` step of the edge makes durable: its destination, or its source
+        on an in-place edge (no destination: ``read ck ... transform persist`` seals ``ck`` where
+        it lies); ``None`` without either (specs/obligations.md, FX-XF-002 and FX-XF-003)."""
+        return self.dst if self.dst is not None else self.src
+
     def defines(self) -> tuple[Footprint, ...]:
         """The destination bytes this edge leaves defined (FX-INIT-001), as at most two footprints:
         a ``write`` defines its whole destination; a ``move`` or ``reduce`` the first ``out`` bytes

@@ -164,6 +164,9 @@ def policies(draw, max_edges: int = 5) -> Policy:
             transforms = tuple(draw(st.lists(st.sampled_from([
                 Checksum("crc32c"), Compress("lz4"), Quantize("bf16", "fp8"), Persist(),
             ]), max_size=3)))
+        elif action == "read" and draw(st.integers(0, 3)) == 0:
+            # Sealed in place: the persisted space is the source's (persistent or not).
+            transforms = tuple(draw(st.lists(st.sampled_from([Checksum("crc32c"), Persist()]), min_size=1, max_size=2)))
         map_ops = tuple(MapOp(m, k, 0, 1) for m, k in draw(st.lists(st.tuples(
             st.sampled_from([m.name for m in MAPS]), st.sampled_from(list(MapOpKind))), max_size=2)))
         via = None

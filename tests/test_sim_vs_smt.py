@@ -514,6 +514,22 @@ def test_random_policies_reach_a_posted_write_over_the_drivers_own_leg():
     agreement(policy)
 
 
+@pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "volatile"])
+def test_random_policies_reach_a_persist_in_place(persistent):
+    """The brute-force comparison meets a read edge that seals its source in place with
+    `persist` (the persisted space is the source's), in a persistent space (FX-XF-003 proved) and
+    in a volatile one (refuted): prover and simulator agree on each."""
+    def shaped(p) -> bool:
+        sealed = [e for e in p.edges if e.dst is None and e.src is not None and e.persists()]
+        return any(p.space(e.src.space).persistent is persistent for e in sealed) and all(
+            p.space(e.src.space).persistent is persistent for e in sealed)
+    policy = reach(policies(max_edges=3), shaped, examples=1500)
+    agreement(policy)
+    sealed = {f"FX-XF-003:{e.name}" for e in policy.edges if e.dst is None and e.src is not None and e.persists()}
+    verdicts = {v.verdict for v in _check(policy, prune=True).outcomes if v.key in sealed}
+    assert verdicts == {Verdict.PROVED if persistent else Verdict.REFUTED}
+
+
 @pytest.mark.parametrize("edit", [
     ("", ""),  # as in the corpus: proved
     ("alloc slot to gpu0 by gpu0.alloc after ev0", "alloc slot to gpu0 by gpu0.alloc"),  # the alloc may come early

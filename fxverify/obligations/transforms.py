@@ -157,7 +157,7 @@ def required_checksum(ctx: Context, e: Edge) -> str | None:
     """The checksum algorithm a ``persist`` on ``e`` must carry: the one the space it makes
     durable declares (``space ... checksum ALGO``; the destination's, or the source's for an
     in-place edge), or ``None`` when that space declares none (then a persist needs none)."""
-    fp = e.dst if e.dst is not None else e.src
+    fp = e.durable()
     return None if fp is None else ctx.policy.space(fp.space).checksum
 
 
@@ -359,8 +359,8 @@ def _layout_problems(ctx: Context, e: Edge) -> list[tuple[str, int, int]]:
         elif isinstance(t, Gather) and t.rank is not None:
             if not 0 <= t.rank < t.ways:
                 out.append((f"gather rank {t.rank} is outside 0..{t.ways}", t.rank, 0))
-        elif isinstance(t, Persist) and e.dst is not None and not pol.space(e.dst.space).persistent:
-            out.append((f"persist into `{e.dst.space}`, which is not declared `persistent`: its bytes do not survive a "
+        elif isinstance(t, Persist) and (kept := e.durable()) is not None and not pol.space(kept.space).persistent:
+            out.append((f"persist into `{kept.space}`, which is not declared `persistent`: its bytes do not survive a "
                         "power loss or reboot", 0, 1))
     if e.dst is not None and dst_dt is not None and cur is not None and canonical_dtype(dst_dt) != canonical_dtype(cur):
         out.append((f"writes `{cur}` into `{e.dst.region}`, which holds `{dst_dt}`", _dt(cur), _dt(dst_dt)))
@@ -412,8 +412,8 @@ def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]],
         elif isinstance(t, Gather) and t.rank is not None:
             rank, ways = fact(f"step{i}_rank", t.rank), fact(f"step{i}_ways", t.ways)
             checks.append(or_(rank < 0, not_(rank < ways)))
-        elif isinstance(t, Persist) and e.dst is not None:
-            checks.append(not_(fact(f"step{i}_space_persistent", pol.space(e.dst.space).persistent)))
+        elif isinstance(t, Persist) and (kept := e.durable()) is not None:
+            checks.append(not_(fact(f"step{i}_space_persistent", pol.space(kept.space).persistent)))
     dst = fact("dst_dtype", _dt(dst_dt) if dst_dt else 0)
     checks.append(and_(not_(eq(dst, 0)), not_(eq(cur, 0)), not_(eq(cur, dst))))
     return facts.constraints, checks
