@@ -514,6 +514,20 @@ def test_random_policies_reach_a_posted_write_over_the_drivers_own_leg():
     agreement(policy)
 
 
+def test_intent_strategy_reaches_a_foreign_reduction_before_the_consumer():
+    """The comparison of accumulation intents meets a reduction by an edge that is not among the
+    consumer's declared producers, landing between a producer and the consumer (FX-XF-004 (e)):
+    refuted by the prover, and the simulator agrees (a contribution the consumer does not expect
+    changes what it reads)."""
+    def shaped(p) -> bool:
+        names = {e.name: e for e in p.edges}
+        return any(v.verdict is Verdict.REFUTED and v.key.startswith("FX-XF-004:expects-overwrite:")
+                   and names[v.key.split("|")[2]].reduce_op is not None
+                   for v in _check(p, prune=True).outcomes)
+    policy = reach(intent_policies(), shaped, examples=1500)
+    agreement(policy)
+
+
 @pytest.mark.parametrize("persistent", [True, False], ids=["persistent", "volatile"])
 def test_random_policies_reach_a_persist_in_place(persistent):
     """The brute-force comparison meets a read edge that seals its source in place with

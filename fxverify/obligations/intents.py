@@ -145,16 +145,19 @@ class LateContribution(Obligation):
 
 
 class OverwrittenContribution(Obligation):
-    """FX-XF-004 (e): no plain write ``w`` lands between producer ``p`` finishing and consumer
-    ``c`` starting on a byte that ``p`` writes and ``c`` reads (``f(p) <= s(w)`` and
-    ``f(w) <= s(c)``): it would discard ``p``'s contribution, whether ``p`` is a reduction or
-    a plain initialiser."""
+    """FX-XF-004 (e): no plain write ``w``, and no reduction ``w`` that is not one of ``c``'s
+    producers, lands between producer ``p`` finishing and consumer ``c`` starting on a byte that
+    ``p`` writes and ``c`` reads (``f(p) <= s(w)`` and ``f(w) <= s(c)``): a plain write would
+    discard ``p``'s contribution, whether ``p`` is a reduction or a plain initialiser; a foreign
+    reduction would fold in a contribution ``c`` does not expect (another operator, or a gradient
+    counted twice)."""
 
     code = codes.XF_004
 
     def __init__(self, ctx: Context, c: int, p: int, w: int) -> None:
         ec, ep, ew = ctx.edge(c), ctx.edge(p), ctx.edge(w)
         self.fc, self.fp, self.fw = ec.src, produced(ep), produced(ew)
+        self.folds = ew.reduce_op is not None  # a foreign reduction, not a plain write
         assert self.fc is not None and self.fp is not None and self.fw is not None  # INVARIANT: see generate
         super().__init__(ctx, (p, w, c), f"{self.code}:expects-overwrite:{ec.name}|{ep.name}|{ew.name}", ew.span,
                          (Label(ep.span, f"`{ep.name}` contributes here"), Label(ec.span, f"`{ec.name}` expects it here")))
@@ -182,15 +185,23 @@ class OverwrittenContribution(Obligation):
 
     def message(self, w: Witness) -> str:
         p, wr, c = self.edges
+        if self.folds:
+            return (f"`{self.name(wr)}` folds a contribution `{self.name(c)}` does not expect "
+                    f"(`reduce({self.ctx.edge(wr).reduce_op})`) into that of `{self.name(p)}` before `{self.name(c)}` reads it")
         return f"`{self.name(wr)}` overwrites the contribution of `{self.name(p)}` before `{self.name(c)}` reads the accumulation"
 
     def why(self, w: Witness) -> str:
+        if self.folds:
+            return ("a consumer that expects an accumulation reads that of exactly its producers: a reduction by another "
+                    "edge between a contribution and the read changes the value it reads")
         return "a plain write between a contribution and the consumer that expects the accumulation discards it"
 
     def fix(self, w: Witness) -> Hint:
-        """The plain write made a contribution, or ordered before the one it overwrites (when
-        nothing orders it after)."""
+        """A foreign reduction ordered after the consumer; a plain write made a contribution, or
+        ordered before the one it overwrites (when nothing orders it after)."""
         p, wr, c = self.edges
+        if self.folds:
+            return hint(None if self.ctx.graph.hb_before(wr, c) else after(self.name(wr), self.name(c)))
         ec = self.ctx.edge(c)
         op = ec.expects.op if ec.expects is not None else "sum"
         first = None if self.ctx.graph.hb_before(p, wr) else after(self.name(p), self.name(wr))
@@ -272,8 +283,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
     pol = ctx.policy
     E = pol.edges
     writers = [(e.eid, fw) for e in E if (fw := produced(e)) is not None]
-    plain = [(x, fx) for x, fx in writers if E[x].reduce_op is None]
-    yield from _intent_obligations(ctx, plain)
+    yield from _intent_obligations(ctx, writers)
     checksums = [(e.eid, fc) for e in E if (fc := covered(e)) is not None]
     if not checksums:
         return
@@ -288,14 +298,16 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             yield StaleChecksum(ctx, c, w, [(x, fr) for x, fr in readers_of.get(i, ()) if x not in (c, w)])
 
 
-def _intent_obligations(ctx: Context, plain: list[tuple[int, Footprint]]) -> Iterator[Obligation]:
+def _intent_obligations(ctx: Context, writers: list[tuple[int, Footprint]]) -> Iterator[Obligation]:
     """The obligations of every ``expects OP of ...`` consumer: per producer, its operator, its
-    lateness and every plain write ``w`` (of ``plain``: ``(eid, destination)`` in id order) that
-    meets both the producer's bytes and the consumer's (``OverwrittenContribution``)."""
+    lateness and every write ``w`` (of ``writers``: ``(eid, destination)`` in id order), plain or
+    a reduction by an edge that is not a producer, that meets both the producer's bytes and the
+    consumer's (``OverwrittenContribution``)."""
     pol, E = ctx.policy, ctx.policy.edges
     for ec in E:
         if ec.expects is None or ec.src is None:
             continue
+        producers = set(ec.expects.producers)
         for name in ec.expects.producers:
             p = pol.edge(name).eid
             if p == ec.eid:
@@ -305,7 +317,7 @@ def _intent_obligations(ctx: Context, plain: list[tuple[int, Footprint]]) -> Ite
             if fp is None or not _meet(fp, ec.src):
                 continue
             yield LateContribution(ctx, ec.eid, p)
-            for _i, k in meeting_pairs([fp], [fw for _w, fw in plain]):
-                w, fw = plain[k]
-                if w not in (p, ec.eid) and _meet(fw, ec.src):
+            for _i, k in meeting_pairs([fp], [fw for _w, fw in writers]):
+                w, fw = writers[k]
+                if w not in (p, ec.eid) and _meet(fw, ec.src) and (E[w].reduce_op is None or E[w].name not in producers):
                     yield OverwrittenContribution(ctx, ec.eid, p, w)

@@ -82,12 +82,15 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 out.append(Violation(codes.XF_004, (p, c), sc, first, "read before the contribution", "intent"))
             for x in ids:
                 fx = _writes(E[x])
-                if x in (p, c) or fx is None or E[x].reduce_op is not None:
+                # A reduction by a producer is a declared contribution; any other write, plain or
+                # reducing, between a contribution and the read changes what the read sees.
+                if x in (p, c) or fx is None or (E[x].reduce_op is not None and E[x].name in ec.expects.producers):
                     continue
                 if sched[p][1] <= sched[x][0] and sched[x][1] <= sc:
                     hit = _first_shared(fp, ec.src, fx)
                     if hit is not None:
-                        out.append(Violation(codes.XF_004, (p, x, c), sched[x][0], hit, "contribution overwritten", "intent"))
+                        what = "contribution overwritten" if E[x].reduce_op is None else "foreign contribution folded in"
+                        out.append(Violation(codes.XF_004, (p, x, c), sched[x][0], hit, what, "intent"))
     for c in ids:
         ec = E[c]
         fc = (ec.dst if ec.dst is not None else ec.src) if any(isinstance(t, Checksum) for t in ec.transforms) else None
