@@ -434,6 +434,9 @@ ERRORS = [
     ("expects-itself", HEAD + "flow f { edge a: write kv[0, +1 MiB] by gpu0.launch\n"
      " edge c: read kv[0, +1 MiB] by gpu0.launch after a expects sum of c }",
      "FX-TYP-002", "`c` expects its own contribution", "name the edges that write", "expects sum of c"),
+    ("notifies-itself", HEAD + "flow f { edge a: write kv[0, +1 MiB] by gpu0.launch\n"
+     " edge n: write kv[1 MiB, +64] by gpu0.launch after a notifies a, n }",
+     "FX-TYP-002", "`n` notifies its own completion", "an edge of its own, `after n`", "notifies a, n"),
     ("no-policy", HEAD.replace('policy "p"\n', ""), "FX-NAM-001", "declares no policy", 'policy "name"', ""),
     ("device-as-region", HEAD + "flow f { edge a: write gpu0 by gpu0.launch }",
      "FX-TYP-001", "`gpu0` is a device, not a region", None, "gpu0"),

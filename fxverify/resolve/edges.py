@@ -68,6 +68,7 @@ class _Parts:
         self.after: list[TupleFn] = []
         self.expects: tuple[ast.ExpectsClause, list[TupleFn]] | None = None
         self.notifies: list[TupleFn] = []
+        self.notify_spans: list[Span] = []  # of the `notifies` clauses, for FX-TYP-002 (notifies itself)
         self.cancels: list[tuple[Span, TupleFn]] = []
         self.cache: dict[str, list[Callable[[Env], ir.Footprint]]] = {"writeback": [], "invalidate": []}
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
@@ -139,6 +140,8 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
             fn = p.need(edge_set(st, ref, scope))
             if fn is not None:
                 (p.notifies if c.notifies else p.after).append(fn)
+        if c.notifies:
+            p.notify_spans.append(c.span)
     elif isinstance(c, ast.CancelClause):
         for ref in c.refs:
             fn = p.need(edge_set(st, ref, scope))
@@ -266,6 +269,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
     allocs_of = _concat(p.allocs)
     cancel_fns = tuple(p.cancels)
+    notify_span = p.notify_spans[0] if p.notify_spans else span
     region_of = {r.name: r for r in st.regions} if (p.leases and p.revokes) or p.allocs else {}
     via = p.via
     links = {ln.name: ln for ln in st.links}
@@ -285,6 +289,11 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
                                 f"`bytes` says {nbytes} but the footprint covers {fp.nbytes}",
                                 f"the {'source' if src is not None else 'destination'} "
                                 f"`{fp.region}` covers {fp.nbytes} bytes", "disagrees with the footprint")
+        notifies = notifies_of(env)
+        if name in notifies:
+            raise EvalError(codes.TYP_002, notify_span, f"`{name}` notifies its own completion",
+                            "a notification reports transfers other edges made: write it on an edge of its own, "
+                            f"`after {name}`, or drop `{name}` from `notifies`", "notifies itself")
         leases, revokes = leases_of(env), revokes_of(env)
         if revokes and leases:
             _check_revokes(name, leases, revokes, region_of)
@@ -305,7 +314,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             rw=rw_fn(env) if rw_fn is not None else None,
             transforms=transforms_of(env), handoffs=handoffs, leases=leases, revokes=revokes,
             releases=releases, allocs=allocs, map_ops=map_ops_of(env),
-            writebacks=writebacks_of(env), invalidates=invalidates_of(env), notifies=notifies_of(env),
+            writebacks=writebacks_of(env), invalidates=invalidates_of(env), notifies=notifies,
             flow=flow, span=span, hook_span=hook_span,
             expects=None if expects is None else ir.Expectation(expects[0].op.name, expects[1](env), expects[0].span),
             cancels=_cancels(cancel_fns, env),
