@@ -806,6 +806,24 @@ def test_map_values_must_fit_their_type(tmp_path) -> None:
     assert "does not fit `u8`" in diags[0].message
 
 
+def test_map_keys_must_fit_their_type(tmp_path) -> None:
+    """An array of 1000 entries with `u8` keys: key 255 fits, key 999 is in range of the entries
+    but not of the key type (FX-TYP-002), as a value is checked against its type."""
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    p = tmp_path / "k.fx"
+    text = ('policy "k"\nfabric { device g: gpu hooks [launch] }\nspace s on g size 1 MiB\n'
+            'region r in s at 0 size 4 KiB owner g\nmap tbl: array<u8, u8>[1000] class local(g)\n'
+            'flow f { edge w: write r by g.launch map_write tbl[KEY] = 1 }\n')
+    p.write_text(text.replace("KEY", "255"))
+    assert load_policy(str(p), SourceMap())[0] is not None
+    p.write_text(text.replace("KEY", "999"))
+    pol, diags = load_policy(str(p), SourceMap())
+    assert pol is None and [d.code for d in diags] == ["FX-TYP-002"]
+    assert diags[0].message == "key 999 does not fit `u8`, the key type of map `tbl`"
+
+
 def test_via_resolves_to_link_names_in_path_order(tmp_path: Path) -> None:
     text = TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0\n edge b: read blk by gpu0.launch }"
     policy, diags, _ = _load(tmp_path, {"p.fx": text}, "p.fx")

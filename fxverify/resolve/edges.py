@@ -508,9 +508,9 @@ def _map_op(st: State, c: ast.MapOpClause, scope: tuple[str, ...]) -> Callable[[
         return None
     kind, span, key_span = ir.MapOpKind(c.kind), c.span, c.target.key.span
     name, entries = m.name, m.max_entries
-    value_type = m.value_type
-    # Values must fit the declared value type (`device` values are device indices, u32 wide).
-    bits = MAP_SCALAR_BITS.get(value_type, 64)
+    value_type, key_type = m.value_type, m.key_type
+    # Keys and values must fit their declared types (`device` values are device indices, u32 wide).
+    bits, key_bits = MAP_SCALAR_BITS.get(value_type, 64), MAP_SCALAR_BITS.get(key_type, 64)
     val_span = c.value.span if c.value is not None else span
 
     def op(env: Env) -> ir.MapOp:
@@ -518,6 +518,9 @@ def _map_op(st: State, c: ast.MapOpClause, scope: tuple[str, ...]) -> Callable[[
         if not 0 <= key < entries:
             raise EvalError(codes.TYP_004, key_span, f"key {key} is out of range for map `{name}`",
                             f"`{name}` has {entries} entries, keys 0..{entries - 1}", "out of range")
+        if key >= 1 << key_bits:
+            raise EvalError(codes.TYP_002, key_span, f"key {key} does not fit `{key_type}`, the key type of map `{name}`",
+                            f"`{key_type}` holds 0..{(1 << key_bits) - 1}: declare a wider key type", "out of range")
         value = val_fn(env) if val_fn is not None else None
         if value is not None and not 0 <= value < (1 << bits):
             raise EvalError(codes.TYP_002, val_span, f"value {value} does not fit `{value_type}` of map `{name}`",
