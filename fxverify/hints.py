@@ -311,7 +311,9 @@ def _candidates(f: Finding, others: list[Finding],
     out: list[Option] = [Option((e,)) for o in f.hint.options if len(o.edits) > 1 for e in o.edits]
     for x in others:
         if x is not f and (x.culprits() | {pol.edges[i].name for i in x.shown}) & names:
-            out += x.hint.options
+            # Without their reasons: a condition for another finding ("only if it needs no more
+            # than the bytes written before it") is not this finding's.
+            out += [Option(o.edits) if x.ob.code != f.ob.code else o for o in x.hint.options]
     if g.is_acyclic():
         for a in ids:
             for b in ids:

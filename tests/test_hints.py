@@ -380,6 +380,18 @@ def test_a_hint_never_makes_a_read_read_a_later_writes_data(tmp_path: Path) -> N
     assert not unordered.reads_later_data(After("send0", ("fill1",)).apply(bare))  # type: ignore[arg-type]
 
 
+def test_a_borrowed_option_leaves_its_findings_condition_behind(tmp_path: Path) -> None:
+    """A read that runs past its region into a pooled block: FX-OWN-004 borrows FX-INIT-001's
+    option (shrink the footprint), but not its condition ("only if it needs no more than the bytes
+    written before it"), which speaks of the other finding."""
+    r = _check(tmp_path, 'policy "b"\nfabric {\n  device gpu0: gpu hooks [launch]\n}\n'
+                         'space hbm0 on gpu0 size 80 GiB\nregion kv in hbm0 at 0x0 size 1 MiB owner gpu0 init\n'
+                         'region blk[b in 0..4] in hbm0 at 1 GiB + b * 64 KiB size 64 KiB owner gpu0 pooled\n'
+                         'flow f {\n  edge a: read kv[0, +0xFFFFFFFFFFFFFFFF] by gpu0.launch\n}\n')
+    assert "only if" in _help(r, "FX-INIT-001")
+    assert _help(r, "FX-OWN-004") == f"shrink the footprint of `a` to `kv` {VERIFIED}"
+
+
 def test_a_release_after_the_wrong_edge_waits_for_the_last_uses_of_its_allocation(tmp_path: Path) -> None:
     """A block pool's release ordered after the DMA instead of the reads: both reads may overlap
     the next `alloc`. Each read's finding gets the same verified fix, the release after the last
