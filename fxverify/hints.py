@@ -33,7 +33,10 @@ fix:
    `E`");
 8. else no fix is shown, and ``help`` says plainly that no verified fix was found.
 
-An edit *discharges* a finding when, in the edited policy, its obligation is proved (or no longer
+An edit *discharges* a happens-before cycle (FX-ORD-001) when the edited policy has no cycle: no
+other obligation was checked with the cycle, so what the edit lets be checked is not new; the
+help counts the obligations it hid that are then not proved (``UNCYCLED``). An edit *discharges*
+any other finding when, in the edited policy, its obligation is proved (or no longer
 generated), every obligation that was proved stays proved, no obligation of its family (the
 same code family) blames one of the edges the finding involves (those it blames and those that
 explain it): a fix that moves the bug to a neighbouring finding of the same kind (another
@@ -58,6 +61,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations
 
+from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.edits import After, Edit, Hint, Option, Swap, after, family_forms
 from fxverify.graph import PolicyGraph
@@ -85,6 +89,9 @@ RECHECK_WORK = 1_000_000
 
 #: The status a verified hint carries: with it applied, the policy was checked again.
 VERIFIED = "verified: checked again with it applied, this finding is gone and none is new"
+#: The status of a verified fix of a happens-before cycle (FX-ORD-001): with a cycle no other
+#: obligation was checked, so the check with the fix applied checks them for the first time.
+UNCYCLED = "verified: checked again with it applied, no cycle is left"
 #: The opening of the help of a finding for which no edit verified.
 NONE_FOUND = "no verified fix found"
 #: The opening of a pair of edits shown because no single one verified.
@@ -235,6 +242,10 @@ class Verifier:
         after_ = self.unproved(options)
         if after_ is None:
             return False
+        if f.ob.code is codes.ORD_001:
+            # With a cycle nothing else was checked: what the edit lets be checked is not new. The
+            # edit must leave no cycle at all; the findings then shown are told apart (``_shown``).
+            return not any(k.startswith(f"{codes.ORD_001}:") for k in after_)
         mine, fam = f.involved(), f.ob.family.name
         return (f.ob.key not in after_ and set(after_) <= self.before
                 and not any(fm == fam and blamed & mine for fm, blamed in after_.values()))
@@ -459,10 +470,20 @@ def _shown(v: Verifier, f: Finding, options: tuple[Option, ...], status: str, tr
             o = Option(o.edits, f"{o.why}; {note}" if o.why else note)
         out.append(o)
     shown = tuple(out)
+    said = VERIFIED
+    if f.ob.code is codes.ORD_001:
+        # The fixes that leave the fewest failing obligations of those the cycle hid, and how many.
+        def failing(opts: tuple[Option, ...]) -> int:
+            return len(v.checked.get(frozenset(e for o in opts for e in o.edits)) or {})
+        if status != "pair":
+            least = min(failing((o,)) for o in shown)
+            shown = tuple(o for o in shown if failing((o,)) == least)
+        n = failing(shown)
+        said = UNCYCLED + (f"; {n} of the obligations the cycle hid are not proved" if n else "; every obligation the cycle hid holds")
     if status == "pair":
-        text = f"{PAIR}{shown[0].text()}, and {shown[1].text()} ({VERIFIED})"
+        text = f"{PAIR}{shown[0].text()}, and {shown[1].text()} ({said})"
     else:
-        text = Hint(shown).text() + f" ({VERIFIED})"
+        text = Hint(shown).text() + f" ({said})"
     return text, HintCheck(status, shown, tried)
 
 
