@@ -575,6 +575,11 @@ ERRORS = [
     ("via-past-the-end", TWO_HOPS.replace("  link sw0 -- cxl0 : cxl ordered\n", "  link sw0 -- cxl0 : cxl ordered\n  link cxl0 -- dpu0 : cxl ordered\n  device dpu0: dpu hooks [rx]\n")
      + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0, cxl0 -- dpu0 }",
      "FX-TYP-006", "reaches `cxl0` before its last link", "end the route", None),
+    ("via-around-the-driver", TWO_HOPS.replace("  link sw0 -- cxl0 : cxl ordered\n",
+                                               "  link sw0 -- cxl0 : cxl ordered\n  link gpu0 -- cxl0 : cxl ordered\n")
+     + "flow f { edge a: move kv -> blk by sw0.route via gpu0 -- cxl0 }",
+     "FX-TYP-006", "route from `gpu0` to `cxl0` leaves out `sw0`, whose engine moves the bytes", "through `sw0`",
+     "via gpu0 -- cxl0"),
     ("via-twice", TWO_HOPS + "flow f { edge a: move kv -> blk by gpu0.launch via gpu0 -- sw0, sw0 -- cxl0 via gpu0 -- sw0, sw0 -- cxl0 }",
      "FX-TYP-002", "`via` given twice", "one `via`", None),
 ]

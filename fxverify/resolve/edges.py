@@ -213,10 +213,14 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
             p.map_ops.append(fn)
 
 
-def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict[str, ir.Link]) -> None:
+def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict[str, ir.Link],
+                 driver: str | None = None) -> None:
     """Raise ``EvalError`` (FX-TYP-006) unless the links ``names`` form a simple path from device
     ``a`` to device ``b``, in order: each link leaves the device the previous one reached, no device
-    is visited twice, and the last link arrives at ``b``."""
+    is visited twice, and the last link arrives at ``b``; and, for a transfer whose driving device
+    ``driver`` is at neither end (a third-party DMA), unless the path passes through ``driver``:
+    its engine reads the bytes in and issues the writes itself (specs/obligations.md section 1,
+    links and routes), so a route that leaves it out names links its writes never cross."""
     def fail(message: str, help_: str) -> None:
         raise EvalError(codes.TYP_006, span, message, help_, "not a path")
     if a == b:
@@ -236,6 +240,9 @@ def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict
             fail(f"route from `{a}` reaches `{b}` before its last link", f"end the route at `{b}`")
     if at != b:
         fail(f"route from `{a}` ends at `{at}`, not at `{b}`", f"continue the route to `{b}`")
+    if driver is not None and driver not in seen:
+        fail(f"route from `{a}` to `{b}` leaves out `{driver}`, whose engine moves the bytes: they come in to it "
+             f"and its writes go out from it", f"route the bytes through `{driver}`, or drop `via`")
 
 
 def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..., ir.Edge] | None:
@@ -303,7 +310,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
             if (a, b) not in routed:  # the route depends on the two devices alone: checked once per pair
-                _check_route(via[0].span, via[1], a, b, links)
+                _check_route(via[0].span, via[1], a, b, links, device_name if device_name not in (a, b) else None)
                 routed.add((a, b))
         return ir.Edge(
             eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,
