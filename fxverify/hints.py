@@ -34,25 +34,24 @@ fix:
 8. else no fix is shown, and ``help`` says plainly that no verified fix was found.
 
 An edit *discharges* a happens-before cycle (FX-ORD-001) when the edited policy has no cycle: no
-other obligation was checked with the cycle, so what the edit lets be checked is not new; the
-help counts the obligations it hid that are then not proved (``UNCYCLED``). An edit *discharges*
-any other finding when, in the edited policy, its obligation is proved (or no longer
-generated), every obligation that was proved stays proved, no obligation of its family (the
-same code family) blames one of the edges the finding involves (those it blames and those that
-explain it): a fix that moves the bug to a neighbouring finding of the same kind (another
-transfer of the same batch, the next allocation of the same block) is no fix; and every use of a
-block with a lifetime stays in the allocation it belonged to (``lifetimes.allocation``): an
-ordering that moves a use into the next request's allocation proves the policy and leaks that
-request's data. It is rejected before any check, as is an edit after which a read of an edge it
-changes reads from a write declared after that read which did not reach it before, while another
-did (``Verifier.reads_later_data``: the send of a buffer moved after its refill sends the refill). A shown ``after`` on an instance of an edge
+other obligation was checked with the cycle, so what the edit lets be checked is not new; the help
+counts the obligations it hid that are then not proved (``UNCYCLED``). An edit *discharges* any
+other finding when, in the edited policy, its obligation is proved (or no longer generated), every
+obligation that was proved stays proved, no obligation of its family (the same code family) blames
+one of the edges the finding involves (those it blames and those that explain it): a fix that moves
+the bug to a neighbouring finding of the same kind (another transfer of the same batch, the next
+allocation of the same block) is no fix; and every use of a block with a lifetime stays in the
+allocation it belonged to (``lifetimes.allocation``): an ordering that moves a use into the next
+request's allocation proves the policy and leaks that request's data. It is rejected before any
+check, as is an edit after which a read of an edge it changes reads from a write declared after
+that read which did not reach it before, while another did (``Verifier.reads_later_data``: the send
+of a buffer moved after its refill sends the refill). A shown ``after`` on an instance of an edge
 family is written on the family's declaration (``edits.FamilyAfter``: ``after pull[b]`` on
 ``free[b]``, else ``after pull[*]``) when that form, applied to every instance, discharges the
 finding too. The search is deterministic and bounded: at most ``MAX_SINGLES`` singles and
 ``MAX_PAIRS`` pairs per finding, ``recheck_limit`` checks per policy (fewer for a large one; an
-edit set checked once is remembered), and none above ``MAX_EDGES`` edges or past
-``MAX_FINDINGS`` findings. Sources: project issue 10, item 8 ("Verified hints");
-specs/output.md, "Fix hints".
+edit set checked once is remembered), and none above ``MAX_EDGES`` edges or past ``MAX_FINDINGS``
+findings. Sources: project issue 10, item 8 ("Verified hints"); specs/output.md, "Fix hints".
 """
 
 from __future__ import annotations
