@@ -166,15 +166,16 @@ class Verifier:
             self._ranks[key] = (SAME, []) if edited is None else self.observers().rank(edited)
         return self._ranks[key]
 
-    def same_allocations(self, edited: Policy) -> bool:
+    def same_allocations(self, edited: Policy, graph: PolicyGraph | None = None) -> bool:
         """True when every use of a block with a lifetime in the policy as written belongs in
         ``edited`` to the allocation it belonged to (``lifetimes.allocation``; one of them when
-        HB left several, any when it placed the use in none)."""
+        HB left several, any when it placed the use in none). ``graph``: ``edited``'s, when the
+        caller has it."""
         if self._allocs is None:
             self._allocs = allocations(self.ctx())
         if not self._allocs:
             return True
-        ctx = Context(edited, PolicyGraph(edited))
+        ctx = Context(edited, graph or PolicyGraph(edited))
         if not ctx.graph.is_acyclic():
             return True  # FX-ORD-001 in the check again rejects it
         for (region, name), was in self._allocs.items():
@@ -185,17 +186,18 @@ class Verifier:
                 return False
         return True
 
-    def reads_later_data(self, edited: Policy) -> bool:
+    def reads_later_data(self, edited: Policy, graph: PolicyGraph | None = None) -> bool:
         """True when, in ``edited``, a read of an edge the edit changed reads bytes from a write
         declared after that read which did not reach it in the policy as written, while some
         write did reach it there (``reaching_writes``). Such an edit trades a race for reading the
         next iteration's data (``send0 after send1``: the send of the first buffer then sends the
         refill it raced with), which changes what the flow means; the other order of the same two
-        edges (the refill after the send) keeps it."""
+        edges (the refill after the send) keeps it. ``graph``: ``edited``'s, when the caller has
+        it."""
         changed = [e for e in edited.edges if self.policy.has("edge", e.name) and self.policy.edge(e.name) != e]
         if not changed:
             return False
-        graph = PolicyGraph(edited)
+        graph = graph or PolicyGraph(edited)
         if not graph.is_acyclic():
             return False  # FX-ORD-001 in the check again rejects it
         order = {e.name: e.eid for e in self.policy.edges}
@@ -221,11 +223,12 @@ class Verifier:
         if edited is None:
             self.checked[key] = None
             return None
-        if not self.same_allocations(edited):
+        graph = PolicyGraph(edited)  # one HB graph of the edited policy for both filters
+        if not self.same_allocations(edited, graph):
             self.moved.add(key)
             self.checked[key] = None
             return None
-        if self.reads_later_data(edited):
+        if self.reads_later_data(edited, graph):
             self.later.add(key)
             self.checked[key] = None
             return None

@@ -549,8 +549,8 @@ def check_layout(facts: Facts, c: Certificate, ev: LayoutFacts) -> Statement:
             checks.append((n % t.ways, 0))  # type: ignore[union-attr]
         elif t.kind is XfKind.GATHER and t.rank is not None:  # type: ignore[union-attr]
             checks.append((int(0 <= t.rank < t.ways), 1))  # type: ignore[union-attr]
-        elif t.kind is XfKind.PERSIST and (e.dst or e.src) is not None:  # the source, sealed in place
-            checks.append((int(pol.space((e.dst or e.src).space).persistent), 1))
+        elif t.kind is XfKind.PERSIST and (kept := e.durable()) is not None:  # or the source, sealed in place
+            checks.append((int(pol.space(kept.space).persistent), 1))
     dtypes.append(cur)
     dst_dt = facts.regions[e.dst.region].dtype if e.dst is not None else None
     if dst_dt is not None and cur is not None:

@@ -145,7 +145,7 @@ def _layout_broken(w: World, e: Edge) -> bool:
             return True
         elif isinstance(t, Gather) and t.rank is not None and not 0 <= t.rank < t.ways:
             return True
-        elif isinstance(t, Persist) and (e.dst or e.src) is not None and not P.space((e.dst or e.src).space).persistent:
+        elif isinstance(t, Persist) and (kept := e.durable()) is not None and not P.space(kept.space).persistent:
             return True  # the destination, or the source sealed in place
     if e.dst is not None and dt is not None:
         want = P.region(e.dst.region).dtype

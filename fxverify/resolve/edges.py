@@ -68,7 +68,7 @@ class _Parts:
         self.after: list[TupleFn] = []
         self.expects: tuple[ast.ExpectsClause, list[TupleFn]] | None = None
         self.notifies: list[TupleFn] = []
-        self.notify_spans: list[Span] = []  # of the `notifies` clauses, for FX-TYP-002 (notifies itself)
+        self.notify_span: Span | None = None  # of the first `notifies` clause, for FX-TYP-002 (notifies itself)
         self.cancels: list[tuple[Span, TupleFn]] = []
         self.cache: dict[str, list[Callable[[Env], ir.Footprint]]] = {"writeback": [], "invalidate": []}
         self.single: dict[str, tuple[ast.Clause, Any]] = {}
@@ -140,8 +140,8 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
             fn = p.need(edge_set(st, ref, scope))
             if fn is not None:
                 (p.notifies if c.notifies else p.after).append(fn)
-        if c.notifies:
-            p.notify_spans.append(c.span)
+        if c.notifies and p.notify_span is None:
+            p.notify_span = c.span
     elif isinstance(c, ast.CancelClause):
         for ref in c.refs:
             fn = p.need(edge_set(st, ref, scope))
@@ -276,7 +276,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     releases_of, revokes_of = _concat(p.releases), _concat(p.revokes)
     allocs_of = _concat(p.allocs)
     cancel_fns = tuple(p.cancels)
-    notify_span = p.notify_spans[0] if p.notify_spans else span
+    notify_span = p.notify_span or span
     region_of = {r.name: r for r in st.regions} if (p.leases and p.revokes) or p.allocs else {}
     via = p.via
     links = {ln.name: ln for ln in st.links}
@@ -309,7 +309,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
             _check_allocs(name, allocs, releases, handoffs, region_of, (src, dst))
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
-            if (a, b) not in routed:  # the route depends on the two devices alone: checked once per pair
+            if (a, b) not in routed:  # the route depends on the two devices (and this plan's driver): once per pair
                 _check_route(via[0].span, via[1], a, b, links, device_name if device_name not in (a, b) else None)
                 routed.add((a, b))
         return ir.Edge(
