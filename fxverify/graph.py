@@ -100,6 +100,31 @@ class PolicyGraph:
         self.policy = policy
         self._link_graphs: dict[str, nx.Graph] = {}
         self.fabric = self.link_graph("all", lambda ln: True)
+        # HB's adjacency lists, ranks and acyclicity are built on first use (``__getattr__``): a
+        # re-check that takes its ordering proofs from the result cache may never read them.
+        self._hb: nx.DiGraph | None = None
+        self._reach: list[tuple[int, ...]] | None = None
+        self._reach_failed = False
+        self._post: list[int] = []
+        self._path_cache: dict[tuple[str, str], list[Link]] = {}
+        self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
+        self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
+
+    #: The attributes ``_order`` sets, built together on the first read of any of them.
+    _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})
+
+    def __getattr__(self, name: str):  # noqa: ANN204 - the attribute's own type
+        # Called only when ``name`` is not set: after ``_order`` the attributes are plain ones,
+        # so the hot paths (``hb_before``) pay nothing for the laziness.
+        if name in PolicyGraph._ORDER:
+            self._order()
+            return self.__dict__[name]
+        raise AttributeError(name)
+
+    def _order(self) -> None:
+        """Set ``_preds``/``_succs`` (HB adjacency lists), ``_rank`` (topological ranks, empty
+        with a cycle) and ``_acyclic``."""
+        policy = self.policy
         hb = hb_digraph(policy)
         self._preds: list[list[int]] = [list(hb.predecessors(i)) for i in range(len(policy.edges))]
         self._succs: list[list[int]] = [list(hb.successors(i)) for i in range(len(policy.edges))]
@@ -114,17 +139,10 @@ class PolicyGraph:
             self._acyclic = True
         except nx.NetworkXUnfeasible:  # a cycle: no linear extension, so no ranks
             self._acyclic, self._rank = False, []
-        self._hb: nx.DiGraph | None = None
         # Emptied, not just dropped: networkx caches views of a graph on the graph (its
         # ``in_degree``, which the sort above made), a reference cycle that only a full
         # collection would free, and a big check rarely runs one.
         hb.clear()
-        self._reach: list[tuple[int, ...]] | None = None
-        self._reach_failed = False
-        self._post: list[int] = []
-        self._path_cache: dict[tuple[str, str], list[Link]] = {}
-        self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
-        self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     # -- happens-before ---------------------------------------------------------------------
     @property
@@ -137,8 +155,8 @@ class PolicyGraph:
         return self._hb
 
     def is_acyclic(self) -> bool:
-        """True when HB is a strict partial order (some schedule exists); decided when the graph
-        is built."""
+        """True when HB is a strict partial order (some schedule exists); decided with the HB
+        adjacency lists, on first use."""
         return self._acyclic
 
     def predecessors(self, e: int) -> list[int]:

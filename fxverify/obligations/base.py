@@ -18,6 +18,7 @@ import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable
+from functools import cached_property
 from typing import ClassVar
 
 import networkx as nx
@@ -72,7 +73,6 @@ class Context:
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self.policy = policy
         self.graph = graph
-        self.uses = by_region_uses(policy)
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
         self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})
@@ -125,6 +125,12 @@ class Context:
                 self.releases[r.region].append(e.eid)
             for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
                 self.revokes[(region, dev)].append(e.eid)
+
+    @cached_property
+    def uses(self) -> dict[str, list[int]]:
+        """``graph.by_region_uses`` of the policy, built on first use (a re-check that takes
+        the families reading it from the result cache never builds it)."""
+        return by_region_uses(self.policy)
 
     def forget(self, caches: Iterable[str]) -> None:
         """Drop the named caches (the keys that ``touched``, ``owner_checks`` and the rules'

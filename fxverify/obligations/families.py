@@ -52,11 +52,10 @@ def obligations(ctx: Context, families: Iterable[Family] = OBLIGATION_FAMILIES,
     ``OBLIGATION_FAMILIES`` order, whatever order the families are given in), one at a time;
     ``on_family`` is called as each family is done, after its caches are dropped (``DONE_WITH``)."""
     wanted = set(families)
-    acyclic = ctx.graph.is_acyclic()
     for family in OBLIGATION_FAMILIES:
         if family not in wanted:
             continue
-        yield from _kept(ctx, FAMILIES[family].generate(ctx), acyclic)
+        yield from _kept(ctx, FAMILIES[family].generate(ctx))
         ctx.forget(DONE_WITH.get(family, ()))
         if on_family is not None:
             on_family(family)
@@ -76,13 +75,15 @@ def stage_obligations(ctx: Context, family: Family, stage: int) -> Iterator[Obli
     """The obligations of stage ``stage`` of ``family`` (``stages``), as ``obligations`` makes
     them: put one after the other, the stages of a family give its obligations, and nothing
     else is generated (a shard of a check, ``gate.shards``)."""
-    return _kept(ctx, stages(family)[stage](ctx), ctx.graph.is_acyclic())
+    return _kept(ctx, stages(family)[stage](ctx))
 
 
-def _kept(ctx: Context, obs: Iterator[Obligation], acyclic: bool) -> Iterator[Obligation]:
+def _kept(ctx: Context, obs: Iterator[Obligation]) -> Iterator[Obligation]:
     keys: set[str] = set()
     for ob in obs:
-        if not (acyclic or ob.schedule_free or ob.code is codes.ORD_001):
+        # Whether HB is acyclic is asked only of an obligation that needs a schedule: a family
+        # with none (hooks) does not build HB (``PolicyGraph`` builds it on first use).
+        if not (ob.schedule_free or ob.code is codes.ORD_001 or ctx.graph.is_acyclic()):
             continue
         if ob.unique_key:
             yield ob
