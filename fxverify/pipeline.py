@@ -24,14 +24,16 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
 from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
-from fxverify.diagnostics.codes import OBLIGATION_FAMILIES
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
+from fxverify.obligations.families import obligations as family_obligations
 from fxverify.obligations.families import stream
-from fxverify.obligations.base import Obligation
+from fxverify.obligations.inputs import family_digests
+from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 from fxverify.resolve import Limits, Loader
-from fxverify.result import CheckResult, Outcome, OutcomeLog, Refutation, Verdict
+from fxverify.result import CheckResult, Outcome, OutcomeLog, ProvedRun, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
@@ -58,6 +60,22 @@ class Progress(Protocol):
 
     def advance(self, n: int = 1) -> None:
         """``n`` more units of the current phase are done."""
+        ...
+
+
+class FamilyStore(Protocol):
+    """Where a check finds and keeps the proofs of whole obligation families, by the digest of
+    what the family reads of the policy (``obligations.inputs.family_digests``): after a one-edge
+    edit, a family whose inputs did not change is not generated nor discharged again (issue
+    "Scale", item 6). The result cache's ``families`` level is one (``gate.cache.FamilyCache``);
+    its keys hold the check options and the code, so ``digest`` alone names the inputs here."""
+
+    def get(self, family: Family, digest: str) -> ProvedRun | None:
+        """The proofs stored for ``family`` with inputs ``digest``, or ``None``."""
+        ...
+
+    def put(self, family: Family, digest: str, run: ProvedRun) -> None:
+        """Keep ``run``, every obligation of ``family`` proved, for inputs ``digest``."""
         ...
 
 
@@ -100,14 +118,16 @@ def effective_solver(policy: Policy, solver: SolverOptions) -> SolverOptions:
 
 def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend | None = None,
           make: BackendFactory = open_backend, progress: Progress | None = None,
-          texts: Mapping[str, str] | None = None, loader: Loader | None = None) -> CheckResult:
+          texts: Mapping[str, str] | None = None, loader: Loader | None = None,
+          families: FamilyStore | None = None) -> CheckResult:
     """Check one policy file.
 
     ``texts`` maps real paths to unsaved texts (an editor's buffers) read instead of those files
     (``resolve.load_policy``): a buffer is checked as it is, and nothing is written. ``loader``
     is the policy's ``resolve.Loader`` when the caller already made one (to measure the policy
     first, or to read a snapshot of another machine's files: ``gate.shards``); it replaces
-    ``texts``.
+    ``texts``. ``families`` keeps the proofs of each obligation family for the next check and
+    reuses those whose inputs are unchanged (``discharge``).
 
     ``backend`` decides the queries when given (the caller closes it); otherwise ``make`` builds
     one from the policy's effective ``SolverOptions`` (the result cache wraps the solver this way)
@@ -128,12 +148,12 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
     own = backend is None
     solver = backend if backend is not None else make(effective_solver(policy, options.solver))
     try:
-        found = discharge(policy, options, solver, progress)
+        found = discharge(policy, options, solver, progress, families=families)
     finally:
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
-    result.hints = found.hints
+    result.hints, result.reused = found.hints, found.reused
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources, options)
     result.seconds = time.perf_counter() - t0
@@ -182,28 +202,71 @@ class Discharged:
 
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
               progress: Progress | None = None,
-              keep: list[tuple[Obligation, Query]] | None = None) -> CheckResult:
+              keep: list[tuple[Obligation, Query]] | None = None,
+              families: FamilyStore | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
     (each phase reported to ``progress``), then their hints verified. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
-    included) is appended to it, in the order of ``result.outcomes``. Raises ``OSError`` when
-    ``options.dump_smt`` cannot be written."""
+    included) is appended to it, in the order of ``result.outcomes``.
+
+    With ``families``, a family whose inputs' digest (``obligations.inputs``) has stored proofs is
+    neither generated nor discharged: its outcomes are the stored ones, in its place, and the
+    family is named in ``result.reused``; a family discharged here whose every obligation was
+    proved is stored. Not with ``keep``, ``options.dump_smt`` or ``options.certify``, which need
+    every obligation. Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
     # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
     # with the policy, not with the number of access pairs), so the bar counts families while it
     # runs and the discharge phase learns its total when the stream ends.
-    _ctx, obligations = stream(policy, None if progress is None else lambda _family: progress.advance(1))
-    found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
+    on_family = None if progress is None else (lambda _family: progress.advance(1))
+    ctx, obligations = stream(policy, on_family)
+    if families is not None and keep is None and not options.dump_smt and not options.certify:
+        digests = family_digests(policy)
+        ran: list[tuple[Family, int, int]] = []
+        reused: list[Family] = []
+        items = _reusing(ctx, options, families, digests, ran, reused, on_family)
+        found = discharge_obligations(policy, items, options, backend, progress, keep)
+        found.result.reused = tuple(f.value for f in reused)
+        for family, lo, hi in ran:
+            run = found.result.outcomes.proved_run(lo, hi)  # type: ignore[attr-defined]  # a fresh OutcomeLog
+            if run is not None:
+                families.put(family, digests[family], run)
+    else:
+        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
     if options.verify_hints and found.findings:
         firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
             progress.phase("hints", len(firsts))
         verify_hints(policy, options, firsts, found.result, None if progress is None else lambda: progress.advance(1))
     return found.result
+
+
+def _reusing(ctx: Context, options: CheckOptions, store: FamilyStore, digests: Mapping[Family, str],
+             ran: list[tuple[Family, int, int]], reused: list[Family],
+             on_family: Callable[[Family], None] | None) -> Iterator[Obligation | ProvedRun]:
+    """``stream``'s obligations (``kept`` of ``options``), family by family, with each family
+    ``store`` holds proofs for under its digest given as those proofs instead (one ``ProvedRun``,
+    its name appended to ``reused``); each family generated here is appended to ``ran`` with the
+    range of its outcomes in the log ``discharge_obligations`` fills."""
+    at = 0
+    for family in OBLIGATION_FAMILIES:
+        run = store.get(family, digests[family])
+        if run is not None:
+            reused.append(family)
+            at += len(run)
+            yield run
+            if on_family is not None:
+                on_family(family)
+            continue
+        lo = at
+        for ob in kept(family_obligations(ctx, (family,), on_family), options):
+            at += 1
+            yield ob
+        ran.append((family, lo, at))
 
 
 def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[Obligation]:
@@ -213,14 +276,16 @@ def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[O
     return (ob for ob in obligations if ob.code not in options.skip_codes)
 
 
-def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], options: CheckOptions, backend: Backend,
+def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun], options: CheckOptions, backend: Backend,
                           progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
     held); the outcomes come in its order, kept compactly (``result.OutcomeLog``), and the
-    refutations' findings are returned beside them. Raises as ``discharge``."""
+    refutations' findings are returned beside them. A ``ProvedRun`` among them (proofs a
+    ``FamilyStore`` kept) adds its outcomes in its place, and its solver proofs to
+    ``solver_calls``. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
@@ -247,8 +312,13 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation], opt
         pending.clear()
 
     count = 0
-    for i, ob in enumerate(obligations):
-        count = i + 1
+    for ob in obligations:
+        if isinstance(ob, ProvedRun):
+            outcomes.extend(ob)
+            count += len(ob)
+            result.solver_calls += ob.solver_proofs()
+            continue
+        count += 1
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:

@@ -146,6 +146,41 @@ class OutcomeLog(Sequence[Outcome]):
         kinds = [k for k in (self._kinds[i] for i in order) if k is not None]
         return str(memoryview(self._keys)[:-1], "utf-8"), kinds, array("I", map(remap.__getitem__, self._ids))
 
+    def proved_run(self, lo: int, hi: int) -> ProvedRun | None:
+        """Outcomes ``lo`` to ``hi`` (exclusive) as a ``ProvedRun``, without decoding an outcome;
+        ``None`` when one of them is not a plain proof (refuted, unknown or undecided): only
+        proofs are reused (``pipeline.FamilyStore``), since a refutation's diagnostic and hint
+        read more than its family's inputs (spans, hooks named in a fix)."""
+        ids = self._ids[lo:hi]
+        order = list(dict.fromkeys(ids))
+        kinds = []
+        for i in order:
+            kind = self._kinds[i]
+            if kind is None or kind[1] is not Verdict.PROVED or kind[3]:
+                return None
+            kinds.append((str(kind[0]), kind[2]))
+        remap = {old: new for new, old in enumerate(order)}
+        start = self._ends[lo - 1] if lo else 0
+        keys = str(memoryview(self._keys)[start:self._ends[hi - 1] - 1], "utf-8") if hi > lo else ""
+        return ProvedRun(keys, tuple(kinds), array("I", map(remap.__getitem__, ids)))
+
+    def extend(self, run: ProvedRun) -> None:
+        """Append the proofs of ``run`` (``proved_run``), in order. Raises ``KeyError`` for a code
+        this fxverify does not know (a run stored by other code is never read: its key holds the
+        code's fingerprint)."""
+        if not run.ids:
+            return
+        kind = [self._kind(codes.lookup_strict(c), Verdict.PROVED, m, "") for c, m in run.kinds]
+        base = len(self._keys)
+        data = run.keys.encode() + b"\n"
+        self._keys += data
+        # every key ends at a newline (``__init__``'s invariant), so the ends are the newlines' offsets + 1
+        at, ends = 0, self._ends
+        for _ in range(len(run.ids)):
+            at = data.index(b"\n", at) + 1
+            ends.append(base + at)
+        self._ids.extend(map(kind.__getitem__, run.ids))
+
     def kinds(self) -> list[tuple[Code, Verdict, str, str]]:
         """The ``(code, verdict, method, reason)`` kinds of the decided outcomes, each once, in
         order of first occurrence."""
@@ -166,6 +201,27 @@ class OutcomeLog(Sequence[Outcome]):
             c[verdict.value] += n
             c[f"by:{method}"] += n
         return out
+
+
+@dataclass(frozen=True)
+class ProvedRun:
+    """A run of consecutive proved outcomes, packed as ``OutcomeLog.proved_run`` makes them: the
+    ``keys`` joined by newlines, the distinct ``(code, method)`` ``kinds`` in order of first
+    occurrence, and per outcome the index of its kind (``ids``, 32-bit). The result cache stores
+    one per obligation family (``gate.cache``). Raises nothing."""
+
+    keys: str
+    kinds: tuple[tuple[str, str], ...]
+    ids: array
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def solver_proofs(self) -> int:
+        """How many of the outcomes the solver proved (method ``solver``): queries the check
+        needed, counted in ``CheckResult.solver_calls`` when the run is reused."""
+        solver = {i for i, (_c, m) in enumerate(self.kinds) if m == "solver"}
+        return sum(1 for i in self.ids if i in solver) if solver else 0
 
 
 @dataclass(frozen=True)
@@ -208,6 +264,9 @@ class CheckResult:
     ``--certify``) and ``certify_rejected`` how many of them failed (each an FX-INT-001).
     ``hints`` maps the key of each refuted obligation whose hint was verified to what that found
     (empty without hint verification, and for results from the cache or a worker process).
+    ``reused`` names the obligation families whose proofs came from the result cache's family
+    level, unchanged inputs (``pipeline.FamilyStore``); their outcomes are in ``outcomes`` as if
+    discharged.
     """
 
     path: str
@@ -226,6 +285,7 @@ class CheckResult:
     certified: int | None = None
     certify_rejected: int = 0
     hints: dict[str, HintCheck] = field(default_factory=dict)
+    reused: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:

@@ -9,6 +9,12 @@ Two levels, both on disk under one directory (the user's cache directory by defa
   options).
   The value is the raw ``Result`` (status, model, core, reason). Changing one edge changes the text
   of only the obligations that mention it, so only those are solved again.
+- ``families/``: one entry per obligation family and digest of what it reads of a policy
+  (``obligations.inputs.family_digests``), with the check options, the solver's version,
+  fxverify's version and its code: the family's outcomes, all proofs (a family with a refuted or
+  unknown outcome is not stored). After a one-edge edit, a check generates and discharges only
+  the families whose inputs changed and takes the others' proofs from here
+  (``FamilyCache``, ``pipeline.FamilyStore``).
 - ``policies/``: one entry per policy file. The key hashes the path as named and as resolved, the
   repository root, the file's text, the check options, the solver version, fxverify's version and
   the source of fxverify itself; the entry lists every file the policy read (includes) with its
@@ -26,11 +32,13 @@ diagnostics.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import json
 import os
 import time
+from array import array
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -38,12 +46,13 @@ from typing import Any
 import fxverify
 from fxverify import pipeline
 from fxverify.atomic import replace_atomically
+from fxverify.diagnostics.codes import Family, lookup_strict
 from fxverify.fileio import read_regular
 from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import repo_root
-from fxverify.result import CheckResult
+from fxverify.result import CheckResult, ProvedRun
 from fxverify.smt.backend import Backend, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, sha256
 from fxverify.smt.factory import open_backend, solver_version
@@ -194,14 +203,56 @@ def policy_key(path: str, options: CheckOptions) -> str | None:
         raw = read_regular(path, options.limits.max_file_bytes)
     except OSError:  # not a regular file, too large, unreadable: the check reports it
         return None
+    where = f"real={os.path.realpath(path)} root={repo_root(path)}"
+    return sha256(path, raw, *_checker(options), where)
+
+
+def _checker(options: CheckOptions) -> tuple[str, ...]:
+    """What a cached result depends on besides its input: the check and solver options (the
+    solver's name among them), the solver's version, fxverify's version and its own code."""
     o = options.solver
     opts = f"prune={options.prune} {o.describe()} limits={options.limits!r}"
     if options.certify:
         opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
     if options.skip_codes:
         opts += f" skip={','.join(sorted(options.skip_codes))}"
-    where = f"real={os.path.realpath(path)} root={repo_root(path)}"
-    return sha256(path, raw, opts, where, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint())
+    return opts, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint()
+
+
+class FamilyCache:
+    """The ``families`` level of a ``ResultCache`` for checks with ``options`` (a
+    ``pipeline.FamilyStore``): the proofs of one obligation family, keyed by the digest of what
+    the family reads of the policy and by ``_checker(options)``. Never raises: an entry that
+    cannot be read or does not decode (other code, a truncated file) is a miss."""
+
+    def __init__(self, cache: ResultCache, options: CheckOptions) -> None:
+        self.cache = cache
+        self.checker = _checker(options)
+
+    def _key(self, family: Family, digest: str) -> str:
+        return sha256(f"family={family.value}", digest, *self.checker)
+
+    def get(self, family: Family, digest: str) -> ProvedRun | None:
+        """The proofs stored for ``family`` with inputs ``digest``, or ``None``."""
+        v = self.cache._read("families", self._key(family, digest))
+        try:
+            kinds = tuple((str(c), str(m)) for c, m in v["kinds"])
+            if any(lookup_strict(c).family is not family for c, _m in kinds):
+                return None
+            ids = array("I")
+            ids.frombytes(base64.b64decode(v["ids"], validate=True))
+            keys = str(v["keys"])
+            if (keys.count("\n") + 1 if keys else 0) != len(ids) or any(i >= len(kinds) for i in set(ids)):
+                return None
+        except (TypeError, KeyError, ValueError, AttributeError):
+            return None
+        return ProvedRun(keys, kinds, ids)
+
+    def put(self, family: Family, digest: str, run: ProvedRun) -> None:
+        """Store ``run`` (every obligation of ``family`` proved) for inputs ``digest``."""
+        self.cache._write("families", self._key(family, digest),
+                          {"keys": run.keys, "kinds": [list(k) for k in run.kinds],
+                           "ids": base64.b64encode(run.ids.tobytes()).decode("ascii")})
 
 
 def lookup(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats) -> tuple[str | None, CheckResult | None]:
@@ -232,10 +283,13 @@ def counting(cache: ResultCache | None, stats: CacheStats) -> pipeline.BackendFa
 
 def check_counted(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats,
                   progress: pipeline.Progress | None = None, loader: Loader | None = None) -> CheckResult:
-    """``pipeline.check`` with the solver of ``counting`` (the policy-level cache is the caller's),
-    the result's ``cache_hits`` and ``solved`` filled in. Raises what ``pipeline.check`` raises."""
+    """``pipeline.check`` with the solver of ``counting`` and, with a cache, its families level
+    (``FamilyCache``: families whose inputs are unchanged are not discharged again; the
+    policy-level cache is the caller's), the result's ``cache_hits`` and ``solved`` filled in.
+    Raises what ``pipeline.check`` raises."""
     before = (stats.hits, stats.solved)
-    result = pipeline.check(path, options, make=counting(cache, stats), progress=progress, loader=loader)
+    result = pipeline.check(path, options, make=counting(cache, stats), progress=progress, loader=loader,
+                            families=None if cache is None else FamilyCache(cache, options))
     result.cache_hits, result.solved = stats.hits - before[0], stats.solved - before[1]
     return result
 

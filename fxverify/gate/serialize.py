@@ -115,7 +115,8 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
             "diagnostics": [diagnostic_to_record(d) for d in r.diagnostics],
             "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations],
             "hints": {k: [c.status, [to_record(o) for o in c.shown], c.tried] for k, c in r.hints.items()},
-            **({"certified": [r.certified, r.certify_rejected]} if r.certified is not None else {})}
+            **({"certified": [r.certified, r.certify_rejected]} if r.certified is not None else {}),
+            **({"reused": list(r.reused)} if r.reused else {})}
 
 
 class _Outcomes(Sequence):
@@ -165,4 +166,5 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
                        diagnostics=[diagnostic_from_record(d) for d in v["diagnostics"]], refutations=refutations,
                        solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts,
                        certified=None if certified is None else int(certified[0]),
-                       certify_rejected=0 if certified is None else int(certified[1]), hints=hints)
+                       certify_rejected=0 if certified is None else int(certified[1]), hints=hints,
+                       reused=tuple(str(f) for f in v.get("reused", ())))

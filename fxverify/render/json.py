@@ -68,7 +68,8 @@ def _results(results: list[CheckResult], stats: bool) -> list[dict[str, Any]]:
             doc["certificates"] = {"checked": r.certified, "rejected": r.certify_rejected}
         if stats:
             doc["seconds"] = round(r.seconds, 3)
-            doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved}
+            doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved,
+                            "families_reused": list(r.reused)}
         docs.append(doc)
     return docs
 

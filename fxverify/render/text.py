@@ -125,7 +125,9 @@ def render_trace(t: Trace, sources: SourceMap) -> list[Line]:
 
 def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
     """Summary lines: verdict, obligations per family with how they were discharged; with
-    ``stats``, wall time too (left out by default so that output is byte-for-byte repeatable)."""
+    ``stats``, wall time too, and the families whose proofs the result cache gave
+    (``CheckResult.reused``; both left out by default so that output is byte-for-byte
+    repeatable)."""
     v = result.verdict
     style = {Verdict.PROVED: "bold green", Verdict.REFUTED: "bold red", Verdict.UNKNOWN: "bold yellow"}.get(v, "bold red")
     out: list[Line] = []
@@ -138,7 +140,9 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
                     (f"  ({methods})", "dim")])
     head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
             (f" — {counted(total, 'obligation')}, {counted(result.solver_calls, 'solver call')}"
-             + _certified(result) + (f", {result.seconds:.2f} s" if stats else ""), "")]
+             + _certified(result) + (f", {result.seconds:.2f} s" if stats else "")
+             + (f"; proofs of {', '.join(result.reused)} from the cache (inputs unchanged)" if stats and result.reused else ""),
+             "")]
     return [head] + out
 
 
