@@ -28,6 +28,7 @@ from multiprocessing.connection import Connection, wait
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
+from fxverify.gate.cache import FamilyCache, ResultCache
 from fxverify.gate.serialize import diagnostic_from_record, diagnostic_to_record, result_from_record, result_to_record
 from fxverify.pipeline import CheckOptions, check
 from fxverify.result import CheckResult
@@ -63,9 +64,11 @@ def warm() -> None:
         forkserver.ensure_running()
 
 
-def _child(conn: Connection, path: str, texts: dict[str, str], options: CheckOptions, caps: Caps) -> None:
-    """Run in the child: cap its resources, check, send ``(kind, payload, texts)`` back, where
-    kind is ``ok`` (payload: the result record), ``memory`` or ``crash`` (payload: the
+def _child(conn: Connection, path: str, texts: dict[str, str], options: CheckOptions, caps: Caps,
+           cache_dir: str | None) -> None:
+    """Run in the child: cap its resources, check (with the families level of the result cache
+    in ``cache_dir``, if given: ``gate.cache.FamilyCache``), send ``(kind, payload, texts)`` back,
+    where kind is ``ok`` (payload: the result record), ``memory`` or ``crash`` (payload: the
     FX-INT-001 record). Never raises."""
     import resource
 
@@ -77,7 +80,8 @@ def _child(conn: Connection, path: str, texts: dict[str, str], options: CheckOpt
     except (ValueError, OSError):
         pass  # a cap the platform refuses still leaves the parent's wall-time cap
     try:
-        r = check(path, options, texts=texts)
+        families = None if cache_dir is None else FamilyCache(ResultCache(cache_dir), options)
+        r = check(path, options, texts=texts, families=families)
         read = {p: r.sources.get(p).text for p in r.sources.paths()}
         message = ("ok", result_to_record(r), read)
     except MemoryError:
@@ -96,15 +100,19 @@ class IsolatedCheck:
     """One check of ``path`` running in a child process from the moment it is made.
 
     ``wait`` blocks until its result; ``cancel`` (from any thread) kills the child, after which
-    ``wait`` returns ``None``. Raises ``OSError`` when the child cannot be started."""
+    ``wait`` returns ``None``. With ``cache_dir``, the check keeps the proofs of each obligation
+    family there and reuses those whose inputs an edit left unchanged (an editor's re-check after
+    a keystroke: ``pipeline.FamilyStore``); a killed child leaves no half-written entry (writes
+    are atomic). Raises ``OSError`` when the child cannot be started."""
 
     def __init__(self, path: str, options: CheckOptions = CheckOptions(), texts: Mapping[str, str] | None = None,
-                 caps: Caps = Caps()) -> None:
+                 caps: Caps = Caps(), cache_dir: str | None = None) -> None:
         self.path, self.caps = path, caps
         self._cancelled = threading.Event()
         ctx = _context()
         self._conn, child_end = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_child, args=(child_end, path, dict(texts or {}), options, caps), daemon=True)
+        self._proc = ctx.Process(target=_child, args=(child_end, path, dict(texts or {}), options, caps, cache_dir),
+                                 daemon=True)
         self._started = time.monotonic()
         self._proc.start()
         child_end.close()
@@ -170,11 +178,12 @@ class IsolatedCheck:
 
 
 def check_isolated(path: str, options: CheckOptions = CheckOptions(), texts: Mapping[str, str] | None = None,
-                   caps: Caps = Caps()) -> CheckResult:
-    """Check ``path`` in a child process under ``caps`` and wait for the result (see
-    ``IsolatedCheck.wait``); a child that cannot be started is FX-INT-001 in the result."""
+                   caps: Caps = Caps(), cache_dir: str | None = None) -> CheckResult:
+    """Check ``path`` in a child process under ``caps`` (with the families level of the result
+    cache in ``cache_dir``, if given) and wait for the result (see ``IsolatedCheck.wait``); a
+    child that cannot be started is FX-INT-001 in the result."""
     try:
-        job = IsolatedCheck(path, options, texts, caps)
+        job = IsolatedCheck(path, options, texts, caps, cache_dir)
     except OSError as err:
         return CheckResult(path, None, SourceMap(), diagnostics=[crash(path, err)])
     result = job.wait()

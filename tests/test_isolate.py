@@ -36,3 +36,19 @@ def test_a_cancelled_check_gives_nothing() -> None:
     job = IsolatedCheck(RACE)
     job.cancel()
     assert job.wait() is None and job.cancelled
+
+
+def test_a_child_reuses_the_proofs_an_earlier_child_kept(tmp_path) -> None:
+    """The language server's checks share the result cache's families level: after a hook edit
+    of the unsaved text, the next child takes every family but hooks from it."""
+    ok = ROOT / "corpus/ordering/ok/grad-bucket-all-producers.fx"
+    text = ok.read_text()
+    first = check_isolated(str(ok), cache_dir=str(tmp_path))
+    assert first.verdict is Verdict.PROVED and first.reused == ()
+    edited = text.replace("edge bw_side: write bucket[16 MiB, +16 MiB] by gpu0.launch",
+                          "edge bw_side: write bucket[16 MiB, +16 MiB] by gpu0.copy_done")
+    assert edited != text
+    again = check_isolated(str(ok), texts={os.path.realpath(ok): edited}, cache_dir=str(tmp_path))
+    assert again.verdict is Verdict.PROVED and "hooks" not in again.reused and "ordering" in again.reused
+    assert [(o.key, o.verdict, o.method) for o in again.outcomes] == \
+        [(o.key, o.verdict, o.method) for o in check_isolated(str(ok), texts={os.path.realpath(ok): edited}).outcomes]

@@ -81,14 +81,19 @@ def lsp(
     memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
     timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
+                                             help="Result cache folder whose families level the checks share (default: the user cache directory)."),
+    no_cache: bool = typer.Option(False, "--no-cache", metavar="", help="Neither read nor write the result cache."),
 ) -> None:
     """Run the language server (diagnostics as you type, hover, definition, completion, verified fixes) over stdio."""
+    from fxverify.gate.cache import default_cache_dir
     from fxverify.isolate import Caps
     from fxverify.lsp.server import serve_stdio
     from fxverify.pipeline import CheckOptions
 
     serve_stdio(CheckOptions(solver=SolverOptions(rlimit=rlimit, timeout_ms=timeout)),
-                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20))
+                Caps(seconds=check_seconds, memory_bytes=memory_mib << 20),
+                None if no_cache else str(cache_dir) if cache_dir else default_cache_dir())
     raise typer.Exit(0)
 
 

@@ -108,10 +108,12 @@ class _Job:
         if self.task is not None:
             self.task.cancel()
 
-    def run(self, root: str, options: CheckOptions, texts: dict[str, str], caps: Caps) -> CheckResult | None:
+    def run(self, root: str, options: CheckOptions, texts: dict[str, str], caps: Caps,
+            cache_dir: str | None = None) -> CheckResult | None:
         """Check in a child process and wait (in a worker thread: starting the first child waits
-        for the fork server); ``None`` when the job was cancelled meanwhile."""
-        check = IsolatedCheck(root, options, texts, caps)
+        for the fork server), with the result cache's families level in ``cache_dir`` if given;
+        ``None`` when the job was cancelled meanwhile."""
+        check = IsolatedCheck(root, options, texts, caps, cache_dir)
         self.checks.append(check)
         if self.cancelled:  # cancelled while the child started: nobody else will kill it
             check.cancel()
@@ -195,10 +197,12 @@ class FxLanguageServer(LanguageServer):
     """The server's state: last analyses, running checks, published diagnostics and fixes, all
     keyed by the path of the root policy they belong to."""
 
-    def __init__(self, options: CheckOptions = CheckOptions(), caps: Caps = Caps(), debounce: float = DEBOUNCE_S) -> None:
+    def __init__(self, options: CheckOptions = CheckOptions(), caps: Caps = Caps(), debounce: float = DEBOUNCE_S,
+                 cache_dir: str | None = None) -> None:
         super().__init__("fxverify", __version__, protocol_cls=_Protocol,
                          text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
         self.options, self.caps, self.debounce = options, caps, debounce
+        self.cache_dir = cache_dir  # the result cache's families level for every check (None: none)
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="fxverify-check")
         self.analyses: dict[str, Analysis] = {}
         self.jobs: dict[str, _Job] = {}
@@ -312,7 +316,8 @@ class FxLanguageServer(LanguageServer):
                 self.offers[root] = []
                 self.publish(root, a.sources, a.diagnostics, versions)
                 return
-            result = await loop.run_in_executor(self.pool, job.run, root, self.options, texts, self.caps)
+            result = await loop.run_in_executor(self.pool, job.run, root, self.options, texts, self.caps,
+                                                self.cache_dir)
             if result is None:
                 return
             self.publish(root, a.sources, result.diagnostics, versions)
@@ -336,7 +341,7 @@ class FxLanguageServer(LanguageServer):
                     continue
                 edited = {os.path.realpath(p): t for p, t in actions.apply_all(a.sources, fix.edits).items()}
                 after = await loop.run_in_executor(self.pool, job.run, root, replace(self.options, verify_hints=False),
-                                                   {**texts, **edited}, self.caps)
+                                                   {**texts, **edited}, self.caps, self.cache_dir)
                 if after is None or not actions.holds(result, d, after):
                     continue
             file, ld = to_lsp(d, a.sources, self.units, root)
@@ -472,9 +477,11 @@ def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
     return _le(a.start, b.end) and _le(b.start, a.end)
 
 
-def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), debounce: float = DEBOUNCE_S) -> FxLanguageServer:
-    """A language server with every feature registered (``start_io`` runs it)."""
-    server = FxLanguageServer(options, caps, debounce)
+def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), debounce: float = DEBOUNCE_S,
+                cache_dir: str | None = None) -> FxLanguageServer:
+    """A language server with every feature registered (``start_io`` runs it); its checks use
+    the result cache's families level in ``cache_dir`` when given."""
+    server = FxLanguageServer(options, caps, debounce, cache_dir)
 
     def _at(params: lsp.TextDocumentPositionParams) -> tuple[str, int, str, int] | None:
         path = path_of(params.text_document.uri)
@@ -553,10 +560,11 @@ def make_server(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), deb
     return server
 
 
-def serve_stdio(options: CheckOptions = CheckOptions(), caps: Caps = Caps()) -> None:
-    """Run the language server on standard input and output until the client exits."""
+def serve_stdio(options: CheckOptions = CheckOptions(), caps: Caps = Caps(), cache_dir: str | None = None) -> None:
+    """Run the language server on standard input and output until the client exits; its checks
+    use the result cache's families level in ``cache_dir`` when given."""
     quiet_log()
-    server = make_server(options, caps)
+    server = make_server(options, caps, cache_dir=cache_dir)
     try:
         server.start_io()
     finally:
