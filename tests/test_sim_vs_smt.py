@@ -293,6 +293,28 @@ def test_cancel_strategy_reaches_both_verdicts(verdict):
     agreement(policy)
 
 
+def _init_verdicts(policy, tears: bool) -> dict[str, Verdict]:
+    """The FX-INIT-001 verdicts of ``policy``, with the rule that cancelled writes tear the bytes
+    they may touch or (``tears=False``) without it, as before it was written."""
+    from unittest import mock
+
+    from fxverify.obligations import defined
+    with mock.patch.object(defined, "covering_tears", defined.covering_tears if tears else (lambda *_a: [])):
+        return {v.key: v.verdict for v in _check(policy, prune=True).outcomes if v.code == codes.INIT_001}
+
+
+def test_cancel_strategy_reaches_a_read_of_bytes_a_cancelled_write_tore():
+    """The brute-force comparison of cancel policies meets a read whose bytes a completed write
+    defined and a cancelled transfer then may have overwritten halfway: refuted (the simulator
+    agrees), and proved by the rule as it was before cancelled writes tore bytes."""
+    def torn(p) -> bool:
+        if not any(e.cancels for e in p.edges) or not any(e.dst for e in p.edges):
+            return False
+        now = _init_verdicts(p, tears=True)
+        return any(v is Verdict.REFUTED and _init_verdicts(p, tears=False).get(k) is Verdict.PROVED for k, v in now.items())
+    agreement(reach(cancel_policies(), torn))
+
+
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(persist_policies())
 def test_persisted_posted_writes_agree_with_brute_force(policy):

@@ -8,16 +8,20 @@ re-walks the cover with its own interval arithmetic. Same allocation: the checke
 ``alloc`` of a region that meets the read in the IR, and counts a write's bytes (or an ``init``
 range's) inside such a region only when a listed fence path orders that alloc before the write
 (or after the read; for ``init``, after the read). A write that some edge cancels defines no
-byte and is rejected. ``--certify smt`` states the property as "some
+byte and is rejected, and it tears the bytes of its writing footprints: the checker finds every
+such write meeting the read in the IR and counts a listed write's bytes (or an ``init`` range's)
+inside it only when a listed fence path orders it, or one of its cancels, before the write (or
+it after the read; for ``init``, after the read). ``--certify smt`` states the property as "some
 byte of the read is in no listed range, or in one whose write may finish after ``s(u)``, or one
-that an alloc may make stale: ``s(w) < f(a)`` and ``s(a) < s(u)``".
+that an alloc may make stale: ``s(w) < f(a)`` and ``s(a) < s(u)``, or a cancelled write ``x`` may
+tear: ``s(w) < e(x)`` and ``s(x) < s(u)``".
 Shares no code with the prover. Emits no diagnostics.
 """
 
 from __future__ import annotations
 
 from fxverify.certificate import Certificate, DefinedCover
-from fxverify.certify.facts import Facts, Statement, f, fp_hi, key_body, s, split_ref
+from fxverify.certify.facts import Facts, Statement, f, fp_hi, key_body, s, split_ref, touches_after
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint
 from fxverify.smt.terms import Term, and_, between, int_var, mod, not_
@@ -80,6 +84,19 @@ def _allocs_meeting(facts: Facts, fp: Footprint) -> list[tuple[int, int, int]]:
     return out
 
 
+def _tears_meeting(facts: Facts, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:
+    """``(edge, footprint)`` for every writing access of an edge other than ``u`` that some edge
+    cancels, in ``fp``'s space and meeting its ``[lo, hi)`` bounds."""
+    out = []
+    for e in facts.edges:
+        if e.eid != u and facts.cancellers.get(e.eid):
+            for acc in e.accesses():
+                g = acc.footprint
+                if acc.mode is not AccessMode.READ and g.space == fp.space and g.base < fp_hi(fp) and fp.base < fp_hi(g):
+                    out.append((e.eid, g))
+    return out
+
+
 def _fenced(facts: Facts, st: Statement, fences: tuple, w: int | None, u: int) -> set[int]:
     """The alloc edges the fence paths order outside: each path ends at write ``w`` (from the
     alloc) or starts at the read ``u`` (to the alloc); ``w`` is ``None`` for the ``init`` fences."""
@@ -113,6 +130,7 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
     ranges: list[tuple[int, int]] = []
     served: list[Term] = []
     allocs = _allocs_meeting(facts, fp)
+    tears = _tears_meeting(facts, fp, u)
     for x in ev.writes:
         if not st.fact(0 <= x.edge < len(facts.edges) and 0 <= x.pos < len(facts.edges[x.edge].accesses()),
                        f"no access {x.pos} of {facts.name(x.edge)}"):
@@ -125,7 +143,9 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
         facts.path(st, x.path, x.edge, u, f"write {facts.name(x.edge)} to read")
         ok = _fenced(facts, st, x.fences, x.edge, u)
         kills = [(lo, hi) for a, lo, hi in allocs if a not in ok]
+        kills += [r for t, g in tears if not ok & {t, *facts.cancellers[t]} for r in _runs(g)]
         stale = [and_(between(addr, lo, hi), s(x.edge) < f(a), s(a) < s(u)) for a, lo, hi in allocs]
+        stale += [and_(_member(g, addr), touches_after(t, facts.cancellers[t], s(x.edge)), s(t) < s(u)) for t, g in tears]
         for d in ew.defines():
             if d.space == fp.space:
                 ranges += _minus(_runs(d), kills)
@@ -133,7 +153,9 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
     spaces = {sp.name: sp for sp in facts.policy.spaces}
     ok = _fenced(facts, st, ev.fences, None, u)
     kills = [(lo, hi) for a, lo, hi in allocs if a not in ok]
+    kills += [r for t, g in tears if t not in ok for r in _runs(g)]
     stale = [and_(between(addr, lo, hi), s(a) < s(u)) for a, lo, hi in allocs]
+    stale += [and_(_member(g, addr), s(t) < s(u), *[s(t) < f(c) for c in facts.cancellers[t]]) for t, g in tears]
     for n in ev.inits:
         r, sp = facts.regions.get(n), spaces.get(n)
         if r is not None and r.init and r.space == fp.space:
@@ -149,6 +171,7 @@ def check_defined(facts: Facts, c: Certificate, ev: DefinedCover) -> Statement:
     st.need(gap is None, f"byte {gap:#x} of the read is in no listed write or `init` range" if gap is not None else "")
     st.edges.add(u)
     st.edges.update(a for a, _lo, _hi in allocs)
+    st.edges.update(y for t, _g in tears for y in (t, *facts.cancellers[t]))
     st.violation = and_(_member(fp, addr), *[not_(t) for t in served]) if served else _member(fp, addr)
     return st
 

@@ -9,14 +9,16 @@ flow) and no ``alloc`` of a region holding it starts before ``s(u)``, or among t
 write ``w`` that can serve ``u`` (``serves``) defines (``ir.Edge.defines``: a move defines only as
 many destination bytes as its chain emits) with ``f(w) <= s(u)`` and *in the same allocation*: no
 ``alloc`` ``a`` of a region holding the byte lies between them, ``s(w) < f(a)`` and ``s(a) < s(u)``
-(a reused block holds the previous request's bytes, not this one's). The writers a read lists
+(a reused block holds the previous request's bytes, not this one's), nor a cancelled write ``x``
+that may tear it, ``s(w) < e(x)`` and ``s(x) < s(u)`` (``covering_tears``). The writers a read lists
 are first the latest writes of its bytes before it (``recent_writers``), and only when those do
 not prove it every serving write whose bounding interval meets its own (``pairs.pairs_where``, a
 sweep per address space): a buffer that every layer reuses is not quadratic in the layers. The
 fast proof covers the read's footprint with the
 footprints of the writers HB-before it and the ``init`` ranges by exact interval and stride
 arithmetic (``first_gap``), each less the regions of the ``alloc``s HB does not order outside
-it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``). Without allocations that proof is
+it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``) and of the cancelled writes it
+does not (``Unwritten._tear_fence``). Without allocations and cancels that proof is
 also complete (every writer not HB-before ``u`` can finish after ``u`` starts in one schedule);
 with them the solver decides what it leaves.
 Emits no diagnostics itself (the pipeline reports refutations).
@@ -37,7 +39,7 @@ from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
-from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives
+from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives, touches, touches_after
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, between, int_var, not_, or_
@@ -267,6 +269,22 @@ def covering_allocs(ctx: Context, fp: Footprint) -> list[tuple[int, int, int]]:
     return sorted(out)
 
 
+def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:
+    """``(edge, footprint)`` for every writing access of a cancelled edge other than ``u`` whose
+    footprint lies in ``fp``'s space and meets its bounds: the writes that may stop halfway and
+    leave the bytes they touched torn (specs/obligations.md section 1, cancellation; FX-INIT-001).
+    Sorted by edge."""
+    out = []
+    for x in sorted(ctx.cancellers):
+        if x == u:
+            continue
+        for a in ctx.edge(x).accesses():
+            g = a.footprint
+            if a.mode is not AccessMode.READ and g.space == fp.space and g.lo < fp.hi and fp.lo < g.hi:
+                out.append((x, g))
+    return out
+
+
 def clip(fp: Footprint | tuple[int, int], kills: Sequence[tuple[int, int]]) -> list[Footprint | tuple[int, int]]:
     """The bytes of ``fp`` (a footprint, strided ones exactly, or an interval ``[lo, hi)``) outside
     every interval of ``kills``, as footprints and intervals (``first_gap`` pieces)."""
@@ -309,6 +327,7 @@ class Unwritten(Obligation):
         self.fp: Footprint = eu.accesses()[pos].footprint
         self.inits = init_meeting(ctx, self.fp)
         self.allocs = covering_allocs(ctx, self.fp)
+        self.tears = covering_tears(ctx, self.fp, u)
         # The latest writes of the read's bytes first (``recent_writers``): when they cover it,
         # the obligation is the stronger "these writes define every byte" and the older writes
         # of a reused buffer are never listed; else every serving write, as the solver needs.
@@ -318,7 +337,8 @@ class Unwritten(Obligation):
             self.ws, self._cover = writers(ctx).get((u, pos), []), None
         ids = sorted({w for w, _ in self.ws})
         related = tuple(Label(ctx.edge(w).span, f"`{ctx.edge(w).name}` writes here") for w in ids[:3])
-        rest = tuple(dict.fromkeys(a for a, _lo, _hi in self.allocs if a != u and a not in ids))
+        rest = [a for a, _lo, _hi in self.allocs] + [y for x, _g in self.tears for y in (x, *ctx.cancellers[x])]
+        rest = tuple(a for a in dict.fromkeys(rest) if a != u and a not in ids)
         super().__init__(ctx, (u, *ids, *rest), f"{self.code}:{eu.name}#{pos}", eu.span, related)
 
     def culprits(self) -> tuple[int, ...]:
@@ -331,12 +351,23 @@ class Unwritten(Obligation):
         return [(w, pw) for w, pw in self.ws if g.hb_before(w, u)]
 
     def _kills(self, w: int | None) -> list[tuple[int, int]]:
-        """The byte ranges an ``alloc`` may make stale between write ``w`` (``None``: the ``init``
-        contents, before the flow) and the read: those of every covering alloc that HB orders
-        neither before ``w`` nor after the read."""
+        """The byte ranges an ``alloc`` or a cancelled write may make stale between write ``w``
+        (``None``: the ``init`` contents, before the flow) and the read: those of every covering
+        alloc that HB orders neither before ``w`` nor after the read, and the bounds of every
+        torn write (``covering_tears``) whose fence ``_tear_fence`` does not find."""
         g, u = self.ctx.graph, self.edges[0]
-        return [(lo, hi) for a, lo, hi in self.allocs
-                if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
+        return [(lo, hi) for a, lo, hi in self.allocs if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))] \
+            + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
+
+    def _tear_fence(self, x: int, w: int | None) -> tuple[int, int] | None:
+        """An HB pair keeping cancelled write ``x`` from tearing what ``w`` (``None``: ``init``)
+        left for the read: ``x`` or a cancel of it before ``w``, or the read before ``x``."""
+        g, u = self.ctx.graph, self.edges[0]
+        if w is not None:
+            for y in (x, *self.ctx.cancellers[x]):
+                if g.hb_before(y, w):
+                    return y, w
+        return (u, x) if g.hb_before(u, x) else None
 
     def _pieces(self) -> list[Footprint | tuple[int, int]]:
         """The bytes defined before the read in every schedule (``first_gap`` pieces): the
@@ -366,11 +397,15 @@ class Unwritten(Obligation):
         u = self.edges[0]
         g = self.ctx.graph
         allocs = list(dict.fromkeys(a for a, _lo, _hi in self.allocs))
-        before = tuple(WriteBefore(w, pw, self.path(w, u), tuple(
-            self.path(a, w) if g.hb_before(a, w) else self.path(u, a)
-            for a in allocs if g.hb_before(a, w) or g.hb_before(u, a)))
-            for w, pw in self._before())
-        fenced = tuple(self.path(u, a) for a in allocs if g.hb_before(u, a))
+        tears = list(dict.fromkeys(x for x, _g in self.tears))
+
+        def fences(w: int | None) -> tuple:
+            out = [self.path(a, w) if w is not None and g.hb_before(a, w) else self.path(u, a)
+                   for a in allocs if (w is not None and g.hb_before(a, w)) or g.hb_before(u, a)]
+            return tuple(out + [self.path(*pair) for pair in map(lambda x: self._tear_fence(x, w), tears) if pair])
+
+        before = tuple(WriteBefore(w, pw, self.path(w, u), fences(w)) for w, pw in self._before())
+        fenced = fences(None)
         return DefinedCover(self.pos, before, tuple(n for _lo, _hi, n in self.inits), fenced)
 
     def encode(self) -> Query:
@@ -380,13 +415,17 @@ class Unwritten(Obligation):
         self._probes = (addr, ku)
         cons = _schedule_among(self.ctx.graph, self.edges)
         cons.append(("read_byte", mu))
+        cancels = self.ctx.cancellers
         for i, (lo, hi, _name) in enumerate(self.inits):
             stale = [and_(between(addr, alo, ahi), start(a) < start(u)) for a, alo, ahi in self.allocs]
+            stale += [and_(contains(g, addr), touches(x, cancels[x]), start(x) < start(u)) for x, g in self.tears]
             cons.append((f"not_init_{i}", or_(not_(between(addr, lo, hi)), *stale)))
         for w, pw in self.ws:
             written = or_(*[contains(fw, addr) for fw in self.ctx.edge(w).defines()])
             stale = [and_(between(addr, alo, ahi), start(w) < finish(a), start(a) < start(u))
                      for a, alo, ahi in self.allocs]
+            stale += [and_(contains(g, addr), touches_after(x, cancels[x], start(w)), start(x) < start(u))
+                      for x, g in self.tears if x != w]
             cons.append((f"not_written_by_{w}_{pw}", or_(not_(written), not_(finish(w) <= start(u)), *stale)))
         header = self.header() + tuple(f"init {i} = {name} [{lo:#x}, {hi:#x})" for i, (lo, hi, name) in enumerate(self.inits))
         return Query(self.key, tuple(cons), minimize=(addr, ku, *time_objectives(self.edges)), header=header)
@@ -415,6 +454,13 @@ class Unwritten(Obligation):
             x, a = stale
             return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes in its allocation: "
                     f"{'it was loaded before the flow,' if x is None else f'`{self.name(x)}` wrote it'} before `{self.name(a)}` allocated it again")
+        torn = self._torn(w)
+        if torn is not None:
+            x, t = torn
+            c = self.ctx.cancellers[t][0]
+            return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which `{self.name(t)}` may have left "
+                    f"half-written after {'it was loaded before the flow' if x is None else f'`{self.name(x)}` wrote it'}: "
+                    f"`{self.name(c)}` cancels `{self.name(t)}`, and a cancelled transfer may stop halfway")
         cancelled = [e for e in self.ctx.policy.edges if e.eid != u and self.ctx.cancellers.get(e.eid) and w.address is not None
                      and any(fp.space == self.fp.space and fp.contains(w.address) for fp in e.defines())]
         if cancelled:
@@ -425,6 +471,27 @@ class Unwritten(Obligation):
             return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it: "
                     f"`{x.name}` writes it, but `{self.name(c)}` cancels it, and a cancelled transfer may stop halfway")
         return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it")
+
+    def _torn(self, w: Witness) -> tuple[int | None, int] | None:
+        """``(writer, cancelled write)`` when the witness shows the byte written (``None``:
+        ``init``), then torn by a cancelled write before the read started; else ``None``."""
+        sch, u, addr = w.schedule, self.edges[0], w.address
+        if addr is None or u not in sch:
+            return None
+        cancels = self.ctx.cancellers
+
+        def end(t: int) -> int:  # the end of t's touch interval in the witness
+            return min([sch[t][1]] + [sch[c][1] for c in cancels[t] if c in sch])
+
+        hits = [t for t, g in self.tears if g.contains(addr) and t in sch and sch[t][0] < min(end(t), sch[u][0])]
+        for x, _px in self.ws:
+            if x in sch and sch[x][1] <= sch[u][0] and any(fp.contains(addr) for fp in self.ctx.edge(x).defines()):
+                late = [t for t in hits if t != x and sch[x][0] < end(t)]
+                if late:
+                    return x, late[0]
+        if hits and any(lo <= addr < hi for lo, hi, _n in self.inits):
+            return None, hits[0]
+        return None
 
     def _stale(self, w: Witness) -> tuple[int | None, int] | None:
         """``(writer, alloc)`` when the witness shows the byte written (``None``: ``init``) but made

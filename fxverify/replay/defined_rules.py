@@ -7,7 +7,11 @@ allocation*: a byte of a region that an ``alloc`` edge ``a`` gives out again is 
 when ``a`` lies between the write and the read, ``s(w) < f(a)`` and ``s(a) < s(u)`` (an ``alloc``
 that overlaps either end counts), and the ``init`` contents hold only until an ``alloc`` of the
 byte's region starts before ``s(u)``: a reused block holds the previous allocation's data, which
-this request never wrote. Defined bytes
+this request never wrote. A cancelled write ``x`` (another edge) tears the bytes of its writing
+footprints the same way: it may stop halfway, so a byte it may touch after the serving write
+starts, ``s(w) < e(x)`` with ``s(x) < s(u)``, holds part of its data and is not the serving
+write's (for ``init``: any touch that starts before ``s(u)``); ``e(x)`` is the end of its touch
+interval (specs/obligations.md section 1, cancellation). Defined bytes
 are kept as sorted disjoint intervals (``ByteSet``), never byte by byte: regions can be GiB.
 Written from the execution model (BRIEF section 2, specs/obligations.md "Def-before-use"), not
 from the SMT encoding. Emits no diagnostics.
@@ -70,7 +74,12 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
             # (start, finish, [lo, hi)) of every alloc of a region of this space in the schedule
             allocs = [(sched[x][0], sched[x][1], r.base, r.base + r.size) for x in ids for al in E[x].allocs
                       for r in [P.region(al.region)] if r.space == fp.space]
-            before_flow = [(lo, hi) for sa, _fa, lo, hi in allocs if sa < su]
+            # (start, end of touch, [lo, hi)) of every element of a write some edge cancels
+            tears = [(tx[0], tx[1], lo, hi) for x in ids if x != u and w.cancelled(x)
+                     for tx in [w.touch(x, sched)] if tx[0] < tx[1]
+                     for a_x in E[x].accesses() if a_x.mode is not AccessMode.READ and a_x.footprint.space == fp.space
+                     for lo, hi in elements(a_x.footprint, fp.lo, fp.hi)]
+            before_flow = [(lo, hi) for sa, _fa, lo, hi in allocs + tears if sa < su]
             have = ByteSet()
             for sp in P.spaces:
                 if sp.init and sp.name == fp.space:
@@ -84,7 +93,7 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 sx, fx = sched[x]
                 # A cancelled write may stop halfway: it defines no byte.
                 if x != u and fx <= su and not w.cancelled(x):
-                    stale = [(lo, hi) for sa, fa, lo, hi in allocs if sx < fa and sa < su]
+                    stale = [(lo, hi) for sa, fa, lo, hi in allocs + tears if sx < fa and sa < su]
                     for d in E[x].defines():
                         if d.space == fp.space:
                             for lo, hi in elements(d, fp.lo, fp.hi):

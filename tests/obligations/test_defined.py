@@ -248,3 +248,46 @@ def test_clip_removes_stale_ranges_from_strided_footprints() -> None:
         assert inside == covered, hex(x)
     assert clip((0x0, 0x80), [(0x10, 0x20), (0x18, 0x30)]) == [(0x0, 0x10), (0x30, 0x80)]
     assert first_gap(t, clip(t, [])) is None
+
+
+# ---- cancelled writes tear the bytes they may touch -------------------------------------------
+
+
+def _torn(*tail):
+    """`fill` defines `a`; `reload` (a move into `a`) is cancelled by `abort`; then ``tail``."""
+    from fxverify.ir import Cancel
+
+    return policy(write("fill", fp(A, 0x0, 0x40)), move("reload", fp(B, 0x100, 0x40), fp(A, 0x0, 0x40), after=("fill",)),
+                  edge("abort", "cancel", after=("fill",), cancels=(Cancel("reload"),)), *tail, regions=_init("b"))
+
+
+def test_a_cancelled_overwrite_leaves_the_bytes_torn() -> None:
+    pol = _torn(read("hit", fp(A, 0x0, 0x40), after=("abort",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:hit#0")
+    assert ob.prove_fast() is None and {1, 2} <= set(ob.edges)
+    w = refute(ob)
+    assert "may have left half-written after `fill` wrote it" in ob.message(w)
+    assert replay(pol, ob, w) is not None
+
+
+def test_a_refill_after_the_cancel_defines_the_bytes_and_the_certificate_fences_the_tear() -> None:
+    pol = _torn(write("refill", fp(A, 0x0, 0x40), after=("abort",)), read("hit", fp(A, 0x0, 0x40), after=("refill",)))
+    ob = the(ordering, pol, Unwritten, "FX-INIT-001:hit#0")
+    assert ob.prove_fast() == "hb-cover"
+    assert_solver_proves(ob)
+    cert, facts = ob.certificate(), Facts(pol)
+    assert statement(facts, _claim(ob), cert).derived == []
+    # without the fence of the cancel before `refill`, the checker counts none of its bytes
+    ev = cert.evidence
+    bare = replace(ev, writes=tuple(replace(x, fences=()) for x in ev.writes))
+    assert statement(facts, _claim(ob), Certificate(cert.key, cert.code, cert.method, cert.edges, bare)).derived
+
+
+def test_a_cancel_before_the_overwrite_starts_or_a_read_before_it_tears_nothing() -> None:
+    # the read finishes before the cancelled transfer starts: it saw `fill`'s bytes
+    early = _torn(read("hit", fp(A, 0x0, 0x40), after=("fill",)))
+    early = replace(early, edges=tuple(replace(e, after=e.after + ("hit",)) if e.name in ("reload", "abort") else e
+                                       for e in early.edges))
+    ob = the(ordering, early, Unwritten, "FX-INIT-001:hit#0")
+    assert ob.prove_fast() == "hb-cover"
+    assert statement(Facts(early), _claim(ob), ob.certificate()).derived == []
