@@ -90,7 +90,8 @@ def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int
 class PolicyGraph:
     """Fabric and HB graphs of one policy, with memoised queries.
 
-    Complexity: building is O(edges + after-references). The first HB query builds an exact
+    Complexity: the first HB read builds adjacency lists, ranks and acyclicity in O(edges +
+    after-references); the first HB query builds an exact
     reachability index once (``_reach_index``: interval labels of a depth-first post-order);
     ``hb_before`` is then one bisection, and ``hb_path`` walks straight to its target, choosing at
     each step a successor the index says still reaches it.
@@ -110,8 +111,7 @@ class PolicyGraph:
         self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
-    #: The attributes ``_order`` sets, built together on the first read of any of them.
-    _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})
+    _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})  #: set together by ``_order``
 
     def __getattr__(self, name: str):  # noqa: ANN204 - the attribute's own type
         # Called only when ``name`` is not set: after ``_order`` the attributes are plain ones,

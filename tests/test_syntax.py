@@ -13,6 +13,8 @@ from fxverify.diagnostics.codes import REGISTRY
 from fxverify.syntax.parse import decode_text, parse, parser, scan_comments
 from fxverify.syntax.to_ast import to_ast
 
+from tests.conftest import ROOT
+
 # A policy that uses every construct of the language at least once.
 RICH = r'''
 policy "rich \"quoted\" name"   # comment after a string
@@ -322,3 +324,26 @@ def _doc_blocks() -> list[str]:
 @pytest.mark.parametrize("block", _doc_blocks() or [pytest.param("", marks=pytest.mark.skip)])
 def test_language_reference_examples_parse(block: str) -> None:
     _module(block)
+
+
+def test_a_parser_loaded_from_its_kept_tables_parses_as_a_built_one(tmp_path, monkeypatch) -> None:
+    """The parser's LALR tables are kept between runs (``parse._tables``): a parser loaded from
+    them gives the same AST, spans and syntax errors as one built from the grammar."""
+    from fxverify.syntax import parse as parse_module
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    good = (ROOT / "corpus/ordering/ok/grad-bucket-all-producers.fx").read_text()
+    bad = good.replace("after bw_main", "after after bw_main")
+
+    def results():
+        tree, _ = parse(good, "p.fx")
+        _, errors = parse(bad, "p.fx")
+        return to_ast(tree, "p.fx", good), [(d.code, d.message, d.primary) for d in errors]
+
+    parse_module.parser.cache_clear()
+    built = results()
+    assert list((tmp_path / "fxverify" / "grammar").glob("parser.lark-tables"))
+    parse_module.parser.cache_clear()
+    loaded = results()
+    parse_module.parser.cache_clear()
+    assert loaded == built and built[1]

@@ -167,6 +167,7 @@ class ResultCache:
         except (OSError, TypeError, KeyError, ValueError, IndexError, UnicodeDecodeError):
             return None
         result.from_cache = True
+        result.reused = ()  # what the stored run took from the families level is not this run's
         return result
 
     def put_policy(self, key: str, result: CheckResult) -> None:
