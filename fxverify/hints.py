@@ -189,7 +189,8 @@ class Verifier:
     def reads_later_data(self, edited: Policy, graph: PolicyGraph | None = None) -> bool:
         """True when, in ``edited``, a read of an edge the edit changed reads bytes from a write
         declared after that read which did not reach it in the policy as written, while some
-        write did reach it there (``reaching_writes``). Such an edit trades a race for reading the
+        write did reach it there (``reaching_writes``), or no longer from any write that reached
+        it there (``step after zero`` reads the zeroed gradients, not their sum). Such an edit trades a race for reading the
         next iteration's data (``send0 after send1``: the send of the first buffer then sends the
         refill it raced with), which changes what the flow means; the other order of the same two
         edges (the refill after the send) keeps it. ``graph``: ``edited``'s, when the caller has
@@ -206,9 +207,11 @@ class Verifier:
             now = reaching_writes(edited, graph, e.eid)
             for pos, writers in now.items():
                 before = {self.policy.edges[w].name for w in was.get(pos, ())}
-                if before and any(order.get(edited.edges[w].name, -1) > order[e.name]
-                                  for w in writers if edited.edges[w].name not in before):
+                now_names = {edited.edges[w].name for w in writers}
+                if before and any(order.get(name, -1) > order[e.name] for name in now_names - before):
                     return True
+                if before and now_names and not before & now_names:
+                    return True  # every write it read from is overwritten first: other data
         return False
 
     def unproved(self, options: tuple[Option, ...]) -> dict[str, tuple[str, frozenset[str]]] | None:

@@ -391,6 +391,38 @@ def test_a_hint_never_makes_a_read_read_a_later_writes_data(tmp_path: Path) -> N
     assert not unordered.reads_later_data(After("send0", ("fill1",)).apply(bare))  # type: ignore[arg-type]
 
 
+_ZERO_GRAD = """policy "zero-grad-before-step"
+fabric {
+  device gpu0: gpu hooks [launch]
+}
+space hbm0 on gpu0 size 80 GiB
+region g[i in 0..4] in hbm0 at i * 1 MiB size 1 MiB owner gpu0 dtype fp32 init
+region acc in hbm0 at 0x100_0000 size 1 MiB owner gpu0 dtype fp32 init
+region w in hbm0 at 0x200_0000 size 1 MiB owner gpu0 dtype fp32 init
+flow train {
+  for i in 0..4 {
+    edge mb[i]: reduce(sum) g[i] -> acc by gpu0.launch stream main
+  }
+  edge zero: write acc by gpu0.launch stream main
+  edge step: move acc -> w by gpu0.launch stream opt after mb[*]
+}
+"""
+
+
+def test_a_hint_never_makes_a_read_lose_every_write_it_read(tmp_path: Path) -> None:
+    """Gradients zeroed for the next step before the optimizer read their sum (a fresh incident
+    writer's case): `step` after `zero` ends the race, but `step` then reads the zeros, not the
+    sum of `mb[*]`; the fix shown makes the zeroing wait for the step."""
+    r = _check(tmp_path, _ZERO_GRAD)
+    h = _help(r, "FX-ORD-002")
+    assert h.startswith("add `after step` to `zero`") and h.endswith(VERIFIED), h
+    pol = r.policy
+    assert pol is not None
+    v = hints.Verifier(pol, set(), _recheck)
+    assert v.reads_later_data(After("step", ("zero",)).apply(pol))  # type: ignore[arg-type]
+    assert not v.reads_later_data(After("zero", ("step",)).apply(pol))  # type: ignore[arg-type]
+
+
 def test_a_cycle_gets_a_fix_that_lets_the_hidden_obligations_be_checked(tmp_path: Path) -> None:
     """With a happens-before cycle no other obligation is checked, so dropping the `after` that
     closes it brings the race the cycle hid to light: that is no new finding. The fix is shown,
