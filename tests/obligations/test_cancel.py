@@ -248,7 +248,9 @@ def test_a_cancelled_write_defines_nothing() -> None:
     pol = policy(write("fill", whole(B)), move("pull", whole(B), A_LO, after=("fill",)), cancel("stop", "pull"),
                  read("use", A_LO, after=("pull", "stop")))
     ob = the(defined, pol, Unwritten, "FX-INIT-001:use#0")
-    assert ob.edges == (3,)  # the cancelled move serves no read
+    # the cancelled move serves no read: it and its cancel are primaries only as a write that may
+    # tear the bytes (FX-INIT-001, torn bytes), and no writer is listed
+    assert ob.edges == (3, 1, 2) and ob.ws == []
     w = refute(ob)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.INIT_001
