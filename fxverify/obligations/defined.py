@@ -402,7 +402,8 @@ class Unwritten(Obligation):
         def fences(w: int | None) -> tuple:
             out = [self.path(a, w) if w is not None and g.hb_before(a, w) else self.path(u, a)
                    for a in allocs if (w is not None and g.hb_before(a, w)) or g.hb_before(u, a)]
-            return tuple(out + [self.path(*pair) for pair in map(lambda x: self._tear_fence(x, w), tears) if pair])
+            pairs = [self._tear_fence(x, w) for x in tears]
+            return tuple(out + [self.path(*pair) for pair in pairs if pair])
 
         before = tuple(WriteBefore(w, pw, self.path(w, u), fences(w)) for w, pw in self._before())
         fenced = fences(None)
@@ -449,12 +450,12 @@ class Unwritten(Obligation):
         where = f"`{w.values['region']}`" if "region" in w.values else f"space `{self.fp.space}`"
         elem = f", {w.values['dtype']} element {w.values['element']}" if "element" in w.values else ""
         what = "reduces into" if self.ctx.edge(u).accesses()[self.pos].mode is AccessMode.REDUCE else "reads"
-        stale = self._stale(w)
+        stale = self._spoiled(w, tears=False)
         if stale is not None:
             x, a = stale
             return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes in its allocation: "
                     f"{'it was loaded before the flow,' if x is None else f'`{self.name(x)}` wrote it'} before `{self.name(a)}` allocated it again")
-        torn = self._torn(w)
+        torn = self._spoiled(w, tears=True)
         if torn is not None:
             x, t = torn
             c = self.ctx.cancellers[t][0]
@@ -472,37 +473,23 @@ class Unwritten(Obligation):
                     f"`{x.name}` writes it, but `{self.name(c)}` cancels it, and a cancelled transfer may stop halfway")
         return (f"`{self.name(u)}` {what} byte {w.address:#x} of {where}{elem}, which no edge writes before it")
 
-    def _torn(self, w: Witness) -> tuple[int | None, int] | None:
-        """``(writer, cancelled write)`` when the witness shows the byte written (``None``:
-        ``init``), then torn by a cancelled write before the read started; else ``None``."""
+    def _spoiled(self, w: Witness, tears: bool) -> tuple[int | None, int] | None:
+        """``(writer, spoiler)`` when the witness shows the byte written (``None``: ``init``) and
+        then made stale before the read started: by an ``alloc`` running after the write started
+        (``tears`` false), or by a cancelled write touching it after then (``tears`` true); else
+        ``None``."""
         sch, u, addr = w.schedule, self.edges[0], w.address
         if addr is None or u not in sch:
             return None
-        cancels = self.ctx.cancellers
-
-        def end(t: int) -> int:  # the end of t's touch interval in the witness
-            return min([sch[t][1]] + [sch[c][1] for c in cancels[t] if c in sch])
-
-        hits = [t for t, g in self.tears if g.contains(addr) and t in sch and sch[t][0] < min(end(t), sch[u][0])]
+        if tears:  # a cancelled write spoils until its touch interval ends
+            spans = {t: (sch[t][0], min([sch[t][1]] + [sch[c][1] for c in self.ctx.cancellers[t] if c in sch]))
+                     for t, g in self.tears if g.contains(addr) and t in sch}
+        else:
+            spans = {a: sch[a] for a, lo, hi in self.allocs if lo <= addr < hi and a in sch}
+        hits = [k for k, (sk, ek) in spans.items() if sk < sch[u][0] and (not tears or sk < ek)]
         for x, _px in self.ws:
             if x in sch and sch[x][1] <= sch[u][0] and any(fp.contains(addr) for fp in self.ctx.edge(x).defines()):
-                late = [t for t in hits if t != x and sch[x][0] < end(t)]
-                if late:
-                    return x, late[0]
-        if hits and any(lo <= addr < hi for lo, hi, _n in self.inits):
-            return None, hits[0]
-        return None
-
-    def _stale(self, w: Witness) -> tuple[int | None, int] | None:
-        """``(writer, alloc)`` when the witness shows the byte written (``None``: ``init``) but made
-        stale by ``alloc`` between the write and the read; ``None`` otherwise."""
-        sch, u, addr = w.schedule, self.edges[0], w.address
-        if addr is None or u not in sch:
-            return None
-        hits = [a for a, lo, hi in self.allocs if lo <= addr < hi and a in sch and sch[a][0] < sch[u][0]]
-        for x, _px in self.ws:
-            if x in sch and sch[x][1] <= sch[u][0] and any(fp.contains(addr) for fp in self.ctx.edge(x).defines()):
-                late = [a for a in hits if sch[x][0] < sch[a][1]]
+                late = [k for k in hits if k != x and sch[x][0] < spans[k][1]]
                 if late:
                     return x, late[0]
         if hits and any(lo <= addr < hi for lo, hi, _n in self.inits):
@@ -525,7 +512,7 @@ class Unwritten(Obligation):
             return hint()
         defining = [x for x, _px in self.ws if any(fp.contains(w.address) for fp in self.ctx.edge(x).defines())]
         swaps = [Swap(self.name(u), self.name(x)) for x in dict.fromkeys(defining) if self.name(u) in self.ctx.edge(x).after]
-        if self._stale(w) is not None:
+        if self._spoiled(w, tears=False) is not None:
             return hint(*swaps)
         late = [x for x in defining if not g.hb_before(x, u) and not g.hb_before(u, x)]
         if late:
