@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from fxverify.diagnostics.suppress import Suppression
 from fxverify.source import NO_SPAN, Span
@@ -551,6 +552,10 @@ class Policy:
     suppressions: tuple[Suppression, ...] = ()
     span: Span = NO_SPAN
     rlimit: int | None = None
+    #: the families as written (``fxverify.shapes.Shapes``), for the parametric prover; not an
+    #: input of any verdict: ``Shapes.of`` gives them only while ``edges``/``regions`` are the
+    #: tuples they were built with
+    shapes: Any = field(default=None, compare=False, repr=False)
     _index: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

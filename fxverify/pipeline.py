@@ -14,6 +14,7 @@ counterexample does not replay or a certificate is missing or rejected, and (thr
 from __future__ import annotations
 
 import time
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
@@ -28,7 +29,8 @@ from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.obligations.families import obligations as family_obligations
 from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context, Obligation, ProvedTogether
+from fxverify.obligations.parametric import Parametric
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
@@ -87,7 +89,9 @@ class CheckOptions:
     of every fast proof (``fxverify.certify``); ``verify_hints`` applies each refutation's hint and
     checks the policy again before showing it (``fxverify.hints``); ``skip_codes`` are codes whose
     obligations are not generated (``--ignore``/``--select``: ``gate.rules``), and whose unused
-    suppressions are then not reported either."""
+    suppressions are then not reported either; ``parametric`` lets the parametric prover discharge
+    an obligation once for a whole edge family (``obligations.parametric``; off, or with ``prune``
+    off, every instance is discharged on its own: the same verdicts, other methods)."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -96,6 +100,7 @@ class CheckOptions:
     certify: str | None = None
     verify_hints: bool = True
     skip_codes: frozenset[str] = frozenset()
+    parametric: bool = True
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -153,7 +158,7 @@ def check(path: str, options: CheckOptions = CheckOptions(), *, backend: Backend
         if own:
             solver.close()
     result.outcomes, result.refutations, result.solver_calls = found.outcomes, found.refutations, found.solver_calls
-    result.hints, result.reused = found.hints, found.reused
+    result.hints, result.reused, result.parametric = found.hints, found.reused, found.parametric
     result.certified, result.certify_rejected = found.certified, found.certify_rejected
     result.diagnostics = conclude(result.diagnostics + found.diagnostics, PolicyFacts.of(policy), sources, options)
     result.seconds = time.perf_counter() - t0
@@ -224,6 +229,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     # runs and the discharge phase learns its total when the stream ends.
     on_family = None if progress is None else (lambda _family: progress.advance(1))
     ctx, obligations = stream(policy, on_family)
+    ctx.parametric = prover = parametric_prover(policy, options, backend) if keep is None else None
     if families is not None and keep is None and not options.dump_smt and not options.certify:
         digests = family_digests(policy)
         ran: list[tuple[Family, int, int]] = []
@@ -242,12 +248,26 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         if progress is not None:
             progress.phase("hints", len(firsts))
         verify_hints(policy, options, firsts, found.result, None if progress is None else lambda: progress.advance(1))
+    if prover is not None:
+        found.result.parametric = prover.summary()
     return found.result
+
+
+def parametric_prover(policy: Policy, options: CheckOptions, backend: Backend) -> Parametric | None:
+    """The parametric prover (``obligations.parametric``) a check of ``policy`` with ``options``
+    uses, deciding its queries with ``backend``; ``None`` when the options rule it out: off
+    (``parametric``), without fast proofs (``--no-prune`` sends every obligation to the solver),
+    with ``--dump-smt`` or ``--certify`` (each obligation needs its own query or certificate), or
+    with every code it covers skipped."""
+    if not options.parametric or not options.prune or options.dump_smt or options.certify \
+            or str(codes.ALIAS_003) in options.skip_codes:
+        return None
+    return Parametric(policy, backend)
 
 
 def _reusing(ctx: Context, options: CheckOptions, store: FamilyStore, digests: Mapping[Family, str],
              ran: list[tuple[Family, int, int]], reused: list[Family],
-             on_family: Callable[[Family], None] | None) -> Iterator[Obligation | ProvedRun]:
+             on_family: Callable[[Family], None] | None) -> Iterator[Obligation | ProvedRun | ProvedTogether]:
     """``stream``'s obligations (``kept`` of ``options``), family by family, with each family
     ``store`` holds proofs for under its digest given as those proofs instead (one ``ProvedRun``,
     its name appended to ``reused``); each family generated here is appended to ``ran`` with the
@@ -264,19 +284,19 @@ def _reusing(ctx: Context, options: CheckOptions, store: FamilyStore, digests: M
             continue
         lo = at
         for ob in kept(family_obligations(ctx, (family,), on_family), options):
-            at += 1
+            at += len(ob) if isinstance(ob, ProvedTogether) else 1
             yield ob
         ran.append((family, lo, at))
 
 
-def kept(obligations: Iterable[Obligation], options: CheckOptions) -> Iterator[Obligation]:
+def kept(obligations: Iterable[Obligation | ProvedTogether], options: CheckOptions) -> Iterator[Obligation | ProvedTogether]:
     """The obligations whose codes ``options.skip_codes`` does not leave out, in order, lazily."""
     if not options.skip_codes:
         return iter(obligations)
     return (ob for ob in obligations if ob.code not in options.skip_codes)
 
 
-def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun], options: CheckOptions, backend: Backend,
+def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun | ProvedTogether], options: CheckOptions, backend: Backend,
                           progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
@@ -285,7 +305,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     held); the outcomes come in its order, kept compactly (``result.OutcomeLog``), and the
     refutations' findings are returned beside them. A ``ProvedRun`` among them (proofs a
     ``FamilyStore`` kept) adds its outcomes in its place, and its solver proofs to
-    ``solver_calls``. Raises as ``discharge``."""
+    ``solver_calls``; so does a ``ProvedTogether`` (a parametric proof), one proof per key. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:
@@ -317,6 +337,10 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             outcomes.extend(ob)
             count += len(ob)
             result.solver_calls += ob.solver_proofs()
+            continue
+        if isinstance(ob, ProvedTogether):
+            outcomes.extend(ProvedRun(ob.keys, ((str(ob.code), ob.method),), array("I", [0]) * len(ob)))
+            count += len(ob)
             continue
         count += 1
         method = ob.prove_fast() if options.prune else None

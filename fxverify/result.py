@@ -267,6 +267,10 @@ class CheckResult:
     ``reused`` names the obligation families whose proofs came from the result cache's family
     level, unchanged inputs (``pipeline.FamilyStore``); their outcomes are in ``outcomes`` as if
     discharged.
+    ``parametric`` holds, per edge declaration and obligation the parametric prover took up
+    (``obligations.parametric.Report``): the family, the declaration's ``file:line:col``, the code,
+    the footprint position, the instances, and why it fell back to them ("" when it proved the
+    obligation for every index value); empty when the prover did not run.
     """
 
     path: str
@@ -286,6 +290,7 @@ class CheckResult:
     certify_rejected: int = 0
     hints: dict[str, HintCheck] = field(default_factory=dict)
     reused: tuple[str, ...] = ()
+    parametric: tuple[tuple[str, str, str, int, int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:

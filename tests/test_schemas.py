@@ -70,13 +70,16 @@ def test_json_reports_follow_the_report_schema(tmp_path: Path, at_root) -> None:
     bad = tmp_path / "typo.fx"
     bad.write_text('policy "t"\nfabric { device gpu0: gpu hooks [launch] }\nspace s on gpu1 size 1 MiB\n')
     runs.append((str(bad), RACE))
-    seen = set()
+    runs.append(("corpus/ordering/ok/notify-after-batch.fx", "--stats"))  # parametric proofs
+    seen, in_results = set(), set()
     for args in runs:
         _, out = fx("check", *args, "--format", "json", "--no-cache")
         doc = json.loads(out)
         validate(doc, "report")
         seen |= set(doc)
+        in_results |= {k for r in doc["results"] for k, v in r.items() if v}
     assert {"stats", "skipped_rules", "soft_fail"} <= seen
+    assert {"parametric", "cache", "certificates"} <= in_results
 
 
 #: Refutations whose traces show every event kind a trace can hold beyond start and end.

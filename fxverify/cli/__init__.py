@@ -109,6 +109,9 @@ def check(
     dump_smt: Optional[Path] = typer.Option(None, "--dump-smt", help="Write every obligation as SMT-LIB2 into DIR."),
     no_prune: bool = typer.Option(False, "--no-prune", metavar="", envvar=_env("no-prune"),
                                   help="Send every obligation to the solver (no graph or interval proofs)."),
+    no_parametric: bool = typer.Option(False, "--no-parametric", metavar="", envvar=_env("no-parametric"),
+                                       help="Discharge every instance of an edge family on its own (no proofs for all "
+                                            "index values at once; the same verdicts)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
     rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
                                help="Solver resource limit per query (deterministic effort)."),
@@ -178,7 +181,7 @@ def check(
         raise _stop(codes.USE_005, f"`--certify {certify}` is not a mode; use `--certify` or `--certify smt`",
                     "write the mode right after `--certify`, or put `--certify` after the paths")
     # Settings the command line and the environment left at their defaults come from the file.
-    given = dict(no_prune=no_prune, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
+    given = dict(no_prune=no_prune, no_parametric=no_parametric, solver=solver.value, rlimit=rlimit, timeout=timeout, seed=seed,
                  fail_on=fail_on.value, unknown=unknown.value, exit_zero=exit_zero, select=list(select),
                  ignore=list(ignore), baseline=opt(baseline), cache_dir=opt(cache_dir), no_cache=no_cache, jobs=jobs,
                  executor=executor, quiet=quiet, color=color.value, exclude=list(exclude), junit_per_obligation=junit_per_obligation)
@@ -204,7 +207,7 @@ def check(
         paths=tuple(str(p) for p in paths),
         check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
                                                                           timeout_ms=s["timeout"], solver=s["solver"]),
-                           certify=certify, skip_codes=skip),
+                           certify=certify, skip_codes=skip, parametric=not s["no_parametric"]),
         gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),

@@ -217,6 +217,8 @@ def _checker(options: CheckOptions) -> tuple[str, ...]:
         opts += f" certify={options.certify}"  # only when asked: the keys of plain checks stay as they were
     if options.skip_codes:
         opts += f" skip={','.join(sorted(options.skip_codes))}"
+    if not options.parametric:
+        opts += " parametric=off"  # the same verdicts, other methods in the counts
     return opts, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint()
 
 

@@ -74,6 +74,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("cache-dir", "cache_dir", str, path=True),
     Setting("no-cache", "no_cache", bool),
     Setting("no-prune", "no_prune", bool),
+    Setting("no-parametric", "no_parametric", bool),
     Setting("quiet", "quiet", bool),
     Setting("color", "color", str, ("auto", "always", "never")),
     Setting("junit-per-obligation", "junit_per_obligation", bool),

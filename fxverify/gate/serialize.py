@@ -116,7 +116,8 @@ def result_to_record(r: CheckResult) -> dict[str, Any]:
             "refutations": [[x.key, x.code, list(x.edges), _witness(x.witness)] for x in r.refutations],
             "hints": {k: [c.status, [to_record(o) for o in c.shown], c.tried] for k, c in r.hints.items()},
             **({"certified": [r.certified, r.certify_rejected]} if r.certified is not None else {}),
-            **({"reused": list(r.reused)} if r.reused else {})}
+            **({"reused": list(r.reused)} if r.reused else {}),
+            **({"parametric": [list(x) for x in r.parametric]} if r.parametric else {})}
 
 
 class _Outcomes(Sequence):
@@ -167,4 +168,6 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
                        solver_calls=int(v["solver_calls"]), name=v["name"], tally=counts,
                        certified=None if certified is None else int(certified[0]),
                        certify_rejected=0 if certified is None else int(certified[1]), hints=hints,
-                       reused=tuple(str(f) for f in v.get("reused", ())))
+                       reused=tuple(str(f) for f in v.get("reused", ())),
+                       parametric=tuple((str(f), str(at), str(c), int(pos), int(n), str(why))
+                                        for f, at, c, pos, n, why in v.get("parametric", ())))

@@ -46,7 +46,7 @@ from fxverify.ir import Policy
 from fxverify.obligations.base import Context
 from fxverify.obligations.families import obligations, stage_obligations, stages
 from fxverify.pipeline import (CheckOptions, PolicyFacts, conclude, discharge_obligations, effective_solver,
-                               first_findings, kept, verify_hints)
+                               first_findings, kept, parametric_prover, verify_hints)
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot
 from fxverify.result import CheckResult, HintCheck, Outcome
@@ -225,13 +225,17 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
     # the others' diagnostics are grouped away). Below, verifying one re-checks the whole policy,
     # which the gate does once it has them all.
     here = options.verify_hints and len(policy.edges) > hints.MAX_EDGES
+    ctx.parametric = prover = parametric_prover(policy, options, backend)  # this shard's: its own backend
     try:
         found = discharge_obligations(policy, kept(stage_obligations(ctx, shard.family, shard.stage), options),
                                       options, backend)
         if here and found.findings:
             verify_hints(policy, options, found.findings, found.result)
     finally:
+        ctx.parametric = None
         backend.close()
+    if prover is not None:
+        found.result.parametric = prover.summary()
     sent = tuple((f.ob.key, f.shown) for f in found.findings) if options.verify_hints else ()
     return ShardOutcome(shard, record=result_to_record(found.result), findings=sent, verified=here,
                         stats=stats)
@@ -311,7 +315,8 @@ def _merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snaps
     merged = CheckResult(path, None, sources, outcomes=outcomes, name=head.facts.name, tally=ordered,
                          diagnostics=[d for _i, d in sorted(found, key=_first)] + [d for _i, d in sorted(rejected, key=_first)],
                          refutations=[x for _i, x in sorted(((where(o, x.key), x) for o, r in shards for x in r.refutations), key=_first)],
-                         solver_calls=sum(r.solver_calls for r in results))
+                         solver_calls=sum(r.solver_calls for r in results),
+                         parametric=tuple(x for r in results for x in r.parametric))
     if options.certify:
         merged.certified = sum(r.certified or 0 for r in results)
         merged.certify_rejected = sum(r.certify_rejected for r in results)

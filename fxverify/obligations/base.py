@@ -18,8 +18,9 @@ import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import networkx as nx
 
@@ -67,12 +68,31 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
 
 
+@dataclass(frozen=True)
+class ProvedTogether:
+    """Obligations proved by one argument, without an ``Obligation`` object each (a parametric
+    proof: ``obligations.parametric``): their ``keys`` (newline-joined, in order, as each
+    ``Obligation.key`` would be), their ``code`` and the proof's ``method``. A family yields it
+    among its obligations; the discharge logs a proved outcome per key. Raises nothing."""
+
+    keys: str
+    code: Code
+    method: str
+    count: int
+
+    def __len__(self) -> int:
+        return self.count
+
+
 class Context:
     """The policy, its graph and indexes that several families share."""
 
     def __init__(self, policy: Policy, graph: PolicyGraph) -> None:
         self.policy = policy
         self.graph = graph
+        #: the parametric prover (``obligations.parametric.Parametric``) when the check uses one:
+        #: a family asks it first, and generates unrolled only what it did not prove
+        self.parametric: Any = None
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
         self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})

@@ -18,7 +18,7 @@ from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations import alias, hooks, maps, ordering, ownership, transforms
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context, Obligation, ProvedTogether
 
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 
@@ -81,6 +81,9 @@ def stage_obligations(ctx: Context, family: Family, stage: int) -> Iterator[Obli
 def _kept(ctx: Context, obs: Iterator[Obligation]) -> Iterator[Obligation]:
     keys: set[str] = set()
     for ob in obs:
+        if isinstance(ob, ProvedTogether):  # a parametric proof (``obligations.parametric``): keys of its own
+            yield ob
+            continue
         # Whether HB is acyclic is asked only of an obligation that needs a schedule: a family
         # with none (hooks) does not build HB (``PolicyGraph`` builds it on first use).
         if not (ob.schedule_free or ob.code is codes.ORD_001 or ctx.graph.is_acyclic()):

@@ -14,6 +14,10 @@ by every family, except
   proofs are reused (``result.OutcomeLog.proved_run``), and a proof carries no position;
 - the policy's inline suppressions (``Policy.suppressions``): the check applies them to its
   diagnostics after the discharge (``pipeline.conclude``), and no obligation reads them;
+- the families as written (``Policy.shapes``): the parametric prover (``obligations.parametric``)
+  reads them to prove for every index value what the unrolled instances would be proved, so
+  they decide how an obligation is proved, never whether (a reused family reports the methods
+  of the check that stored it);
 - the fields ``NARROW`` names, each read (for a verdict) only by the families it lists.
 
 An entry of ``NARROW`` is a soundness claim, checked by reading every use of the field in
@@ -61,11 +65,11 @@ def _reducers() -> dict[type, Callable[[Any], tuple]]:
     read by ``operator.attrgetter`` in C (the default reduction of a slotted dataclass runs
     Python code per object, five times slower), without its ``Span`` fields, the ``NARROW``
     fields of an ``Edge`` and the derived name index of the ``Policy``; a ``Span`` anywhere else
-    pickles as ``_span``; the ``Policy``'s suppressions are left out (the module docstring)."""
+    pickles as ``_span``; the ``Policy``'s suppressions and shapes are left out (the module docstring)."""
     table: dict[type, Callable[[Any], tuple]] = {Span: lambda _s: (_span, ())}
     for cls in {c for c in vars(ir).values() if isinstance(c, type) and is_dataclass(c)} - {Span}:
         names = [f.name for f in fields(cls) if f.type not in ("Span", Span) and not f.name.startswith("_")
-                 and not (cls is Edge and f.name in NARROW) and not (cls is ir.Policy and f.name == "suppressions")]
+                 and not (cls is Edge and f.name in NARROW) and not (cls is ir.Policy and f.name in ("suppressions", "shapes"))]
         get = attrgetter(*names) if names else (lambda _o: ())
         table[cls] = (lambda g, c: (lambda o: (c, (g(o),))))(get, cls)
     return table

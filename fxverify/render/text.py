@@ -143,7 +143,33 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
              + _certified(result) + (f", {result.seconds:.2f} s" if stats else "")
              + (f"; proofs of {', '.join(result.reused)} from the cache (inputs unchanged)" if stats and result.reused else ""),
              "")]
-    return [head] + out
+    return [head] + out + (_parametric(result) if stats else [])
+
+
+#: How many fallbacks ``--stats`` lists one by one.
+_SHOWN_FALLBACKS = 10
+
+
+def _parametric(result: CheckResult) -> list[Line]:
+    """``--stats`` lines of the parametric prover (``CheckResult.parametric``): the obligations it
+    proved for every index value at once, per code, and each declaration it left to its unrolled
+    instances, with the reason (the first ``_SHOWN_FALLBACKS``)."""
+    if not result.parametric:
+        return []
+    by_code: dict[str, list[int]] = {}
+    for _f, _at, code, _pos, n, why in result.parametric:
+        c = by_code.setdefault(code, [0, 0, 0])
+        c[0 if not why else 1] += 1
+        c[2] += n if not why else 0
+    parts = ", ".join(f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
+                      f"({counted(c[2], 'obligation')})" for code, c in sorted(by_code.items()))
+    out: list[Line] = [[("  parametric ", "bold"), (parts, "")]]
+    fallbacks = [x for x in result.parametric if x[5]]
+    for f, at, code, pos, n, why in fallbacks[:_SHOWN_FALLBACKS]:
+        out.append([("    unrolled ", "dim"), (f"`{f}` footprint {pos} ({at}, {counted(n, 'instance')}) {code}: {why}", "")])
+    if len(fallbacks) > _SHOWN_FALLBACKS:
+        out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])
+    return out
 
 
 def _certified(result: CheckResult) -> str:

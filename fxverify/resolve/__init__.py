@@ -35,7 +35,8 @@ from fxverify.resolve.flows import Unroller, build_edges, build_finals
 from fxverify.resolve.limits import Limits
 from fxverify.resolve.snapshot import DISK, FileSource
 from fxverify.resolve.state import State
-from fxverify.source import SourceMap
+from fxverify.shapes import EdgeShape, Shapes, region_shape
+from fxverify.source import SourceMap, Span
 
 __all__ = ["Limits", "Loader", "load_policy"]
 
@@ -144,12 +145,27 @@ class Loader:
             edges, finals = [], []
         if st.failed or decl is None:
             return None
+        edges_t, regions_t = tuple(edges), tuple(st.regions)
         return ir.Policy(
             name=decl.name, path=st.path, devices=tuple(st.devices), links=tuple(st.links),
-            spaces=tuple(st.spaces.values()), regions=tuple(st.regions), alias_sets=tuple(st.alias_sets),
-            maps=tuple(st.maps.values()), edges=tuple(edges), final_owners=tuple(finals),
+            spaces=tuple(st.spaces.values()), regions=regions_t, alias_sets=tuple(st.alias_sets),
+            maps=tuple(st.maps.values()), edges=edges_t, final_owners=tuple(finals),
             suppressions=tuple(st.suppressions), span=decl.span, rlimit=decl.rlimit,
+            shapes=self._shapes(edges_t, regions_t),
         )
+
+    def _shapes(self, edges: tuple[ir.Edge, ...], regions: tuple[ir.Region, ...]) -> Shapes | None:
+        """The shapes of this resolution (``fxverify.shapes``) for the policy's ``edges`` and
+        ``regions`` tuples; ``None`` without edges to describe."""
+        if not edges or self._unroller is None:
+            return None
+        st = self.st
+        edge_shapes: dict[Span, EdgeShape] = {}
+        for flow in self._flows:
+            self._unroller.shapes(flow.body, out=edge_shapes)
+        region_shapes = {d.name.name: region_shape(d, st.region_fams[d.name.name].dims) for d in st.region_decls
+                         if d.name.name in st.region_fams and st.region_fams[d.name.name].ok}
+        return Shapes(edge_shapes, region_shapes, edges, regions)
 
 
 def _position(d: Diagnostic) -> tuple[str, int]:

@@ -21,6 +21,7 @@ from fxverify.resolve.expressions import compile_cond, compile_expr, const_range
 from fxverify.resolve.names import device
 from fxverify.resolve.references import region_set
 from fxverify.resolve.state import Env, EvalError, Fn, Instance, State, instance_name
+from fxverify.shapes import EdgeShape, Loop, edge_refs
 from fxverify.source import Span
 
 
@@ -137,6 +138,25 @@ class Unroller:
             else:
                 assert isinstance(s, ast.FinalOwnerStmt)
                 st.finals.append((s, dict(env), scope))
+
+    def shapes(self, stmts: Sequence[ast.Stmt], loops: tuple[Loop, ...] = (),
+               conds: tuple[tuple[ast.Cond, bool], ...] = (), out: dict[Span, EdgeShape] | None = None) -> dict[Span, EdgeShape]:
+        """The ``EdgeShape`` of every edge declaration of ``stmts`` (after ``check_flow_limits``),
+        by declaration span: the loops (with the ranges measured) and branches around it."""
+        out = {} if out is None else out
+        for s in stmts:
+            if isinstance(s, ast.EdgeDecl):
+                src, dst = edge_refs(s)
+                line, col = self.st.sources.location(s.span)
+                out[s.span] = EdgeShape(s.name.name, s.span, f"{s.span.file}:{line}:{col}", loops, conds, src, dst)
+            elif isinstance(s, ast.ForStmt):
+                rng = self._ranges.get(id(s))
+                if rng is not None:
+                    self.shapes(s.body, loops + (Loop(s.var.name, *rng),), conds, out)
+            elif isinstance(s, ast.IfStmt):
+                self.shapes(s.then, loops, conds + ((s.cond, True),), out)
+                self.shapes(s.orelse, loops, conds + ((s.cond, False),), out)
+        return out
 
     def _unroll_edge(self, d: ast.EdgeDecl, env: Env, scope: tuple[str, ...], flow: str) -> None:
         st = self.st

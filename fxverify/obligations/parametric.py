@@ -1,0 +1,319 @@
+"""Parametric proofs: an obligation of a whole edge family discharged once, for every index value.
+
+A declaration inside ``for`` loops (``fxverify.shapes.EdgeShape``) unrolls to one edge per index
+tuple, and each instance gets its own obligations. Where the obligation's inputs are affine in the
+loop variables, ``Parametric`` states it once over symbolic indices: integer variables ranging over
+the loops, constrained by the branches around the declaration, and the region's address and size
+expressions (``shapes.RegionShape``) with the reference's index expressions put in for its
+parameters. One solver query then decides it for every instance (specs/obligations.md,
+"Parametric proofs"; issue "Scale", item 2).
+
+Covered now: FX-ALIAS-003 (a footprint lies inside its region). The query asks for loop values
+inside the loops' ranges and the branch conditions for which the footprint's bounding interval
+``[lo, hi)`` leaves its region instance ``[at, at + size)``; unsat proves every instance, since the
+interval is tight (``Bounds.prove_fast``). The domain may be larger than the set of instances the
+resolver built (it is not narrowed by anything but loops and branches), never smaller, so a proof
+covers every instance. Anything else falls back to the unrolled instances, with the reason kept
+for ``--stats``:
+
+- an expression the translation does not take (a product of two index expressions, a division
+  or remainder by anything but a positive constant, a ``[*]`` index): "not affine";
+- a query the solver answers sat (some index tuple leaves the region: its unrolled instance is
+  refuted and replayed, with the model's indices in the reason) or unknown.
+
+The translation follows ``resolve.expressions`` exactly: ``/`` is floor division and ``%`` the
+remainder in ``[0, c)``, which SMT-LIB's ``div``/``mod`` are for a positive divisor ``c``; the
+property test in ``tests/obligations/test_parametric.py`` evaluates every translated term at
+every instance of random families and compares it with the unrolled footprint. Emits no
+diagnostics; raises nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Container, Iterator, Sequence
+from dataclasses import dataclass
+
+from fxverify import ast, ir
+from fxverify.diagnostics import codes
+from fxverify.resolve.expressions import arith
+from fxverify.resolve.references import index_items
+from fxverify.resolve.state import EvalError
+from fxverify.obligations.base import ProvedTogether
+from fxverify.shapes import EdgeShape, RegionShape, Shapes
+from fxverify.smt.backend import Backend, Query, Result, Status
+from fxverify.smt.terms import Term, add, and_, div, eq, int_var, mod, mul, not_, or_, sub
+from fxverify.source import Span
+from fxverify.vocab import UNITS
+
+#: The method name a parametric proof gives each instance's outcome (``--stats``, JSON counts).
+METHOD = "parametric"
+
+#: Declarations with fewer instances are left to the unrolled obligations: one instance is
+#: proved as fast on its own (an interval), without a solver query.
+MIN_INSTANCES = 2
+
+_COMPARE = {"==": eq, "!=": lambda a, b: not_(eq(a, b)), "<": lambda a, b: _t(a) < b,
+            "<=": lambda a, b: _t(a) <= b, ">": lambda a, b: _t(a) > b, ">=": lambda a, b: _t(a) >= b}
+
+
+class NotAffine(Exception):
+    """An expression ``Symbolic`` does not translate; ``str(err)`` says which and why."""
+
+
+def _t(x: Term | int) -> Term:
+    return x if isinstance(x, Term) else add(x)
+
+
+class Symbolic:
+    """Translates the policy's integer expressions (``ast.Expr``) and conditions (``ast.Cond``)
+    into solver terms, with ``env`` giving the term of each variable in scope. Constants fold to
+    ``int`` as ``resolve.expressions`` folds them. Raises ``NotAffine`` for what linear integer
+    arithmetic cannot state as the resolver computes it."""
+
+    def __init__(self, env: dict[str, Term | int]) -> None:
+        self.env = env
+
+    def expr(self, e: ast.Expr) -> Term | int:
+        """The term (or folded ``int``) of ``e``; raises ``NotAffine``."""
+        if isinstance(e, ast.IntLit):
+            return e.value
+        if isinstance(e, ast.SizeLit):
+            if e.unit.name not in UNITS:
+                raise NotAffine(f"unknown unit `{e.unit.name}`")
+            return e.count * UNITS[e.unit.name]
+        if isinstance(e, ast.Var):
+            if e.name not in self.env:
+                raise NotAffine(f"`{e.name}` is not an index variable")
+            return self.env[e.name]
+        if isinstance(e, ast.Neg):
+            inner = self.expr(e.operand)
+            return -inner if isinstance(inner, int) else sub(0, inner)
+        assert isinstance(e, ast.BinOp)
+        a, b = self.expr(e.left), self.expr(e.right)
+        op = e.op
+        if isinstance(a, int) and isinstance(b, int):
+            try:
+                return arith(op, a, b, e.span)  # folded as the resolver folds it
+            except EvalError as err:
+                raise NotAffine(err.message) from None
+        if op == "+":
+            return add(a, b)
+        if op == "-":
+            return sub(a, b)
+        if op == "*":
+            if isinstance(a, int):
+                return mul(a, b)
+            if isinstance(b, int):
+                return mul(b, a)
+            raise NotAffine("a product of two index expressions")
+        if not isinstance(b, int) or b <= 0:
+            raise NotAffine("a division or remainder by something other than a positive constant")
+        return div(a, b) if op == "/" else mod(a, b)
+
+    def cond(self, c: ast.Cond) -> Term:
+        """The Boolean term of ``c``; raises ``NotAffine``."""
+        if isinstance(c, ast.Compare):
+            return _COMPARE[c.op](_t(self.expr(c.left)), self.expr(c.right))
+        if isinstance(c, ast.BoolOp):
+            left, right = self.cond(c.left), self.cond(c.right)
+            return and_(left, right) if c.op == "and" else or_(left, right)
+        assert isinstance(c, ast.Not)
+        return not_(self.cond(c.operand))
+
+
+@dataclass(frozen=True)
+class FamilyTerms:
+    """One declaration's symbolic index space: ``vars`` (a solver variable per loop, outermost
+    first) and ``domain`` (the loop ranges and the branch conditions around it)."""
+
+    vars: tuple[Term, ...]
+    domain: tuple[tuple[str, Term], ...]
+    sym: Symbolic
+
+
+def family_terms(shape: EdgeShape) -> FamilyTerms:
+    """The symbolic index space of ``shape``; raises ``NotAffine`` for a branch condition the
+    translation does not take."""
+    env: dict[str, Term | int] = {}
+    domain: list[tuple[str, Term]] = []
+    vs = []
+    for loop in shape.loops:
+        v = int_var(f"i_{loop.var}")
+        env[loop.var] = v
+        vs.append(v)
+        domain.append((f"{loop.var}_in_range", and_(v >= loop.lo, v < loop.hi)))
+    sym = Symbolic(env)
+    for n, (c, taken) in enumerate(shape.conds):
+        t = sym.cond(c)
+        domain.append((f"branch_{n}", t if taken else not_(t)))
+    return FamilyTerms(tuple(vs), tuple(domain), sym)
+
+
+def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
+                    ) -> tuple[Term | int, Term | int, Term | int, Term | int, list[tuple[str, Term]]]:
+    """``(lo, hi, base, end)`` of the footprint ``ref`` names, in bytes, as terms over ``sym``'s
+    variables (``ir.Footprint.lo``/``hi`` and the region instance's ``base``/``end``), and the
+    facts every built instance satisfies (each region index inside its declared range). Raises
+    ``NotAffine``."""
+    rs = regions.get(ref.name.name)
+    if rs is None:
+        raise NotAffine(f"region `{ref.name.name}` has no shape")
+    items, gi = index_items(ref.groups, len(rs.dims))
+    if len(items) != len(rs.dims) or any(not isinstance(it, ast.IndexItem) for it in items):
+        raise NotAffine("an index that is not an expression")
+    facts: list[tuple[str, Term]] = []
+    renv: dict[str, Term | int] = {}
+    for n, (it, var, (lo, hi)) in enumerate(zip(items, rs.vars, rs.dims)):
+        assert isinstance(it, ast.IndexItem)
+        t = sym.expr(it.expr)
+        renv[var] = t
+        if isinstance(t, Term):
+            facts.append((f"region_index_{n}_declared", and_(t >= lo, t < hi)))
+    rsym = Symbolic(renv)
+    base, size = rsym.expr(rs.at), rsym.expr(rs.size)
+    end = _sum(base, size)
+    rest = ref.groups[gi:]
+    if not rest:
+        return base, end, base, end, facts
+    first, more = rest[0].items[0], rest[0].items[1:]
+    assert isinstance(first, ast.IndexItem)  # INVARIANT: the resolver built every instance of it
+    lo = _sum(base, sym.expr(first.expr))
+    if len(more) == 1 and isinstance(more[0], ast.LenItem):
+        return lo, _sum(lo, sym.expr(more[0].expr)), base, end, facts
+    keys = {it.key: sym.expr(it.expr) for it in more if isinstance(it, ast.KeyItem)}
+    elem, stride, count = keys["elem"], keys["stride"], keys["count"]
+    last = _product(_sum(count, -1), stride)
+    return lo, _sum(_sum(lo, last), elem), base, end, facts
+
+
+def _sum(a: Term | int, b: Term | int) -> Term | int:
+    return a + b if isinstance(a, int) and isinstance(b, int) else add(a, b)
+
+
+def _product(a: Term | int, b: Term | int) -> Term | int:
+    if isinstance(a, int) and isinstance(b, int):
+        return a * b
+    if isinstance(a, int):
+        return mul(a, b)
+    if isinstance(b, int):
+        return mul(b, a)
+    raise NotAffine("a strided slice whose count and stride both depend on the indices")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What the parametric prover did with one obligation of one declaration, for ``--stats``:
+    ``family`` and ``where`` (``file:line:col``) name the declaration, ``code`` the obligation, ``position`` the access
+    (0: the edge's first footprint). ``instances`` is how many unrolled obligations the
+    declaration has for it (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when proved)."""
+
+    family: str
+    where: str
+    code: str
+    position: int
+    instances: int
+    reason: str = ""
+
+    @property
+    def proved(self) -> bool:
+        """True when the obligation was proved for every index value."""
+        return not self.reason
+
+
+class Parametric:
+    """The parametric prover of one check: proves the obligations it covers for each edge
+    declaration of ``policy`` with ``backend`` (one batch, on first use), and keeps a ``Report``
+    per declaration and obligation. Built by ``pipeline.discharge`` when the check allows it
+    (``CheckOptions.parametric``); the obligation families ask it through ``Context.parametric``."""
+
+    def __init__(self, policy: ir.Policy, backend: Backend) -> None:
+        self.policy = policy
+        self.backend = backend
+        self.reports: list[Report] = []
+        self.queries = 0
+        self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
+
+    def summary(self) -> tuple[tuple[str, str, str, int, int, str], ...]:
+        """The reports as ``CheckResult.parametric`` holds them: ``(family, where, code, position,
+        instances, reason)`` each."""
+        return tuple((r.family, r.where, r.code, r.position, r.instances, r.reason) for r in self.reports)
+
+    def bounds_queries(self, wanted: Container[Span]) -> Iterator[tuple[tuple[Span, int], Query | str]]:
+        """Per declaration in ``wanted`` and footprint position, the FX-ALIAS-003 query over its
+        whole family (unsat: every instance's footprint lies in its region), or why there is none."""
+        shapes = Shapes.of(self.policy)
+        if shapes is None:
+            return
+        for span, shape in shapes.edges.items():
+            if span not in wanted:
+                continue
+            refs = [r for r in (shape.src, shape.dst) if r is not None]
+            if not refs:
+                continue
+            try:
+                fam = family_terms(shape)
+            except NotAffine as err:
+                for pos in range(len(refs)):
+                    yield (span, pos), f"not affine: {err}"
+                continue
+            for pos, ref in enumerate(refs):
+                try:
+                    lo, hi, base, end, facts = footprint_terms(ref, shapes.regions, fam.sym)
+                except NotAffine as err:
+                    yield (span, pos), f"not affine: {err}"
+                    continue
+                out = or_(_t(lo) < base, _t(hi) > end)
+                name = f"{codes.ALIAS_003}:{shape.name}#{pos}@{span.file}:{span.start}"
+                yield (span, pos), Query(name, fam.domain + tuple(facts) + (("outside_region", out),),
+                                         minimize=fam.vars,
+                                         header=(f"{codes.ALIAS_003} for every instance of `{shape.name}` "
+                                                 f"(footprint {pos}), over its loop indices",))
+
+    def bounds(self, wanted: Container[Span]) -> dict[tuple[Span, int], str]:
+        """``(declaration span, footprint position) -> ""`` for each FX-ALIAS-003 obligation of a
+        declaration in ``wanted`` proved for every index value, or the reason it was not (the
+        instances are then unrolled). Computed once."""
+        if self._bounds is None:
+            found: dict[tuple[Span, int], str] = {}
+            asked: list[tuple[tuple[Span, int], Query]] = []
+            for key, q in self.bounds_queries(wanted):
+                if isinstance(q, str):
+                    found[key] = q
+                else:
+                    asked.append((key, q))
+            results = self.backend.check_many([q for _, q in asked]) if asked else []
+            self.queries += len(asked)
+            for (key, q), res in zip(asked, results):
+                found[key] = _reason(q, res)
+            self._bounds = found
+        return self._bounds
+
+    def proved_bounds(self, edges: Sequence[ir.Edge]) -> set[tuple[Span, int]]:
+        """The ``(declaration span, footprint position)`` pairs of ``edges`` whose FX-ALIAS-003
+        obligations are proved for every index value (``alias.generate`` leaves their instances
+        out, and logs them with ``together``); records a ``Report`` per declaration and position
+        the prover took up."""
+        instances = Counter(e.span for e in edges)
+        found = self.bounds({span for span, n in instances.items() if n >= MIN_INSTANCES})
+        shapes = Shapes.of(self.policy)
+        for (span, pos), why in found.items():
+            shape = shapes.edges[span] if shapes is not None else None
+            self.reports.append(Report(shape.name if shape else "", shape.where if shape else "",
+                                       str(codes.ALIAS_003), pos, instances[span], why))
+        return {k for k, why in found.items() if not why}
+
+
+def together(keys: list[str]) -> ProvedTogether:
+    """The FX-ALIAS-003 obligations with these ``keys`` (``alias.Bounds`` keys, in order), proved
+    parametrically, as one ``ProvedTogether``."""
+    return ProvedTogether("\n".join(keys), codes.ALIAS_003, METHOD, len(keys))
+
+
+def _reason(q: Query, res: Result) -> str:
+    if res.status is Status.UNSAT:
+        return ""
+    if res.status is Status.SAT:
+        at = ", ".join(f"{v.name[2:]}={res.int(v)}" for v in q.minimize)
+        return f"fails at {at}" if at else "fails"
+    return f"solver unknown: {res.reason or 'no reason given'}"
