@@ -257,12 +257,11 @@ def parametric_prover(policy: Policy, options: CheckOptions, backend: Backend) -
     """The parametric prover (``obligations.parametric``) a check of ``policy`` with ``options``
     uses, deciding its queries with ``backend``; ``None`` when the options rule it out: off
     (``parametric``), without fast proofs (``--no-prune`` sends every obligation to the solver),
-    with ``--dump-smt`` or ``--certify`` (each obligation needs its own query or certificate), or
-    with every code it covers skipped."""
-    if not options.parametric or not options.prune or options.dump_smt or options.certify \
-            or str(codes.ALIAS_003) in options.skip_codes:
+    or with ``--dump-smt`` or ``--certify`` (each obligation needs its own query or certificate).
+    It proves nothing of a code ``options.skip_codes`` leaves out."""
+    if not options.parametric or not options.prune or options.dump_smt or options.certify:
         return None
-    return Parametric(policy, backend)
+    return Parametric(policy, backend, options.skip_codes)
 
 
 def _reusing(ctx: Context, options: CheckOptions, store: FamilyStore, digests: Mapping[Family, str],

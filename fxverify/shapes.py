@@ -39,7 +39,8 @@ class EdgeShape:
     every ``ir.Edge`` it unrolls to. ``loops``: the ``for`` loops around it, outermost first;
     ``conds``: the ``if`` conditions around it, each with the branch it lies in (``True``: the
     ``then`` branch). ``src``/``dst``: its footprint references, as ``ir.Edge.src``/``dst`` are
-    built from them (``None`` where the edge has none)."""
+    built from them (``None`` where the edge has none). ``device``/``hook``: the hook that drives
+    it, as written (``by gpu0.launch``): names, the same for every instance."""
 
     name: str
     span: Span
@@ -48,6 +49,8 @@ class EdgeShape:
     conds: tuple[tuple[ast.Cond, bool], ...]
     src: ast.Ref | None
     dst: ast.Ref | None
+    device: str
+    hook: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,17 +268,17 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 held.append(f"{codes.ALIAS_003}:{e.name}#{pos}")
                 continue
             if held:
-                yield together(held)
+                yield together(held, codes.ALIAS_003)
                 held = []
             yield Bounds(ctx, e, pos, acc.footprint)
         if e.src is not None and e.dst is not None and e.src.space == e.dst.space:
             if e.src.lo < e.dst.hi and e.dst.lo < e.src.hi:
                 if held:
-                    yield together(held)
+                    yield together(held, codes.ALIAS_003)
                     held = []
                 yield InPlace(ctx, e)
     if held:
-        yield together(held)
+        yield together(held, codes.ALIAS_003)
     yield from _region_overlaps(ctx)
     # A pair of accesses that both inherit their regions' sets is covered by the region-level
     # check: only pairs with an edge that overrides its alias set are visited.

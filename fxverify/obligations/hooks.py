@@ -16,7 +16,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
 from fxverify.edits import AddLink, DeclareHook, Drive, Hint, drive, hint
 from fxverify.ir import Edge
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context, Obligation, ProvedTogether
+from fxverify.obligations.parametric import together
 from fxverify.obligations.fabric import CutObligation
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -136,20 +137,32 @@ class FlushDriver(Obligation):
         return hint(*[drive(self.ctx.policy, e.name, d, e.hook) for d in (self.link.a, self.link.b)])
 
 
-def generate(ctx: Context) -> Iterator[Obligation]:
+def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     """Yield every hook obligation of ``ctx.policy``; path obligations are deduplicated per edge
     family and endpoint triple, since every instance shares the answer."""
     g = ctx.graph
     path_seen: set[tuple[str, str, str, str]] = set()
+    proved = ctx.parametric.proved_hooks(ctx.policy.edges) if ctx.parametric is not None else set()
+    held: list[str] = []  # keys of parametric proofs not yet yielded: they keep the unrolled order
     for e in ctx.policy.edges:
-        yield UndeclaredHook(ctx, e)
-        for ln in e.flushes:
-            yield FlushDriver(ctx, e, ln)
-        if e.src is None and e.dst is None:
-            continue
-        src, dst = g.transfer_endpoints(e)
-        key = (e.family, src, dst, e.device)
-        if key in path_seen:
-            continue
-        path_seen.add(key)
-        yield NoPath(ctx, e, src, dst, allowed=lambda ln: True, key_extra=f"{src}>{e.device}>{dst}", via=e.device)
+        if proved and e.span in proved:
+            held.append(f"{codes.HOOK_002}:{e.name}")
+        else:
+            if held:
+                yield together(held, codes.HOOK_002)
+                held = []
+            yield UndeclaredHook(ctx, e)
+        more: list[Obligation] = [FlushDriver(ctx, e, ln) for ln in e.flushes]
+        if e.src is not None or e.dst is not None:
+            src, dst = g.transfer_endpoints(e)
+            key = (e.family, src, dst, e.device)
+            if key not in path_seen:
+                path_seen.add(key)
+                more.append(NoPath(ctx, e, src, dst, allowed=lambda ln: True, key_extra=f"{src}>{e.device}>{dst}", via=e.device))
+        if more:
+            if held:
+                yield together(held, codes.HOOK_002)
+                held = []
+            yield from more
+    if held:
+        yield together(held, codes.HOOK_002)

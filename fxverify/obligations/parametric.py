@@ -227,9 +227,10 @@ class Parametric:
     per declaration and obligation. Built by ``pipeline.discharge`` when the check allows it
     (``CheckOptions.parametric``); the obligation families ask it through ``Context.parametric``."""
 
-    def __init__(self, policy: ir.Policy, backend: Backend) -> None:
+    def __init__(self, policy: ir.Policy, backend: Backend, skip: Container[str] = ()) -> None:
         self.policy = policy
         self.backend = backend
+        self.skip = skip  # codes the check leaves out: nothing is proved for them
         self.reports: list[Report] = []
         self.queries = 0
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
@@ -294,20 +295,43 @@ class Parametric:
         obligations are proved for every index value (``alias.generate`` leaves their instances
         out, and logs them with ``together``); records a ``Report`` per declaration and position
         the prover took up."""
+        if str(codes.ALIAS_003) in self.skip:
+            return set()
         instances = Counter(e.span for e in edges)
         found = self.bounds({span for span, n in instances.items() if n >= MIN_INSTANCES})
+        return self._reported(codes.ALIAS_003, found, instances)
+
+    def proved_hooks(self, edges: Sequence[ir.Edge]) -> set[Span]:
+        """The declaration spans of ``edges`` whose FX-HOOK-002 obligation (the driving hook is
+        declared on its device) holds for every index value: the declaration names its device and
+        hook (``EdgeShape.device``/``hook``), which no index changes, so one lookup decides every
+        instance. Records a ``Report`` per declaration of two instances or more."""
         shapes = Shapes.of(self.policy)
-        for (span, pos), why in found.items():
+        if shapes is None or str(codes.HOOK_002) in self.skip:
+            return set()
+        instances = Counter(e.span for e in edges)
+        found: dict[tuple[Span, int], str] = {}
+        for span, n in instances.items():
+            shape = shapes.edges.get(span)
+            if n >= MIN_INSTANCES and shape is not None:
+                hooks = self.policy.device(shape.device).hooks
+                found[(span, 0)] = "" if shape.hook in hooks else f"`{shape.hook}` is not declared on `{shape.device}`"
+        return {span for span, _pos in self._reported(codes.HOOK_002, found, instances)}
+
+    def _reported(self, code: codes.Code, found: dict[tuple[Span, int], str], instances: Counter
+                  ) -> set[tuple[Span, int]]:
+        shapes = Shapes.of(self.policy)
+        for (span, pos), why in sorted(found.items(), key=lambda kv: (kv[0][0].file, kv[0][0].start, kv[0][1])):
             shape = shapes.edges[span] if shapes is not None else None
             self.reports.append(Report(shape.name if shape else "", shape.where if shape else "",
-                                       str(codes.ALIAS_003), pos, instances[span], why))
+                                       str(code), pos, instances[span], why))
         return {k for k, why in found.items() if not why}
 
 
-def together(keys: list[str]) -> ProvedTogether:
-    """The FX-ALIAS-003 obligations with these ``keys`` (``alias.Bounds`` keys, in order), proved
-    parametrically, as one ``ProvedTogether``."""
-    return ProvedTogether("\n".join(keys), codes.ALIAS_003, METHOD, len(keys))
+def together(keys: list[str], code: codes.Code) -> ProvedTogether:
+    """The ``code`` obligations with these ``keys`` (the unrolled obligations' keys, in order),
+    proved parametrically, as one ``ProvedTogether``."""
+    return ProvedTogether("\n".join(keys), code, METHOD, len(keys))
 
 
 def _reason(q: Query, res: Result) -> str:

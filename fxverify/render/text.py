@@ -161,12 +161,12 @@ def _parametric(result: CheckResult) -> list[Line]:
         c = by_code.setdefault(code, [0, 0, 0])
         c[0 if not why else 1] += 1
         c[2] += n if not why else 0
-    parts = ", ".join(f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
-                      f"({counted(c[2], 'obligation')})" for code, c in sorted(by_code.items()))
-    out: list[Line] = [[("  parametric ", "bold"), (parts, "")]]
+    out: list[Line] = [[("  parametric " if i == 0 else " " * 13, "bold"),
+                        (f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
+                         f"({counted(c[2], 'obligation')})", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
     fallbacks = [x for x in result.parametric if x[5]]
     for f, at, code, pos, n, why in fallbacks[:_SHOWN_FALLBACKS]:
-        out.append([("    unrolled ", "dim"), (f"`{f}` footprint {pos} ({at}, {counted(n, 'instance')}) {code}: {why}", "")])
+        out.append([("    unrolled ", "dim"), (f"`{f}` ({at}, {counted(n, 'instance')}) {code}#{pos}: {why}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])
     return out

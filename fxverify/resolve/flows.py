@@ -148,7 +148,8 @@ class Unroller:
             if isinstance(s, ast.EdgeDecl):
                 src, dst = edge_refs(s)
                 line, col = self.st.sources.location(s.span)
-                out[s.span] = EdgeShape(s.name.name, s.span, f"{s.span.file}:{line}:{col}", loops, conds, src, dst)
+                out[s.span] = EdgeShape(s.name.name, s.span, f"{s.span.file}:{line}:{col}", loops, conds, src, dst,
+                                        s.device.name, s.hook.name)
             elif isinstance(s, ast.ForStmt):
                 rng = self._ranges.get(id(s))
                 if rng is not None:

@@ -1,4 +1,5 @@
-"""Parametric proofs (``obligations.parametric``): FX-ALIAS-003 discharged once per edge declaration.
+"""Parametric proofs (``obligations.parametric``): FX-ALIAS-003 and FX-HOOK-002 discharged once per
+edge declaration.
 
 Soundness rests on two things, each tested against the unrolled policy the resolver builds:
 
@@ -141,6 +142,24 @@ def test_mixed_families_are_proved_where_affine_and_true_and_unrolled_elsewhere(
     assert f"by:{METHOD}" not in plain.counts()["alias"] and plain.parametric == ()
 
 
+def test_a_hook_is_proved_once_per_declaration_and_an_undeclared_one_unrolled() -> None:
+    text = MIXED.replace("by gpu0.launch after w[i]\n    }\n  }", "by gpu0.lunch after w[i]\n    }\n  }")
+    r = _check(text)
+    rows = {(f, int(at.split(":")[-2])): (n, why) for f, at, code, _pos, n, why in r.parametric if code == "FX-HOOK-002"}
+    assert rows == {("w", 10): (8, ""), ("s", 13): (4, ""), ("r", 17): (4, ""),
+                    ("r", 19): (4, "`lunch` is not declared on `gpu0`")}
+    refuted = [o.key for o in r.outcomes if o.verdict.value == "refuted" and o.code == "FX-HOOK-002"]
+    assert refuted == [f"FX-HOOK-002:r[{i}]" for i in (1, 3, 5, 7)]
+    plain = _check(text, parametric=False)
+    assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
+
+
+def test_skipped_codes_get_no_parametric_proofs() -> None:
+    r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-HOOK-002"})), texts={FAKE: MIXED})
+    assert {code for _f, _at, code, *_ in r.parametric} == {"FX-ALIAS-003"}
+    assert "hooks" not in r.counts() or "by:parametric" not in r.counts()["hooks"]
+
+
 def test_terms_of_the_mixed_policy_match_its_instances() -> None:
     policy, diags = _load(MIXED)
     assert policy is not None, diags
@@ -237,6 +256,9 @@ def family_texts(draw) -> str:
             return f"{idx}[{var} * 8, elem 8, stride 16, count {var} + 1]"
         return f"{idx}[{var} * {var}, +8]"
 
+    def hook() -> str:
+        return draw(st.sampled_from(["launch", "launch", "launch", "copy_done"]))  # copy_done: undeclared
+
     for d in range(draw(st.integers(1, 3))):
         lo = draw(st.integers(0, n - 2))
         hi = draw(st.integers(lo + 2, n))
@@ -245,12 +267,12 @@ def family_texts(draw) -> str:
         if draw(st.booleans()):
             k = draw(st.integers(2, 3))
             lines.append(f"    if i{d} % {k} == {draw(st.integers(0, k - 1))} {{")
-            lines.append(f"      edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.launch")
+            lines.append(f"      edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.{hook()}")
             lines.append("    } else {")
-            lines.append(f"      edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.launch")
+            lines.append(f"      edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.{hook()}")
             lines.append("    }")
         else:
-            lines.append(f"    edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.launch")
+            lines.append(f"    edge e{d}[i{d}]: {action} {ref(f'i{d}')} by gpu0.{hook()}")
         lines.append("  }")
     lines.append("}")
     return "\n".join(lines) + "\n"
