@@ -289,10 +289,11 @@ def _reusing(ctx: Context, options: CheckOptions, store: FamilyStore, digests: M
 
 
 def kept(obligations: Iterable[Obligation | ProvedTogether], options: CheckOptions) -> Iterator[Obligation | ProvedTogether]:
-    """The obligations whose codes ``options.skip_codes`` does not leave out, in order, lazily."""
+    """The obligations whose codes ``options.skip_codes`` does not leave out, in order, lazily (a
+    ``ProvedTogether`` holds only codes the check keeps: ``Parametric.skip``)."""
     if not options.skip_codes:
         return iter(obligations)
-    return (ob for ob in obligations if ob.code not in options.skip_codes)
+    return (ob for ob in obligations if isinstance(ob, ProvedTogether) or ob.code not in options.skip_codes)
 
 
 def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun | ProvedTogether], options: CheckOptions, backend: Backend,
@@ -338,7 +339,9 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             result.solver_calls += ob.solver_proofs()
             continue
         if isinstance(ob, ProvedTogether):
-            outcomes.extend(ProvedRun(ob.keys, ((str(ob.code), ob.method),), array("I", [0]) * len(ob)))
+            distinct = list(dict.fromkeys(ob.codes))
+            ids = array("I", [0]) * len(ob) if len(distinct) == 1 else array("I", map(distinct.index, ob.codes))
+            outcomes.extend(ProvedRun(ob.keys, tuple((str(c), ob.method) for c in distinct), ids))
             count += len(ob)
             continue
         count += 1

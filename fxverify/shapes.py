@@ -40,7 +40,8 @@ class EdgeShape:
     ``conds``: the ``if`` conditions around it, each with the branch it lies in (``True``: the
     ``then`` branch). ``src``/``dst``: its footprint references, as ``ir.Edge.src``/``dst`` are
     built from them (``None`` where the edge has none). ``device``/``hook``: the hook that drives
-    it, as written (``by gpu0.launch``): names, the same for every instance."""
+    it, as written (``by gpu0.launch``): names, the same for every instance. ``clauses``: its
+    clauses as written."""
 
     name: str
     span: Span
@@ -51,6 +52,7 @@ class EdgeShape:
     dst: ast.Ref | None
     device: str
     hook: str
+    clauses: tuple[ast.Clause, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -72,16 +72,16 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
 class ProvedTogether:
     """Obligations proved by one argument, without an ``Obligation`` object each (a parametric
     proof: ``obligations.parametric``): their ``keys`` (newline-joined, in order, as each
-    ``Obligation.key`` would be), their ``code`` and the proof's ``method``. A family yields it
-    among its obligations; the discharge logs a proved outcome per key. Raises nothing."""
+    ``Obligation.key`` would be), the ``codes`` of each and the proof's ``method``. A family
+    yields it among its obligations; the discharge logs a proved outcome per key. Only codes a
+    check keeps are proved so (``Parametric.skip``). Raises nothing."""
 
     keys: str
-    code: Code
+    codes: tuple[Code, ...]
     method: str
-    count: int
 
     def __len__(self) -> int:
-        return self.count
+        return len(self.codes)
 
 
 class Context:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Container, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, is_dataclass
 
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
@@ -150,18 +150,25 @@ def family_terms(shape: EdgeShape) -> FamilyTerms:
     return FamilyTerms(tuple(vs), tuple(domain), sym)
 
 
-def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
-                    ) -> tuple[Term | int, Term | int, Term | int, Term | int, list[tuple[str, Term]]]:
-    """``(lo, hi, base, end)`` of the footprint ``ref`` names, in bytes, as terms over ``sym``'s
-    variables (``ir.Footprint.lo``/``hi`` and the region instance's ``base``/``end``), and the
-    facts every built instance satisfies (each region index inside its declared range). Raises
-    ``NotAffine``."""
+def _split(ref: ast.Ref, regions: dict[str, RegionShape]) -> tuple[RegionShape, list[ast.Item], tuple[ast.Group, ...]]:
+    """The shape of the region family ``ref`` names, its index items and its slice group (if any);
+    raises ``NotAffine`` for a family without a shape or an index that is not an expression."""
     rs = regions.get(ref.name.name)
     if rs is None:
         raise NotAffine(f"region `{ref.name.name}` has no shape")
     items, gi = index_items(ref.groups, len(rs.dims))
     if len(items) != len(rs.dims) or any(not isinstance(it, ast.IndexItem) for it in items):
         raise NotAffine("an index that is not an expression")
+    return rs, items, ref.groups[gi:]
+
+
+def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
+                    ) -> tuple[Term | int, Term | int, Term | int, Term | int, list[tuple[str, Term]]]:
+    """``(lo, hi, base, end)`` of the footprint ``ref`` names, in bytes, as terms over ``sym``'s
+    variables (``ir.Footprint.lo``/``hi`` and the region instance's ``base``/``end``), and the
+    facts every built instance satisfies (each region index inside its declared range). Raises
+    ``NotAffine``."""
+    rs, items, rest = _split(ref, regions)
     facts: list[tuple[str, Term]] = []
     renv: dict[str, Term | int] = {}
     for n, (it, var, (lo, hi)) in enumerate(zip(items, rs.vars, rs.dims)):
@@ -173,7 +180,6 @@ def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
     rsym = Symbolic(renv)
     base, size = rsym.expr(rs.at), rsym.expr(rs.size)
     end = _sum(base, size)
-    rest = ref.groups[gi:]
     if not rest:
         return base, end, base, end, facts
     first, more = rest[0].items[0], rest[0].items[1:]
@@ -185,6 +191,32 @@ def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
     elem, stride, count = keys["elem"], keys["stride"], keys["count"]
     last = _product(_sum(count, -1), stride)
     return lo, _sum(_sum(lo, last), elem), base, end, facts
+
+
+def footprint_bytes(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic) -> Term | int:
+    """The bytes the footprint ``ref`` names cover (``ir.Footprint.nbytes``: ``elem * count``), as
+    a term over ``sym``'s variables, or an ``int`` when no index changes it. Raises ``NotAffine``."""
+    rs, items, rest = _split(ref, regions)
+    if not rest:
+        renv = {var: sym.expr(it.expr) for it, var in zip(items, rs.vars) if isinstance(it, ast.IndexItem)}
+        return Symbolic(renv).expr(rs.size)
+    more = rest[0].items[1:]
+    if len(more) == 1 and isinstance(more[0], ast.LenItem):
+        return sym.expr(more[0].expr)
+    keys = {it.key: sym.expr(it.expr) for it in more if isinstance(it, ast.KeyItem)}
+    return _product(keys["elem"], keys["count"])
+
+
+def index_free(node: object, names: Container[str]) -> bool:
+    """True when no variable of ``names`` occurs in the syntax tree ``node`` (an ``ast`` node, or
+    a tuple of them): its value is the same for every index value."""
+    if isinstance(node, ast.Var):
+        return node.name not in names
+    if isinstance(node, tuple):
+        return all(index_free(x, names) for x in node)
+    if is_dataclass(node) and not isinstance(node, Span):
+        return all(index_free(getattr(node, f.name), names) for f in fields(node))
+    return True
 
 
 def _sum(a: Term | int, b: Term | int) -> Term | int:
@@ -318,6 +350,51 @@ class Parametric:
                 found[(span, 0)] = "" if shape.hook in hooks else f"`{shape.hook}` is not declared on `{shape.device}`"
         return {span for span, _pos in self._reported(codes.HOOK_002, found, instances)}
 
+    def instances(self, edges: Sequence[ir.Edge]) -> dict[Span, tuple[ir.Edge, int]]:
+        """Per declaration of ``edges`` with ``MIN_INSTANCES`` instances or more: its first
+        instance and how many it has (empty without shapes)."""
+        if Shapes.of(self.policy) is None:
+            return {}
+        first: dict[Span, tuple[ir.Edge, int]] = {}
+        for e in edges:
+            got = first.get(e.span)
+            first[e.span] = (e, 1) if got is None else (got[0], got[1] + 1)
+        return {span: v for span, v in first.items() if v[1] >= MIN_INSTANCES}
+
+    def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
+        """Why the obligations of declaration ``span`` that read only its footprints' sizes, their
+        regions' families (dtype, space) and its ``clause_kinds`` clauses may differ between its
+        instances, or "" when every instance has the same such inputs, so a proof of one instance
+        proves them all: those clauses mention no loop variable, and each footprint's size
+        (``footprint_bytes``) is a constant. The region family a reference names, hence its
+        dtype and its space, is the same for every instance."""
+        shapes = Shapes.of(self.policy)
+        shape = shapes.edges.get(span) if shapes is not None else None
+        if shape is None:
+            return "no shape"
+        loop_vars = {lp.var for lp in shape.loops}
+        for c in shape.clauses:
+            if isinstance(c, clause_kinds) and not index_free(c, loop_vars):
+                return f"a `{_clause_word(c)}` clause depends on the indices"
+        sym = Symbolic({lp.var: int_var(f"i_{lp.var}") for lp in shape.loops})
+        for ref in (shape.src, shape.dst):
+            if ref is None:
+                continue
+            try:
+                size = footprint_bytes(ref, shapes.regions, sym)
+            except NotAffine as err:
+                return f"not affine: {err}"
+            if not isinstance(size, int):
+                return f"the size of `{ref.name.name}`'s footprint depends on the indices"
+        return ""
+
+    def report(self, span: Span, code: codes.Code, instances: int, why: str) -> None:
+        """Record a ``Report`` of ``code`` for declaration ``span`` (a proof of every instance at
+        once when ``why`` is empty, else why the instances are discharged one by one)."""
+        shapes = Shapes.of(self.policy)
+        shape = shapes.edges.get(span) if shapes is not None else None
+        self.reports.append(Report(shape.name if shape else "", shape.where if shape else "", str(code), 0, instances, why))
+
     def _reported(self, code: codes.Code, found: dict[tuple[Span, int], str], instances: Counter
                   ) -> set[tuple[Span, int]]:
         shapes = Shapes.of(self.policy)
@@ -328,10 +405,15 @@ class Parametric:
         return {k for k, why in found.items() if not why}
 
 
-def together(keys: list[str], code: codes.Code) -> ProvedTogether:
-    """The ``code`` obligations with these ``keys`` (the unrolled obligations' keys, in order),
-    proved parametrically, as one ``ProvedTogether``."""
-    return ProvedTogether("\n".join(keys), code, METHOD, len(keys))
+def together(keys: list[str], code: codes.Code | list[codes.Code]) -> ProvedTogether:
+    """The obligations with these ``keys`` (the unrolled obligations' keys, in order), of ``code``
+    (one for all, or one per key), proved parametrically, as one ``ProvedTogether``."""
+    per_key = tuple(code) if isinstance(code, list) else (code,) * len(keys)
+    return ProvedTogether("\n".join(keys), per_key, METHOD)
+
+
+def _clause_word(c: object) -> str:
+    return type(c).__name__.removesuffix("Clause").lower()
 
 
 def _reason(q: Query, res: Result) -> str:

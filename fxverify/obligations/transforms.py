@@ -16,20 +16,24 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import replace
 
+from fxverify import ast
 from fxverify.certificate import ChecksumWalk, Evidence, LayoutFacts, SizeBound
 from fxverify.diagnostics import codes
+from fxverify.diagnostics.codes import Code
 from fxverify.edits import Chain, Dtype, Hint, Option, SizeFootprint, hint, size_region, size_text, xf_text
 from fxverify.ir import (
     Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
 from fxverify.obligations import intents, reductions
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context, Obligation, ProvedTogether
 from fxverify.obligations.encode import Facts
+from fxverify.obligations.parametric import together
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import (
     FALSE, Term, and_, between, bool_var, const, div, eq, evaluate, int_var, ite, mod, mul, not_, or_,
 )
+from fxverify.source import Span
 from fxverify.vocab import CHECKSUMS, CODECS, DTYPES, canonical_dtype, dtype_bits
 
 _VALUE_CHANGING = {XfKind.QUANTIZE, XfKind.COMPRESS, XfKind.FILTER, XfKind.REDUCE, XfKind.SCATTER, XfKind.GATHER}
@@ -419,15 +423,66 @@ def _layout_query(ctx: Context, e: Edge) -> tuple[list[tuple[str | None, Term]],
     return facts.constraints, checks
 
 
-def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield every transform obligation of ``ctx.policy``."""
+def _per_edge(ctx: Context, e: Edge) -> list[Obligation]:
+    """The FX-XF-001, FX-XF-002 and FX-XF-003 obligations of edge ``e``, in that order."""
+    out: list[Obligation] = []
+    if e.dst is not None and (e.src is not None or e.transforms):
+        out.append(Overflow(ctx, e))
+    if e.transforms:
+        out.append(ChecksumChain(ctx, e))
+    if e.transforms or (e.src is not None and e.dst is not None):
+        out.append(Layout(ctx, e))
+    return out
+
+
+#: The clauses the per-edge transform obligations read besides the footprints: the chain, and a
+#: declared byte count (the input size of an edge without a source).
+_READS = (ast.TransformClause, ast.BytesClause)
+
+
+def _proved_families(ctx: Context) -> dict[Span, list[Code]]:
+    """The declarations whose per-edge transform obligations are proved for every index value,
+    with their codes: every instance has the same inputs (``Parametric.invariant``), and the
+    first instance's obligations all have fast proofs, which then hold for each instance."""
+    par = ctx.parametric
+    proved: dict[Span, list[Code]] = {}
+    if par is None or any(str(c) in par.skip for c in (codes.XF_001, codes.XF_002, codes.XF_003)):
+        return proved
+    for span, (first, n) in par.instances(ctx.policy.edges).items():
+        obs = _per_edge(ctx, first)
+        if not obs:
+            continue
+        why = par.invariant(span, _READS)
+        if not why:
+            open_ = [str(ob.code) for ob in obs if ob.prove_fast() is None]
+            why = f"its first instance has no fast proof of {', '.join(open_)}" if open_ else ""
+        for ob in obs:
+            par.report(span, ob.code, n, why)
+        if not why:
+            proved[span] = [ob.code for ob in obs]
+    return proved
+
+
+def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
+    """Yield every transform obligation of ``ctx.policy``. With a parametric prover
+    (``Context.parametric``), those of a declaration proved for every index value
+    (``_proved_families``) come as ``ProvedTogether`` runs, in the places of their instances."""
     pol = ctx.policy
+    proved = _proved_families(ctx)
+    held: list[str] = []  # keys of parametric proofs not yet yielded: they keep the unrolled order
+    held_codes: list[Code] = []
     for e in pol.edges:
-        if e.dst is not None and (e.src is not None or e.transforms):
-            yield Overflow(ctx, e)
-        if e.transforms:
-            yield ChecksumChain(ctx, e)
-        if e.transforms or (e.src is not None and e.dst is not None):
-            yield Layout(ctx, e)
+        got = proved.get(e.span) if proved else None
+        if got is not None:
+            held.extend(f"{c}:{e.name}" for c in got)
+            held_codes.extend(got)
+            continue
+        obs = _per_edge(ctx, e)
+        if obs and held:
+            yield together(held, held_codes)
+            held, held_codes = [], []
+        yield from obs
+    if held:
+        yield together(held, held_codes)
     yield from reductions.generate(ctx)
     yield from intents.generate(ctx)
