@@ -158,11 +158,14 @@ def narrow(policy: Policy, e: Edge, pos: int, fp: Footprint) -> Narrow:
 
 def clipped(fp: Footprint, r: Region) -> Footprint | None:
     """``fp`` cut back to end inside ``r``, or ``None`` when it starts outside ``r`` or would be
-    empty."""
+    empty. A stride-0 footprint (every element over the same bytes) keeps its count and gets
+    shorter elements. Raises nothing."""
     if fp.lo < r.base or fp.lo >= r.end:
         return None
     if fp.count == 1 or fp.stride == fp.elem:
         return replace(fp, elem=r.end - fp.base, stride=r.end - fp.base, count=1)
+    if fp.stride == 0:  # every element is the same bytes: shorten them all
+        return replace(fp, elem=r.end - fp.base)
     count = (r.end - fp.base - fp.elem) // fp.stride + 1
     return replace(fp, count=count) if count > 0 else None
 

@@ -197,6 +197,17 @@ def test_bounds_refuted(footprint, region, k, addr) -> None:
     assert v is not None and v.code == codes.ALIAS_003 and v.edges == (0,)
 
 
+def test_the_fix_of_a_stride_0_footprint_past_the_end_shortens_its_elements() -> None:
+    """Stride 0 (every element over the same bytes) is legal; cutting it back once divided by
+    the stride (found by a fresh breaker: an internal error instead of a finding)."""
+    from fxverify.edits.layout import clipped
+    over = fp(A, 0xf8, 0x10, 0, 2)
+    ob = the(alias, policy(write("w", over)), Bounds, "FX-ALIAS-003:w#0")
+    refute(ob)
+    assert clipped(over, A) == fp(A, 0xf8, 0x8, 0, 2)
+    assert ob.fix(refute(ob)).options  # an edit is offered
+
+
 def test_bounds_refuted_on_the_source_of_a_move() -> None:
     # The source reads one byte past b; the destination is fine. Position 0 is the source.
     pol = policy(move("m", fp(B, 0x180, 0x81), fp(A, 0x0, 0x81)))
