@@ -17,7 +17,7 @@ from fxverify.edits import EdgeAlias, Hint, JoinAlias, MoveRegion, clipped, hint
 from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
 from fxverify.obligations.base import Context, Obligation, ProvedTogether
 from fxverify.obligations.pairs import pairs_where
-from fxverify.obligations.parametric import together
+from fxverify.obligations.parametric import Held
 from fxverify.obligations.encode import Facts, member
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -261,24 +261,19 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     index value come as ``ProvedTogether`` runs, in the places their instances have unrolled."""
     pol = ctx.policy
     proved = ctx.parametric.proved_bounds(pol.edges) if ctx.parametric is not None else set()
-    held: list[str] = []  # keys of parametric proofs not yet yielded: they keep the unrolled order
+    held = Held()
     for e in pol.edges:
         for pos, acc in enumerate(e.accesses()):
             if proved and (e.span, pos) in proved:
-                held.append(f"{codes.ALIAS_003}:{e.name}#{pos}")
+                held.add(f"{codes.ALIAS_003}:{e.name}#{pos}", codes.ALIAS_003)
                 continue
-            if held:
-                yield together(held, codes.ALIAS_003)
-                held = []
+            yield from held.flush()
             yield Bounds(ctx, e, pos, acc.footprint)
         if e.src is not None and e.dst is not None and e.src.space == e.dst.space:
             if e.src.lo < e.dst.hi and e.dst.lo < e.src.hi:
-                if held:
-                    yield together(held, codes.ALIAS_003)
-                    held = []
+                yield from held.flush()
                 yield InPlace(ctx, e)
-    if held:
-        yield together(held, codes.ALIAS_003)
+    yield from held.flush()
     yield from _region_overlaps(ctx)
     # A pair of accesses that both inherit their regions' sets is covered by the region-level
     # check: only pairs with an edge that overrides its alias set are visited.

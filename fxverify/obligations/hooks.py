@@ -17,7 +17,7 @@ from fxverify.diagnostics.model import nearest
 from fxverify.edits import AddLink, DeclareHook, Drive, Hint, drive, hint
 from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation, ProvedTogether
-from fxverify.obligations.parametric import together
+from fxverify.obligations.parametric import Held
 from fxverify.obligations.fabric import CutObligation
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -143,14 +143,12 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     g = ctx.graph
     path_seen: set[tuple[str, str, str, str]] = set()
     proved = ctx.parametric.proved_hooks(ctx.policy.edges) if ctx.parametric is not None else set()
-    held: list[str] = []  # keys of parametric proofs not yet yielded: they keep the unrolled order
+    held = Held()
     for e in ctx.policy.edges:
         if proved and e.span in proved:
-            held.append(f"{codes.HOOK_002}:{e.name}")
+            held.add(f"{codes.HOOK_002}:{e.name}", codes.HOOK_002)
         else:
-            if held:
-                yield together(held, codes.HOOK_002)
-                held = []
+            yield from held.flush()
             yield UndeclaredHook(ctx, e)
         more: list[Obligation] = [FlushDriver(ctx, e, ln) for ln in e.flushes]
         if e.src is not None or e.dst is not None:
@@ -160,9 +158,6 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 path_seen.add(key)
                 more.append(NoPath(ctx, e, src, dst, allowed=lambda ln: True, key_extra=f"{src}>{e.device}>{dst}", via=e.device))
         if more:
-            if held:
-                yield together(held, codes.HOOK_002)
-                held = []
+            yield from held.flush()
             yield from more
-    if held:
-        yield together(held, codes.HOOK_002)
+    yield from held.flush()

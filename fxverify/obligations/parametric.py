@@ -405,11 +405,25 @@ class Parametric:
         return {k for k, why in found.items() if not why}
 
 
-def together(keys: list[str], code: codes.Code | list[codes.Code]) -> ProvedTogether:
-    """The obligations with these ``keys`` (the unrolled obligations' keys, in order), of ``code``
-    (one for all, or one per key), proved parametrically, as one ``ProvedTogether``."""
-    per_key = tuple(code) if isinstance(code, list) else (code,) * len(keys)
-    return ProvedTogether("\n".join(keys), per_key, METHOD)
+class Held:
+    """The keys of parametric proofs a family has passed over and not yet yielded, so they come
+    out where their instances would have: ``add`` one (key and code) in generation order, and
+    ``flush`` before yielding any unrolled obligation (and at the end). Raises nothing."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.codes: list[codes.Code] = []
+
+    def add(self, key: str, code: codes.Code) -> None:
+        """Hold the proof of the obligation ``key`` of ``code``."""
+        self.keys.append(key)
+        self.codes.append(code)
+
+    def flush(self) -> Iterator[ProvedTogether]:
+        """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""
+        if self.keys:
+            yield ProvedTogether("\n".join(self.keys), tuple(self.codes), METHOD)
+            self.keys, self.codes = [], []
 
 
 def _clause_word(c: object) -> str:

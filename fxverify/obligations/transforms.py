@@ -27,7 +27,7 @@ from fxverify.ir import (
 from fxverify.obligations import intents, reductions
 from fxverify.obligations.base import Context, Obligation, ProvedTogether
 from fxverify.obligations.encode import Facts
-from fxverify.obligations.parametric import together
+from fxverify.obligations.parametric import Held
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import (
@@ -469,20 +469,17 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     (``_proved_families``) come as ``ProvedTogether`` runs, in the places of their instances."""
     pol = ctx.policy
     proved = _proved_families(ctx)
-    held: list[str] = []  # keys of parametric proofs not yet yielded: they keep the unrolled order
-    held_codes: list[Code] = []
+    held = Held()
     for e in pol.edges:
         got = proved.get(e.span) if proved else None
         if got is not None:
-            held.extend(f"{c}:{e.name}" for c in got)
-            held_codes.extend(got)
+            for c in got:
+                held.add(f"{c}:{e.name}", c)
             continue
         obs = _per_edge(ctx, e)
-        if obs and held:
-            yield together(held, held_codes)
-            held, held_codes = [], []
+        if obs:
+            yield from held.flush()
         yield from obs
-    if held:
-        yield together(held, held_codes)
+    yield from held.flush()
     yield from reductions.generate(ctx)
     yield from intents.generate(ctx)
