@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.suppress import Suppression
 from fxverify.source import NO_SPAN, Span
@@ -21,6 +21,9 @@ from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind, dtype_
 from fxverify.xforms import (  # noqa: F401  (the transform steps are part of the IR)
     Checksum, Compress, Filter, Gather, Move, Persist, Quantize, Reduce, Replicate, Scatter, Transform, XfKind,
 )
+
+if TYPE_CHECKING:
+    from fxverify.shapes import Shapes
 
 
 class EdgeAction(Enum):
@@ -555,7 +558,7 @@ class Policy:
     #: the families as written (``fxverify.shapes.Shapes``), for the parametric prover; not an
     #: input of any verdict: ``Shapes.of`` gives them only while ``edges``/``regions`` are the
     #: tuples they were built with
-    shapes: Any = field(default=None, compare=False, repr=False)
+    shapes: Shapes | None = field(default=None, compare=False, repr=False)
     _index: dict[str, dict[str, int]] = field(default_factory=dict, compare=False, repr=False)
 
     def __post_init__(self) -> None:

@@ -29,8 +29,8 @@ from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.obligations.families import obligations as family_obligations
 from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
-from fxverify.obligations.base import Context, Obligation, ProvedTogether
-from fxverify.obligations.parametric import Parametric
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.parametric import Parametric, ProvedTogether
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
@@ -240,7 +240,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         for family, lo, hi in ran:
             run = found.result.outcomes.proved_run(lo, hi)  # type: ignore[attr-defined]  # a fresh OutcomeLog
             if run is not None:
-                families.put(family, digests[family], run)
+                families.put(family, digests[family], replace(run, queries=prover.queries[family]) if prover else run)
     else:
         found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
     if options.verify_hints and found.findings:
@@ -250,6 +250,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         verify_hints(policy, options, firsts, found.result, None if progress is None else lambda: progress.advance(1))
     if prover is not None:
         found.result.parametric = prover.summary()
+        found.result.solver_calls += sum(prover.queries.values())
     return found.result
 
 
@@ -304,8 +305,10 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
     held); the outcomes come in its order, kept compactly (``result.OutcomeLog``), and the
     refutations' findings are returned beside them. A ``ProvedRun`` among them (proofs a
-    ``FamilyStore`` kept) adds its outcomes in its place, and its solver proofs to
-    ``solver_calls``; so does a ``ProvedTogether`` (a parametric proof), one proof per key. Raises as ``discharge``."""
+    ``FamilyStore`` kept) adds its outcomes in its place, and its solver queries
+    (``ProvedRun.solver_proofs``) to ``solver_calls``; a ``ProvedTogether`` (a parametric proof)
+    adds one proof per key and no solver call: the caller adds the parametric prover's queries
+    (``Parametric.queries``), once. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     if dump is not None:

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code, Family
@@ -21,6 +22,9 @@ from fxverify.edits import Option
 from fxverify.ir import Policy
 from fxverify.obligations.witness import Witness
 from fxverify.source import SourceMap
+
+if TYPE_CHECKING:
+    from fxverify.obligations.parametric import Report
 
 
 class Verdict(Enum):
@@ -208,20 +212,24 @@ class ProvedRun:
     """A run of consecutive proved outcomes, packed as ``OutcomeLog.proved_run`` makes them: the
     ``keys`` joined by newlines, the distinct ``(code, method)`` ``kinds`` in order of first
     occurrence, and per outcome the index of its kind (``ids``, 32-bit). The result cache stores
-    one per obligation family (``gate.cache``). Raises nothing."""
+    one per obligation family (``gate.cache``). ``queries``: the solver queries behind the run's
+    proofs that no single outcome records (a parametric proof's: ``obligations.parametric``).
+    Raises nothing."""
 
     keys: str
     kinds: tuple[tuple[str, str], ...]
     ids: array
+    queries: int = 0
 
     def __len__(self) -> int:
         return len(self.ids)
 
     def solver_proofs(self) -> int:
-        """How many of the outcomes the solver proved (method ``solver``): queries the check
-        needed, counted in ``CheckResult.solver_calls`` when the run is reused."""
+        """How many solver queries the run's proofs needed: the outcomes the solver proved
+        (method ``solver``) and ``queries``; counted in ``CheckResult.solver_calls`` when the run
+        is reused, as they were when it was made."""
         solver = {i for i, (_c, m) in enumerate(self.kinds) if m == "solver"}
-        return sum(1 for i in self.ids if i in solver) if solver else 0
+        return (sum(1 for i in self.ids if i in solver) if solver else 0) + self.queries
 
 
 @dataclass(frozen=True)
@@ -290,7 +298,7 @@ class CheckResult:
     certify_rejected: int = 0
     hints: dict[str, HintCheck] = field(default_factory=dict)
     reused: tuple[str, ...] = ()
-    parametric: tuple[tuple[str, str, str, int, int, str], ...] = ()
+    parametric: tuple[Report, ...] = ()
 
     def __post_init__(self) -> None:
         if self.name is None and self.policy is not None:

@@ -15,13 +15,18 @@ another. Emits no diagnostics; raises nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fxverify import ast
 from fxverify.source import Span
 
-if TYPE_CHECKING:
-    from fxverify import ir
+
+class Resolved(Protocol):
+    """What ``Shapes.of`` reads of a policy (an ``ir.Policy``; ``ir`` comes after this module)."""
+
+    edges: tuple
+    regions: tuple
+    shapes: Shapes | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +84,7 @@ class Shapes:
     policy_regions: tuple
 
     @staticmethod
-    def of(policy: ir.Policy) -> Shapes | None:
+    def of(policy: Resolved) -> Shapes | None:
         """The shapes of ``policy``, or ``None`` when it has none or was edited after resolution
         (its edges or regions are not the tuples the shapes were built with)."""
         s = policy.shapes

@@ -407,7 +407,7 @@ def test_a_spilled_block_s_coherence_involves_its_own_write_back_and_invalidate_
     assert not diags and out is not None
     bad = tmp_path / "bad.fx"
     bad.write_text(re.sub(r" invalidate kvs_\w+\[[^\]]*\]", "", out.text))
-    res = check(str(bad))
+    res = check(str(bad), CheckOptions(parametric=False))  # solver calls of the unrolled obligations alone
     assert res.verdict is Verdict.REFUTED and res.solver_calls == 2 * 4  # 2 layers x 4 blocks, one query each
     [d] = [d for d in res.diagnostics if d.is_error]
     assert str(d.code) == "FX-ORD-005" and d.trace is not None
@@ -430,7 +430,7 @@ def test_a_disaggregated_spill_a_peer_reads_pins_its_route(tmp_path: Path) -> No
     assert " via gpu0 -- sw0, sw0 -- cpu0, cpu0 -- mem3 writeback kvs_decoder3_0_g0[l - 0, b] " in out.text
     p = tmp_path / "p.fx"
     p.write_text(out.text)
-    res = check(str(p), CheckOptions(verify_hints=False))
+    res = check(str(p), CheckOptions(verify_hints=False, parametric=False))  # no unrolled obligation needs the solver
     assert res.verdict is Verdict.PROVED and res.solver_calls == 0, [d.message for d in res.diagnostics][:3]
 
 

@@ -181,9 +181,9 @@ def test_family_cache_round_trip_and_bad_entries(tmp_path):
     from fxverify.diagnostics import codes
     log.append("FX-HOOK-001:a", codes.HOOK_001, Verdict.PROVED, "declared")
     log.append("FX-HOOK-001:b", codes.HOOK_001, Verdict.PROVED, "declared")
-    run = log.proved_run(0, 2)
+    run = replace(log.proved_run(0, 2), queries=3)  # three parametric queries behind them
     fc.put(Family.HOOKS, "d" * 64, run)
-    assert fc.get(Family.HOOKS, "d" * 64) == run
+    assert fc.get(Family.HOOKS, "d" * 64) == run and run.solver_proofs() == 3
     assert fc.get(Family.HOOKS, "e" * 64) is None
     assert fc.get(Family.ORDERING, "d" * 64) is None  # another family: another key
     # A different check (another rlimit) never reads it.
@@ -210,3 +210,58 @@ def test_a_one_hook_edit_of_a_corpus_policy_through_the_cache(tmp_path):
     fresh = check_cached(str(pol), OPTIONS, None, CacheStats())
     assert set(again.reused) == {f.value for f in OBLIGATION_FAMILIES} - {"hooks"}
     assert _seen(again) == _seen(fresh) and again.verdict is Verdict.PROVED
+
+
+FAMILIES = """policy "inc"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done]
+}
+space hbm on gpu0 size 16 MiB
+region blk[i in 0..8] in hbm at i * 4096 size 4096 owner gpu0
+region s[i in 0..4] in hbm at 0x100000 + i * 4096 size 4096 owner gpu0 dtype bf16
+region d[i in 0..4] in hbm at 0x200000 + i * 8192 size 8192 owner gpu0
+flow f {
+  for i in 0..8 {
+    edge w[i]: write blk[i] by gpu0.launch
+  }
+  for i in 0..8 {
+    edge r[i]: read blk[i][0, +256] by gpu0.launch after w[i]
+  }
+  for i in 0..4 {
+    edge p[i]: write s[i] by gpu0.launch
+  }
+  for i in 0..4 {
+    edge m[i]: move s[i] -> d[i] by gpu0.launch after p[i] transform compress(lz4)
+  }
+  edge last: write blk[0][0, +64] by gpu0.HOOK after r[0]
+}
+"""
+
+
+def test_families_proved_parametrically_are_stored_and_reused_in_place(tmp_path):
+    """Parametric proofs (``ProvedTogether``: one item, many outcomes) in the alias, transforms
+    and hooks families: each family's stored range of outcomes must count every key of them, or
+    a later family's stored proofs would be another family's outcomes. The prover's queries are
+    solver calls, stored with the family that asked them. A hook edit re-runs hooks alone, and
+    the result equals a fresh check's, solver calls included."""
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+    path = str(tmp_path / "inc.fx")
+
+    def load(hook):
+        policy, diags = load_policy(path, SourceMap(), texts={path: FAMILIES.replace("HOOK", hook)})
+        assert policy is not None, diags
+        return policy
+
+    store = MemoryStore()
+    first = discharge(load("launch"), OPTIONS, BACKEND, families=store)
+    assert first.verdict is Verdict.PROVED
+    assert {code for _f, _at, code, *_ in first.parametric} >= {"FX-ALIAS-003", "FX-XF-001", "FX-HOOK-002"}
+    assert first.solver_calls == 5  # one FX-ALIAS-003 query per family footprint; nothing else needs the solver
+    for (family, _d), run in store.runs.items():
+        stored = OutcomeLog()
+        stored.extend(run)
+        assert [o.key for o in stored] == [o.key for o in first.outcomes if o.code.family is family], family
+    again = discharge(load("copy_done"), OPTIONS, BACKEND, families=store)
+    assert set(again.reused) == {f.value for f in OBLIGATION_FAMILIES} - {"hooks"}
+    assert _seen(again) == _seen(discharge(load("copy_done"), OPTIONS, BACKEND))

@@ -245,17 +245,18 @@ class FamilyCache:
             ids = array("I")
             ids.frombytes(base64.b64decode(v["ids"], validate=True))
             keys = str(v["keys"])
-            if (keys.count("\n") + 1 if keys else 0) != len(ids) or any(i >= len(kinds) for i in set(ids)):
+            queries = int(v["queries"])
+            if (keys.count("\n") + 1 if keys else 0) != len(ids) or any(i >= len(kinds) for i in set(ids)) or queries < 0:
                 return None
         except (TypeError, KeyError, ValueError, AttributeError):
             return None
-        return ProvedRun(keys, kinds, ids)
+        return ProvedRun(keys, kinds, ids, queries)
 
     def put(self, family: Family, digest: str, run: ProvedRun) -> None:
         """Store ``run`` (every obligation of ``family`` proved) for inputs ``digest``."""
         self.cache._write("families", self._key(family, digest),
                           {"keys": run.keys, "kinds": [list(k) for k in run.kinds],
-                           "ids": base64.b64encode(run.ids.tobytes()).decode("ascii")})
+                           "ids": base64.b64encode(run.ids.tobytes()).decode("ascii"), "queries": run.queries})
 
 
 def lookup(path: str, options: CheckOptions, cache: ResultCache | None, stats: CacheStats) -> tuple[str | None, CheckResult | None]:

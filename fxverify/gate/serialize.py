@@ -22,6 +22,7 @@ from fxverify.diagnostics.codes import Severity, lookup_strict
 from fxverify.diagnostics.model import Diagnostic, Elided, Label, Trace, TraceEvent
 from fxverify.edits.records import from_record, to_record
 from fxverify.obligations.witness import Witness
+from fxverify.obligations.parametric import Report
 from fxverify.result import CheckResult, HintCheck, Outcome, OutcomeLog, Refutation, Verdict
 from fxverify.source import SourceMap, Span
 
@@ -169,5 +170,5 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
                        certified=None if certified is None else int(certified[0]),
                        certify_rejected=0 if certified is None else int(certified[1]), hints=hints,
                        reused=tuple(str(f) for f in v.get("reused", ())),
-                       parametric=tuple((str(f), str(at), str(c), int(pos), int(n), str(why))
+                       parametric=tuple(Report(str(f), str(at), str(c), int(pos), int(n), str(why))
                                         for f, at, c, pos, n, why in v.get("parametric", ())))

@@ -236,6 +236,7 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
         backend.close()
     if prover is not None:
         found.result.parametric = prover.summary()
+        found.result.solver_calls += sum(prover.queries.values())
     sent = tuple((f.ob.key, f.shown) for f in found.findings) if options.verify_hints else ()
     return ShardOutcome(shard, record=result_to_record(found.result), findings=sent, verified=here,
                         stats=stats)

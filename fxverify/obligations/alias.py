@@ -15,9 +15,9 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import EdgeAlias, Hint, JoinAlias, MoveRegion, clipped, hint, narrow
 from fxverify.ir import Access, Edge, EdgeAction, Footprint, Gather, Region
-from fxverify.obligations.base import Context, Obligation, ProvedTogether
+from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
-from fxverify.obligations.parametric import Held
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.encode import Facts, member
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -260,7 +260,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     (``Context.parametric``), the FX-ALIAS-003 obligations of a declaration it proved for every
     index value come as ``ProvedTogether`` runs, in the places their instances have unrolled."""
     pol = ctx.policy
-    proved = ctx.parametric.proved_bounds(pol.edges) if ctx.parametric is not None else set()
+    proved = ctx.parametric.proved_bounds() if ctx.parametric is not None else set()
     held = Held()
     for e in pol.edges:
         for pos, acc in enumerate(e.accesses()):

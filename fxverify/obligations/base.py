@@ -18,9 +18,8 @@ import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import networkx as nx
 
@@ -35,6 +34,9 @@ from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.source import Span
 from fxverify.vocab import AC_OPS, ReleaseKind
+
+if TYPE_CHECKING:
+    from fxverify.obligations.parametric import Parametric
 
 
 def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
@@ -68,22 +70,6 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
 
 
-@dataclass(frozen=True)
-class ProvedTogether:
-    """Obligations proved by one argument, without an ``Obligation`` object each (a parametric
-    proof: ``obligations.parametric``): their ``keys`` (newline-joined, in order, as each
-    ``Obligation.key`` would be), the ``codes`` of each and the proof's ``method``. A family
-    yields it among its obligations; the discharge logs a proved outcome per key. Only codes a
-    check keeps are proved so (``Parametric.skip``). Raises nothing."""
-
-    keys: str
-    codes: tuple[Code, ...]
-    method: str
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-
 class Context:
     """The policy, its graph and indexes that several families share."""
 
@@ -92,7 +78,7 @@ class Context:
         self.graph = graph
         #: the parametric prover (``obligations.parametric.Parametric``) when the check uses one:
         #: a family asks it first, and generates unrolled only what it did not prove
-        self.parametric: Any = None
+        self.parametric: Parametric | None = None
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
         self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})

@@ -18,7 +18,8 @@ from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations import alias, hooks, maps, ordering, ownership, transforms
-from fxverify.obligations.base import Context, Obligation, ProvedTogether
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.parametric import ProvedTogether
 
 FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, alias, ownership, maps, transforms, hooks)))
 

@@ -16,8 +16,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
 from fxverify.edits import AddLink, DeclareHook, Drive, Hint, drive, hint
 from fxverify.ir import Edge
-from fxverify.obligations.base import Context, Obligation, ProvedTogether
-from fxverify.obligations.parametric import Held
+from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.fabric import CutObligation
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -142,7 +142,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     family and endpoint triple, since every instance shares the answer."""
     g = ctx.graph
     path_seen: set[tuple[str, str, str, str]] = set()
-    proved = ctx.parametric.proved_hooks(ctx.policy.edges) if ctx.parametric is not None else set()
+    proved = ctx.parametric.proved_hooks() if ctx.parametric is not None else set()
     held = Held()
     for e in ctx.policy.edges:
         if proved and e.span in proved:

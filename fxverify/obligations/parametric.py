@@ -8,13 +8,19 @@ expressions (``shapes.RegionShape``) with the reference's index expressions put 
 parameters. One solver query then decides it for every instance (specs/obligations.md,
 "Parametric proofs"; issue "Scale", item 2).
 
-Covered now: FX-ALIAS-003 (a footprint lies inside its region). The query asks for loop values
-inside the loops' ranges and the branch conditions for which the footprint's bounding interval
-``[lo, hi)`` leaves its region instance ``[at, at + size)``; unsat proves every instance, since the
-interval is tight (``Bounds.prove_fast``). The domain may be larger than the set of instances the
-resolver built (it is not narrowed by anything but loops and branches), never smaller, so a proof
-covers every instance. Anything else falls back to the unrolled instances, with the reason kept
-for ``--stats``:
+Covered:
+
+- FX-ALIAS-003 (a footprint lies inside its region), by a query: it asks for loop values inside
+  the loops' ranges and the branch conditions for which the footprint's bounding interval
+  ``[lo, hi)`` leaves its region instance ``[at, at + size)``; unsat proves every instance, since
+  the interval is tight (``Bounds.prove_fast``). The domain is exactly the loops and branches
+  around the declaration (loop bounds are constants and loop variables never shadow: FX-NAM-002),
+  so it holds every instance the resolver built;
+- FX-HOOK-002 (the driving hook is declared): one lookup per declaration (``proved_hooks``);
+- FX-XF-001/002/003: the first instance's fast proofs, when no index changes what they read
+  (``invariant``).
+
+Anything else falls back to the unrolled instances, with the reason kept for ``--stats``:
 
 - an expression the translation does not take (a product of two index expressions, a division
   or remainder by anything but a positive constant, a ``[*]`` index): "not affine";
@@ -31,15 +37,15 @@ diagnostics; raises nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Container, Iterator
 from dataclasses import dataclass, fields, is_dataclass
+from typing import NamedTuple
 
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.resolve.expressions import arith
 from fxverify.resolve.references import index_items
 from fxverify.resolve.state import EvalError
-from fxverify.obligations.base import ProvedTogether
 from fxverify.shapes import EdgeShape, RegionShape, Shapes
 from fxverify.smt.backend import Backend, Query, Result, Status
 from fxverify.smt.terms import Term, add, and_, div, eq, int_var, mod, mul, not_, or_, sub
@@ -55,6 +61,22 @@ MIN_INSTANCES = 2
 
 _COMPARE = {"==": eq, "!=": lambda a, b: not_(eq(a, b)), "<": lambda a, b: _t(a) < b,
             "<=": lambda a, b: _t(a) <= b, ">": lambda a, b: _t(a) > b, ">=": lambda a, b: _t(a) >= b}
+
+
+@dataclass(frozen=True)
+class ProvedTogether:
+    """Obligations proved by one argument, without an ``Obligation`` object each (a parametric
+    proof): their ``keys`` (newline-joined, in order, as each
+    ``Obligation.key`` would be), the ``codes`` of each and the proof's ``method``. A family
+    yields it among its obligations; the discharge logs a proved outcome per key. Only codes a
+    check keeps are proved so (``Parametric.skip``). Raises nothing."""
+
+    keys: str
+    codes: tuple[codes.Code, ...]
+    method: str
+
+    def __len__(self) -> int:
+        return len(self.codes)
 
 
 class NotAffine(Exception):
@@ -230,15 +252,16 @@ def _product(a: Term | int, b: Term | int) -> Term | int:
         return mul(a, b)
     if isinstance(b, int):
         return mul(b, a)
-    raise NotAffine("a strided slice whose count and stride both depend on the indices")
+    raise NotAffine("a strided slice whose count and stride (or elem) both depend on the indices")
 
 
-@dataclass(frozen=True)
-class Report:
-    """What the parametric prover did with one obligation of one declaration, for ``--stats``:
-    ``family`` and ``where`` (``file:line:col``) name the declaration, ``code`` the obligation, ``position`` the access
-    (0: the edge's first footprint). ``instances`` is how many unrolled obligations the
-    declaration has for it (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when proved)."""
+class Report(NamedTuple):
+    """What the parametric prover did with one obligation of one declaration, for ``--stats``
+    and ``CheckResult.parametric``: ``family`` and ``where`` (``file:line:col``) name the
+    declaration, ``code`` the obligation, ``position`` the access (0: the edge's first
+    footprint). ``instances`` is how many unrolled obligations the declaration has for it
+    (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when
+    proved)."""
 
     family: str
     where: str
@@ -264,13 +287,13 @@ class Parametric:
         self.backend = backend
         self.skip = skip  # codes the check leaves out: nothing is proved for them
         self.reports: list[Report] = []
-        self.queries = 0
+        self.queries: Counter[codes.Family] = Counter()  # solver queries asked, by the family asking
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
+        self._families: dict[Span, tuple[ir.Edge, int]] | None = None
 
-    def summary(self) -> tuple[tuple[str, str, str, int, int, str], ...]:
-        """The reports as ``CheckResult.parametric`` holds them: ``(family, where, code, position,
-        instances, reason)`` each."""
-        return tuple((r.family, r.where, r.code, r.position, r.instances, r.reason) for r in self.reports)
+    def summary(self) -> tuple[Report, ...]:
+        """The reports, in the order they were made (``CheckResult.parametric``)."""
+        return tuple(self.reports)
 
     def bounds_queries(self, wanted: Container[Span]) -> Iterator[tuple[tuple[Span, int], Query | str]]:
         """Per declaration in ``wanted`` and footprint position, the FX-ALIAS-003 query over its
@@ -316,50 +339,47 @@ class Parametric:
                 else:
                     asked.append((key, q))
             results = self.backend.check_many([q for _, q in asked]) if asked else []
-            self.queries += len(asked)
+            self.queries[codes.ALIAS_003.family] += len(asked)
             for (key, q), res in zip(asked, results):
                 found[key] = _reason(q, res)
             self._bounds = found
         return self._bounds
 
-    def proved_bounds(self, edges: Sequence[ir.Edge]) -> set[tuple[Span, int]]:
-        """The ``(declaration span, footprint position)`` pairs of ``edges`` whose FX-ALIAS-003
-        obligations are proved for every index value (``alias.generate`` leaves their instances
-        out, and logs them with ``together``); records a ``Report`` per declaration and position
-        the prover took up."""
+    def families(self) -> dict[Span, tuple[ir.Edge, int]]:
+        """Per edge declaration with ``MIN_INSTANCES`` instances or more: its first instance and
+        how many it has, in declaration order (empty without shapes). Computed once."""
+        if self._families is None:
+            first: dict[Span, tuple[ir.Edge, int]] = {}
+            if Shapes.of(self.policy) is not None:
+                for e in self.policy.edges:
+                    got = first.get(e.span)
+                    first[e.span] = (e, 1) if got is None else (got[0], got[1] + 1)
+            self._families = {span: v for span, v in first.items() if v[1] >= MIN_INSTANCES}
+        return self._families
+
+    def proved_bounds(self) -> set[tuple[Span, int]]:
+        """The ``(declaration span, footprint position)`` pairs whose FX-ALIAS-003 obligations are
+        proved for every index value (``alias.generate`` leaves their instances out, and logs them
+        with ``Held``); records a ``Report`` per declaration and position the prover took up."""
         if str(codes.ALIAS_003) in self.skip:
             return set()
-        instances = Counter(e.span for e in edges)
-        found = self.bounds({span for span, n in instances.items() if n >= MIN_INSTANCES})
-        return self._reported(codes.ALIAS_003, found, instances)
+        return self._reported(codes.ALIAS_003, self.bounds(self.families()))
 
-    def proved_hooks(self, edges: Sequence[ir.Edge]) -> set[Span]:
-        """The declaration spans of ``edges`` whose FX-HOOK-002 obligation (the driving hook is
-        declared on its device) holds for every index value: the declaration names its device and
-        hook (``EdgeShape.device``/``hook``), which no index changes, so one lookup decides every
-        instance. Records a ``Report`` per declaration of two instances or more."""
+    def proved_hooks(self) -> set[Span]:
+        """The declaration spans whose FX-HOOK-002 obligation (the driving hook is declared on its
+        device) holds for every index value: the declaration names its device and hook
+        (``EdgeShape.device``/``hook``), which no index changes, so one lookup decides every
+        instance. Records a ``Report`` per declaration of ``families``."""
         shapes = Shapes.of(self.policy)
         if shapes is None or str(codes.HOOK_002) in self.skip:
             return set()
-        instances = Counter(e.span for e in edges)
         found: dict[tuple[Span, int], str] = {}
-        for span, n in instances.items():
+        for span in self.families():
             shape = shapes.edges.get(span)
-            if n >= MIN_INSTANCES and shape is not None:
+            if shape is not None:
                 hooks = self.policy.device(shape.device).hooks
                 found[(span, 0)] = "" if shape.hook in hooks else f"`{shape.hook}` is not declared on `{shape.device}`"
-        return {span for span, _pos in self._reported(codes.HOOK_002, found, instances)}
-
-    def instances(self, edges: Sequence[ir.Edge]) -> dict[Span, tuple[ir.Edge, int]]:
-        """Per declaration of ``edges`` with ``MIN_INSTANCES`` instances or more: its first
-        instance and how many it has (empty without shapes)."""
-        if Shapes.of(self.policy) is None:
-            return {}
-        first: dict[Span, tuple[ir.Edge, int]] = {}
-        for e in edges:
-            got = first.get(e.span)
-            first[e.span] = (e, 1) if got is None else (got[0], got[1] + 1)
-        return {span: v for span, v in first.items() if v[1] >= MIN_INSTANCES}
+        return {span for span, _pos in self._reported(codes.HOOK_002, found)}
 
     def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
         """Why the obligations of declaration ``span`` that read only its footprints' sizes, their
@@ -388,20 +408,19 @@ class Parametric:
                 return f"the size of `{ref.name.name}`'s footprint depends on the indices"
         return ""
 
-    def report(self, span: Span, code: codes.Code, instances: int, why: str) -> None:
-        """Record a ``Report`` of ``code`` for declaration ``span`` (a proof of every instance at
-        once when ``why`` is empty, else why the instances are discharged one by one)."""
+    def report(self, span: Span, code: codes.Code, why: str, position: int = 0) -> None:
+        """Record a ``Report`` of ``code`` at footprint ``position`` for declaration ``span`` (one of
+        ``families``): a proof of every instance at once when ``why`` is empty, else why its
+        instances are discharged one by one."""
         shapes = Shapes.of(self.policy)
         shape = shapes.edges.get(span) if shapes is not None else None
-        self.reports.append(Report(shape.name if shape else "", shape.where if shape else "", str(code), 0, instances, why))
+        n = self.families()[span][1]
+        self.reports.append(Report(shape.name if shape else "", shape.where if shape else "", str(code), position, n, why))
 
-    def _reported(self, code: codes.Code, found: dict[tuple[Span, int], str], instances: Counter
-                  ) -> set[tuple[Span, int]]:
-        shapes = Shapes.of(self.policy)
+    def _reported(self, code: codes.Code, found: dict[tuple[Span, int], str]) -> set[tuple[Span, int]]:
+        """Report each of ``found`` (in source order) and return the keys proved."""
         for (span, pos), why in sorted(found.items(), key=lambda kv: (kv[0][0].file, kv[0][0].start, kv[0][1])):
-            shape = shapes.edges[span] if shapes is not None else None
-            self.reports.append(Report(shape.name if shape else "", shape.where if shape else "",
-                                       str(code), pos, instances[span], why))
+            self.report(span, code, why, pos)
         return {k for k, why in found.items() if not why}
 
 

@@ -25,9 +25,9 @@ from fxverify.ir import (
     Checksum, Compress, Edge, Filter, Gather, Persist, Quantize, Replicate, Scatter, Transform, XfKind,
 )
 from fxverify.obligations import intents, reductions
-from fxverify.obligations.base import Context, Obligation, ProvedTogether
+from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import Facts
-from fxverify.obligations.parametric import Held
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import (
@@ -448,7 +448,7 @@ def _proved_families(ctx: Context) -> dict[Span, list[Code]]:
     proved: dict[Span, list[Code]] = {}
     if par is None or any(str(c) in par.skip for c in (codes.XF_001, codes.XF_002, codes.XF_003)):
         return proved
-    for span, (first, n) in par.instances(ctx.policy.edges).items():
+    for span, (first, _n) in par.families().items():
         obs = _per_edge(ctx, first)
         if not obs:
             continue
@@ -457,7 +457,7 @@ def _proved_families(ctx: Context) -> dict[Span, list[Code]]:
             open_ = [str(ob.code) for ob in obs if ob.prove_fast() is None]
             why = f"its first instance has no fast proof of {', '.join(open_)}" if open_ else ""
         for ob in obs:
-            par.report(span, ob.code, n, why)
+            par.report(span, ob.code, why)
         if not why:
             proved[span] = [ob.code for ob in obs]
     return proved

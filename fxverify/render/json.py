@@ -70,8 +70,8 @@ def _results(results: list[CheckResult], stats: bool) -> list[dict[str, Any]]:
             doc["seconds"] = round(r.seconds, 3)
             doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved,
                             "families_reused": list(r.reused)}
-            doc["parametric"] = [{"family": f, "at": at, "code": c, "footprint": pos, "instances": n, "proved": not why,
-                                  "reason": why} for f, at, c, pos, n, why in r.parametric]
+            doc["parametric"] = [{"family": p.family, "at": p.where, "code": p.code, "footprint": p.position,
+                                  "instances": p.instances, "proved": p.proved, "reason": p.reason} for p in r.parametric]
         docs.append(doc)
     return docs
 

@@ -157,16 +157,17 @@ def _parametric(result: CheckResult) -> list[Line]:
     if not result.parametric:
         return []
     by_code: dict[str, list[int]] = {}
-    for _f, _at, code, _pos, n, why in result.parametric:
-        c = by_code.setdefault(code, [0, 0, 0])
-        c[0 if not why else 1] += 1
-        c[2] += n if not why else 0
+    for r in result.parametric:
+        c = by_code.setdefault(r.code, [0, 0, 0])
+        c[0 if r.proved else 1] += 1
+        c[2] += r.instances if r.proved else 0
     out: list[Line] = [[("  parametric " if i == 0 else " " * 13, "bold"),
                         (f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
                          f"({counted(c[2], 'obligation')})", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
-    fallbacks = [x for x in result.parametric if x[5]]
-    for f, at, code, pos, n, why in fallbacks[:_SHOWN_FALLBACKS]:
-        out.append([("    unrolled ", "dim"), (f"`{f}` ({at}, {counted(n, 'instance')}) {code}#{pos}: {why}", "")])
+    fallbacks = [r for r in result.parametric if not r.proved]
+    for r in fallbacks[:_SHOWN_FALLBACKS]:
+        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'instance')}) "
+                                             f"{r.code}#{r.position}: {r.reason}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])
     return out

@@ -117,9 +117,11 @@ class Loader:
         (``on_phase`` hears the phases ``measure`` has not run yet). Called again, returns the
         same result.
 
-        Then drops the resolution state (the syntax tree, every edge instance with its index
-        environment: on a full-size policy, hundreds of MB), which the caller's check would
-        otherwise hold beside the policy while it runs."""
+        Then drops the resolution state (the syntax tree, every edge instance with its
+        index environment: on a full-size policy, hundreds of MB), which the caller's check would
+        otherwise hold beside the policy while it runs. The policy's ``shapes`` keep the parts of
+        the syntax tree the parametric prover reads: per declaration, its loops, conditions,
+        references and clauses (a few KB)."""
         if self._result is None:
             self.measure(on_phase)
             policy = self._build()

@@ -121,6 +121,16 @@ def _findings(r) -> list[tuple[str, str, str]]:
     return [(str(d.code), d.obligation or "", d.message) for d in r.diagnostics]
 
 
+def _same_with_and_without_the_prover(text: str) -> None:
+    """A check of ``text`` with the prover has the outcomes (keys, verdicts, in order) and the
+    diagnostics of one without it (an input error is assumed away)."""
+    on = _check(text)
+    assume(not on.input_error)
+    off = _check(text, parametric=False)
+    assert _outcomes(on) == _outcomes(off)
+    assert _findings(on) == _findings(off)
+
+
 # ---- one policy, every case -----------------------------------------------------------------
 
 
@@ -158,6 +168,20 @@ def test_skipped_codes_get_no_parametric_proofs() -> None:
     r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-HOOK-002"})), texts={FAKE: MIXED})
     assert {code for _f, _at, code, *_ in r.parametric} == {"FX-ALIAS-003"}
     assert "hooks" not in r.counts() or "by:parametric" not in r.counts()["hooks"]
+    moves = HEAD + """region s[i in 0..4] in hbm at i * 4096 size 4096 owner gpu0 dtype bf16
+region d[i in 0..4] in hbm at 0x100000 + i * 8192 size 8192 owner gpu0
+flow f {
+  for i in 0..4 {
+    edge m[i]: move s[i] -> d[i] by gpu0.launch transform compress(lz4)
+  }
+}
+"""
+    assert {c for _f, _at, c, *_ in _check(moves).parametric} >= {"FX-XF-001", "FX-XF-002", "FX-XF-003"}
+    # One transform code left out: the others are discharged per instance (their proofs are one argument).
+    r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-XF-002"})), texts={FAKE: moves})
+    assert not {c for _f, _at, c, *_ in r.parametric} & {"FX-XF-001", "FX-XF-002", "FX-XF-003"}
+    assert "by:parametric" not in r.counts()["transforms"]
+    assert not any(o.code == "FX-XF-002" for o in r.outcomes)
 
 
 def test_terms_of_the_mixed_policy_match_its_instances() -> None:
@@ -204,7 +228,7 @@ def test_parametric_queries_are_unsat_for_cvc5_too() -> None:
     """Each proof is a solver query; an independent solver re-checks them (the 8B policy's)."""
     policy, _ = load_policy(str(ROOT / "corpus" / "real" / "llama-3.1-8b-prefill.fx"), SourceMap())
     shapes = Shapes.of(policy)
-    prover = Parametric(policy, open_backend(SolverOptions()))
+    prover = Parametric(policy, None)  # type: ignore[arg-type]  # asks nothing: the queries are only built
     queries = [q for _k, q in prover.bounds_queries(shapes.edges) if not isinstance(q, str)]
     assert len(queries) >= 20
     cvc5 = open_backend(SolverOptions(solver="cvc5"))
@@ -290,11 +314,176 @@ def test_translated_terms_agree_with_every_unrolled_instance(text: str) -> None:
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(family_texts())
 def test_parametric_verdicts_equal_the_unrolled_ones(text: str) -> None:
-    on = _check(text)
-    assume(not on.input_error)
-    off = _check(text, parametric=False)
-    assert _outcomes(on) == _outcomes(off)
-    assert _findings(on) == _findings(off)
+    _same_with_and_without_the_prover(text)
+
+
+# ---- branches: the domain is exactly the instances ----------------------------------------------
+
+_CMP = ("==", "!=", "<", "<=", ">", ">=")
+
+
+@st.composite
+def branch_texts(draw) -> str:
+    """One to three nested loops (ranges may be negative or empty) around ``if``/``else if``/``else``
+    trees of edge declarations, each family indexed by every loop variable. Conditions use every
+    comparator, ``and``/``or``/``not`` and parentheses over expressions with unary minus, ``/`` and
+    ``%`` (of negative values too), products by constants, sizes with units and, now and then, a
+    product of two indices (not affine). Each edge reads ``a[v * 8, +8]`` of a 40-byte region, so a
+    domain that is too large or too small changes FX-ALIAS-003's verdicts."""
+    names = ["i", "j", "k"][: draw(st.integers(1, 3))]
+    loops = []
+    for v in names:
+        lo = draw(st.integers(-4, 3))
+        loops.append((v, lo, lo + draw(st.integers(0, 5))))
+
+    def expr(depth: int) -> str:
+        v = draw(st.sampled_from(names))
+        forms = ["var", "int", "neg", "div", "mod", "mul", "unit"] + (["sum", "diff", "paren"] if depth else []) + ["square"]
+        form = draw(st.sampled_from(forms))
+        if form == "var":
+            return v
+        if form == "int":
+            n = draw(st.integers(-3, 6))
+            return str(n) if n >= 0 else f"-{-n}"
+        if form == "neg":
+            return f"-{v}"
+        if form in ("div", "mod"):
+            return f"{v} {'/' if form == 'div' else '%'} {draw(st.integers(1, 3))}"
+        if form == "mul":
+            return f"{draw(st.integers(-2, 3))} * {v}" if draw(st.booleans()) else f"{v} * {draw(st.integers(0, 3))}"
+        if form == "unit":
+            return f"{v} * 512 + {draw(st.sampled_from(['1 KiB', '0 B', '2 KiB']))}"
+        if form == "square":
+            return f"{v} * {draw(st.sampled_from(names))}"
+        if form == "paren":
+            return f"({expr(depth - 1)})"
+        return f"{expr(depth - 1)} {'+' if form == 'sum' else '-'} {expr(depth - 1)}"
+
+    def cond(depth: int) -> str:
+        form = draw(st.sampled_from(["cmp", "cmp", "and", "or", "not"] if depth else ["cmp"]))
+        if form == "cmp":
+            return f"{expr(1)} {draw(st.sampled_from(_CMP))} {expr(1)}"
+        if form == "not":
+            return f"not ({cond(depth - 1)})"
+        return f"({cond(depth - 1)}) {form} {cond(depth - 1)}"
+
+    counter = itertools.count()
+
+    def leaf(pad: str) -> list[str]:
+        v = draw(st.sampled_from(names))
+        idx = "".join(f"[{n}]" for n in names)
+        return [f"{pad}edge e{next(counter)}{idx}: read a[{v} * 8, +8] by gpu0.launch"]
+
+    def block(pad: str, depth: int) -> list[str]:
+        out: list[str] = []
+        for _ in range(draw(st.integers(1, 2))):
+            if depth and draw(st.booleans()):
+                out.append(f"{pad}if {cond(2)} {{")
+                out += block(pad + "  ", depth - 1)
+                while draw(st.booleans()):
+                    out.append(f"{pad}}} else if {cond(2)} {{")
+                    out += block(pad + "  ", depth - 1)
+                if draw(st.booleans()):
+                    out.append(f"{pad}}} else {{")
+                    out += block(pad + "  ", depth - 1)
+                out.append(f"{pad}}}")
+            else:
+                out += leaf(pad)
+        return out
+
+    lines = [HEAD + "region a in hbm at 0 size 40 owner gpu0", "flow f {"]
+    pad = "  "
+    for v, lo, hi in loops:
+        lines.append(f"{pad}for {v} in {lo}..{hi} {{")
+        pad += "  "
+    lines += block(pad, 2)
+    for _ in loops:
+        pad = pad[:-2]
+        lines.append(f"{pad}}}")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def assert_domains_are_the_instances(policy) -> int:
+    """Each declaration's domain (its loops and branches, translated) holds exactly the index
+    tuples the resolver built instances for; returns how many declarations were compared."""
+    shapes = Shapes.of(policy)
+    if shapes is None:
+        return 0
+    compared = 0
+    for span, shape in shapes.edges.items():
+        try:
+            fam = family_terms(shape)
+        except NotAffine:
+            continue
+        built = {tuple(int(x) for x in e.name[e.name.index("[") + 1:-1].split("][")) for e in policy.edges if e.span == span}
+        points = set()
+        for values in itertools.product(*(range(lp.lo, lp.hi) for lp in shape.loops)):
+            env = {f"i_{lp.var}": v for lp, v in zip(shape.loops, values)}
+            if all(_value(t, env) for _n, t in fam.domain):
+                points.add(values)
+        assert points == built, (shape.name, sorted(points ^ built))
+        compared += 1
+    return compared
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(branch_texts())
+def test_the_domain_of_every_declaration_is_exactly_its_instances(text: str) -> None:
+    policy, _diags = _load(text)
+    assume(policy is not None)
+    assert_domains_are_the_instances(policy)
+
+
+@pytest.mark.slow
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(branch_texts())
+def test_parametric_verdicts_under_branches_equal_the_unrolled_ones(text: str) -> None:
+    _same_with_and_without_the_prover(text)
+
+
+#: One declaration per comparator and connective over ``i`` in ``-3..4``, the six comparisons
+#: against 1 each picking a different set of ``i``: any comparator translated as another, ``and``
+#: as ``or``, or ``not`` dropped changes some declaration's domain.
+EVERY_CONDITION = HEAD + """region a in hbm at 0 size 4096 owner gpu0
+flow f {
+  for i in -3..4 {
+    if i == 1 { edge c0[i]: read a by gpu0.launch }
+    if i != 1 { edge c1[i]: read a by gpu0.launch }
+    if i < 1 { edge c2[i]: read a by gpu0.launch }
+    if i <= 1 { edge c3[i]: read a by gpu0.launch }
+    if i > 1 { edge c4[i]: read a by gpu0.launch }
+    if i >= 1 { edge c5[i]: read a by gpu0.launch }
+    if i > -2 and i < 2 { edge c6[i]: read a by gpu0.launch }
+    if not (i < 0 or -i < -2) { edge c7[i]: read a by gpu0.launch }
+    if i * 512 < 1 KiB { edge c8[i]: read a by gpu0.launch } else if i % 3 == 2 { edge c9[i]: read a by gpu0.launch }
+  }
+}
+"""
+
+
+def _mutations():
+    from fxverify.obligations import parametric
+    for op in _CMP:
+        for other in _CMP:
+            if other != op:
+                yield f"{op} as {other}", "_COMPARE", {**parametric._COMPARE, op: parametric._COMPARE[other]}
+    yield "and as or", "and_", parametric.or_
+    yield "or as and", "or_", parametric.and_
+    yield "not dropped", "not_", lambda t: t
+
+
+@pytest.mark.parametrize("what,name,value", list(_mutations()), ids=[m[0] for m in _mutations()])
+def test_a_wrong_condition_translation_is_caught(monkeypatch: pytest.MonkeyPatch, what: str, name: str, value) -> None:
+    """The domain comparison can fail: any comparator, connective or negation mistranslated makes
+    some declaration's domain differ from its instances."""
+    from fxverify.obligations import parametric
+    policy, diags = _load(EVERY_CONDITION)
+    assert policy is not None, diags
+    assert assert_domains_are_the_instances(policy) == 10
+    monkeypatch.setattr(parametric, name, value)
+    with pytest.raises(AssertionError):
+        assert_domains_are_the_instances(policy)
 
 
 # ---- transforms: proofs of one instance carried to every instance ------------------------------
@@ -302,9 +491,10 @@ def test_parametric_verdicts_equal_the_unrolled_ones(text: str) -> None:
 
 @st.composite
 def transform_texts(draw) -> str:
-    """Moves from a region family to another through a transform chain, where the chain, a
-    ``bytes`` clause or the footprints' sizes may depend on the loop index (then the instances'
-    obligations differ and must not be proved from the first one), in a persistent space or not."""
+    """Moves from a region family to another, or writes to one, through a transform chain, with
+    or without a ``bytes`` clause; the chain, the ``bytes`` clause or the footprints' sizes may
+    depend on the loop index (then the instances' obligations differ and must not be proved from
+    the first one), in a persistent space or not."""
     n = draw(st.integers(2, 6))
     size = draw(st.sampled_from([256, 4096]))
     dsize = draw(st.sampled_from([size // 2, size, size + 64, 2 * size]))
@@ -312,15 +502,20 @@ def transform_texts(draw) -> str:
     pers = draw(st.sampled_from(["", " persistent", " persistent"]))
     chain = draw(st.sampled_from([
         "compress(lz4)", "compress(lz4) |> checksum(crc32c) |> persist", "checksum(crc32c) |> compress(lz4)",
-        f"quantize({sdt} -> fp8, group 128, scale f32)", "persist", "gather(2)", "gather(2, rank i % 2)",
-        "gather(2, rank i)", "scatter(2)", f"scatter(i + 1)"]))
+        f"quantize({sdt} -> fp8, group 128, scale f32)", "persist", "gather(2)", "gather(2, rank (i % 2))",
+        "gather(2, rank i)", "scatter(2)", "scatter(i + 1)"]))
     ddt = draw(st.sampled_from(["fp8" if chain.startswith("quantize") else sdt] * 3 + ["bf16"]))
     text = HEAD.replace("space hbm on gpu0 size 16 MiB\n", f"space hbm on gpu0 size 16 MiB\nspace pm on gpu0 base 0x10000000 size 16 MiB{pers}\n")
     text += (f"region s[i in 0..{n}] in hbm at i * {size} size {size} owner gpu0 dtype {sdt}\n"
              f"region d[i in 0..{n}] in pm at 0x10000000 + i * {2 * size} size {dsize} owner gpu0 dtype {ddt}\n")
-    src = draw(st.sampled_from(["s[i]", "s[i][0, +128]", "s[i][0, +i * 64 + 64]", "s[(i + 1) % " + str(n) + "]"]))
-    dst = draw(st.sampled_from(["d[i]", "d[i][0, +128]", "d[i][0, +256]"]))
-    return text + f"flow f {{\n  for i in 0..{n} {{\n    edge m[i]: move {src} -> {dst} by gpu0.launch transform {chain}\n  }}\n}}\n"
+    src, src_bytes = draw(st.sampled_from([("s[i]", str(size)), ("s[i][0, +128]", "128"),
+                                           ("s[i][0, +i * 64 + 64]", "i * 64 + 64"), (f"s[(i + 1) % {n}]", str(size))]))
+    dst, dst_bytes = draw(st.sampled_from([("d[i]", str(dsize)), ("d[i][0, +128]", "128"), ("d[i][0, +256]", "256")]))
+    move = draw(st.booleans())
+    action, nbytes = (f"move {src} -> {dst}", src_bytes) if move else (f"write {dst}", dst_bytes)
+    nbytes = draw(st.sampled_from(["", "", f" bytes {nbytes}", f" bytes {nbytes} + i * 0"]))  # the last: written with i
+    return text + (f"flow f {{\n  for i in 0..{n} {{\n    edge m[i]: {action} by gpu0.launch{nbytes} transform {chain}\n"
+                   "  }\n}\n")
 
 
 def _inputs(policy, e) -> tuple:
@@ -330,28 +525,42 @@ def _inputs(policy, e) -> tuple:
     return (e.transforms, e.bytes, *(fp.nbytes if fp is not None else None for fp in (e.src, e.dst)), *dt, *spaces)
 
 
+def _obligations(ctx, e) -> list[tuple]:
+    """Edge ``e``'s per-edge transform obligations as the check states them: code, fast proof and
+    every assertion of the query in SMT-LIB2 (the query's name and header, which name the
+    instance, left out)."""
+    from fxverify.obligations.transforms import _per_edge
+    from fxverify.smt.smtlib import term_to_smtlib
+    return [(str(ob.code), ob.prove_fast(), tuple((n, term_to_smtlib(t)) for n, t in ob.encode().assertions))
+            for ob in _per_edge(ctx, e)]
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transform_texts())
-def test_an_invariant_declaration_gives_every_instance_the_same_inputs(text: str) -> None:
+def test_an_invariant_declaration_gives_every_instance_the_same_obligations(text: str) -> None:
+    """Where ``invariant`` says a declaration's instances read the same, they have the same inputs
+    and the very same obligations (fast proof and query), so the first one's proofs are each
+    one's."""
+    from fxverify.graph import PolicyGraph
+    from fxverify.obligations.base import Context
     from fxverify.obligations.transforms import _READS
     policy, _ = _load(text)
     assume(policy is not None)
     par = Parametric(policy, None)  # type: ignore[arg-type]  # no query is asked
+    ctx = Context(policy, PolicyGraph(policy))
     for span in Shapes.of(policy).edges:
         insts = [e for e in policy.edges if e.span == span]
         if not par.invariant(span, _READS):
             assert len({_inputs(policy, e) for e in insts}) == 1
+            first = _obligations(ctx, insts[0])
+            assert first and all(_obligations(ctx, e) == first for e in insts[1:])
 
 
 @pytest.mark.slow
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(transform_texts())
 def test_transform_proofs_carried_from_one_instance_equal_the_unrolled_ones(text: str) -> None:
-    on = _check(text)
-    assume(not on.input_error)
-    off = _check(text, parametric=False)
-    assert _outcomes(on) == _outcomes(off)
-    assert _findings(on) == _findings(off)
+    _same_with_and_without_the_prover(text)
 
 
 def test_transform_families_are_proved_once_only_when_every_instance_reads_the_same() -> None:
@@ -374,7 +583,7 @@ flow f {
     assert rows("s[i]", "gather(4, rank i)") == {(c, dep) for c in ("FX-XF-001", "FX-XF-002", "FX-XF-003")}
     size = "the size of `s`'s footprint depends on the indices"
     assert rows("s[i][0, +i * 64 + 64]", "compress(lz4)") == {(c, size) for c in ("FX-XF-001", "FX-XF-002", "FX-XF-003")}
-    # 4096 B of bf16 compressed can exceed 8192 B? No: lz4's bound of 4096 B is 4096 + 4096/255 + 16.
+    # lz4's worst case for 4096 B is 4096 + 4096 / 255 + 16 B, which fits the 8192 B of `d`: proved above.
     # A chain the first instance fails: every instance is discharged on its own (and refuted).
     open_ = "its first instance has no fast proof of FX-XF-003"
     assert ("FX-XF-003", open_) in rows("s[i]", "quantize(fp16 -> fp8, group 128, scale f32)")
