@@ -32,6 +32,7 @@ from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
                                          owner_edges, owner_is)
 from fxverify.obligations.witness import Step, Witness
@@ -486,11 +487,22 @@ class UseAfterRelease(OwnershipObligation):
         return hint(after(self.name(r), self.name(u)))
 
 
-def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield every ownership obligation of ``ctx.policy``."""
+def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
+    """Yield every ownership obligation of ``ctx.policy``. With a parametric prover
+    (``Context.parametric``), the FX-OWN-001 obligations of a declaration whose every instance
+    touches only regions its device owns for the whole flow come as ``ProvedTogether`` runs, in
+    the places their instances have unrolled (``Parametric.proved_static_owners``)."""
     pol = ctx.policy
     touched, checks = ctx.touched(), ctx.owner_checks()
+    static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
+              if ctx.parametric is not None else set())
+    held = Held()
     for e in pol.edges:
+        if static and e.span in static:
+            for r in sorted(checks.get(e.eid, {})):
+                held.add(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001)
+            continue
+        yield from held.flush()
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
         # of one alias set may overlap, and each has its own owner. And every region it releases.
         released, revoked = {rel.region for rel in e.releases}, {rv.region for rv in e.revokes}
@@ -503,6 +515,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
             for h in ctx.true_handoffs(r):  # an alloc puts nothing in transit
                 if h != e.eid:
                     yield InTransit(ctx, e, h, r)
+    yield from held.flush()
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
             yield BadHandoff(ctx, e.eid, region)

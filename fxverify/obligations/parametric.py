@@ -17,6 +17,9 @@ Covered:
   around the declaration (loop bounds are constants and loop variables never shadow: FX-NAM-002),
   so it holds every instance the resolver built;
 - FX-HOOK-002 (the driving hook is declared): one lookup per declaration (``proved_hooks``);
+- FX-OWN-001 (access without ownership), as ``static-owner`` proofs: one interval lookup per
+  declaration and footprint position among the regions its device does not own for the whole
+  flow (``proved_static_owners``);
 - FX-XF-001/002/003: the first instance's fast proofs, when no index changes what they read
   (``invariant``).
 
@@ -36,8 +39,10 @@ diagnostics; raises nothing.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 from collections import Counter
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Mapping, Sized
 from dataclasses import dataclass, fields, is_dataclass
 from typing import NamedTuple
 
@@ -290,6 +295,7 @@ class Parametric:
         self.queries: Counter[codes.Family] = Counter()  # solver queries asked, by the family asking
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
         self._families: dict[Span, tuple[ir.Edge, int]] | None = None
+        self._static: dict[tuple[str, str], Intervals] = {}
 
     def summary(self) -> tuple[Report, ...]:
         """The reports, in the order they were made (``CheckResult.parametric``)."""
@@ -381,6 +387,60 @@ class Parametric:
                 found[(span, 0)] = "" if shape.hook in hooks else f"`{shape.hook}` is not declared on `{shape.device}`"
         return {span for span, _pos in self._reported(codes.HOOK_002, found)}
 
+    def proved_static_owners(self, handed: Container[str], checks: Mapping[int, Sized]) -> set[Span]:
+        """The declaration spans whose FX-OWN-001 obligations hold for every index value as
+        ``static-owner`` proofs: every region an instance's footprints can touch is owned by the
+        declaration's device and never changes owner (not in ``handed``: the regions with a
+        handoff or an ``alloc``, ``Context.handoffs``), and no instance releases, revokes or hands
+        off anything (its owner checks are then exactly the regions it touches). The regions an
+        instance touches lie in its footprints' spaces and meet them (``Context.touched``), so
+        they meet, per footprint position, the hull ``[min lo, max hi)`` of the instances'
+        footprints: one interval lookup per declaration and position against the regions of the
+        space that are not statically the device's decides every instance. ``checks``: the regions
+        each edge (by id) is checked against (``Context.owner_checks``), one obligation each.
+        Records a ``Report`` per declaration of ``families``."""
+        if str(codes.OWN_001) in self.skip or not self.families():
+            return set()
+        fams = self.families()
+        hull: dict[tuple[Span, int], list] = {}  # (span, position) -> [space, lo, hi]
+        why: dict[Span, str] = {}
+        keys: Counter[Span] = Counter()
+        for e in self.policy.edges:
+            if e.span not in fams:
+                continue
+            keys[e.span] += len(checks.get(e.eid, ()))
+            if e.span in why:
+                continue
+            if e.releases or e.revokes or e.handoffs:
+                why[e.span] = "an instance releases, revokes or hands off a region"
+                continue
+            for pos, a in enumerate(e.accesses()):
+                fp = a.footprint
+                h = hull.setdefault((e.span, pos), [fp.space, fp.lo, fp.hi])
+                if h[0] != fp.space:
+                    why[e.span] = "its instances' footprints lie in different spaces"
+                h[1], h[2] = min(h[1], fp.lo), max(h[2], fp.hi)
+        for (span, _pos), (space, lo, hi) in hull.items():
+            if span not in why:
+                other = self._not_static(space, fams[span][0].device, handed).meeting(lo, hi)
+                if other:
+                    why[span] = other
+        for span in fams:
+            self.report(span, codes.OWN_001, why.get(span, ""), obligations=keys[span])
+        return {span for span in fams if span not in why}
+
+    def _not_static(self, space: str, device: str, handed: Container[str]) -> Intervals:
+        """The regions of ``space`` that are not ``device``'s for the whole flow: another
+        device's, or in ``handed``. Built once per space and device."""
+        key = (space, device)
+        got = self._static.get(key)
+        if got is None:
+            got = self._static[key] = Intervals([
+                (r.base, r.end, f"touches `{r.name}`, " + (f"owned by `{r.owner}`" if r.owner != device else
+                                                            "which is handed off or allocated"))
+                for r in self.policy.regions if r.space == space and (r.owner != device or r.name in handed)])
+        return got
+
     def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
         """Why the obligations of declaration ``span`` that read only its footprints' sizes, their
         regions' families (dtype, space) and its ``clause_kinds`` clauses may differ between its
@@ -408,13 +468,14 @@ class Parametric:
                 return f"the size of `{ref.name.name}`'s footprint depends on the indices"
         return ""
 
-    def report(self, span: Span, code: codes.Code, why: str, position: int = 0) -> None:
+    def report(self, span: Span, code: codes.Code, why: str, position: int = 0, obligations: int | None = None) -> None:
         """Record a ``Report`` of ``code`` at footprint ``position`` for declaration ``span`` (one of
         ``families``): a proof of every instance at once when ``why`` is empty, else why its
-        instances are discharged one by one."""
+        instances are discharged one by one. ``obligations``: how many unrolled obligations that
+        is, when not one per instance."""
         shapes = Shapes.of(self.policy)
         shape = shapes.edges.get(span) if shapes is not None else None
-        n = self.families()[span][1]
+        n = self.families()[span][1] if obligations is None else obligations
         self.reports.append(Report(shape.name if shape else "", shape.where if shape else "", str(code), position, n, why))
 
     def _reported(self, code: codes.Code, found: dict[tuple[Span, int], str]) -> set[tuple[Span, int]]:
@@ -422,6 +483,24 @@ class Parametric:
         for (span, pos), why in sorted(found.items(), key=lambda kv: (kv[0][0].file, kv[0][0].start, kv[0][1])):
             self.report(span, code, why, pos)
         return {k for k, why in found.items() if not why}
+
+
+class Intervals:
+    """Half-open intervals ``[lo, hi)`` with a note each, for "does any meet ``[lo, hi)``?" in
+    ``O(log n)``: sorted by ``lo``, with the running maximum of ``hi``. Raises nothing."""
+
+    def __init__(self, items: list[tuple[int, int, str]]) -> None:
+        self.items = sorted(items)
+        self.los = [lo for lo, _hi, _n in self.items]
+        self.reach = list(itertools.accumulate((hi for _lo, hi, _n in self.items), max))
+
+    def meeting(self, lo: int, hi: int) -> str:
+        """The note of the first interval (by ``lo``) that meets ``[lo, hi)`` (or ends past ``lo``
+        while starting before ``hi``: an empty interval inside counts), or "" when none does."""
+        k = bisect.bisect_left(self.los, hi)  # items[:k] start before hi
+        if k == 0 or self.reach[k - 1] <= lo:
+            return ""
+        return next(n for a, b, n in self.items[:k] if b > lo)
 
 
 class Held:

@@ -166,7 +166,7 @@ def _parametric(result: CheckResult) -> list[Line]:
                          f"({counted(c[2], 'obligation')})", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
     fallbacks = [r for r in result.parametric if not r.proved]
     for r in fallbacks[:_SHOWN_FALLBACKS]:
-        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'instance')}) "
+        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'obligation')}) "
                                              f"{r.code}#{r.position}: {r.reason}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])
