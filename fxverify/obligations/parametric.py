@@ -79,6 +79,9 @@ class ProvedTogether:
     keys: str
     codes: tuple[codes.Code, ...]
     method: str
+    #: the obligations are proved only for schedules that exist (not ``schedule_free``): with
+    #: an HB cycle they are dropped, as their unrolled instances are (``families._kept``)
+    needs_schedule: bool = False
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -399,10 +402,10 @@ class Parametric:
         space that are not statically the device's decides every instance. ``checks``: the regions
         each edge (by id) is checked against (``Context.owner_checks``), one obligation each.
         Records a ``Report`` per declaration of ``families``."""
-        if str(codes.OWN_001) in self.skip or not self.families():
-            return set()
         fams = self.families()
-        hull: dict[tuple[Span, int], list] = {}  # (span, position) -> [space, lo, hi]
+        if str(codes.OWN_001) in self.skip or not fams:
+            return set()
+        hull: dict[tuple[Span, int], tuple[str, int, int]] = {}  # (span, position) -> (space, lo, hi), bytes
         why: dict[Span, str] = {}
         keys: Counter[Span] = Counter()
         for e in self.policy.edges:
@@ -411,15 +414,18 @@ class Parametric:
             keys[e.span] += len(checks.get(e.eid, ()))
             if e.span in why:
                 continue
+            # Releases and revokes add owner checks beyond the touched regions; a handoff's region
+            # is in ``handed`` already (the guard is conservative, and keeps the loop's skip of
+            # the handing edge's own region out of the argument).
             if e.releases or e.revokes or e.handoffs:
                 why[e.span] = "an instance releases, revokes or hands off a region"
                 continue
             for pos, a in enumerate(e.accesses()):
                 fp = a.footprint
-                h = hull.setdefault((e.span, pos), [fp.space, fp.lo, fp.hi])
-                if h[0] != fp.space:
+                space, lo, hi = hull.get((e.span, pos), (fp.space, fp.lo, fp.hi))
+                if space != fp.space:
                     why[e.span] = "its instances' footprints lie in different spaces"
-                h[1], h[2] = min(h[1], fp.lo), max(h[2], fp.hi)
+                hull[(e.span, pos)] = (space, min(lo, fp.lo), max(hi, fp.hi))
         for (span, _pos), (space, lo, hi) in hull.items():
             if span not in why:
                 other = self._not_static(space, fams[span][0].device, handed).meeting(lo, hi)
@@ -436,8 +442,8 @@ class Parametric:
         got = self._static.get(key)
         if got is None:
             got = self._static[key] = Intervals([
-                (r.base, r.end, f"touches `{r.name}`, " + (f"owned by `{r.owner}`" if r.owner != device else
-                                                            "which is handed off or allocated"))
+                (r.base, r.end, f"its footprints' hull meets `{r.name}`, " + (
+                    f"owned by `{r.owner}`" if r.owner != device else "which is handed off or allocated"))
                 for r in self.policy.regions if r.space == space and (r.owner != device or r.name in handed)])
         return got
 
@@ -472,7 +478,8 @@ class Parametric:
         """Record a ``Report`` of ``code`` at footprint ``position`` for declaration ``span`` (one of
         ``families``): a proof of every instance at once when ``why`` is empty, else why its
         instances are discharged one by one. ``obligations``: how many unrolled obligations that
-        is, when not one per instance."""
+        is, when not one per instance. Raises ``KeyError`` when ``span`` is not one of
+        ``families`` and ``obligations`` is not given."""
         shapes = Shapes.of(self.policy)
         shape = shapes.edges.get(span) if shapes is not None else None
         n = self.families()[span][1] if obligations is None else obligations
@@ -486,8 +493,9 @@ class Parametric:
 
 
 class Intervals:
-    """Half-open intervals ``[lo, hi)`` with a note each, for "does any meet ``[lo, hi)``?" in
-    ``O(log n)``: sorted by ``lo``, with the running maximum of ``hi``. Raises nothing."""
+    """Half-open byte intervals ``[lo, hi)`` of one space (absolute addresses), each with a note:
+    ``items`` are ``(lo, hi, note)``. Answers "which meets ``[lo, hi)``?" in ``O(log n)``: sorted
+    by ``lo``, with the running maximum of ``hi`` (``reach``, never decreasing). Raises nothing."""
 
     def __init__(self, items: list[tuple[int, int, str]]) -> None:
         self.items = sorted(items)
@@ -495,22 +503,23 @@ class Intervals:
         self.reach = list(itertools.accumulate((hi for _lo, hi, _n in self.items), max))
 
     def meeting(self, lo: int, hi: int) -> str:
-        """The note of the first interval (by ``lo``) that meets ``[lo, hi)`` (or ends past ``lo``
-        while starting before ``hi``: an empty interval inside counts), or "" when none does."""
+        """The note of the first interval (by ``lo``) that starts before ``hi`` and ends after
+        ``lo`` (an empty interval strictly inside counts: cautious), or "" when none does."""
         k = bisect.bisect_left(self.los, hi)  # items[:k] start before hi
-        if k == 0 or self.reach[k - 1] <= lo:
-            return ""
-        return next(n for a, b, n in self.items[:k] if b > lo)
+        j = bisect.bisect_right(self.reach, lo, 0, k)  # the first of them whose reach passes lo
+        return self.items[j][2] if j < k else ""
 
 
 class Held:
     """The keys of parametric proofs a family has passed over and not yet yielded, so they come
     out where their instances would have: ``add`` one (key and code) in generation order, and
-    ``flush`` before yielding any unrolled obligation (and at the end). Raises nothing."""
+    ``flush`` before yielding any unrolled obligation (and at the end). ``needs_schedule``: the
+    held obligations are not ``schedule_free`` (``ProvedTogether.needs_schedule``). Raises nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, needs_schedule: bool = False) -> None:
         self.keys: list[str] = []
         self.codes: list[codes.Code] = []
+        self.needs_schedule = needs_schedule
 
     def add(self, key: str, code: codes.Code) -> None:
         """Hold the proof of the obligation ``key`` of ``code``."""
@@ -520,7 +529,7 @@ class Held:
     def flush(self) -> Iterator[ProvedTogether]:
         """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""
         if self.keys:
-            yield ProvedTogether("\n".join(self.keys), tuple(self.codes), METHOD)
+            yield ProvedTogether("\n".join(self.keys), tuple(self.codes), METHOD, self.needs_schedule)
             self.keys, self.codes = [], []
 
 

@@ -630,20 +630,21 @@ def owner_texts(draw) -> str:
     """A block family and perhaps an overlapping view (one alias set), each owned by the GPU or
     the DPU, and families of reads and writes of blocks, block slices and view slices by either
     device, with now and then a handoff, an ``alloc``, a lease or a release of a block, so that
-    some declarations touch only what their device owns for the whole flow and others do not."""
+    some declarations touch only what their device owns for the whole flow and others do not,
+    and now and then an HB cycle."""
     n = draw(st.integers(2, 6))
     owner = draw(st.sampled_from(["gpu0", "gpu0", "dpu0"]))
     lines = [OWN_HEAD + f"region blk[i in 0..{n}] in hbm at i * 4096 size 4096 owner {owner} init"]
     view = draw(st.booleans())
     if view:
-        at = draw(st.integers(0, n * 4096 - 64)) // 64 * 64
-        lines.append(f"region view in hbm at {at} size {draw(st.sampled_from([64, 4096, 8192]))} "
+        at = draw(st.one_of(st.integers(0, n * 4096 - 1), st.integers(1, n).map(lambda b: b * 4096 - 1)))  # last bytes too
+        lines.append(f"region view in hbm at {at} size {draw(st.sampled_from([1, 64, 4096, 8192]))} "
                      f"owner {draw(st.sampled_from(['gpu0', 'dpu0']))} init")
         lines.append("alias_set v = [view, blk[*]]")
     lines.append(f"region far in hbm at 0x100000 size 4096 owner {draw(st.sampled_from(['gpu0', 'dpu0']))} init")
     lines.append("flow f {")
     k = draw(st.integers(0, n - 1))
-    extra = draw(st.sampled_from(["", "handoff", "lease", "alloc", "release"]))
+    extra = draw(st.sampled_from(["", "handoff", "lease", "alloc", "release", "cycle"]))
     if extra == "handoff":
         lines.append(f"  edge h: read blk[{k}] by {owner}.{'launch' if owner == 'gpu0' else 'rx'} handoff blk[{k}]: "
                      f"{owner} -> {'dpu0' if owner == 'gpu0' else 'gpu0'}")
@@ -652,6 +653,9 @@ def owner_texts(draw) -> str:
                      f"{'dpu0' if owner == 'gpu0' else 'gpu0'}")
     elif extra == "alloc":
         lines.append(f"  edge a: alloc blk[{k}] to gpu0 by gpu0.launch")
+    elif extra == "cycle":  # FX-ORD-001: the FX-OWN-001 obligations are not generated
+        lines.append("  edge c1: read far by gpu0.launch after c2")
+        lines.append("  edge c2: read far by gpu0.launch after c1")
     for d in range(draw(st.integers(1, 3))):
         lo = draw(st.integers(0, n - 2))
         hi = draw(st.integers(lo + 2, n))
@@ -735,12 +739,12 @@ def test_static_owners_are_proved_per_declaration_and_the_others_unrolled() -> N
     rows = {f: (n, why) for f, _at, code, _pos, n, why in r.parametric if code == "FX-OWN-001"}
     assert rows == {
         "low": (4, ""),
-        "high": (4, "touches `blk[5]`, which is handed off or allocated"),  # only blk[5] is: high[5] alone needs it
+        "high": (4, "its footprints' hull meets `blk[5]`, which is handed off or allocated"),  # only blk[5] is: high[5] alone needs it
         "edge0": (2, ""),
         # blk[2][4032, +64] is 0x2fc0..0x3000 and blk[3]'s is 0x3fc0..0x4000: the hull 0x2fc0..0x4000
         # misses the DPU's view at 0x6000, but the hull of 0..4 would not: the argument is per declaration.
         "mid": (2, ""),
-        "d": (3, "touches `far`, owned by `gpu0`"),
+        "d": (3, "its footprints' hull meets `far`, owned by `gpu0`"),
     }
     plain = _check(OWNERS, parametric=False)
     assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
@@ -760,3 +764,43 @@ def test_a_missing_interval_check_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(parametric.Intervals, "meeting", lambda _self, _lo, _hi: "")
     with pytest.raises(AssertionError):
         assert_static_owner_proofs_hold(policy)
+
+
+def test_the_hull_reaches_each_footprint_s_last_byte() -> None:
+    """A one-byte region of the DPU's at the last byte of the second block, and a 64-byte one
+    past its start: the hull must end where the last footprint ends (a hull cut short would
+    call `x` the GPU's, which the property above would see), and the count is per region."""
+    text = OWN_HEAD + """region blk[i in 0..2] in hbm at i * 4096 size 4096 owner gpu0 init
+region tail in hbm at 0x1fff size 1 owner dpu0 init
+region mid in hbm at 0x1040 size 64 owner dpu0 init
+alias_set v = [tail, mid, blk[*]]
+flow f {
+  for i in 0..2 {
+    edge x[i]: read blk[i] by gpu0.launch
+  }
+  for i in 0..2 {
+    edge y[i]: read blk[0][i * 64, +64] by gpu0.launch
+  }
+}
+"""
+    r = _check(text)
+    rows = {f: (n, why) for f, _at, code, _pos, n, why in r.parametric if code == "FX-OWN-001"}
+    assert rows == {"x": (4, "its footprints' hull meets `mid`, owned by `dpu0`"), "y": (2, "")}
+    plain = _check(text, parametric=False)
+    assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
+    policy, _ = _load(text)
+    assert assert_static_owner_proofs_hold(policy) == 2
+    for cut in (text.replace("region mid in hbm at 0x1040 size 64", "region mid in hbm at 0x3000 size 64"),):
+        r = _check(cut)
+        assert {f: why for f, _at, code, _p, _n, why in r.parametric if code == "FX-OWN-001"}["x"] == (
+            "its footprints' hull meets `tail`, owned by `dpu0`")
+
+
+def test_no_static_owner_proofs_under_an_hb_cycle() -> None:
+    """With an HB cycle (FX-ORD-001) no FX-OWN-001 obligation is generated, unrolled or not."""
+    text = OWNERS.replace("flow f {\n", "flow f {\n  edge c1: read far by gpu0.launch after c2\n  edge c2: read far by gpu0.launch after c1\n")
+    r = _check(text)
+    assert not [x for x in r.parametric if x.code == "FX-OWN-001"]
+    assert not [o for o in r.outcomes if o.code == "FX-OWN-001"]
+    plain = _check(text, parametric=False)
+    assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
