@@ -406,33 +406,35 @@ class Parametric:
         if str(codes.OWN_001) in self.skip or not fams:
             return set()
         hull: dict[tuple[Span, int], tuple[str, int, int]] = {}  # (span, position) -> (space, lo, hi), bytes
-        why: dict[Span, str] = {}
+        why: dict[Span, tuple[str, int]] = {}  # the reason and the footprint position it is about
         keys: Counter[Span] = Counter()
         for e in self.policy.edges:
             if e.span not in fams:
                 continue
-            keys[e.span] += len(checks.get(e.eid, ()))
+            # one key per region checked, but the owner's handoff edge's own region (FX-OWN-003's)
+            keys[e.span] += sum(1 for r in checks.get(e.eid, ()) if not any(h.region == r and h.src == e.device for h in e.handoffs))
             if e.span in why:
                 continue
             # Releases and revokes add owner checks beyond the touched regions; a handoff's region
             # is in ``handed`` already (the guard is conservative, and keeps the loop's skip of
             # the handing edge's own region out of the argument).
             if e.releases or e.revokes or e.handoffs:
-                why[e.span] = "an instance releases, revokes or hands off a region"
+                why[e.span] = ("an instance releases, revokes or hands off a region", 0)
                 continue
             for pos, a in enumerate(e.accesses()):
                 fp = a.footprint
                 space, lo, hi = hull.get((e.span, pos), (fp.space, fp.lo, fp.hi))
                 if space != fp.space:
-                    why[e.span] = "its instances' footprints lie in different spaces"
+                    why[e.span] = ("its instances' footprints lie in different spaces", pos)
                 hull[(e.span, pos)] = (space, min(lo, fp.lo), max(hi, fp.hi))
-        for (span, _pos), (space, lo, hi) in hull.items():
+        for (span, pos), (space, lo, hi) in hull.items():
             if span not in why:
                 other = self._not_static(space, fams[span][0].device, handed).meeting(lo, hi)
                 if other:
-                    why[span] = other
+                    why[span] = (other, pos)
         for span in fams:
-            self.report(span, codes.OWN_001, why.get(span, ""), obligations=keys[span])
+            reason, pos = why.get(span, ("", 0))
+            self.report(span, codes.OWN_001, reason, pos, obligations=keys[span])
         return {span for span in fams if span not in why}
 
     def _not_static(self, space: str, device: str, handed: Container[str]) -> Intervals:

@@ -163,10 +163,10 @@ def _parametric(result: CheckResult) -> list[Line]:
         c[2] += r.instances if r.proved else 0
     out: list[Line] = [[("  parametric " if i == 0 else " " * 13, "bold"),
                         (f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
-                         f"({counted(c[2], 'obligation')})", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
+                         f"({counted(c[2], 'obligation')} proved at once)", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
     fallbacks = [r for r in result.parametric if not r.proved]
     for r in fallbacks[:_SHOWN_FALLBACKS]:
-        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'obligation')}) "
+        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'obligation')} discharged on their own) "
                                              f"{r.code}#{r.position}: {r.reason}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])

@@ -804,3 +804,28 @@ def test_no_static_owner_proofs_under_an_hb_cycle() -> None:
     assert not [o for o in r.outcomes if o.code == "FX-OWN-001"]
     plain = _check(text, parametric=False)
     assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
+
+
+def test_fallback_rows_name_the_footprint_and_count_the_obligations_generated() -> None:
+    """A move's destination in the DPU's memory makes it fall back at position 1; a family that
+    hands off what it writes has no FX-OWN-001 obligation for it (FX-OWN-003 checks the owner's
+    handoff), so its row counts none."""
+    text = OWN_HEAD + """space ddr on dpu0 size 1 MiB
+region blk[i in 0..4] in hbm at i * 4096 size 4096 owner gpu0 init
+region far[i in 0..4] in ddr at i * 4096 size 4096 owner dpu0 init
+flow f {
+  for i in 0..4 {
+    edge m[i]: move blk[i] -> far[i] by gpu0.copy_done
+  }
+  for i in 0..4 {
+    edge h[i]: write blk[i] by gpu0.launch after m[i] handoff blk[i]: gpu0 -> dpu0
+  }
+}
+"""
+    r = _check(text.replace("handoff blk[i]: gpu0 -> dpu0", ""))
+    rows = {f: (pos, n, why) for f, _at, code, pos, n, why in r.parametric if code == "FX-OWN-001"}
+    assert rows == {"m": (1, 8, "its footprints' hull meets `far[0]`, owned by `dpu0`"), "h": (0, 4, "")}
+    r = _check(text)
+    rows = {f: (pos, n, why) for f, _at, code, pos, n, why in r.parametric if code == "FX-OWN-001"}
+    assert rows["h"] == (0, 0, "an instance releases, revokes or hands off a region")
+    assert not [o for o in r.outcomes if o.code == "FX-OWN-001" and o.key.startswith("FX-OWN-001:h[")]
