@@ -265,7 +265,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for e in pol.edges:
         for pos, acc in enumerate(e.accesses()):
             if proved and (e.span, pos) in proved:
-                held.add(f"{codes.ALIAS_003}:{e.name}#{pos}", codes.ALIAS_003)
+                if held.add(f"{codes.ALIAS_003}:{e.name}#{pos}", codes.ALIAS_003):
+                    yield from held.flush()
                 continue
             yield from held.flush()
             yield Bounds(ctx, e, pos, acc.footprint)

@@ -146,7 +146,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     held = Held()
     for e in ctx.policy.edges:
         if proved and e.span in proved:
-            held.add(f"{codes.HOOK_002}:{e.name}", codes.HOOK_002)
+            if held.add(f"{codes.HOOK_002}:{e.name}", codes.HOOK_002):
+                yield from held.flush()
         else:
             yield from held.flush()
             yield UndeclaredHook(ctx, e)

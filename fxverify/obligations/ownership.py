@@ -502,7 +502,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for e in pol.edges:
         if static and e.span in static:
             for r in sorted(checks.get(e.eid, {})):
-                held.add(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001)
+                if held.add(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001):
+                    yield from held.flush()
             continue
         yield from held.flush()
         # Every region whose bytes the edge touches, whichever region its footprint names: regions

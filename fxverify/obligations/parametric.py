@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Container, Iterator, Mapping, Sized
 from dataclasses import dataclass, fields, is_dataclass
 from typing import NamedTuple
@@ -63,6 +63,11 @@ METHOD = "parametric"
 #: Declarations with fewer instances are left to the unrolled obligations: one instance is
 #: proved as fast on its own (an interval), without a solver query.
 MIN_INSTANCES = 2
+
+#: At most this many proofs are held before they are yielded (``Held.add``): a ``ProvedTogether``
+#: holds its keys as one string, and a run of millions (FX-OWN-001 over a 70B policy's layers)
+#: would otherwise be held whole until the next unrolled obligation.
+HELD_BATCH = 4096
 
 _COMPARE = {"==": eq, "!=": lambda a, b: not_(eq(a, b)), "<": lambda a, b: _t(a) < b,
             "<=": lambda a, b: _t(a) <= b, ">": lambda a, b: _t(a) > b, ">=": lambda a, b: _t(a) >= b}
@@ -299,6 +304,7 @@ class Parametric:
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
         self._families: dict[Span, tuple[ir.Edge, int]] | None = None
         self._static: dict[tuple[str, str], Intervals] = {}
+        self._by_space: defaultdict[str, list[ir.Region]] | None = None  # the regions of each space
 
     def summary(self) -> tuple[Report, ...]:
         """The reports, in the order they were made (``CheckResult.parametric``)."""
@@ -405,37 +411,42 @@ class Parametric:
         fams = self.families()
         if str(codes.OWN_001) in self.skip or not fams:
             return set()
-        hull: dict[tuple[Span, int], tuple[str, int, int]] = {}  # (span, position) -> (space, lo, hi), bytes
-        why: dict[Span, tuple[str, int]] = {}  # the reason and the footprint position it is about
-        keys: Counter[Span] = Counter()
+        spans = list(fams)
+        number = {span: n for n, span in enumerate(spans)}  # a span hashes in Python: once per edge
+        hull: dict[tuple[int, int], tuple[str, int, int]] = {}  # (declaration, position) -> (space, lo, hi), bytes
+        why: dict[int, tuple[str, int]] = {}  # the reason and the footprint position it is about
+        keys = [0] * len(spans)
         for e in self.policy.edges:
-            if e.span not in fams:
+            n = number.get(e.span)
+            if n is None:
                 continue
+            checked = checks.get(e.eid, ())
             # one key per region checked, but the owner's handoff edge's own region (FX-OWN-003's)
-            keys[e.span] += sum(1 for r in checks.get(e.eid, ()) if not any(h.region == r and h.src == e.device for h in e.handoffs))
-            if e.span in why:
+            keys[n] += len(checked) if not e.handoffs else sum(
+                1 for r in checked if not any(h.region == r and h.src == e.device for h in e.handoffs))
+            if n in why:
                 continue
             # Releases and revokes add owner checks beyond the touched regions; a handoff's region
             # is in ``handed`` already (the guard is conservative, and keeps the loop's skip of
             # the handing edge's own region out of the argument).
             if e.releases or e.revokes or e.handoffs:
-                why[e.span] = ("an instance releases, revokes or hands off a region", 0)
+                why[n] = ("an instance releases, revokes or hands off a region", 0)
                 continue
             for pos, a in enumerate(e.accesses()):
                 fp = a.footprint
-                space, lo, hi = hull.get((e.span, pos), (fp.space, fp.lo, fp.hi))
+                space, lo, hi = hull.get((n, pos), (fp.space, fp.lo, fp.hi))
                 if space != fp.space:
-                    why[e.span] = ("its instances' footprints lie in different spaces", pos)
-                hull[(e.span, pos)] = (space, min(lo, fp.lo), max(hi, fp.hi))
-        for (span, pos), (space, lo, hi) in hull.items():
-            if span not in why:
-                other = self._not_static(space, fams[span][0].device, handed).meeting(lo, hi)
+                    why[n] = ("its instances' footprints lie in different spaces", pos)
+                hull[(n, pos)] = (space, min(lo, fp.lo), max(hi, fp.hi))
+        for (n, pos), (space, lo, hi) in hull.items():
+            if n not in why:
+                other = self._not_static(space, fams[spans[n]][0].device, handed).meeting(lo, hi)
                 if other:
-                    why[span] = (other, pos)
-        for span in fams:
-            reason, pos = why.get(span, ("", 0))
-            self.report(span, codes.OWN_001, reason, pos, obligations=keys[span])
-        return {span for span in fams if span not in why}
+                    why[n] = (other, pos)
+        for n, span in enumerate(spans):
+            reason, pos = why.get(n, ("", 0))
+            self.report(span, codes.OWN_001, reason, pos, obligations=keys[n])
+        return {span for n, span in enumerate(spans) if n not in why}
 
     def _not_static(self, space: str, device: str, handed: Container[str]) -> Intervals:
         """The regions of ``space`` that are not ``device``'s for the whole flow: another
@@ -443,10 +454,14 @@ class Parametric:
         key = (space, device)
         got = self._static.get(key)
         if got is None:
+            if self._by_space is None:
+                self._by_space = defaultdict(list)
+                for r in self.policy.regions:
+                    self._by_space[r.space].append(r)
             got = self._static[key] = Intervals([
                 (r.base, r.end, f"its footprints' hull meets `{r.name}`, " + (
                     f"owned by `{r.owner}`" if r.owner != device else "which is handed off or allocated"))
-                for r in self.policy.regions if r.space == space and (r.owner != device or r.name in handed)])
+                for r in self._by_space.get(space, ()) if r.owner != device or r.name in handed])
         return got
 
     def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
@@ -514,8 +529,9 @@ class Intervals:
 
 class Held:
     """The keys of parametric proofs a family has passed over and not yet yielded, so they come
-    out where their instances would have: ``add`` one (key and code) in generation order, and
-    ``flush`` before yielding any unrolled obligation (and at the end). ``needs_schedule``: the
+    out where their instances would have: ``add`` one (key and code) in generation order,
+    ``flush`` when it says the batch is full, and before yielding any unrolled obligation (and at
+    the end). ``needs_schedule``: the
     held obligations are not ``schedule_free`` (``ProvedTogether.needs_schedule``). Raises nothing."""
 
     def __init__(self, needs_schedule: bool = False) -> None:
@@ -523,10 +539,13 @@ class Held:
         self.codes: list[codes.Code] = []
         self.needs_schedule = needs_schedule
 
-    def add(self, key: str, code: codes.Code) -> None:
-        """Hold the proof of the obligation ``key`` of ``code``."""
+    def add(self, key: str, code: codes.Code) -> bool:
+        """Hold the proof of the obligation ``key`` of ``code``; True when ``HELD_BATCH`` are held:
+        the caller then yields them (``flush``), so memory stays bounded over a long run of
+        proved instances (the run is cut in two, in order: the outcomes are the same)."""
         self.keys.append(key)
         self.codes.append(code)
+        return len(self.keys) >= HELD_BATCH
 
     def flush(self) -> Iterator[ProvedTogether]:
         """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""

@@ -474,7 +474,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
         got = proved.get(e.span) if proved else None
         if got is not None:
             for c in got:
-                held.add(f"{c}:{e.name}", c)
+                if held.add(f"{c}:{e.name}", c):
+                    yield from held.flush()
             continue
         obs = _per_edge(ctx, e)
         if obs:

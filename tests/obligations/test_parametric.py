@@ -829,3 +829,14 @@ flow f {
     rows = {f: (pos, n, why) for f, _at, code, pos, n, why in r.parametric if code == "FX-OWN-001"}
     assert rows["h"] == (0, 0, "an instance releases, revokes or hands off a region")
     assert not [o for o in r.outcomes if o.code == "FX-OWN-001" and o.key.startswith("FX-OWN-001:h[")]
+
+
+def test_runs_cut_into_batches_keep_the_outcomes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Held`` yields its proofs every ``HELD_BATCH`` keys (bounded memory); cut into runs of
+    three, the outcomes are the unrolled ones, in order."""
+    from fxverify.obligations import parametric
+    whole = _check(MIXED)
+    monkeypatch.setattr(parametric, "HELD_BATCH", 3)
+    cut = _check(MIXED)
+    assert _outcomes(cut) == _outcomes(whole) == _outcomes(_check(MIXED, parametric=False))
+    assert cut.counts() == whole.counts()
