@@ -42,7 +42,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Container, Iterator, Mapping, Sized
+from collections.abc import Container, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass, fields, is_dataclass
 from typing import NamedTuple
 
@@ -303,8 +303,7 @@ class Parametric:
         self.queries: Counter[codes.Family] = Counter()  # solver queries asked, by the family asking
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
         self._families: dict[Span, tuple[ir.Edge, int]] | None = None
-        self._static: dict[tuple[str, str], Intervals] = {}
-        self._by_space: defaultdict[str, list[ir.Region]] | None = None  # the regions of each space
+        self._owned: dict[tuple[str, str], Intervals] | None = None  # (space, owner) -> its regions
 
     def summary(self) -> tuple[Report, ...]:
         """The reports, in the order they were made (``CheckResult.parametric``)."""
@@ -438,9 +437,10 @@ class Parametric:
                 if space != fp.space:
                     why[n] = ("its instances' footprints lie in different spaces", pos)
                 hull[(n, pos)] = (space, min(lo, fp.lo), max(hi, fp.hi))
+        handed_in = _by_space([r for r in self.policy.regions if r.name in handed])
         for (n, pos), (space, lo, hi) in hull.items():
             if n not in why:
-                other = self._not_static(space, fams[spans[n]][0].device, handed).meeting(lo, hi)
+                other = self._not_static(space, fams[spans[n]][0].device, handed_in, lo, hi)
                 if other:
                     why[n] = (other, pos)
         for n, span in enumerate(spans):
@@ -448,21 +448,20 @@ class Parametric:
             self.report(span, codes.OWN_001, reason, pos, obligations=keys[n])
         return {span for n, span in enumerate(spans) if n not in why}
 
-    def _not_static(self, space: str, device: str, handed: Container[str]) -> Intervals:
-        """The regions of ``space`` that are not ``device``'s for the whole flow: another
-        device's, or in ``handed``. Built once per space and device."""
-        key = (space, device)
-        got = self._static.get(key)
-        if got is None:
-            if self._by_space is None:
-                self._by_space = defaultdict(list)
-                for r in self.policy.regions:
-                    self._by_space[r.space].append(r)
-            got = self._static[key] = Intervals([
-                (r.base, r.end, f"its footprints' hull meets `{r.name}`, " + (
-                    f"owned by `{r.owner}`" if r.owner != device else "which is handed off or allocated"))
-                for r in self._by_space.get(space, ()) if r.owner != device or r.name in handed])
-        return got
+    def _not_static(self, space: str, device: str, handed: dict[tuple[str, str], Intervals], lo: int, hi: int) -> str:
+        """Why some region of ``space`` meeting ``[lo, hi)`` (bytes) is not ``device``'s for the
+        whole flow (another device owns it, or it is in ``handed``, by space and owner), or ""
+        when none is. ``O(owners * log n)``: one ``Intervals`` per space and owner, built once."""
+        if self._owned is None:
+            self._owned = _by_space(self.policy.regions)
+        found = [(r.base, r.end, r.name, f"owned by `{r.owner}`") for (sp, owner), iv in self._owned.items()
+                 if sp == space and owner != device and (r := iv.meeting(lo, hi)) is not None]
+        found += [(r.base, r.end, r.name, "which is handed off or allocated") for (sp, _o), iv in handed.items()
+                  if sp == space and (r := iv.meeting(lo, hi)) is not None]
+        if not found:
+            return ""
+        _base, _end, name, what = min(found)  # the lowest address: the same whichever grouping
+        return f"its footprints' hull meets `{name}`, {what}"
 
     def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
         """Why the obligations of declaration ``span`` that read only its footprints' sizes, their
@@ -510,21 +509,29 @@ class Parametric:
 
 
 class Intervals:
-    """Half-open byte intervals ``[lo, hi)`` of one space (absolute addresses), each with a note:
-    ``items`` are ``(lo, hi, note)``. Answers "which meets ``[lo, hi)``?" in ``O(log n)``: sorted
+    """Half-open byte intervals ``[lo, hi)`` of one space (absolute addresses), each with a region:
+    ``items`` are ``(lo, hi, region)``. Answers "which meets ``[lo, hi)``?" in ``O(log n)``: sorted
     by ``lo``, with the running maximum of ``hi`` (``reach``, never decreasing). Raises nothing."""
 
-    def __init__(self, items: list[tuple[int, int, str]]) -> None:
-        self.items = sorted(items)
-        self.los = [lo for lo, _hi, _n in self.items]
-        self.reach = list(itertools.accumulate((hi for _lo, hi, _n in self.items), max))
+    def __init__(self, items: list[tuple[int, int, ir.Region]]) -> None:
+        self.items = sorted(items, key=lambda it: (it[0], it[1]))
+        self.los = [lo for lo, _hi, _r in self.items]
+        self.reach = list(itertools.accumulate((hi for _lo, hi, _r in self.items), max))
 
-    def meeting(self, lo: int, hi: int) -> str:
-        """The note of the first interval (by ``lo``) that starts before ``hi`` and ends after
-        ``lo`` (an empty interval strictly inside counts: cautious), or "" when none does."""
+    def meeting(self, lo: int, hi: int) -> ir.Region | None:
+        """The first region (by ``lo``) that starts before ``hi`` and ends after ``lo`` (an empty
+        one strictly inside counts: cautious), or ``None`` when none does."""
         k = bisect.bisect_left(self.los, hi)  # items[:k] start before hi
         j = bisect.bisect_right(self.reach, lo, 0, k)  # the first of them whose reach passes lo
-        return self.items[j][2] if j < k else ""
+        return self.items[j][2] if j < k else None
+
+
+def _by_space(regions: Sequence[ir.Region]) -> dict[tuple[str, str], Intervals]:
+    """``regions`` as ``Intervals`` by space and owner."""
+    groups: defaultdict[tuple[str, str], list[tuple[int, int, ir.Region]]] = defaultdict(list)
+    for r in regions:
+        groups[(r.space, r.owner)].append((r.base, r.end, r))
+    return {k: Intervals(v) for k, v in groups.items()}
 
 
 class Held:

@@ -761,7 +761,7 @@ def test_a_missing_interval_check_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     policy, diags = _load(text)
     assert policy is not None, diags
     assert assert_static_owner_proofs_hold(policy) > 0
-    monkeypatch.setattr(parametric.Intervals, "meeting", lambda _self, _lo, _hi: "")
+    monkeypatch.setattr(parametric.Intervals, "meeting", lambda _self, _lo, _hi: None)
     with pytest.raises(AssertionError):
         assert_static_owner_proofs_hold(policy)
 
