@@ -83,8 +83,7 @@ def _kept(ctx: Context, obs: Iterator[Obligation]) -> Iterator[Obligation]:
     keys: set[str] = set()
     for ob in obs:
         if isinstance(ob, ProvedTogether):  # a parametric proof (``obligations.parametric``): keys of its own
-            if not ob.needs_schedule or ctx.graph.is_acyclic():
-                yield ob
+            yield ob
             continue
         # Whether HB is acyclic is asked only of an obligation that needs a schedule: a family
         # with none (hooks) does not build HB (``PolicyGraph`` builds it on first use).

@@ -494,11 +494,11 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     the places their instances have unrolled (``Parametric.proved_static_owners``)."""
     pol = ctx.policy
     touched, checks = ctx.touched(), ctx.owner_checks()
-    # With an HB cycle the unrolled FX-OWN-001 obligations are dropped (``families._kept``), and
-    # so would the proofs be: the prover is not asked (its reports would count them).
+    # With an HB cycle the unrolled FX-OWN-001 obligations are dropped (``families._kept``: they
+    # are not ``schedule_free``), so the prover is not asked: no proof and no report of them.
     static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
               if ctx.parametric is not None and ctx.graph.is_acyclic() else set())
-    held = Held(needs_schedule=True)
+    held = Held()
     for e in pol.edges:
         if static and e.span in static:
             for r in sorted(checks.get(e.eid, {})):

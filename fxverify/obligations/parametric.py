@@ -84,9 +84,6 @@ class ProvedTogether:
     keys: str
     codes: tuple[codes.Code, ...]
     method: str
-    #: the obligations are proved only for schedules that exist (not ``schedule_free``): with
-    #: an HB cycle they are dropped, as their unrolled instances are (``families._kept``)
-    needs_schedule: bool = False
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -538,13 +535,11 @@ class Held:
     """The keys of parametric proofs a family has passed over and not yet yielded, so they come
     out where their instances would have: ``add`` one (key and code) in generation order,
     ``flush`` when it says the batch is full, and before yielding any unrolled obligation (and at
-    the end). ``needs_schedule``: the
-    held obligations are not ``schedule_free`` (``ProvedTogether.needs_schedule``). Raises nothing."""
+    the end). Raises nothing."""
 
-    def __init__(self, needs_schedule: bool = False) -> None:
+    def __init__(self) -> None:
         self.keys: list[str] = []
         self.codes: list[codes.Code] = []
-        self.needs_schedule = needs_schedule
 
     def add(self, key: str, code: codes.Code) -> bool:
         """Hold the proof of the obligation ``key`` of ``code``; True when ``HELD_BATCH`` are held:
@@ -557,7 +552,7 @@ class Held:
     def flush(self) -> Iterator[ProvedTogether]:
         """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""
         if self.keys:
-            yield ProvedTogether("\n".join(self.keys), tuple(self.codes), METHOD, self.needs_schedule)
+            yield ProvedTogether("\n".join(self.keys), tuple(self.codes), METHOD)
             self.keys, self.codes = [], []
 
 
