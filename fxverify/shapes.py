@@ -46,7 +46,8 @@ class EdgeShape:
     ``then`` branch). ``src``/``dst``: its footprint references, as ``ir.Edge.src``/``dst`` are
     built from them (``None`` where the edge has none). ``device``/``hook``: the hook that drives
     it, as written (``by gpu0.launch``): names, the same for every instance. ``clauses``: its
-    clauses as written."""
+    clauses as written. ``index``: its instance index expressions over the loop variables
+    (``edge kvw[l, 0, b]``); ``action``: its action as written (an ``ast.Action``)."""
 
     name: str
     span: Span
@@ -58,6 +59,8 @@ class EdgeShape:
     device: str
     hook: str
     clauses: tuple[ast.Clause, ...] = ()
+    index: tuple[ast.Expr, ...] = ()
+    action: object = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,5 +170,5 @@ def result_from_record(v: dict[str, Any], sources: SourceMap) -> CheckResult:
                        certified=None if certified is None else int(certified[0]),
                        certify_rejected=0 if certified is None else int(certified[1]), hints=hints,
                        reused=tuple(str(f) for f in v.get("reused", ())),
-                       parametric=tuple(Report(str(f), str(at), str(c), int(pos), int(n), str(why))
-                                        for f, at, c, pos, n, why in v.get("parametric", ())))
+                       parametric=tuple(Report(str(f), str(at), str(c), int(pos), int(n), str(why), *map(str, before))
+                                        for f, at, c, pos, n, why, *before in v.get("parametric", ())))

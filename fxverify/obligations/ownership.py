@@ -27,11 +27,13 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, Swap, after, drive, hint
 from fxverify.ir import Edge
+from fxverify.shapes import Shapes
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
+from fxverify.obligations.orders import Orders, footprint_refs, handoff_refs, meeting, released_refs, touched_refs
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
                                          owner_edges, owner_is)
@@ -498,6 +500,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     # are not ``schedule_free``), so the prover is not asked: no proof and no report of them.
     static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
               if ctx.parametric is not None and ctx.graph.is_acyclic() else set())
+    orders = _orders(ctx, codes.OWN_002)
+    transit = meeting(ctx.policy.shapes, _spaces(ctx), footprint_refs, handoff_refs) if orders is not None else None
     held = Held()
     for e in pol.edges:
         if static and e.span in static:
@@ -512,13 +516,22 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
         for r, writes in sorted(checks.get(e.eid, {}).items()):
             if any(h.region == r and h.src == e.device for h in e.handoffs):
                 continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
+            yield from held.flush()
             yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.true_handoffs(r):  # an alloc puts nothing in transit
-                if h != e.eid:
-                    yield InTransit(ctx, e, h, r)
+                if h == e.eid:
+                    continue
+                if transit is not None and orders.proved(codes.OWN_002, e.span, ctx.edge(h).span, transit, either=True):
+                    if held.add(f"{codes.OWN_002}:{e.name}|{ctx.edge(h).name}|{r}", codes.OWN_002):
+                        yield from held.flush()
+                    continue
+                yield from held.flush()
+                yield InTransit(ctx, e, h, r)
     yield from held.flush()
+    if orders is not None:
+        orders.report()
     for e in pol.edges:
         for region in sorted({h.region for h in e.handoffs}):
             yield BadHandoff(ctx, e.eid, region)
@@ -532,6 +545,22 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             for ls in ctx.edge(g).leases:
                 if ls.region == region:
                     yield LeaseByNonOwner(ctx, g, region, ls.device)
+    yield from _uses_before_releases(ctx)
+    yield from lifetimes.generate(ctx)
+    declared = {fo.region: fo for fo in pol.final_owners}
+    for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
+        fo = declared.get(region)
+        yield FinalOwner(ctx, region, fo.device if fo else None, fo.span if fo else pol.region(region).span)
+
+
+def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
+    """The FX-OWN-004 obligations of the releases that are not lifetime events: every use of the
+    region before its release. With a parametric prover and acyclic HB, a pair of declarations
+    whose every paired use is HB-before the release by a chain of ``after`` references
+    (``orders.Orders``) comes as ``ProvedTogether`` runs, in the places their instances unroll."""
+    orders = _orders(ctx, codes.OWN_004)
+    pairing = meeting(ctx.policy.shapes, _spaces(ctx), touched_refs, released_refs) if orders is not None else None
+    held = Held()
     reused = set(lifetime_regions(ctx))  # their releases are lifetime events (obligations.lifetimes)
     for region, rs in sorted(ctx.releases.items()):
         if region in reused:
@@ -540,14 +569,36 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
         # or leasing it, and the other releases of it.
         users = set(ctx.uses.get(region, ())) | set(rs) | set(ctx.true_handoffs(region))
         for r in sorted(set(rs)):
-            kinds = [x.kind.value for x in ctx.edge(r).releases if x.region == region]
+            er = ctx.edge(r)
+            kinds = [x.kind.value for x in er.releases if x.region == region]
             for u in sorted(users):
-                if u != r:
-                    yield UseAfterRelease(ctx, r, u, region, kinds[0])
+                if u == r:
+                    continue
+                eu = ctx.edge(u)
+                if pairing is not None and orders.proved(codes.OWN_004, eu.span, er.span, pairing):
+                    if held.add(f"{codes.OWN_004}:{er.name}|{eu.name}|{region}", codes.OWN_004):
+                        yield from held.flush()
+                    continue
+                yield from held.flush()
+                yield UseAfterRelease(ctx, r, u, region, kinds[0])
             if len(kinds) > 1:
+                yield from held.flush()
                 yield UseAfterRelease(ctx, r, r, region, kinds[0])  # released twice by one edge
-    yield from lifetimes.generate(ctx)
-    declared = {fo.region: fo for fo in pol.final_owners}
-    for region in sorted(set(declared) | {r for r, hs in ctx.handoffs.items() if len(hs) > 1}):
-        fo = declared.get(region)
-        yield FinalOwner(ctx, region, fo.device if fo else None, fo.span if fo else pol.region(region).span)
+    yield from held.flush()
+    if orders is not None:
+        orders.report()
+
+
+def _orders(ctx: Context, code: codes.Code) -> Orders | None:
+    """The pair proofs of ``code`` (``orders.Orders``) when the check has a parametric prover that
+    proves it, the policy has its shapes and HB is acyclic (under a cycle the schedule-dependent
+    obligations are dropped, ``families._kept``), else ``None``."""
+    prover = ctx.parametric
+    if prover is None or str(code) in prover.skip or Shapes.of(ctx.policy) is None or not ctx.graph.is_acyclic():
+        return None
+    return Orders(prover)
+
+
+def _spaces(ctx: Context) -> dict[str, str]:
+    """Region family -> its address space."""
+    return {r.family: r.space for r in ctx.policy.regions}

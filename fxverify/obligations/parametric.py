@@ -271,7 +271,8 @@ class Report(NamedTuple):
     declaration, ``code`` the obligation, ``position`` the access (0: the edge's first
     footprint). ``instances`` is how many unrolled obligations the declaration has for it
     (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when
-    proved)."""
+    proved). For a pair of declarations (an HB order, ``obligations.orders``), ``before`` names
+    the declaration that ``family``'s instances are ordered before."""
 
     family: str
     where: str
@@ -279,6 +280,7 @@ class Report(NamedTuple):
     position: int
     instances: int
     reason: str = ""
+    before: str = ""
 
     @property
     def proved(self) -> bool:
@@ -352,7 +354,7 @@ class Parametric:
             results = self.backend.check_many([q for _, q in asked]) if asked else []
             self.queries[codes.ALIAS_003.family] += len(asked)
             for (key, q), res in zip(asked, results):
-                found[key] = _reason(q, res)
+                found[key] = solver_reason(q, res)
             self._bounds = found
         return self._bounds
 
@@ -560,7 +562,9 @@ def _clause_word(c: object) -> str:
     return type(c).__name__.removesuffix("Clause").lower()
 
 
-def _reason(q: Query, res: Result) -> str:
+def solver_reason(q: Query, res: Result) -> str:
+    """"" when ``res`` proves ``q`` (unsat), else the fallback reason: the model's values of
+    ``q.minimize`` (sat) or the solver's reason (unknown)."""
     if res.status is Status.UNSAT:
         return ""
     if res.status is Status.SAT:

@@ -71,7 +71,8 @@ def _results(results: list[CheckResult], stats: bool) -> list[dict[str, Any]]:
             doc["cache"] = {"policy_hit": r.from_cache, "obligation_hits": r.cache_hits, "solved": r.solved,
                             "families_reused": list(r.reused)}
             doc["parametric"] = [{"family": p.family, "at": p.where, "code": p.code, "footprint": p.position,
-                                  "instances": p.instances, "proved": p.proved, "reason": p.reason} for p in r.parametric]
+                                  "instances": p.instances, "proved": p.proved, "reason": p.reason,
+                                  **({"before": p.before} if p.before else {})} for p in r.parametric]
         docs.append(doc)
     return docs
 

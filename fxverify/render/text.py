@@ -157,16 +157,19 @@ def _parametric(result: CheckResult) -> list[Line]:
     if not result.parametric:
         return []
     by_code: dict[str, list[int]] = {}
+    pairs = {r.code for r in result.parametric if r.before}
     for r in result.parametric:
         c = by_code.setdefault(r.code, [0, 0, 0])
         c[0 if r.proved else 1] += 1
         c[2] += r.instances if r.proved else 0
     out: list[Line] = [[("  parametric " if i == 0 else " " * 13, "bold"),
-                        (f"{code}: {c[0]} of {c[0] + c[1]} declarations proved for every index value "
-                         f"({counted(c[2], 'obligation')} proved at once)", "")] for i, (code, c) in enumerate(sorted(by_code.items()))]
+                        (f"{code}: {c[0]} of {c[0] + c[1]} declaration{' pair' if code in pairs else ''}s proved for every "
+                         f"index value ({counted(c[2], 'obligation')} proved at once)", "")]
+                       for i, (code, c) in enumerate(sorted(by_code.items()))]
     fallbacks = [r for r in result.parametric if not r.proved]
     for r in fallbacks[:_SHOWN_FALLBACKS]:
-        out.append([("    unrolled ", "dim"), (f"`{r.family}` ({r.where}, {counted(r.instances, 'obligation')} discharged on their own) "
+        what = f"`{r.family}` before `{r.before}`" if r.before else f"`{r.family}`"
+        out.append([("    unrolled ", "dim"), (f"{what} ({r.where}, {counted(r.instances, 'obligation')} discharged on their own) "
                                              f"{r.code}#{r.position}: {r.reason}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])

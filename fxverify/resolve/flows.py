@@ -149,7 +149,7 @@ class Unroller:
                 src, dst = edge_refs(s)
                 line, col = self.st.sources.location(s.span)
                 out[s.span] = EdgeShape(s.name.name, s.span, f"{s.span.file}:{line}:{col}", loops, conds, src, dst,
-                                        s.device.name, s.hook.name, s.clauses)
+                                        s.device.name, s.hook.name, s.clauses, s.indices, s.action)
             elif isinstance(s, ast.ForStmt):
                 rng = self._ranges.get(id(s))
                 if rng is not None:

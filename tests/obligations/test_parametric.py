@@ -136,7 +136,7 @@ def _same_with_and_without_the_prover(text: str) -> None:
 
 def test_mixed_families_are_proved_where_affine_and_true_and_unrolled_elsewhere() -> None:
     r = _check(MIXED)
-    rows = {(f, int(at.split(":")[-2]), pos): (n, why) for f, at, code, pos, n, why in r.parametric if code == "FX-ALIAS-003"}
+    rows = {(f, int(at.split(":")[-2]), pos): (n, why) for f, at, code, pos, n, why, _before in r.parametric if code == "FX-ALIAS-003"}
     assert rows == {
         ("w", 10, 0): (8, ""),
         ("s", 13, 0): (4, "not affine: a product of two index expressions"),
@@ -155,7 +155,7 @@ def test_mixed_families_are_proved_where_affine_and_true_and_unrolled_elsewhere(
 def test_a_hook_is_proved_once_per_declaration_and_an_undeclared_one_unrolled() -> None:
     text = MIXED.replace("by gpu0.launch after w[i]\n    }\n  }", "by gpu0.lunch after w[i]\n    }\n  }")
     r = _check(text)
-    rows = {(f, int(at.split(":")[-2])): (n, why) for f, at, code, _pos, n, why in r.parametric if code == "FX-HOOK-002"}
+    rows = {(f, int(at.split(":")[-2])): (n, why) for f, at, code, _pos, n, why, _before in r.parametric if code == "FX-HOOK-002"}
     assert rows == {("w", 10): (8, ""), ("s", 13): (4, ""), ("r", 17): (4, ""),
                     ("r", 19): (4, "`lunch` is not declared on `gpu0`")}
     refuted = [o.key for o in r.outcomes if o.verdict.value == "refuted" and o.code == "FX-HOOK-002"]
@@ -579,7 +579,7 @@ flow f {
         r = _check(base.replace("SRC", src).replace("CHAIN", chain))
         plain = _check(base.replace("SRC", src).replace("CHAIN", chain), parametric=False)
         assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
-        return {(code, why) for _f, _at, code, _p, _n, why in r.parametric if code.startswith("FX-XF")}
+        return {(code, why) for _f, _at, code, _p, _n, why, _before in r.parametric if code.startswith("FX-XF")}
 
     assert rows("s[i]", "compress(lz4)") == {("FX-XF-001", ""), ("FX-XF-002", ""), ("FX-XF-003", "")}
     dep = "a `transform` clause depends on the indices"
@@ -736,7 +736,7 @@ flow f {
 
 def test_static_owners_are_proved_per_declaration_and_the_others_unrolled() -> None:
     r = _check(OWNERS)
-    rows = {f: (n, why) for f, _at, code, _pos, n, why in r.parametric if code == "FX-OWN-001"}
+    rows = {f: (n, why) for f, _at, code, _pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
     assert rows == {
         "low": (4, ""),
         "high": (4, "its footprints' hull meets `blk[5]`, which is handed off or allocated"),  # only blk[5] is: high[5] alone needs it
@@ -784,7 +784,7 @@ flow f {
 }
 """
     r = _check(text)
-    rows = {f: (n, why) for f, _at, code, _pos, n, why in r.parametric if code == "FX-OWN-001"}
+    rows = {f: (n, why) for f, _at, code, _pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
     assert rows == {"x": (4, "its footprints' hull meets `mid`, owned by `dpu0`"), "y": (2, "")}
     plain = _check(text, parametric=False)
     assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
@@ -792,7 +792,7 @@ flow f {
     assert assert_static_owner_proofs_hold(policy) == 2
     for cut in (text.replace("region mid in hbm at 0x1040 size 64", "region mid in hbm at 0x3000 size 64"),):
         r = _check(cut)
-        assert {f: why for f, _at, code, _p, _n, why in r.parametric if code == "FX-OWN-001"}["x"] == (
+        assert {f: why for f, _at, code, _p, _n, why, _before in r.parametric if code == "FX-OWN-001"}["x"] == (
             "its footprints' hull meets `tail`, owned by `dpu0`")
 
 
@@ -823,10 +823,10 @@ flow f {
 }
 """
     r = _check(text.replace("handoff blk[i]: gpu0 -> dpu0", ""))
-    rows = {f: (pos, n, why) for f, _at, code, pos, n, why in r.parametric if code == "FX-OWN-001"}
+    rows = {f: (pos, n, why) for f, _at, code, pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
     assert rows == {"m": (1, 8, "its footprints' hull meets `far[0]`, owned by `dpu0`"), "h": (0, 4, "")}
     r = _check(text)
-    rows = {f: (pos, n, why) for f, _at, code, pos, n, why in r.parametric if code == "FX-OWN-001"}
+    rows = {f: (pos, n, why) for f, _at, code, pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
     assert rows["h"] == (0, 0, "an instance releases, revokes or hands off a region")
     assert not [o for o in r.outcomes if o.code == "FX-OWN-001" and o.key.startswith("FX-OWN-001:h[")]
 

@@ -1,0 +1,373 @@
+"""Parametric happens-before: every instance of one edge declaration HB-before the instances of
+another that an obligation pairs it with, proved once for every index value.
+
+The HB graph has an edge ``a -> b`` for each instance name an ``after`` clause of ``b`` resolves
+to (``graph.hb_digraph``; BRIEF section 2). In a family the references are affine in the loop
+variables: ``edge send[l, 0, b]: ... after kvw[l, 0, b]`` puts ``kvw[l, 0, b] -> send[l, 0, b]``
+for every ``(l, b)`` the loops and branches admit, and ``after send[l, 0, *]`` an edge from every
+existing ``send[l, 0, b']``. A *path* of declarations ``U -> X1 -> ... -> R``, each named by an
+``after`` reference of the next, orders ``U[i]`` before ``R[j]`` when every intermediate instance
+exists (its loop values lie in their ranges and branches: ``FamilyTerms``) and each reference
+names the instance before it: the referenced index equals that instance's index at every position
+the reference does not leave to ``*`` (``resolve.references.edge_set``). An intermediate's loop
+values are solved from those equations (an index written ``v``, ``v + c``, ``c + v`` or
+``v - c``), so the query has no quantifier; a path whose intermediates they leave open is not
+tried, and neither is a path longer than ``MAX_STEPS`` references.
+
+``Orders.query`` states, for declarations ``U`` and ``R`` and a pairing condition over both
+index tuples (``Pairing``: the footprints or clause regions of ``U`` meeting the regions ``R``
+releases, say), the index values the condition admits that no tried path orders. Unsat proves
+``U[i]`` HB-before ``R[j]`` for every such pair: each path is a path of the HB graph, so
+``graph.hb_before`` holds for every unrolled pair the condition admits, and the unrolled
+obligation's own ``hb-reachability`` proof would hold; the verdict is the same, only the method is
+``parametric``. Sat or unknown proves nothing: the pair's instances are unrolled, as before.
+The property test in ``tests/obligations/test_orders.py`` compares every claimed order with
+``graph.hb_before`` on the unrolled instances of random families. Emits no diagnostics; raises
+nothing but ``NotAffine`` where documented.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from fxverify import ast
+from fxverify.diagnostics import codes
+from fxverify.obligations.parametric import NotAffine, Parametric, Report, Symbolic, footprint_terms, solver_reason
+from fxverify.resolve.references import index_items
+from fxverify.shapes import EdgeShape, Shapes
+from fxverify.smt.backend import Query
+from fxverify.smt.terms import Term, add, and_, eq, int_var, not_, or_, sub
+from fxverify.source import Span
+
+#: Paths of at most this many ``after`` references are tried: enough for a use, the transfer
+#: after it and the release after that (``kvw -> send -> free``), and a bounded query.
+MAX_STEPS = 3
+
+#: At most this many paths go into one query (the shortest first).
+MAX_PATHS = 32
+
+#: At most this many partial paths are extended per length (a family of many declarations).
+MAX_FRONTIER = 256
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """One declaration's index space under a variable prefix: ``sym`` translates expressions over
+    its loop variables, ``domain`` holds its loop ranges and branch conditions, ``vars`` its
+    solver variables (outermost loop first)."""
+
+    shape: EdgeShape
+    sym: Symbolic
+    domain: tuple[tuple[str, Term], ...]
+    vars: tuple[Term, ...]
+
+
+def indexed(shape: EdgeShape, prefix: str) -> Indexed:
+    """The index space of ``shape`` with one solver variable per loop, named ``PREFIX.VAR``;
+    raises ``NotAffine`` for a branch condition the translation does not take."""
+    env: dict[str, Term | int] = {lp.var: int_var(f"{prefix}.{lp.var}") for lp in shape.loops}
+    return Indexed(shape, Symbolic(env), _domain(shape, Symbolic(env), prefix), tuple(env.values()))  # type: ignore[arg-type]
+
+
+def _domain(shape: EdgeShape, sym: Symbolic, prefix: str) -> tuple[tuple[str, Term], ...]:
+    """The loop ranges and branch conditions of ``shape`` over ``sym``'s terms (an instance
+    exists exactly when they hold). Raises ``NotAffine``."""
+    out: list[tuple[str, Term]] = []
+    for lp in shape.loops:
+        v = sym.env[lp.var]
+        if isinstance(v, int):
+            out.append((f"{prefix}_{lp.var}_in_range", and_() if lp.lo <= v < lp.hi else or_()))
+        else:
+            out.append((f"{prefix}_{lp.var}_in_range", and_(v >= lp.lo, v < lp.hi)))
+    for n, (c, taken) in enumerate(shape.conds):
+        t = sym.cond(c)
+        out.append((f"{prefix}_branch_{n}", t if taken else not_(t)))
+    return tuple(out)
+
+
+def _t(x: Term | int) -> Term:
+    return x if isinstance(x, Term) else add(x)
+
+
+def after_refs(shape: EdgeShape) -> Iterator[ast.Ref]:
+    """The references of ``shape``'s ``after`` clauses (not ``notifies``), as written."""
+    for c in shape.clauses:
+        if isinstance(c, ast.AfterClause) and not c.notifies:
+            yield from c.refs
+
+
+def _var_names(e: ast.Expr) -> set[str]:
+    if isinstance(e, ast.Var):
+        return {e.name}
+    if isinstance(e, ast.BinOp):
+        return _var_names(e.left) | _var_names(e.right)
+    if isinstance(e, ast.Neg):
+        return _var_names(e.operand)
+    return set()
+
+
+def _solvable(e: ast.Expr) -> tuple[str, int] | None:
+    """``(v, c)`` when ``e`` is ``v + c`` in one of the forms ``v``, ``v + c``, ``c + v``,
+    ``v - c`` (``c`` an integer literal), else ``None``."""
+    if isinstance(e, ast.Var):
+        return e.name, 0
+    if isinstance(e, ast.BinOp) and e.op in "+-":
+        a, b = e.left, e.right
+        if isinstance(a, ast.Var) and isinstance(b, ast.IntLit):
+            return a.name, b.value if e.op == "+" else -b.value
+        if e.op == "+" and isinstance(a, ast.IntLit) and isinstance(b, ast.Var):
+            return b.name, a.value
+    return None
+
+
+@dataclass(frozen=True)
+class _Link:
+    """One ``after`` reference of the path: ``ref``'s items (over step ``at``'s variables) name
+    an instance of the declaration at step ``at + 1``."""
+
+    at: int
+    items: tuple[ast.Item, ...]
+
+
+def _items(ref: ast.Ref, dims: int) -> tuple[ast.Item, ...] | None:
+    items, used = index_items(list(ref.groups), dims)
+    if used != len(ref.groups) or len(items) != dims:
+        return None
+    if any(not isinstance(it, (ast.IndexItem, ast.StarItem)) for it in items):
+        return None
+    return tuple(items)
+
+
+def _may_name(items: tuple[ast.Item, ...], label: tuple[ast.Expr, ...]) -> bool:
+    """False when a constant index of ``items`` differs from a constant index of ``label``: the
+    reference cannot name an instance of that declaration."""
+    for it, lab in zip(items, label):
+        if isinstance(it, ast.IndexItem) and isinstance(it.expr, ast.IntLit) and isinstance(lab, ast.IntLit):
+            if it.expr.value != lab.value:
+                return False
+    return True
+
+
+#: A pairing condition: the facts over a ``U`` instance's and an ``R`` instance's index spaces
+#: under which the obligation pairs them (``(name, term)`` each). Raises ``NotAffine``.
+Pairing = Callable[[Indexed, Indexed], Sequence[tuple[str, Term]]]
+
+
+class Paths:
+    """The declaration-level HB paths of one resolution's ``shapes``: ``paths`` finds the chains of
+    ``after`` references from one declaration to another, ``query`` states a pair of
+    declarations ordered for every index value."""
+
+    def __init__(self, shapes: Shapes) -> None:
+        self.shapes = shapes
+        self.by_family: dict[str, list[EdgeShape]] = {}
+        for shape in shapes.edges.values():
+            self.by_family.setdefault(shape.name, []).append(shape)
+
+    def paths(self, u: EdgeShape, r: EdgeShape) -> list[tuple[list[EdgeShape], list[_Link]]]:
+        """The declaration paths ``u -> ... -> r`` of at most ``MAX_STEPS`` ``after`` references,
+        shortest first, at most ``MAX_PATHS``: each as its declarations from ``r`` back to ``u``
+        and the reference of each step naming the next one. At most ``MAX_FRONTIER`` partial paths
+        are followed per length."""
+        found: list[tuple[list[EdgeShape], list[_Link]]] = []
+        frontier: list[tuple[list[EdgeShape], list[_Link]]] = [([r], [])]
+        for _ in range(MAX_STEPS):
+            nxt: list[tuple[list[EdgeShape], list[_Link]]] = []
+            for decls, links in frontier:
+                for ref in after_refs(decls[-1]):
+                    for x in self.by_family.get(ref.name.name, ()):
+                        items = _items(ref, len(x.index))
+                        if items is None or not _may_name(items, x.index):
+                            continue
+                        step = (decls + [x], links + [_Link(len(decls) - 1, items)])
+                        if x.span == u.span:
+                            found.append(step)
+                            if len(found) >= MAX_PATHS:
+                                return found
+                        if len(nxt) < MAX_FRONTIER:
+                            nxt.append(step)
+            frontier = nxt
+        return found
+
+    def query(self, name: str, u: EdgeShape, r: EdgeShape, pairing: Pairing, header: str) -> Query | str:
+        """The query whose unsat proves every instance of ``u`` HB-before every instance of ``r``
+        that ``pairing`` pairs it with (the instance itself excepted when ``u`` is ``r``), or why
+        there is none (no path, or an expression the translation does not take)."""
+        try:
+            ui = indexed(u, f"i_{u.name}")
+            ri = indexed(r, f"i_{r.name}" + ("@r" if r.name == u.name else ""))
+            paired = tuple(pairing(ui, ri))
+        except NotAffine as err:
+            return f"not affine: {err}"
+        ordered: list[Term] = []
+        for n, (decls, links) in enumerate(self.paths(u, r)):
+            try:
+                t = _path_term(decls, links, ri, ui, f"p{n}")
+            except NotAffine:
+                continue
+            if t is not None:
+                ordered.append(t)
+        if not ordered:
+            return f"no chain of at most {MAX_STEPS} `after` references from `{u.name}` to `{r.name}` names its instances"
+        same: tuple[tuple[str, Term], ...] = ()
+        if u.span == r.span:
+            same = (("another_instance", or_(*[not_(eq(a, b)) for a, b in zip(ui.vars, ri.vars)])),)
+        return Query(name, ui.domain + ri.domain + paired + same + (("unordered", not_(or_(*ordered))),),
+                     minimize=ui.vars + ri.vars, header=(header,))
+
+
+class Orders:
+    """The pair proofs of one family's generation, with the check's parametric ``prover``:
+    ``proved`` asks once per code and pair of declarations whether every paired instance of the
+    first is HB-before the second's (``Paths.query``), and counts the unrolled obligations it
+    stands for; ``report`` records a ``parametric.Report`` per pair asked. Without shapes (a
+    policy edited after resolution) nothing is proved."""
+
+    def __init__(self, prover: Parametric) -> None:
+        self.prover = prover
+        shapes = Shapes.of(prover.policy)
+        self.paths = Paths(shapes) if shapes is not None else None
+        # (code, u, r) -> ("" when proved, else why not; True when proved the other way round)
+        self.found: dict[tuple[str, Span, Span], tuple[str, bool]] = {}
+        self.counts: Counter[tuple[str, Span, Span]] = Counter()
+
+    def proved(self, code: codes.Code, u: Span, r: Span, pairing: Pairing, either: bool = False) -> bool:
+        """True when every instance of declaration ``u`` that ``pairing`` pairs with an instance of
+        declaration ``r`` is HB-before it, for obligation ``code``; with ``either``, or every such
+        instance of ``r`` is HB-before its ``u`` instance (one solver query per code, pair and
+        direction, on first use). Counts one obligation of the pair either way."""
+        key = (str(code), u, r)
+        got = self.found.get(key)
+        if got is None:
+            why = self._ask(code, u, r, pairing)
+            got = (why, False)
+            if why and either:
+                back = self._ask(code, r, u, lambda a, b: pairing(b, a))
+                got = (back, True) if not back else (f"{why}; the other way round, {back}", False)
+            self.found[key] = got
+        self.counts[key] += 1
+        return not got[0]
+
+    def _ask(self, code: codes.Code, u: Span, r: Span, pairing: Pairing) -> str:
+        if self.paths is None:
+            return "no shape"
+        us, rs = self.paths.shapes.edges.get(u), self.paths.shapes.edges.get(r)
+        if us is None or rs is None:
+            return "no shape"
+        name = f"{code}:{us.name}<{rs.name}@{u.file}:{u.start}@{r.file}:{r.start}"
+        q = self.paths.query(name, us, rs, pairing, f"{code}: every paired instance of `{us.name}` ({us.where}) "
+                                                   f"happens-before `{rs.name}` ({rs.where}), over both loop indices")
+        if isinstance(q, str):
+            return q
+        self.prover.queries[code.family] += 1
+        return solver_reason(q, self.prover.backend.check_many([q])[0])
+
+    def report(self) -> None:
+        """Record a ``Report`` per pair asked, in the order first asked: the declaration ordered
+        first as its ``family``, the other as ``before``."""
+        shapes = self.paths.shapes if self.paths is not None else None
+        for (code, u, r), (why, flipped) in self.found.items():
+            first, then = (r, u) if flipped else (u, r)
+            fs = shapes.edges.get(first) if shapes is not None else None
+            ts = shapes.edges.get(then) if shapes is not None else None
+            self.prover.reports.append(Report(fs.name if fs else "", fs.where if fs else "", code, 0,
+                                              self.counts[(code, u, r)], why, ts.name if ts else ""))
+
+
+def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed, prefix: str) -> Term | None:
+    """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
+    before ``R[j]``: each intermediate instance exists and each reference names the instance
+    before it. ``None`` when the equations leave an intermediate's loop value open. Raises
+    ``NotAffine``."""
+    last = len(decls) - 1
+    envs: list[dict[str, Term | int]] = [dict(ri.sym.env)] + [{} for _ in range(last - 1)] + [dict(ui.sym.env)]
+    # each equation: (step of the labelled instance, its label expression, step of the reference, the item)
+    eqs = [(lk.at + 1, decls[lk.at + 1].index[p], lk.at, it.expr)
+           for lk in links for p, it in enumerate(lk.items) if isinstance(it, ast.IndexItem)]
+
+    def known(step: int, e: ast.Expr) -> bool:
+        return _var_names(e) <= envs[step].keys()
+
+    progress = True
+    while progress:
+        progress = False
+        for a, ea, b, eb in eqs:
+            for (s1, e1), (s2, e2) in (((a, ea), (b, eb)), ((b, eb), (a, ea))):
+                solved = _solvable(e1)
+                if solved is not None and solved[0] not in envs[s1] and known(s2, e2):
+                    v, c = solved
+                    other = Symbolic(envs[s2]).expr(e2)
+                    envs[s1][v] = other - c if isinstance(other, int) else sub(other, c)
+                    progress = True
+    facts: list[Term] = []
+    for step in range(1, last):
+        shape = decls[step]
+        if any(lp.var not in envs[step] for lp in shape.loops):
+            return None
+        facts += [t for _, t in _domain(shape, Symbolic(envs[step]), f"{prefix}_{step}")]
+    for a, ea, b, eb in eqs:
+        x, y = Symbolic(envs[a]).expr(ea), Symbolic(envs[b]).expr(eb)
+        if isinstance(x, int) and isinstance(y, int):
+            if x != y:
+                return None
+            continue
+        facts.append(eq(x, y))
+    return and_(*facts)
+
+
+#: The clauses whose region an edge hands off, leases, revokes, releases or allocates.
+_CLAUSE_REGIONS = (ast.HandoffClause, ast.LeaseClause, ast.RevokeClause, ast.ReleaseClause, ast.AllocClause)
+
+
+def touched_refs(shape: EdgeShape) -> list[ast.Ref]:
+    """Every region reference of ``shape`` that a use of a region can come from
+    (``graph.by_region_uses``, ``Context.true_handoffs``, the releases): its footprints, and the
+    regions its action and clauses hand off, lease, revoke, release or allocate."""
+    refs = footprint_refs(shape)
+    if isinstance(shape.action, (ast.ReleaseAction, ast.AllocClause)):
+        refs.append(shape.action.ref)
+    refs += [c.ref for c in shape.clauses if isinstance(c, _CLAUSE_REGIONS)]
+    return refs
+
+
+def footprint_refs(shape: EdgeShape) -> list[ast.Ref]:
+    """The footprint references of ``shape`` (``src``, ``dst``): the bytes it touches."""
+    return [r for r in (shape.src, shape.dst) if r is not None]
+
+
+def handoff_refs(shape: EdgeShape) -> list[ast.Ref]:
+    """The region references ``shape``'s ``handoff`` clauses name."""
+    return [c.ref for c in shape.clauses if isinstance(c, ast.HandoffClause)]
+
+
+def released_refs(shape: EdgeShape) -> list[ast.Ref]:
+    """The region references ``shape`` releases: its ``release`` action's and clauses'."""
+    refs = [shape.action.ref] if isinstance(shape.action, ast.ReleaseAction) else []
+    return refs + [c.ref for c in shape.clauses if isinstance(c, ast.ReleaseClause)]
+
+
+def meeting(shapes: Shapes, spaces: Mapping[str, str], left: Callable[[EdgeShape], list[ast.Ref]],
+            right: Callable[[EdgeShape], list[ast.Ref]]) -> Pairing:
+    """The pairing "some region reference ``left`` gives of the ``U`` instance meets one that
+    ``right`` gives of the ``R`` instance": in one space (``spaces``: region family -> space),
+    their byte intervals ``[lo, hi)`` (a strided footprint's hull) intersect. It admits every pair
+    whose regions share a byte, and maybe more; the region indices are inside their declared
+    ranges (``footprint_terms``), as in every built instance."""
+
+    def pairing(ui: Indexed, ri: Indexed) -> list[tuple[str, Term]]:
+        facts: list[tuple[str, Term]] = []
+        sides = []
+        for side, ix, refs in (("u", ui, left(ui.shape)), ("r", ri, right(ri.shape))):
+            got = []
+            for n, ref in enumerate(refs):
+                lo, hi, _base, _end, fs = footprint_terms(ref, shapes.regions, ix.sym)
+                facts += [(f"{side}{n}_{name}", t) for name, t in fs]
+                got.append((spaces.get(ref.name.name), lo, hi))
+            sides.append(got)
+        meets = [and_(_t(alo) < bhi, _t(blo) < ahi) for sa, alo, ahi in sides[0] for sb, blo, bhi in sides[1]
+                 if sa is not None and sa == sb]
+        return facts + [("regions_meet", or_(*meets))]
+
+    return pairing
