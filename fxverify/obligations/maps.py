@@ -22,6 +22,8 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint, MapClass, MapOpAs, Merge, after, drive, hint
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.orders import orders_for, same_entry
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -349,8 +351,11 @@ def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
     return a.kind is MapOpKind.UPDATE and b.kind is MapOpKind.UPDATE and decl.merge in AC_OPS
 
 
-def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield every map obligation of ``ctx.policy``."""
+def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
+    """Yield every map obligation of ``ctx.policy``. With a parametric prover, the FX-MAP-004
+    obligations of an ``aggregate`` and the writes of its entry whose declarations are ordered
+    for every index value (``orders.Orders``, ``orders.same_entry``) come as ``ProvedTogether``
+    runs, in the places their instances unroll."""
     pol = ctx.policy
     writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp, int]]] = defaultdict(list)
     readers: list[tuple[Edge, MapOp, int]] = []
@@ -381,6 +386,7 @@ def generate(ctx: Context) -> Iterator[Obligation]:
                     continue  # different slots
                 yield LostUpdate(ctx, (ea.eid, eb.eid), f"{codes.MAP_002}:{_op_id(ea, ja)}|{_op_id(eb, jb)}|{mname}[{key}]", oa, ob, decl,
                                  (Label(ea.span, f"`{ea.name}` writes here"),), pos=jb, first_pos=ja)
+    orders, held = orders_for(ctx, codes.MAP_004), Held()
     for e, op, i in readers:
         decl = pol.map(op.map)
         ws = [(we, wo, j) for we, wo, j in writers.get((op.map, op.key), []) if we.eid != e.eid]
@@ -393,10 +399,18 @@ def generate(ctx: Context) -> Iterator[Obligation]:
         if decl.cls.kind is ClassKind.PER_DEVICE:
             if op.kind is MapOpKind.AGGREGATE:
                 for we, _wo, j in ws:
-                    yield PerDeviceRead(ctx, (e.eid, we.eid), f"{codes.MAP_004}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]", op, decl,
-                                        pos=i)
+                    key = f"{codes.MAP_004}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]"
+                    if orders is not None and orders.proved(codes.MAP_004, we.span, e.span, same_entry):
+                        if held.add(key, codes.MAP_004):
+                            yield from held.flush()
+                        continue
+                    yield from held.flush()
+                    yield PerDeviceRead(ctx, (e.eid, we.eid), key, op, decl, pos=i)
+                yield from held.flush()
             else:
                 devices = tuple(sorted({we.device for we, _, _ in ws}))
                 foreign = tuple(d for d in devices if d != e.device)
                 yield PerDeviceRead(ctx, (e.eid,), f"{codes.MAP_004}:{me}|{op.map}[{op.key}]", op, decl, foreign, pos=i,
                                     writers=devices)
+    if orders is not None:
+        orders.report()

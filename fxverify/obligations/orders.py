@@ -32,8 +32,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from fxverify import ast
+from fxverify import ast, ir
 from fxverify.diagnostics import codes
+from fxverify.obligations.base import Context
 from fxverify.obligations.parametric import NotAffine, Parametric, Report, Symbolic, footprint_terms, solver_reason
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
@@ -371,3 +372,38 @@ def meeting(shapes: Shapes, spaces: Mapping[str, str], left: Callable[[EdgeShape
         return facts + [("regions_meet", or_(*meets))]
 
     return pairing
+
+
+def orders_for(ctx: Context, code: codes.Code) -> Orders | None:
+    """The pair proofs of ``code`` for a family's generation when the check has a parametric
+    prover that proves it (``Context.parametric``, ``Parametric.skip``), the policy has its
+    shapes and HB is acyclic (under a cycle the schedule-dependent obligations are dropped,
+    ``families._kept``), else ``None``."""
+    prover = ctx.parametric
+    if prover is None or str(code) in prover.skip or Shapes.of(ctx.policy) is None or not ctx.graph.is_acyclic():
+        return None
+    return Orders(prover)
+
+
+def region_spaces(policy: ir.Policy) -> dict[str, str]:
+    """Region family -> its address space (every instance of a family lies in one space)."""
+    return {r.family: r.space for r in policy.regions}
+
+
+#: The map operations that write an entry, and the one that reads every device's slot.
+_MAP_WRITES = ("write", "update")
+
+
+def same_entry(ui: Indexed, ri: Indexed) -> list[tuple[str, Term]]:
+    """The pairing "a write or update of ``U`` and an ``aggregate`` of ``R`` name the same entry
+    of one map": the maps' names equal and the key expressions equal over both index spaces
+    (``resolve.edges._map_op`` computes each instance's key from them). Raises ``NotAffine``
+    (a key naming a device, say)."""
+    same = [eq(_t(ui.sym.expr(a.target.key)), ri.sym.expr(b.target.key))
+            for a in _map_ops(ui.shape, _MAP_WRITES) for b in _map_ops(ri.shape, ("aggregate",))
+            if a.target.map.name == b.target.map.name]
+    return [("same_entry", or_(*same))]
+
+
+def _map_ops(shape: EdgeShape, kinds: tuple[str, ...]) -> list[ast.MapOpClause]:
+    return [c for c in shape.clauses if isinstance(c, ast.MapOpClause) and c.kind in kinds]

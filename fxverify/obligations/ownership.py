@@ -27,13 +27,12 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, Swap, after, drive, hint
 from fxverify.ir import Edge
-from fxverify.shapes import Shapes
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
-from fxverify.obligations.orders import Orders, footprint_refs, handoff_refs, meeting, released_refs, touched_refs
+from fxverify.obligations.orders import footprint_refs, handoff_refs, meeting, orders_for, region_spaces, released_refs, touched_refs
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
                                          owner_edges, owner_is)
@@ -500,8 +499,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     # are not ``schedule_free``), so the prover is not asked: no proof and no report of them.
     static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
               if ctx.parametric is not None and ctx.graph.is_acyclic() else set())
-    orders = _orders(ctx, codes.OWN_002)
-    transit = meeting(ctx.policy.shapes, _spaces(ctx), footprint_refs, handoff_refs) if orders is not None else None
+    orders = orders_for(ctx, codes.OWN_002)
+    transit = meeting(ctx.policy.shapes, region_spaces(ctx.policy), footprint_refs, handoff_refs) if orders is not None else None
     held = Held()
     for e in pol.edges:
         if static and e.span in static:
@@ -558,8 +557,8 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
     region before its release. With a parametric prover and acyclic HB, a pair of declarations
     whose every paired use is HB-before the release by a chain of ``after`` references
     (``orders.Orders``) comes as ``ProvedTogether`` runs, in the places their instances unroll."""
-    orders = _orders(ctx, codes.OWN_004)
-    pairing = meeting(ctx.policy.shapes, _spaces(ctx), touched_refs, released_refs) if orders is not None else None
+    orders = orders_for(ctx, codes.OWN_004)
+    pairing = meeting(ctx.policy.shapes, region_spaces(ctx.policy), touched_refs, released_refs) if orders is not None else None
     held = Held()
     reused = set(lifetime_regions(ctx))  # their releases are lifetime events (obligations.lifetimes)
     for region, rs in sorted(ctx.releases.items()):
@@ -588,17 +587,3 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
     if orders is not None:
         orders.report()
 
-
-def _orders(ctx: Context, code: codes.Code) -> Orders | None:
-    """The pair proofs of ``code`` (``orders.Orders``) when the check has a parametric prover that
-    proves it, the policy has its shapes and HB is acyclic (under a cycle the schedule-dependent
-    obligations are dropped, ``families._kept``), else ``None``."""
-    prover = ctx.parametric
-    if prover is None or str(code) in prover.skip or Shapes.of(ctx.policy) is None or not ctx.graph.is_acyclic():
-        return None
-    return Orders(prover)
-
-
-def _spaces(ctx: Context) -> dict[str, str]:
-    """Region family -> its address space."""
-    return {r.family: r.space for r in ctx.policy.regions}

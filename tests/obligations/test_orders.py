@@ -1,14 +1,17 @@
 """Parametric happens-before (``obligations.orders``): a pair of declarations ordered for every
-index value, and the FX-OWN-004 obligations it proves at once.
+index value, and the FX-OWN-004, FX-OWN-002 and FX-MAP-004 obligations it proves at once.
 
-The soundness property: every unrolled FX-OWN-004 pair (a use and a release) whose declarations
-``Orders`` proves ordered is ordered in the unrolled HB graph (``graph.hb_before``), on random
-families of uses, chains of ``after`` references (offsets, ``*``, branches) and releases of
-blocks and overlapping views. The verdicts with and without the prover are compared too, and
+The soundness property: every unrolled pair (a use and a release, a use and a handoff, a write
+of a map entry and its ``aggregate``) whose declarations ``Orders`` proves ordered is ordered in
+the unrolled HB graph (``graph.hb_before``), on random families of uses and updates, chains of
+``after`` references (offsets, ``*``, branches), handoffs, and releases of blocks and
+overlapping views. The verdicts with and without the prover are compared too, and
 mutations of the path translation (an intermediate's domain dropped, a wrong offset) are caught.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -17,9 +20,9 @@ from hypothesis import strategies as st
 from fxverify.diagnostics import codes
 from fxverify.graph import PolicyGraph
 from fxverify.obligations import orders as orders_mod
-from fxverify.obligations import ownership
+from fxverify.obligations import maps, ownership
 from fxverify.obligations.base import Context
-from fxverify.obligations.orders import Orders, footprint_refs, handoff_refs, meeting, released_refs, touched_refs
+from fxverify.obligations.orders import Orders, footprint_refs, handoff_refs, meeting, released_refs, same_entry, touched_refs
 from fxverify.obligations.parametric import Parametric
 from fxverify.shapes import Shapes
 from fxverify.smt.backend import SolverOptions
@@ -33,10 +36,12 @@ from tests.obligations.test_parametric import OWN_HEAD, _check, _load, _same_wit
 def release_texts(draw) -> str:
     """Blocks ``blk[0..n)`` (and perhaps a view over two of them, in one alias set), families of
     reads and writes of blocks at ``i``, ``i + 1`` or a constant, perhaps a family handing each
-    block off (uses before and after it), families ``after`` them by
+    block off (uses before and after it), updates of a per-device map's entries, families
+    ``after`` them by
     ``x[i]``, ``x[i - 1]``, ``x[i + 1]``, ``x[*]`` or a constant (some under ``if``), and a family
-    releasing each block (or the view) after some of them: some uses are ordered before their
-    release by a chain, some only for some indices, some not at all."""
+    releasing each block (or the view) after some of them, perhaps aggregating an entry: some
+    uses are ordered before their release by a chain, some only for some indices, some not at
+    all."""
     n = draw(st.integers(2, 5))
     lines = [OWN_HEAD + f"region blk[i in 0..{n}] in hbm at i * 4096 size 4096 owner gpu0"]
     view = draw(st.booleans())
@@ -44,6 +49,7 @@ def release_texts(draw) -> str:
         lines.append(f"region view in hbm at {draw(st.integers(0, n - 2))} * 4096 + 2048 size 4096 owner gpu0")
         lines.append("alias_set v = [view, blk[*]]")
     lines.append(f"region flag in hbm at {n} * 4096 size 64 owner gpu0 init")
+    lines.append("map cnt: array<u32, u64>[8] class per_device merge sum")
     lines.append("flow f {")
     names: list[str] = []  # families with an instance for every i in 0..n
     uses = draw(st.integers(1, 3))
@@ -64,6 +70,7 @@ def release_texts(draw) -> str:
         choices = [f"{x}[i]" for x in names] + [f"{x}[*]" for x in names] + [f"{x}[0]" for x in names]
         refs = draw(st.lists(st.sampled_from(choices), max_size=2)) if choices else []
         after = f" after {', '.join(dict.fromkeys(refs))}" if refs else ""
+        after += draw(st.sampled_from(["", "", " update cnt[i] = 1", " update cnt[0] = 1", " update cnt[i % 2] = 1"]))
         branch = draw(st.sampled_from(["", "", f"i != {draw(st.integers(0, n - 1))}", "i % 2 == 0"]))
         lines.append(f"  for i in 0..{n} {{")
         if branch:
@@ -92,8 +99,9 @@ def release_texts(draw) -> str:
                                          [f"{x}[*]" for x in names] + [f"{x}[0]" for x in names if x.startswith("u")]),
                          min_size=0, max_size=3))
     after = f" after {', '.join(dict.fromkeys(refs))}" if refs else ""
+    after += draw(st.sampled_from(["", " aggregate cnt[j]", " aggregate cnt[0]", " aggregate cnt[j % 2]"]))
     if released == "view":
-        lines.append(f"  edge free: release view free by gpu0.free{after.replace('[j]', '[0]')}")
+        lines.append(f"  edge free: release view free by gpu0.free{after.replace('[j]', '[0]').replace('[j % 2]', '[1]')}")
     else:
         lines.append(f"  for j in 0..{n} {{")
         lines.append(f"    edge free[j]: release blk[j] free by gpu0.free{after}")
@@ -103,10 +111,11 @@ def release_texts(draw) -> str:
 
 
 def assert_proved_orders_hold(policy) -> tuple[int, int]:
-    """Every unrolled FX-OWN-004 pair (a use, a release) and FX-OWN-002 pair (a use, a handoff)
-    whose declarations ``Orders`` proves ordered is HB-ordered in the unrolled graph (the use
-    before the release; the use and the handoff one way or the other); returns how many pairs
-    were proved and how many compared."""
+    """Every unrolled FX-OWN-004 pair (a use, a release), FX-OWN-002 pair (a use, a handoff) and
+    FX-MAP-004 pair (a write of an entry, its ``aggregate``) whose declarations ``Orders`` proves
+    ordered is HB-ordered in the unrolled graph (the use before the release; the use and the
+    handoff one way or the other; the write before the aggregate); returns how many pairs were
+    proved and how many compared."""
     ctx = Context(policy, PolicyGraph(policy))
     backend = open_backend(SolverOptions())
     try:
@@ -115,12 +124,17 @@ def assert_proved_orders_hold(policy) -> tuple[int, int]:
         release = meeting(Shapes.of(policy), spaces, touched_refs, released_refs)
         transit = meeting(Shapes.of(policy), spaces, footprint_refs, handoff_refs)
         proved = compared = 0
-        for ob in ownership.generate(Context(policy, PolicyGraph(policy))):
+        plain = Context(policy, PolicyGraph(policy))
+        for ob in itertools.chain(ownership.generate(plain), maps.generate(plain)):
             code = getattr(ob, "code", None)
             if code == codes.OWN_004 and ob.edges[0] != ob.edges[1]:
                 r, u = ob.edges[:2]
                 claimed = orders.proved(codes.OWN_004, policy.edges[u].span, policy.edges[r].span, release)
                 holds = ctx.graph.hb_before(u, r)
+            elif code == codes.MAP_004 and len(ob.edges) == 2:
+                r, w = ob.edges
+                claimed = orders.proved(codes.MAP_004, policy.edges[w].span, policy.edges[r].span, same_entry)
+                holds = ctx.graph.hb_before(w, r)
             elif code == codes.OWN_002:
                 e, h = ob.edges[:2]
                 claimed = orders.proved(codes.OWN_002, policy.edges[e].span, policy.edges[h].span, transit, either=True)
