@@ -288,6 +288,9 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
     eqs = [(lk.at + 1, decls[lk.at + 1].index[p], lk.at, it.expr)
            for lk in links for p, it in enumerate(lk.items) if isinstance(it, ast.IndexItem)]
 
+    # only an intermediate's own loop variables are solved for (the ends' are all known)
+    open_vars: list[set[str]] = [set()] + [{lp.var for lp in decls[step].loops} for step in range(1, last)] + [set()]
+
     def known(step: int, e: ast.Expr) -> bool:
         return _var_names(e) <= envs[step].keys()
 
@@ -297,7 +300,7 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
         for a, ea, b, eb in eqs:
             for (s1, e1), (s2, e2) in (((a, ea), (b, eb)), ((b, eb), (a, ea))):
                 solved = _solvable(e1)
-                if solved is not None and solved[0] not in envs[s1] and known(s2, e2):
+                if solved is not None and solved[0] in open_vars[s1] and solved[0] not in envs[s1] and known(s2, e2):
                     v, c = solved
                     other = Symbolic(envs[s2]).expr(e2)
                     envs[s1][v] = other - c if isinstance(other, int) else sub(other, c)

@@ -10,7 +10,8 @@ parameters. One solver query then decides it for every instance (specs/obligatio
 
 Covered:
 
-- FX-ALIAS-003 (a footprint lies inside its region), by a query: it asks for loop values inside
+- FX-ALIAS-003 (a footprint lies inside its region), by interval bounds over the loop box when
+  they suffice (``inside_by_intervals``), else by a query: it asks for loop values inside
   the loops' ranges and the branch conditions for which the footprint's bounding interval
   ``[lo, hi)`` leaves its region instance ``[at, at + size)``; unsat proves every instance, since
   the interval is tight (``Bounds.prove_fast``). The domain is exactly the loops and branches
@@ -52,6 +53,7 @@ from fxverify.resolve.expressions import arith
 from fxverify.resolve.references import index_items
 from fxverify.resolve.state import EvalError
 from fxverify.shapes import EdgeShape, RegionShape, Shapes
+from fxverify.smt import intervals
 from fxverify.smt.backend import Backend, Query, Result, Status
 from fxverify.smt.terms import Term, add, and_, div, eq, int_var, mod, mul, not_, or_, sub
 from fxverify.source import Span
@@ -342,13 +344,17 @@ class Parametric:
     def bounds(self, wanted: Container[Span]) -> dict[tuple[Span, int], str]:
         """``(declaration span, footprint position) -> ""`` for each FX-ALIAS-003 obligation of a
         declaration in ``wanted`` proved for every index value, or the reason it was not (the
-        instances are then unrolled). Computed once."""
+        instances are then unrolled). A query that interval bounds over the loop box already
+        decide (``inside_by_intervals``) is not sent to the solver. Computed once."""
         if self._bounds is None:
             found: dict[tuple[Span, int], str] = {}
             asked: list[tuple[tuple[Span, int], Query]] = []
+            shapes = Shapes.of(self.policy)
             for key, q in self.bounds_queries(wanted):
                 if isinstance(q, str):
                     found[key] = q
+                elif shapes is not None and self._inside(shapes, *key):
+                    found[key] = ""  # the loop box keeps every footprint inside: no solver call
                 else:
                     asked.append((key, q))
             results = self.backend.check_many([q for _, q in asked]) if asked else []
@@ -357,6 +363,11 @@ class Parametric:
                 found[key] = solver_reason(q, res)
             self._bounds = found
         return self._bounds
+
+    @staticmethod
+    def _inside(shapes: Shapes, span: Span, pos: int) -> bool:
+        shape = shapes.edges[span]
+        return inside_by_intervals(shape, [r for r in (shape.src, shape.dst) if r is not None][pos], shapes.regions)
 
     def families(self) -> dict[Span, tuple[ir.Edge, int]]:
         """Per edge declaration with ``MIN_INSTANCES`` instances or more: its first instance and
@@ -560,6 +571,23 @@ class Held:
 
 def _clause_word(c: object) -> str:
     return type(c).__name__.removesuffix("Clause").lower()
+
+
+def inside_by_intervals(shape: EdgeShape, ref: ast.Ref, regions: dict[str, RegionShape]) -> bool:
+    """True when interval bounds (``smt.intervals``) over the loop ranges of ``shape`` alone keep
+    the footprint ``ref`` inside its region for every index value: ``lo - at >= 0`` and
+    ``hi - (at + size) <= 0`` at every point of the loop box, which holds every instance's index
+    values (branches only remove points), so the FX-ALIAS-003 query of ``bounds_queries`` is
+    unsat. False when they do not show it (the solver then decides), or for an expression the
+    translation or the intervals do not take."""
+    box = {f"i_{lp.var}": (lp.lo, lp.hi - 1) for lp in shape.loops}
+    if any(a > b for a, b in box.values()):
+        return True  # an empty loop: no instance
+    try:
+        lo, hi, base, end, _facts = footprint_terms(ref, regions, family_terms(shape).sym)
+        return intervals.term_bounds(sub(lo, base), box)[0] >= 0 and intervals.term_bounds(sub(hi, end), box)[1] <= 0
+    except (NotAffine, ValueError):
+        return False
 
 
 def solver_reason(q: Query, res: Result) -> str:
