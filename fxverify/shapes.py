@@ -60,7 +60,7 @@ class EdgeShape:
     hook: str
     clauses: tuple[ast.Clause, ...] = ()
     index: tuple[ast.Expr, ...] = ()
-    action: object = None
+    action: ast.Action | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 (lost update), FX-MAP-003 (guard may read stale), FX-MAP-004 (per-device map read as one value),
 FX-MAP-005 (const map written).
 
-Takes a ``Context``; yields ``Obligation`` objects. Map operations happen within their edge's
+Takes a ``Context``; yields ``Obligation`` objects, and ``ProvedTogether`` runs for the FX-MAP-004
+pairs the parametric prover orders at once (``orders``). Map operations happen within their edge's
 interval. Classes (BRIEF section 1): ``local(dev)`` lives on one device; ``per_device`` has one slot
 per device, written only by that device; ``eventual`` replicas merge with a commutative operator and
 guarantee no visibility; ``causal`` reads see every write that happens-before them; ``linearizable``

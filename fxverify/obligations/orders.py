@@ -7,14 +7,15 @@ variables: ``edge send[l, 0, b]: ... after kvw[l, 0, b]`` puts ``kvw[l, 0, b] ->
 for every ``(l, b)`` the loops and branches admit, and ``after send[l, 0, *]`` an edge from every
 existing ``send[l, 0, b']``. A *path* of declarations ``U -> X1 -> ... -> R``, each named by an
 ``after`` reference of the next, orders ``U[i]`` before ``R[j]`` when every intermediate instance
-exists (its loop values lie in their ranges and branches: ``FamilyTerms``) and each reference
+exists (its loop values lie in their ranges and branches, as ``parametric.family_terms`` states
+them) and each reference
 names the instance before it: the referenced index equals that instance's index at every position
 the reference does not leave to ``*`` (``resolve.references.edge_set``). An intermediate's loop
 values are solved from those equations (an index written ``v``, ``v + c``, ``c + v`` or
 ``v - c``), so the query has no quantifier; a path whose intermediates they leave open is not
 tried, and neither is a path longer than ``MAX_STEPS`` references.
 
-``Orders.query`` states, for declarations ``U`` and ``R`` and a pairing condition over both
+``Paths.query`` states, for declarations ``U`` and ``R`` and a pairing condition over both
 index tuples (``Pairing``: the footprints or clause regions of ``U`` meeting the regions ``R``
 releases, say), the index values the condition admits that no tried path orders. Unsat proves
 ``U[i]`` HB-before ``R[j]`` for every such pair: each path is a path of the HB graph, so
@@ -35,21 +36,24 @@ from dataclasses import dataclass
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
-from fxverify.obligations.parametric import NotAffine, Parametric, Report, Symbolic, footprint_terms, solver_reason
+from fxverify.obligations.parametric import NotAffine, Parametric, Report, Symbolic, as_term, footprint_terms, solver_reason
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
-from fxverify.smt.terms import Term, add, and_, eq, int_var, not_, or_, sub
+from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_, sub
 from fxverify.source import Span
 
 #: Paths of at most this many ``after`` references are tried: enough for a use, the transfer
 #: after it and the release after that (``kvw -> send -> free``), and a bounded query.
 MAX_STEPS = 3
 
-#: At most this many paths go into one query (the shortest first).
+#: At most this many paths go into one query (the shortest first). A bound on the query's size,
+#: not a rule: a pair with more paths may fall back. The generated prefill policies need 1 or 2.
 MAX_PATHS = 32
 
-#: At most this many partial paths are extended per length (a family of many declarations).
+#: At most this many partial paths are extended per length: a family of many declarations (one
+#: per rank and branch) multiplies them. A bound on the search, not a rule; the generated
+#: prefill policies stay far below it.
 MAX_FRONTIER = 256
 
 
@@ -66,7 +70,8 @@ class Indexed:
 
 
 def indexed(shape: EdgeShape, prefix: str) -> Indexed:
-    """The index space of ``shape`` with one solver variable per loop, named ``PREFIX.VAR``;
+    """The index space of ``shape`` with one solver variable per loop, named ``PREFIX.VAR`` (``.``
+    cannot occur in a name of the language, so two prefixes never give one name);
     raises ``NotAffine`` for a branch condition the translation does not take."""
     env: dict[str, Term | int] = {lp.var: int_var(f"{prefix}.{lp.var}") for lp in shape.loops}
     return Indexed(shape, Symbolic(env), _domain(shape, Symbolic(env), prefix), tuple(env.values()))  # type: ignore[arg-type]
@@ -79,17 +84,13 @@ def _domain(shape: EdgeShape, sym: Symbolic, prefix: str) -> tuple[tuple[str, Te
     for lp in shape.loops:
         v = sym.env[lp.var]
         if isinstance(v, int):
-            out.append((f"{prefix}_{lp.var}_in_range", and_() if lp.lo <= v < lp.hi else or_()))
+            out.append((f"{prefix}.{lp.var}.in_range", and_() if lp.lo <= v < lp.hi else or_()))
         else:
-            out.append((f"{prefix}_{lp.var}_in_range", and_(v >= lp.lo, v < lp.hi)))
+            out.append((f"{prefix}.{lp.var}.in_range", and_(v >= lp.lo, v < lp.hi)))
     for n, (c, taken) in enumerate(shape.conds):
         t = sym.cond(c)
-        out.append((f"{prefix}_branch_{n}", t if taken else not_(t)))
+        out.append((f"{prefix}.branch.{n}", t if taken else not_(t)))
     return tuple(out)
-
-
-def _t(x: Term | int) -> Term:
-    return x if isinstance(x, Term) else add(x)
 
 
 def after_refs(shape: EdgeShape) -> Iterator[ast.Ref]:
@@ -114,7 +115,7 @@ def _solvable(e: ast.Expr) -> tuple[str, int] | None:
     ``v - c`` (``c`` an integer literal), else ``None``."""
     if isinstance(e, ast.Var):
         return e.name, 0
-    if isinstance(e, ast.BinOp) and e.op in "+-":
+    if isinstance(e, ast.BinOp) and e.op in ("+", "-"):
         a, b = e.left, e.right
         if isinstance(a, ast.Var) and isinstance(b, ast.IntLit):
             return a.name, b.value if e.op == "+" else -b.value
@@ -197,15 +198,14 @@ class Paths:
         that ``pairing`` pairs it with (the instance itself excepted when ``u`` is ``r``), or why
         there is none (no path, or an expression the translation does not take)."""
         try:
-            ui = indexed(u, f"i_{u.name}")
-            ri = indexed(r, f"i_{r.name}" + ("@r" if r.name == u.name else ""))
+            ui, ri = indexed(u, f"u.{u.name}"), indexed(r, f"r.{r.name}")
             paired = tuple(pairing(ui, ri))
         except NotAffine as err:
             return f"not affine: {err}"
         ordered: list[Term] = []
         for n, (decls, links) in enumerate(self.paths(u, r)):
             try:
-                t = _path_term(decls, links, ri, ui, f"p{n}")
+                t = _path_term(decls, links, ri, ui, f"p{n}")  # names unused: terms only
             except NotAffine:
                 continue
             if t is not None:
@@ -230,16 +230,18 @@ class Orders:
         self.prover = prover
         shapes = Shapes.of(prover.policy)
         self.paths = Paths(shapes) if shapes is not None else None
-        # (code, u, r) -> ("" when proved, else why not; True when proved the other way round)
-        self.found: dict[tuple[str, Span, Span], tuple[str, bool]] = {}
-        self.counts: Counter[tuple[str, Span, Span]] = Counter()
+        # (code, u, r, either) -> ("" when proved, else why not; True when proved the other way
+        # round). Each code passes one pairing and one ``either`` (its callers are fixed), but the
+        # key holds ``either`` so that a proof of "R before U" never answers "U before R".
+        self.found: dict[tuple[str, Span, Span, bool], tuple[str, bool]] = {}
+        self.counts: Counter[tuple[str, Span, Span, bool]] = Counter()
 
     def proved(self, code: codes.Code, u: Span, r: Span, pairing: Pairing, either: bool = False) -> bool:
         """True when every instance of declaration ``u`` that ``pairing`` pairs with an instance of
         declaration ``r`` is HB-before it, for obligation ``code``; with ``either``, or every such
         instance of ``r`` is HB-before its ``u`` instance (one solver query per code, pair and
         direction, on first use). Counts one obligation of the pair either way."""
-        key = (str(code), u, r)
+        key = (str(code), u, r, either)
         got = self.found.get(key)
         if got is None:
             why = self._ask(code, u, r, pairing)
@@ -269,12 +271,12 @@ class Orders:
         """Record a ``Report`` per pair asked, in the order first asked: the declaration ordered
         first as its ``family``, the other as ``before``."""
         shapes = self.paths.shapes if self.paths is not None else None
-        for (code, u, r), (why, flipped) in self.found.items():
+        for (code, u, r, either), (why, flipped) in self.found.items():
             first, then = (r, u) if flipped else (u, r)
             fs = shapes.edges.get(first) if shapes is not None else None
             ts = shapes.edges.get(then) if shapes is not None else None
             self.prover.reports.append(Report(fs.name if fs else "", fs.where if fs else "", code, 0,
-                                              self.counts[(code, u, r)], why, ts.name if ts else ""))
+                                              self.counts[(code, u, r, either)], why, ts.name if ts else ""))
 
 
 def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed, prefix: str) -> Term | None:
@@ -310,7 +312,7 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
         shape = decls[step]
         if any(lp.var not in envs[step] for lp in shape.loops):
             return None
-        facts += [t for _, t in _domain(shape, Symbolic(envs[step]), f"{prefix}_{step}")]
+        facts += [t for _, t in _domain(shape, Symbolic(envs[step]), f"{prefix}.{step}")]
     for a, ea, b, eb in eqs:
         x, y = Symbolic(envs[a]).expr(ea), Symbolic(envs[b]).expr(eb)
         if isinstance(x, int) and isinstance(y, int):
@@ -328,7 +330,14 @@ _CLAUSE_REGIONS = (ast.HandoffClause, ast.LeaseClause, ast.RevokeClause, ast.Rel
 def touched_refs(shape: EdgeShape) -> list[ast.Ref]:
     """Every region reference of ``shape`` that a use of a region can come from
     (``graph.by_region_uses``, ``Context.true_handoffs``, the releases): its footprints, and the
-    regions its action and clauses hand off, lease, revoke, release or allocate."""
+    regions its action and clauses hand off, lease, revoke, release or allocate.
+
+    INVARIANT (soundness of the FX-OWN-004 pairing): every way an edge uses a region in
+    ``ownership._uses_before_releases`` is here: its footprints' bytes (``ir.Edge.accesses``
+    reads only ``src``/``dst``, and ``by_region_uses`` finds regions by address within a space),
+    and the handoff, lease and revoke clauses (``by_region_uses``, by name; a handoff moves the
+    regions its region contains, ``Context.moves``, which is byte containment), and the releases.
+    A new kind of use added there must be added here, or a pair could go unpaired."""
     refs = footprint_refs(shape)
     if isinstance(shape.action, (ast.ReleaseAction, ast.AllocClause)):
         refs.append(shape.action.ref)
@@ -358,7 +367,11 @@ def meeting(shapes: Shapes, spaces: Mapping[str, str], left: Callable[[EdgeShape
     ``right`` gives of the ``R`` instance": in one space (``spaces``: region family -> space),
     their byte intervals ``[lo, hi)`` (a strided footprint's hull) intersect. It admits every pair
     whose regions share a byte, and maybe more; the region indices are inside their declared
-    ranges (``footprint_terms``), as in every built instance."""
+    ranges (``footprint_terms``), as in every built instance.
+
+    INVARIANT: a region named by a clause contains (or is) every region instance it stands for
+    in the unrolled policy, and each family lies in one space (``region_spaces``), so two regions
+    sharing a byte meet here."""
 
     def pairing(ui: Indexed, ri: Indexed) -> list[tuple[str, Term]]:
         facts: list[tuple[str, Term]] = []
@@ -370,7 +383,7 @@ def meeting(shapes: Shapes, spaces: Mapping[str, str], left: Callable[[EdgeShape
                 facts += [(f"{side}{n}_{name}", t) for name, t in fs]
                 got.append((spaces.get(ref.name.name), lo, hi))
             sides.append(got)
-        meets = [and_(_t(alo) < bhi, _t(blo) < ahi) for sa, alo, ahi in sides[0] for sb, blo, bhi in sides[1]
+        meets = [and_(as_term(alo) < bhi, as_term(blo) < ahi) for sa, alo, ahi in sides[0] for sb, blo, bhi in sides[1]
                  if sa is not None and sa == sb]
         return facts + [("regions_meet", or_(*meets))]
 
@@ -393,16 +406,20 @@ def region_spaces(policy: ir.Policy) -> dict[str, str]:
     return {r.family: r.space for r in policy.regions}
 
 
-#: The map operations that write an entry, and the one that reads every device's slot.
-_MAP_WRITES = ("write", "update")
+#: The map operations that write an entry (``maps._WRITES``, by their ``ir.MapOpKind`` values).
+_MAP_WRITES = tuple(k.value for k in (ir.MapOpKind.WRITE, ir.MapOpKind.UPDATE))
 
 
 def same_entry(ui: Indexed, ri: Indexed) -> list[tuple[str, Term]]:
     """The pairing "a write or update of ``U`` and an ``aggregate`` of ``R`` name the same entry
     of one map": the maps' names equal and the key expressions equal over both index spaces
     (``resolve.edges._map_op`` computes each instance's key from them). Raises ``NotAffine``
-    (a key naming a device, say)."""
-    same = [eq(_t(ui.sym.expr(a.target.key)), ri.sym.expr(b.target.key))
+    (a key naming a device, say).
+
+    INVARIANT: ``maps.generate`` pairs an ``aggregate`` with the writes of ``maps._WRITES`` keyed
+    by ``(map, key)``, every map operation comes from a ``MapOpClause`` (``resolve.edges``), and
+    ``_MAP_WRITES`` names the same kinds as ``maps._WRITES``."""
+    same = [eq(as_term(ui.sym.expr(a.target.key)), ri.sym.expr(b.target.key))
             for a in _map_ops(ui.shape, _MAP_WRITES) for b in _map_ops(ri.shape, ("aggregate",))
             if a.target.map.name == b.target.map.name]
     return [("same_entry", or_(*same))]

@@ -2,7 +2,8 @@
 in transit), FX-OWN-003 (handoff by a non-owner), FX-OWN-004 (use after release), FX-OWN-005 (final
 owner not unique or not as declared: ``final_owner``).
 
-Takes a ``Context``; yields ``Obligation`` objects. The ownership model (BRIEF sections 1 and 3):
+Takes a ``Context``; yields ``Obligation`` objects, and ``ProvedTogether`` runs for what the
+parametric prover proves at once (``parametric``, ``orders``). The ownership model (BRIEF sections 1 and 3):
 a region starts with its declared owner; a handoff edge ``h`` puts it in transit during
 ``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; a handoff of a region also moves
 every region of the same space inside it (``Context.moved_by``), and the last clause of an edge that
@@ -492,7 +493,10 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     """Yield every ownership obligation of ``ctx.policy``. With a parametric prover
     (``Context.parametric``), the FX-OWN-001 obligations of a declaration whose every instance
     touches only regions its device owns for the whole flow come as ``ProvedTogether`` runs, in
-    the places their instances have unrolled (``Parametric.proved_static_owners``)."""
+    the places their instances have unrolled (``Parametric.proved_static_owners``), and so do
+    the FX-OWN-002 obligations of a pair of declarations whose every paired use and handoff are
+    ordered, and the FX-OWN-004 ones of a pair whose every paired use is before the release
+    (``orders.Orders``)."""
     pol = ctx.policy
     touched, checks = ctx.touched(), ctx.owner_checks()
     # With an HB cycle the unrolled FX-OWN-001 obligations are dropped (``families._kept``: they
@@ -500,7 +504,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
               if ctx.parametric is not None and ctx.graph.is_acyclic() else set())
     orders = orders_for(ctx, codes.OWN_002)
-    transit = meeting(ctx.policy.shapes, region_spaces(ctx.policy), footprint_refs, handoff_refs) if orders is not None else None
+    transit = meeting(orders.paths.shapes, region_spaces(ctx.policy), footprint_refs, handoff_refs) if orders is not None else None
     held = Held()
     for e in pol.edges:
         if static and e.span in static:
@@ -558,7 +562,7 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
     whose every paired use is HB-before the release by a chain of ``after`` references
     (``orders.Orders``) comes as ``ProvedTogether`` runs, in the places their instances unroll."""
     orders = orders_for(ctx, codes.OWN_004)
-    pairing = meeting(ctx.policy.shapes, region_spaces(ctx.policy), touched_refs, released_refs) if orders is not None else None
+    pairing = meeting(orders.paths.shapes, region_spaces(ctx.policy), touched_refs, released_refs) if orders is not None else None
     held = Held()
     reused = set(lifetime_regions(ctx))  # their releases are lifetime events (obligations.lifetimes)
     for region, rs in sorted(ctx.releases.items()):

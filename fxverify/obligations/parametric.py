@@ -71,8 +71,8 @@ MIN_INSTANCES = 2
 #: would otherwise be held whole until the next unrolled obligation.
 HELD_BATCH = 4096
 
-_COMPARE = {"==": eq, "!=": lambda a, b: not_(eq(a, b)), "<": lambda a, b: _t(a) < b,
-            "<=": lambda a, b: _t(a) <= b, ">": lambda a, b: _t(a) > b, ">=": lambda a, b: _t(a) >= b}
+_COMPARE = {"==": eq, "!=": lambda a, b: not_(eq(a, b)), "<": lambda a, b: as_term(a) < b,
+            "<=": lambda a, b: as_term(a) <= b, ">": lambda a, b: as_term(a) > b, ">=": lambda a, b: as_term(a) >= b}
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,8 @@ class NotAffine(Exception):
     """An expression ``Symbolic`` does not translate; ``str(err)`` says which and why."""
 
 
-def _t(x: Term | int) -> Term:
+def as_term(x: Term | int) -> Term:
+    """``x`` as a term (an ``int`` becomes a constant)."""
     return x if isinstance(x, Term) else add(x)
 
 
@@ -148,7 +149,7 @@ class Symbolic:
     def cond(self, c: ast.Cond) -> Term:
         """The Boolean term of ``c``; raises ``NotAffine``."""
         if isinstance(c, ast.Compare):
-            return _COMPARE[c.op](_t(self.expr(c.left)), self.expr(c.right))
+            return _COMPARE[c.op](as_term(self.expr(c.left)), self.expr(c.right))
         if isinstance(c, ast.BoolOp):
             left, right = self.cond(c.left), self.cond(c.right)
             return and_(left, right) if c.op == "and" else or_(left, right)
@@ -274,7 +275,9 @@ class Report(NamedTuple):
     footprint). ``instances`` is how many unrolled obligations the declaration has for it
     (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when
     proved). For a pair of declarations (an HB order, ``obligations.orders``), ``before`` names
-    the declaration that ``family``'s instances are ordered before."""
+    the other declaration: ``family``'s instances are ordered before its instances when proved
+    (before which the order was tried when not); ``position`` is then 0 and ``instances``
+    counts the pair's obligations."""
 
     family: str
     where: str
@@ -334,7 +337,7 @@ class Parametric:
                 except NotAffine as err:
                     yield (span, pos), f"not affine: {err}"
                     continue
-                out = or_(_t(lo) < base, _t(hi) > end)
+                out = or_(as_term(lo) < base, as_term(hi) > end)
                 name = f"{codes.ALIAS_003}:{shape.name}#{pos}@{span.file}:{span.start}"
                 yield (span, pos), Query(name, fam.domain + tuple(facts) + (("outside_region", out),),
                                          minimize=fam.vars,

@@ -169,8 +169,9 @@ def _parametric(result: CheckResult) -> list[Line]:
     fallbacks = [r for r in result.parametric if not r.proved]
     for r in fallbacks[:_SHOWN_FALLBACKS]:
         what = f"`{r.family}` before `{r.before}`" if r.before else f"`{r.family}`"
+        code = r.code if r.before else f"{r.code}#{r.position}"  # a pair's order has no footprint position
         out.append([("    unrolled ", "dim"), (f"{what} ({r.where}, {counted(r.instances, 'obligation')} discharged on their own) "
-                                             f"{r.code}#{r.position}: {r.reason}", "")])
+                                             f"{code}: {r.reason}", "")])
     if len(fallbacks) > _SHOWN_FALLBACKS:
         out.append([("    unrolled ", "dim"), (f"and {len(fallbacks) - _SHOWN_FALLBACKS} more (JSON --stats lists them all)", "")])
     return out
