@@ -3,7 +3,7 @@
 FX-MAP-005 (const map written).
 
 Takes a ``Context``; yields ``Obligation`` objects, and ``ProvedTogether`` runs for the FX-MAP-004
-pairs the parametric prover orders at once (``orders``). Map operations happen within their edge's
+pairs the parametric prover orders at once (``hb_orders``). Map operations happen within their edge's
 interval. Classes (BRIEF section 1): ``local(dev)`` lives on one device; ``per_device`` has one slot
 per device, written only by that device; ``eventual`` replicas merge with a commutative operator and
 guarantee no visibility; ``causal`` reads see every write that happens-before them; ``linearizable``
@@ -23,7 +23,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint, MapClass, MapOpAs, Merge, after, drive, hint
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.orders import orders_for, same_entry
+from fxverify.obligations.hb_orders import orders_for, same_entry
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.witness import Step, Witness
@@ -355,7 +355,7 @@ def _commute(a: MapOp, b: MapOp, decl: MapDecl) -> bool:
 def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     """Yield every map obligation of ``ctx.policy``. With a parametric prover, the FX-MAP-004
     obligations of an ``aggregate`` and the writes of its entry whose declarations are ordered
-    for every index value (``orders.Orders``, ``orders.same_entry``) come as ``ProvedTogether``
+    for every index value (``hb_orders.Orders``, ``hb_orders.same_entry``) come as ``ProvedTogether``
     runs, in the places their instances unroll."""
     pol = ctx.policy
     writers: dict[tuple[str, int | None], list[tuple[Edge, MapOp, int]]] = defaultdict(list)

@@ -3,7 +3,7 @@ in transit), FX-OWN-003 (handoff by a non-owner), FX-OWN-004 (use after release)
 owner not unique or not as declared: ``final_owner``).
 
 Takes a ``Context``; yields ``Obligation`` objects, and ``ProvedTogether`` runs for what the
-parametric prover proves at once (``parametric``, ``orders``). The ownership model (BRIEF sections 1 and 3):
+parametric prover proves at once (``parametric``, ``hb_orders``). The ownership model (BRIEF sections 1 and 3):
 a region starts with its declared owner; a handoff edge ``h`` puts it in transit during
 ``[s(h), f(h))`` and sets the owner to its destination at ``f(h)``; a handoff of a region also moves
 every region of the same space inside it (``Context.moved_by``), and the last clause of an edge that
@@ -33,7 +33,7 @@ from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
-from fxverify.obligations.orders import footprint_refs, handoff_refs, meeting, orders_for, region_spaces, released_refs, touched_refs
+from fxverify.obligations.hb_orders import footprint_refs, handoff_refs, meeting, orders_for, region_spaces, released_refs, touched_refs
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
                                          owner_edges, owner_is)
@@ -496,7 +496,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     the places their instances have unrolled (``Parametric.proved_static_owners``), and so do
     the FX-OWN-002 obligations of a pair of declarations whose every paired use and handoff are
     ordered, and the FX-OWN-004 ones of a pair whose every paired use is before the release
-    (``orders.Orders``)."""
+    (``hb_orders.Orders``)."""
     pol = ctx.policy
     touched, checks = ctx.touched(), ctx.owner_checks()
     # With an HB cycle the unrolled FX-OWN-001 obligations are dropped (``families._kept``: they
@@ -560,7 +560,7 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
     """The FX-OWN-004 obligations of the releases that are not lifetime events: every use of the
     region before its release. With a parametric prover and acyclic HB, a pair of declarations
     whose every paired use is HB-before the release by a chain of ``after`` references
-    (``orders.Orders``) comes as ``ProvedTogether`` runs, in the places their instances unroll."""
+    (``hb_orders.Orders``) comes as ``ProvedTogether`` runs, in the places their instances unroll."""
     orders = orders_for(ctx, codes.OWN_004)
     pairing = meeting(orders.paths.shapes, region_spaces(ctx.policy), touched_refs, released_refs) if orders is not None else None
     held = Held()

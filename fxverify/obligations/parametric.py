@@ -167,22 +167,28 @@ class FamilyTerms:
     sym: Symbolic
 
 
-def family_terms(shape: EdgeShape) -> FamilyTerms:
-    """The symbolic index space of ``shape``; raises ``NotAffine`` for a branch condition the
-    translation does not take."""
-    env: dict[str, Term | int] = {}
-    domain: list[tuple[str, Term]] = []
-    vs = []
-    for loop in shape.loops:
-        v = int_var(f"i_{loop.var}")
-        env[loop.var] = v
-        vs.append(v)
-        domain.append((f"{loop.var}_in_range", and_(v >= loop.lo, v < loop.hi)))
+def family_terms(shape: EdgeShape, prefix: str = "i_", label: str = "") -> FamilyTerms:
+    """The symbolic index space of ``shape``: a variable ``PREFIX<var>`` per loop, and its
+    ``domain`` with each fact named ``LABEL<var>_in_range`` or ``LABEL branch_<n>``. Raises
+    ``NotAffine`` for a branch condition the translation does not take."""
+    env: dict[str, Term | int] = {loop.var: int_var(f"{prefix}{loop.var}") for loop in shape.loops}
     sym = Symbolic(env)
+    return FamilyTerms(tuple(env.values()), domain(shape, sym, label), sym)  # type: ignore[arg-type]  # all variables
+
+
+def domain(shape: EdgeShape, sym: Symbolic, label: str = "") -> tuple[tuple[str, Term], ...]:
+    """The loop ranges and branch conditions of ``shape`` over ``sym``'s terms for its loop
+    variables (an instance exists exactly when they hold; a loop variable given as an ``int``
+    folds its range to true or false). Raises ``NotAffine``."""
+    out: list[tuple[str, Term]] = []
+    for loop in shape.loops:
+        v = sym.env[loop.var]
+        inside = (and_() if loop.lo <= v < loop.hi else or_()) if isinstance(v, int) else and_(v >= loop.lo, v < loop.hi)
+        out.append((f"{label}{loop.var}_in_range", inside))
     for n, (c, taken) in enumerate(shape.conds):
         t = sym.cond(c)
-        domain.append((f"branch_{n}", t if taken else not_(t)))
-    return FamilyTerms(tuple(vs), tuple(domain), sym)
+        out.append((f"{label}branch_{n}", t if taken else not_(t)))
+    return tuple(out)
 
 
 def _split(ref: ast.Ref, regions: dict[str, RegionShape]) -> tuple[RegionShape, list[ast.Item], tuple[ast.Group, ...]]:
@@ -274,7 +280,7 @@ class Report(NamedTuple):
     declaration, ``code`` the obligation, ``position`` the access (0: the edge's first
     footprint). ``instances`` is how many unrolled obligations the declaration has for it
     (proved at once, or each on its own after a fallback). ``reason`` says why it fell back ("" when
-    proved). For a pair of declarations (an HB order, ``obligations.orders``), ``before`` names
+    proved). For a pair of declarations (an HB order, ``obligations.hb_orders``), ``before`` names
     the other declaration: ``family``'s instances are ordered before its instances when proved
     (before which the order was tried when not); ``position`` is then 0 and ``instances``
     counts the pair's obligations."""

@@ -22,7 +22,7 @@ releases, say), the index values the condition admits that no tried path orders.
 ``graph.hb_before`` holds for every unrolled pair the condition admits, and the unrolled
 obligation's own ``hb-reachability`` proof would hold; the verdict is the same, only the method is
 ``parametric``. Sat or unknown proves nothing: the pair's instances are unrolled, as before.
-The property test in ``tests/obligations/test_orders.py`` compares every claimed order with
+The property test in ``tests/obligations/test_hb_orders.py`` compares every claimed order with
 ``graph.hb_before`` on the unrolled instances of random families. Emits no diagnostics; raises
 nothing but ``NotAffine`` where documented.
 """
@@ -36,11 +36,12 @@ from dataclasses import dataclass
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
-from fxverify.obligations.parametric import NotAffine, Parametric, Report, Symbolic, as_term, footprint_terms, solver_reason
+from fxverify.obligations.parametric import (NotAffine, Parametric, Report, Symbolic, as_term, domain, family_terms,
+                                             footprint_terms, solver_reason)
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
-from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_, sub
+from fxverify.smt.terms import Term, and_, eq, not_, or_, sub
 from fxverify.source import Span
 
 #: Paths of at most this many ``after`` references are tried: enough for a use, the transfer
@@ -70,27 +71,12 @@ class Indexed:
 
 
 def indexed(shape: EdgeShape, prefix: str) -> Indexed:
-    """The index space of ``shape`` with one solver variable per loop, named ``PREFIX.VAR`` (``.``
-    cannot occur in a name of the language, so two prefixes never give one name);
-    raises ``NotAffine`` for a branch condition the translation does not take."""
-    env: dict[str, Term | int] = {lp.var: int_var(f"{prefix}.{lp.var}") for lp in shape.loops}
-    return Indexed(shape, Symbolic(env), _domain(shape, Symbolic(env), prefix), tuple(env.values()))  # type: ignore[arg-type]
-
-
-def _domain(shape: EdgeShape, sym: Symbolic, prefix: str) -> tuple[tuple[str, Term], ...]:
-    """The loop ranges and branch conditions of ``shape`` over ``sym``'s terms (an instance
-    exists exactly when they hold). Raises ``NotAffine``."""
-    out: list[tuple[str, Term]] = []
-    for lp in shape.loops:
-        v = sym.env[lp.var]
-        if isinstance(v, int):
-            out.append((f"{prefix}.{lp.var}.in_range", and_() if lp.lo <= v < lp.hi else or_()))
-        else:
-            out.append((f"{prefix}.{lp.var}.in_range", and_(v >= lp.lo, v < lp.hi)))
-    for n, (c, taken) in enumerate(shape.conds):
-        t = sym.cond(c)
-        out.append((f"{prefix}.branch.{n}", t if taken else not_(t)))
-    return tuple(out)
+    """The index space of ``shape`` (``parametric.family_terms``) with one solver variable per
+    loop named ``PREFIX.VAR``, and its facts ``PREFIX.VAR_in_range``/``PREFIX.branch_<n>`` (``.``
+    occurs in no name of the language, so two prefixes never give one name); raises
+    ``NotAffine`` for a branch condition the translation does not take."""
+    t = family_terms(shape, f"{prefix}.", f"{prefix}.")
+    return Indexed(shape, t.sym, t.domain, t.vars)
 
 
 def after_refs(shape: EdgeShape) -> Iterator[ast.Ref]:
@@ -203,9 +189,9 @@ class Paths:
         except NotAffine as err:
             return f"not affine: {err}"
         ordered: list[Term] = []
-        for n, (decls, links) in enumerate(self.paths(u, r)):
+        for decls, links in self.paths(u, r):
             try:
-                t = _path_term(decls, links, ri, ui, f"p{n}")  # names unused: terms only
+                t = _path_term(decls, links, ri, ui)
             except NotAffine:
                 continue
             if t is not None:
@@ -279,7 +265,7 @@ class Orders:
                                               self.counts[(code, u, r, either)], why, ts.name if ts else ""))
 
 
-def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed, prefix: str) -> Term | None:
+def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed) -> Term | None:
     """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
     before ``R[j]``: each intermediate instance exists and each reference names the instance
     before it. ``None`` when the equations leave an intermediate's loop value open. Raises
@@ -312,7 +298,7 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
         shape = decls[step]
         if any(lp.var not in envs[step] for lp in shape.loops):
             return None
-        facts += [t for _, t in _domain(shape, Symbolic(envs[step]), f"{prefix}.{step}")]
+        facts += [t for _, t in domain(shape, Symbolic(envs[step]))]
     for a, ea, b, eb in eqs:
         x, y = Symbolic(envs[a]).expr(ea), Symbolic(envs[b]).expr(eb)
         if isinstance(x, int) and isinstance(y, int):
