@@ -8,9 +8,9 @@ for every ``(l, b)`` the loops and branches admit, and ``after send[l, 0, *]`` a
 existing ``send[l, 0, b']``. A *path* of declarations ``U -> X1 -> ... -> R``, each named by an
 ``after`` reference of the next, orders ``U[i]`` before ``R[j]`` when every intermediate instance
 exists (its loop values lie in their ranges and branches, as ``parametric.family_terms`` states
-them) and each reference
-names the instance before it: the referenced index equals that instance's index at every position
-the reference does not leave to ``*`` (``resolve.references.edge_set``). An intermediate's loop
+them) and each reference names the instance before it: the referenced index equals that
+instance's index at every position the reference does not leave to ``*``
+(``resolve.references.edge_set``). An intermediate's loop
 values are solved from those equations (an index written ``v``, ``v + c``, ``c + v`` or
 ``v - c``), so the query has no quantifier; a path whose intermediates they leave open is not
 tried, and neither is a path longer than ``MAX_STEPS`` references.
