@@ -1,5 +1,5 @@
 """Interval bounds of linear terms (``smt.intervals``) and the FX-ALIAS-003 proofs they make
-without a solver (``obligations.parametric.inside_by_intervals``).
+without a solver (``obligations.symbolic.inside_by_intervals``).
 
 The bounds must contain every value a term takes on its box: random terms with sums,
 differences, constant products, ``div`` and ``mod`` are evaluated at every point of random boxes.
@@ -15,7 +15,8 @@ import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
-from fxverify.obligations.parametric import Parametric, inside_by_intervals
+from fxverify.obligations.parametric import Parametric
+from fxverify.obligations.symbolic import inside_by_intervals
 from fxverify.shapes import Shapes
 from fxverify.smt import intervals
 from fxverify.smt.backend import SolverOptions, Status

@@ -7,7 +7,7 @@ variables: ``edge send[l, 0, b]: ... after kvw[l, 0, b]`` puts ``kvw[l, 0, b] ->
 for every ``(l, b)`` the loops and branches admit, and ``after send[l, 0, *]`` an edge from every
 existing ``send[l, 0, b']``. A *path* of declarations ``U -> X1 -> ... -> R``, each named by an
 ``after`` reference of the next, orders ``U[i]`` before ``R[j]`` when every intermediate instance
-exists (its loop values lie in their ranges and branches, as ``parametric.family_terms`` states
+exists (its loop values lie in their ranges and branches, as ``symbolic.family_terms`` states
 them) and each reference names the instance before it: the referenced index equals that
 instance's index at every position the reference does not leave to ``*``
 (``resolve.references.edge_set``). An intermediate's loop
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
-from fxverify.obligations.parametric import (NotAffine, Parametric, Report, Symbolic, as_term, domain, family_terms,
-                                             footprint_terms, solver_reason)
+from fxverify.obligations.parametric import Parametric, Report, solver_reason
+from fxverify.obligations.symbolic import NotAffine, Symbolic, as_term, domain, family_terms, footprint_terms
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
@@ -71,7 +71,7 @@ class Indexed:
 
 
 def indexed(shape: EdgeShape, prefix: str) -> Indexed:
-    """The index space of ``shape`` (``parametric.family_terms``) with one solver variable per
+    """The index space of ``shape`` (``symbolic.family_terms``) with one solver variable per
     loop named ``PREFIX.VAR``, and its facts ``PREFIX.VAR_in_range``/``PREFIX.branch_<n>`` (``.``
     occurs in no name of the language, so two prefixes never give one name); raises
     ``NotAffine`` for a branch condition the translation does not take."""

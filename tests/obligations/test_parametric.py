@@ -24,7 +24,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from fxverify.obligations.parametric import METHOD, family_terms, footprint_terms, NotAffine, Parametric
+from fxverify.obligations.parametric import METHOD, Parametric
+from fxverify.obligations.symbolic import NotAffine, family_terms, footprint_terms
 from fxverify.pipeline import CheckOptions, check
 from fxverify.resolve import load_policy
 from fxverify.shapes import Shapes
@@ -195,7 +196,7 @@ def test_terms_of_the_mixed_policy_match_its_instances() -> None:
 
 def test_a_wrong_translation_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above can fail: with ``-`` translated as ``+``, it finds the instance."""
-    from fxverify.obligations import parametric
+    from fxverify.obligations import symbolic
     text = HEAD + """region blk[i in 0..8] in hbm at 0x10000 - i * 4096 size 4096 owner gpu0
 flow f {
   for i in 0..8 {
@@ -205,7 +206,7 @@ flow f {
 """
     policy, _ = _load(text)
     assert assert_terms_match_instances(policy) == 8
-    monkeypatch.setattr(parametric, "sub", parametric.add)
+    monkeypatch.setattr(symbolic, "sub", symbolic.add)
     with pytest.raises(AssertionError):
         assert_terms_match_instances(policy)
 
@@ -466,13 +467,13 @@ flow f {
 
 
 def _mutations():
-    from fxverify.obligations import parametric
+    from fxverify.obligations import symbolic
     for op in _CMP:
         for other in _CMP:
             if other != op:
-                yield f"{op} as {other}", "_COMPARE", {**parametric._COMPARE, op: parametric._COMPARE[other]}
-    yield "and as or", "and_", parametric.or_
-    yield "or as and", "or_", parametric.and_
+                yield f"{op} as {other}", "_COMPARE", {**symbolic._COMPARE, op: symbolic._COMPARE[other]}
+    yield "and as or", "and_", symbolic.or_
+    yield "or as and", "or_", symbolic.and_
     yield "not dropped", "not_", lambda t: t
 
 
@@ -480,11 +481,11 @@ def _mutations():
 def test_a_wrong_condition_translation_is_caught(monkeypatch: pytest.MonkeyPatch, what: str, name: str, value) -> None:
     """The domain comparison can fail: any comparator, connective or negation mistranslated makes
     some declaration's domain differ from its instances."""
-    from fxverify.obligations import parametric
+    from fxverify.obligations import symbolic
     policy, diags = _load(EVERY_CONDITION)
     assert policy is not None, diags
     assert assert_domains_are_the_instances(policy) == 10
-    monkeypatch.setattr(parametric, name, value)
+    monkeypatch.setattr(symbolic, name, value)
     with pytest.raises(AssertionError):
         assert_domains_are_the_instances(policy)
 
