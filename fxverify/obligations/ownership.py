@@ -590,4 +590,3 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
     yield from held.flush()
     if orders is not None:
         orders.report()
-
