@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import replace
 
 from fxverify.certificate import DefinedCover, Evidence, WriteBefore
@@ -39,16 +39,14 @@ from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
+from fxverify.obligations.byte_cover import clip, first_gap
+from fxverify.obligations.hb_orders import covers_for
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives, touches, touches_after
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, between, int_var, not_, or_
 from fxverify.vocab import DTYPES
-
-#: The most cover steps (pieces visited, times strided writers scanned) the fast proof spends on
-#: one read before it leaves the read to the solver.
-COVER_BUDGET = 1 << 17
-
 
 def reads(a: Access) -> bool:
     """True when access ``a`` reads the bytes already there: a plain read, or a reduction's
@@ -73,48 +71,6 @@ def serves(ctx: Context, w: int, pw: int, u: int, pu: int) -> bool:
     aw, au = ctx.edge(w).accesses()[pw], ctx.edge(u).accesses()[pu]
     fw, fu = aw.footprint, au.footprint
     return writes(aw) and fw.space == fu.space and fw.lo < fu.hi and fu.lo < fw.hi
-
-
-def first_gap(target: Footprint, pieces: Sequence[tuple[int, int] | Footprint], budget: int = COVER_BUDGET
-              ) -> int | None:
-    """The lowest byte of ``target`` in none of ``pieces`` (intervals ``[lo, hi)`` or footprints,
-    strided ones exactly), or ``None`` when they cover it. Walks ``target`` piece by piece: the
-    contiguous pieces merged and bisected, the strided ones scanned. Raises ``OverflowError``
-    after ``budget`` steps (a step scans every strided piece once)."""
-    spans, strided = [], []
-    for p in pieces:
-        if isinstance(p, Footprint) and not p.contiguous:
-            strided.append(p)
-        else:
-            spans.append((p.lo, p.hi) if isinstance(p, Footprint) else p)
-    merged: list[list[int]] = []
-    for lo, hi in sorted(spans):
-        if merged and lo <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], hi)
-        elif lo < hi:
-            merged.append([lo, hi])
-    los = [m[0] for m in merged]
-    cost = 1 + len(strided)
-    x, steps = target.lo, 0
-    while x < target.hi:
-        steps += cost
-        if steps > budget:
-            raise OverflowError("cover budget exhausted")
-        if not target.contiguous and (x - target.base) % target.stride >= target.elem:
-            x = target.base + ((x - target.base) // target.stride + 1) * target.stride
-            continue
-        end = x
-        i = bisect.bisect_right(los, x) - 1
-        if i >= 0 and merged[i][1] > x:
-            end = merged[i][1]
-        for p in strided:
-            k = p.element_of(x)
-            if k is not None:
-                end = max(end, p.base + k * p.stride + p.elem)
-        if end == x:
-            return x
-        x = end
-    return None
 
 
 def init_ranges(ctx: Context) -> dict[str, list[tuple[int, int, str]]]:
@@ -189,7 +145,8 @@ def writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
 RECENT = 16
 
 
-def recent_writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
+def recent_writers(ctx: Context, only: Container[tuple[int, int]] | None = None
+                   ) -> dict[tuple[int, int], list[tuple[int, int]]]:
     """Reading access ``(edge, position)`` -> the latest ``RECENT`` serving writes (``serves``) of
     each byte range its hull meets, in the graph's linear extension of HB before it: the writes
     the fast proof tries first. Only writes earlier in that order can happen-before the read, and
@@ -199,7 +156,9 @@ def recent_writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]
     One sweep over the edges in HB-rank order, per address space, over the segments between the
     hull bounds of its writes: a read collects the writes kept on the segments it meets, then a
     write joins the segments of its hull. Cost: O(accesses x segments met x ``RECENT``), not the
-    pairs of a reused buffer. Cached on the context."""
+    pairs of a reused buffer. Cached on the context, as the first call makes it: with ``only``,
+    just the reads it holds are listed (a read left out lists no writer, and ``Unwritten`` then
+    tries every serving write, ``writers``)."""
     hit = ctx.__dict__.get("_recent")
     if hit is not None:
         return hit
@@ -215,7 +174,7 @@ def recent_writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]
     for eid in sorted(range(len(pol.edges)), key=g.rank):
         accs = pol.edges[eid].accesses()
         for pos, a in enumerate(accs):
-            if reads(a):
+            if reads(a) and (only is None or (eid, pos) in only):
                 fp, seen = a.footprint, {}
                 c = cuts.get(fp.space, [])
                 for i in range(max(0, bisect.bisect_right(c, fp.lo) - 1), bisect.bisect_left(c, fp.hi)):
@@ -282,36 +241,6 @@ def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footp
             g = a.footprint
             if a.mode is not AccessMode.READ and g.space == fp.space and g.lo < fp.hi and fp.lo < g.hi:
                 out.append((x, g))
-    return out
-
-
-def clip(fp: Footprint | tuple[int, int], kills: Sequence[tuple[int, int]]) -> list[Footprint | tuple[int, int]]:
-    """The bytes of ``fp`` (a footprint, strided ones exactly, or an interval ``[lo, hi)``) outside
-    every interval of ``kills``, as footprints and intervals (``first_gap`` pieces)."""
-    lo, hi = (fp.lo, fp.hi) if isinstance(fp, Footprint) else fp
-    gaps, x = [], lo
-    for klo, khi in sorted(kills):
-        if klo > x:
-            gaps.append((x, min(klo, hi)))
-        x = max(x, khi)
-        if x >= hi:
-            break
-    if x < hi:
-        gaps.append((x, hi))
-    gaps = [(a, b) for a, b in gaps if a < b]
-    if not isinstance(fp, Footprint) or fp.contiguous:
-        return list(gaps)
-    out: list[Footprint | tuple[int, int]] = []
-    for a, b in gaps:
-        first = max(0, -(-(a - fp.base) // fp.stride))           # first element starting at or after a
-        last = min(fp.count - 1, (b - fp.elem - fp.base) // fp.stride)  # last element ending by b
-        if first <= last:
-            out.append(replace(fp, base=fp.base + first * fp.stride, count=last - first + 1))
-        for k in {(a - fp.base) // fp.stride, (b - 1 - fp.base) // fp.stride}:  # the cut elements
-            if 0 <= k < fp.count:
-                e0 = fp.base + k * fp.stride
-                if max(e0, a) < min(e0 + fp.elem, b):
-                    out.append((max(e0, a), min(e0 + fp.elem, b)))
     return out
 
 
@@ -599,9 +528,21 @@ class Unwritten(Obligation):
         return Option((Init(fam[0].family),), "if its bytes are loaded before the flow")
 
 
-def generate(ctx: Context) -> Iterator[Obligation]:
-    """Yield one FX-INIT-001 obligation per reading access of ``ctx.policy``, in edge order."""
-    for e in ctx.policy.edges:
-        for pos, a in enumerate(e.accesses()):
-            if reads(a):
-                yield Unwritten(ctx, e.eid, pos)
+def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
+    """Yield one FX-INIT-001 obligation per reading access of ``ctx.policy``, in edge order; an
+    access that the parametric prover proves for its whole declaration (``hb_orders.Covers``)
+    as a held key instead."""
+    covers, held = covers_for(ctx), Held()
+    todo = [(e, pos) for e in ctx.policy.edges for pos, a in enumerate(e.accesses()) if reads(a)]
+    done = [covers is not None and covers.proved(e.span, pos) for e, pos in todo]
+    if covers is not None:  # the sweep lists writers only for the reads left to the unrolled proof
+        recent_writers(ctx, {(e.eid, pos) for (e, pos), ok in zip(todo, done) if not ok})
+    for (e, pos), ok in zip(todo, done):
+        if ok:
+            yield from held.hold(f"{codes.INIT_001}:{e.name}#{pos}", codes.INIT_001)
+            continue
+        yield from held.flush()
+        yield Unwritten(ctx, e.eid, pos)
+    yield from held.flush()
+    if covers is not None:
+        covers.report()

@@ -37,7 +37,8 @@ from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
 from fxverify.obligations.parametric import Parametric, Report, solver_reason
-from fxverify.obligations.symbolic import NotAffine, Symbolic, as_term, domain, family_terms, footprint_terms
+from fxverify.obligations.symbolic import (NotAffine, Symbolic, as_term, domain, family_terms, footprint_bytes,
+                                           footprint_terms)
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
@@ -195,7 +196,7 @@ class Paths:
             except NotAffine:
                 continue
             if t is not None:
-                ordered.append(t)
+                ordered.append(t[0])
         if not ordered:
             return f"no chain of at most {MAX_STEPS} `after` references from `{u.name}` to `{r.name}` names its instances"
         same: tuple[tuple[str, Term], ...] = ()
@@ -203,6 +204,165 @@ class Paths:
             same = (("another_instance", or_(*[not_(eq(a, b)) for a, b in zip(ui.vars, ri.vars)])),)
         return Query(name, ui.domain + ri.domain + paired + same + (("unordered", not_(or_(*ordered))),),
                      minimize=ui.vars + ri.vars, header=(header,))
+
+
+    def cover_query(self, name: str, r: EdgeShape, pos: int, writers: Sequence[EdgeShape],
+                    spaces: Mapping[str, str], loaded: Mapping[str, tuple[int, int] | None], header: str
+                    ) -> Query | str:
+        """The query whose unsat proves that, for every instance of ``r``, the bytes of its access
+        ``pos`` (the ``pos``-th of its footprint references, as ``ir.Edge.accesses`` orders
+        them) are all loaded or written before it: its hull ``[lo, hi)`` lies in its region
+        when ``loaded`` maps the region's family to ``None`` (every instance declared ``init``),
+        or in the ``[lo, hi)`` it maps it to (its space, declared ``init``); or an instance of
+        one of ``writers`` whose whole destination (``whole_write``) lies in the read's space
+        (``spaces``: region family -> space) and holds the hull, reached along a path of
+        ``after`` references that solves its loop values from the read's (``_path_term``), so
+        it is one write per read instance, and it exists. Or why there is none (no such path,
+        or an expression the translation does not take)."""
+        try:
+            ri = indexed(r, f"r.{r.name}")
+            ref = footprint_refs(r)[pos]
+            lo, hi, base, end, facts = footprint_terms(ref, self.shapes.regions, ri.sym)
+        except NotAffine as err:
+            return f"not affine: {err}"
+        space = spaces.get(ref.name.name)
+        covered: list[Term] = []
+        if ref.name.name in loaded:
+            lo_end = loaded[ref.name.name] or (base, end)
+            covered.append(_within(lo, hi, *lo_end))
+        for w in writers:
+            dst = whole_write(w)
+            if dst is None or space is None or spaces.get(dst.name.name) != space:
+                continue
+            for decls, links in self.paths(w, r):
+                try:
+                    got = _path_term(decls, links, ri, None)
+                    if got is None:
+                        continue
+                    wsym = Symbolic(got[1])
+                    wlo, whi, _b, _e, wfacts = footprint_terms(dst, self.shapes.regions, wsym)
+                    # a move or reduce defines the first min(src, dst) bytes of its destination
+                    enough = [] if w.src is None else [as_term(footprint_bytes(w.src, self.shapes.regions, wsym))
+                                                       >= as_term(footprint_bytes(dst, self.shapes.regions, wsym))]
+                except NotAffine:
+                    continue
+                covered.append(and_(got[0], *(t for _, t in wfacts), *enough, _within(lo, hi, wlo, whi)))
+        if not covered:
+            return (f"not `init`, and no write that defines its whole destination reaches `{r.name}` along a chain "
+                    f"of at most {MAX_STEPS} `after` references that names one instance")
+        return Query(name, ri.domain + tuple((f"r_{n}", t) for n, t in facts) + (("unwritten", not_(or_(*covered))),),
+                     minimize=ri.vars, header=(header,))
+
+
+def _within(lo: Term | int, hi: Term | int, outer_lo: Term | int, outer_hi: Term | int) -> Term:
+    """``[lo, hi)`` lies in ``[outer_lo, outer_hi)``."""
+    return and_(as_term(outer_lo) <= as_term(lo), as_term(hi) <= as_term(outer_hi))
+
+
+#: Transform steps through which a ``move`` or ``reduce`` emits as many bytes as it reads
+#: (``ir._fewest_out``): with these alone, one whose source is no smaller than its destination
+#: defines all of it (``ir.Edge.defines``).
+_KEEPS_LENGTH = frozenset({"move", "checksum", "persist"})
+
+
+def whole_write(shape: EdgeShape) -> ast.Ref | None:
+    """The destination reference of ``shape`` when every instance defines all of it and it is
+    one contiguous interval (no ``elem``/``stride``/``count``): a ``write``, or a ``move`` or
+    ``reduce`` whose transform steps are all in ``_KEEPS_LENGTH`` (its source must then be no
+    smaller: ``Paths.cover_query`` states it). Else ``None``."""
+    dst = shape.dst
+    if dst is None or any(isinstance(it, ast.KeyItem) for g in dst.groups for it in g.items):
+        return None
+    if isinstance(shape.action, ast.WriteAction):
+        return dst
+    steps = [st.kind.name for c in shape.clauses if isinstance(c, ast.TransformClause) for st in c.steps]
+    if isinstance(shape.action, (ast.MoveAction, ast.ReduceAction)) and all(k in _KEEPS_LENGTH for k in steps):
+        return dst
+    return None
+
+
+class Covers:
+    """The FX-INIT-001 proofs of one generation (``defined.generate``), with the check's
+    parametric ``prover``: ``proved`` asks once per read declaration and access whether a write
+    HB-before every instance defines all its bytes (``Paths.cover_query``), and counts the
+    instances; ``report`` records a ``parametric.Report`` per access asked.
+
+    Only what the unrolled fast proof (``defined.Unwritten``, ``hb-cover``) would prove is
+    claimed: the write is another edge (HB is acyclic) that nobody cancels, writes the read's
+    bytes in their space and is HB-before the read, so it serves the read (``defined.serves``)
+    and covers it; and the read's space has no ``alloc`` and no cancelled write, the only
+    things that make a served byte stale (``defined.Unwritten._kills``). A read in such a
+    space, or of a cancelled write's declaration, is left to the unrolled proof."""
+
+    def __init__(self, ctx: Context, prover: Parametric, shapes: Shapes) -> None:
+        pol = ctx.policy
+        self.prover, self.shapes, self.paths = prover, shapes, Paths(shapes)
+        self.spaces = region_spaces(pol)
+        # region family -> None when every instance is `init`, or its space's bounds when that is
+        loaded_spaces = {sp.name: (sp.base, sp.end) for sp in pol.spaces if sp.init}
+        self.loaded: dict[str, tuple[int, int] | None] = {
+            r.family: loaded_spaces[r.space] for r in pol.regions if r.space in loaded_spaces}
+        mixed = {r.family for r in pol.regions if not r.init}
+        self.loaded.update((r.family, None) for r in pol.regions if r.init and r.family not in mixed)
+        cancelled = [x for x, by in ctx.cancellers.items() if by]
+        self.stale = {pol.region(name).space for name, eids in ctx.allocs.items() if eids}
+        self.stale |= {a.footprint.space for x in cancelled for a in pol.edges[x].accesses()
+                       if a.mode is not ir.AccessMode.READ}
+        skip = {pol.edges[x].span for x in cancelled}
+        self.writers = [w for w in shapes.edges.values() if w.span not in skip and whole_write(w) is not None]
+        self.families = prover.families()
+        self.found: dict[tuple[Span, int], str] = {}
+        self.counts: Counter[tuple[Span, int]] = Counter()
+
+    def proved(self, span: Span, pos: int) -> bool:
+        """True when every instance of declaration ``span`` has its access ``pos`` defined by a
+        write HB-before it (one solver query per declaration and access, on first use). Counts
+        one instance either way. A declaration of fewer than ``parametric.MIN_INSTANCES``
+        instances is not asked (its instance is proved as fast on its own), nor counted."""
+        if span not in self.families:
+            return False
+        key = (span, pos)
+        why = self.found.get(key)
+        if why is None:
+            why = self.found[key] = self._ask(span, pos)
+        self.counts[key] += 1
+        return not why
+
+    def _ask(self, span: Span, pos: int) -> str:
+        r = self.shapes.edges.get(span)
+        if r is None:
+            return "no shape"
+        refs = footprint_refs(r)
+        space = self.spaces.get(refs[pos].name.name) if pos < len(refs) else None
+        if space is None:
+            return "no shape"
+        if space in self.stale:
+            return f"space `{space}` has an `alloc` or a cancelled write: the unrolled proof decides"
+        code = codes.INIT_001
+        q = self.paths.cover_query(f"{code}:{r.name}#{pos}@{span.file}:{span.start}", r, pos, self.writers, self.spaces,
+                                   self.loaded, f"{code}: every instance of `{r.name}` ({r.where}) reads bytes a write HB-before it "
+                                   f"defines, access {pos}, over its loop indices")
+        if isinstance(q, str):
+            return q
+        self.prover.queries[code.family] += 1
+        return solver_reason(q, self.prover.backend.check_many([q])[0])
+
+    def report(self) -> None:
+        """Record a ``Report`` per access asked, in the order first asked."""
+        for (span, pos), why in self.found.items():
+            r = self.shapes.edges.get(span)
+            self.prover.reports.append(Report(r.name if r else "", r.where if r else "", codes.INIT_001, pos,
+                                              self.counts[(span, pos)], why))
+
+
+def covers_for(ctx: Context) -> Covers | None:
+    """The FX-INIT-001 proofs of a generation when ``orders_for`` allows parametric orders for
+    it, else ``None``."""
+    if orders_for(ctx, codes.INIT_001) is None:
+        return None
+    shapes = Shapes.of(ctx.policy)
+    assert ctx.parametric is not None and shapes is not None  # INVARIANT: orders_for checked both
+    return Covers(ctx, ctx.parametric, shapes)
 
 
 class Orders:
@@ -265,19 +425,25 @@ class Orders:
                                               self.counts[(code, u, r, either)], why, ts.name if ts else ""))
 
 
-def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed) -> Term | None:
+def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed | None
+               ) -> tuple[Term, dict[str, Term | int]] | None:
     """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
     before ``R[j]``: each intermediate instance exists and each reference names the instance
-    before it. ``None`` when the equations leave an intermediate's loop value open. Raises
-    ``NotAffine``."""
+    before it; and ``U``'s loop values, as terms. With ``ui`` ``None``, ``U``'s loop values are
+    solved like an intermediate's (``U``'s instance is a function of ``R``'s, and must exist).
+    ``None`` when the equations leave a solved loop value open. Raises ``NotAffine``."""
     last = len(decls) - 1
-    envs: list[dict[str, Term | int]] = [dict(ri.sym.env)] + [{} for _ in range(last - 1)] + [dict(ui.sym.env)]
+    envs: list[dict[str, Term | int]] = ([dict(ri.sym.env)] + [{} for _ in range(last - 1)]
+                                         + [{} if ui is None else dict(ui.sym.env)])
     # each equation: (step of the labelled instance, its label expression, step of the reference, the item)
     eqs = [(lk.at + 1, decls[lk.at + 1].index[p], lk.at, it.expr)
            for lk in links for p, it in enumerate(lk.items) if isinstance(it, ast.IndexItem)]
 
     # only an intermediate's own loop variables are solved for (the ends' are all known)
-    open_vars: list[set[str]] = [set()] + [{lp.var for lp in decls[step].loops} for step in range(1, last)] + [set()]
+    solved = range(1, last + 1) if ui is None else range(1, last)
+    open_vars: list[set[str]] = [set() for _ in decls]
+    for step in solved:
+        open_vars[step] = {lp.var for lp in decls[step].loops}
 
     def known(step: int, e: ast.Expr) -> bool:
         return _var_names(e) <= envs[step].keys()
@@ -287,14 +453,14 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
         progress = False
         for a, ea, b, eb in eqs:
             for (s1, e1), (s2, e2) in (((a, ea), (b, eb)), ((b, eb), (a, ea))):
-                solved = _solvable(e1)
-                if solved is not None and solved[0] in open_vars[s1] and solved[0] not in envs[s1] and known(s2, e2):
-                    v, c = solved
+                form = _solvable(e1)
+                if form is not None and form[0] in open_vars[s1] and form[0] not in envs[s1] and known(s2, e2):
+                    v, c = form
                     other = Symbolic(envs[s2]).expr(e2)
                     envs[s1][v] = other - c if isinstance(other, int) else sub(other, c)
                     progress = True
     facts: list[Term] = []
-    for step in range(1, last):
+    for step in solved:
         shape = decls[step]
         if any(lp.var not in envs[step] for lp in shape.loops):
             return None
@@ -306,7 +472,7 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
                 return None
             continue
         facts.append(eq(x, y))
-    return and_(*facts)
+    return and_(*facts), envs[last]
 
 
 #: The clauses whose region an edge hands off, leases, revokes, releases or allocates.

@@ -381,6 +381,12 @@ class Held:
         self.codes.append(code)
         return len(self.keys) >= HELD_BATCH
 
+    def hold(self, key: str, code: codes.Code) -> Iterator[ProvedTogether]:
+        """``add``, then the held proofs (``flush``) when the batch is full: ``yield from``
+        it in place of the instance's obligation."""
+        if self.add(key, code):
+            yield from self.flush()
+
     def flush(self) -> Iterator[ProvedTogether]:
         """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""
         if self.keys:

@@ -16,7 +16,8 @@ from fxverify.certify.defined import _runs, _uncovered
 from fxverify.certify.facts import Facts
 from fxverify.ir import Alloc, Compress, Footprint, Quantize
 from fxverify.obligations import ordering
-from fxverify.obligations.defined import Unwritten, clip, first_gap
+from fxverify.obligations.byte_cover import clip, first_gap
+from fxverify.obligations.defined import Unwritten
 from fxverify.replay.defined_rules import ByteSet
 
 from tests.ir_builders import (

@@ -167,9 +167,9 @@ def test_a_hook_is_proved_once_per_declaration_and_an_undeclared_one_unrolled() 
 
 def test_skipped_codes_get_no_parametric_proofs() -> None:
     r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-HOOK-002"})), texts={FAKE: MIXED})
-    assert {code for _f, _at, code, *_ in r.parametric} == {"FX-ALIAS-003", "FX-OWN-001"}
+    assert {code for _f, _at, code, *_ in r.parametric} == {"FX-ALIAS-003", "FX-INIT-001", "FX-OWN-001"}
     assert "hooks" not in r.counts() or "by:parametric" not in r.counts()["hooks"]
-    r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-OWN-001"})), texts={FAKE: MIXED})
+    r = check(FAKE, CheckOptions(skip_codes=frozenset({"FX-OWN-001", "FX-INIT-001"})), texts={FAKE: MIXED})
     assert {code for _f, _at, code, *_ in r.parametric} == {"FX-ALIAS-003", "FX-HOOK-002"}
     assert "by:parametric" not in r.counts().get("ownership", {})
     moves = HEAD + """region s[i in 0..4] in hbm at i * 4096 size 4096 owner gpu0 dtype bf16

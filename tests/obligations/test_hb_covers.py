@@ -1,0 +1,265 @@
+"""Parametric def-before-use (``obligations.hb_orders.Covers``): every instance of a read
+declaration reads bytes that are ``init`` or that one write HB-before it defines, proved once for
+every index value (FX-INIT-001).
+
+The soundness property: every unrolled read whose declaration ``Covers`` proves has the unrolled
+fast proof (``defined.Unwritten``, ``hb-cover``), on random families of writes (whole blocks,
+halves, the next block, strided, moves from smaller sources, compressing moves, reductions, some
+under ``if``), chains through intermediates (``w[i]``, ``w[i + 1]``, ``w[*]``, constants), reads
+of whole blocks, parts, the next block, strided parts and ``init`` bytes, with or without an
+``alloc`` or a ``cancel`` in the space. The verdicts with and without the prover are compared
+too, and mutations (the containment left out, an intermediate's domain dropped, a compressing
+move taken for one that keeps the length) are caught.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from fxverify.graph import PolicyGraph
+from fxverify.obligations import hb_orders as orders_mod
+from fxverify.obligations.base import Context
+from fxverify.obligations.defined import Unwritten, reads
+from fxverify.obligations.hb_orders import Covers
+from fxverify.obligations.parametric import Parametric
+from fxverify.shapes import Shapes
+from fxverify.smt.backend import SolverOptions
+from fxverify.smt.factory import open_backend
+from fxverify.smt.terms import and_
+
+from tests.obligations.test_parametric import _check, _load, _same_with_and_without_the_prover
+
+HEAD = """policy "init"
+fabric {
+  device gpu0: gpu hooks [launch, copy_done, free, alloc]
+}
+space hbm on gpu0 size 16 MiB
+space rom on gpu0 base 0x1000000 size 1 MiB init
+"""
+
+
+@st.composite
+def read_texts(draw) -> str:
+    """Blocks ``blk[0..n)`` (perhaps ``init``), sources of a whole block or half of one, bytes in
+    an ``init`` space; one or two write families, each a whole block, half of one, the next
+    block, a strided part, a move from a source, a compressing move or a reduction, perhaps under
+    ``if``; perhaps intermediates after them; read families after a write or an intermediate by
+    ``[i]``, ``[i + 1]``, ``[*]`` or a constant, of a whole block, a part, the next block, a
+    strided part or ``init`` bytes, or a reduction into a block; perhaps an ``alloc`` of a block
+    or a ``cancel`` of a write family."""
+    n = draw(st.integers(2, 4))
+    loaded = " init" if draw(st.integers(0, 4)) == 0 else ""
+    pooled = not loaded and draw(st.integers(0, 5)) == 0
+    lines = [HEAD + f"region blk[i in 0..{n}] in hbm at i * 4096 size 4096 owner gpu0{' pooled' if pooled else ''}{loaded}",
+             f"region src[i in 0..{n}] in hbm at 0x100000 + i * 8192 size {draw(st.sampled_from([4096, 2048]))} owner gpu0 init",
+             f"region c[i in 0..{n}] in rom at 0x1000000 + i * 4096 size 4096 owner gpu0",
+             "region flag in hbm at 0x200000 size 64 owner gpu0 init",
+             "flow f {"]
+    writers: list[str] = []
+    for k in range(draw(st.integers(1, 2))):
+        act = draw(st.sampled_from(["write blk[i]", "write blk[i][0, +2048]", f"write blk[(i + 1) % {n}]",
+                                    "write blk[i][0, elem 64, stride 128, count 32]", "move src[i] -> blk[i]",
+                                    "move src[i] -> blk[i] |compress", "reduce(sum) src[i] -> blk[i]"]))
+        act, _, xf = act.partition(" |")
+        after = f" after {writers[-1]}[i]" if writers and draw(st.booleans()) else ""
+        after += f" transform {xf}(lz4)" if xf else ""
+        lines.append(f"  for i in 0..{n} {{")
+        if draw(st.integers(0, 3)) == 0:
+            lines.append(f"    if i != {draw(st.integers(0, n - 1))} {{")
+            lines.append(f"      edge w{k}[i]: {act} by gpu0.launch{after}")
+            lines.append("    }")
+        else:
+            lines.append(f"    edge w{k}[i]: {act} by gpu0.launch{after}")
+        lines.append("  }")
+        writers.append(f"w{k}")
+    names = list(writers)
+    if draw(st.booleans()):
+        w = draw(st.sampled_from(writers))
+        ref = draw(st.sampled_from([f"{w}[i]", f"{w}[i + 1]", f"{w}[*]", f"{w}[0]"]))
+        hi = n - 1 if ref.endswith("i + 1]") else n
+        lines.append(f"  for i in 0..{hi} {{")
+        lines.append(f"    edge x[i]: read flag by gpu0.copy_done after {ref}")
+        lines.append("  }")
+        names.append("x")
+    for k in range(draw(st.integers(1, 3))):
+        src = draw(st.sampled_from(names))
+        ref = draw(st.sampled_from([f"{src}[i]", f"{src}[i]", f"{src}[i + 1]", f"{src}[*]", f"{src}[0]", ""]))
+        lo, hi = (0, n - 1) if ref.endswith("i + 1]") else (0, n)
+        target = draw(st.sampled_from(["read blk[i]", "read blk[i][0, +64]", "read blk[i][2048, +64]",
+                                       f"read blk[(i + 1) % {n}]", "read blk[0]", "read c[i]", "read c[i][64, +64]",
+                                       "read blk[i][0, elem 64, stride 1024, count 3]", "reduce(sum) flag -> blk[i]"]))
+        lines.append(f"  for i in {lo}..{hi} {{")
+        lines.append(f"    edge r{k}[i]: {target} by gpu0.copy_done{' after ' + ref if ref else ''}")
+        lines.append("  }")
+    if pooled:
+        lines.append("  edge take: alloc blk[0] to gpu0 by gpu0.alloc")
+    if draw(st.integers(0, 5)) == 0:
+        lines.append(f"  edge stop: cancel {writers[0]}[*] by gpu0.copy_done")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def assert_proved_covers_hold(policy) -> tuple[int, int]:
+    """Every unrolled read access whose declaration ``Covers`` proves has the unrolled fast proof
+    (``Unwritten.prove_fast``); returns how many read accesses were proved and how many there are."""
+    backend = open_backend(SolverOptions())
+    try:
+        ctx = Context(policy, PolicyGraph(policy))
+        covers = Covers(ctx, Parametric(policy, backend), Shapes.of(policy))
+        plain = Context(policy, PolicyGraph(policy))
+        proved = total = 0
+        for e in policy.edges:
+            for pos, a in enumerate(e.accesses()):
+                if not reads(a):
+                    continue
+                total += 1
+                if covers.proved(e.span, pos):
+                    proved += 1
+                    assert Unwritten(plain, e.eid, pos).prove_fast() == "hb-cover", \
+                        f"{e.name}#{pos}: proved for every index value, but its bytes are not all defined before it"
+        return proved, total
+    finally:
+        backend.close()
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(read_texts())
+def test_every_read_proved_for_its_declaration_is_defined_at_each_unrolled_instance(text: str) -> None:
+    policy, _diags = _load(text)
+    assume(policy is not None and policy.edges and PolicyGraph(policy).is_acyclic())
+    proved, total = assert_proved_covers_hold(policy)
+    event(f"reads proved: {'none' if not proved else 'all' if proved == total else 'some'}")
+
+
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(read_texts())
+def test_verdicts_with_parametric_covers_equal_the_unrolled_ones(text: str) -> None:
+    _same_with_and_without_the_prover(text)
+
+
+# ---- fixed cases --------------------------------------------------------------------------------
+
+BLOCKS = HEAD + """region blk[i in 0..4] in hbm at i * 4096 size 4096 owner gpu0
+region src[i in 0..4] in hbm at 0x100000 + i * 8192 size 4096 owner gpu0 init
+region flag in hbm at 0x200000 size 64 owner gpu0 init
+"""
+
+HALF = BLOCKS + """flow f {
+  for i in 0..4 {
+    if i != 2 {
+      edge w[i]: write blk[i] by gpu0.launch
+    } else {
+      edge w[i]: write blk[i][0, +2048] by gpu0.launch
+    }
+  }
+  for i in 0..4 {
+    edge x[i]: read flag by gpu0.copy_done after w[i]
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after x[i]
+  }
+}
+"""
+
+
+def _rows(r) -> dict[tuple[str, int], tuple[int, str]]:
+    return {(f, pos): (n, why) for f, _at, code, pos, n, why, _before in r.parametric if code == "FX-INIT-001"}
+
+
+def test_a_read_through_a_chain_is_proved_and_one_half_written_falls_back_and_is_refuted() -> None:
+    r = _check(HALF)
+    assert [str(d.code) for d in r.diagnostics] == ["FX-INIT-001"]
+    assert _rows(r)[("r", 0)] == (4, "fails at r.i=2"), _rows(r)
+    fixed = _check(HALF.replace("write blk[i][0, +2048]", "write blk[i]"))
+    assert not fixed.diagnostics
+    assert _rows(fixed)[("r", 0)] == (4, "")
+    assert sum(1 for o in fixed.outcomes if o.code == "FX-INIT-001" and o.method == "parametric") == 8  # x and r
+
+
+def _last(text: str, line: str) -> str:
+    """``text`` with ``line`` added as the flow's last statement."""
+    head, _, tail = text.rpartition("}")
+    return f"{head}  {line}\n}}{tail}"
+
+
+def test_init_bytes_are_proved_and_an_alloc_or_a_cancel_in_the_space_leaves_the_reads_unrolled() -> None:
+    text = BLOCKS + """flow f {
+  for i in 0..4 {
+    edge w[i]: move src[i] -> blk[i] by gpu0.launch
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after w[i]
+  }
+}
+"""
+    r = _check(text)
+    assert not r.diagnostics and _rows(r) == {("w", 0): (4, ""), ("r", 0): (4, "")}
+    pooled = _last(text.replace("size 4096 owner gpu0\n", "size 4096 owner gpu0 pooled\n", 1),
+                   "edge take: alloc blk[0] to gpu0 by gpu0.alloc after r[*]")
+    got = _check(pooled)
+    assert "`alloc` or a cancelled write" in _rows(got)[("r", 0)][1]
+    cancelled = _last(text, "edge stop: cancel w[*] by gpu0.copy_done after r[*]")
+    got = _check(cancelled)
+    assert "`alloc` or a cancelled write" in _rows(got)[("r", 0)][1]
+
+
+def test_a_compressing_move_defines_no_byte_and_is_no_cover() -> None:
+    text = BLOCKS + """flow f {
+  for i in 0..4 {
+    edge w[i]: move src[i] -> blk[i] by gpu0.launch transform compress(lz4)
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after w[i]
+  }
+}
+"""
+    r = _check(text)
+    assert "FX-INIT-001" in [str(d.code) for d in r.diagnostics]
+    assert _rows(r)[("r", 0)][1].startswith("not `init`"), _rows(r)
+
+
+def test_leaving_out_the_containment_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    policy, _ = _load(HALF)
+    assert assert_proved_covers_hold(policy) == (4, 8)  # x's reads of `flag` (init); r[2] is half written
+    monkeypatch.setattr(orders_mod, "_within", lambda *_bounds: and_())  # any write on a path would do
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(policy)
+
+
+def test_dropping_an_intermediate_s_domain_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # x[1] follows no write (the other branch), so r[1] reads bytes nothing wrote before it
+    text = HALF.replace("write blk[i][0, +2048]", "write blk[i]").replace(
+        "    edge x[i]: read flag by gpu0.copy_done after w[i]",
+        "    if i != 1 {\n      edge x[i]: read flag by gpu0.copy_done after w[i]\n    } else {\n"
+        "      edge x[i]: read flag by gpu0.copy_done\n    }")
+    policy, _ = _load(text)
+    assert assert_proved_covers_hold(policy) == (3, 8)  # the `then` x's reads of `flag` (init) only
+    monkeypatch.setattr(orders_mod, "domain", lambda shape, sym, label="": ())
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(policy)
+
+
+def test_taking_compress_for_a_length_keeping_step_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = BLOCKS + """flow f {
+  for i in 0..4 {
+    edge w[i]: move src[i] -> blk[i] by gpu0.launch transform compress(lz4)
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after w[i]
+  }
+}
+"""
+    policy, _ = _load(text)
+    assert assert_proved_covers_hold(policy) == (4, 8)  # the moves' init sources only
+    monkeypatch.setattr(orders_mod, "_KEEPS_LENGTH", frozenset({"move", "checksum", "persist", "compress"}))
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(policy)
+
+
+def test_every_cover_query_is_one_per_declaration_and_access() -> None:
+    r = _check(HALF.replace("write blk[i][0, +2048]", "write blk[i]"))
+    assert sorted(_rows(r)) == [("r", 0), ("x", 0)]
+    assert all(n == 4 for n, _why in _rows(r).values())
