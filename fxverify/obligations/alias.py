@@ -265,8 +265,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for e in pol.edges:
         for pos, acc in enumerate(e.accesses()):
             if proved and (e.span, pos) in proved:
-                if held.add(f"{codes.ALIAS_003}:{e.name}#{pos}", codes.ALIAS_003):
-                    yield from held.flush()
+                yield from held.hold(f"{codes.ALIAS_003}:{e.name}#{pos}", codes.ALIAS_003)
                 continue
             yield from held.flush()
             yield Bounds(ctx, e, pos, acc.footprint)

@@ -146,8 +146,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     held = Held()
     for e in ctx.policy.edges:
         if proved and e.span in proved:
-            if held.add(f"{codes.HOOK_002}:{e.name}", codes.HOOK_002):
-                yield from held.flush()
+            yield from held.hold(f"{codes.HOOK_002}:{e.name}", codes.HOOK_002)
         else:
             yield from held.flush()
             yield UndeclaredHook(ctx, e)

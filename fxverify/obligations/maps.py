@@ -402,8 +402,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 for we, _wo, j in ws:
                     key = f"{codes.MAP_004}:{me}|{_op_id(we, j)}|{op.map}[{op.key}]"
                     if orders is not None and orders.proved(codes.MAP_004, we.span, e.span, same_entry):
-                        if held.add(key, codes.MAP_004):
-                            yield from held.flush()
+                        yield from held.hold(key, codes.MAP_004)
                         continue
                     yield from held.flush()
                     yield PerDeviceRead(ctx, (e.eid, we.eid), key, op, decl, pos=i)

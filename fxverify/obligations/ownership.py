@@ -509,8 +509,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for e in pol.edges:
         if static and e.span in static:
             for r in sorted(checks.get(e.eid, {})):
-                if held.add(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001):
-                    yield from held.flush()
+                yield from held.hold(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001)
             continue
         yield from held.flush()
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
@@ -527,8 +526,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 if h == e.eid:
                     continue
                 if transit is not None and orders.proved(codes.OWN_002, e.span, ctx.edge(h).span, transit, either=True):
-                    if held.add(f"{codes.OWN_002}:{e.name}|{ctx.edge(h).name}|{r}", codes.OWN_002):
-                        yield from held.flush()
+                    yield from held.hold(f"{codes.OWN_002}:{e.name}|{ctx.edge(h).name}|{r}", codes.OWN_002)
                     continue
                 yield from held.flush()
                 yield InTransit(ctx, e, h, r)
@@ -579,8 +577,7 @@ def _uses_before_releases(ctx: Context) -> Iterator[Obligation | ProvedTogether]
                     continue
                 eu = ctx.edge(u)
                 if pairing is not None and orders.proved(codes.OWN_004, eu.span, er.span, pairing):
-                    if held.add(f"{codes.OWN_004}:{er.name}|{eu.name}|{region}", codes.OWN_004):
-                        yield from held.flush()
+                    yield from held.hold(f"{codes.OWN_004}:{er.name}|{eu.name}|{region}", codes.OWN_004)
                     continue
                 yield from held.flush()
                 yield UseAfterRelease(ctx, r, u, region, kinds[0])

@@ -474,8 +474,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
         got = proved.get(e.span) if proved else None
         if got is not None:
             for c in got:
-                if held.add(f"{c}:{e.name}", c):
-                    yield from held.flush()
+                yield from held.hold(f"{c}:{e.name}", c)
             continue
         obs = _per_edge(ctx, e)
         if obs:
