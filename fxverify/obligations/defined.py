@@ -1,6 +1,8 @@
 """Def-before-use: FX-INIT-001 (a read touches bytes never written).
 
-Takes a ``Context``; yields one ``Unwritten`` obligation per reading access: the source of a
+Takes a ``Context``; yields one ``Unwritten`` obligation per reading access (or, for a read
+declaration the parametric prover covers for every index value, ``hb_orders.Covers``, its keys
+as a ``ProvedTogether``): the source of a
 ``read``, ``move`` or ``reduce``, and the destination of a ``reduce``, which accumulates into the
 bytes already there (``dst = dst op src``: accumulating into garbage is garbage). Writes are the
 destinations of ``write``, ``move`` and ``reduce``. The rule (specs/obligations.md, "Def-before-use"):
@@ -16,7 +18,7 @@ not prove it every serving write whose bounding interval meets its own (``pairs.
 sweep per address space): a buffer that every layer reuses is not quadratic in the layers. The
 fast proof covers the read's footprint with the
 footprints of the writers HB-before it and the ``init`` ranges by exact interval and stride
-arithmetic (``first_gap``), each less the regions of the ``alloc``s HB does not order outside
+arithmetic (``byte_cover.first_gap``), each less the regions of the ``alloc``s HB does not order outside
 it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``) and of the cancelled writes it
 does not (``Unwritten._tear_fence``). Without allocations and cancels that proof is
 also complete (every writer not HB-before ``u`` can finish after ``u`` starts in one schedule);
@@ -35,18 +37,19 @@ from fxverify.certificate import DefinedCover, Evidence, WriteBefore
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Edit, Hint, Init, Option, SetAction, Swap, Widen, after, hint, narrow
-from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.graph import PolicyGraph
+from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.byte_cover import clip, first_gap
-from fxverify.obligations.hb_orders import covers_for
-from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives, touches, touches_after
+from fxverify.obligations.hb_orders import covers_for
+from fxverify.obligations.pairs import pairs_where
+from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, between, int_var, not_, or_
 from fxverify.vocab import DTYPES
+
 
 def reads(a: Access) -> bool:
     """True when access ``a`` reads the bytes already there: a plain read, or a reduction's
@@ -260,6 +263,8 @@ class Unwritten(Obligation):
         # The latest writes of the read's bytes first (``recent_writers``): when they cover it,
         # the obligation is the stronger "these writes define every byte" and the older writes
         # of a reused buffer are never listed; else every serving write, as the solver needs.
+        # INVARIANT: a read missing from ``recent_writers`` (left out of the sweep, ``only``)
+        # lists no writer here, so the cover fails and every serving write is tried below.
         self.ws = recent_writers(ctx).get((u, pos), [])
         self._cover: bool | None = self._covered()
         if not self._cover:

@@ -1,5 +1,7 @@
 """Parametric happens-before: every instance of one edge declaration HB-before the instances of
-another that an obligation pairs it with, proved once for every index value.
+another that an obligation pairs it with, proved once for every index value (``Orders``:
+FX-OWN-002, FX-OWN-004, FX-MAP-004); and every instance of a read declaration preceded by a write
+that defines its bytes, or reading ``init`` bytes (``Covers``, ``Paths.cover_query``: FX-INIT-001).
 
 The HB graph has an edge ``a -> b`` for each instance name an ``after`` clause of ``b`` resolves
 to (``graph.hb_digraph``; BRIEF section 2). In a family the references are affine in the loop
@@ -44,6 +46,7 @@ from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
 from fxverify.smt.terms import Term, and_, eq, not_, or_, sub
 from fxverify.source import Span
+from fxverify.xforms import XfKind
 
 #: Paths of at most this many ``after`` references are tried: enough for a use, the transfer
 #: after it and the release after that (``kvw -> send -> free``), and a bounded query.
@@ -205,7 +208,6 @@ class Paths:
         return Query(name, ui.domain + ri.domain + paired + same + (("unordered", not_(or_(*ordered))),),
                      minimize=ui.vars + ri.vars, header=(header,))
 
-
     def cover_query(self, name: str, r: EdgeShape, pos: int, writers: Sequence[EdgeShape],
                     spaces: Mapping[str, str], loaded: Mapping[str, tuple[int, int] | None], header: str
                     ) -> Query | str:
@@ -259,10 +261,10 @@ def _within(lo: Term | int, hi: Term | int, outer_lo: Term | int, outer_hi: Term
     return and_(as_term(outer_lo) <= as_term(lo), as_term(hi) <= as_term(outer_hi))
 
 
-#: Transform steps through which a ``move`` or ``reduce`` emits as many bytes as it reads
-#: (``ir._fewest_out``): with these alone, one whose source is no smaller than its destination
-#: defines all of it (``ir.Edge.defines``).
-_KEEPS_LENGTH = frozenset({"move", "checksum", "persist"})
+#: Transform steps through which a ``move`` or ``reduce`` emits as many bytes as it reads: with
+#: these alone, one whose source is no smaller than its destination defines all of it
+#: (``ir.Edge.defines``). INVARIANT: ``ir._fewest_out`` returns ``n`` for each of them.
+_KEEPS_LENGTH = frozenset(k.value for k in (XfKind.MOVE, XfKind.CHECKSUM, XfKind.PERSIST))
 
 
 def whole_write(shape: EdgeShape) -> ast.Ref | None:
@@ -308,6 +310,8 @@ class Covers:
         self.stale = {pol.region(name).space for name, eids in ctx.allocs.items() if eids}
         self.stale |= {a.footprint.space for x in cancelled for a in pol.edges[x].accesses()
                        if a.mode is not ir.AccessMode.READ}
+        # a cancelled writer's space is refused already (``stale``); left out as well, so that a
+        # cover never rests on a write that may stop halfway, whatever the space test becomes
         skip = {pol.edges[x].span for x in cancelled}
         self.writers = [w for w in shapes.edges.values() if w.span not in skip and whole_write(w) is not None]
         self.families = prover.families()
@@ -335,7 +339,7 @@ class Covers:
         refs = footprint_refs(r)
         space = self.spaces.get(refs[pos].name.name) if pos < len(refs) else None
         if space is None:
-            return "no shape"
+            return "its footprint names no region family"
         if space in self.stale:
             return f"space `{space}` has an `alloc` or a cancelled write: the unrolled proof decides"
         code = codes.INIT_001

@@ -365,9 +365,9 @@ def _by_space(regions: Sequence[ir.Region]) -> dict[tuple[str, str], Intervals]:
 
 class Held:
     """The keys of parametric proofs a family has passed over and not yet yielded, so they come
-    out where their instances would have: ``add`` one (key and code) in generation order,
-    ``flush`` when it says the batch is full, and before yielding any unrolled obligation (and at
-    the end). Raises nothing."""
+    out where their instances would have: ``hold`` one (key and code) in generation order,
+    yielding what it returns (the held batch, once full: ``add`` and ``flush`` in one), and
+    ``flush`` before yielding any unrolled obligation (and at the end). Raises nothing."""
 
     def __init__(self) -> None:
         self.keys: list[str] = []
@@ -381,11 +381,11 @@ class Held:
         self.codes.append(code)
         return len(self.keys) >= HELD_BATCH
 
-    def hold(self, key: str, code: codes.Code) -> Iterator[ProvedTogether]:
-        """``add``, then the held proofs (``flush``) when the batch is full: ``yield from``
-        it in place of the instance's obligation."""
-        if self.add(key, code):
-            yield from self.flush()
+    def hold(self, key: str, code: codes.Code) -> tuple[ProvedTogether, ...]:
+        """``add``, and return the held proofs (``flush``) when the batch is full, else ``()``:
+        the caller yields them in place of the instance's obligation. Eager, so the key is held
+        whether or not the caller iterates."""
+        return tuple(self.flush()) if self.add(key, code) else ()
 
     def flush(self) -> Iterator[ProvedTogether]:
         """The held proofs as one ``ProvedTogether`` (nothing when none are held); empties."""

@@ -263,3 +263,45 @@ def test_every_cover_query_is_one_per_declaration_and_access() -> None:
     r = _check(HALF.replace("write blk[i][0, +2048]", "write blk[i]"))
     assert sorted(_rows(r)) == [("r", 0), ("x", 0)]
     assert all(n == 4 for n, _why in _rows(r).values())
+    assert r.solver_calls == 2  # one per read declaration, not per instance
+
+
+def test_a_move_from_a_smaller_source_taken_for_a_whole_write_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = BLOCKS.replace("0x100000 + i * 8192 size 4096", "0x100000 + i * 8192 size 2048") + """flow f {
+  for i in 0..4 {
+    edge w[i]: move src[i] -> blk[i] by gpu0.launch
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after w[i]
+  }
+}
+"""
+    policy, _ = _load(text)
+    assert assert_proved_covers_hold(policy) == (4, 8)  # the moves' init sources; r reads 2048 bytes never written
+    monkeypatch.setattr(orders_mod, "footprint_bytes", lambda *_args: 1)  # "source >= destination" always
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(policy)
+
+
+def test_ignoring_an_unordered_alloc_in_the_space_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the alloc of blk[0] may come between w[0] and r[0]: the bytes r[0] reads may be the next owner's
+    text = _last(BLOCKS.replace("size 4096 owner gpu0\n", "size 4096 owner gpu0 pooled\n", 1) + """flow f {
+  for i in 0..4 {
+    edge w[i]: write blk[i] by gpu0.launch
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after w[i]
+  }
+}
+""", "edge take: alloc blk[0] to gpu0 by gpu0.alloc")
+    policy, _ = _load(text)
+    assert assert_proved_covers_hold(policy) == (0, 4)
+    made = Covers.__init__
+
+    def blind(self, *args) -> None:
+        made(self, *args)
+        self.stale = set()
+
+    monkeypatch.setattr(Covers, "__init__", blind)
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(policy)
