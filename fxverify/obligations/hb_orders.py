@@ -346,10 +346,7 @@ class Covers:
         q = self.paths.cover_query(f"{code}:{r.name}#{pos}@{span.file}:{span.start}", r, pos, self.writers, self.spaces,
                                    self.loaded, f"{code}: every instance of `{r.name}` ({r.where}) reads bytes a write HB-before it "
                                    f"defines, access {pos}, over its loop indices")
-        if isinstance(q, str):
-            return q
-        self.prover.queries[code.family] += 1
-        return solver_reason(q, self.prover.backend.check_many([q])[0])
+        return q if isinstance(q, str) else _decide(self.prover, code, q)
 
     def report(self) -> None:
         """Record a ``Report`` per access asked, in the order first asked."""
@@ -360,13 +357,11 @@ class Covers:
 
 
 def covers_for(ctx: Context) -> Covers | None:
-    """The FX-INIT-001 proofs of a generation when ``orders_for`` allows parametric orders for
-    it, else ``None``."""
-    if orders_for(ctx, codes.INIT_001) is None:
-        return None
+    """The FX-INIT-001 proofs of a generation when the check's prover proves FX-INIT-001, the
+    policy has its shapes and HB is acyclic (as for ``orders_for``), else ``None``."""
+    prover = _prover_for(ctx, codes.INIT_001)
     shapes = Shapes.of(ctx.policy)
-    assert ctx.parametric is not None and shapes is not None  # INVARIANT: orders_for checked both
-    return Covers(ctx, ctx.parametric, shapes)
+    return Covers(ctx, prover, shapes) if prover is not None and shapes is not None else None
 
 
 class Orders:
@@ -412,10 +407,7 @@ class Orders:
         name = f"{code}:{us.name}<{rs.name}@{u.file}:{u.start}@{r.file}:{r.start}"
         q = self.paths.query(name, us, rs, pairing, f"{code}: every paired instance of `{us.name}` ({us.where}) "
                                                    f"happens-before `{rs.name}` ({rs.where}), over both loop indices")
-        if isinstance(q, str):
-            return q
-        self.prover.queries[code.family] += 1
-        return solver_reason(q, self.prover.backend.check_many([q])[0])
+        return q if isinstance(q, str) else _decide(self.prover, code, q)
 
     def report(self) -> None:
         """Record a ``Report`` per pair asked, in the order first asked: the declaration ordered
@@ -551,10 +543,24 @@ def orders_for(ctx: Context, code: codes.Code) -> Orders | None:
     prover that proves it (``Context.parametric``, ``Parametric.skip``), the policy has its
     shapes and HB is acyclic (under a cycle the schedule-dependent obligations are dropped,
     ``families._kept``), else ``None``."""
+    prover = _prover_for(ctx, code)
+    return Orders(prover) if prover is not None else None
+
+
+def _prover_for(ctx: Context, code: codes.Code) -> Parametric | None:
+    """``ctx``'s parametric prover when it proves ``code``, the policy has its shapes and HB is
+    acyclic (``orders_for``, ``covers_for``), else ``None``."""
     prover = ctx.parametric
     if prover is None or str(code) in prover.skip or Shapes.of(ctx.policy) is None or not ctx.graph.is_acyclic():
         return None
-    return Orders(prover)
+    return prover
+
+
+def _decide(prover: Parametric, code: codes.Code, q: Query) -> str:
+    """Ask ``prover``'s backend ``q`` for ``code``, counted as a query of ``code``'s family:
+    ``""`` when unsat, else the fallback reason (``solver_reason``)."""
+    prover.queries[code.family] += 1
+    return solver_reason(q, prover.backend.check_many([q])[0])
 
 
 def region_spaces(policy: ir.Policy) -> dict[str, str]:
