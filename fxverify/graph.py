@@ -12,10 +12,11 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import networkx as nx
 
-from fxverify.ir import Edge, Link, LinkOrder, Policy, transfer_devices
+from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy, Region, transfer_devices
 
 
 def hb_digraph(policy: Policy) -> nx.DiGraph:
@@ -399,41 +400,61 @@ class PolicyGraph:
         return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
 
 
-def by_region_uses(policy: Policy) -> dict[str, list[int]]:
+def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
+    """Map each access ``(edge id, position in Edge.accesses())`` to the region instances its
+    footprint touches a byte of (exact for strided footprints), whatever region it names:
+    regions of one alias set may overlap. An access that touches none is left out. Found by a
+    sweep per address space over region and footprint starts (O(n log n + the pairs found + the
+    overlaps of the open lists))."""
+    out: dict[tuple[int, int], list[Region]] = defaultdict(list)
+    # space -> (lo, kind, hi, region or (edge id, position), the footprint when strided): kind 0
+    # is a region (sorted before the footprints that start where it does), 1 a footprint
+    by_space: dict[str, list[tuple[int, int, int, Any, Footprint | None]]] = defaultdict(list)
+    for r in policy.regions:
+        if r.size > 0:  # an empty region holds no byte to touch (``Footprint.meets``)
+            by_space[r.space].append((r.base, 0, r.end, r, None))
+    for e in policy.edges:
+        for pos, acc in enumerate(e.accesses()):
+            fp = acc.footprint
+            by_space[fp.space].append((fp.base, 1, fp.hi, (e.eid, pos), None if fp.count == 1 or fp.stride <= fp.elem else fp))
+    # Each event meets the open events of the other kind that end past its start; those started
+    # no later than it, so the hulls share a byte, and only a strided footprint needs the exact
+    # test (``Footprint.meets``).
+    for items in by_space.values():
+        items.sort(key=lambda t: (t[0], t[1]))
+        open_regions: list[Region] = []
+        open_fps: list[tuple[int, tuple[int, int], Footprint | None]] = []  # (hi, access, strided footprint)
+        for lo, kind, hi, x, strided in items:
+            if kind == 0:
+                open_fps = [t for t in open_fps if t[0] > lo]
+                for _hi, acc_id, sfp in open_fps:
+                    if sfp is None or sfp.meets(lo, hi):
+                        out[acc_id].append(x)
+                open_regions.append(x)
+            else:
+                open_regions = [r for r in open_regions if r.end > lo]
+                if strided is None:
+                    out[x].extend(open_regions)
+                else:
+                    out[x].extend(r for r in open_regions if strided.meets(r.base, r.end))
+                open_fps.append((hi, x, strided))
+    return {k: v for k, v in out.items() if v}
+
+
+def by_region_uses(policy: Policy, met: dict[tuple[int, int], list[Region]] | None = None) -> dict[str, list[int]]:
     """Map each region instance to the ids of edges that use it, sorted: edges whose footprints
     touch any byte of the region (whatever region they name, since regions of one alias set may
-    overlap), and edges that hand it off, lease it or revoke a lease of it. Found by a sweep per address space."""
+    overlap: ``access_regions``, or ``met`` when given, which must be its result), and edges
+    that hand it off, lease it or revoke a lease of it."""
     uses: dict[str, set[int]] = defaultdict(set)
-    by_space: dict[str, list[tuple[int, int, int, object]]] = defaultdict(list)
-    for r in policy.regions:
-        by_space[r.space].append((r.base, 0, r.end, r))
     for e in policy.edges:
-        for acc in e.accesses():
-            fp = acc.footprint
-            by_space[fp.space].append((fp.lo, 1, e.eid, fp))
         for h in e.handoffs:
             uses[h.region].add(e.eid)
         for ls in e.leases:
             uses[ls.region].add(e.eid)
         for rv in e.revokes:
             uses[rv.region].add(e.eid)
-    for items in by_space.values():
-        items.sort(key=lambda t: (t[0], t[1]))
-        open_regions: list = []
-        open_fps: list = []
-        for lo, kind, x, obj in items:
-            if kind == 0:
-                region = obj
-                open_fps = [t for t in open_fps if t[1].hi > lo]
-                for eid, fp in open_fps:
-                    if fp.meets(region.base, region.end):
-                        uses[region.name].add(eid)
-                open_regions.append(region)
-            else:
-                fp = obj
-                open_regions = [r for r in open_regions if r.end > lo]
-                for region in open_regions:
-                    if fp.meets(region.base, region.end):
-                        uses[region.name].add(x)
-                open_fps.append((x, fp))
+    for (eid, _pos), regions in (access_regions(policy) if met is None else met).items():
+        for r in regions:
+            uses[r.name].add(eid)
     return {r: sorted(v) for r, v in uses.items()}

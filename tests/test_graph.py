@@ -7,9 +7,12 @@ from dataclasses import replace
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Device, Edge, Footprint, Link, LinkOrder, Policy
+from fxverify.graph import PolicyGraph, access_regions, by_region_uses
+from fxverify.ir import AccessMode, Device, Edge, Footprint, Link, LinkOrder, Policy, Region
+from fxverify.obligations.base import Context
 from fxverify.vocab import DeviceKind
 
 from tests.policies import DEVICES, MAPS, REGIONS, SPACES
@@ -145,3 +148,59 @@ def test_the_networkx_hb_graph_is_rebuilt_in_declaration_order() -> None:
     assert [list(g.hb.predecessors(i)) for i in range(5)] == [g.predecessors(i) for i in range(5)]
     assert [list(g.hb.successors(i)) for i in range(5)] == [g.successors(i) for i in range(5)]
     assert g.is_acyclic() and [g.rank(i) for i in range(5)] == [0, 1, 2, 3, 4]
+
+
+def _touched_by_brute_force(pol: Policy) -> dict[int, dict[str, bool]]:
+    """``Context.touched`` by its definition, every access against every region: the regions an
+    access meets, minus those a strictly smaller region nested in them and meeting the same
+    clipped bytes speaks for."""
+    out: dict[int, dict[str, bool]] = {}
+    for e in pol.edges:
+        for a in e.accesses():
+            fp = a.footprint
+            met = [r for r in pol.regions if r.space == fp.space and fp.meets(r.base, r.end)]
+            clip = {r.name: (max(fp.lo, r.base), min(fp.hi, r.end)) for r in met}
+            for r in met:
+                if not any(q.size < r.size and r.base <= q.base and q.end <= r.end and clip[q.name] == clip[r.name] for q in met):
+                    got = out.setdefault(e.eid, {})
+                    got[r.name] = got.get(r.name, False) or a.mode is not AccessMode.READ
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_access_regions_and_touched_match_brute_force(data: st.DataObject) -> None:
+    """``access_regions`` (a sweep) gives exactly the regions each access meets byte for byte,
+    ``by_region_uses`` the edges of each, and ``Context.touched`` built on them equals its
+    definition, on random regions (nested, overlapping, equal, empty) and random contiguous and
+    strided footprints in two spaces."""
+    spaces = ("hbm0", "ddr0")
+    regions = []
+    for i in range(data.draw(st.integers(1, 8))):
+        if regions and data.draw(st.integers(0, 3)) == 0:  # the same bytes as the last one: a tie
+            space, base, size = regions[-1].space, regions[-1].base, regions[-1].size
+        else:
+            space, base = data.draw(st.sampled_from(spaces)), data.draw(st.sampled_from([0, 8, 16, 32, 64]) | st.integers(0, 96))
+            size = data.draw(st.sampled_from([0, 1, 4, 8, 16, 32, 64]))
+        regions.append(Region(f"r{i}", f"r{i}", space, base, size, "gpu0"))
+    edges = []
+    for i in range(data.draw(st.integers(1, 8))):
+        foot = []
+        for _ in range(2):
+            elem, count = data.draw(st.integers(1, 16)), data.draw(st.integers(1, 4))
+            stride = data.draw(st.integers(elem, 3 * elem)) if count > 1 else elem
+            foot.append(Footprint("r0", data.draw(st.sampled_from(spaces)), data.draw(st.integers(0, 120)), elem, stride, count))
+        action = data.draw(st.sampled_from(["read", "write", "move"]))
+        src, dst = (foot[0], None) if action == "read" else (None, foot[1]) if action == "write" else (foot[0], foot[1])
+        edges.append(Edge(i, f"e{i}", f"e{i}", action, "gpu0", "launch", src=src, dst=dst))
+    pol = Policy("g", "g.fx", DEVICES, (), SPACES, tuple(regions), (), MAPS, tuple(edges))
+    met = access_regions(pol)
+    for e in edges:
+        for pos, a in enumerate(e.accesses()):
+            fp = a.footprint
+            want = sorted(r.name for r in regions if r.space == fp.space and fp.meets(r.base, r.end))
+            assert sorted(r.name for r in met.get((e.eid, pos), [])) == want
+    uses = by_region_uses(pol)
+    assert uses == {r: sorted({eid for (eid, _p), rs in met.items() if any(x.name == r for x in rs)})
+                    for r in {x.name for rs in met.values() for x in rs}}
+    assert Context(pol, PolicyGraph(pol)).touched() == _touched_by_brute_force(pol)

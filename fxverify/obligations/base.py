@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import networkx as nx
 
@@ -27,8 +27,8 @@ from fxverify.certificate import CancelledFirst, Certificate, Evidence, HbPath
 from fxverify.diagnostics.codes import Code, Family
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Hint
-from fxverify.graph import PolicyGraph, by_region_uses
-from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy
+from fxverify.graph import PolicyGraph, access_regions, by_region_uses
+from fxverify.ir import Access, AccessMode, Edge, Handoff, Policy, Region
 from fxverify.obligations.encode import finish, start
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -70,6 +70,11 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
 
 
+#: The ``Context`` indexes built on first use, together (``Context._index``).
+_LAZY = frozenset({"moved_by", "leased_by", "moves", "covers", "revoked_by", "revoke_covers", "allocated_by",
+                   "alloc_covers", "handoffs", "allocs", "leases", "releases", "revokes", "cancellers"})
+
+
 class Context:
     """The policy, its graph and indexes that several families share."""
 
@@ -79,6 +84,19 @@ class Context:
         #: the parametric prover (``obligations.parametric.Parametric``) when the check uses one:
         #: a family asks it first, and generates unrolled only what it did not prove
         self.parametric: Parametric | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for an attribute not set yet: the indexes of ``_LAZY`` are built together
+        # on the first read of any of them (a re-check that takes every family reading them from
+        # the result cache never builds them).
+        if name in _LAZY:
+            self._index()
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _index(self) -> None:
+        """Build the ownership indexes (``_LAZY``) of the policy."""
+        policy = self.policy
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
         self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})
@@ -136,7 +154,15 @@ class Context:
     def uses(self) -> dict[str, list[int]]:
         """``graph.by_region_uses`` of the policy, built on first use (a re-check that takes
         the families reading it from the result cache never builds it)."""
-        return by_region_uses(self.policy)
+        return by_region_uses(self.policy, self.met())
+
+    def met(self) -> dict[tuple[int, int], list[Region]]:
+        """``graph.access_regions`` of the policy: access -> the regions it touches a byte of.
+        Cached until ``forget`` drops ``_met`` (the ownership family is its last reader)."""
+        hit = self.__dict__.get("_met")
+        if hit is None:
+            hit = self.__dict__["_met"] = access_regions(self.policy)
+        return hit
 
     def forget(self, caches: Iterable[str]) -> None:
         """Drop the named caches (the keys that ``touched``, ``owner_checks`` and the rules'
@@ -206,17 +232,18 @@ class Context:
         hit = self.__dict__.get("_touched")
         if hit is not None:
             return hit
-        per_access: dict[tuple[int, int], list] = defaultdict(list)
-        for region, eids in self.uses.items():
-            reg = self.policy.region(region)
-            for eid in eids:
-                for pos, a in enumerate(self.policy.edges[eid].accesses()):
-                    fp = a.footprint
-                    if fp.space == reg.space and fp.meets(reg.base, reg.end):
-                        per_access[(eid, pos)].append((reg, max(fp.lo, reg.base), min(fp.hi, reg.end), a.mode is not AccessMode.READ))
+        edges, read = self.policy.edges, AccessMode.READ
         out: dict[int, dict[str, bool]] = {}
-        for (eid, _pos), items in sorted(per_access.items()):
+        for (eid, pos), regions in sorted(self.met().items(), key=lambda kv: kv[0]):
             got = out.setdefault(eid, {})
+            a = edges[eid].accesses()[pos]
+            writes = a.mode is not read
+            if len(regions) == 1:  # one region: nothing nested in it speaks for its bytes
+                name = regions[0].name
+                got[name] = got.get(name, False) or writes
+                continue
+            lo, hi = a.footprint.base, a.footprint.hi
+            items = [(reg, lo if lo > reg.base else reg.base, hi if hi < reg.end else reg.end) for reg in regions]
             # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
             # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
             # a subset of `reg`'s): so only regions of the same clip are compared, which keeps an
@@ -224,7 +251,7 @@ class Context:
             same_clip: dict[tuple[int, int], list] = defaultdict(list)
             for item in items:
                 same_clip[(item[1], item[2])].append(item[0])
-            for reg, lo, hi, writes in items:
+            for reg, lo, hi in items:
                 # Only a region nested inside `reg` may speak for its bytes: a view that merely
                 # overlaps `reg` is not moved by `reg`'s handoffs, so both govern.
                 inner = any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end

@@ -40,6 +40,7 @@ def after_all(ctx: Context) -> frozenset[tuple[int, int]]:
     g = ctx.graph
     hb_before, rank = g.hb_before, g.rank
     out: set[tuple[int, int]] = set()
+    read = AccessMode.READ
     for _space, items in sorted(ctx.accesses_by_space().items()):
         cuts = sorted({b for _e, _p, acc in items for b in (acc.footprint.lo, acc.footprint.hi)})
         order = sorted(items, key=lambda t: (rank(t[0]), t[0], t[1]))
@@ -47,24 +48,35 @@ def after_all(ctx: Context) -> frozenset[tuple[int, int]]:
         readers: dict[int, list[tuple[int, int]]] = {}  # segment -> R
         for eid, pos, acc in order:
             fp = acc.footprint
-            segs = range(bisect.bisect_left(cuts, fp.lo), bisect.bisect_left(cuts, fp.hi))
-            writes = acc.mode is not AccessMode.READ
+            segs = range(bisect.bisect_left(cuts, fp.base), bisect.bisect_left(cuts, fp.hi))
+            writes = acc.mode is not read
             before: dict[tuple[int, int], bool] = {}  # member -> HB-before x (or of x's edge)
             proved = True
             for s in segs:
-                for m in (*writers.get(s, ()), *(readers.get(s, ()) if writes else ())):
-                    if m not in before:
-                        before[m] = hit_m = m[0] == eid or hb_before(m[0], eid)
-                        proved = proved and hit_m
+                for members in (writers.get(s), readers.get(s) if writes else None):
+                    if not members:
+                        continue
+                    for m in members:
+                        if m not in before:
+                            before[m] = hit_m = m[0] == eid or hb_before(m[0], eid)
+                            proved = proved and hit_m
             me = (eid, pos)
             if proved:
                 out.add(me)
+            if not writes:
+                for s in segs:
+                    members = readers.get(s)
+                    if members is None:
+                        readers[s] = [me]
+                    else:
+                        members.append(me)
+                continue
             for s in segs:
-                if writes:
-                    writers[s] = [m for m in writers.get(s, ()) if not before[m]] + [me]
-                    readers[s] = [m for m in readers.get(s, ()) if not before[m]]
-                else:
-                    readers.setdefault(s, []).append(me)
+                members = writers.get(s)
+                writers[s] = [m for m in members if not before[m]] + [me] if members else [me]
+                members = readers.get(s)
+                if members:
+                    readers[s] = [m for m in members if not before[m]]
     hit = frozenset(out)
     ctx.__dict__["_after_all"] = hit
     return hit

@@ -504,11 +504,15 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
     own_writer = (lambda e, p, acc: writer(e, p, acc) and pol.edges[e].device == home(acc))
     own_reader = (lambda e, p, acc: reader(e, p, acc) and pol.edges[e].device == home(acc))
+    # Every pair below has a write access that may cross a posted link, and a pair lies in one
+    # space: the sweeps visit only the spaces such a write reaches.
+    spaces = {acc.footprint.space for e in pol.edges for p, acc in enumerate(e.accesses()) if writer(e.eid, p, acc)}
     # (pair order, orientation, w, pw, r, pr, same): the obligations' pairs, put in the order of
     # the sweep's pairs below
     found: list[tuple[tuple[int, int, int, int], int, int, int, int, int, SameRequester | None]] = []
-    others = Pairs.union([pairs_where(ctx, lambda e, p, acc: writer(e, p, acc) and not own_writer(e, p, acc), reader),
-                          pairs_where(ctx, own_writer, lambda e, p, acc: reader(e, p, acc) and not own_reader(e, p, acc))],
+    others = Pairs.union([pairs_where(ctx, lambda e, p, acc: writer(e, p, acc) and not own_writer(e, p, acc), reader, spaces=spaces),
+                          pairs_where(ctx, own_writer, lambda e, p, acc: reader(e, p, acc) and not own_reader(e, p, acc),
+                                      spaces=spaces)],
                          len(pol.edges))
     for a, pa, b, pb in others:
         for turn, (w, pw, r, pr) in enumerate(((a, pa, b, pb), (b, pb, a, pa))):
@@ -525,11 +529,11 @@ def _posted(ctx: Context) -> Iterator[Obligation]:
     # later-ranked read is never HB-before it), or, when none comes after it, the earliest before
     # it that HB does not order first. Only a write with no later own read and that the access
     # history does not show HB-after every earlier access of its bytes has its pairs visited.
-    own = first_after(ctx, own_writer, own_reader)
+    own = first_after(ctx, own_writer, own_reader, spaces=spaces)
     swept = history.after_all(ctx)
     lone = (lambda e, p, acc: own_writer(e, p, acc) and (e, p) not in own and (e, p) not in swept)
     earlier: dict[tuple[int, int], tuple[int, int]] = {}
-    for a, pa, b, pb in pairs_where(ctx, lone, own_reader):
+    for a, pa, b, pb in pairs_where(ctx, lone, own_reader, spaces=spaces):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
             acc_w, acc_r = pol.edges[w].accesses()[pw], pol.edges[r].accesses()[pr]
             if lone(w, pw, acc_w) and own_reader(r, pr, acc_r) and not g.hb_before(r, w):

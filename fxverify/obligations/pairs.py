@@ -165,7 +165,8 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
     return Pairs.pack(found, shift)
 
 
-def first_after(ctx: Context, first: AccessTest, second: AccessTest) -> dict[tuple[int, int], tuple[int, int]]:
+def first_after(ctx: Context, first: AccessTest, second: AccessTest, *,
+                spaces: Container[str] | None = None) -> dict[tuple[int, int], tuple[int, int]]:
     """Access ``(edge, position)`` passing ``first`` -> the earliest access of another edge after
     it in the graph's linear extension of HB (``PolicyGraph.rank``, then edge id and position)
     that passes ``second`` and whose hull shares a byte with its own, for those that have one.
@@ -174,10 +175,13 @@ def first_after(ctx: Context, first: AccessTest, second: AccessTest) -> dict[tup
     One sweep per address space in rank order over the segments between the hull bounds of the
     ``first`` accesses: an access passing ``second`` takes every open ``first`` access on the
     segments it meets, which then closes. Cost: O(accesses x segments met), each ``first``
-    access taken once, whatever number of pairs the two tests share."""
+    access taken once, whatever number of pairs the two tests share. Only in ``spaces`` when
+    given."""
     g = ctx.graph
     out: dict[tuple[int, int], tuple[int, int]] = {}
-    for _space, items in sorted(ctx.accesses_by_space().items()):
+    for space, items in sorted(ctx.accesses_by_space().items()):
+        if spaces is not None and space not in spaces:
+            continue
         firsts = [(e, p, acc) for e, p, acc in items if first(e, p, acc)]
         if not firsts:
             continue
