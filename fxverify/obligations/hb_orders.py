@@ -31,7 +31,6 @@ nothing but ``NotAffine`` where documented.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -315,8 +314,8 @@ class Covers:
         skip = {pol.edges[x].span for x in cancelled}
         self.writers = [w for w in shapes.edges.values() if w.span not in skip and whole_write(w) is not None]
         self.families = prover.families()
-        self.found: dict[tuple[Span, int], str] = {}
-        self.counts: Counter[tuple[Span, int]] = Counter()
+        # (declaration, access) -> ["" when proved, else why not; the instances counted]
+        self.found: dict[tuple[Span, int], list] = {}
 
     def proved(self, span: Span, pos: int) -> bool:
         """True when every instance of declaration ``span`` has its access ``pos`` defined by a
@@ -326,11 +325,11 @@ class Covers:
         if span not in self.families:
             return False
         key = (span, pos)
-        why = self.found.get(key)
-        if why is None:
-            why = self.found[key] = self._ask(span, pos)
-        self.counts[key] += 1
-        return not why
+        got = self.found.get(key)
+        if got is None:
+            got = self.found[key] = [self._ask(span, pos), 0]
+        got[1] += 1
+        return not got[0]
 
     def _ask(self, span: Span, pos: int) -> str:
         r = self.shapes.edges.get(span)
@@ -350,10 +349,9 @@ class Covers:
 
     def report(self) -> None:
         """Record a ``Report`` per access asked, in the order first asked."""
-        for (span, pos), why in self.found.items():
+        for (span, pos), (why, count) in self.found.items():
             r = self.shapes.edges.get(span)
-            self.prover.reports.append(Report(r.name if r else "", r.where if r else "", codes.INIT_001, pos,
-                                              self.counts[(span, pos)], why))
+            self.prover.reports.append(Report(r.name if r else "", r.where if r else "", codes.INIT_001, pos, count, why))
 
 
 def covers_for(ctx: Context) -> Covers | None:
@@ -375,27 +373,28 @@ class Orders:
         self.prover = prover
         shapes = Shapes.of(prover.policy)
         self.paths = Paths(shapes) if shapes is not None else None
-        # (code, u, r, either) -> ("" when proved, else why not; True when proved the other way
-        # round). Each code passes one pairing and one ``either`` (its callers are fixed), but the
-        # key holds ``either`` so that a proof of "R before U" never answers "U before R".
-        self.found: dict[tuple[str, Span, Span, bool], tuple[str, bool]] = {}
-        self.counts: Counter[tuple[str, Span, Span, bool]] = Counter()
+        # (code, u, r, either) -> ["" when proved, else why not; True when proved the other way
+        # round; the obligations counted]. Each code passes one pairing and one ``either`` (its
+        # callers are fixed), but the key holds ``either`` so that a proof of "R before U" never
+        # answers "U before R". One entry holds all three: ``proved`` runs once per unrolled
+        # obligation, and hashes its key once.
+        self.found: dict[tuple[codes.Code, Span, Span, bool], list] = {}
 
     def proved(self, code: codes.Code, u: Span, r: Span, pairing: Pairing, either: bool = False) -> bool:
         """True when every instance of declaration ``u`` that ``pairing`` pairs with an instance of
         declaration ``r`` is HB-before it, for obligation ``code``; with ``either``, or every such
         instance of ``r`` is HB-before its ``u`` instance (one solver query per code, pair and
         direction, on first use). Counts one obligation of the pair either way."""
-        key = (str(code), u, r, either)
+        key = (code, u, r, either)
         got = self.found.get(key)
         if got is None:
             why = self._ask(code, u, r, pairing)
-            got = (why, False)
+            got = [why, False, 0]
             if why and either:
                 back = self._ask(code, r, u, lambda a, b: pairing(b, a))
-                got = (back, True) if not back else (f"{why}; the other way round, {back}", False)
+                got = [back, True, 0] if not back else [f"{why}; the other way round, {back}", False, 0]
             self.found[key] = got
-        self.counts[key] += 1
+        got[2] += 1
         return not got[0]
 
     def _ask(self, code: codes.Code, u: Span, r: Span, pairing: Pairing) -> str:
@@ -413,12 +412,12 @@ class Orders:
         """Record a ``Report`` per pair asked, in the order first asked: the declaration ordered
         first as its ``family``, the other as ``before``."""
         shapes = self.paths.shapes if self.paths is not None else None
-        for (code, u, r, either), (why, flipped) in self.found.items():
+        for (code, u, r, _either), (why, flipped, count) in self.found.items():
             first, then = (r, u) if flipped else (u, r)
             fs = shapes.edges.get(first) if shapes is not None else None
             ts = shapes.edges.get(then) if shapes is not None else None
-            self.prover.reports.append(Report(fs.name if fs else "", fs.where if fs else "", code, 0,
-                                              self.counts[(code, u, r, either)], why, ts.name if ts else ""))
+            self.prover.reports.append(Report(fs.name if fs else "", fs.where if fs else "", str(code), 0,
+                                              count, why, ts.name if ts else ""))
 
 
 def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed | None

@@ -67,11 +67,14 @@ class Unowned(OwnershipObligation):
         self.ls = [g for g in ctx.leases.get(region, ()) if any(x.region in covering and x.device == e.device for x in ctx.edge(g).leases)]
         #: the edges revoking ``region`` (or a region containing it) from ``D``; empty without a lease
         self.rvs = list(ctx.revokes.get((region, e.device), ())) if self.ls and not writes else []
-        related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
-                        for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
-        related += tuple(Label(c.span, f"`{ctx.edge(rv).name}` revokes `{c.region}` from `{c.device}` here")
-                         for rv in self.rvs for c in ctx.edge(rv).revokes
-                         if c.device == e.device and c.region in ctx.revoked_by.get(region, ()) and c.span.end)
+        related: tuple[Label, ...] = ()
+        if self.hs:
+            related = tuple(Label(c.span, f"`{ctx.edge(h).name}` hands `{c.region}`, which contains `{region}`, to `{c.dst}` here")
+                            for h in self.hs for c in ctx.handoff_clauses(h, region) if c.region != region and c.span.end)
+        if self.rvs:
+            related += tuple(Label(c.span, f"`{ctx.edge(rv).name}` revokes `{c.region}` from `{c.device}` here")
+                             for rv in self.rvs for c in ctx.edge(rv).revokes
+                             if c.device == e.device and c.region in ctx.revoked_by.get(region, ()) and c.span.end)
         prim = (e.eid, *self.hs, *self.ls)
         super().__init__(ctx, prim + tuple(rv for rv in self.rvs if rv not in prim), f"{self.code}:{e.name}|{region}", e.span, related)
 
