@@ -1,7 +1,7 @@
 """Def-before-use: FX-INIT-001 (a read touches bytes never written).
 
 Takes a ``Context``; yields one ``Unwritten`` obligation per reading access (or, for a read
-declaration the parametric prover covers for every index value, ``hb_orders.Covers``, its keys
+declaration the parametric prover covers for every index value, ``hb_covers.Covers``, its keys
 as a ``ProvedTogether``): the source of a
 ``read``, ``move`` or ``reduce``, and the destination of a ``reduce``, which accumulates into the
 bytes already there (``dst = dst op src``: accumulating into garbage is garbage). Writes are the
@@ -42,7 +42,7 @@ from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.byte_cover import clip, first_gap
 from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives, touches, touches_after
-from fxverify.obligations.hb_orders import covers_for
+from fxverify.obligations.hb_covers import covers_for
 from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
@@ -164,6 +164,9 @@ def recent_writers(ctx: Context, only: Container[tuple[int, int]] | None = None
     tries every serving write, ``writers``)."""
     hit = ctx.__dict__.get("_recent")
     if hit is not None:
+        return hit
+    if only is not None and not only:  # every read proved for its declaration: nothing to sweep
+        hit = ctx.__dict__["_recent"] = {}
         return hit
     pol, g = ctx.policy, ctx.graph
     bounds: dict[str, set[int]] = defaultdict(set)
@@ -535,7 +538,7 @@ class Unwritten(Obligation):
 
 def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     """Yield one FX-INIT-001 obligation per reading access of ``ctx.policy``, in edge order; an
-    access that the parametric prover proves for its whole declaration (``hb_orders.Covers``)
+    access that the parametric prover proves for its whole declaration (``hb_covers.Covers``)
     as a held key instead."""
     covers, held = covers_for(ctx), Held()
     todo = [(e, pos) for e in ctx.policy.edges for pos, a in enumerate(e.accesses()) if reads(a)]

@@ -1,7 +1,7 @@
 """Parametric happens-before: every instance of one edge declaration HB-before the instances of
 another that an obligation pairs it with, proved once for every index value (``Orders``:
-FX-OWN-002, FX-OWN-004, FX-MAP-004); and every instance of a read declaration preceded by a write
-that defines its bytes, or reading ``init`` bytes (``Covers``, ``Paths.cover_query``: FX-INIT-001).
+FX-OWN-002, FX-OWN-004, FX-MAP-004); and the declaration paths that ``hb_covers`` proves
+def-before-use on (FX-INIT-001).
 
 The HB graph has an edge ``a -> b`` for each instance name an ``after`` clause of ``b`` resolves
 to (``graph.hb_digraph``; BRIEF section 2). In a family the references are affine in the loop
@@ -14,8 +14,9 @@ them) and each reference names the instance before it: the referenced index equa
 instance's index at every position the reference does not leave to ``*``
 (``resolve.references.edge_set``). An intermediate's loop
 values are solved from those equations (an index written ``v``, ``v + c``, ``c + v`` or
-``v - c``), so the query has no quantifier; a path whose intermediates they leave open is not
-tried, and neither is a path longer than ``MAX_STEPS`` references.
+``v - c``), so the query has no quantifier; a value they leave open (a ``*`` names every value)
+is taken at its loop's first value, which must exist and satisfy every equation like the others.
+A path longer than ``MAX_STEPS`` references (``COVER_STEPS`` for a cover) is not tried.
 
 ``Paths.query`` states, for declarations ``U`` and ``R`` and a pairing condition over both
 index tuples (``Pairing``: the footprints or clause regions of ``U`` meeting the regions ``R``
@@ -31,21 +32,19 @@ nothing but ``NotAffine`` where documented.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
 from fxverify.obligations.parametric import Parametric, Report, solver_reason
-from fxverify.obligations.symbolic import (NotAffine, Symbolic, as_term, domain, family_terms, footprint_bytes,
-                                           footprint_terms)
+from fxverify.obligations.symbolic import NotAffine, Symbolic, as_term, domain, family_terms, footprint_terms
 from fxverify.resolve.references import index_items
 from fxverify.shapes import EdgeShape, Shapes
 from fxverify.smt.backend import Query
 from fxverify.smt.terms import Term, and_, eq, not_, or_, sub
 from fxverify.source import Span
-from fxverify.xforms import XfKind
 
 #: Paths of at most this many ``after`` references are tried: enough for a use, the transfer
 #: after it and the release after that (``kvw -> send -> free``), and a bounded query.
@@ -89,13 +88,13 @@ def after_refs(shape: EdgeShape) -> Iterator[ast.Ref]:
             yield from c.refs
 
 
-def _var_names(e: ast.Expr) -> set[str]:
+def var_names(e: ast.Expr) -> set[str]:
     if isinstance(e, ast.Var):
         return {e.name}
     if isinstance(e, ast.BinOp):
-        return _var_names(e.left) | _var_names(e.right)
+        return var_names(e.left) | var_names(e.right)
     if isinstance(e, ast.Neg):
-        return _var_names(e.operand)
+        return var_names(e.operand)
     return set()
 
 
@@ -114,7 +113,7 @@ def _solvable(e: ast.Expr) -> tuple[str, int] | None:
 
 
 @dataclass(frozen=True)
-class _Link:
+class Link:
     """One ``after`` reference of the path: ``ref``'s items (over step ``at``'s variables) name
     an instance of the declaration at step ``at + 1``."""
 
@@ -157,26 +156,33 @@ class Paths:
         for shape in shapes.edges.values():
             self.by_family.setdefault(shape.name, []).append(shape)
 
-    def paths(self, u: EdgeShape, r: EdgeShape) -> list[tuple[list[EdgeShape], list[_Link]]]:
+    def paths(self, u: EdgeShape, r: EdgeShape) -> list[tuple[list[EdgeShape], list[Link]]]:
         """The declaration paths ``u -> ... -> r`` of at most ``MAX_STEPS`` ``after`` references,
         shortest first, at most ``MAX_PATHS``: each as its declarations from ``r`` back to ``u``
         and the reference of each step naming the next one. At most ``MAX_FRONTIER`` partial paths
         are followed per length."""
-        found: list[tuple[list[EdgeShape], list[_Link]]] = []
-        frontier: list[tuple[list[EdgeShape], list[_Link]]] = [([r], [])]
-        for _ in range(MAX_STEPS):
-            nxt: list[tuple[list[EdgeShape], list[_Link]]] = []
+        return self.paths_to(r, {u.span}, MAX_STEPS).get(u.span, [])
+
+    def paths_to(self, r: EdgeShape, targets: Container[Span], steps: int
+                 ) -> dict[Span, list[tuple[list[EdgeShape], list[Link]]]]:
+        """``paths`` from each declaration of ``targets`` (spans) to ``r`` at once, of at most
+        ``steps`` references: one search back from ``r``, at most ``MAX_PATHS`` paths per target
+        and ``MAX_FRONTIER`` partial paths per length."""
+        found: dict[Span, list[tuple[list[EdgeShape], list[Link]]]] = {}
+        frontier: list[tuple[list[EdgeShape], list[Link]]] = [([r], [])]
+        for _ in range(steps):
+            nxt: list[tuple[list[EdgeShape], list[Link]]] = []
             for decls, links in frontier:
                 for ref in after_refs(decls[-1]):
                     for x in self.by_family.get(ref.name.name, ()):
                         items = _items(ref, len(x.index))
                         if items is None or not _may_name(items, x.index):
                             continue
-                        step = (decls + [x], links + [_Link(len(decls) - 1, items)])
-                        if x.span == u.span:
-                            found.append(step)
-                            if len(found) >= MAX_PATHS:
-                                return found
+                        step = (decls + [x], links + [Link(len(decls) - 1, items)])
+                        if x.span in targets:
+                            got = found.setdefault(x.span, [])
+                            if len(got) < MAX_PATHS:
+                                got.append(step)
                         if len(nxt) < MAX_FRONTIER:
                             nxt.append(step)
             frontier = nxt
@@ -194,7 +200,7 @@ class Paths:
         ordered: list[Term] = []
         for decls, links in self.paths(u, r):
             try:
-                t = _path_term(decls, links, ri, ui)
+                t = path_term(decls, links, ri, ui)
             except NotAffine:
                 continue
             if t is not None:
@@ -206,161 +212,6 @@ class Paths:
             same = (("another_instance", or_(*[not_(eq(a, b)) for a, b in zip(ui.vars, ri.vars)])),)
         return Query(name, ui.domain + ri.domain + paired + same + (("unordered", not_(or_(*ordered))),),
                      minimize=ui.vars + ri.vars, header=(header,))
-
-    def cover_query(self, name: str, r: EdgeShape, pos: int, writers: Sequence[EdgeShape],
-                    spaces: Mapping[str, str], loaded: Mapping[str, tuple[int, int] | None], header: str
-                    ) -> Query | str:
-        """The query whose unsat proves that, for every instance of ``r``, the bytes of its access
-        ``pos`` (the ``pos``-th of its footprint references, as ``ir.Edge.accesses`` orders
-        them) are all loaded or written before it: its hull ``[lo, hi)`` lies in its region
-        when ``loaded`` maps the region's family to ``None`` (every instance declared ``init``),
-        or in the ``[lo, hi)`` it maps it to (its space, declared ``init``); or an instance of
-        one of ``writers`` whose whole destination (``whole_write``) lies in the read's space
-        (``spaces``: region family -> space) and holds the hull, reached along a path of
-        ``after`` references that solves its loop values from the read's (``_path_term``), so
-        it is one write per read instance, and it exists. Or why there is none (no such path,
-        or an expression the translation does not take)."""
-        try:
-            ri = indexed(r, f"r.{r.name}")
-            ref = footprint_refs(r)[pos]
-            lo, hi, base, end, facts = footprint_terms(ref, self.shapes.regions, ri.sym)
-        except NotAffine as err:
-            return f"not affine: {err}"
-        space = spaces.get(ref.name.name)
-        covered: list[Term] = []
-        if ref.name.name in loaded:
-            lo_end = loaded[ref.name.name] or (base, end)
-            covered.append(_within(lo, hi, *lo_end))
-        for w in writers:
-            dst = whole_write(w)
-            if dst is None or space is None or spaces.get(dst.name.name) != space:
-                continue
-            for decls, links in self.paths(w, r):
-                try:
-                    got = _path_term(decls, links, ri, None)
-                    if got is None:
-                        continue
-                    wsym = Symbolic(got[1])
-                    wlo, whi, _b, _e, wfacts = footprint_terms(dst, self.shapes.regions, wsym)
-                    # a move or reduce defines the first min(src, dst) bytes of its destination
-                    enough = [] if w.src is None else [as_term(footprint_bytes(w.src, self.shapes.regions, wsym))
-                                                       >= as_term(footprint_bytes(dst, self.shapes.regions, wsym))]
-                except NotAffine:
-                    continue
-                covered.append(and_(got[0], *(t for _, t in wfacts), *enough, _within(lo, hi, wlo, whi)))
-        if not covered:
-            return (f"not `init`, and no write that defines its whole destination reaches `{r.name}` along a chain "
-                    f"of at most {MAX_STEPS} `after` references that names one instance")
-        return Query(name, ri.domain + tuple((f"r_{n}", t) for n, t in facts) + (("unwritten", not_(or_(*covered))),),
-                     minimize=ri.vars, header=(header,))
-
-
-def _within(lo: Term | int, hi: Term | int, outer_lo: Term | int, outer_hi: Term | int) -> Term:
-    """``[lo, hi)`` lies in ``[outer_lo, outer_hi)``."""
-    return and_(as_term(outer_lo) <= as_term(lo), as_term(hi) <= as_term(outer_hi))
-
-
-#: Transform steps through which a ``move`` or ``reduce`` emits as many bytes as it reads: with
-#: these alone, one whose source is no smaller than its destination defines all of it
-#: (``ir.Edge.defines``). INVARIANT: ``ir._fewest_out`` returns ``n`` for each of them.
-_KEEPS_LENGTH = frozenset(k.value for k in (XfKind.MOVE, XfKind.CHECKSUM, XfKind.PERSIST))
-
-
-def whole_write(shape: EdgeShape) -> ast.Ref | None:
-    """The destination reference of ``shape`` when every instance defines all of it and it is
-    one contiguous interval (no ``elem``/``stride``/``count``): a ``write``, or a ``move`` or
-    ``reduce`` whose transform steps are all in ``_KEEPS_LENGTH`` (its source must then be no
-    smaller: ``Paths.cover_query`` states it). Else ``None``."""
-    dst = shape.dst
-    if dst is None or any(isinstance(it, ast.KeyItem) for g in dst.groups for it in g.items):
-        return None
-    if isinstance(shape.action, ast.WriteAction):
-        return dst
-    steps = [st.kind.name for c in shape.clauses if isinstance(c, ast.TransformClause) for st in c.steps]
-    if isinstance(shape.action, (ast.MoveAction, ast.ReduceAction)) and all(k in _KEEPS_LENGTH for k in steps):
-        return dst
-    return None
-
-
-class Covers:
-    """The FX-INIT-001 proofs of one generation (``defined.generate``), with the check's
-    parametric ``prover``: ``proved`` asks once per read declaration and access whether a write
-    HB-before every instance defines all its bytes (``Paths.cover_query``), and counts the
-    instances; ``report`` records a ``parametric.Report`` per access asked.
-
-    Only what the unrolled fast proof (``defined.Unwritten``, ``hb-cover``) would prove is
-    claimed: the write is another edge (HB is acyclic) that nobody cancels, writes the read's
-    bytes in their space and is HB-before the read, so it serves the read (``defined.serves``)
-    and covers it; and the read's space has no ``alloc`` and no cancelled write, the only
-    things that make a served byte stale (``defined.Unwritten._kills``). A read in such a
-    space, or of a cancelled write's declaration, is left to the unrolled proof."""
-
-    def __init__(self, ctx: Context, prover: Parametric, shapes: Shapes) -> None:
-        pol = ctx.policy
-        self.prover, self.shapes, self.paths = prover, shapes, Paths(shapes)
-        self.spaces = region_spaces(pol)
-        # region family -> None when every instance is `init`, or its space's bounds when that is
-        loaded_spaces = {sp.name: (sp.base, sp.end) for sp in pol.spaces if sp.init}
-        self.loaded: dict[str, tuple[int, int] | None] = {
-            r.family: loaded_spaces[r.space] for r in pol.regions if r.space in loaded_spaces}
-        mixed = {r.family for r in pol.regions if not r.init}
-        self.loaded.update((r.family, None) for r in pol.regions if r.init and r.family not in mixed)
-        cancelled = [x for x, by in ctx.cancellers.items() if by]
-        self.stale = {pol.region(name).space for name, eids in ctx.allocs.items() if eids}
-        self.stale |= {a.footprint.space for x in cancelled for a in pol.edges[x].accesses()
-                       if a.mode is not ir.AccessMode.READ}
-        # a cancelled writer's space is refused already (``stale``); left out as well, so that a
-        # cover never rests on a write that may stop halfway, whatever the space test becomes
-        skip = {pol.edges[x].span for x in cancelled}
-        self.writers = [w for w in shapes.edges.values() if w.span not in skip and whole_write(w) is not None]
-        self.families = prover.families()
-        # (declaration, access) -> ["" when proved, else why not; the instances counted]
-        self.found: dict[tuple[Span, int], list] = {}
-
-    def proved(self, span: Span, pos: int) -> bool:
-        """True when every instance of declaration ``span`` has its access ``pos`` defined by a
-        write HB-before it (one solver query per declaration and access, on first use). Counts
-        one instance either way. A declaration of fewer than ``parametric.MIN_INSTANCES``
-        instances is not asked (its instance is proved as fast on its own), nor counted."""
-        if span not in self.families:
-            return False
-        key = (span, pos)
-        got = self.found.get(key)
-        if got is None:
-            got = self.found[key] = [self._ask(span, pos), 0]
-        got[1] += 1
-        return not got[0]
-
-    def _ask(self, span: Span, pos: int) -> str:
-        r = self.shapes.edges.get(span)
-        if r is None:
-            return "no shape"
-        refs = footprint_refs(r)
-        space = self.spaces.get(refs[pos].name.name) if pos < len(refs) else None
-        if space is None:
-            return "its footprint names no region family"
-        if space in self.stale:
-            return f"space `{space}` has an `alloc` or a cancelled write: the unrolled proof decides"
-        code = codes.INIT_001
-        q = self.paths.cover_query(f"{code}:{r.name}#{pos}@{span.file}:{span.start}", r, pos, self.writers, self.spaces,
-                                   self.loaded, f"{code}: every instance of `{r.name}` ({r.where}) reads bytes a write HB-before it "
-                                   f"defines, access {pos}, over its loop indices")
-        return q if isinstance(q, str) else _decide(self.prover, code, q)
-
-    def report(self) -> None:
-        """Record a ``Report`` per access asked, in the order first asked."""
-        for (span, pos), (why, count) in self.found.items():
-            r = self.shapes.edges.get(span)
-            self.prover.reports.append(Report(r.name if r else "", r.where if r else "", codes.INIT_001, pos, count, why))
-
-
-def covers_for(ctx: Context) -> Covers | None:
-    """The FX-INIT-001 proofs of a generation when the check's prover proves FX-INIT-001, the
-    policy has its shapes and HB is acyclic (as for ``orders_for``), else ``None``."""
-    prover = _prover_for(ctx, codes.INIT_001)
-    shapes = Shapes.of(ctx.policy)
-    return Covers(ctx, prover, shapes) if prover is not None and shapes is not None else None
-
 
 class Orders:
     """The pair proofs of one family's generation, with the check's parametric ``prover``:
@@ -406,7 +257,7 @@ class Orders:
         name = f"{code}:{us.name}<{rs.name}@{u.file}:{u.start}@{r.file}:{r.start}"
         q = self.paths.query(name, us, rs, pairing, f"{code}: every paired instance of `{us.name}` ({us.where}) "
                                                    f"happens-before `{rs.name}` ({rs.where}), over both loop indices")
-        return q if isinstance(q, str) else _decide(self.prover, code, q)
+        return q if isinstance(q, str) else decide(self.prover, code, q)
 
     def report(self) -> None:
         """Record a ``Report`` per pair asked, in the order first asked: the declaration ordered
@@ -420,16 +271,18 @@ class Orders:
                                               count, why, ts.name if ts else ""))
 
 
-def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Indexed | None
-               ) -> tuple[Term, dict[str, Term | int]] | None:
+def path_term(decls: list[EdgeShape], links: list[Link], ri: Indexed, ui: Indexed | None,
+               pin: Mapping[str, Term | int] | None = None) -> tuple[Term, dict[str, Term | int]] | None:
     """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
     before ``R[j]``: each intermediate instance exists and each reference names the instance
     before it; and ``U``'s loop values, as terms. With ``ui`` ``None``, ``U``'s loop values are
-    solved like an intermediate's (``U``'s instance is a function of ``R``'s, and must exist).
-    ``None`` when the equations leave a solved loop value open. Raises ``NotAffine``."""
+    solved like an intermediate's (``U``'s instance is a function of ``R``'s, and must exist),
+    those ``pin`` gives excepted. A loop value the equations leave open (a ``*`` names every
+    value) is taken at its loop's first value, and the instance so named must exist like the
+    others. ``None`` when an equation cannot hold. Raises ``NotAffine``."""
     last = len(decls) - 1
     envs: list[dict[str, Term | int]] = ([dict(ri.sym.env)] + [{} for _ in range(last - 1)]
-                                         + [{} if ui is None else dict(ui.sym.env)])
+                                         + [dict(pin or {}) if ui is None else dict(ui.sym.env)])
     # each equation: (step of the labelled instance, its label expression, step of the reference, the item)
     eqs = [(lk.at + 1, decls[lk.at + 1].index[p], lk.at, it.expr)
            for lk in links for p, it in enumerate(lk.items) if isinstance(it, ast.IndexItem)]
@@ -441,25 +294,31 @@ def _path_term(decls: list[EdgeShape], links: list[_Link], ri: Indexed, ui: Inde
         open_vars[step] = {lp.var for lp in decls[step].loops}
 
     def known(step: int, e: ast.Expr) -> bool:
-        return _var_names(e) <= envs[step].keys()
+        return var_names(e) <= envs[step].keys()
 
-    progress = True
-    while progress:
-        progress = False
-        for a, ea, b, eb in eqs:
-            for (s1, e1), (s2, e2) in (((a, ea), (b, eb)), ((b, eb), (a, ea))):
-                form = _solvable(e1)
-                if form is not None and form[0] in open_vars[s1] and form[0] not in envs[s1] and known(s2, e2):
-                    v, c = form
-                    other = Symbolic(envs[s2]).expr(e2)
-                    envs[s1][v] = other - c if isinstance(other, int) else sub(other, c)
-                    progress = True
+    while True:
+        progress = True
+        while progress:
+            progress = False
+            for a, ea, b, eb in eqs:
+                for (s1, e1), (s2, e2) in (((a, ea), (b, eb)), ((b, eb), (a, ea))):
+                    form = _solvable(e1)
+                    if form is not None and form[0] in open_vars[s1] and form[0] not in envs[s1] and known(s2, e2):
+                        v, c = form
+                        other = Symbolic(envs[s2]).expr(e2)
+                        envs[s1][v] = other - c if isinstance(other, int) else sub(other, c)
+                        progress = True
+        # INVARIANT (soundness): a value no equation fixes (a ``*``, or a label the equations do
+        # not solve for) may be any whose instance the references name: each named instance is
+        # HB-before the step naming it. The first of its loop's is taken; that it exists
+        # (``domain``) and that every reference names it (each equation) are facts below.
+        gap = next(((step, lp) for step in solved for lp in decls[step].loops if lp.var not in envs[step]), None)
+        if gap is None:
+            break
+        envs[gap[0]][gap[1].var] = gap[1].lo
     facts: list[Term] = []
     for step in solved:
-        shape = decls[step]
-        if any(lp.var not in envs[step] for lp in shape.loops):
-            return None
-        facts += [t for _, t in domain(shape, Symbolic(envs[step]))]
+        facts += [t for _, t in domain(decls[step], Symbolic(envs[step]))]
     for a, ea, b, eb in eqs:
         x, y = Symbolic(envs[a]).expr(ea), Symbolic(envs[b]).expr(eb)
         if isinstance(x, int) and isinstance(y, int):
@@ -542,11 +401,11 @@ def orders_for(ctx: Context, code: codes.Code) -> Orders | None:
     prover that proves it (``Context.parametric``, ``Parametric.skip``), the policy has its
     shapes and HB is acyclic (under a cycle the schedule-dependent obligations are dropped,
     ``families._kept``), else ``None``."""
-    prover = _prover_for(ctx, code)
+    prover = prover_for(ctx, code)
     return Orders(prover) if prover is not None else None
 
 
-def _prover_for(ctx: Context, code: codes.Code) -> Parametric | None:
+def prover_for(ctx: Context, code: codes.Code) -> Parametric | None:
     """``ctx``'s parametric prover when it proves ``code``, the policy has its shapes and HB is
     acyclic (``orders_for``, ``covers_for``), else ``None``."""
     prover = ctx.parametric
@@ -555,7 +414,7 @@ def _prover_for(ctx: Context, code: codes.Code) -> Parametric | None:
     return prover
 
 
-def _decide(prover: Parametric, code: codes.Code, q: Query) -> str:
+def decide(prover: Parametric, code: codes.Code, q: Query) -> str:
     """Ask ``prover``'s backend ``q`` for ``code``, counted as a query of ``code``'s family:
     ``""`` when unsat, else the fallback reason (``solver_reason``)."""
     prover.queries[code.family] += 1

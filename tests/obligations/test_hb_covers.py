@@ -1,4 +1,4 @@
-"""Parametric def-before-use (``obligations.hb_orders.Covers``): every instance of a read
+"""Parametric def-before-use (``obligations.hb_covers.Covers``): every instance of a read
 declaration reads bytes that are ``init`` or that one write HB-before it defines, proved once for
 every index value (FX-INIT-001).
 
@@ -19,15 +19,16 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from fxverify.graph import PolicyGraph
+from fxverify.obligations import hb_covers as covers_mod
 from fxverify.obligations import hb_orders as orders_mod
 from fxverify.obligations.base import Context
 from fxverify.obligations.defined import Unwritten, reads
-from fxverify.obligations.hb_orders import Covers
+from fxverify.obligations.hb_covers import Covers
 from fxverify.obligations.parametric import Parametric
 from fxverify.shapes import Shapes
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
-from fxverify.smt.terms import and_
+from fxverify.smt.terms import and_, or_
 
 from tests.obligations.test_parametric import _check, _load, _same_with_and_without_the_prover
 
@@ -124,20 +125,26 @@ def assert_proved_covers_hold(policy) -> tuple[int, int]:
         backend.close()
 
 
+#: The policy generators: chains to single writes, and tiles behind two-dimensional intermediates.
+TEXTS = pytest.mark.parametrize("texts", ["read_texts", "tile_texts"])
+
+
+@TEXTS
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(read_texts())
-def test_every_read_proved_for_its_declaration_is_defined_at_each_unrolled_instance(text: str) -> None:
-    policy, _diags = _load(text)
+@given(data=st.data())
+def test_every_read_proved_for_its_declaration_is_defined_at_each_unrolled_instance(texts: str, data: st.DataObject) -> None:
+    policy, _diags = _load(data.draw(globals()[texts]()))
     assume(policy is not None and policy.edges and PolicyGraph(policy).is_acyclic())
     proved, total = assert_proved_covers_hold(policy)
     event(f"reads proved: {'none' if not proved else 'all' if proved == total else 'some'}")
 
 
 @pytest.mark.slow
+@TEXTS
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(read_texts())
-def test_verdicts_with_parametric_covers_equal_the_unrolled_ones(text: str) -> None:
-    _same_with_and_without_the_prover(text)
+@given(data=st.data())
+def test_verdicts_with_parametric_covers_equal_the_unrolled_ones(texts: str, data: st.DataObject) -> None:
+    _same_with_and_without_the_prover(data.draw(globals()[texts]()))
 
 
 # ---- fixed cases --------------------------------------------------------------------------------
@@ -224,7 +231,7 @@ def test_a_compressing_move_defines_no_byte_and_is_no_cover() -> None:
 def test_leaving_out_the_containment_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     policy, _ = _load(HALF)
     assert assert_proved_covers_hold(policy) == (4, 8)  # x's reads of `flag` (init); r[2] is half written
-    monkeypatch.setattr(orders_mod, "_within", lambda *_bounds: and_())  # any write on a path would do
+    monkeypatch.setattr(covers_mod, "_within", lambda *_bounds: and_())  # any write on a path would do
     with pytest.raises(AssertionError, match="not all defined"):
         assert_proved_covers_hold(policy)
 
@@ -254,7 +261,7 @@ def test_taking_compress_for_a_length_keeping_step_is_caught(monkeypatch: pytest
 """
     policy, _ = _load(text)
     assert assert_proved_covers_hold(policy) == (4, 8)  # the moves' init sources only
-    monkeypatch.setattr(orders_mod, "_KEEPS_LENGTH", frozenset({"move", "checksum", "persist", "compress"}))
+    monkeypatch.setattr(covers_mod, "_KEEPS_LENGTH", frozenset({"move", "checksum", "persist", "compress"}))
     with pytest.raises(AssertionError, match="not all defined"):
         assert_proved_covers_hold(policy)
 
@@ -278,7 +285,7 @@ def test_a_move_from_a_smaller_source_taken_for_a_whole_write_is_caught(monkeypa
 """
     policy, _ = _load(text)
     assert assert_proved_covers_hold(policy) == (4, 8)  # the moves' init sources; r reads 2048 bytes never written
-    monkeypatch.setattr(orders_mod, "footprint_bytes", lambda *_args: 1)  # "source >= destination" always
+    monkeypatch.setattr(covers_mod, "footprint_bytes", lambda *_args: 1)  # "source >= destination" always
     with pytest.raises(AssertionError, match="not all defined"):
         assert_proved_covers_hold(policy)
 
@@ -305,3 +312,133 @@ def test_ignoring_an_unordered_alloc_in_the_space_is_caught(monkeypatch: pytest.
     monkeypatch.setattr(Covers, "__init__", blind)
     with pytest.raises(AssertionError, match="not all defined"):
         assert_proved_covers_hold(policy)
+
+
+# ---- tiles: one read defined by every instance a `*` names -------------------------------------
+
+
+@st.composite
+def tile_texts(draw) -> str:
+    """Blocks ``blk[0..n)`` and a two-dimensional write family ``t[i, j]`` (``j`` in ``0..m``),
+    each instance a tile of block ``i``: exact tiles, tiles with gaps, overlapping tiles that
+    stop short, tiles in reverse order, tiles of the next block, moves from half-size sources,
+    compressing moves, perhaps one tile left out (``if j != c``) or a second declaration of the
+    family; perhaps a two-dimensional intermediate ``x[i, j]`` after ``t[i, *]`` or ``t[i, 0]``;
+    reads of a whole block, its first or last bytes, or the next block, after ``t[i, *]``,
+    ``t[*, *]``, ``x[i, *]`` or ``t[i, 0]``."""
+    n, m = draw(st.integers(2, 3)), draw(st.sampled_from([2, 4]))
+    size = 4096 // m
+    tile = draw(st.sampled_from([f"blk[i][j * {size}, +{size}]", f"blk[i][j * {size}, +{size // 2}]",
+                                 f"blk[i][j * {size // 2}, +{size}]", f"blk[i][({m - 1} - j) * {size}, +{size}]",
+                                 f"blk[(i + 1) % {n}][j * {size}, +{size}]"]))
+    act = draw(st.sampled_from([f"write {tile} by gpu0.launch", f"move half[j] -> {tile} by gpu0.launch",
+                                f"move src[j] -> {tile} by gpu0.launch",
+                                f"move src[j] -> {tile} by gpu0.launch transform compress(lz4)"]))
+    lines = [HEAD + f"region blk[i in 0..{n}] in hbm at i * 4096 size 4096 owner gpu0",
+             f"region src[j in 0..{m}] in hbm at 0x100000 + j * 4096 size {size} owner gpu0 init",
+             f"region half[j in 0..{m}] in hbm at 0x180000 + j * 4096 size {size // 2} owner gpu0 init",
+             "region flag in hbm at 0x200000 size 64 owner gpu0 init",
+             "flow f {",
+             f"  for i in 0..{n} {{",
+             f"    for j in 0..{m} {{"]
+    hole = draw(st.integers(0, 4))
+    if hole < m and draw(st.booleans()):
+        lines += [f"      if j != {hole} {{", f"        edge t[i, j]: {act}", "      }"]
+    else:
+        lines.append(f"      edge t[i, j]: {act}")
+    lines += ["    }", "  }"]
+    if draw(st.integers(0, 4)) == 0:  # the family has a second declaration: one more instance
+        lines.append(f"  edge t[{n}, 0]: write flag by gpu0.launch")
+    names = ["t[i, *]", "t[*, *]", "t[i, 0]"]
+    if draw(st.booleans()):
+        ref = draw(st.sampled_from(["t[i, *]", "t[i, 0]", "t[i, 1]"]))
+        lines += [f"  for i in 0..{n} {{", f"    for j in 0..{m} {{"]
+        if draw(st.integers(0, 3)) == 0:
+            lines += ["      if j != 0 {", f"        edge x[i, j]: read flag by gpu0.copy_done after {ref}", "      }"]
+        else:
+            lines.append(f"      edge x[i, j]: read flag by gpu0.copy_done after {ref}")
+        lines += ["    }", "  }"]
+        names += ["x[i, *]", "x[i, 0]"]
+    for k in range(draw(st.integers(1, 2))):
+        target = draw(st.sampled_from(["blk[i]", "blk[i][0, +64]", "blk[i][4032, +64]", f"blk[(i + 1) % {n}]"]))
+        lines += [f"  for i in 0..{n} {{", f"    edge r{k}[i]: read {target} by gpu0.copy_done after {draw(st.sampled_from(names))}",
+                  "  }"]
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+TILES = BLOCKS + """flow f {
+  for i in 0..4 {
+    for j in 0..4 {
+      edge t[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch
+    }
+  }
+  for i in 0..4 {
+    for j in 0..2 {
+      edge x[i, j]: read flag by gpu0.copy_done after t[i, *]
+    }
+  }
+  for i in 0..4 {
+    edge r[i]: read blk[i] by gpu0.copy_done after x[i, *]
+  }
+}
+"""
+
+
+def test_a_read_defined_by_every_tile_a_star_names_is_proved_and_a_gap_falls_back() -> None:
+    r = _check(TILES)
+    assert not r.diagnostics and _rows(r)[("r", 0)] == (4, ""), _rows(r)
+    gap = _check(TILES.replace("write blk[i][j * 1024, +1024]", "write blk[i][j * 1024, +512]"))
+    assert [str(d.code) for d in gap.diagnostics] == ["FX-INIT-001"]
+    assert _rows(gap)[("r", 0)][1] == "fails at r.i=0", _rows(gap)
+    hole = _check(TILES.replace("      edge t[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch",
+                                "      if j != 3 {\n        edge t[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch\n      }"))
+    assert [str(d.code) for d in hole.diagnostics] == ["FX-INIT-001"] and _rows(hole)[("r", 0)][1] == "fails at r.i=0"
+
+
+def test_dropping_the_tiling_or_the_existence_of_each_tile_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the first and the last tile hold the read's ends, but not the bytes between the tiles
+    gap, _ = _load(TILES.replace("write blk[i][j * 1024, +1024]", "write blk[i][j * 1024, +512]")
+                   .replace("read blk[i] by", "read blk[i][0, +3584] by"))
+    assert assert_proved_covers_hold(gap) == (8, 12)  # x's reads of `flag` (init) only
+    real_between = covers_mod.between
+    monkeypatch.setattr(covers_mod, "between", lambda x, lo, hi: or_())  # "for every b" holds of no b
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(gap)
+    monkeypatch.setattr(covers_mod, "between", real_between)
+    hole, _ = _load(TILES.replace("      edge t[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch",
+                                  "      if j != 3 {\n        edge t[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch\n      }"))
+    assert assert_proved_covers_hold(hole) == (8, 12)
+    real_domain = covers_mod.domain
+    monkeypatch.setattr(covers_mod, "domain", lambda shape, sym, label="": real_domain(shape, sym, label)[:len(shape.loops)])
+    with pytest.raises(AssertionError, match="not all defined"):
+        assert_proved_covers_hold(hole)
+
+
+def test_a_reduction_five_steps_after_the_previous_layer_s_is_proved() -> None:
+    # rs[l] reduces into `act`, which rs[l - 1] (or, for l = 0, `emb`) defined five `after` steps before
+    text = HEAD + """region act in hbm at 0 size 4096 owner gpu0
+region tmp in hbm at 0x10000 size 4096 owner gpu0
+region flag in hbm at 0x20000 size 64 owner gpu0 init
+flow f {
+  edge emb: write act by gpu0.launch
+  for l in 0..1 {
+    edge q[l]: read flag by gpu0.launch after emb
+  }
+  for l in 1..4 {
+    edge q[l]: read flag by gpu0.launch after rs[l - 1]
+  }
+  for l in 0..4 {
+    for b in 0..2 {
+      edge k[l, b]: read flag by gpu0.launch after q[l]
+    }
+    edge a[l]: write tmp by gpu0.launch after k[l, *]
+    edge o[l]: read flag by gpu0.launch after a[l]
+    edge rs[l]: reduce(sum) tmp -> act by gpu0.launch after o[l]
+  }
+}
+"""
+    r = _check(text)
+    assert not r.diagnostics and _rows(r)[("rs", 1)] == (4, ""), _rows(r)
+    broken = _check(text.replace("after rs[l - 1]", "after o[l - 1]").replace("edge emb: write act", "edge emb: write tmp"))
+    assert "FX-INIT-001" in [str(d.code) for d in broken.diagnostics]
