@@ -18,7 +18,6 @@ import bisect
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import networkx as nx
@@ -150,19 +149,25 @@ class Context:
             for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
                 self.revokes[(region, dev)].append(e.eid)
 
-    @cached_property
+    @property
     def uses(self) -> dict[str, list[int]]:
         """``graph.by_region_uses`` of the policy, built on first use (a re-check that takes
-        the families reading it from the result cache never builds it)."""
-        return by_region_uses(self.policy, self.met())
-
-    def met(self) -> dict[tuple[int, int], list[Region]]:
-        """``graph.access_regions`` of the policy: access -> the regions it touches a byte of.
-        Cached until ``forget`` drops ``_met`` (the ownership family is its last reader)."""
-        hit = self.__dict__.get("_met")
+        the families reading it from the result cache never builds it) together with
+        ``touched`` (``_by_access``)."""
+        hit = self.__dict__.get("_uses")
         if hit is None:
-            hit = self.__dict__["_met"] = access_regions(self.policy)
+            self._by_access()
+            hit = self.__dict__["_uses"]
         return hit
+
+    def _by_access(self) -> None:
+        """Build ``uses`` and ``touched`` (those not built yet) from one ``graph.access_regions``
+        sweep, which is then dropped: on a full-size policy it holds a million accesses."""
+        met = access_regions(self.policy)
+        if "_uses" not in self.__dict__:
+            self.__dict__["_uses"] = by_region_uses(self.policy, met)
+        if "_touched" not in self.__dict__:
+            self.__dict__["_touched"] = self._governing(met)
 
     def forget(self, caches: Iterable[str]) -> None:
         """Drop the named caches (the keys that ``touched``, ``owner_checks`` and the rules'
@@ -230,11 +235,16 @@ class Context:
         keep both, so each owner is checked.
         """
         hit = self.__dict__.get("_touched")
-        if hit is not None:
-            return hit
+        if hit is None:
+            self._by_access()
+            hit = self.__dict__["_touched"]
+        return hit
+
+    def _governing(self, met: dict[tuple[int, int], list[Region]]) -> dict[int, dict[str, bool]]:
+        """``touched`` from ``met`` (``graph.access_regions``)."""
         edges, read = self.policy.edges, AccessMode.READ
         out: dict[int, dict[str, bool]] = {}
-        for (eid, pos), regions in sorted(self.met().items(), key=lambda kv: kv[0]):
+        for (eid, pos), regions in sorted(met.items(), key=lambda kv: kv[0]):
             got = out.setdefault(eid, {})
             a = edges[eid].accesses()[pos]
             writes = a.mode is not read
@@ -258,7 +268,6 @@ class Context:
                             for r2 in same_clip[(lo, hi)])
                 if not inner:
                     got[reg.name] = got.get(reg.name, False) or writes
-        self.__dict__["_touched"] = out
         return out
 
     def owner_checks(self) -> dict[int, dict[str, bool]]:
