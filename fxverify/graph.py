@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any
 
 import networkx as nx
 
@@ -409,7 +408,7 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
     out: dict[tuple[int, int], list[Region]] = defaultdict(list)
     # space -> (lo, kind, hi, region or (edge id, position), the footprint when strided): kind 0
     # is a region (sorted before the footprints that start where it does), 1 a footprint
-    by_space: dict[str, list[tuple[int, int, int, Any, Footprint | None]]] = defaultdict(list)
+    by_space: dict[str, list[tuple[int, int, int, Region | tuple[int, int], Footprint | None]]] = defaultdict(list)
     for r in policy.regions:
         if r.size > 0:  # an empty region holds no byte to touch (``Footprint.meets``)
             by_space[r.space].append((r.base, 0, r.end, r, None))
@@ -419,7 +418,8 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
             by_space[fp.space].append((fp.base, 1, fp.hi, (e.eid, pos), None if fp.count == 1 or fp.stride <= fp.elem else fp))
     # Each event meets the open events of the other kind that end past its start; those started
     # no later than it, so the hulls share a byte, and only a strided footprint needs the exact
-    # test (``Footprint.meets``).
+    # test (``Footprint.meets``). INVARIANT: footprints are not empty (the resolver rejects a
+    # region `size`, a slice's `elem` or `count` below 1), so sharing a hull byte is meeting.
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
         open_regions: list[Region] = []

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from fxverify.graph import PolicyGraph, access_regions, by_region_uses
 from fxverify.ir import AccessMode, Device, Edge, Footprint, Link, LinkOrder, Policy, Region
+from fxverify.obligations import base
 from fxverify.obligations.base import Context
 from fxverify.vocab import DeviceKind
 
@@ -204,3 +205,14 @@ def test_access_regions_and_touched_match_brute_force(data: st.DataObject) -> No
     assert uses == {r: sorted({eid for (eid, _p), rs in met.items() if any(x.name == r for x in rs)})
                     for r in {x.name for rs in met.values() for x in rs}}
     assert Context(pol, PolicyGraph(pol)).touched() == _touched_by_brute_force(pol)
+
+
+def test_the_lazy_indexes_are_exactly_those_the_context_builds() -> None:
+    """``base._LAZY`` names exactly the attributes ``Context._index`` sets: a read of any of them
+    builds them all, and any other missing attribute is an ``AttributeError``."""
+    ctx = Context(_policy([_e(0)]), PolicyGraph(_policy([_e(0)])))
+    before = set(vars(ctx))
+    ctx._index()
+    assert set(vars(ctx)) - before == base._LAZY
+    with pytest.raises(AttributeError):
+        _ = Context(_policy([_e(0)]), PolicyGraph(_policy([_e(0)]))).handof

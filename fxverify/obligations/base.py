@@ -69,7 +69,9 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
 
 
-#: The ``Context`` indexes built on first use, together (``Context._index``).
+#: The ``Context`` indexes built on first use, together (``Context._index``). INVARIANT: exactly
+#: the attributes ``_index`` sets (tests/test_graph.py checks it), so a read of any of them builds
+#: all, and a misspelled attribute is still an ``AttributeError``.
 _LAZY = frozenset({"moved_by", "leased_by", "moves", "covers", "revoked_by", "revoke_covers", "allocated_by",
                    "alloc_covers", "handoffs", "allocs", "leases", "releases", "revokes", "cancellers"})
 

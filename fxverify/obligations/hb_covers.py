@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
-from fxverify.obligations.hb_orders import (Indexed, Link, Paths, decide, footprint_refs, indexed, path_term, prover_for,
+from fxverify.obligations.hb_orders import (Indexed, PathStep, Paths, decide, footprint_refs, indexed, path_term, prover_for,
                                             region_spaces, var_names)
 from fxverify.obligations.parametric import Parametric, Report
 from fxverify.obligations.symbolic import NotAffine, Symbolic, as_term, domain, footprint_bytes, footprint_terms
@@ -31,7 +31,7 @@ from fxverify.xforms import XfKind
 
 #: Def-before-use (``Covers``) follows paths of at most this many ``after`` references: a
 #: reduction into a buffer every layer reuses is defined by the previous layer's, five steps back
-#: in a prefill flow (``rs_a[l] -> attn_out -> attn -> kvw -> wq -> rs_f[l - 1]``). One search
+#: in a prefill flow (``rs_f[l - 1] -> wq -> kvw -> attn -> attn_out -> rs_a[l]``). One search
 #: from the read finds the paths to every writer at once (``Paths.paths_to``).
 COVER_STEPS = 5
 
@@ -72,6 +72,8 @@ def cover_query(paths: Paths, name: str, r: EdgeShape, pos: int, writers: Sequen
                 if got is not None:
                     wlo, whi, facts_w = _defined(w, Symbolic(got[1]), regions)
                     covered.append(and_(got[0], *facts_w, _within(lo, hi, wlo, whi)))
+                # INVARIANT (soundness): each tiles disjunct gets names of its own for its "for
+                # every b" variables (``_tiles``): ``covered`` only grows, so the index is unique
                 tiles = _tiles(regions, f"tiles{len(covered)}", w, decls, links, ri, lo, hi)
             except NotAffine:
                 continue
@@ -84,7 +86,7 @@ def cover_query(paths: Paths, name: str, r: EdgeShape, pos: int, writers: Sequen
                  minimize=ri.vars, header=(header,))
 
 
-def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: list[EdgeShape], links: list[Link], ri: Indexed,
+def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: list[EdgeShape], links: list[PathStep], ri: Indexed,
            lo: Term | int, hi: Term | int) -> Term | None:
     """The condition under which the instances of ``w`` that the path's last reference names
     with a ``*`` over one loop variable ``b`` of ``w`` (``w[.., *, ..]``, ``b`` in no other
@@ -116,17 +118,18 @@ def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: l
     def at(b: Term | int) -> Symbolic:
         return Symbolic({**env, loop.var: b})
 
-    lo_first = footprint_terms(whole_write(w), regions, at(loop.lo))[0]
-    hi_last = footprint_terms(whole_write(w), regions, at(loop.hi - 1))[1]
+    dst = whole_write(w)
+    assert dst is not None  # INVARIANT: ``cover_query`` passes writers ``whole_write`` accepts
+    lo_first = footprint_terms(dst, regions, at(loop.lo))[0]
+    hi_last = footprint_terms(dst, regions, at(loop.hi - 1))[1]
     _l, _h, each = _defined(w, at(every), regions)
     exists = [t for _, t in domain(w, at(every))]
-    lo_b, hi_b = footprint_terms(whole_write(w), regions, at(nxt))[:2]
-    lo_n, hi_n = footprint_terms(whole_write(w), regions, at(add(nxt, 1)))[:2]
+    lo_b, hi_b = footprint_terms(dst, regions, at(nxt))[:2]
+    lo_n, hi_n = footprint_terms(dst, regions, at(add(nxt, 1)))[:2]
     tile = and_(as_term(lo_b) <= as_term(lo_n), as_term(lo_n) <= as_term(hi_b), as_term(hi_b) <= as_term(hi_n))
     return and_(first[0], _within(lo, hi, lo_first, hi_last),
                 or_(not_(between(every, loop.lo, loop.hi)), and_(*exists, *each)),
                 or_(not_(between(nxt, loop.lo, loop.hi - 1)), tile))
-
 
 
 def _defined(w: EdgeShape, sym: Symbolic, regions: Mapping[str, RegionShape]) -> tuple[Term | int, Term | int, list[Term]]:
@@ -166,7 +169,6 @@ def whole_write(shape: EdgeShape) -> ast.Ref | None:
     if isinstance(shape.action, (ast.MoveAction, ast.ReduceAction)) and all(k in _KEEPS_LENGTH for k in steps):
         return dst
     return None
-
 
 
 class Covers:
@@ -230,8 +232,8 @@ class Covers:
             return f"space `{space}` has an `alloc` or a cancelled write: the unrolled proof decides"
         code = codes.INIT_001
         q = cover_query(self.paths, f"{code}:{r.name}#{pos}@{span.file}:{span.start}", r, pos, self.writers, self.spaces,
-                                   self.loaded, f"{code}: every instance of `{r.name}` ({r.where}) reads bytes a write HB-before it "
-                                   f"defines, access {pos}, over its loop indices")
+                        self.loaded, f"{code}: every instance of `{r.name}` ({r.where}) reads bytes a write HB-before it "
+                        f"defines, access {pos}, over its loop indices")
         return q if isinstance(q, str) else decide(self.prover, code, q)
 
     def report(self) -> None:

@@ -15,7 +15,8 @@ instance's index at every position the reference does not leave to ``*``
 (``resolve.references.edge_set``). An intermediate's loop
 values are solved from those equations (an index written ``v``, ``v + c``, ``c + v`` or
 ``v - c``), so the query has no quantifier; a value they leave open (a ``*`` names every value)
-is taken at its loop's first value, which must exist and satisfy every equation like the others.
+is taken at its loop's first value, which must exist and satisfy every equation like the others
+(only that value is tried: a chain that only later values complete falls back, never more).
 A path longer than ``MAX_STEPS`` references (``COVER_STEPS`` for a cover) is not tried.
 
 ``Paths.query`` states, for declarations ``U`` and ``R`` and a pairing condition over both
@@ -89,6 +90,7 @@ def after_refs(shape: EdgeShape) -> Iterator[ast.Ref]:
 
 
 def var_names(e: ast.Expr) -> set[str]:
+    """The names of the variables that occur in expression ``e``."""
     if isinstance(e, ast.Var):
         return {e.name}
     if isinstance(e, ast.BinOp):
@@ -113,7 +115,7 @@ def _solvable(e: ast.Expr) -> tuple[str, int] | None:
 
 
 @dataclass(frozen=True)
-class Link:
+class PathStep:
     """One ``after`` reference of the path: ``ref``'s items (over step ``at``'s variables) name
     an instance of the declaration at step ``at + 1``."""
 
@@ -156,7 +158,7 @@ class Paths:
         for shape in shapes.edges.values():
             self.by_family.setdefault(shape.name, []).append(shape)
 
-    def paths(self, u: EdgeShape, r: EdgeShape) -> list[tuple[list[EdgeShape], list[Link]]]:
+    def paths(self, u: EdgeShape, r: EdgeShape) -> list[tuple[list[EdgeShape], list[PathStep]]]:
         """The declaration paths ``u -> ... -> r`` of at most ``MAX_STEPS`` ``after`` references,
         shortest first, at most ``MAX_PATHS``: each as its declarations from ``r`` back to ``u``
         and the reference of each step naming the next one. At most ``MAX_FRONTIER`` partial paths
@@ -164,21 +166,21 @@ class Paths:
         return self.paths_to(r, {u.span}, MAX_STEPS).get(u.span, [])
 
     def paths_to(self, r: EdgeShape, targets: Container[Span], steps: int
-                 ) -> dict[Span, list[tuple[list[EdgeShape], list[Link]]]]:
+                 ) -> dict[Span, list[tuple[list[EdgeShape], list[PathStep]]]]:
         """``paths`` from each declaration of ``targets`` (spans) to ``r`` at once, of at most
         ``steps`` references: one search back from ``r``, at most ``MAX_PATHS`` paths per target
         and ``MAX_FRONTIER`` partial paths per length."""
-        found: dict[Span, list[tuple[list[EdgeShape], list[Link]]]] = {}
-        frontier: list[tuple[list[EdgeShape], list[Link]]] = [([r], [])]
+        found: dict[Span, list[tuple[list[EdgeShape], list[PathStep]]]] = {}
+        frontier: list[tuple[list[EdgeShape], list[PathStep]]] = [([r], [])]
         for _ in range(steps):
-            nxt: list[tuple[list[EdgeShape], list[Link]]] = []
+            nxt: list[tuple[list[EdgeShape], list[PathStep]]] = []
             for decls, links in frontier:
                 for ref in after_refs(decls[-1]):
                     for x in self.by_family.get(ref.name.name, ()):
                         items = _items(ref, len(x.index))
                         if items is None or not _may_name(items, x.index):
                             continue
-                        step = (decls + [x], links + [Link(len(decls) - 1, items)])
+                        step = (decls + [x], links + [PathStep(len(decls) - 1, items)])
                         if x.span in targets:
                             got = found.setdefault(x.span, [])
                             if len(got) < MAX_PATHS:
@@ -212,6 +214,7 @@ class Paths:
             same = (("another_instance", or_(*[not_(eq(a, b)) for a, b in zip(ui.vars, ri.vars)])),)
         return Query(name, ui.domain + ri.domain + paired + same + (("unordered", not_(or_(*ordered))),),
                      minimize=ui.vars + ri.vars, header=(header,))
+
 
 class Orders:
     """The pair proofs of one family's generation, with the check's parametric ``prover``:
@@ -271,7 +274,7 @@ class Orders:
                                               count, why, ts.name if ts else ""))
 
 
-def path_term(decls: list[EdgeShape], links: list[Link], ri: Indexed, ui: Indexed | None,
+def path_term(decls: list[EdgeShape], links: list[PathStep], ri: Indexed, ui: Indexed | None,
                pin: Mapping[str, Term | int] | None = None) -> tuple[Term, dict[str, Term | int]] | None:
     """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
     before ``R[j]``: each intermediate instance exists and each reference names the instance

@@ -28,7 +28,7 @@ from fxverify.obligations.parametric import Parametric
 from fxverify.shapes import Shapes
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
-from fxverify.smt.terms import and_, or_
+from fxverify.smt.terms import and_, free_vars, or_
 
 from tests.obligations.test_parametric import _check, _load, _same_with_and_without_the_prover
 
@@ -442,3 +442,23 @@ flow f {
     assert not r.diagnostics and _rows(r)[("rs", 1)] == (4, ""), _rows(r)
     broken = _check(text.replace("after rs[l - 1]", "after o[l - 1]").replace("edge emb: write act", "edge emb: write tmp"))
     assert "FX-INIT-001" in [str(d.code) for d in broken.diagnostics]
+
+
+def test_each_tiles_disjunct_has_its_own_for_every_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Soundness of ``_tiles`` rests on each disjunct's "for every b" variables being its own: two
+    tilings failing at different values of one shared variable would make the query unsat."""
+    text = TILES.replace("  for i in 0..4 {\n    for j in 0..2 {", """  for i in 0..4 {
+    for j in 0..4 {
+      edge u[i, j]: write blk[i][j * 1024, +1024] by gpu0.launch after t[i, j]
+    }
+  }
+  for i in 0..4 {
+    for j in 0..2 {""", 1).replace("after t[i, *]", "after t[i, *], u[i, *]")
+    asked: list = []
+    real = covers_mod.decide
+    monkeypatch.setattr(covers_mod, "decide", lambda prover, code, q: asked.append(q) or real(prover, code, q))
+    r = _check(text)
+    assert not r.diagnostics and _rows(r)[("r", 0)] == (4, ""), _rows(r)
+    (query,) = [q for q in asked if q.name.startswith("FX-INIT-001:r#")]
+    names = {v.name for v in free_vars([t for _, t in query.assertions]) if v.name.startswith("tiles")}
+    assert len(names) == 4 and {n.rpartition(".")[2] for n in names} == {"every", "next"}, names
