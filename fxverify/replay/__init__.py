@@ -5,5 +5,7 @@
 are the rules it checks). It imports nothing from ``fxverify.smt`` or ``fxverify.obligations``
 but the ``Witness`` it replays; the facts it shares with the encoder are the vocabulary's
 (``fxverify.vocab``: dtype widths, codec bounds, commuting operators). ``trace.build_trace``
-turns a replayed counterexample into the events a person reads.
+turns a replayed counterexample into the events a person reads, and ``refutation.refutation``
+the diagnostic of a refuted obligation once its counterexample replays (it reads the obligation
+and the solver's result through their methods, imported for types only).
 """
