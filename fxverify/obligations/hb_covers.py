@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from fxverify import ast, ir
 from fxverify.diagnostics import codes
 from fxverify.obligations.base import Context
-from fxverify.obligations.hb_orders import (Indexed, PathStep, Paths, decide, footprint_refs, indexed, path_term, prover_for,
+from fxverify.obligations.hb_orders import (PathStep, Paths, decide, footprint_refs, indexed, path_term, prover_for,
                                             region_spaces, var_names)
 from fxverify.obligations.parametric import Parametric, Report
 from fxverify.obligations.symbolic import NotAffine, Symbolic, as_term, domain, footprint_bytes, footprint_terms
@@ -69,12 +69,13 @@ def cover_query(paths: Paths, name: str, r: EdgeShape, pos: int, writers: Sequen
         for decls, links in found:
             try:
                 got = path_term(decls, links, ri, None)
-                if got is not None:
-                    wlo, whi, facts_w = _defined(w, Symbolic(got[1]), regions)
-                    covered.append(and_(got[0], *facts_w, _within(lo, hi, wlo, whi)))
+                if got is None:
+                    continue
+                wlo, whi, facts_w = _defined(w, Symbolic(got[1]), regions)
+                covered.append(and_(got[0], *facts_w, _within(lo, hi, wlo, whi)))
                 # INVARIANT (soundness): each tiles disjunct gets names of its own for its "for
                 # every b" variables (``_tiles``): ``covered`` only grows, so the index is unique
-                tiles = _tiles(regions, f"tiles{len(covered)}", w, decls, links, ri, lo, hi)
+                tiles = _tiles(regions, f"tiles{len(covered)}", w, links[-1], got, lo, hi)
             except NotAffine:
                 continue
             if tiles is not None:
@@ -86,13 +87,15 @@ def cover_query(paths: Paths, name: str, r: EdgeShape, pos: int, writers: Sequen
                  minimize=ri.vars, header=(header,))
 
 
-def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: list[EdgeShape], links: list[PathStep], ri: Indexed,
-           lo: Term | int, hi: Term | int) -> Term | None:
-    """The condition under which the instances of ``w`` that the path's last reference names
-    with a ``*`` over one loop variable ``b`` of ``w`` (``w[.., *, ..]``, ``b`` in no other
-    index) define, together, every byte of ``[lo, hi)``; ``None`` when the path has no such
-    ``*``. Each instance is HB-before the read (the ``*`` names them all), so it suffices
-    that, over ``b``'s loop ``[L, H)``: the path holds with ``b = L``; every instance exists
+def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, last: PathStep,
+           path: tuple[Term, dict[str, Term | int]], lo: Term | int, hi: Term | int) -> Term | None:
+    """The condition under which the instances of ``w`` that the path's last reference ``last``
+    names with a ``*`` over one loop variable ``b`` of ``w`` (``w[.., *, ..]``, ``b`` in no
+    other index) define, together, every byte of ``[lo, hi)``; ``None`` when it has no such
+    ``*``. ``path`` is the path's ``path_term``: no equation names ``b``, so it holds with ``b``
+    at its loop's first value ``L``, and the other values it solves are the same for every
+    ``b``. Each instance is HB-before the read (the ``*`` names them all), so it suffices
+    that, over ``b``'s loop ``[L, H)``: the path holds; every instance exists
     and defines its destination (``_defined``); consecutive destinations tile, ``lo(b) <=
     lo(b + 1) <= hi(b) <= hi(b + 1)``, so that they cover ``[lo(L), hi(H - 1))`` without a
     gap; and that holds the read's bytes.
@@ -101,7 +104,7 @@ def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: l
     ``NAME.next``), which the query leaves free: an unsat query refutes every value of it.
     Each disjunct of the query has its own (``name`` is unique in the query), so the query
     proves one disjunct for every value of them, never a mix. Raises ``NotAffine``."""
-    stars = [p for p, it in enumerate(links[-1].items) if isinstance(it, ast.StarItem)]
+    stars = [p for p, it in enumerate(last.items) if isinstance(it, ast.StarItem)]
     if len(stars) != 1:
         return None
     label = w.index[stars[0]]
@@ -109,10 +112,7 @@ def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: l
     if loop is None or loop.hi - loop.lo < 1 or any(
             loop.var in var_names(e) for p, e in enumerate(w.index) if p != stars[0]):
         return None
-    first = path_term(decls, links, ri, None, {loop.var: loop.lo})
-    if first is None:
-        return None
-    env = first[1]
+    env = path[1]
     every, nxt = int_var(f"{name}.every"), int_var(f"{name}.next")
 
     def at(b: Term | int) -> Symbolic:
@@ -127,7 +127,7 @@ def _tiles(regions: Mapping[str, RegionShape], name: str, w: EdgeShape, decls: l
     lo_b, hi_b = footprint_terms(dst, regions, at(nxt))[:2]
     lo_n, hi_n = footprint_terms(dst, regions, at(add(nxt, 1)))[:2]
     tile = and_(as_term(lo_b) <= as_term(lo_n), as_term(lo_n) <= as_term(hi_b), as_term(hi_b) <= as_term(hi_n))
-    return and_(first[0], _within(lo, hi, lo_first, hi_last),
+    return and_(path[0], _within(lo, hi, lo_first, hi_last),
                 or_(not_(between(every, loop.lo, loop.hi)), and_(*exists, *each)),
                 or_(not_(between(nxt, loop.lo, loop.hi - 1)), tile))
 

@@ -274,18 +274,18 @@ class Orders:
                                               count, why, ts.name if ts else ""))
 
 
-def path_term(decls: list[EdgeShape], links: list[PathStep], ri: Indexed, ui: Indexed | None,
-               pin: Mapping[str, Term | int] | None = None) -> tuple[Term, dict[str, Term | int]] | None:
+def path_term(decls: list[EdgeShape], links: list[PathStep], ri: Indexed, ui: Indexed | None
+              ) -> tuple[Term, dict[str, Term | int]] | None:
     """The condition under which the path ``decls`` (from ``R`` back to ``U``) orders ``U[i]``
     before ``R[j]``: each intermediate instance exists and each reference names the instance
     before it; and ``U``'s loop values, as terms. With ``ui`` ``None``, ``U``'s loop values are
-    solved like an intermediate's (``U``'s instance is a function of ``R``'s, and must exist),
-    those ``pin`` gives excepted. A loop value the equations leave open (a ``*`` names every
-    value) is taken at its loop's first value, and the instance so named must exist like the
-    others. ``None`` when an equation cannot hold. Raises ``NotAffine``."""
+    solved like an intermediate's (``U``'s instance is a function of ``R``'s, and must exist).
+    A loop value the equations leave open (a ``*`` names every value) is taken at its loop's
+    first value, and the instance so named must exist like the others. ``None`` when an
+    equation cannot hold. Raises ``NotAffine``."""
     last = len(decls) - 1
     envs: list[dict[str, Term | int]] = ([dict(ri.sym.env)] + [{} for _ in range(last - 1)]
-                                         + [dict(pin or {}) if ui is None else dict(ui.sym.env)])
+                                         + [{} if ui is None else dict(ui.sym.env)])
     # each equation: (step of the labelled instance, its label expression, step of the reference, the item)
     eqs = [(lk.at + 1, decls[lk.at + 1].index[p], lk.at, it.expr)
            for lk in links for p, it in enumerate(lk.items) if isinstance(it, ast.IndexItem)]
