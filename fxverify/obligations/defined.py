@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Container, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 
 from fxverify.certificate import DefinedCover, Evidence, WriteBefore
@@ -148,7 +148,7 @@ def writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
 RECENT = 16
 
 
-def recent_writers(ctx: Context, only: Container[tuple[int, int]] | None = None
+def recent_writers(ctx: Context, only: Collection[tuple[int, int]] | None = None
                    ) -> dict[tuple[int, int], list[tuple[int, int]]]:
     """Reading access ``(edge, position)`` -> the latest ``RECENT`` serving writes (``serves``) of
     each byte range its hull meets, in the graph's linear extension of HB before it: the writes
@@ -160,24 +160,23 @@ def recent_writers(ctx: Context, only: Container[tuple[int, int]] | None = None
     hull bounds of its writes: a read collects the writes kept on the segments it meets, then a
     write joins the segments of its hull. Cost: O(accesses x segments met x ``RECENT``), not the
     pairs of a reused buffer. Cached on the context, as the first call makes it: with ``only``,
-    just the reads it holds are listed (a read left out lists no writer, and ``Unwritten`` then
-    tries every serving write, ``writers``)."""
+    just the reads it holds are listed, and only their spaces are swept (a read left out lists no
+    writer, and ``Unwritten`` then tries every serving write, ``writers``)."""
     hit = ctx.__dict__.get("_recent")
     if hit is not None:
         return hit
-    if only is not None and not only:  # every read proved for its declaration: nothing to sweep
-        hit = ctx.__dict__["_recent"] = {}
-        return hit
     pol, g = ctx.policy, ctx.graph
+    # only the spaces of the reads to list: a write serves reads of its own space alone
+    spaces = None if only is None else {pol.edges[e].accesses()[p].footprint.space for e, p in only}
     bounds: dict[str, set[int]] = defaultdict(set)
     for e in pol.edges:
         for a in e.accesses():
-            if writes(a):
+            if writes(a) and (spaces is None or a.footprint.space in spaces):
                 bounds[a.footprint.space].update((a.footprint.lo, a.footprint.hi))
     cuts = {space: sorted(b) for space, b in bounds.items()}
     kept: dict[str, list[tuple[tuple[int, int], ...]]] = {space: [()] * len(c) for space, c in cuts.items()}
     hit = {}
-    for eid in sorted(range(len(pol.edges)), key=g.rank):
+    for eid in sorted(range(len(pol.edges)), key=g.rank) if spaces is None or spaces else ():
         accs = pol.edges[eid].accesses()
         for pos, a in enumerate(accs):
             if reads(a) and (only is None or (eid, pos) in only):
@@ -188,7 +187,7 @@ def recent_writers(ctx: Context, only: Container[tuple[int, int]] | None = None
                         seen[wv] = None
                 hit[(eid, pos)] = [wv for wv in seen if serves(ctx, wv[0], wv[1], eid, pos)]
         for pos, a in enumerate(accs):
-            if writes(a):
+            if writes(a) and (spaces is None or a.footprint.space in spaces):
                 fp = a.footprint
                 c, segs = cuts[fp.space], kept[fp.space]
                 for i in range(bisect.bisect_left(c, fp.lo), bisect.bisect_left(c, fp.hi)):

@@ -77,6 +77,20 @@ def test_latest_writers_never_change_the_fast_proof(policy) -> None:
             assert ob.certificate() is not None, ob.key
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reuse_policies(min_edges=10, max_edges=80), st.data())
+def test_latest_writers_of_some_reads_are_those_of_every_read(policy, data) -> None:
+    """``recent_writers(ctx, only)`` sweeps only the spaces of the reads in ``only``, and lists
+    for them what the sweep of the whole policy lists."""
+    ctx = _ctx(policy)
+    if not ctx.graph.is_acyclic():
+        return
+    full = defined.recent_writers(ctx)
+    reads = sorted((e.eid, p) for e in policy.edges for p, a in enumerate(e.accesses()) if defined.reads(a))
+    only = set(data.draw(st.lists(st.sampled_from(reads), max_size=6) if reads else st.just([])))
+    assert defined.recent_writers(_ctx(policy), only) == {r: full[r] for r in only}
+
+
 @pytest.mark.parametrize("layers", [2, 4, 40])
 def test_a_read_of_a_reused_buffer_lists_only_the_latest_writes(layers: int) -> None:
     """A buffer every layer writes and reads back: each read is proved by the latest writes before
