@@ -33,6 +33,8 @@ from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
 from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
 from fxverify.obligations.final_owner import FinalOwner
+from fxverify.obligations.grants import lease_grants
+from fxverify.obligations.hb_owners import owners_for
 from fxverify.obligations.hb_orders import footprint_refs, handoff_refs, meeting, orders_for, region_spaces, released_refs, touched_refs
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
@@ -383,49 +385,6 @@ class SplitHandoff(OwnershipObligation):
         return hint(*[DropHandoff(name, c.region, c.src, c.dst) for c in self.clauses])
 
 
-class LeaseByNonOwner(OwnershipObligation):
-    """FX-OWN-003 for leases: the device that grants a lease of ``region`` owns it when the
-    granting edge starts (nobody can lend what it does not own)."""
-
-    code = codes.OWN_003
-
-    def __init__(self, ctx: Context, g: int, region: str, to: str) -> None:
-        self.region, self.to = region, to
-        self.device = ctx.edge(g).device
-        self.hs = [h for h in ctx.handoffs.get(region, ()) if h != g]
-        eg = ctx.edge(g)
-        span = next((x.span for x in eg.leases if x.region == region and x.span.end), eg.span)
-        super().__init__(ctx, (g, *self.hs), f"{self.code}:lease:{eg.name}|{region}|{to}", span)
-
-    def prove_fast(self) -> str | None:
-        return "hb-reachability" if owned_by_hb(self.ctx, self.region, self.device, self.edges[0], self.hs) else None
-
-    def evidence(self) -> Evidence | None:
-        return owner_chain(self, self.region, self.device, self.edges[0], self.hs)
-
-    def encode(self) -> Query:
-        g = self.edges[0]
-        facts = DeviceFacts(self.ctx.policy)
-        owns = owner_is(self.ctx, self.region, facts.device("lender", self.device), start(g), self.hs, facts)
-        cons = self._sched() + facts.constraints + [("lender_not_owner", not_(owns))]
-        return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
-
-    def culprits(self) -> tuple[int, ...]:
-        """The granting edge; the handoffs of the region explain."""
-        return self.edges[:1]
-
-    def message(self, w: Witness) -> str:
-        return (f"`{self.name(self.edges[0])}` on `{self.device}` leases `{self.region}` to `{self.to}`, "
-                f"but `{self.device}` may not own it then")
-
-    def why(self, w: Witness) -> str:
-        return "only the current owner of a region can lease it"
-
-    def fix(self, w: Witness) -> Hint:
-        """No edit: the lease belongs on an edge of the owner, which the policy may not have."""
-        return hint()
-
-
 class UseAfterRelease(OwnershipObligation):
     """FX-OWN-004: every use ``u`` of ``region`` happens-before its release ``r``; a cancelled ``u``
     touches no byte once ``r`` starts when ``r`` is HB-after one of its cancels (specs/obligations.md
@@ -504,25 +463,26 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     touched, checks = ctx.touched(), ctx.owner_checks()
     # With an HB cycle the unrolled FX-OWN-001 obligations are dropped (``families._kept``: they
     # are not ``schedule_free``), so the prover is not asked: no proof and no report of them.
-    static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks)
+    owners = owners_for(ctx)
+    static = (ctx.parametric.proved_static_owners({r for r, hs in ctx.handoffs.items() if hs}, checks,
+                                                  owners.reason if owners is not None else None)
               if ctx.parametric is not None and ctx.graph.is_acyclic() else set())
     orders = orders_for(ctx, codes.OWN_002)
     transit = meeting(orders.paths.shapes, region_spaces(ctx.policy), footprint_refs, handoff_refs) if orders is not None else None
     held = Held()
     for e in pol.edges:
-        if static and e.span in static:
-            for r in sorted(checks.get(e.eid, {})):
-                yield from held.hold(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001)
-            continue
-        yield from held.flush()
+        proved = bool(static) and e.span in static
         # Every region whose bytes the edge touches, whichever region its footprint names: regions
         # of one alias set may overlap, and each has its own owner. And every region it releases.
         released, revoked = {rel.region for rel in e.releases}, {rv.region for rv in e.revokes}
         for r, writes in sorted(checks.get(e.eid, {}).items()):
             if any(h.region == r and h.src == e.device for h in e.handoffs):
                 continue  # the owner's handoff edge touches what it gives away; FX-OWN-003 checks it
-            yield from held.flush()
-            yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
+            if proved:
+                yield from held.hold(f"{codes.OWN_001}:{e.name}|{r}", codes.OWN_001)
+            else:
+                yield from held.flush()
+                yield Unowned(ctx, e, r, writes, releases=r in released, revokes=r in revoked)
             if r not in touched.get(e.eid, {}):
                 continue  # a release touches no bytes: FX-OWN-004 orders it after every use
             for h in ctx.true_handoffs(r):  # an alloc puts nothing in transit
@@ -544,11 +504,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             for region in sorted({h.region for h in e.handoffs}):
                 if len(ctx.clauses_sharing_bytes(e.eid, region)) > 1:
                     yield SplitHandoff(ctx, e.eid, region)
-    for region, gs in sorted(ctx.leases.items()):
-        for g in gs:
-            for ls in ctx.edge(g).leases:
-                if ls.region == region:
-                    yield LeaseByNonOwner(ctx, g, region, ls.device)
+    yield from lease_grants(ctx)
     yield from _uses_before_releases(ctx)
     yield from lifetimes.generate(ctx)
     declared = {fo.region: fo for fo in pol.final_owners}

@@ -43,7 +43,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import Counter, defaultdict
-from collections.abc import Container, Iterator, Mapping, Sequence, Sized
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence, Sized
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -224,7 +224,8 @@ class Parametric:
                 found[(span, 0)] = "" if shape.hook in hooks else f"`{shape.hook}` is not declared on `{shape.device}`"
         return {span for span, _pos in self._reported(codes.HOOK_002, found)}
 
-    def proved_static_owners(self, handed: Container[str], checks: Mapping[int, Sized]) -> set[Span]:
+    def proved_static_owners(self, handed: Container[str], checks: Mapping[int, Sized],
+                             more: Callable[[Span, str], str] | None = None) -> set[Span]:
         """The declaration spans whose FX-OWN-001 obligations hold for every index value as
         ``static-owner`` proofs: every region an instance's footprints can touch is owned by the
         declaration's device and never changes owner (not in ``handed``: the regions with a
@@ -235,7 +236,9 @@ class Parametric:
         footprints: one interval lookup per declaration and position against the regions of the
         space that are not statically the device's decides every instance. ``checks``: the regions
         each edge (by id) is checked against (``Context.owner_checks``), one obligation each.
-        Records a ``Report`` per declaration of ``families``."""
+        ``more`` tries a declaration this argument leaves another way (``hb_owners.Owners.reason``:
+        by HB and leases), given the reason it was left: "" when that proves it. Records a
+        ``Report`` per declaration of ``families``."""
         fams = self.families()
         if str(codes.OWN_001) in self.skip or not fams:
             return set()
@@ -269,28 +272,71 @@ class Parametric:
         handed_in = _by_space([r for r in self.policy.regions if r.name in handed])
         for (n, pos), (space, lo, hi) in hull.items():
             if n not in why:
-                other = self._not_static(space, fams[spans[n]][0].device, handed_in, lo, hi)
+                other = self.not_owned(space, fams[spans[n]][0].device, lo, hi, handed_in)
                 if other:
                     why[n] = (other, pos)
         for n, span in enumerate(spans):
             reason, pos = why.get(n, ("", 0))
+            if reason and more is not None:
+                reason = more(span, reason)
+                if not reason:
+                    del why[n]
+                    pos = 0
             self.report(span, codes.OWN_001, reason, pos, obligations=keys[n])
         return {span for n, span in enumerate(spans) if n not in why}
 
-    def _not_static(self, space: str, device: str, handed: dict[tuple[str, str], Intervals], lo: int, hi: int) -> str:
+    def proved_static_grants(self, handed: Container[str]) -> set[Span]:
+        """The declaration spans whose FX-OWN-003 lease obligations (``grants.LeaseByNonOwner``:
+        the grantor owns what it leases when the edge starts) hold for every index value: every
+        region an instance's ``lease`` clause names is the declaration's device's for the whole
+        flow (not in ``handed``, as ``proved_static_owners``). The named region lies in the
+        clause's space and inside the hull of that clause's regions over every instance, so one
+        interval lookup per declaration and clause decides every instance; each obligation's own
+        proof would be ``hb-reachability`` with no handoff to order (``owners.owned_by_hb``).
+        Records a ``Report`` per declaration of ``families`` with a lease."""
+        fams = self.families()
+        if str(codes.OWN_003) in self.skip or not fams:
+            return set()
+        hull: dict[tuple[Span, int], tuple[str, int, int]] = {}  # (declaration, clause) -> (space, lo, hi), bytes
+        why: dict[Span, tuple[str, int]] = {}
+        keys: Counter[Span] = Counter()
+        for e in self.policy.edges:
+            if not e.leases or e.span not in fams:
+                continue
+            keys[e.span] += len(e.leases)
+            for k, ls in enumerate(e.leases):
+                r = self.policy.region(ls.region)
+                space, lo, hi = hull.get((e.span, k), (r.space, r.base, r.end))
+                if space != r.space:
+                    why.setdefault(e.span, ("its instances lease regions of different spaces", k))
+                hull[(e.span, k)] = (space, min(lo, r.base), max(hi, r.end))
+        handed_in = _by_space([r for r in self.policy.regions if r.name in handed])
+        for (span, k), (space, lo, hi) in hull.items():
+            if span not in why:
+                other = self.not_owned(space, fams[span][0].device, lo, hi, handed_in, "the hull of the regions it leases")
+                if other:
+                    why[span] = (other, k)
+        for span in keys:
+            reason, k = why.get(span, ("", 0))
+            self.report(span, codes.OWN_003, reason, k, obligations=keys[span])
+        return {span for span in keys if span not in why}
+
+    def not_owned(self, space: str, device: str, lo: int, hi: int,
+                  handed: Mapping[tuple[str, str], Intervals] | None = None, hull: str = "its footprints' hull") -> str:
         """Why some region of ``space`` meeting ``[lo, hi)`` (bytes) is not ``device``'s for the
-        whole flow (another device owns it, or it is in ``handed``, by space and owner), or ""
-        when none is. ``O(owners * log n)``: one ``Intervals`` per space and owner, built once."""
+        whole flow (another device owns it when the flow starts, or it is in ``handed``, by space
+        and owner), or "" when none is; the reason calls ``[lo, hi)`` ``hull``. ``O(owners * log n)``: one ``Intervals`` per space and
+        owner, built once."""
         if self._owned is None:
             self._owned = _by_space(self.policy.regions)
         found = [(r.base, r.end, r.name, f"owned by `{r.owner}`") for (sp, owner), iv in self._owned.items()
                  if sp == space and owner != device and (r := iv.meeting(lo, hi)) is not None]
-        found += [(r.base, r.end, r.name, "which is handed off or allocated") for (sp, _o), iv in handed.items()
+        found += [(r.base, r.end, r.name, "which is handed off or allocated") for (sp, _o), iv in (handed or {}).items()
                   if sp == space and (r := iv.meeting(lo, hi)) is not None]
         if not found:
             return ""
         _base, _end, name, what = min(found)  # the lowest address: the same whichever grouping
-        return f"its footprints' hull meets `{name}`, {what}"
+        return f"{hull} meets `{name}`, {what}"
 
     def invariant(self, span: Span, clause_kinds: tuple[type, ...]) -> str:
         """Why the obligations of declaration ``span`` that read only its footprints' sizes, their

@@ -131,7 +131,7 @@ def domain(shape: EdgeShape, sym: Symbolic, label: str = "") -> tuple[tuple[str,
     return tuple(out)
 
 
-def _split(ref: ast.Ref, regions: dict[str, RegionShape]) -> tuple[RegionShape, list[ast.Item], tuple[ast.Group, ...]]:
+def split_ref(ref: ast.Ref, regions: dict[str, RegionShape]) -> tuple[RegionShape, list[ast.Item], tuple[ast.Group, ...]]:
     """The shape of the region family ``ref`` names, its index items and its slice group (if any);
     raises ``NotAffine`` for a family without a shape or an index that is not an expression."""
     rs = regions.get(ref.name.name)
@@ -149,7 +149,7 @@ def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
     variables (``ir.Footprint.lo``/``hi`` and the region instance's ``base``/``end``), and the
     facts every built instance satisfies (each region index inside its declared range). Raises
     ``NotAffine``."""
-    rs, items, rest = _split(ref, regions)
+    rs, items, rest = split_ref(ref, regions)
     facts: list[tuple[str, Term]] = []
     renv: dict[str, Term | int] = {}
     for n, (it, var, (lo, hi)) in enumerate(zip(items, rs.vars, rs.dims)):
@@ -177,7 +177,7 @@ def footprint_terms(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic
 def footprint_bytes(ref: ast.Ref, regions: dict[str, RegionShape], sym: Symbolic) -> Term | int:
     """The bytes the footprint ``ref`` names cover (``ir.Footprint.nbytes``: ``elem * count``), as
     a term over ``sym``'s variables, or an ``int`` when no index changes it. Raises ``NotAffine``."""
-    rs, items, rest = _split(ref, regions)
+    rs, items, rest = split_ref(ref, regions)
     if not rest:
         renv = {var: sym.expr(it.expr) for it, var in zip(items, rs.vars) if isinstance(it, ast.IndexItem)}
         return Symbolic(renv).expr(rs.size)

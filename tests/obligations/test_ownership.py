@@ -16,9 +16,8 @@ import pytest
 from fxverify.diagnostics import codes
 from fxverify.ir import AliasSet, Region
 from fxverify.obligations import ownership
-from fxverify.obligations.ownership import (
-    BadHandoff, FinalOwner, InTransit, LeaseByNonOwner, SplitHandoff, Unowned, UseAfterRelease,
-)
+from fxverify.obligations.grants import LeaseByNonOwner
+from fxverify.obligations.ownership import BadHandoff, FinalOwner, InTransit, SplitHandoff, Unowned, UseAfterRelease
 from fxverify.replay.simulate import Simulator
 from fxverify.vocab import ReleaseKind
 

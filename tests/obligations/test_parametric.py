@@ -740,12 +740,16 @@ def test_static_owners_are_proved_per_declaration_and_the_others_unrolled() -> N
     rows = {f: (n, why) for f, _at, code, _pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
     assert rows == {
         "low": (4, ""),
-        "high": (4, "its footprints' hull meets `blk[5]`, which is handed off or allocated"),  # only blk[5] is: high[5] alone needs it
+        # only blk[5] is: high[5] alone needs it; neither HB (the DPU's view) nor a lease (none) proves all
+        "high": (4, "its footprints' hull meets `blk[5]`, which is handed off or allocated; by HB, its footprints' hull "
+                    "meets `view`, owned by `dpu0`; by a lease, no chain of at most 3 `after` references names a lease "
+                    "of `blk` to `gpu0` for its instances"),
         "edge0": (2, ""),
         # blk[2][4032, +64] is 0x2fc0..0x3000 and blk[3]'s is 0x3fc0..0x4000: the hull 0x2fc0..0x4000
         # misses the DPU's view at 0x6000, but the hull of 0..4 would not: the argument is per declaration.
         "mid": (2, ""),
-        "d": (3, "its footprints' hull meets `far`, owned by `gpu0`"),
+        "d": (3, "its footprints' hull meets `far`, owned by `gpu0`; by a lease, no chain of at most 3 `after` "
+                 "references names a lease of `far` to `dpu0` for its instances"),
     }
     plain = _check(OWNERS, parametric=False)
     assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
@@ -786,7 +790,8 @@ flow f {
 """
     r = _check(text)
     rows = {f: (n, why) for f, _at, code, _pos, n, why, _before in r.parametric if code == "FX-OWN-001"}
-    assert rows == {"x": (4, "its footprints' hull meets `mid`, owned by `dpu0`"), "y": (2, "")}
+    unleased = "; by a lease, no chain of at most 3 `after` references names a lease of `blk` to `gpu0` for its instances"
+    assert rows == {"x": (4, "its footprints' hull meets `mid`, owned by `dpu0`" + unleased), "y": (2, "")}
     plain = _check(text, parametric=False)
     assert _outcomes(r) == _outcomes(plain) and _findings(r) == _findings(plain)
     policy, _ = _load(text)
@@ -794,7 +799,7 @@ flow f {
     for cut in (text.replace("region mid in hbm at 0x1040 size 64", "region mid in hbm at 0x3000 size 64"),):
         r = _check(cut)
         assert {f: why for f, _at, code, _p, _n, why, _before in r.parametric if code == "FX-OWN-001"}["x"] == (
-            "its footprints' hull meets `tail`, owned by `dpu0`")
+            "its footprints' hull meets `tail`, owned by `dpu0`" + unleased)
 
 
 def test_no_static_owner_proofs_under_an_hb_cycle() -> None:
