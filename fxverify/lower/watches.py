@@ -16,7 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.ordering import same_requester
+from fxverify.obligations.posted import same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -85,7 +85,7 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
 
 def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link that need a flush (from another device, or
-    from the writer's device along another route: ``ordering.same_requester``): ``reader ->
+    from the writer's device along another route: ``posted.same_requester``): ``reader ->
     [(writer, link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
     pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}

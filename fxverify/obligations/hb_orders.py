@@ -190,10 +190,14 @@ class Paths:
             frontier = nxt
         return found
 
-    def query(self, name: str, u: EdgeShape, r: EdgeShape, pairing: Pairing, header: str) -> Query | str:
+    def query(self, name: str, u: EdgeShape, r: EdgeShape, pairing: Pairing, header: str,
+              keep: Callable[[list[EdgeShape]], bool] | None = None, via: str = "") -> Query | str:
         """The query whose unsat proves every instance of ``u`` HB-before every instance of ``r``
         that ``pairing`` pairs it with (the instance itself excepted when ``u`` is ``r``), or why
-        there is none (no path, or an expression the translation does not take)."""
+        there is none (no path, or an expression the translation does not take). ``keep``: only
+        the paths (their declarations, from ``r`` back to ``u``) it accepts order a pair (a path
+        through a flush of a link, ``hb_flushes``), which ``via`` says in the reason ("through a
+        flush of `l`")."""
         try:
             ui, ri = indexed(u, f"u.{u.name}"), indexed(r, f"r.{r.name}")
             paired = tuple(pairing(ui, ri))
@@ -201,6 +205,8 @@ class Paths:
             return f"not affine: {err}"
         ordered: list[Term] = []
         for decls, links in self.paths(u, r):
+            if keep is not None and not keep(decls):
+                continue
             try:
                 t = path_term(decls, links, ri, ui)
             except NotAffine:
@@ -208,7 +214,8 @@ class Paths:
             if t is not None:
                 ordered.append(t[0])
         if not ordered:
-            return f"no chain of at most {MAX_STEPS} `after` references from `{u.name}` to `{r.name}` names its instances"
+            through = f" {via}" if via else ""
+            return f"no chain of at most {MAX_STEPS} `after` references from `{u.name}` to `{r.name}`{through} names its instances"
         same: tuple[tuple[str, Term], ...] = ()
         if u.span == r.span:
             same = (("another_instance", or_(*[not_(eq(a, b)) for a, b in zip(ui.vars, ri.vars)])),)

@@ -1,37 +1,33 @@
 """Ordering obligations: FX-ORD-001 (cyclic HB), FX-ORD-002 (data race, from ``races``), FX-ORD-003 (posted write
-read or persisted before a flush), FX-ORD-004 (in-order requirement on a path that cannot give it), and, from
-``defined``, FX-INIT-001 (a read of bytes never written);
+read or persisted before a flush, from ``posted``), FX-ORD-004 (in-order requirement on a path that cannot give
+it), and, from ``defined``, FX-INIT-001 (a read of bytes never written);
 FX-ORD-005 and FX-ORD-006 (ordering across hosts) come from ``coherence``.
 
-Takes a ``Context``; yields ``Obligation`` objects. Posted reads, like races, are found among
-pairs of accesses whose bounding intervals overlap (a sweep per address space), then pruned by
-HB reachability before any pair goes to the solver; persisted posted writes need no pair (one
-obligation per writing access and link). The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
+Takes a ``Context``; yields ``Obligation`` objects (and the parametric proofs' ``ProvedTogether``
+runs of its stages). The semantics are BRIEF sections 2 and 3; ``specs/obligations.md`` gives
 each query.
 """
 
 from __future__ import annotations
 
-import bisect
 from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import (EveryPath, Evidence, FlushedAfter, FlushedBetween, ReadBackAfter, SameRequester,
-                                  TopologicalOrder)
+from fxverify.certificate import EveryPath, Evidence, TopologicalOrder
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import DropAfter, Flush, Hint, Via, after, flush_edge, hint
-from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import coherence, defined, history, races
+from fxverify.edits import DropAfter, Hint, Via, hint
+from fxverify.ir import Edge, Link
+from fxverify.obligations import coherence, defined, posted, races
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.pairs import Pairs, first_after, pairs_where
-from fxverify.obligations.encode import finish, hb_label, member, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import hb_label, schedule
 from fxverify.obligations.fabric import path_constraints, path_of
+from fxverify.obligations.posted import PostedPersist, PostedRead, route_avoiding, same_requester
 from fxverify.obligations.races import Race, RaceFree
-from fxverify.obligations.witness import Step, Witness
+from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status
-from fxverify.smt.terms import and_, int_var, not_, or_
+from fxverify.smt.terms import or_
 from fxverify.vocab import LinkOrder
 
 #: The race obligations live in ``races``; named here too, where the ordering family's users look.
@@ -81,271 +77,6 @@ class HbCycle(Obligation):
         cyc = list(w.cycle)
         pairs = [(cyc[i - 1], cyc[i]) for i in range(len(cyc))]
         return hint(*[DropAfter(self.name(b), self.name(a)) for a, b in pairs if self.name(a) in self.ctx.edge(b).after])
-
-
-def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
-    """Why a posted write by ``ew`` (its writing access ``acc_w``) is visible to ``er`` with no
-    flush, or ``None`` when it may not be (specs/obligations.md section 1, posted rule). Both must
-    be driven by one device ``D``, and either
-
-    - the bytes lie in ``D``'s own memory: ``D`` drove the transfer that brought them, so it
-      received them before its edge finished (route ``()``); or
-    - both transfers join ``D`` and the device ``M`` holding the bytes, and each can take only one
-      route, the same links (its ``via``, or the only simple fabric path): ``D``'s read request
-      then follows its posted writes over every link they crossed and cannot pass them (PCIe Base
-      Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
-      posted request in the same direction; the rule holds along one path, not across two).
-
-    A read that may take another route (a second PCIe function, a parallel link, an inter-socket
-    detour) is not ordered after the writes by anything, so it needs a flush."""
-    d = ew.device
-    if er.device != d:
-        return None
-    g = ctx.graph
-    home = ctx.policy.space(acc_w.footprint.space).device
-    if home == d:
-        return SameRequester(d, ())
-    ends_w, ends_r = g.transfer_endpoints(ew), g.transfer_endpoints(er)
-    if set(ends_w) != {d, home} or set(ends_r) != {d, home}:
-        return None
-    route_w, route_r = g.single_route(ew), g.single_route(er)
-    if route_w is None or route_r is None or set(route_w) != set(route_r):
-        return None
-    return SameRequester(d, route_w if ends_w[0] == d else route_w[::-1])
-
-
-class PostedRead(Obligation):
-    """FX-ORD-003: reader ``r`` of bytes that ``w`` wrote over posted link ``link`` is HB-after a
-    flush of that link that is HB-after ``w``, or driven by the writer's device along the write's
-    one route (``same``: ``same_requester``)."""
-
-    code = codes.ORD_003
-
-    def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...],
-                 same: SameRequester | None = None) -> None:
-        ew, er = ctx.edge(w), ctx.edge(r)
-        self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
-        self.link = link
-        self.flushes = flushes
-        self.same = same
-        others = tuple(x for x in flushes if x not in (w, r))
-        super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
-                         (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
-
-    def prove_fast(self) -> str | None:
-        g = self.ctx.graph
-        w, r = self.edges[:2]
-        if self.same is not None:
-            return "same-requester"
-        if w in self.flushes and g.hb_before(w, r):
-            return "hb-reachability"  # the writer flushes the link itself when it finishes
-        if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self._between()):
-            return "hb-reachability"
-        return None
-
-    def _between(self) -> list[int]:
-        """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
-        linear extension of HB, by rank: only they can be HB-after the one and HB-before the
-        other (a link that every layer flushes has flushes in the number of layers)."""
-        g = self.ctx.graph
-        w, r = self.edges[:2]
-        cache = self.ctx.__dict__.setdefault("_flushes_by_rank", {})
-        ranked = cache.get(self.flushes)
-        if ranked is None:
-            order = sorted(self.flushes, key=g.rank)
-            ranked = cache[self.flushes] = ([g.rank(x) for x in order], order)
-        ranks, order = ranked
-        return order[bisect.bisect_right(ranks, g.rank(w)):bisect.bisect_left(ranks, g.rank(r))]
-
-    def evidence(self) -> Evidence | None:
-        w, r = self.edges[:2]
-        if self.same is not None:
-            return self.same
-        if w in self.flushes:
-            p = self.path(w, r)
-            if p is not None:
-                return FlushedBetween(self.link, w, None, p)
-        for fl in self._between():
-            before, after = self.path(w, fl), self.path(fl, r)
-            if before is not None and after is not None:
-                return FlushedBetween(self.link, fl, before, after)
-        return None
-
-    def encode(self) -> Query:
-        w, r = self.edges[:2]
-        addr = int_var("addr")
-        mw, kw = member(self.acc_w.footprint, addr, "w")
-        mr, kr = member(self.acc_r.footprint, addr, "r")
-        self._probes = (addr, kw, kr)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
-        cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
-        if self.same is not None:
-            # The one device drives both along one route (or received the bytes itself): the
-            # read cannot pass the writes, whatever the schedule.
-            cons.append(("same_requester_route", or_()))
-        for fl in self.flushes:
-            # A flush clause takes effect when its edge finishes; on the writer itself that is
-            # right after the write.
-            flushed = finish(w) <= start(r) if fl == w else and_(finish(w) <= start(fl), finish(fl) <= start(r))
-            cons.append((f"not_flushed_by_{fl}", not_(flushed)))
-        return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
-
-    def witness(self, result: Result) -> Witness:
-        w, r = self.edges[:2]
-        addr, kw, kr = self._probes
-        return Witness(schedule=self.schedule_of(result), address=result.int(addr), space=self.acc_w.footprint.space,
-                       elements={w: result.int(kw), r: result.int(kr)}, values={"link": self.link})
-
-    def culprits(self) -> tuple[int, ...]:
-        """The writer and the reader; the flushes only explain (they are not where the rule breaks)."""
-        return self.edges[:2]
-
-    def message(self, w: Witness) -> str:
-        a, b = self.edges[:2]
-        return (f"`{self.name(b)}` reads bytes that `{self.name(a)}` wrote over posted link `{self.link}` "
-                f"with no flush in between")
-
-    def _read_back(self) -> bool:
-        """True when the writer's own device reads the bytes back (over a route that may differ)."""
-        a, b = self.edges[:2]
-        return self.ctx.edge(a).device == self.ctx.edge(b).device
-
-    def why(self, w: Witness) -> str:
-        if self._read_back():
-            return ("a posted write completes at the sender before it is visible; a read by the same device is "
-                    "ordered after it only along the same path (PCIe ordering), and this read may take another route")
-        return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
-
-    def fix(self, w: Witness) -> Hint:
-        """A flush edge between writer and reader; or the writer flushing the link itself (then
-        ordered before the reader); or a route without posted links."""
-        a, b = self.edges[:2]
-        ea, eb = self.ctx.edge(a), self.ctx.edge(b)
-        own = (Flush(ea.name, self.link),) + (() if self.ctx.graph.hb_before(a, b) else (after(eb.name, ea.name),))
-        route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
-        # A read-back by the writer's device may instead follow the write's one route (the
-        # same-requester rule), pinned with `via` on the read.
-        same_route = None
-        if self._read_back():
-            g = self.ctx.graph
-            one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
-            if one is not None and set(ends_w) == set(ends_r):
-                same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
-        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
-                    Via(ea.name, tuple(route.split(", "))) if route else None)
-
-
-#: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
-PERSIST = "persist:"
-
-
-class PostedPersist(Obligation):
-    """FX-ORD-003 for a persisted write: edge ``w`` whose transforms include ``persist`` writes its
-    destination, in a ``persistent`` space, over posted link ``link``; the bytes reach the
-    persistence domain only once a flush of the link that starts after ``w`` finished has
-    finished, or when ``w`` flushes the link itself (BRIEF, links: "only a flush makes it
-    visible"; the persistence domain of a CXL or PCIe persistent memory is the device, which a
-    posted write has not reached when it completes at the sender). A read-back acts as a flush:
-    a read by ``w``'s device from the bytes' device over the one route both can take
-    (``read_backs``: the edge and its ``SameRequester`` route) that starts after ``w`` finished
-    completes only once the posted writes ahead of it arrived (PCIe Base Specification, section
-    2.4.1; the read-after-write flush of persistent memory). Edges: ``w``, then the other edges
-    that flush ``link``, then the read-backs."""
-
-    code = codes.ORD_003
-
-    def __init__(self, ctx: Context, w: int, pw: int, link: str, flushes: tuple[int, ...],
-                 read_backs: tuple[tuple[int, SameRequester], ...] = ()) -> None:
-        ew = ctx.edge(w)
-        self.acc_w = ew.accesses()[pw]
-        self.link = link
-        self.flushes = flushes
-        self.read_backs = tuple((x, same) for x, same in read_backs if x not in flushes)
-        super().__init__(ctx, (w,) + tuple(x for x in flushes if x != w) + tuple(x for x, _ in self.read_backs),
-                         f"{self.code}:{PERSIST}{ew.name}#{pw}|{link}", ew.span, ())
-
-    def prove_fast(self) -> str | None:
-        return "hb-reachability" if self.evidence() is not None else None
-
-    def evidence(self) -> Evidence | None:
-        w = self.edges[0]
-        if w in self.flushes:
-            return FlushedAfter(self.link, w, None)
-        g = self.ctx.graph
-        for fl in self.flushes:
-            if g.rank(fl) > g.rank(w) and g.hb_before(w, fl):
-                p = self.path(w, fl)
-                if p is not None:
-                    return FlushedAfter(self.link, fl, p)
-        for x, same in self.read_backs:
-            if g.rank(x) > g.rank(w) and g.hb_before(w, x):
-                p = self.path(w, x)
-                if p is not None:
-                    return ReadBackAfter(self.link, x, same.route, p)
-        return None
-
-    def encode(self) -> Query:
-        w = self.edges[0]
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
-        for fl in self.flushes:
-            # A flush clause takes effect when its edge finishes: the writer's own flush always
-            # follows its write, another edge's only when it starts after the write finished.
-            cons.append((f"not_flushed_by_{fl}", or_() if fl == w else not_(finish(w) <= start(fl))))
-        for x, _same in self.read_backs:
-            # A read-back pushes the posted writes issued before it: those of a write finished
-            # before the read starts.
-            cons.append((f"not_read_back_by_{x}", not_(finish(w) <= start(x))))
-        return Query(self.key, tuple(cons), minimize=time_objectives(self.edges), header=self.header())
-
-    def witness(self, result: Result) -> Witness:
-        return Witness(schedule=self.schedule_of(result), space=self.acc_w.footprint.space,
-                       values={"link": self.link, "persisted": self.acc_w.footprint.space})
-
-    def culprits(self) -> tuple[int, ...]:
-        """The persisting writer; the flushes only explain (they all may run before it)."""
-        return self.edges[:1]
-
-    def violating(self, w: Witness) -> Step | None:
-        """The writer's end: from there on no flush of the link follows (the default, its start,
-        would mark the copy as the problem rather than what does not come after it)."""
-        return Step(self.edges[0], "end")
-
-    def message(self, w: Witness) -> str:
-        return (f"`{self.name(self.edges[0])}` persists bytes over posted link `{self.link}`, and no flush of "
-                f"`{self.link}` follows it")
-
-    def why(self, w: Witness) -> str:
-        return ("a posted write completes at the sender before it reaches the memory; the bytes are durable only once "
-                "a flush of the link issued after the write has finished, or a read of that memory the writer's device "
-                "issued after it along the same single route, and that nothing cancels, has completed")
-
-    def fix(self, w: Witness) -> Hint:
-        """The writer flushing the link itself; or a read-back that already follows the write,
-        pinned to the write's one route (``_read_back_pin``); or a route without posted links."""
-        ea = self.ctx.edge(self.edges[0])
-        route = _route_avoiding(self.ctx, ea, LinkOrder.POSTED)
-        return hint((Flush(ea.name, self.link),), self._read_back_pin(ea),
-                    Via(ea.name, tuple(route.split(", "))) if route else None)
-
-    def _read_back_pin(self, ea: Edge) -> Via | None:
-        """``via`` on the first edge (in HB rank) of the writer's device that follows the write in
-        HB, reads from the bytes' device and pins no route, making it take the write's one route
-        (which crosses the link): it then acts as a read-back. ``None`` when there is none, or
-        the write may take several routes."""
-        g, pol = self.ctx.graph, self.ctx.policy
-        one = g.single_route(ea)
-        home = pol.space(self.acc_w.footprint.space).device
-        if one is None or self.link not in one or home == ea.device:
-            return None
-        ends = g.transfer_endpoints(ea)
-        for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid
-                         and not self.ctx.cancellers.get(e.eid)),
-                        key=lambda e: g.rank(e.eid)):
-            ex = g.transfer_endpoints(x)
-            if (set(ex) == set(ends) and g.hb_before(ea.eid, x.eid) and any(
-                    a.mode is AccessMode.READ and pol.space(a.footprint.space).device == home for a in x.accesses())):
-                return Via(x.name, one if ex[0] == ends[0] else one[::-1])
-        return None
 
 
 class InOrder(Obligation):
@@ -410,23 +141,8 @@ class InOrder(Obligation):
 
     def fix(self, w: Witness) -> Hint:
         """Pin a route made of ``ordered`` links, when the fabric has one and none is pinned."""
-        route = None if self.pinned else _route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
+        route = None if self.pinned else route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
         return hint(Via(self.name(self.edges[0]), tuple(route.split(", "))) if route else None)
-
-
-def _route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
-    """A `via` route for ``e``'s transfer over links that are not ``avoid`` (``None``: over
-    ``ordered`` links only), fewest hops, as written in a policy; ``""`` when the edge pins a route
-    already or there is none. For hints only: it never decides a verdict."""
-    if e.via is not None:
-        return ""
-    src, dst = ctx.graph.transfer_endpoints(e)
-    kind = f"route-not-{avoid.value}" if avoid else "route-ordered"
-    g = ctx.graph.link_graph(kind, lambda ln: ln.order is not avoid if avoid else ln.order is LinkOrder.ORDERED)
-    if src == dst or not nx.has_path(g, src, dst):
-        return ""
-    nodes = nx.shortest_path(g, src, dst)
-    return ", ".join(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))
 
 
 def generate(ctx: Context) -> Iterator[Obligation]:
@@ -466,130 +182,10 @@ def _acyclic_only(gen: Callable[[Context], Iterator[Obligation]]) -> Callable[[C
     return stage
 
 
-def _posted(ctx: Context) -> Iterator[Obligation]:
-    """FX-ORD-003 per write over a posted link and read of its bytes (by another device, or by the
-    writer along another route: ``same_requester`` decides which same-device reads are exempt),
-    then per persisting write into a ``persistent`` space and posted link (``PostedPersist``).
-
-    The reads of a write's bytes by the writer's own device, when the bytes lie in that device's
-    own memory, are exempt whatever the reader (``SameRequester`` with an empty route depends on
-    the write and on the reader's device only): one obligation per write access and link, keyed
-    by the earliest such read after the write in HB order (else the earliest before it that HB
-    does not order first), stands for all of them. A buffer that every layer writes and reads
-    back on its own GPU would otherwise give one obligation per pair of layers, the square of the
-    layer count; and its pairs are not even visited: the sweep pairs the other writes and reads
-    (``pairs.pairs_where``), and the earliest later own read comes from a sweep in HB order
-    (``pairs.first_after``). Only a write with no later own read, that the access history does
-    not show HB-after every earlier access of its bytes (``history.after_all``), has its own
-    pairs visited."""
-    g, pol = ctx.graph, ctx.policy
-    flushes: dict[str, list[int]] = {}
-    for e in pol.edges:
-        for ln in e.flushes:
-            flushes.setdefault(ln, []).append(e.eid)
-    if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
-        return
-    posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
-
-    def links_of(w: int) -> list[Link]:
-        links = posted.get(w)
-        if links is None:
-            links = posted[w] = g.posted_links(pol.edges[w])
-        return links
-
-    def home(acc: Access) -> str:
-        return pol.space(acc.footprint.space).device
-
-    writer = (lambda e, _p, acc: acc.mode is not AccessMode.READ and bool(links_of(e)))
-    reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
-    own_writer = (lambda e, p, acc: writer(e, p, acc) and pol.edges[e].device == home(acc))
-    own_reader = (lambda e, p, acc: reader(e, p, acc) and pol.edges[e].device == home(acc))
-    # Every pair below has a write access that may cross a posted link, and a pair lies in one
-    # space: the sweeps visit only the spaces such a write reaches.
-    spaces = {acc.footprint.space for e in pol.edges for p, acc in enumerate(e.accesses()) if writer(e.eid, p, acc)}
-    # (pair order, orientation, w, pw, r, pr, same): the obligations' pairs, put in the order of
-    # the sweep's pairs below
-    found: list[tuple[tuple[int, int, int, int], int, int, int, int, int, SameRequester | None]] = []
-    others = Pairs.union([pairs_where(ctx, lambda e, p, acc: writer(e, p, acc) and not own_writer(e, p, acc), reader, spaces=spaces),
-                          pairs_where(ctx, own_writer, lambda e, p, acc: reader(e, p, acc) and not own_reader(e, p, acc),
-                                      spaces=spaces)],
-                         len(pol.edges))
-    for a, pa, b, pb in others:
-        for turn, (w, pw, r, pr) in enumerate(((a, pa, b, pb), (b, pb, a, pa))):
-            ew, er = pol.edges[w], pol.edges[r]
-            acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
-            if not (writer(w, pw, acc_w) and reader(r, pr, acc_r)) or g.hb_before(r, w):
-                continue  # a reader that always runs first cannot see the write at all
-            same = same_requester(ctx, ew, acc_w, er)
-            if same is None or same.route:  # the own reads come below
-                found.append(((a, pa, b, pb), turn, w, pw, r, pr, same))
-    # INVARIANT: ``same_requester`` gives the empty route exactly for an own writer's bytes read by
-    # its own device (``own_reader``), whichever read: one obligation per own write that some own
-    # read HB does not place before it, keyed by the earliest own read after it in HB order (a
-    # later-ranked read is never HB-before it), or, when none comes after it, the earliest before
-    # it that HB does not order first. Only a write with no later own read and that the access
-    # history does not show HB-after every earlier access of its bytes has its pairs visited.
-    own = first_after(ctx, own_writer, own_reader, spaces=spaces)
-    swept = history.after_all(ctx)
-    lone = (lambda e, p, acc: own_writer(e, p, acc) and (e, p) not in own and (e, p) not in swept)
-    earlier: dict[tuple[int, int], tuple[int, int]] = {}
-    for a, pa, b, pb in pairs_where(ctx, lone, own_reader, spaces=spaces):
-        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
-            acc_w, acc_r = pol.edges[w].accesses()[pw], pol.edges[r].accesses()[pr]
-            if lone(w, pw, acc_w) and own_reader(r, pr, acc_r) and not g.hb_before(r, w):
-                best = earlier.get((w, pw))
-                if best is None or (g.rank(r), r, pr) < (g.rank(best[0]), *best):
-                    earlier[(w, pw)] = (r, pr)
-    own.update(earlier)
-    for (w, pw), (r, pr) in own.items():
-        pair = (w, pw, r, pr) if (w, pw) < (r, pr) else (r, pr, w, pw)
-        found.append((pair, int(pair[0] != w), w, pw, r, pr, same_requester(ctx, pol.edges[w], pol.edges[w].accesses()[pw], pol.edges[r])))
-    found.sort(key=lambda t: t[:2])
-    for _pair, _turn, w, pw, r, pr, same in found:
-        for link in links_of(w):
-            yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
-    yield from _persisted(ctx, links_of, flushes)
-
-
-def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]
-               ) -> Iterator[Obligation]:
-    """FX-ORD-003 per persisting write access into a ``persistent`` space and posted link that may
-    carry it (``links_of``), with the link's flushes (``flushes``) and the read-backs that cross
-    it: edges of the writer's device that read from the bytes' device along the write's one route
-    (``same_requester`` with a route). A persist into a space that is not ``persistent`` is
-    FX-XF-003 already: no flush can make it durable, so it gets none."""
-    pol = ctx.policy
-    readers: dict[tuple[str, str], list[int]] | None = None  # (device, device read from) -> edges
-    for e in pol.edges:
-        if e.dst is None or not e.persists() or not pol.space(e.dst.space).persistent:
-            continue
-        if readers is None:
-            readers = {}
-            for x in pol.edges:
-                for dev in {pol.space(a.footprint.space).device for a in x.accesses() if a.mode is AccessMode.READ}:
-                    readers.setdefault((x.device, dev), []).append(x.eid)
-        home = pol.space(e.dst.space).device
-        for pw, acc in enumerate(e.accesses()):
-            if acc.mode is AccessMode.READ or acc.footprint != e.dst:
-                continue
-            backs = []
-            if home != e.device:
-                for x in readers.get((e.device, home), ()):
-                    # A read that some edge cancels may never be issued: it pushes nothing.
-                    if ctx.cancellers.get(x):
-                        continue
-                    same = same_requester(ctx, e, acc, pol.edges[x]) if x != e.eid else None
-                    if same is not None and same.route:
-                        backs.append((x, same))
-            for link in links_of(e.eid):
-                yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())),
-                                    tuple((x, same) for x, same in backs if link.name in same.route))
-
-
 #: The ordering obligations in the order ``generate`` yields them, in parts that can be generated
 #: apart (``families.stage_obligations``: a shard of a check generates only its own, so no work is
 #: repeated). INVARIANT: no code comes from two stages, so a key (which starts with its code)
 #: never repeats across stages and dropping repeated keys stage by stage drops the same ones.
 STAGES: tuple[Callable[[Context], Iterator[Obligation]], ...] = (
-    _paths_and_cycles, races.generate, _acyclic_only(_posted), _acyclic_only(defined.generate),
+    _paths_and_cycles, races.generate, _acyclic_only(posted.generate), _acyclic_only(defined.generate),
     _acyclic_only(coherence.generate))

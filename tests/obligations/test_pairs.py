@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode
-from fxverify.obligations import defined, ordering
+from fxverify.obligations import defined, ordering, posted
 from fxverify.obligations.base import Context, conflict_kind
 from fxverify.obligations.pairs import conflicting_pairs, conflicting_reductions, overlapping_pairs, pairs_where
 
@@ -141,7 +141,7 @@ def test_posted_reads_are_those_of_every_pair(policy) -> None:
     ctx = _ctx(policy)
     if not ctx.graph.is_acyclic():
         return
-    obs = list(ordering._posted(ctx))
+    obs = list(posted.generate(ctx))
     assert sorted(ob.key for ob in obs if isinstance(ob, ordering.PostedRead)) == _posted_by_pairs(ctx)
     # and one persisted-write obligation per persisting write access into a persistent space and
     # posted link that may carry it
@@ -183,4 +183,4 @@ def test_own_memory_posted_reads_are_those_of_every_pair(policy) -> None:
     ctx = _ctx(policy)
     if not ctx.graph.is_acyclic():
         return
-    assert sorted(ob.key for ob in ordering._posted(ctx)) == _posted_by_pairs(ctx)
+    assert sorted(ob.key for ob in posted.generate(ctx)) == _posted_by_pairs(ctx)
