@@ -246,6 +246,8 @@ class Orders:
         declaration ``r`` is HB-before it, for obligation ``code``; with ``either``, or every such
         instance of ``r`` is HB-before its ``u`` instance (one solver query per code, pair and
         direction, on first use). Counts one obligation of the pair either way."""
+        if not self.prover.worth_a_query(u, r):
+            return False  # not asked, nor reported: the pair's instances are proved faster on their own
         key = (code, u, r, either)
         got = self.found.get(key)
         if got is None:

@@ -80,6 +80,8 @@ class Owners:
         first = instances[0] if instances else None
         if u is None or first is None or first.releases or first.revokes or first.handoffs:
             return static  # the instances' owner checks then go beyond the regions they touch
+        if not self.prover.worth_a_query(span):
+            return static  # its instances are proved faster on their own than by a query
         modes: list[str] = []
         for pos, ref in enumerate(footprint_refs(u)):
             owner = self._owner(u, span, pos)

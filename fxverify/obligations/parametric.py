@@ -63,6 +63,12 @@ METHOD = "parametric"
 #: proved as fast on its own (an interval), without a solver query.
 MIN_INSTANCES = 2
 
+#: A parametric argument that asks the solver is tried only for a declaration (or a pair of
+#: declarations) with this many instances or more (``Parametric.worth_a_query``): a query costs 5
+#: to 150 ms, an instance's fast proof tens of microseconds. A 70B TP 8 flow of two layers has
+#: hundreds of two-instance declarations, and asking for each took ten times the unrolled check.
+QUERY_MIN_INSTANCES = 8
+
 #: At most this many proofs are held before they are yielded (``Held.add``): a ``ProvedTogether``
 #: holds its keys as one string, and a run of millions (FX-OWN-001 over a 70B policy's layers)
 #: would otherwise be held whole until the next unrolled obligation.
@@ -199,6 +205,12 @@ class Parametric:
                     first[e.span] = (e, 1) if got is None else (got[0], got[1] + 1)
             self._families = {span: v for span, v in first.items() if v[1] >= MIN_INSTANCES}
         return self._families
+
+    def worth_a_query(self, *spans: Span) -> bool:
+        """True when one of the declarations ``spans`` has ``QUERY_MIN_INSTANCES`` instances or
+        more, so that a solver query about it costs less than its instances' own fast proofs."""
+        fams = self.families()
+        return any(fams[s][1] >= QUERY_MIN_INSTANCES for s in spans if s in fams)
 
     def proved_bounds(self) -> set[tuple[Span, int]]:
         """The ``(declaration span, footprint position)`` pairs whose FX-ALIAS-003 obligations are

@@ -395,7 +395,8 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for _pair, _turn, w, pw, r, pr, same in found:
         ew, er = pol.edges[w], pol.edges[r]
         for link in links_of(w):
-            if flushed is not None and flushed.proved(ew.span, pw, er.span, pr, link.name):
+            # A same-requester pair needs no flush (its own fast proof, no query): not asked.
+            if same is None and flushed is not None and flushed.proved(ew.span, pw, er.span, pr, link.name):
                 yield from held.hold(f"{codes.ORD_003}:{ew.name}#{pw}|{er.name}#{pr}|{link.name}", codes.ORD_003)
                 continue
             yield from held.flush()

@@ -24,6 +24,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from fxverify.obligations import parametric
 from fxverify.obligations.parametric import METHOD, Parametric
 from fxverify.obligations.symbolic import NotAffine, family_terms, footprint_terms
 from fxverify.pipeline import CheckOptions, check
@@ -849,3 +850,30 @@ def test_runs_cut_into_batches_keep_the_outcomes(monkeypatch: pytest.MonkeyPatch
     cut = _check(MIXED)
     assert _outcomes(cut) == _outcomes(whole) == _outcomes(_check(MIXED, parametric=False))
     assert cut.counts() == whole.counts()
+
+
+def test_small_declarations_are_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As shipped, the solver is asked about a declaration (or a pair) only from
+    ``QUERY_MIN_INSTANCES`` instances on: the two-instance pair below is left to its instances,
+    reported nowhere, with the same verdicts; with eight instances it is asked and proved."""
+    from tests.obligations.conftest import DEFAULT_QUERY_MIN_INSTANCES
+    monkeypatch.setattr(parametric, "QUERY_MIN_INSTANCES", DEFAULT_QUERY_MIN_INSTANCES)
+    assert DEFAULT_QUERY_MIN_INSTANCES == 8
+    text = OWN_HEAD + """region blk[i in 0..N] in hbm at i * 4096 size 4096 owner gpu0
+flow f {
+  for i in 0..N {
+    edge w[i]: write blk[i] by gpu0.launch
+    edge r[i]: read blk[i] by gpu0.launch after w[i]
+  }
+  for i in 0..N {
+    edge free[i]: release blk[i] free by gpu0.free after r[i]
+  }
+}
+"""
+    for n, asked in ((2, False), (8, True)):
+        r = _check(text.replace("N", str(n)))
+        rows = {(f, code) for f, _at, code, _pos, _n, why, _before in r.parametric if not why}
+        assert (("w", "FX-OWN-004") in rows) is asked, n
+        assert (("r", "FX-INIT-001") in rows) is asked, n
+        assert (r.solver_calls > 0) is asked, n
+        assert _outcomes(r) == _outcomes(_check(text.replace("N", str(n)), parametric=False))
