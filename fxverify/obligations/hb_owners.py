@@ -9,7 +9,8 @@ footprint position ``p`` of a declaration ``U`` on device ``D`` is proved one of
 
 - *owner by HB*: every region meeting the hull of ``U``'s footprints at ``p`` is ``D``'s when
   the flow starts, its space has no ``alloc``, and for every declaration ``H`` with a
-  ``handoff`` clause in that space, every instance of ``U`` is HB-before every instance of
+  ``handoff`` clause in that space (whose handed-off regions' hull meets the hull of ``U``'s
+  footprints there: no other can pair), every instance of ``U`` is HB-before every instance of
   ``H`` whose handed-off region meets one of its footprints (``hb_orders.Orders``). A region
   ``r`` the instance touches at ``p`` meets that footprint, and so does every region whose
   handoff moves ``r`` (``r`` or a region containing it: ``Context.handoffs``), so every handoff
@@ -65,11 +66,15 @@ class Owners:
         self.spaces = region_spaces(pol)
         self.orders = Orders(prover)  # its rows are not reported: ``proved_static_owners`` reports one per declaration
         self.alloc_spaces = {pol.region(a.region).space for e in pol.edges for a in e.allocs}
-        # space -> the declarations with a handoff clause of a region in it
-        self.handing: dict[str, set[Span]] = {}
+        # space -> the declarations with a handoff clause of a region in it, each with the hull
+        # [lo, hi) of the regions its instances hand off there (bytes)
+        self.handing: dict[str, dict[Span, tuple[int, int]]] = {}
         for e in pol.edges:
             for h in e.handoffs:
-                self.handing.setdefault(pol.region(h.region).space, set()).add(e.span)
+                r = pol.region(h.region)
+                got = self.handing.setdefault(r.space, {})
+                lo, hi = got.get(e.span, (r.base, r.end))
+                got[e.span] = (min(lo, r.base), max(hi, r.end))
         self._instances: dict[Span, list[ir.Edge]] | None = None
 
     def reason(self, span: Span, static: str) -> str:
@@ -110,7 +115,10 @@ class Owners:
         if other:
             return other
         pairing = meeting(self.shapes, self.spaces, footprint_refs, handoff_refs)
-        for h in sorted(self.handing.get(space, ()), key=lambda s: (s.file, s.start)):
+        hulls = [x for p in range(len(footprint_refs(u))) if (x := self._hull(span, p)) is not None and x[0] == space]
+        for h, (hlo, hhi) in sorted(self.handing.get(space, {}).items(), key=lambda kv: (kv[0].file, kv[0].start)):
+            if not any(flo < hhi and hlo < fhi for _s, flo, fhi in hulls):
+                continue  # no region it hands off meets a footprint of `u` in that space: no pair to order
             if not self.orders.proved(codes.OWN_001, span, h, pairing):
                 hs = self.shapes.edges.get(h)
                 return f"a handoff of `{hs.name if hs else '?'}` may come first"

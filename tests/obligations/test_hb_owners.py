@@ -258,3 +258,16 @@ def test_a_grant_of_a_block_handed_off_falls_back_and_a_missing_hull_check_is_ca
     monkeypatch.setattr(parametric_mod.Parametric, "not_owned", lambda *_args, **_kw: "")
     with pytest.raises(AssertionError, match="its own proof fails"):
         assert_grant_proofs_hold(policy)
+
+
+def test_a_handoff_of_regions_the_declaration_never_touches_needs_no_order() -> None:
+    """Another rank's destinations, in the same space, handed off with no chain from `s`: no
+    region they hand off meets a footprint of `s`, so there is no pair to order (a 70B TP 8 flow
+    hands each NIC's layers off on its own flush)."""
+    text = SEND.replace("region dflag", "region other[i in 0..4] in rem at 0x10000 + i * 4096 size 4096 owner dpu0\nregion dflag")
+    text = text.replace("flow f {\n", "flow f {\n  for i in 0..4 {\n    edge h2[i]: read dflag by dpu0.rx handoff other[i]: dpu0 -> far0\n  }\n", 1)
+    r = _check(text)
+    assert not r.diagnostics
+    assert _rows(r)["s"] == (8, "")
+    policy, _ = _load(text)
+    assert assert_owner_proofs_hold(policy) == (1, 3)
