@@ -76,6 +76,7 @@ class Owners:
                 lo, hi = got.get(e.span, (r.base, r.end))
                 got[e.span] = (min(lo, r.base), max(hi, r.end))
         self._instances: dict[Span, list[ir.Edge]] | None = None
+        self._hull_cache: dict[Span, list[tuple[str, int, int] | None]] = {}
 
     def reason(self, span: Span, static: str) -> str:
         """"" when every FX-OWN-001 obligation of every instance of declaration ``span`` holds by
@@ -105,7 +106,8 @@ class Owners:
     def _owner(self, u: EdgeShape, span: Span, pos: int) -> str:
         """"" when every region meeting the hull of ``u``'s footprints at ``pos`` is its device's
         when the flow starts and keeps it up to ``u``'s instances, else why not."""
-        hull = self._hull(span, pos)
+        hulls = self._hulls(span)
+        hull = hulls[pos] if pos < len(hulls) else None
         if hull is None:
             return "an instance has no footprint there"
         space, lo, hi = hull
@@ -115,30 +117,36 @@ class Owners:
         if other:
             return other
         pairing = meeting(self.shapes, self.spaces, footprint_refs, handoff_refs)
-        hulls = [x for p in range(len(footprint_refs(u))) if (x := self._hull(span, p)) is not None and x[0] == space]
+        same = [x for x in hulls if x is not None and x[0] == space]
         for h, (hlo, hhi) in sorted(self.handing.get(space, {}).items(), key=lambda kv: (kv[0].file, kv[0].start)):
-            if not any(flo < hhi and hlo < fhi for _s, flo, fhi in hulls):
+            if not any(flo < hhi and hlo < fhi for _s, flo, fhi in same):
                 continue  # no region it hands off meets a footprint of `u` in that space: no pair to order
             if not self.orders.proved(codes.OWN_001, span, h, pairing):
                 hs = self.shapes.edges.get(h)
                 return f"a handoff of `{hs.name if hs else '?'}` may come first"
         return ""
 
-    def _hull(self, span: Span, pos: int) -> tuple[str, int, int] | None:
-        """``(space, lo, hi)``: the hull of the footprints at ``pos`` of every instance of
-        ``span`` (bytes), or ``None`` when some instance has none there or two spaces differ."""
-        space, lo, hi = None, 0, 0
-        for e in self._of(span):
-            acc = e.accesses()
-            if pos >= len(acc):
-                return None
-            fp = acc[pos].footprint
-            if space is None:
-                space, lo, hi = fp.space, fp.lo, fp.hi
-            elif space != fp.space:
-                return None
-            lo, hi = min(lo, fp.lo), max(hi, fp.hi)
-        return None if space is None else (space, lo, hi)
+    def _hulls(self, span: Span) -> list[tuple[str, int, int] | None]:
+        """Per footprint position, ``(space, lo, hi)``: the hull of the footprints there of every
+        instance of ``span`` (bytes), or ``None`` when some instance has none there or two
+        spaces differ. Computed once per declaration (every position's proof reads them all)."""
+        got = self._hull_cache.get(span)
+        if got is not None:
+            return got
+        instances = self._of(span)
+        hulls: list[tuple[str, int, int] | None] = []
+        for pos in range(max((len(e.accesses()) for e in instances), default=0)):
+            hull: tuple[str, int, int] | None = None
+            for e in instances:
+                acc = e.accesses()
+                if pos >= len(acc) or (hull is not None and hull[0] != acc[pos].footprint.space):
+                    hull = None
+                    break
+                fp = acc[pos].footprint
+                hull = (fp.space, fp.lo, fp.hi) if hull is None else (hull[0], min(hull[1], fp.lo), max(hull[2], fp.hi))
+            hulls.append(hull)
+        self._hull_cache[span] = hulls
+        return hulls
 
     def _lease(self, u: EdgeShape, pos: int, ref: ast.Ref) -> str:
         """"" when the query proves that every instance of ``u`` reads its footprint's region at
