@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import networkx as nx
 
@@ -202,11 +202,30 @@ class PolicyGraph:
             self._post, self._reach = found
         return self._reach
 
+    def indexed(self) -> bool:
+        """True when ``hb_before`` is one bisection (HB is acyclic and its reachability index fits
+        ``_INDEX_BUDGET``: ``_reach_index``), False when it is a graph search. Builds the index on
+        first use."""
+        return self.is_acyclic() and self._reach_index() is not None
+
     def rank(self, e: int) -> int:
         """Position of edge ``e`` in a fixed topological order of HB (networkx's, computed when the
         graph is built): an edge can happen-before only edges of higher rank. Raises
         ``IndexError`` when HB is cyclic (no such order exists)."""
         return self._rank[e]
+
+    def ranks(self) -> Sequence[int]:
+        """Every edge's ``rank``, by edge id (do not modify): for loops over millions of pairs,
+        where a method call per edge costs more than the work."""
+        return self._rank
+
+    def hb_before_fn(self) -> Callable[[int, int], bool]:
+        """A function equal to ``hb_before``, without its per-call checks when the reachability
+        index is built (one bisection per call); ``hb_before`` itself otherwise."""
+        if not self.indexed():
+            return self.hb_before
+        reach, post, right = self._reach, self._post, bisect.bisect_right
+        return lambda a, b: a != b and right(reach[a], post[b]) & 1 == 1
 
     def hb_before(self, a: int, b: int) -> bool:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.

@@ -115,15 +115,18 @@ def test_reachability_index_is_exact(seed: int) -> None:
     g = PolicyGraph(_policy(edges))
     small = PolicyGraph(_policy(edges))
     small._INDEX_BUDGET = -10**9  # the index gives up at once: queries search the graph
+    fast, slow = g.hb_before_fn(), small.hb_before_fn()
     for a in range(n):
         for b in range(n):
             want = a != b and nx.has_path(g.hb, a, b)
             assert g.hb_before(a, b) is want and small.hb_before(a, b) is want
+            assert fast(a, b) is want and slow(a, b) is want
             for p in (g.hb_path(a, b), small.hb_path(a, b)):
                 assert (p is not None) is want
                 if p is not None:
                     assert p[0] == a and p[-1] == b and all(g.hb.has_edge(x, y) for x, y in zip(p, p[1:]))
     assert g._reach is not None and small._reach is None
+    assert g.indexed() and not small.indexed() and slow == small.hb_before
 
 
 def test_hb_node_labels_fold_device_runs() -> None:

@@ -3,7 +3,9 @@ which accesses are HB-after every earlier access they conflict with (FastTrack-s
 
 Takes a ``Context`` (acyclic HB); produces ``after_all(ctx)``, the set of accesses ``(edge,
 position)`` whose every conflicting earlier access is HB-before them, so that each FX-ORD-002 pair
-they close is proved without a query of its own. Emits no diagnostics.
+they close is proved without a query of its own. Its callers run it only where it pays: FX-ORD-002
+when the reachability index is over its budget (``PolicyGraph.indexed``: each query is then a
+graph search), FX-ORD-003 for the own writes with no later own read. Emits no diagnostics.
 
 The sweep follows FastTrack (Flanagan and Freund, "FastTrack: Efficient and Precise Dynamic Race
 Detection", PLDI 2009) on the static HB order instead of vector clocks. Each space's footprint

@@ -374,8 +374,16 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     # it that HB does not order first. Only a write with no later own read and that the access
     # history does not show HB-after every earlier access of its bytes has its pairs visited.
     own = first_after(ctx, own_writer, own_reader, spaces=spaces)
-    swept = history.after_all(ctx)
-    lone = (lambda e, p, acc: own_writer(e, p, acc) and (e, p) not in own and (e, p) not in swept)
+    swept: frozenset[tuple[int, int]] | None = None  # the access history, swept only when a write needs it
+
+    def lone(e: int, p: int, acc: Access) -> bool:
+        nonlocal swept
+        if not own_writer(e, p, acc) or (e, p) in own:
+            return False
+        if swept is None:
+            swept = history.after_all(ctx)
+        return (e, p) not in swept
+
     earlier: dict[tuple[int, int], tuple[int, int]] = {}
     for a, pa, b, pb in pairs_where(ctx, lone, own_reader, spaces=spaces):
         for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
