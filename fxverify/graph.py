@@ -37,11 +37,33 @@ def hb_digraph(policy: Policy) -> nx.DiGraph:
     return hb
 
 
-def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int
-                   ) -> tuple[list[int], list[tuple[int, ...]]] | None:
-    """``(post, reach)`` of the acyclic graph with adjacency ``succs`` and ``preds`` (node ids
-    ``0..n-1``), as ``PolicyGraph._reach_index`` describes them; ``None`` once the intervals
-    exceed ``budget`` endpoints in all. O(nodes x intervals)."""
+class ReachIndex:
+    """The exact reachability index of an acyclic graph: ``post`` numbers nodes in post-order of
+    a depth-first search over successors (roots and children in id order), and ``reach[a]``
+    holds the post numbers of ``a`` and of every node after it as sorted half-open intervals
+    ``(lo0, hi0, lo1, hi1, ...)``, merged. ``a`` reaches ``b`` exactly when ``post[b]`` lies in
+    one of them (``before``).
+
+    This is the compressed transitive closure of Agrawal, Borgida and Jagadish ("Efficient
+    management of transitive relationships in large data and knowledge bases", SIGMOD 1989): a
+    depth-first subtree is one interval, so a layered flow needs a few intervals per edge (3.3 on
+    average for the Llama-3.1-8B prefill policy). Built once in O(edges x intervals)
+    (``interval_index``); each query is one bisection. Raises nothing."""
+
+    __slots__ = ("post", "reach")
+
+    def __init__(self, post: list[int], reach: list[tuple[int, ...]]) -> None:
+        self.post, self.reach = post, reach
+
+    def before(self, a: int, b: int) -> bool:
+        """True when a path of one edge or more leads from node ``a`` to node ``b``."""
+        return a != b and bisect.bisect_right(self.reach[a], self.post[b]) & 1 == 1
+
+
+def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int) -> ReachIndex | None:
+    """The ``ReachIndex`` of the acyclic graph with adjacency ``succs`` and ``preds`` (node ids
+    ``0..n-1``); ``None`` once the intervals exceed ``budget`` endpoints in all. O(nodes x
+    intervals)."""
     n = len(succs)
     post = [-1] * n
     order: list[int] = []  # nodes by increasing post number: successors come first
@@ -84,7 +106,7 @@ def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int
         budget -= len(out)
         if budget < 0:
             return None
-    return post, reach
+    return ReachIndex(post, reach)
 
 
 class PolicyGraph:
@@ -104,9 +126,8 @@ class PolicyGraph:
         # HB's adjacency lists, ranks and acyclicity are built on first use (``__getattr__``): a
         # re-check that takes its ordering proofs from the result cache may never read them.
         self._hb: nx.DiGraph | None = None
-        self._reach: list[tuple[int, ...]] | None = None
+        self._reach: ReachIndex | None = None
         self._reach_failed = False
-        self._post: list[int] = []
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
         self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
@@ -181,31 +202,17 @@ class PolicyGraph:
     #: queries fall back to a depth-first search bounded by topological rank.
     _INDEX_BUDGET = 64
 
-    def _reach_index(self) -> list[tuple[int, ...]] | None:
-        """The exact reachability index (acyclic HB only): ``post`` numbers edges in post-order of
-        a depth-first search over successors (roots and children in id order), and ``reach[a]``
-        holds the post numbers of ``a`` and of every edge HB-after it as sorted half-open
-        intervals ``(lo0, hi0, lo1, hi1, ...)``, merged. ``a`` reaches ``b`` exactly when
-        ``post[b]`` lies in one of them.
-
-        This is the compressed transitive closure of Agrawal, Borgida and Jagadish ("Efficient
-        management of transitive relationships in large data and knowledge bases", SIGMOD 1989):
-        a depth-first subtree is one interval, so a layered flow needs a few intervals per edge
-        (3.3 on average for the Llama-3.1-8B prefill policy). Built once in O(edges x
-        intervals); each query is one bisection. ``None`` when the intervals exceed
-        ``_INDEX_BUDGET`` per edge."""
+    def _reach_index(self) -> ReachIndex | None:
+        """HB's reachability index (``ReachIndex``), built on first use (acyclic HB only);
+        ``None`` when its intervals exceed ``_INDEX_BUDGET`` per edge."""
         if self._reach is None and not self._reach_failed:
-            found = interval_index(self._succs, self._preds, self._INDEX_BUDGET * len(self._succs) + 1_000_000)
-            if found is None:
-                self._reach_failed = True
-                return None
-            self._post, self._reach = found
+            self._reach = interval_index(self._succs, self._preds, self._INDEX_BUDGET * len(self._succs) + 1_000_000)
+            self._reach_failed = self._reach is None
         return self._reach
 
     def indexed(self) -> bool:
         """True when ``hb_before`` is one bisection (HB is acyclic and its reachability index fits
-        ``_INDEX_BUDGET``: ``_reach_index``), False when it is a graph search. Builds the index on
-        first use."""
+        ``_INDEX_BUDGET``), False when it is a graph search. Builds the index on first use."""
         return self.is_acyclic() and self._reach_index() is not None
 
     def rank(self, e: int) -> int:
@@ -215,30 +222,23 @@ class PolicyGraph:
         return self._rank[e]
 
     def ranks(self) -> Sequence[int]:
-        """Every edge's ``rank``, by edge id (do not modify): for loops over millions of pairs,
-        where a method call per edge costs more than the work."""
+        """Every edge's ``rank``, by edge id (do not modify), for loops over millions of pairs."""
         return self._rank
 
     def hb_before_fn(self) -> Callable[[int, int], bool]:
-        """A function equal to ``hb_before``, without its per-call checks when the reachability
-        index is built (one bisection per call); ``hb_before`` itself otherwise."""
-        if not self.indexed():
-            return self.hb_before
-        reach, post, right = self._reach, self._post, bisect.bisect_right
-        return lambda a, b: a != b and right(reach[a], post[b]) & 1 == 1
+        """``hb_before`` as a function, without its per-call checks when the index is built."""
+        return self._reach.before if self.indexed() else self.hb_before  # type: ignore[union-attr]
 
     def hb_before(self, a: int, b: int) -> bool:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.
 
-        Exact, one bisection in ``a``'s reachability intervals (``_reach_index``); on a cyclic
+        Exact, one bisection in the reachability index (``_reach_index``); on a cyclic
         graph, or one whose index exceeded its budget, a graph search.
         """
-        if a == b:
-            return False
         reach = self._reach_index() if self.is_acyclic() else None
         if reach is None:
             return self.hb_path(a, b) is not None
-        return bisect.bisect_right(reach[a], self._post[b]) & 1 == 1
+        return reach.before(a, b)
 
     def hb_path(self, a: int, b: int) -> list[int] | None:
         """Return an HB path ``[a, ..., b]`` (the certificate of ordering), or ``None``: from each
@@ -254,9 +254,9 @@ class PolicyGraph:
             path = nx.shortest_path(self.hb, a, b) if nx.has_path(self.hb, a, b) else None
             return path
         succs = self._succs
-        reach = self._reach_index()
-        if reach is not None:
-            pb = self._post[b]
+        index = self._reach_index()
+        if index is not None:
+            reach, pb = index.reach, index.post[b]
             if not bisect.bisect_right(reach[a], pb) & 1:
                 return None
             path = [a]
