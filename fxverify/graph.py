@@ -18,23 +18,63 @@ import networkx as nx
 from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy, Region, transfer_devices
 
 
-def hb_digraph(policy: Policy) -> nx.DiGraph:
-    """The HB graph of ``policy`` on edge ids (``a -> b``: ``f(a) <= s(b)``, BRIEF section 2),
-    built in declaration order: each edge's ``after`` clauses, then its stream predecessor, so its
-    adjacency orders (and the searches that follow them) are the same however often it is built."""
-    hb = nx.DiGraph()
-    hb.add_nodes_from(range(len(policy.edges)))
+def hb_adjacency(policy: Policy) -> tuple[list[list[int]], list[list[int]]]:
+    """``(preds, succs)``: per edge id, the edges HB puts directly before it and directly after it
+    (``a -> b``: ``f(a) <= s(b)``, BRIEF section 2), each once. ``preds[b]`` lists its ``after``
+    clauses' edges, then its stream predecessor, as first written; ``succs[a]`` lists the edges
+    naming ``a`` in increasing id order. Built in declaration order, so its orders (and the
+    searches that follow them) are the same however often it is built, and are those of the
+    networkx graph ``hb_digraph`` makes of it. O(edges + clauses)."""
+    n = len(policy.edges)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    succs: list[list[int]] = [[] for _ in range(n)]
     last_on_stream: dict[tuple[str, str], int] = {}
     for e in policy.edges:
-        for name in e.after:
-            hb.add_edge(policy.edge(name).eid, e.eid)
+        before = [policy.edge(name).eid for name in e.after]
         if e.stream is not None:
             key = (e.device, e.stream)
             prev = last_on_stream.get(key)
             if prev is not None:
-                hb.add_edge(prev, e.eid)
+                before.append(prev)
             last_on_stream[key] = e.eid
+        before = list(dict.fromkeys(before)) if len(before) > 1 else before  # one edge per pair
+        preds[e.eid] = before
+        for a in before:
+            succs[a].append(e.eid)
+    return preds, succs
+
+
+def hb_digraph(policy: Policy) -> nx.DiGraph:
+    """The HB graph of ``policy`` (``hb_adjacency``) as a networkx ``DiGraph`` on edge ids, its
+    edges added in declaration order: for pictures, traces and cycles."""
+    preds, _succs = hb_adjacency(policy)
+    hb = nx.DiGraph()
+    hb.add_nodes_from(range(len(policy.edges)))
+    hb.add_edges_from((a, b) for b, before in enumerate(preds) for a in before)
     return hb
+
+
+def topological_ranks(preds: list[list[int]], succs: list[list[int]]) -> list[int] | None:
+    """Each node's position in a topological order of the graph with adjacency ``preds`` and
+    ``succs`` (node ids ``0..n-1``), or ``None`` when it has a cycle. The order is Kahn's by
+    generations, as ``networkx.topological_sort`` gives it (3.2 and later): the nodes with no
+    predecessor in id order, then those whose last predecessor each generation removes, in the
+    order they are freed. O(nodes + edges)."""
+    indegree = [len(p) for p in preds]
+    ranks = [0] * len(preds)
+    generation = [v for v, d in enumerate(indegree) if d == 0]
+    done = 0
+    while generation:
+        freed: list[int] = []
+        for v in generation:
+            ranks[v] = done
+            done += 1
+            for c in succs[v]:
+                indegree[c] -= 1
+                if indegree[c] == 0:
+                    freed.append(c)
+        generation = freed
+    return ranks if done == len(preds) else None
 
 
 class ReachIndex:
@@ -145,25 +185,12 @@ class PolicyGraph:
     def _order(self) -> None:
         """Set ``_preds``/``_succs`` (HB adjacency lists), ``_rank`` (topological ranks, empty
         with a cycle) and ``_acyclic``."""
-        policy = self.policy
-        hb = hb_digraph(policy)
-        self._preds: list[list[int]] = [list(hb.predecessors(i)) for i in range(len(policy.edges))]
-        self._succs: list[list[int]] = [list(hb.successors(i)) for i in range(len(policy.edges))]
-        # Whether HB is acyclic, and its topological ranks, are read by every check: they are
-        # computed here, and the networkx graph is dropped (``hb`` rebuilds it on demand): the
-        # checks read the adjacency lists and the reachability index, and holding it raised the
-        # peak memory of the full-size 70B prefill check by a sixth.
-        self._rank: list[int] = [0] * len(policy.edges)
-        try:
-            for i, n in enumerate(nx.topological_sort(hb)):
-                self._rank[n] = i
-            self._acyclic = True
-        except nx.NetworkXUnfeasible:  # a cycle: no linear extension, so no ranks
-            self._acyclic, self._rank = False, []
-        # Emptied, not just dropped: networkx caches views of a graph on the graph (its
-        # ``in_degree``, which the sort above made), a reference cycle that only a full
-        # collection would free, and a big check rarely runs one.
-        hb.clear()
+        self._preds, self._succs = hb_adjacency(self.policy)
+        # Whether HB is acyclic, and its topological ranks, are read by every check: computed
+        # here, on the adjacency lists the checks read (the networkx graph, ``hb``, is built
+        # only for pictures, traces and cycles).
+        ranks = topological_ranks(self._preds, self._succs)
+        self._acyclic, self._rank = ranks is not None, ranks or []
 
     # -- happens-before ---------------------------------------------------------------------
     @property
@@ -216,8 +243,8 @@ class PolicyGraph:
         return self.is_acyclic() and self._reach_index() is not None
 
     def rank(self, e: int) -> int:
-        """Position of edge ``e`` in a fixed topological order of HB (networkx's, computed when the
-        graph is built): an edge can happen-before only edges of higher rank. Raises
+        """Position of edge ``e`` in a fixed topological order of HB (``topological_ranks``,
+        computed on first use): an edge can happen-before only edges of higher rank. Raises
         ``IndexError`` when HB is cyclic (no such order exists)."""
         return self._rank[e]
 

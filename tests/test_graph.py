@@ -129,6 +129,48 @@ def test_reachability_index_is_exact(seed: int) -> None:
     assert g.indexed() and not small.indexed() and slow == small.hb_before
 
 
+def _networkx_hb(policy: Policy) -> nx.DiGraph:
+    """The HB graph as networkx builds it from the clauses, edge by edge (the reference)."""
+    hb = nx.DiGraph()
+    hb.add_nodes_from(range(len(policy.edges)))
+    last: dict[tuple[str, str], int] = {}
+    for e in policy.edges:
+        for name in e.after:
+            hb.add_edge(policy.edge(name).eid, e.eid)
+        if e.stream is not None:
+            if (e.device, e.stream) in last:
+                hb.add_edge(last[(e.device, e.stream)], e.eid)
+            last[(e.device, e.stream)] = e.eid
+    return hb
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_adjacency_and_ranks_are_those_of_networkx(data: st.DataObject) -> None:
+    """``hb_adjacency`` and ``topological_ranks`` give the adjacency orders, acyclicity and the
+    topological order of networkx's graph of the same clauses (``topological_sort``), on random
+    flows with repeated and self references, later references (cycles) and two streams."""
+    n = data.draw(st.integers(1, 14))
+    edges = []
+    for i in range(n):
+        refs = data.draw(st.lists(st.integers(0, n - 1), max_size=4))
+        if data.draw(st.booleans()):
+            refs = [r for r in refs if r < i]  # most flows are acyclic
+        edges.append(_e(i, tuple(f"e{r}" for r in refs), stream=data.draw(st.sampled_from([None, "s", "t"])),
+                        dev=data.draw(st.sampled_from(["gpu0", "gpu1"]))))
+    pol = _policy(edges)
+    g, ref = PolicyGraph(pol), _networkx_hb(pol)
+    assert g._preds == [list(ref.predecessors(i)) for i in range(n)]
+    assert g._succs == [list(ref.successors(i)) for i in range(n)]
+    assert list(g.hb.edges) == list(ref.edges)
+    try:
+        order = list(nx.topological_sort(ref))
+    except nx.NetworkXUnfeasible:
+        assert not g.is_acyclic()
+        return
+    assert g.is_acyclic() and sorted(range(n), key=g.rank) == order
+
+
 def test_hb_node_labels_fold_device_runs() -> None:
     """An 8-GPU family's node says `gpu0..gpu7.launch (8 devices)`, not eight hooks on one line that
     runs past the node; other lists are wrapped after commas."""
