@@ -143,14 +143,17 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
     for space, items in sorted(ctx.accesses_by_space().items()):
         if spaces is not None and space not in spaces:
             continue
-        open_first: list[tuple[int, int, int, Access, bool]] = []   # (hi, eid, pos, access, passes second too)
-        open_second: list[tuple[int, int, int, Access, bool]] = []  # (hi, eid, pos, access, passes first too)
+        # Open accesses: (hi, edge id, packed access ``edge << 8 | position``, reads, passes the
+        # other test too). Packed halves compare as their edge ids do when the edges differ, so
+        # a pair is packed lower edge first without unpacking (``_packed``).
+        open_first: list[tuple[int, int, int, bool, bool]] = []
+        open_second: list[tuple[int, int, int, bool, bool]] = []
         for eid, pos, acc in items:
             f, s = first(eid, pos, acc), second(eid, pos, acc)
             if not (f or s):
                 continue
             lo = acc.footprint.lo
-            partners: list[tuple[int, int, int, Access, bool]] = []
+            partners: list[tuple[int, int, int, bool, bool]] = []
             if f:
                 open_second[:] = [t for t in open_second if t[0] > lo]
                 partners += open_second
@@ -159,17 +162,17 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
                 # an open access that passes both tests is already among the partners when this
                 # one passes ``first``: take it once
                 partners += [t for t in open_first if not (f and t[4])]
-            for _hi2, eid2, pos2, acc2, _both in partners:
-                if eid2 == eid:
+            me, is_read = eid << 8 | pos, acc.mode is AccessMode.READ
+            skip_reads = is_read and not reads
+            for _hi2, eid2, other, read2, _both in partners:
+                if eid2 == eid or (skip_reads and read2):
                     continue
-                if not reads and acc.mode is AccessMode.READ and acc2.mode is AccessMode.READ:
-                    continue
-                found.append(_packed(eid, pos, eid2, pos2, shift))
+                found.append(me << shift | other if me < other else other << shift | me)
             hi = acc.footprint.hi
             if f:
-                open_first.append((hi, eid, pos, acc, s))
+                open_first.append((hi, eid, me, is_read, s))
             if s:
-                open_second.append((hi, eid, pos, acc, f))
+                open_second.append((hi, eid, me, is_read, f))
     return Pairs.pack(found, shift)
 
 
