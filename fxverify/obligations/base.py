@@ -255,6 +255,13 @@ class Context:
                 got[name] = got.get(name, False) or writes
                 continue
             lo, hi = a.footprint.base, a.footprint.hi
+            if len(regions) == 2:  # the common case (a block inside its layer's view), by hand
+                r1, r2 = regions
+                same = (max(lo, r1.base), min(hi, r1.end)) == (max(lo, r2.base), min(hi, r2.end))
+                for reg, other in ((r1, r2), (r2, r1)):
+                    if not (same and other.size < reg.size and reg.base <= other.base and other.end <= reg.end):
+                        got[reg.name] = got.get(reg.name, False) or writes
+                continue
             items = [(reg, lo if lo > reg.base else reg.base, hi if hi < reg.end else reg.end) for reg in regions]
             # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
             # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
