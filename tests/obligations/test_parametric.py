@@ -854,11 +854,11 @@ def test_runs_cut_into_batches_keep_the_outcomes(monkeypatch: pytest.MonkeyPatch
 
 def test_small_declarations_are_not_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     """As shipped, the solver is asked about a declaration (or a pair) only from
-    ``QUERY_MIN_INSTANCES`` instances on: the two-instance pair below is left to its instances,
-    reported nowhere, with the same verdicts; with eight instances it is asked and proved."""
+    ``QUERY_MIN_INSTANCES`` instances on: the pair below, one instance short, is left to its
+    instances, reported nowhere, with the same verdicts; with that many it is asked and proved."""
     from tests.obligations.conftest import DEFAULT_QUERY_MIN_INSTANCES
     monkeypatch.setattr(parametric, "QUERY_MIN_INSTANCES", DEFAULT_QUERY_MIN_INSTANCES)
-    assert DEFAULT_QUERY_MIN_INSTANCES == 8
+    assert DEFAULT_QUERY_MIN_INSTANCES == 1024
     text = OWN_HEAD + """region blk[i in 0..N] in hbm at i * 4096 size 4096 owner gpu0
 flow f {
   for i in 0..N {
@@ -870,7 +870,7 @@ flow f {
   }
 }
 """
-    for n, asked in ((2, False), (8, True)):
+    for n, asked in ((DEFAULT_QUERY_MIN_INSTANCES - 1, False), (DEFAULT_QUERY_MIN_INSTANCES, True)):
         r = _check(text.replace("N", str(n)))
         rows = {(f, code) for f, _at, code, _pos, _n, why, _before in r.parametric if not why}
         assert (("w", "FX-OWN-004") in rows) is asked, n
