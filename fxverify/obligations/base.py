@@ -255,27 +255,18 @@ class Context:
                 got[name] = got.get(name, False) or writes
                 continue
             lo, hi = a.footprint.base, a.footprint.hi
-            if len(regions) == 2:  # the common case (a block inside its layer's view), by hand
-                r1, r2 = regions
-                same = (max(lo, r1.base), min(hi, r1.end)) == (max(lo, r2.base), min(hi, r2.end))
-                for reg, other in ((r1, r2), (r2, r1)):
-                    if not (same and other.size < reg.size and reg.base <= other.base and other.end <= reg.end):
-                        got[reg.name] = got.get(reg.name, False) or writes
-                continue
-            items = [(reg, lo if lo > reg.base else reg.base, hi if hi < reg.end else reg.end) for reg in regions]
             # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
             # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
             # a subset of `reg`'s): so only regions of the same clip are compared, which keeps an
             # access over a pool of many blocks linear in the blocks.
-            same_clip: dict[tuple[int, int], list] = defaultdict(list)
-            for item in items:
-                same_clip[(item[1], item[2])].append(item[0])
-            for reg, lo, hi in items:
+            clips = [(lo if lo > reg.base else reg.base, hi if hi < reg.end else reg.end) for reg in regions]
+            same_clip: dict[tuple[int, int], list[Region]] = {}
+            for reg, clip in zip(regions, clips):
+                same_clip.setdefault(clip, []).append(reg)
+            for reg, clip in zip(regions, clips):
                 # Only a region nested inside `reg` may speak for its bytes: a view that merely
                 # overlaps `reg` is not moved by `reg`'s handoffs, so both govern.
-                inner = any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end
-                            for r2 in same_clip[(lo, hi)])
-                if not inner:
+                if not any(r2.size < reg.size and reg.base <= r2.base and r2.end <= reg.end for r2 in same_clip[clip]):
                     got[reg.name] = got.get(reg.name, False) or writes
         return out
 
