@@ -24,7 +24,7 @@ def hb_adjacency(policy: Policy) -> tuple[list[list[int]], list[list[int]]]:
     clauses' edges, then its stream predecessor, as first written; ``succs[a]`` lists the edges
     naming ``a`` in increasing id order. Built in declaration order, so its orders (and the
     searches that follow them) are the same however often it is built, and are those of the
-    networkx graph ``hb_digraph`` makes of it. O(edges + clauses)."""
+    networkx graph ``hb_digraph`` makes of them. O(edges + clauses)."""
     n = len(policy.edges)
     preds: list[list[int]] = [[] for _ in range(n)]
     succs: list[list[int]] = [[] for _ in range(n)]
@@ -44,12 +44,11 @@ def hb_adjacency(policy: Policy) -> tuple[list[list[int]], list[list[int]]]:
     return preds, succs
 
 
-def hb_digraph(policy: Policy) -> nx.DiGraph:
-    """The HB graph of ``policy`` (``hb_adjacency``) as a networkx ``DiGraph`` on edge ids, its
-    edges added in declaration order: for pictures, traces and cycles."""
-    preds, _succs = hb_adjacency(policy)
+def hb_digraph(preds: list[list[int]]) -> nx.DiGraph:
+    """The HB graph with adjacency ``preds`` (``hb_adjacency``) as a networkx ``DiGraph`` on edge
+    ids, its edges added in declaration order: for pictures, traces and cycles."""
     hb = nx.DiGraph()
-    hb.add_nodes_from(range(len(policy.edges)))
+    hb.add_nodes_from(range(len(preds)))
     hb.add_edges_from((a, b) for b, before in enumerate(preds) for a in before)
     return hb
 
@@ -199,7 +198,7 @@ class PolicyGraph:
         built on first use and kept (pictures, traces, cycles, lowering); the checks read the
         adjacency lists instead."""
         if self._hb is None:
-            self._hb = hb_digraph(self.policy)
+            self._hb = hb_digraph(self._preds)
         return self._hb
 
     def is_acyclic(self) -> bool:
@@ -283,9 +282,9 @@ class PolicyGraph:
         succs = self._succs
         index = self._reach_index()
         if index is not None:
-            reach, pb = index.reach, index.post[b]
-            if not bisect.bisect_right(reach[a], pb) & 1:
+            if not index.before(a, b):
                 return None
+            reach, pb = index.reach, index.post[b]
             path = [a]
             n = a
             while n != b:

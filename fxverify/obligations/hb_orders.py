@@ -4,7 +4,7 @@ FX-OWN-002, FX-OWN-004, FX-MAP-004); and the declaration paths that ``hb_covers`
 def-before-use on (FX-INIT-001).
 
 The HB graph has an edge ``a -> b`` for each instance name an ``after`` clause of ``b`` resolves
-to (``graph.hb_digraph``; BRIEF section 2). In a family the references are affine in the loop
+to (``graph.hb_adjacency``; BRIEF section 2). In a family the references are affine in the loop
 variables: ``edge send[l, 0, b]: ... after kvw[l, 0, b]`` puts ``kvw[l, 0, b] -> send[l, 0, b]``
 for every ``(l, b)`` the loops and branches admit, and ``after send[l, 0, *]`` an edge from every
 existing ``send[l, 0, b']``. A *path* of declarations ``U -> X1 -> ... -> R``, each named by an

@@ -78,7 +78,6 @@ class Pairs:
             hi, lo = x >> shift, x & mask
             yield hi >> 8, hi & 0xFF, lo >> 8, lo & 0xFF
 
-
     def halves(self) -> Iterator[tuple[int, int]]:
         """Each pair as its two accesses packed ``edge << 8 | position`` (lower edge id first), in
         ascending order: what ``__iter__`` yields, unpacked less, for loops over millions."""
