@@ -429,7 +429,10 @@ class PolicyGraph:
         nor its destination's (a third-party DMA, or a copy inside one remote memory), every
         link on a simple path from the driver to the destination's device as well: the driver's
         engine issues the writes (PCIe: the requester of a memory write is the device that
-        sends it; specs/obligations.md section 1, posted rule)."""
+        sends it; specs/obligations.md section 1, posted rule). None for a pull (``is_pull``):
+        its bytes cross the links as read completions and it writes only its own memory."""
+        if self.is_pull(e):
+            return []
         links = self.transfer_links(e)
         if e.via is None:
             src, dst = self.transfer_endpoints(e)
@@ -437,6 +440,18 @@ class PolicyGraph:
                 names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(e.device, dst)}
                 links = [ln for ln in self.policy.links if ln.name in names]
         return links
+
+    def is_pull(self, e: Edge) -> bool:
+        """True for a ``move`` or ``reduce`` that the destination's device drives from another
+        device's memory: its engine sends read requests and writes the completions' data into its
+        own memory (an NVMe controller fetching a write command's data, a GPU's copy engine copying
+        from host or peer memory into its own), so no write of it crosses a link (PCIe Base Specification: a
+        memory read is a non-posted request answered by completions with data;
+        specs/obligations.md section 1, posted rule)."""
+        if e.src is None or e.dst is None:
+            return False
+        src, dst = self.transfer_endpoints(e)
+        return e.device == dst != src
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty

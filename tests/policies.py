@@ -508,7 +508,8 @@ def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:
 @st.composite
 def persist_policies(draw) -> Policy:
     """A random policy of 2 to 5 edges around checkpoints into the persistent ``c`` (in ``hdm0``
-    on ``cxl0``): one or two moves from ``a`` that ``persist`` (sometimes flushing a link
+    on ``cxl0``): one or two moves from ``a`` that ``persist``, driven by the GPU (a push) or now
+    and then by the expander (a pull, whose writes cross no link), (sometimes flushing a link
     themselves, sometimes pinned with ``via``), flush edges of random links, reads of ``c`` by
     the DPU, and read-backs of ``c`` into ``b`` by the GPU (sometimes pinned), with random
     ``after`` clauses, now and then a cancel (``with_cancels``; ``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
@@ -526,8 +527,8 @@ def persist_policies(draw) -> Policy:
     for i, role in enumerate(roles):
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
         kw: dict = {}
-        if role == "persist":
-            dev, hook, action = "gpu0", "copy_done", "move"
+        if role == "persist":  # now and then the expander's own engine pulls the checkpoint in
+            dev, hook, action = draw(st.sampled_from([("gpu0", "copy_done")] * 3 + [("cxl0", "near_mem")])) + ("move",)
             kw.update(src=draw(footprints(a)), dst=draw(footprints(c)), transforms=(Persist(),))
             if draw(st.integers(0, 3)) == 0:
                 kw["flushes"] = (draw(st.sampled_from(names)),)

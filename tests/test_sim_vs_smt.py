@@ -342,6 +342,43 @@ def test_persist_strategy_reaches_both_verdicts(verdict):
     agreement(policy)
 
 
+def _unflushed_pull(policy, persist: bool) -> bool:
+    """``policy`` has a pull (``PolicyGraph.is_pull``) over a posted link, no edge flushes that
+    link, and the pull persists into persistent memory (``persist``) or another device reads bytes
+    it wrote, ``after`` it (not ``persist``)."""
+    from fxverify.graph import PolicyGraph
+    from fxverify.replay.footprints import shared_byte
+
+    g = PolicyGraph(policy)
+    flushed = {n for e in policy.edges for n in e.flushes}
+    for e in policy.edges:
+        posted = {ln.name for ln in g.transfer_links(e) if ln.order is LinkOrder.POSTED}
+        if not g.is_pull(e) or not posted or posted & flushed:
+            continue
+        if persist and e.persists() and policy.space(e.dst.space).persistent:
+            return True
+        if not persist and any(r.device != e.device and e.name in r.after and r.src is not None
+                               and shared_byte(r.src, e.dst) is not None for r in policy.edges):
+            return True
+    return False
+
+
+@pytest.mark.parametrize("persist", [True, False], ids=["persisted", "read-elsewhere"])
+def test_random_policies_reach_an_unflushed_pull_over_a_posted_link(persist):
+    """The brute-force comparison of persist policies meets a pull (the expander's engine moving a
+    checkpoint in from GPU memory) over a posted link that nothing flushes, persisted into
+    persistent memory, or read afterwards by the DPU: its bytes come in as read completions,
+    so neither side asks for a flush (specs/obligations.md section 1), and no FX-ORD-003 names it."""
+    policy = reach(persist_policies(), lambda p: _unflushed_pull(p, persist), examples=1500)
+    from fxverify.graph import PolicyGraph
+
+    g = PolicyGraph(policy)
+    pulls = {e.name for e in policy.edges if g.is_pull(e)}
+    assert not any(v.code == codes.ORD_003 and v.key.split(":")[-1].split("#")[0] in pulls
+                   for v in _check(policy, prune=False).outcomes)
+    agreement(policy)
+
+
 def _read_back_proofs(policy) -> list:
     """The persisted-write obligations of ``policy`` that a read-back proves without a solver."""
     from fxverify.certificate import ReadBackAfter

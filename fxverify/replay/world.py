@@ -191,9 +191,13 @@ class World:
         """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
         route and its driving device is at neither end (a third-party DMA, or a copy inside one
         remote memory), those of any simple path from the driver to the destination's device:
-        the driver issues the writes."""
-        out = self.carriers(e)
+        the driver issues the writes. None when the destination's device drives a transfer from
+        another device's memory (a pull): the bytes come to it as read completions and its own
+        engine writes them into its own memory (specs/obligations.md section 1, posted rule)."""
         src, dst = self.endpoints(e)
+        if e.src is not None and e.dst is not None and e.device == dst != src:
+            return set()
+        out = self.carriers(e)
         if e.via is None and e.device not in (src, dst):
             out = out | {n for p in self._simple_paths(e.device, dst) for n in p}
         return out
