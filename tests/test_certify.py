@@ -288,6 +288,24 @@ def test_path_with_a_dropped_step_or_a_swapped_endpoint_is_rejected(mode: str) -
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_in_order_legs_of_a_third_party_copy_are_certified_leg_by_leg(mode: str) -> None:
+    """A copy the GPU's engine drives inside the expander requires in-order delivery: one
+    ``every-path`` certificate per leg (into the engine, out of it). Each is accepted; one leg's
+    evidence for the other leg's key, and the one obligation over the endpoints (which the bytes
+    never take alone) are rejected."""
+    pol = _load(str(ROOT / "corpus/ordering/ok/in-order-compaction-over-ordered-links.fx"))
+    legs = [(c, x) for c, x in _items(pol) if x is not None and x.kind == "every-path"]
+    assert sorted(c.key for c, _ in legs) == ["FX-ORD-004:compact:in_order:cxl0>gpu0", "FX-ORD-004:compact:in_order:gpu0>cxl0"]
+    assert certify(pol, legs, mode).failures == []
+    (c1, x1), (c2, x2) = legs
+    swapped = [(c1, dataclasses.replace(x2, key=x1.key)), (c2, dataclasses.replace(x1, key=x2.key))]
+    assert sorted(f.key for f in certify(pol, swapped, mode).failures) == sorted([c1.key, c2.key])
+    whole = "FX-ORD-004:compact:in_order"
+    ends = dataclasses.replace(x1, key=whole, evidence=dataclasses.replace(x1.evidence, src="cxl0", dst="cxl0", carriers=()))
+    assert [f.key for f in certify(pol, [(dataclasses.replace(c1, key=whole), ends)], mode).failures] == [whole]
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_certificate_of_another_obligation_or_none_is_rejected(mode: str) -> None:
     pol = _load(str(ROOT / "corpus/ordering/ok/kv-offload-ordered.fx"))
     (c1, x1), (c2, _x2) = _items(pol)[:2]

@@ -379,6 +379,35 @@ def test_random_policies_reach_an_unflushed_pull_over_a_posted_link(persist):
     agreement(policy)
 
 
+def _in_order_leg_only(policy) -> bool:
+    """``policy`` has a third-party transfer that pins no route and requires in-order delivery,
+    whose endpoints only ordered links join (or which stays in one device's memory), while a leg
+    through its driver's engine crosses a link that is not ordered."""
+    from fxverify.graph import PolicyGraph
+
+    g = PolicyGraph(policy)
+    for e in policy.edges:
+        u, v = g.transfer_endpoints(e)
+        if not e.require_in_order or e.via is not None or e.device in (u, v):
+            continue
+        legs = g.possible_links(u, e.device) + g.possible_links(e.device, v)
+        if all(ln.order is LinkOrder.ORDERED for ln in g.possible_links(u, v)) and any(
+                ln.order is not LinkOrder.ORDERED for ln in legs):
+            return True
+    return False
+
+
+def test_random_policies_reach_an_in_order_copy_whose_bytes_cross_the_drivers_leg():
+    """The brute-force comparison meets a copy that a third device's engine drives and that
+    requires in-order delivery, between endpoints that only ordered links join, while the bytes'
+    way into or out of that engine crosses a link that is not ordered: refuted (FX-ORD-004, per
+    leg), and the simulator agrees; pinning a route stays one obligation."""
+    policy = reach(policies(max_edges=4), _in_order_leg_only, examples=3000)
+    refuted = [v.key for v in _check(policy, prune=True).outcomes if v.code == codes.ORD_004 and v.verdict is Verdict.REFUTED]
+    assert refuted and all(k.count(":") == 3 and ">" in k for k in refuted), refuted
+    agreement(policy)
+
+
 def _read_back_proofs(policy) -> list:
     """The persisted-write obligations of ``policy`` that a read-back proves without a solver."""
     from fxverify.certificate import ReadBackAfter

@@ -134,9 +134,9 @@ def check_fabric(facts: Facts, c: Certificate, ev: FabricPath) -> Statement:
         st.fact(key_body(c.key) == f"{e.name}:{u}>{e.device}>{v}" and not ev.ordered_only, f"the key `{c.key}` is not this transfer")
         want = [(u, e.device), (e.device, v)] if e.device not in (u, v) else [(u, v)]
     elif c.code == codes.ORD_004:
-        st.fact(key_body(c.key) == f"{e.name}:in_order" and ev.ordered_only and e.require_in_order,
-                "not an in-order path over ordered links")
-        want = [(u, v)]
+        legs = in_order_legs(e, u, v)
+        st.fact(key_body(c.key) in legs and ev.ordered_only and e.require_in_order, "not an in-order path over ordered links")
+        want = [legs.get(key_body(c.key), (u, v))]
     else:
         st.fact(False, f"a fabric path does not prove {c.code}")
         return st
@@ -218,17 +218,33 @@ def on_simple_path(facts: Facts, name: str, u: str, v: str) -> bool:
     return _two_disjoint(adj, {ln.a, ln.b}, {u, v})
 
 
+def in_order_legs(e: Edge, u: str, v: str) -> dict[str, tuple[str, str]]:
+    """The FX-ORD-004 obligations of ``e`` (endpoints ``u``, ``v``) by key body, each with the two
+    devices its paths join: one ``<edge>:in_order`` for ``u`` to ``v``; for a third-party
+    transfer that pins no route, one per leg through the driver's engine instead,
+    ``<edge>:in_order:<a>><b>`` (specs/obligations.md, FX-ORD-004)."""
+    if e.via is None and e.device not in (u, v):
+        return {f"{e.name}:in_order:{a}>{b}": (a, b) for a, b in ((u, e.device), (e.device, v))}
+    return {f"{e.name}:in_order": (u, v)}
+
+
 def check_every_path(facts: Facts, c: Certificate, ev: EveryPath) -> Statement:
     """``every-path`` (FX-ORD-004): every link that may carry the transfer is ``ordered``. Pinned:
     the edge's ``via`` links, which must join its endpoints in order. Not pinned: the checker finds
-    on its own every link that is not ``ordered`` yet lies on a simple path between the endpoints
-    (``on_simple_path``); there must be none, whatever the certificate lists. The SMT statement
+    on its own every link that is not ``ordered`` yet lies on a simple path between the endpoints,
+    or between the two devices of the key's leg for a third-party transfer (``in_order_legs``;
+    ``on_simple_path``); there must be none, whatever the certificate lists. The SMT statement
     takes each link's order and whether it may carry the transfer as hypotheses."""
     st = Statement()
-    e = _edge(facts, c, st, ":in_order")
-    if e is None or not st.fact(c.code == codes.ORD_004 and e.require_in_order, "not an in-order obligation"):
+    if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges), "the certificate names no edge"):
         return st
-    u, v = facts.endpoints(e)
+    e = facts.edges[c.edges[0]]
+    legs = in_order_legs(e, *facts.endpoints(e))
+    if not st.fact(key_body(c.key) in legs, f"the key `{c.key}` is not an in-order obligation of `{e.name}`"):
+        return st
+    if not st.fact(c.code == codes.ORD_004 and e.require_in_order, "not an in-order obligation"):
+        return st
+    u, v = legs[key_body(c.key)]
     st.fact((ev.src, ev.dst) == (u, v), f"the certificate joins `{ev.src}` and `{ev.dst}`, not `{u}` and `{v}`")
     st.fact(ev.pinned == (e.via is not None), "the certificate and the edge disagree on a pinned route")
     if u == v:

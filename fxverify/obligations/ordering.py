@@ -83,17 +83,21 @@ class InOrder(Obligation):
     """FX-ORD-004: every path that may carry the bytes of an edge that requires in-order delivery
     is made of ``ordered`` links: its pinned route (``via``), or, when it pins none, every simple
     fabric path between its endpoints (the policy does not say which one the hardware takes).
+    A third-party transfer (its driver at neither end, ``leg`` given) that pins no route has one
+    obligation per leg of its bytes: from the source's device into the driver's engine, and from
+    the driver out to the destination's device (specs/obligations.md, FX-ORD-004).
     The query asks for a simple path that crosses a link that is not ``ordered``."""
 
     schedule_free = True
 
     code = codes.ORD_004
 
-    def __init__(self, ctx: Context, e: Edge) -> None:
-        self.src_dev, self.dst_dev = ctx.graph.transfer_endpoints(e)
+    def __init__(self, ctx: Context, e: Edge, leg: tuple[str, str] | None = None) -> None:
+        self.src_dev, self.dst_dev = leg if leg is not None else ctx.graph.transfer_endpoints(e)
+        self.leg = leg
         pinned = e.via is not None
-        super().__init__(ctx, (e.eid,), f"{self.code}:{e.name}:in_order", e.span,
-                         (Label(e.span, "on its pinned route"),) if pinned else ())
+        key = f"{self.code}:{e.name}:in_order" + (f":{leg[0]}>{leg[1]}" if leg is not None else "")
+        super().__init__(ctx, (e.eid,), key, e.span, (Label(e.span, "on its pinned route"),) if pinned else ())
         self.pinned = pinned
         # The links the query ranges over: the pinned route, or the whole fabric (the Python
         # route enumeration is what the fast proof uses, so the query must not depend on it).
@@ -101,7 +105,8 @@ class InOrder(Obligation):
 
     def _ordered_carriers(self) -> list[Link] | None:
         """The links that may carry the transfer, when all are ``ordered``; else ``None``."""
-        carriers = self.ctx.graph.transfer_links(self.ctx.edge(self.edges[0]))
+        g = self.ctx.graph
+        carriers = g.transfer_links(self.ctx.edge(self.edges[0])) if self.leg is None else g.possible_links(*self.leg)
         return carriers if all(ln.order is LinkOrder.ORDERED for ln in carriers) else None
 
     def prove_fast(self) -> str | None:
@@ -130,18 +135,26 @@ class InOrder(Obligation):
         route = " -> ".join(f"`{n}`" for n in str(w.values.get("path", "")).split(",") if n)
         crosses = f"`{ln.name}` ({ln.order.value})" if ln is not None else "an unordered link"
         which = "its pinned route" if self.pinned else f"the path {route}"
+        e = self.ctx.edge(self.edges[0])
+        leg = ("" if self.leg is None else
+               f" (its bytes go {'into' if self.dst_dev == e.device else 'out of'} `{e.device}`'s engine, which moves them)")
         return (f"`{self.name(self.edges[0])}` requires in-order delivery from `{self.src_dev}` to "
-                f"`{self.dst_dev}`, but {which} crosses {crosses}")
+                f"`{self.dst_dev}`{leg}, but {which} crosses {crosses}")
 
     def why(self, w: Witness) -> str:
         if self.pinned:
             return "only `ordered` links complete transfers in submission order"
+        if self.leg is not None:
+            return ("only `ordered` links complete transfers in submission order; a copy that another device's engine "
+                    "drives takes the bytes into that engine and out again, over any path from the source to it and "
+                    "from it to the destination")
         return ("only `ordered` links complete transfers in submission order, and without `via` the bytes may take "
                 "any path the fabric allows")
 
     def fix(self, w: Witness) -> Hint:
-        """Pin a route made of ``ordered`` links, when the fabric has one and none is pinned."""
-        route = None if self.pinned else route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
+        """Pin a route made of ``ordered`` links, when the fabric has one and none is pinned (not
+        for a leg of a third-party transfer: its route must pass through the driver)."""
+        route = None if self.pinned or self.leg is not None else route_avoiding(self.ctx, self.ctx.edge(self.edges[0]), None)
         return hint(Via(self.name(self.edges[0]), tuple(route.split(", "))) if route else None)
 
 
@@ -163,7 +176,12 @@ def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
     pol = ctx.policy
     for e in pol.edges:
         if e.require_in_order:
-            yield InOrder(ctx, e)
+            u, v = g.transfer_endpoints(e)
+            if e.via is None and e.device not in (u, v):  # a third-party transfer: through the driver's engine
+                yield InOrder(ctx, e, (u, e.device))
+                yield InOrder(ctx, e, (e.device, v))
+            else:
+                yield InOrder(ctx, e)
     if not g.is_acyclic():
         for comp in g.cyclic_components():
             yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)

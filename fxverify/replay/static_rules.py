@@ -70,6 +70,9 @@ def _edge(w: World, e: Edge) -> list[Violation]:
             out.append(Violation(codes.HOOK_001, (e.eid,), detail=f"flush {ln}"))
     if e.require_in_order:
         carriers = w.carriers(e)
+        a, b = w.endpoints(e)
+        if e.via is None and e.device not in (a, b):  # a third-party copy: in to the driver's engine and out again
+            carriers = w.links_between(a, e.device) | w.links_between(e.device, b)
         if any(ln.order is not LinkOrder.ORDERED for ln in P.links if ln.name in carriers):
             out.append(Violation(codes.ORD_004, (e.eid,)))
     for acc in e.accesses():

@@ -181,10 +181,14 @@ class World:
         any simple path between its endpoints (the policy does not say which one is taken)."""
         if e.via is not None:
             return set(e.via)
-        key = self.endpoints(e)
-        hit = self._carriers.get(key)
+        return self.links_between(*self.endpoints(e))
+
+    def links_between(self, a: str, b: str) -> set[str]:
+        """Names of the links on some simple path between devices ``a`` and ``b`` (none when
+        ``a == b``). Memoised."""
+        hit = self._carriers.get((a, b))
         if hit is None:
-            hit = self._carriers[key] = {n for p in self._simple_paths(*key) for n in p} if key[0] != key[1] else set()
+            hit = self._carriers[(a, b)] = {n for p in self._simple_paths(a, b) for n in p} if a != b else set()
         return hit
 
     def write_carriers(self, e: Edge) -> set[str]:
@@ -199,7 +203,7 @@ class World:
             return set()
         out = self.carriers(e)
         if e.via is None and e.device not in (src, dst):
-            out = out | {n for p in self._simple_paths(e.device, dst) for n in p}
+            out = out | self.links_between(e.device, dst)
         return out
 
     def routes(self, e: Edge) -> list[frozenset[str]]:
