@@ -12,7 +12,6 @@ Hull overlap is a filter: the obligations decide the exact, strided bytes. Emits
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from array import array
 from collections import defaultdict
@@ -173,48 +172,6 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
             if s:
                 open_second.append((hi, eid, me, is_read, f))
     return Pairs.pack(found, shift)
-
-
-def first_after(ctx: Context, first: AccessTest, second: AccessTest, *,
-                spaces: Container[str] | None = None) -> dict[tuple[int, int], tuple[int, int]]:
-    """Access ``(edge, position)`` passing ``first`` -> the earliest access of another edge after
-    it in the graph's linear extension of HB (``PolicyGraph.rank``, then edge id and position)
-    that passes ``second`` and whose hull shares a byte with its own, for those that have one.
-    Such an access is never HB-before it (HB only runs up the ranks). Acyclic HB only.
-
-    One sweep per address space in rank order over the segments between the hull bounds of the
-    ``first`` accesses: an access passing ``second`` takes every open ``first`` access on the
-    segments it meets, which then closes. Cost: O(accesses x segments met), each ``first``
-    access taken once, whatever number of pairs the two tests share. Only in ``spaces`` when
-    given."""
-    g = ctx.graph
-    out: dict[tuple[int, int], tuple[int, int]] = {}
-    for space, items in sorted(ctx.accesses_by_space().items()):
-        if spaces is not None and space not in spaces:
-            continue
-        firsts = [(e, p, acc) for e, p, acc in items if first(e, p, acc)]
-        if not firsts:
-            continue
-        cuts = sorted({b for _e, _p, acc in firsts for b in (acc.footprint.lo, acc.footprint.hi)})
-        open_: dict[int, list[tuple[int, int]]] = {}  # segment -> first accesses not taken yet
-        for e, p, acc in sorted(items, key=lambda t: (g.rank(t[0]), t[0], t[1])):
-            fp = acc.footprint
-            if second(e, p, acc):
-                for i in range(max(0, bisect.bisect_right(cuts, fp.lo) - 1), bisect.bisect_left(cuts, fp.hi)):
-                    kept = []
-                    for m in open_.get(i, ()):
-                        if m in out:
-                            continue
-                        if m[0] == e:
-                            kept.append(m)
-                        else:
-                            out[m] = (e, p)
-                    if i in open_:
-                        open_[i] = kept
-            if first(e, p, acc):
-                for i in range(bisect.bisect_left(cuts, fp.lo), bisect.bisect_left(cuts, fp.hi)):
-                    open_.setdefault(i, []).append((e, p))
-    return out
 
 
 def _commutes(acc: Access) -> bool:

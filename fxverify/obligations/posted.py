@@ -18,9 +18,8 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
 from fxverify.ir import Access, AccessMode, Edge, Link
-from fxverify.obligations import history
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.pairs import Pairs, first_after, pairs_where
+from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.encode import finish, member, relevant_edges, schedule, start, time_objectives
 from fxverify.obligations.hb_flushes import flushed_for
 from fxverify.obligations.parametric import Held, ProvedTogether
@@ -315,17 +314,9 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     writer along another route: ``same_requester`` decides which same-device reads are exempt),
     then per persisting write into a ``persistent`` space and posted link (``PostedPersist``).
 
-    The reads of a write's bytes by the writer's own device, when the bytes lie in that device's
-    own memory, are exempt whatever the reader (``SameRequester`` with an empty route depends on
-    the write and on the reader's device only): one obligation per write access and link, keyed
-    by the earliest such read after the write in HB order (else the earliest before it that HB
-    does not order first), stands for all of them. A buffer that every layer writes and reads
-    back on its own GPU would otherwise give one obligation per pair of layers, the square of the
-    layer count; and its pairs are not even visited: the sweep pairs the other writes and reads
-    (``pairs.pairs_where``), and the earliest later own read comes from a sweep in HB order
-    (``pairs.first_after``). Only a write with no later own read, that the access history does
-    not show HB-after every earlier access of its bytes (``history.after_all``), has its own
-    pairs visited."""
+    A write over a posted link never lands in its own device's memory: a write into its own
+    memory is a pull or stays on the device, and neither crosses a link (``graph.write_links``),
+    so a buffer that every layer fills and reads back on its own GPU gets no obligation at all."""
     g, pol = ctx.graph, ctx.policy
     flushes: dict[str, list[int]] = {}
     for e in pol.edges:
@@ -333,76 +324,29 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             flushes.setdefault(ln, []).append(e.eid)
     if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
         return
-    posted: dict[int, list[Link]] = {}  # writer -> the posted links that may carry its write
-
-    def links_of(w: int) -> list[Link]:
-        links = posted.get(w)
-        if links is None:
-            links = posted[w] = g.posted_links(pol.edges[w])
-        return links
-
-    def home(acc: Access) -> str:
-        return pol.space(acc.footprint.space).device
-
-    writer = (lambda e, _p, acc: acc.mode is not AccessMode.READ and bool(links_of(e)))
+    # writer -> the posted links that may carry its writes; only an edge with a destination writes
+    posted = {e.eid: links for e in pol.edges if e.dst is not None for links in (g.posted_links(e),) if links}
+    writer = (lambda e, _p, acc: e in posted and acc.mode is not AccessMode.READ)
     reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
-    own_writer = (lambda e, p, acc: writer(e, p, acc) and pol.edges[e].device == home(acc))
-    own_reader = (lambda e, p, acc: reader(e, p, acc) and pol.edges[e].device == home(acc))
     # Every pair below has a write access that may cross a posted link, and a pair lies in one
-    # space: the sweeps visit only the spaces such a write reaches.
-    spaces = {acc.footprint.space for e in pol.edges for p, acc in enumerate(e.accesses()) if writer(e.eid, p, acc)}
-    # (pair order, orientation, w, pw, r, pr, same): the obligations' pairs, put in the order of
-    # the sweep's pairs below
+    # space: the sweep visits only the spaces such a write reaches.
+    spaces = {acc.footprint.space for e in posted for acc in pol.edges[e].accesses() if acc.mode is not AccessMode.READ}
+    # (pair order, orientation, w, pw, r, pr, same): the obligations' pairs, in the sweep's order
     found: list[tuple[tuple[int, int, int, int], int, int, int, int, int, SameRequester | None]] = []
-    others = Pairs.union([pairs_where(ctx, lambda e, p, acc: writer(e, p, acc) and not own_writer(e, p, acc), reader, spaces=spaces),
-                          pairs_where(ctx, own_writer, lambda e, p, acc: reader(e, p, acc) and not own_reader(e, p, acc),
-                                      spaces=spaces)],
-                         len(pol.edges))
-    for a, pa, b, pb in others:
+    for a, pa, b, pb in pairs_where(ctx, writer, reader, spaces=spaces):
         for turn, (w, pw, r, pr) in enumerate(((a, pa, b, pb), (b, pb, a, pa))):
             ew, er = pol.edges[w], pol.edges[r]
             acc_w, acc_r = ew.accesses()[pw], er.accesses()[pr]
             if not (writer(w, pw, acc_w) and reader(r, pr, acc_r)) or g.hb_before(r, w):
                 continue  # a reader that always runs first cannot see the write at all
-            same = same_requester(ctx, ew, acc_w, er)
-            if same is None or same.route:  # the own reads come below
-                found.append(((a, pa, b, pb), turn, w, pw, r, pr, same))
-    # INVARIANT: ``same_requester`` gives the empty route exactly for an own writer's bytes read by
-    # its own device (``own_reader``), whichever read: one obligation per own write that some own
-    # read HB does not place before it, keyed by the earliest own read after it in HB order (a
-    # later-ranked read is never HB-before it), or, when none comes after it, the earliest before
-    # it that HB does not order first. Only a write with no later own read and that the access
-    # history does not show HB-after every earlier access of its bytes has its pairs visited.
-    own = first_after(ctx, own_writer, own_reader, spaces=spaces)
-    swept: frozenset[tuple[int, int]] | None = None  # the access history, swept only when a write needs it
-
-    def lone(e: int, p: int, acc: Access) -> bool:
-        nonlocal swept
-        if not own_writer(e, p, acc) or (e, p) in own:
-            return False
-        if swept is None:
-            swept = history.after_all(ctx)
-        return (e, p) not in swept
-
-    earlier: dict[tuple[int, int], tuple[int, int]] = {}
-    for a, pa, b, pb in pairs_where(ctx, lone, own_reader, spaces=spaces):
-        for w, pw, r, pr in ((a, pa, b, pb), (b, pb, a, pa)):
-            acc_w, acc_r = pol.edges[w].accesses()[pw], pol.edges[r].accesses()[pr]
-            if lone(w, pw, acc_w) and own_reader(r, pr, acc_r) and not g.hb_before(r, w):
-                best = earlier.get((w, pw))
-                if best is None or (g.rank(r), r, pr) < (g.rank(best[0]), *best):
-                    earlier[(w, pw)] = (r, pr)
-    own.update(earlier)
-    for (w, pw), (r, pr) in own.items():
-        pair = (w, pw, r, pr) if (w, pw) < (r, pr) else (r, pr, w, pw)
-        found.append((pair, int(pair[0] != w), w, pw, r, pr, same_requester(ctx, pol.edges[w], pol.edges[w].accesses()[pw], pol.edges[r])))
+            found.append(((a, pa, b, pb), turn, w, pw, r, pr, same_requester(ctx, ew, acc_w, er)))
     found.sort(key=lambda t: t[:2])
     # With a parametric prover, the reads of a pair of declarations that every chain through a
     # flush orders come as ``ProvedTogether`` runs in their places (``hb_flushes``).
     flushed, held = flushed_for(ctx), Held()
     for _pair, _turn, w, pw, r, pr, same in found:
         ew, er = pol.edges[w], pol.edges[r]
-        for link in links_of(w):
+        for link in posted[w]:
             # A same-requester pair needs no flush (its own fast proof, no query): not asked.
             if same is None and flushed is not None and flushed.proved(ew.span, pw, er.span, pr, link.name):
                 yield from held.hold(f"{codes.ORD_003}:{ew.name}#{pw}|{er.name}#{pr}|{link.name}", codes.ORD_003)
@@ -412,7 +356,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     yield from held.flush()
     if flushed is not None:
         flushed.report()
-    yield from _persisted(ctx, links_of, flushes)
+    yield from _persisted(ctx, lambda w: posted.get(w, []), flushes)
 
 
 def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]
