@@ -192,6 +192,24 @@ flow spill {
     assert "declare map `sent` with `merge sum`" in _help(counter, "FX-MAP-002")
 
 
+def test_a_counter_on_another_devices_local_map_gets_per_device_slots_first(tmp_path: Path) -> None:
+    """A DPU adds to a statistic that is `local(gpu0)`: one slot per device (`per_device`, summed
+    by `aggregate`) is offered first and verified; a plain write to it gets the shared classes
+    first, `per_device` last."""
+    text = 'policy "stats"\n' + _FABRIC + """
+region kv in hbm0 at 0x0 size 2 MiB owner gpu0 init
+map stats: array<u32, u64>[4] class local(gpu0) merge sum
+flow f {
+  edge x: read kv by dpu0.rx OP
+}
+"""
+    r = _check(tmp_path, text.replace("OP", "update stats[0] = 1").replace("owner gpu0 init", "owner dpu0 init"))
+    assert _help(r, "FX-MAP-001").startswith(f"declare map `stats` with `class per_device`, or declare map `stats` with `class causal`")
+    assert _help(r, "FX-MAP-001").endswith(VERIFIED)
+    r = _check(tmp_path, text.replace("OP", "map_write stats[0] = 1").replace("owner gpu0 init", "owner dpu0 init"))
+    assert _help(r, "FX-MAP-001").startswith("declare map `stats` with `class causal`, or declare map `stats` with `class linearizable`, or declare map `stats` with `class per_device`")
+
+
 _BATCH = 'policy "batch"\n' + _FABRIC + """
 region staged in dram0 at 0x10_0000_0000 size 256 KiB owner dpu0 init
 region kv in hbm0 at 0x4000_0000 size 256 KiB owner dpu0

@@ -134,10 +134,15 @@ class LocalMap(_MapOb):
         return "a `local(dev)` map exists only in the memory of its device"
 
     def fix(self, w: Witness) -> Hint:
-        """A shared class, or the access driven from the map's device."""
+        """A class every device reaches, or the access driven from the map's device. For an
+        ``update`` (a counter or statistic each device adds to) ``per_device`` comes first: one
+        slot per device, summed by ``aggregate`` (BPF's per-CPU maps), with no cross-device
+        traffic; for other operations it comes after the shared classes."""
         e = self.ctx.edge(self.edges[0])
         home = drive(self.ctx.policy, e.name, self.decl.cls.device, e.hook) if self.decl.cls.device else None
-        return hint(MapClass(self.decl.name, ClassKind.CAUSAL), MapClass(self.decl.name, ClassKind.LINEARIZABLE), home)
+        shared = (MapClass(self.decl.name, ClassKind.CAUSAL), MapClass(self.decl.name, ClassKind.LINEARIZABLE))
+        slots = (MapClass(self.decl.name, ClassKind.PER_DEVICE),)
+        return hint(*(slots + shared if self.op.kind is MapOpKind.UPDATE else shared + slots), home)
 
 
 class LostUpdate(_MapOb):
