@@ -424,34 +424,32 @@ class PolicyGraph:
         return self._route_cache[("route", src, dst)]
 
     def write_links(self, e: Edge) -> list[Link]:
-        """The links that may carry an edge's writes, in declaration order: ``transfer_links``,
-        and, for a transfer that pins no route and whose driver is neither its source's device
-        nor its destination's (a third-party DMA, or a copy inside one remote memory), every
-        link on a simple path from the driver to the destination's device as well: the driver's
-        engine issues the writes (PCIe: the requester of a memory write is the device that
-        sends it; specs/obligations.md section 1, posted rule). None for a pull (``is_pull``):
-        its bytes cross the links as read completions and it writes only its own memory."""
+        """The links that may carry an edge's writes, in declaration order: ``transfer_links``, and
+        for a third-party transfer every link from the driver to the destination's device too
+        (``driver_legs``: PCIe's requester of a memory write is the device that sends it); none
+        for a pull (``is_pull``). specs/obligations.md section 1, posted rule."""
         if self.is_pull(e):
             return []
-        links = self.transfer_links(e)
-        if e.via is None:
-            src, dst = self.transfer_endpoints(e)
-            if e.device not in (src, dst):
-                names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(e.device, dst)}
-                links = [ln for ln in self.policy.links if ln.name in names]
+        links, legs = self.transfer_links(e), self.driver_legs(e)
+        if legs is not None:
+            names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
+            links = [ln for ln in self.policy.links if ln.name in names]
         return links
 
-    def is_pull(self, e: Edge) -> bool:
-        """True for a ``move`` or ``reduce`` that the destination's device drives from another
-        device's memory: its engine sends read requests and writes the completions' data into its
-        own memory (an NVMe controller fetching a write command's data, a GPU's copy engine copying
-        from host or peer memory into its own), so no write of it crosses a link (PCIe Base Specification: a
-        memory read is a non-posted request answered by completions with data;
-        specs/obligations.md section 1, posted rule)."""
-        if e.src is None or e.dst is None:
-            return False
+    def driver_legs(self, e: Edge) -> tuple[tuple[str, str], tuple[str, str]] | None:
+        """``((source's device, driver), (driver, destination's device))``, the legs through the
+        driver's engine of a transfer that pins no route and whose driver is at neither end (a
+        third-party DMA, a copy inside one remote memory); else ``None`` (specs section 1)."""
         src, dst = self.transfer_endpoints(e)
-        return e.device == dst != src
+        return ((src, e.device), (e.device, dst)) if e.via is None and e.device not in (src, dst) else None
+
+    def is_pull(self, e: Edge) -> bool:
+        """True for a ``move`` or ``reduce`` its destination's device drives from another device's
+        memory (an NVMe controller fetching a write's data, a copy engine reading host memory):
+        the bytes come as completions of its reads (PCIe: a memory read is non-posted) and it
+        writes only its own memory, so no write crosses a link (specs section 1, posted rule)."""
+        src, dst = self.transfer_endpoints(e)
+        return e.src is not None and e.dst is not None and e.device == dst != src
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty

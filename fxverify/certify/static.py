@@ -57,11 +57,18 @@ from fxverify.vocab import (
 )
 
 
-def _edge(facts: Facts, c: Certificate, st: Statement, suffix: str = "") -> Edge | None:
-    """The obligation's single edge, when its key is ``CODE:<edge name><suffix>``."""
+def _first_edge(facts: Facts, c: Certificate, st: Statement) -> Edge | None:
+    """The obligation's first edge, when the certificate names one of the policy."""
     if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges), "the certificate names no edge"):
         return None
-    e = facts.edges[c.edges[0]]
+    return facts.edges[c.edges[0]]
+
+
+def _edge(facts: Facts, c: Certificate, st: Statement, suffix: str = "") -> Edge | None:
+    """The obligation's single edge, when its key is ``CODE:<edge name><suffix>``."""
+    e = _first_edge(facts, c, st)
+    if e is None:
+        return None
     return e if st.fact(key_body(c.key) == e.name + suffix, f"the key `{c.key}` is not about `{e.name}{suffix}`") else None
 
 
@@ -126,9 +133,9 @@ def check_fabric(facts: Facts, c: Certificate, ev: FabricPath) -> Statement:
     """``fabric-path`` (FX-HOOK-001 through the driver, FX-ORD-004 over ordered links): the routes
     join the transfer's endpoints, link by link."""
     st = Statement()
-    if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges), "the certificate names no edge"):
+    e = _first_edge(facts, c, st)
+    if e is None:
         return st
-    e = facts.edges[c.edges[0]]
     u, v = facts.endpoints(e)
     if c.code == codes.HOOK_001:
         st.fact(key_body(c.key) == f"{e.name}:{u}>{e.device}>{v}" and not ev.ordered_only, f"the key `{c.key}` is not this transfer")
@@ -236,9 +243,9 @@ def check_every_path(facts: Facts, c: Certificate, ev: EveryPath) -> Statement:
     ``on_simple_path``); there must be none, whatever the certificate lists. The SMT statement
     takes each link's order and whether it may carry the transfer as hypotheses."""
     st = Statement()
-    if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges), "the certificate names no edge"):
+    e = _first_edge(facts, c, st)
+    if e is None:
         return st
-    e = facts.edges[c.edges[0]]
     legs = in_order_legs(e, *facts.endpoints(e))
     if not st.fact(key_body(c.key) in legs, f"the key `{c.key}` is not an in-order obligation of `{e.name}`"):
         return st
@@ -415,9 +422,9 @@ def check_split(facts: Facts, c: Certificate, ev: OneDestination) -> Statement:
 
 def _map_op(facts: Facts, c: Certificate, st: Statement, op: int, name: str) -> Edge | None:
     """The obligation's edge when its key's first part is ``<edge>#<op>`` and that op uses ``name``."""
-    if not st.fact(bool(c.edges) and 0 <= c.edges[0] < len(facts.edges), "the certificate names no edge"):
+    e = _first_edge(facts, c, st)
+    if e is None:
         return None
-    e = facts.edges[c.edges[0]]
     ref = split_ref(key_body(c.key).split("|")[0])
     ok = ref == (e.name, op) and 0 <= op < len(e.map_ops) and e.map_ops[op].map == name and facts.policy.has("map", name)
     return e if st.fact(ok, f"the key `{c.key}` is not op {op} of `{e.name}` on `{name}`") else None

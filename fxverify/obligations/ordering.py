@@ -176,12 +176,8 @@ def _paths_and_cycles(ctx: Context) -> Iterator[Obligation]:
     pol = ctx.policy
     for e in pol.edges:
         if e.require_in_order:
-            u, v = g.transfer_endpoints(e)
-            if e.via is None and e.device not in (u, v):  # a third-party transfer: through the driver's engine
-                yield InOrder(ctx, e, (u, e.device))
-                yield InOrder(ctx, e, (e.device, v))
-            else:
-                yield InOrder(ctx, e)
+            legs = g.driver_legs(e)  # a third-party transfer: one obligation per leg through the driver's engine
+            yield from (InOrder(ctx, e, leg) for leg in legs) if legs is not None else (InOrder(ctx, e),)
     if not g.is_acyclic():
         for comp in g.cyclic_components():
             yield HbCycle(ctx, tuple(comp), f"{codes.ORD_001}:{pol.edges[comp[0]].name}", pol.edges[comp[0]].span)
