@@ -137,6 +137,29 @@ class SameRequester:
 
 
 @dataclass(frozen=True, slots=True)
+class Notified:
+    """Kind ``notified`` (FX-ORD-003): edge ``notification`` ``notifies`` the writer, is driven by
+    the writer's device and writes into the device of the written bytes, a ``cpu`` (host memory),
+    over ``route`` (link names in path order from the writer's device), the only simple fabric
+    path between the two devices, which holds the key's posted link; ``before`` orders the writer
+    before it. Edge ``consumer``, driven by that host and not cancelled, names it in its own
+    ``after`` clause (it waits for the completion entry in its own memory), and ``after`` orders
+    the consumer before the reader (``None``: the consumer is the reader). The notification's
+    posted writes follow the writer's along that one path and do not pass them (PCIe Base
+    Specification, section 2.4.1: the producer/consumer model), so once the consumer sees it, the
+    bytes are in host memory for every reader. When the writer is itself the completion entry
+    (``notification`` is the writer, it ``notifies`` some edge, ``route`` is empty, ``before``
+    ``None``), the consumer saw its own bytes arrive in the device that holds them, any device."""
+
+    notification: int
+    consumer: int
+    route: tuple[str, ...]
+    before: HbPath | None
+    after: HbPath | None
+    kind = "notified"
+
+
+@dataclass(frozen=True, slots=True)
 class WrittenBack:
     """Kind ``written-back`` (FX-ORD-005): clause ``wb_pos`` of edge ``writeback`` writes back and
     clause ``inv_pos`` of edge ``invalidate`` invalidates every byte of ``[lo, hi)``, the hull of
@@ -449,13 +472,13 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | SameRequester | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | SameRequester | Notified | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, SameRequester, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, SameRequester, Notified, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
@@ -472,6 +495,7 @@ METHOD_KINDS: dict[str, frozenset[str]] = {
     "fabric-search": frozenset({"fabric-path"}),
     "every-path": frozenset({"every-path"}),
     "same-requester": frozenset({"same-requester"}),
+    "producer-consumer": frozenset({"notified"}),
     "declared": frozenset({"declared-hook"}),
     "link-endpoint": frozenset({"link-endpoint"}),
     "constant": frozenset({"one-destination"}),

@@ -407,12 +407,15 @@ class PolicyGraph:
 
     def single_route(self, e: Edge) -> tuple[str, ...] | None:
         """The links of the one route that can carry an edge's bytes, in path order from their
-        source: its ``via``, or the only simple fabric path between its endpoints (the links of
-        ``possible_links`` each lie on a simple path, so there is one exactly when they form a
-        tree: ``links == devices - 1``). ``None`` for several paths, none, or a local transfer."""
-        if e.via is not None:
-            return tuple(e.via)
-        src, dst = self.transfer_endpoints(e)
+        source: its ``via``, or ``only_path`` between its endpoints. ``None`` for several paths,
+        none, or a local transfer."""
+        return tuple(e.via) if e.via is not None else self.only_path(*self.transfer_endpoints(e))
+
+    def only_path(self, src: str, dst: str) -> tuple[str, ...] | None:
+        """The links of the only simple fabric path from device ``src`` to ``dst``, in path order
+        (the links of ``possible_links`` each lie on a simple path, so there is one exactly when
+        they form a tree: ``links == devices - 1``); ``None`` for several paths, none, or
+        ``src == dst``. Memoised."""
         if ("route", src, dst) not in self._route_cache:
             links, names, at = self.possible_links(src, dst), [], src
             if links and len(links) == len({d for ln in links for d in (ln.a, ln.b)}) - 1:

@@ -554,3 +554,57 @@ def persist_policies(draw) -> Policy:
     # flush can make them durable (no FX-ORD-003 persisted-write obligation).
     spaces = tuple(replace(s, persistent=draw(st.integers(0, 4)) != 0) if s.persistent else s for s in spaces)
     return Policy("persist", "persist.fx", DEVICES, links, spaces, regions, (), (), tuple(edges), ())
+
+
+COMPLETION_DEVICES = (
+    Device("cpu0", DeviceKind.CPU, ("poll",)),
+    Device("nic0", DeviceKind.NIC, ("rx", "tx")),
+    Device("gpu0", DeviceKind.GPU, ("launch",)),
+)
+
+
+@st.composite
+def completion_policies(draw) -> Policy:
+    """A random policy of 3 to 5 edges around a NIC landing a block and writing a completion entry
+    (the posted rule's producer/consumer case, specs/obligations.md section 1): writes of the
+    block ``kv`` by the NIC (now and then by the GPU), completion entries written into ``cq``
+    that ``notifies`` a random earlier edge (driven by the NIC, now and then by the host), reads
+    of the block by the host, the GPU or the NIC, polls of ``cq`` by the host, and flush edges,
+    with random ``after`` clauses and now and then a cancel (``with_cancels``). The block and the
+    queue lie in host memory (``dram0`` on ``cpu0``) or in GPU memory (``hbm0``), each drawn
+    apart. The NIC reaches the host over ``nic0--cpu0`` (posted, now and then ordered) and the GPU
+    over ``nic0--gpu0`` (posted); sometimes ``gpu0--cpu0`` joins them too, a second path from the
+    NIC to the host."""
+    links = (Link("nic0--cpu0", "nic0", "cpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED] * 3 + [LinkOrder.ORDERED]))),
+             Link("nic0--gpu0", "nic0", "gpu0", "pcie", LinkOrder.POSTED))
+    if draw(st.integers(0, 3)) == 0:
+        links += (Link("gpu0--cpu0", "gpu0", "cpu0", "pcie", LinkOrder.ORDERED),)
+    spaces = (Space("dram0", "cpu0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
+    homes = [draw(st.sampled_from(["dram0", "dram0", "hbm0"])) for _ in range(2)]
+    regions = (Region("kv", "kv", homes[0], 0, 256, "nic0", init=True),
+               Region("cq", "cq", homes[1], 1024, 64, "nic0", init=True))
+    kv, cq = regions
+    roles = ["land", "cqe", "use"] + draw(st.lists(st.sampled_from(["land", "cqe", "use", "flush", "poll"]), max_size=2))
+    roles = ["land"] + draw(st.permutations(roles[1:]))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
+        kw: dict = {}
+        if role == "land":
+            dev, action, kw["dst"] = draw(st.sampled_from(["nic0", "nic0", "nic0", "gpu0"])), "write", draw(footprints(kv))
+        elif role == "cqe":
+            dev, action, kw["dst"] = draw(st.sampled_from(["nic0", "nic0", "nic0", "cpu0"])), "write", draw(footprints(cq))
+            lands = [f"e{j}" for j in range(i) if roles[j] == "land"]  # mostly an entry for a landing
+            kw["notifies"] = (draw(st.sampled_from(lands * 3 + [f"e{j}" for j in range(i)])),)
+        elif role == "use":
+            dev, action, kw["src"] = draw(st.sampled_from(["cpu0", "cpu0", "gpu0", "nic0"])), "read", draw(footprints(kv))
+        elif role == "poll":
+            dev, action, kw["src"] = "cpu0", "read", draw(footprints(cq))
+        else:
+            dev, action = draw(st.sampled_from(["cpu0", "nic0"])), "flush"
+            kw["flushes"] = (draw(st.sampled_from([ln.name for ln in links if dev in (ln.a, ln.b)])),)
+        hook = draw(st.sampled_from([h for d in COMPLETION_DEVICES if d.name == dev for h in d.hooks]))
+        leases = tuple(Lease(q.name, to) for q in regions for to in ("cpu0", "gpu0")) if i == 0 else ()
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
+    edges = with_cancels(draw, edges)
+    return Policy("completion", "completion.fx", COMPLETION_DEVICES, links, spaces, regions, (), (), tuple(edges), ())

@@ -225,6 +225,8 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, between=_reverse(ev.between))
     if kind == "same-requester":  # claim the bytes are in the device's own memory
         return r(ev, route=())
+    if kind == "notified":  # claim the completion entry was written before the block
+        return r(ev, before=_reverse(ev.before))
     raise AssertionError(kind)
 
 
@@ -497,6 +499,28 @@ def test_same_requester_needs_one_route_for_the_write_and_the_read(mode: str) ->
     for route in (("pf1", "upi0"), ("pf0", "upi0"), ()):
         tampered = dataclasses.replace(cert, evidence=dataclasses.replace(cert.evidence, route=route))
         assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], route
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_completion_entry_proves_a_read_only_from_host_memory_over_the_only_path(mode: str) -> None:
+    """A `notified` proof (FX-ORD-003: the reader waits for a completion entry that followed the
+    posted write) holds only for bytes in host memory, over the one path from the writer's device
+    to it: the certificate of the host twin is rejected for the twin with a second PCIe link
+    (either may carry the entry), for the twin whose memory is the GPU's, and with a route that
+    skips the posted link or a consumer that does not wait for the entry."""
+    ok = _load(str(ROOT / "corpus/ordering/ok/rdma-read-into-host-then-cqe.fx"))
+    claim, cert = next((c, x) for c, x in _items(ok) if x is not None and x.kind == "notified")
+    assert cert.evidence.route == ("pcie0",) and certify(ok, [(claim, cert)], mode).failures == []
+    for twin in ("rdma-read-cqe-over-another-path", "rdma-read-into-gpu-then-flag"):
+        bad = _load(str(ROOT / f"corpus/ordering/fail/{twin}.fx"))
+        assert [e.name for e in bad.edges][1:] in (["cqe", "use"], ["flag", "attn"]), twin
+        key = claim.key.replace("|use#", "|attn#") if "gpu" in twin else claim.key
+        moved = dataclasses.replace(cert, key=key)
+        assert [f.key for f in certify(bad, [(Claim(key, claim.code, claim.edges, claim.method), moved)], mode).failures] == [key], twin
+    for ev in (dataclasses.replace(cert.evidence, route=("wire",)),
+               dataclasses.replace(cert.evidence, consumer=cert.evidence.notification)):
+        tampered = dataclasses.replace(cert, evidence=ev)
+        assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], ev
 
 
 @pytest.mark.parametrize("mode", MODES)

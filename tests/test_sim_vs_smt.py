@@ -28,7 +28,7 @@ from fxverify.vocab import LinkOrder
 from tests import ir_builders as ib
 from tests.conftest import ROOT
 from tests.policies import (
-    cancel_policies, coherence_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
+    cancel_policies, coherence_policies, completion_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
     persist_policies, policies, reduction_policies, reuse_policies, simple_paths,
 )
 
@@ -205,6 +205,114 @@ def test_coherence_and_notifications_agree_with_brute_force(policy):
     each code, with a host on both sides and with a device that reads or writes the memory itself
     on one."""
     agreement(policy)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(completion_policies())
+def test_completion_entries_agree_with_brute_force(policy):
+    """A NIC landing a block and writing completion entries into host or GPU memory, reads of the
+    block by the host, the GPU or the NIC, polls and flushes, in random orders, over one or two
+    paths from the NIC to the host: the solver and the simulator agree on every FX-ORD-003 (a
+    completion entry brings the posted writes it follows along their one path into host memory,
+    for a reader ordered after an edge that waits for it; specs/obligations.md section 1) and
+    the rest. ``test_random_completion_entries_reach_each_verdict`` shows the draw meets the
+    rule proving a read (both ways) and refusing one."""
+    agreement(policy)
+    _pairwise(policy)
+
+
+def _pairwise(policy) -> None:
+    """Brute force finds the read of a writer's bytes without a flush in some schedule exactly
+    when the check refutes it, for every read that ``_notice_verdicts`` names (``agreement``
+    only asks that some refuted obligation blames the edges, and an obligation with completion
+    entries names more edges than the two)."""
+    brute = Simulator(policy).explore_violations()
+    for want, pairs in _notice_verdicts(policy).items():
+        for w, r in pairs:
+            assert ((codes.ORD_003, (w, r)) in brute) == (want == "refuted"), (want, policy.edges[w].name, policy.edges[r].name)
+
+
+def _notice_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
+    """The FX-ORD-003 reads of ``policy`` that share a byte with a write that has a completion
+    entry (over a link of its path, or the write is the entry), as ``(writer, reader)`` pairs by
+    how they end:
+    ``entry`` (proved by a later entry), ``own entry`` (a read of the entry's own bytes) or
+    ``refuted``."""
+    from fxverify.obligations.posted import PostedRead
+    from fxverify.replay.footprints import shared_byte
+
+    refuted = {v.key for v in _check(policy, prune=True).outcomes if v.verdict is Verdict.REFUTED}
+    out: dict[str, set[tuple[int, int]]] = {}
+    for o in generate(policy)[1]:
+        if not isinstance(o, PostedRead) or not o.notes or shared_byte(o.acc_w.footprint, o.acc_r.footprint) is None:
+            continue  # (strided footprints whose hulls meet may share no byte: nothing to see)
+        if o.prove_fast() == "producer-consumer":
+            out.setdefault("own entry" if o.evidence().notification == o.edges[0] else "entry", set()).add(o.edges[:2])
+        elif o.key in refuted:
+            out.setdefault("refuted", set()).add(o.edges[:2])
+    return out
+
+
+@pytest.mark.parametrize("want", ["entry", "own entry", "refuted"])
+def test_random_completion_entries_reach_each_verdict(want):
+    """The draw of ``completion_policies`` meets a posted read that a later completion entry
+    proves (no flush, no same-requester route), a read of an entry's own bytes by the host edge
+    that waits for it (or after it), and a read that has a completion entry yet is refuted (the
+    reader not ordered after its consumer, or the entry issued before the write finished). Brute
+    force agrees on each, pair by pair: it finds the read of that writer's bytes without a flush
+    in some schedule exactly when the check refutes it."""
+    policy = reach(completion_policies(), lambda p: want in _notice_verdicts(p), examples=600)
+    agreement(policy)
+    _pairwise(policy)
+
+
+def _near_misses(policy, why: str) -> set[tuple[int, int]]:
+    """``(writer, reader)`` pairs where a write over a posted link has a completion entry from its
+    own device, HB-after it, into the same device's memory, and an edge that waits for the entry
+    is the reader or HB-precedes it, the reader shares a byte with the write, and yet the rule
+    does not apply: the memory is a GPU's (``why="gpu"``) or the waiting edge runs on another
+    device than the memory's (``why="elsewhere"``)."""
+    from fxverify.graph import PolicyGraph
+    from fxverify.ir import AccessMode
+    from fxverify.replay.footprints import shared_byte
+    from fxverify.vocab import DeviceKind
+
+    g, out = PolicyGraph(policy), set()
+    home = lambda fp: policy.space(fp.space).device  # noqa: E731
+    for w in policy.edges:
+        if w.dst is None or not g.posted_links(w):
+            continue
+        gpu = policy.device(home(w.dst)).kind is DeviceKind.GPU
+        for n in policy.edges:
+            if n is w or w.name not in n.notifies or n.device != w.device or n.dst is None or home(n.dst) != home(w.dst):
+                continue
+            if not g.hb_before(w.eid, n.eid):
+                continue
+            for c in policy.edges:
+                elsewhere = c.device != home(w.dst)
+                if n.name not in c.after or (why == "gpu") != (gpu and not elsewhere) or (why == "elsewhere") != (elsewhere and not gpu):
+                    continue
+                out |= {(w.eid, r.eid) for r in policy.edges if (r is c or g.hb_before(c.eid, r.eid)) and any(
+                    a.mode is not AccessMode.WRITE and shared_byte(w.dst, a.footprint) is not None for a in r.accesses())}
+    return out
+
+
+@pytest.mark.parametrize("why", ["gpu", "elsewhere"])
+def test_completion_entries_do_not_cover_gpu_memory_or_another_devices_wait(why):
+    """The draw meets a read after an edge that waits for a completion entry that followed the
+    write, where the rule does not apply: the bytes are in GPU memory (CUDA may let the GPU see a
+    third party's writes out of order), or the waiting edge runs on another device than the
+    memory's (only the memory's own host saw the entry arrive). Brute force finds the read
+    without a flush in some schedule, and the check refutes exactly those pairs."""
+    def met(p) -> bool:
+        pairs = _near_misses(p, why)
+        return bool(pairs) and any((codes.ORD_003, x) in Simulator(p).explore_violations() for x in pairs)
+
+    policy = reach(completion_policies(), met, examples=1500)
+    brute = Simulator(policy).explore_violations()
+    refuted = {tuple(o.edges[:2]) for o in _check(policy, prune=True).refutations if o.code == codes.ORD_003}
+    for x in _near_misses(policy, why):
+        assert ((codes.ORD_003, x) in brute) == (x in refuted), [policy.edges[e].name for e in x]
 
 
 def reach(strategy, condition, examples: int = 300):

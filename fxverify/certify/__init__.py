@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from fxverify.certificate import METHOD_KINDS, Certificate
-from fxverify.certify import defined, lifetimes, order, static
+from fxverify.certify import defined, lifetimes, order, routes, static
 from fxverify.certify.facts import Facts, Statement, f, s
 from fxverify.ir import Policy
 from fxverify.smt.backend import Backend, Query, SolverOptions, Status
@@ -34,7 +34,7 @@ _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
     "hb-order": order.check_ordered, "hb-before-all": order.check_before_all, "cancel-order": order.check_cancel, "flush-between": order.check_flushed, "flush-after": order.check_flushed_after, "written-back": order.check_written, "owner-chain": order.check_owner,
     "lease-chain": order.check_lease, "final-owner": order.check_final, "topological-order": order.check_topological,
     "read-cover": order.check_cover, "interval": static.check_interval, "in-place": static.check_in_place,
-    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": static.check_same_requester, "read-back-after": static.check_read_back_after, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
+    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": routes.check_same_requester, "notified": routes.check_notified, "read-back-after": routes.check_read_back_after, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
     "one-destination": static.check_split, "local-class": static.check_local, "own-slot": static.check_slot,
     "size-bound": static.check_size, "checksum-walk": static.check_checksum, "layout": static.check_layout,
     "lifetime-chain": lifetimes.check_chain, "within-allocation": lifetimes.check_within,

@@ -1,6 +1,7 @@
 """Checks of the schedule-free certificates: ``interval``, ``in-place``, ``fabric-path``,
-``declared-hook``, ``link-endpoint``, ``one-destination``, ``local-class``, ``own-slot``,
-``size-bound``, ``checksum-walk`` and ``layout``.
+``every-path``, ``declared-hook``, ``link-endpoint``, ``one-destination``, ``local-class``,
+``own-slot``, ``size-bound``, ``checksum-walk`` and ``layout`` (the posted-write routes of
+FX-ORD-003 are ``certify.routes``).
 
 Each check recomputes the facts from the IR's fields (footprint base, stride, count and elem;
 region base and size; links, hooks, map ops, transform chains), compares them with the
@@ -26,14 +27,11 @@ from fxverify.certificate import (
     LocalClass,
     OneDestination,
     OwnSlot,
-    ReadBackAfter,
-    SameRequester,
     SizeBound,
 )
-from fxverify.certify.facts import Facts, Statement, f, fp_hi, key_body, s, split_ref, two_accesses
-from fxverify.certify.order import persisted_write
+from fxverify.certify.facts import Facts, Statement, fp_hi, key_body, split_ref
 from fxverify.diagnostics import codes
-from fxverify.ir import AccessMode, Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
+from fxverify.ir import Edge, EdgeAction, Footprint, MapOpKind, Transform, XfKind
 from fxverify.smt.terms import (
     Term,
     and_,
@@ -72,7 +70,7 @@ def _edge(facts: Facts, c: Certificate, st: Statement, suffix: str = "") -> Edge
     return e if st.fact(key_body(c.key) == e.name + suffix, f"the key `{c.key}` is not about `{e.name}{suffix}`") else None
 
 
-def _consts(st: Statement, values: dict[str, int | bool]) -> dict[str, Term]:
+def constants(st: Statement, values: dict[str, int | bool]) -> dict[str, Term]:
     """Variables fixed to the recomputed IR values (hypotheses of the SMT statement)."""
     out = {}
     for name, v in values.items():
@@ -119,7 +117,7 @@ def check_in_place(facts: Facts, c: Certificate, ev: InPlaceForm) -> Statement:
         chunk = e.src.elem * e.src.count
         st.fact(bool(ranks) and ranks[0] == ev.rank and ev.chunk == chunk, "the rank or chunk is not the edge's gather's")
         st.need(e.src.base == e.dst.base + ev.rank * chunk, "the source is not at the rank's slot")
-        v = _consts(st, {"src": e.src.base, "dst": e.dst.base, "rank": ev.rank, "chunk": chunk})
+        v = constants(st, {"src": e.src.base, "dst": e.dst.base, "rank": ev.rank, "chunk": chunk})
         st.violation = not_(eq(v["src"], v["dst"] + ev.rank * chunk))
         return st
     st.fact(ev.rule == "same-footprint" and not ranks and e.action is EdgeAction.REDUCE, f"rule `{ev.rule}` does not apply")
@@ -275,96 +273,9 @@ def check_every_path(facts: Facts, c: Certificate, ev: EveryPath) -> Statement:
     for ln in links:
         st.need(not carries[ln.name] or ln.order is LinkOrder.ORDERED,
                 f"`{ln.name}` ({ln.order.value}) may carry the transfer")
-    on = _consts(st, {f"carries_{i}": carries[ln.name] for i, ln in enumerate(links)})
-    ordered = _consts(st, {f"ordered_{i}": ln.order is LinkOrder.ORDERED for i, ln in enumerate(links)})
+    on = constants(st, {f"carries_{i}": carries[ln.name] for i, ln in enumerate(links)})
+    ordered = constants(st, {f"ordered_{i}": ln.order is LinkOrder.ORDERED for i, ln in enumerate(links)})
     st.violation = or_(*[and_(on[f"carries_{i}"], not_(ordered[f"ordered_{i}"])) for i in range(len(links))])
-    return st
-
-
-def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
-    """True when ``route`` (link names in order from ``device``) is the only route that can carry
-    ``e``'s bytes: its ``via`` links, or, without one, a simple path between its endpoints beside
-    which no link lies on a simple path between them (``on_simple_path``), so no other path exists."""
-    u, v = facts.endpoints(e)
-    other = v if u == device else u
-    at, seen = device, {device}
-    for name in route:
-        ln = facts.policy.link(name) if facts.policy.has("link", name) else None
-        if not st.fact(ln is not None and at in (ln.a, ln.b), f"`{name}` is no link at `{at}`"):
-            return False
-        assert ln is not None
-        at = ln.b if at == ln.a else ln.a
-        if not st.fact(at not in seen, f"the route visits `{at}` twice"):
-            return False
-        seen.add(at)
-    if not st.fact(at == other, f"the route ends at `{at}`, not `{other}`"):
-        return False
-    if e.via is not None:
-        return st.need(set(e.via) == set(route), f"`{e.name}` is pinned to another route")
-    strays = [ln.name for ln in facts.policy.links if ln.name not in route and on_simple_path(facts, ln.name, u, v)]
-    return st.need(not strays, f"`{e.name}` may also take `{strays[0] if strays else ''}`")
-
-
-def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Statement:
-    """``same-requester`` (FX-ORD-003): the writer's device reads the bytes back itself, either from
-    its own memory (empty route) or along the one route both transfers can take, which holds the
-    posted link: a read request does not pass posted writes along one path (PCIe Base
-    Specification, section 2.4.1). The SMT statement takes the recomputed facts as constants."""
-    st = Statement()
-    bound = two_accesses(facts, c, st, codes.ORD_003, "a same-requester route", parts=3)
-    if bound is None:
-        return st
-    w, r, aw, _ar = bound
-    ew, er = facts.edges[w], facts.edges[r]
-    refs = key_body(c.key).split("|")
-    link = refs[2]
-    st.fact(aw.mode is not AccessMode.READ, f"access {split_ref(refs[0])[1]} of {ew.name} writes nothing")
-    same = st.fact(ew.device == ev.device and er.device == ev.device,
-                   f"`{ew.name}` and `{er.name}` are not both driven by `{ev.device}`")
-    home = next(sp.device for sp in facts.policy.spaces if sp.name == aw.footprint.space)
-    if not ev.route:
-        own = st.need(home == ev.device, f"the bytes are on `{home}`, not in `{ev.device}`'s own memory")
-    else:
-        own = st.fact(link in ev.route, f"the route does not cross the posted link `{link}`")
-        for e in (ew, er):
-            own = st.need(set(facts.endpoints(e)) == {ev.device, home},
-                          f"`{e.name}` does not move bytes between `{ev.device}` and `{home}`") and own
-            own = _one_route(facts, st, e, ev.route, ev.device) and own
-    k = _consts(st, {"same_device": same, "one_route_or_own_memory": own})
-    st.violation = not_(and_(k["same_device"], k["one_route_or_own_memory"]))
-    return st
-
-
-def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> Statement:
-    """``read-back-after`` (FX-ORD-003, a persisted write): a read by the writer's own device from
-    the device of the persisted bytes, over the one route both transfers can take (which crosses
-    the key's posted link), starts after the write finished: the read request cannot pass the
-    posted writes on that path (PCIe Base Specification, section 2.4.1), so its completion
-    returns once they reached the device. No edge cancels the read (it might never be issued)."""
-    st = Statement()
-    bound = persisted_write(facts, c, st, "a read-back after a write")
-    if bound is None:
-        return st
-    w, link = bound
-    ew = facts.edges[w]
-    st.fact(ev.link == link and link in ev.route, f"the route does not cross the obligation's link `{link}`")
-    x = ev.reader
-    if not st.fact(0 <= x < len(facts.edges) and x != w and ew.dst is not None, f"{facts.name(x)} is no other edge"):
-        return st
-    ex = facts.edges[x]
-    home = next(sp.device for sp in facts.policy.spaces if sp.name == ew.dst.space)
-    st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
-    st.need(ex.device == ew.device and home != ew.device,
-            f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
-    on_home = {sp.name for sp in facts.policy.spaces if sp.device == home}
-    st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_home for a in ex.accesses()),
-            f"`{ex.name}` reads nothing on `{home}`")
-    for e in (ew, ex):
-        st.need(set(facts.endpoints(e)) == {ew.device, home}, f"`{e.name}` does not move bytes between `{ew.device}` and `{home}`")
-        _one_route(facts, st, e, ev.route, ew.device)
-    st.edges.update({w, x})
-    facts.path(st, ev.before, w, x, "write to read-back")
-    st.violation = not_(f(w) <= s(x))
     return st
 
 
@@ -382,7 +293,7 @@ def check_hook(facts: Facts, c: Certificate, ev: DeclaredHook) -> Statement:
     hooks = facts.policy.device(e.device).hooks
     st.need(e.hook in hooks, f"`{e.device}` declares no hook `{e.hook}`")
     universe = sorted(set(hooks) | {e.hook})
-    h = _consts(st, {"hook": universe.index(e.hook)})["hook"]
+    h = constants(st, {"hook": universe.index(e.hook)})["hook"]
     st.violation = and_(*[not_(eq(h, universe.index(x))) for x in hooks])
     return st
 
@@ -396,7 +307,7 @@ def check_endpoint(facts: Facts, c: Certificate, ev: LinkEndpoint) -> Statement:
         return st
     ln, ids = facts.policy.link(ev.link), _ids(facts)
     st.need(e.device in (ln.a, ln.b), f"`{e.device}` is not an end of `{ln.name}`")
-    d = _consts(st, {"device": ids[e.device]})["device"]
+    d = constants(st, {"device": ids[e.device]})["device"]
     st.violation = and_(not_(eq(d, ids[ln.a])), not_(eq(d, ids[ln.b])))
     return st
 
@@ -415,7 +326,7 @@ def check_split(facts: Facts, c: Certificate, ev: OneDestination) -> Statement:
     dsts = [e.handoffs[i].dst for i in mine]
     st.need(set(dsts) == {ev.dst}, f"the clauses give `{r.name}` to {sorted(set(dsts))}")
     ids = _ids(facts)
-    v = _consts(st, {f"dst_{i}": ids[d] for i, d in enumerate(dsts)})
+    v = constants(st, {f"dst_{i}": ids[d] for i, d in enumerate(dsts)})
     st.violation = or_(*[not_(eq(x, ids[ev.dst])) for x in v.values()])
     return st
 
@@ -439,7 +350,7 @@ def check_local(facts: Facts, c: Certificate, ev: LocalClass) -> Statement:
     cls = facts.policy.map(ev.map).cls
     st.need(cls.kind is ClassKind.LOCAL and cls.device == e.device, f"`{ev.map}` is not local to `{e.device}`")
     ids = _ids(facts)
-    v = _consts(st, {"device": ids[e.device], "home": ids.get(cls.device or "", -1)})
+    v = constants(st, {"device": ids[e.device], "home": ids.get(cls.device or "", -1)})
     st.violation = not_(eq(v["device"], v["home"]))
     return st
 
@@ -456,7 +367,7 @@ def check_slot(facts: Facts, c: Certificate, ev: OwnSlot) -> Statement:
     foreign = sorted({w.device for w in facts.edges if w.eid != e.eid and w.device != e.device
                       for o in w.map_ops if o.map == ev.map and o.key == ev.key and o.kind in (MapOpKind.WRITE, MapOpKind.UPDATE)})
     st.need(not foreign, f"{foreign} write their own slots of `{ev.map}[{ev.key}]`")
-    st.violation = _consts(st, {"foreign_writers": len(foreign)})["foreign_writers"] > 0
+    st.violation = constants(st, {"foreign_writers": len(foreign)})["foreign_writers"] > 0
     return st
 
 
@@ -583,7 +494,7 @@ def check_layout(facts: Facts, c: Certificate, ev: LayoutFacts) -> Statement:
     st.need(not wrong, f"layout checks fail: {wrong}")
     names = sorted({x for pair in checks for x in pair if isinstance(x, str)})
     num = [(names.index(a) if isinstance(a, str) else a, names.index(b) if isinstance(b, str) else b) for a, b in checks]
-    v = _consts(st, {f"lhs_{i}": a for i, (a, _b) in enumerate(num)} | {f"rhs_{i}": b for i, (_a, b) in enumerate(num)})
+    v = constants(st, {f"lhs_{i}": a for i, (a, _b) in enumerate(num)} | {f"rhs_{i}": b for i, (_a, b) in enumerate(num)})
     st.violation = or_(*[not_(eq(v[f"lhs_{i}"], v[f"rhs_{i}"])) for i in range(len(num))])
     return st
 

@@ -16,7 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.posted import same_requester
+from fxverify.obligations.posted import noticed, notices, same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -85,7 +85,8 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
 
 def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link that need a flush (from another device, or
-    from the writer's device along another route: ``posted.same_requester``): ``reader ->
+    from the writer's device along another route: ``posted.same_requester``; not one ordered
+    after a consumer of a completion entry that follows the write: ``posted.noticed``): ``reader ->
     [(writer, link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
     pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
@@ -108,8 +109,10 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
                 break
             if r == w.eid or not _share_a_byte(fp, w.dst) or same_requester(ctx, w, w.accesses()[-1], pol.edges[r]):
                 continue
+            notes = notices(ctx, w)
             for ln in links:
-                out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
+                if not noticed(ctx, w.eid, r, tuple(x for x in notes if not x[2] or ln.name in x[2])):
+                    out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
     return {k: sorted(set(v)) for k, v in out.items()}
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 
 import networkx as nx
 
-from fxverify.certificate import Evidence, FlushedAfter, FlushedBetween, ReadBackAfter, SameRequester
+from fxverify.certificate import Evidence, FlushedAfter, FlushedBetween, Notified, ReadBackAfter, SameRequester
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
@@ -26,7 +26,7 @@ from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.vocab import LinkOrder
+from fxverify.vocab import DeviceKind, LinkOrder
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -60,21 +60,94 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
     return SameRequester(d, route_w if ends_w[0] == d else route_w[::-1])
 
 
+#: The kinds of device whose memory the producer/consumer model covers: host memory behind a root
+#: complex. GPU memory is not one: CUDA reports per device whether it consumes third-party
+#: (GPUDirect RDMA) writes in order (``CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING``,
+#: ``NONE`` on many systems) and offers ``cuFlushGPUDirectRDMAWrites`` for when it does not.
+IN_ORDER_HOMES = frozenset({DeviceKind.CPU})
+
+#: ``(notification, consumer, route)``: see ``notices``.
+Notice = tuple[int, int, tuple[str, ...]]
+
+
+def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
+    """The completion entries that make ``ew``'s posted writes visible (specs/obligations.md
+    section 1, posted rule, completion entries): ``(n, c, route)`` where edge ``n`` ``notifies``
+    ``ew``, is driven by ``ew``'s device ``D``, nothing cancels it, and writes into the device
+    ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``); ``route`` is the only simple
+    fabric path from ``D`` to ``M`` (``graph.only_path``), so both edges' posted writes cross its
+    links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
+    (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
+    ordering rules exist for this producer/consumer model). Edge ``c``, driven by ``M`` itself
+    and cancelled by nothing, names ``n`` in its own ``after`` clause: it waits for the entry in
+    its own memory (a poll of the queue, or an interrupt, which comes the same way), so when it
+    starts the entry, and so the bytes before it, are there. When ``ew`` is a completion entry
+    itself (it ``notifies`` something), ``(ew, c, ())`` for each such ``c``: the entry's own bytes
+    arrived when ``c`` saw it, over whichever link (whatever ``M`` is). Empty when ``ew`` writes
+    nothing, or writes into its own device's memory. A read of the bytes that ``c`` is or that is
+    ordered after ``c`` needs no flush of a link of ``route`` (of any link, for ``()``) when ``ew``
+    is ``n`` or HB-before it (``noticed``)."""
+    pol, g = ctx.policy, ctx.graph
+    if ew.dst is None:
+        return ()
+    d, home = ew.device, pol.space(ew.dst.space).device
+    if home == d:
+        return ()
+    index = ctx.__dict__.get("_notices_index")
+    if index is None:
+        told: dict[str, list[int]] = {}
+        waits: dict[str, list[int]] = {}
+        for e in pol.edges:
+            for name in e.notifies:
+                told.setdefault(name, []).append(e.eid)
+            for name in e.after:
+                waits.setdefault(name, []).append(e.eid)
+        index = ctx.__dict__["_notices_index"] = (told, waits)
+
+    def waiting(n: Edge) -> list[int]:
+        return [c for c in index[1].get(n.name, ()) if pol.edges[c].device == home and not ctx.cancellers.get(c)]
+
+    out: list[Notice] = []
+    if ew.notifies and not ctx.cancellers.get(ew.eid):
+        out += [(ew.eid, c, ()) for c in waiting(ew)]
+    route = g.only_path(d, home)
+    if route is None or pol.device(home).kind not in IN_ORDER_HOMES:
+        return tuple(out)
+    for n in index[0].get(ew.name, ()):
+        en = pol.edges[n]
+        if n == ew.eid or en.device != d or en.dst is None or pol.space(en.dst.space).device != home or ctx.cancellers.get(n):
+            continue
+        out += [(n, c, route) for c in waiting(en)]
+    return tuple(out)
+
+
+def noticed(ctx: Context, w: int, r: int, notes: tuple[Notice, ...]) -> Notice | None:
+    """The first of ``notes`` (``notices`` of writer ``w``) whose completion entry is ``w`` or
+    HB-follows it and whose consumer is reader ``r`` or HB-precedes it: then ``r`` sees ``w``'s
+    bytes with no flush of the links of its route. ``None`` when none does."""
+    g = ctx.graph
+    return next(((n, c, route) for n, c, route in notes
+                 if (n == w or g.hb_before(w, n)) and (c == r or g.hb_before(c, r))), None)
+
+
 class PostedRead(Obligation):
     """FX-ORD-003: reader ``r`` of bytes that ``w`` wrote over posted link ``link`` is HB-after a
     flush of that link that is HB-after ``w``, or driven by the writer's device along the write's
-    one route (``same``: ``same_requester``)."""
+    one route (``same``: ``same_requester``), or HB-after (or itself) a consumer of a completion
+    entry written after ``w`` along ``w``'s one path into host memory (``notes``: the ``notices``
+    whose route holds ``link``). Edges: ``w``, ``r``, the flushes, then the notices' edges."""
 
     code = codes.ORD_003
 
     def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...],
-                 same: SameRequester | None = None) -> None:
+                 same: SameRequester | None = None, notes: tuple[Notice, ...] = ()) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
         self.link = link
         self.flushes = flushes
         self.same = same
-        others = tuple(x for x in flushes if x not in (w, r))
+        self.notes = notes
+        others = tuple(dict.fromkeys(x for x in flushes + tuple(y for n, c, _ in notes for y in (n, c)) if x not in (w, r)))
         super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
 
@@ -87,7 +160,13 @@ class PostedRead(Obligation):
             return "hb-reachability"  # the writer flushes the link itself when it finishes
         if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self._between()):
             return "hb-reachability"
+        if self._noticed() is not None:
+            return "producer-consumer"
         return None
+
+    def _noticed(self) -> Notice | None:
+        w, r = self.edges[:2]
+        return noticed(self.ctx, w, r, self.notes)
 
     def _between(self) -> list[int]:
         """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
@@ -115,6 +194,12 @@ class PostedRead(Obligation):
             before, after = self.path(w, fl), self.path(fl, r)
             if before is not None and after is not None:
                 return FlushedBetween(self.link, fl, before, after)
+        noticed = self._noticed()
+        if noticed is not None:
+            n, c, route = noticed
+            before, after = (None if n == w else self.path(w, n)), (None if c == r else self.path(c, r))
+            if (n == w or before is not None) and (c == r or after is not None):
+                return Notified(n, c, route, before, after)
         return None
 
     def encode(self) -> Query:
@@ -134,6 +219,11 @@ class PostedRead(Obligation):
             # right after the write.
             flushed = finish(w) <= start(r) if fl == w else and_(finish(w) <= start(fl), finish(fl) <= start(r))
             cons.append((f"not_flushed_by_{fl}", not_(flushed)))
+        for n, c, _route in self.notes:
+            # The completion entry follows the write along its one path (or is the write); once
+            # its consumer starts, both are in the host's memory.
+            seen = start(c) <= start(r) if n == w else and_(finish(w) <= start(n), start(c) <= start(r))
+            cons.append((f"not_noticed_by_{n}_at_{c}", not_(seen)))
         return Query(self.key, tuple(cons), minimize=(addr, kw, kr, *time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:
@@ -160,11 +250,16 @@ class PostedRead(Obligation):
         if self._read_back():
             return ("a posted write completes at the sender before it is visible; a read by the same device is "
                     "ordered after it only along the same path (PCIe ordering), and this read may take another route")
+        if self.notes:
+            return ("a posted write completes at the sender before it is visible; only a flush of the link, or a "
+                    "completion entry written after it along the same path and waited for by the reader (or by an "
+                    "edge before it), makes it visible")
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
     def fix(self, w: Witness) -> Hint:
-        """A flush edge between writer and reader; or the writer flushing the link itself (then
-        ordered before the reader); or a route without posted links."""
+        """The reader waiting for a consumer of a completion entry that follows the write (when
+        there is one); a flush edge between writer and reader; or the writer flushing the link
+        itself (then ordered before the reader); or a route without posted links."""
         a, b = self.edges[:2]
         ea, eb = self.ctx.edge(a), self.ctx.edge(b)
         own = (Flush(ea.name, self.link),) + (() if self.ctx.graph.hb_before(a, b) else (after(eb.name, ea.name),))
@@ -177,7 +272,11 @@ class PostedRead(Obligation):
             one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
             if one is not None and set(ends_w) == set(ends_r):
                 same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
-        return hint(flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
+        # A completion entry that followed the write into host memory: wait for its consumer
+        # (first: it is how the bytes were meant to become visible), or read from the consumer.
+        waits = [after(eb.name, self.ctx.edge(c).name) for n, c, _ in self.notes
+                 if c != b and (n == a or self.ctx.graph.hb_before(a, n)) and not self.ctx.graph.hb_before(b, c)]
+        return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
 
 
@@ -344,6 +443,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     # With a parametric prover, the reads of a pair of declarations that every chain through a
     # flush orders come as ``ProvedTogether`` runs in their places (``hb_flushes``).
     flushed, held = flushed_for(ctx), Held()
+    notes: dict[int, tuple[Notice, ...]] = {}  # writer -> its notices
     for _pair, _turn, w, pw, r, pr, same in found:
         ew, er = pol.edges[w], pol.edges[r]
         for link in posted[w]:
@@ -352,7 +452,10 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 yield from held.hold(f"{codes.ORD_003}:{ew.name}#{pw}|{er.name}#{pr}|{link.name}", codes.ORD_003)
                 continue
             yield from held.flush()
-            yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same)
+            if w not in notes:
+                notes[w] = notices(ctx, ew)
+            yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same,
+                             tuple(x for x in notes[w] if not x[2] or link.name in x[2]))
     yield from held.flush()
     if flushed is not None:
         flushed.report()

@@ -16,7 +16,7 @@ from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
-from fxverify.vocab import AC_OPS, ClassKind, LinkOrder, ReleaseKind
+from fxverify.vocab import AC_OPS, ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
 
 def violations(w: World, sched: Schedule) -> list[Violation]:
@@ -102,9 +102,48 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     # A flush takes effect when its edge finishes; the writer may flush its own link.
                     flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
                                   and sched[x][1] <= sched[r][0] for x in ids)
-                    if not flushed:
+                    if not flushed and not _seen_in_host_memory(wd, ew, ln, r, sched):
                         out.append(Violation(codes.ORD_003, (w, r), sched[r][0], addr, f"no flush of {ln}"))
     return out
+
+
+def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) -> bool:
+    """True when ``ew``'s posted writes over link ``ln`` are in host memory when ``r`` starts
+    because a consumer saw a completion entry that followed them: an edge ``n`` of this schedule
+    that notifies ``ew``, is driven by ``ew``'s device, starts after ``ew`` finished and writes
+    into the host (a ``cpu``) that holds ``ew``'s bytes, over the only path from that device to
+    it, which holds ``ln``; and an edge ``c`` of that host that waits for ``n`` itself
+    (``after n``) and starts no later than ``r``. Neither is cancelled (a cancelled entry may
+    never be written). Posted writes of one requester along one path arrive in order (PCIe Base
+    Specification, section 2.4.1, the producer/consumer model), so the entry's arrival, which
+    ``c`` waited for, brings the bytes before it. GPU memory is not covered: CUDA may let a GPU
+    see such writes out of order. When ``ew`` is itself a completion entry (it notifies some
+    edge), its own bytes are there once such a ``c`` that waits for it started, in any device's
+    memory. Source: specs/obligations.md section 1, posted rule, completion entries."""
+    assert ew.dst is not None
+    sp = wd.policy.space
+    dev, home = ew.device, sp(ew.dst.space).device
+    E = wd.policy.edges
+
+    def seen(n: Edge) -> bool:  # a host edge that waits for entry ``n`` started by the read
+        return any(n.name in E[c].after and E[c].device == home and not wd.cancelled(c) and sched[c][0] <= sched[r][0]
+                   for c in sched)
+
+    if home == dev:
+        return False
+    if ew.notifies and not wd.cancelled(ew.eid) and seen(ew):
+        return True  # the entry itself: it arrived when the host's edge saw it
+    path = wd.one_path(dev, home)
+    if path is None or ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU:
+        return False
+    for n in sched:
+        en = E[n]
+        if (n == ew.eid or ew.name not in en.notifies or en.device != dev or en.dst is None
+                or sp(en.dst.space).device != home or wd.cancelled(n) or sched[ew.eid][1] > sched[n][0]):
+            continue
+        if seen(en):
+            return True
+    return False
 
 
 def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:

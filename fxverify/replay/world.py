@@ -191,6 +191,12 @@ class World:
             hit = self._carriers[(a, b)] = {n for p in self._simple_paths(a, b) for n in p} if a != b else set()
         return hit
 
+    def one_path(self, a: str, b: str) -> frozenset[str] | None:
+        """The link names of the only simple path between devices ``a`` and ``b``; ``None`` when
+        there are several, none, or ``a == b``."""
+        paths = list(self._simple_paths(a, b)) if a != b else []
+        return frozenset(paths[0]) if len(paths) == 1 else None
+
     def write_carriers(self, e: Edge) -> set[str]:
         """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
         route and its driving device is at neither end (a third-party DMA, or a copy inside one

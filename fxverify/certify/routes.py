@@ -1,0 +1,170 @@
+"""Checks of the FX-ORD-003 certificates that rest on one fabric route (specs/obligations.md
+section 1, posted rule; PCIe Base Specification, section 2.4.1, transaction ordering rules):
+``same-requester`` (the writer's device reads its bytes back along the write's one route),
+``notified`` (a completion entry written after the write along its one path into host memory,
+which the reader waits for) and ``read-back-after`` (a read-back that pushes a persisted write).
+
+Each check recomputes the devices, the spaces' homes and the routes from the IR (a route is the
+only one when no other link lies on a simple fabric path between its ends: ``static.on_simple_path``),
+checks the HB paths step by step, and states the property for ``--certify smt``. Emits no
+diagnostics.
+"""
+
+from __future__ import annotations
+
+from fxverify.certificate import Certificate, Notified, ReadBackAfter, SameRequester
+from fxverify.certify.facts import Facts, Statement, f, key_body, s, split_ref, two_accesses
+from fxverify.certify.order import persisted_write
+from fxverify.certify.static import constants, on_simple_path
+from fxverify.diagnostics import codes
+from fxverify.ir import AccessMode, Edge
+from fxverify.smt.terms import and_, not_
+from fxverify.vocab import DeviceKind
+
+
+def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
+    """True when ``route`` (link names in order from ``device``) is the only route that can carry
+    ``e``'s bytes: its ``via`` links, or, without one, ``_only_path`` between its endpoints."""
+    u, v = facts.endpoints(e)
+    other = v if u == device else u
+    if e.via is not None:
+        return _walks(facts, st, route, device, other) and st.need(
+            set(e.via) == set(route), f"`{e.name}` is pinned to another route")
+    return _only_path(facts, st, route, device, other, f"`{e.name}`")
+
+
+def _walks(facts: Facts, st: Statement, route: tuple[str, ...], start: str, end: str) -> bool:
+    """True when ``route`` (link names) is a simple path from device ``start`` to ``end``."""
+    at, seen = start, {start}
+    for name in route:
+        ln = facts.policy.link(name) if facts.policy.has("link", name) else None
+        if not st.fact(ln is not None and at in (ln.a, ln.b), f"`{name}` is no link at `{at}`"):
+            return False
+        assert ln is not None
+        at = ln.b if at == ln.a else ln.a
+        if not st.fact(at not in seen, f"the route visits `{at}` twice"):
+            return False
+        seen.add(at)
+    return st.fact(at == end, f"the route ends at `{at}`, not `{end}`")
+
+
+def _only_path(facts: Facts, st: Statement, route: tuple[str, ...], start: str, end: str, who: str) -> bool:
+    """True when ``route`` is a simple path from ``start`` to ``end`` beside which no link lies on
+    a simple path between them (``on_simple_path``), so no other path exists; ``who`` names what
+    would take the other link in the failure."""
+    if not _walks(facts, st, route, start, end):
+        return False
+    strays = [ln.name for ln in facts.policy.links if ln.name not in route and on_simple_path(facts, ln.name, start, end)]
+    return st.need(not strays, f"{who} may also take `{strays[0] if strays else ''}`")
+
+
+def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Statement:
+    """``same-requester`` (FX-ORD-003): the writer's device reads the bytes back itself, either from
+    its own memory (empty route) or along the one route both transfers can take, which holds the
+    posted link: a read request does not pass posted writes along one path (PCIe Base
+    Specification, section 2.4.1). The SMT statement takes the recomputed facts as constants."""
+    st = Statement()
+    bound = two_accesses(facts, c, st, codes.ORD_003, "a same-requester route", parts=3)
+    if bound is None:
+        return st
+    w, r, aw, _ar = bound
+    ew, er = facts.edges[w], facts.edges[r]
+    refs = key_body(c.key).split("|")
+    link = refs[2]
+    st.fact(aw.mode is not AccessMode.READ, f"access {split_ref(refs[0])[1]} of {ew.name} writes nothing")
+    same = st.fact(ew.device == ev.device and er.device == ev.device,
+                   f"`{ew.name}` and `{er.name}` are not both driven by `{ev.device}`")
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == aw.footprint.space)
+    if not ev.route:
+        own = st.need(home == ev.device, f"the bytes are on `{home}`, not in `{ev.device}`'s own memory")
+    else:
+        own = st.fact(link in ev.route, f"the route does not cross the posted link `{link}`")
+        for e in (ew, er):
+            own = st.need(set(facts.endpoints(e)) == {ev.device, home},
+                          f"`{e.name}` does not move bytes between `{ev.device}` and `{home}`") and own
+            own = _one_route(facts, st, e, ev.route, ev.device) and own
+    k = constants(st, {"same_device": same, "one_route_or_own_memory": own})
+    st.violation = not_(and_(k["same_device"], k["one_route_or_own_memory"]))
+    return st
+
+
+def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
+    """``notified`` (FX-ORD-003): a completion entry makes the posted write visible to the reader
+    (specs/obligations.md section 1, posted rule, completion entries). The key's accesses and
+    link; the consumer names the notification in its own ``after`` clause and is driven by the
+    device of the written bytes; no edge cancels either; the consumer is the reader or a path
+    orders it before the reader. Either the notification is the writer itself, which
+    ``notifies`` some edge (its own bytes arrived when the consumer saw it: empty route, no path
+    before), or it is another edge whose ``notifies`` names the writer, driven by the writer's
+    device, writing into the bytes' device, which is a ``cpu``; the route is a simple path from
+    the writer's device to it that holds the key's link, beside which no link lies on a simple
+    path between the two; and the path orders the writer before the notification."""
+    st = Statement()
+    bound = two_accesses(facts, c, st, codes.ORD_003, "a completion entry", parts=3)
+    if bound is None:
+        return st
+    w, r, aw, _ar = bound
+    n, u = ev.notification, ev.consumer
+    if not st.fact(0 <= n < len(facts.edges) and 0 <= u < len(facts.edges), "the notification or its consumer is no edge"):
+        return st
+    ew, en, eu = facts.edges[w], facts.edges[n], facts.edges[u]
+    pol, d = facts.policy, ew.device
+    home = next(sp.device for sp in pol.spaces if sp.name == aw.footprint.space)
+    st.fact(aw.mode is not AccessMode.READ, f"`{ew.name}`'s access in the key writes nothing")
+    st.fact(not facts.cancellers.get(n) and not facts.cancellers.get(u), f"`{en.name}` or `{eu.name}` is cancelled")
+    st.fact(en.name in eu.after and eu.device == home, f"`{eu.name}` is no edge of `{home}` that waits for `{en.name}`")
+    if ev.after is None:
+        st.fact(u == r, f"`{eu.name}` is not the reader and no path orders it before the reader")
+    else:
+        facts.path(st, ev.after, u, r, "consumer to reader")
+    st.edges.update({w, n, u, r})
+    if n == w:
+        st.fact(bool(ew.notifies) and not ev.route and ev.before is None,
+                f"`{ew.name}` notifies nothing, or its own arrival carries a route or a path")
+        st.violation = not_(s(u) <= s(r))
+        return st
+    st.fact(ew.name in en.notifies, f"`{en.name}` does not notify `{ew.name}`")
+    st.fact(en.device == d, f"`{en.name}` is not driven by `{d}`, which issues `{ew.name}`'s writes")
+    st.fact(en.dst is not None and next(sp.device for sp in pol.spaces if sp.name == en.dst.space) == home,
+            f"`{en.name}` writes nothing into the memory of `{home}`")
+    host = st.need(pol.device(home).kind is DeviceKind.CPU,
+                   f"`{home}` is no host: its memory may take another device's posted writes out of order")
+    st.fact(key_body(c.key).split("|")[2] in ev.route, "the route does not cross the key's posted link")
+    one = _only_path(facts, st, ev.route, d, home, f"a write from `{d}` to `{home}`")
+    facts.path(st, ev.before, w, n, "write to completion entry")
+    fixed = constants(st, {"host_memory": host, "only_path": one})
+    st.violation = not_(and_(fixed["host_memory"], fixed["only_path"], f(w) <= s(n), s(u) <= s(r)))
+    return st
+
+
+def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> Statement:
+    """``read-back-after`` (FX-ORD-003, a persisted write): a read by the writer's own device from
+    the device of the persisted bytes, over the one route both transfers can take (which crosses
+    the key's posted link), starts after the write finished: the read request cannot pass the
+    posted writes on that path (PCIe Base Specification, section 2.4.1), so its completion
+    returns once they reached the device. No edge cancels the read (it might never be issued)."""
+    st = Statement()
+    bound = persisted_write(facts, c, st, "a read-back after a write")
+    if bound is None:
+        return st
+    w, link = bound
+    ew = facts.edges[w]
+    st.fact(ev.link == link and link in ev.route, f"the route does not cross the obligation's link `{link}`")
+    x = ev.reader
+    if not st.fact(0 <= x < len(facts.edges) and x != w and ew.dst is not None, f"{facts.name(x)} is no other edge"):
+        return st
+    ex = facts.edges[x]
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == ew.dst.space)
+    st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
+    st.need(ex.device == ew.device and home != ew.device,
+            f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
+    on_home = {sp.name for sp in facts.policy.spaces if sp.device == home}
+    st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_home for a in ex.accesses()),
+            f"`{ex.name}` reads nothing on `{home}`")
+    for e in (ew, ex):
+        st.need(set(facts.endpoints(e)) == {ew.device, home}, f"`{e.name}` does not move bytes between `{ew.device}` and `{home}`")
+        _one_route(facts, st, e, ev.route, ew.device)
+    st.edges.update({w, x})
+    facts.path(st, ev.before, w, x, "write to read-back")
+    st.violation = not_(f(w) <= s(x))
+    return st
