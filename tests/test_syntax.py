@@ -198,6 +198,11 @@ def test_keywords_are_contextual(hook: str) -> None:
         ("fabric {\n  device gpü0: gpu\n}", "FX-SYN-002", "unexpected character `ü`",
          "names are ASCII letters, digits and `_`"),
         ("flow f { edge é: write kv by gpu0.launch }", "FX-SYN-002", "unexpected character `é`", "ASCII letters"),
+        # A misspelt keyword is named (the full list becomes a note); an unrelated name is not.
+        ("flow f { edge a: write kv by gpu0.launch leese kv to gpu1 }", "FX-SYN-001", "unexpected name `leese`",
+         "did you mean `lease`?"),
+        ("flow f { edge a: wrte kv by gpu0.launch }", "FX-SYN-001", "unexpected name `wrte`", "did you mean `write`?"),
+        ("flow f { edge a: zzz kv by gpu0.launch }", "FX-SYN-001", "unexpected name `zzz`", "expected one of: `alloc`"),
     ],
 )
 def test_syntax_errors(text: str, code: str, message: str, help_part: str | None) -> None:

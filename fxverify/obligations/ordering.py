@@ -138,8 +138,10 @@ class InOrder(Obligation):
         e = self.ctx.edge(self.edges[0])
         leg = ("" if self.leg is None else
                f" (its bytes go {'into' if self.dst_dev == e.device else 'out of'} `{e.device}`'s engine, which moves them)")
-        return (f"`{self.name(self.edges[0])}` requires in-order delivery from `{self.src_dev}` to "
-                f"`{self.dst_dev}`{leg}, but {which} crosses {crosses}")
+        head = f"`{self.name(self.edges[0])}` requires in-order delivery from `{self.src_dev}` to `{self.dst_dev}`{leg}"
+        if not self.pinned and ln is not None and route == f"`{ln.name}`":
+            return f"{head}, but the link between them, `{ln.name}`, is {ln.order.value}"
+        return f"{head}, but {which} crosses {crosses}"
 
     def why(self, w: Witness) -> str:
         if self.pinned:

@@ -21,7 +21,7 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from lark.lexer import PatternStr
 
 from fxverify.diagnostics import codes
-from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
 from fxverify.source import Span
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -213,6 +213,17 @@ def _expected_help(names: object) -> str | None:
     return "expected one of: " + ", ".join(shown)
 
 
+def _near_keyword(tok: Token, names: object) -> str | None:
+    """The keyword among the expected terminals ``names`` closest to a name token (``leese`` for
+    ``lease``: ``diagnostics.model.nearest``), or ``None`` when the token is no name or no
+    keyword is close."""
+    if tok.type != "NAME" or not names:
+        return None
+    words = [w.strip("`") for n in names if n not in _IGNORED for w in (_terminal_words().get(n, ""),)
+             if w.startswith("`") and w.strip("`").isidentifier()]
+    return nearest(str(tok.value), words)
+
+
 def _word_order(word: str) -> tuple[int, str]:
     # Descriptions ("a name", "a number") first, then keywords and punctuation alphabetically.
     return (0 if not word.startswith("`") else 1, word)
@@ -341,6 +352,13 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
                 span, f"unexpected {_token_words(tok)}",
                 notes=tuple(h for h in (_expected_help(expected),) if h),
                 help=help_text,
+            )
+        near = _near_keyword(tok, expected)
+        if near is not None:  # a misspelt keyword: name it, and keep the full list as a note
+            return diagnostic(codes.SYN_001, f"unexpected {_token_words(tok)}",
+                span, "not expected here",
+                notes=tuple(h for h in (_expected_help(expected),) if h),
+                help=f"did you mean `{near}`?",
             )
         return diagnostic(codes.SYN_001, f"unexpected {_token_words(tok)}",
             span, "not expected here",

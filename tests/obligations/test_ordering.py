@@ -292,8 +292,9 @@ def test_in_order_refuted(order) -> None:
     pol = in_order_over(order)
     ob = the(ordering, pol, InOrder, "FX-ORD-004:m:in_order")
     w = refute(ob)
-    # The only path is the one link, which is not ordered.
+    # The only path is the one link, which is not ordered; the message names it once.
     assert w.values == {"path": "gpu0--dpu0", "link": "gpu0--dpu0", "from": "gpu0", "to": "dpu0"}
+    assert ob.message(w).endswith(f"but the link between them, `gpu0--dpu0`, is {order.value}"), ob.message(w)
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ORD_004 and v.edges == (0,)
 
