@@ -225,8 +225,8 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, between=_reverse(ev.between))
     if kind == "same-requester":  # claim the bytes are in the device's own memory
         return r(ev, route=())
-    if kind == "notified":  # claim the completion entry was written before the block
-        return r(ev, before=_reverse(ev.before))
+    if kind == "notified":  # claim the entry was written before the block, or waited for by its writer
+        return r(ev, before=_reverse(ev.before)) if ev.before is not None else r(ev, consumer=ev.notification)
     raise AssertionError(kind)
 
 

@@ -267,8 +267,8 @@ def test_random_completion_entries_reach_each_verdict(want):
 
 
 def _near_misses(policy, why: str) -> set[tuple[int, int]]:
-    """``(writer, reader)`` pairs where a write over a posted link has a completion entry from its
-    own device, HB-after it, into the same device's memory, and an edge that waits for the entry
+    """``(writer, reader)`` pairs where a write over a posted link has a completion entry (an edge
+    that notifies some edge) from its own device, HB-after it, into the same device's memory, and an edge that waits for the entry
     is the reader or HB-precedes it, the reader shares a byte with the write, and yet the rule
     does not apply: the memory is a GPU's (``why="gpu"``) or the waiting edge runs on another
     device than the memory's (``why="elsewhere"``)."""
@@ -284,7 +284,7 @@ def _near_misses(policy, why: str) -> set[tuple[int, int]]:
             continue
         gpu = policy.device(home(w.dst)).kind is DeviceKind.GPU
         for n in policy.edges:
-            if n is w or w.name not in n.notifies or n.device != w.device or n.dst is None or home(n.dst) != home(w.dst):
+            if n is w or not n.notifies or n.device != w.device or n.dst is None or home(n.dst) != home(w.dst):
                 continue
             if not g.hb_before(w.eid, n.eid):
                 continue

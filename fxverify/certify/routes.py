@@ -95,7 +95,7 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
     device of the written bytes; no edge cancels either; the consumer is the reader or a path
     orders it before the reader. Either the notification is the writer itself, which
     ``notifies`` some edge (its own bytes arrived when the consumer saw it: empty route, no path
-    before), or it is another edge whose ``notifies`` names the writer, driven by the writer's
+    before), or it is another entry (its ``notifies`` names some edge), driven by the writer's
     device, writing into the bytes' device, which is a ``cpu``; the route is a simple path from
     the writer's device to it that holds the key's link, beside which no link lies on a simple
     path between the two; and the path orders the writer before the notification."""
@@ -123,7 +123,7 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
                 f"`{ew.name}` notifies nothing, or its own arrival carries a route or a path")
         st.violation = not_(s(u) <= s(r))
         return st
-    st.fact(ew.name in en.notifies, f"`{en.name}` does not notify `{ew.name}`")
+    st.fact(bool(en.notifies), f"`{en.name}` notifies nothing: it is no completion entry")
     st.fact(en.device == d, f"`{en.name}` is not driven by `{d}`, which issues `{ew.name}`'s writes")
     st.fact(en.dst is not None and next(sp.device for sp in pol.spaces if sp.name == en.dst.space) == home,
             f"`{en.name}` writes nothing into the memory of `{home}`")

@@ -71,10 +71,11 @@ Notice = tuple[int, int, tuple[str, ...]]
 
 
 def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
-    """The completion entries that make ``ew``'s posted writes visible (specs/obligations.md
-    section 1, posted rule, completion entries): ``(n, c, route)`` where edge ``n`` ``notifies``
-    ``ew``, is driven by ``ew``'s device ``D``, nothing cancels it, and writes into the device
-    ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``); ``route`` is the only simple
+    """The completion entries that may make ``ew``'s posted writes visible (specs/obligations.md
+    section 1, posted rule, completion entries): ``(n, c, route)`` where edge ``n`` is an entry
+    (its ``notifies`` names some edge: ``ew``, or another work request of a selectively signalled
+    queue, or the entry an interrupt follows), is driven by ``ew``'s device ``D``, nothing cancels
+    it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``); ``route`` is the only simple
     fabric path from ``D`` to ``M`` (``graph.only_path``), so both edges' posted writes cross its
     links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
     (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
@@ -95,14 +96,14 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
         return ()
     index = ctx.__dict__.get("_notices_index")
     if index is None:
-        told: dict[str, list[int]] = {}
+        entries: dict[tuple[str, str], list[int]] = {}  # (device, memory's device) -> entries
         waits: dict[str, list[int]] = {}
         for e in pol.edges:
-            for name in e.notifies:
-                told.setdefault(name, []).append(e.eid)
+            if e.notifies and e.dst is not None and not ctx.cancellers.get(e.eid):
+                entries.setdefault((e.device, pol.space(e.dst.space).device), []).append(e.eid)
             for name in e.after:
                 waits.setdefault(name, []).append(e.eid)
-        index = ctx.__dict__["_notices_index"] = (told, waits)
+        index = ctx.__dict__["_notices_index"] = (entries, waits)
 
     def waiting(n: Edge) -> list[int]:
         return [c for c in index[1].get(n.name, ()) if pol.edges[c].device == home and not ctx.cancellers.get(c)]
@@ -113,11 +114,9 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     route = g.only_path(d, home)
     if route is None or pol.device(home).kind not in IN_ORDER_HOMES:
         return tuple(out)
-    for n in index[0].get(ew.name, ()):
-        en = pol.edges[n]
-        if n == ew.eid or en.device != d or en.dst is None or pol.space(en.dst.space).device != home or ctx.cancellers.get(n):
-            continue
-        out += [(n, c, route) for c in waiting(en)]
+    for n in index[0].get((d, home), ()):
+        if n != ew.eid:
+            out += [(n, c, route) for c in waiting(pol.edges[n])]
     return tuple(out)
 
 

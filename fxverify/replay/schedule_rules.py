@@ -110,7 +110,7 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
 def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) -> bool:
     """True when ``ew``'s posted writes over link ``ln`` are in host memory when ``r`` starts
     because a consumer saw a completion entry that followed them: an edge ``n`` of this schedule
-    that notifies ``ew``, is driven by ``ew``'s device, starts after ``ew`` finished and writes
+    that notifies some edge (an entry), is driven by ``ew``'s device, starts after ``ew`` finished and writes
     into the host (a ``cpu``) that holds ``ew``'s bytes, over the only path from that device to
     it, which holds ``ln``; and an edge ``c`` of that host that waits for ``n`` itself
     (``after n``) and starts no later than ``r``. Neither is cancelled (a cancelled entry may
@@ -138,7 +138,7 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         return False
     for n in sched:
         en = E[n]
-        if (n == ew.eid or ew.name not in en.notifies or en.device != dev or en.dst is None
+        if (n == ew.eid or not en.notifies or en.device != dev or en.dst is None
                 or sp(en.dst.space).device != home or wd.cancelled(n) or sched[ew.eid][1] > sched[n][0]):
             continue
         if seen(en):
