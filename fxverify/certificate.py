@@ -140,8 +140,8 @@ class SameRequester:
 class Notified:
     """Kind ``notified`` (FX-ORD-003): edge ``notification``, a completion entry (it ``notifies``
     some edge), is driven by the writer's device and writes into the device of the written
-    bytes, a ``cpu`` (host memory), over ``route`` (link names in path order from the writer's device), the only simple fabric
-    path between the two devices, which holds the key's posted link; ``before`` orders the writer
+    bytes, a ``cpu`` (host memory), over ``route`` (link names in path order from the writer's
+    device), the only simple fabric path between the two devices, which holds the key's posted link; ``before`` orders the writer
     before it. Edge ``consumer``, driven by that host and not cancelled, names it in its own
     ``after`` clause (it waits for the completion entry in its own memory), and ``after`` orders
     the consumer before the reader (``None``: the consumer is the reader). The notification's

@@ -16,7 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.posted import noticed, notices, same_requester
+from fxverify.obligations.posted import noticed, notices, on_link, same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -111,7 +111,7 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
                 continue
             notes = notices(ctx, w)
             for ln in links:
-                if not noticed(ctx, w.eid, r, tuple(x for x in notes if not x[2] or ln.name in x[2])):
+                if not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
                     out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
     return {k: sorted(set(v)) for k, v in out.items()}
 

@@ -75,9 +75,9 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     section 1, posted rule, completion entries): ``(n, c, route)`` where edge ``n`` is an entry
     (its ``notifies`` names some edge: ``ew``, or another work request of a selectively signalled
     queue, or the entry an interrupt follows), is driven by ``ew``'s device ``D``, nothing cancels
-    it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``); ``route`` is the only simple
-    fabric path from ``D`` to ``M`` (``graph.only_path``), so both edges' posted writes cross its
-    links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
+    it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``);
+    ``route`` is the only simple fabric path from ``D`` to ``M`` (``graph.only_path``), so both
+    edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
     (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
     ordering rules exist for this producer/consumer model). Edge ``c``, driven by ``M`` itself
     and cancelled by nothing, names ``n`` in its own ``after`` clause: it waits for the entry in
@@ -118,6 +118,12 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
         if n != ew.eid:
             out += [(n, c, route) for c in waiting(pol.edges[n])]
     return tuple(out)
+
+
+def on_link(notes: tuple[Notice, ...], link: str) -> tuple[Notice, ...]:
+    """The notices of ``notes`` that cover posted link ``link``: an entry's own bytes (empty
+    route), or a route that holds the link."""
+    return tuple(x for x in notes if not x[2] or link in x[2])
 
 
 def noticed(ctx: Context, w: int, r: int, notes: tuple[Notice, ...]) -> Notice | None:
@@ -454,7 +460,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             if w not in notes:
                 notes[w] = notices(ctx, ew)
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same,
-                             tuple(x for x in notes[w] if not x[2] or link.name in x[2]))
+                             on_link(notes[w], link.name))
     yield from held.flush()
     if flushed is not None:
         flushed.report()

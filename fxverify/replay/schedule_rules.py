@@ -110,8 +110,8 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
 def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) -> bool:
     """True when ``ew``'s posted writes over link ``ln`` are in host memory when ``r`` starts
     because a consumer saw a completion entry that followed them: an edge ``n`` of this schedule
-    that notifies some edge (an entry), is driven by ``ew``'s device, starts after ``ew`` finished and writes
-    into the host (a ``cpu``) that holds ``ew``'s bytes, over the only path from that device to
+    that notifies some edge (an entry), is driven by ``ew``'s device, starts after ``ew``
+    finished and writes into the host (a ``cpu``) that holds ``ew``'s bytes, over the only path from that device to
     it, which holds ``ln``; and an edge ``c`` of that host that waits for ``n`` itself
     (``after n``) and starts no later than ``r``. Neither is cancelled (a cancelled entry may
     never be written). Posted writes of one requester along one path arrive in order (PCIe Base

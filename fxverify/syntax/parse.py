@@ -353,16 +353,12 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
                 notes=tuple(h for h in (_expected_help(expected),) if h),
                 help=help_text,
             )
-        near = _near_keyword(tok, expected)
-        if near is not None:  # a misspelt keyword: name it, and keep the full list as a note
-            return diagnostic(codes.SYN_001, f"unexpected {_token_words(tok)}",
-                span, "not expected here",
-                notes=tuple(h for h in (_expected_help(expected),) if h),
-                help=f"did you mean `{near}`?",
-            )
+        # A misspelt keyword is named, and the full list becomes a note.
+        near, listed = _near_keyword(tok, expected), _expected_help(expected)
         return diagnostic(codes.SYN_001, f"unexpected {_token_words(tok)}",
             span, "not expected here",
-            help=_expected_help(expected),
+            notes=(listed,) if near and listed else (),
+            help=f"did you mean `{near}`?" if near else listed,
         )
     assert isinstance(err, UnexpectedCharacters)
     pos = err.pos_in_stream
