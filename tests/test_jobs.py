@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
+import json
+import subprocess
+import sys
 import socket
 import threading
 from collections.abc import Iterator
@@ -22,7 +26,7 @@ from typer.testing import CliRunner
 from fxverify.cli import app
 from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.gate import GateOptions, GateRequest, Report, run_gate
-from fxverify.gate import executors
+from fxverify.gate import executors, forked
 from fxverify.gate.executors import LocalExecutor, open_executor
 from fxverify.gate.run import run_checks
 from fxverify.gate.shards import ShardTask, merge, plan, run_shard
@@ -269,6 +273,98 @@ def test_jobs_two_on_a_small_folder_checks_in_this_process_first(at_root) -> Non
     files = ["corpus/ordering/ok/kv-offload-ordered.fx", RACE, "corpus/transforms/ok/compress-worst-case.fx"]
     two = run_gate(GateRequest(paths=tuple(files), jobs=2))
     assert renders(two.results) == serial(files)
+
+
+# ---- shards on workers forked after the policy is resolved --------------------------------------
+
+#: Run in a fresh process (this one may run threads left by other tests, and then the gate does
+#: not fork): check each policy of argv alone with `--jobs N` and a forced split, the gate's
+#: ``fork_split`` watched, optionally with forked workers that die at once; print, per policy,
+#: its reports and whether it was checked by forked workers.
+_FORKED = """
+import json, os, sys
+from fxverify.gate import forked, run
+from fxverify.gate.run import run_checks
+from fxverify.pipeline import CheckOptions
+from tests.test_jobs import renders
+jobs, die, paths = int(sys.argv[1]), sys.argv[2] == "die", sys.argv[3:]
+if die:
+    forked._worker = lambda *args: os._exit(9)
+seen = []
+real = run.fork_split
+def spy(*args, **kwargs):
+    r = real(*args, **kwargs)
+    seen.append(r is not None)
+    return r
+run.fork_split = spy
+out = {}
+for p in paths:
+    seen.clear()
+    out[p] = [renders(run_checks([p], CheckOptions(), None, jobs=jobs, split_from=1)[0]), list(seen)]
+print(json.dumps(out))
+"""
+
+
+def forked_checks(paths: list[str], jobs: int = 2, die: bool = False) -> dict[str, tuple[tuple[str, str, str], list[bool]]]:
+    """Each of ``paths`` checked alone with ``jobs`` (split forced) in a fresh process: its
+    reports and the gate's forked checks of it (``[True]``: by forked workers)."""
+    r = subprocess.run([sys.executable, "-c", _FORKED, str(jobs), "die" if die else "live", *paths], cwd=ROOT,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return {p: (tuple(x), seen) for p, (x, seen) in json.loads(r.stdout).items()}
+
+
+@pytest.fixture(scope="module")
+def forked_sample() -> dict[str, tuple[tuple[str, str, str], list[bool]]]:
+    return forked_checks(sorted(set(SAMPLE) | {CYCLE}))
+
+
+@pytest.mark.parametrize("path", sorted(set(SAMPLE) | {CYCLE}))
+def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, at_root) -> None:
+    """A lone policy with `--jobs 2` (split forced): the gate resolves it, forks a worker and both
+    take shards; the merge renders as one process does. A policy that loads is checked that way
+    (the gate's ``fork_split`` answered), one refused as input in the gate's process."""
+    reports, seen = forked_sample[path]
+    assert reports == serial([path])
+    loaded = '"verdict": "error"' not in reports[1]
+    assert seen == [True] if loaded else seen in ([], [False])
+
+
+def test_a_forked_worker_that_dies_loses_no_shard(at_root) -> None:
+    """Forked workers that die before they answer (killed, out of memory): the gate runs every
+    shard it did not receive, and the report is one process's."""
+    got = forked_checks([RACE], jobs=3, die=True)[RACE]
+    assert got == (serial([RACE]), [True])
+
+
+def test_no_fork_beside_another_thread() -> None:
+    """A thread holding a lock at a fork would leave it held in the child: with any other thread
+    running, ``can_fork`` says no (the gate then spawns its workers)."""
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        assert not forked.can_fork()
+    finally:
+        stop.set()
+        t.join()
+
+
+def test_the_progress_bar_pauses_its_thread_for_a_fork() -> None:
+    """The progress bar's refresh thread stops inside ``paused`` (the gate forks there), and
+    runs again after it."""
+    from rich.console import Console
+
+    from fxverify.render.progress import ProgressBar
+
+    before = threading.active_count()
+    with ProgressBar(False, console=Console(file=io.StringIO(), force_terminal=True)) as bar:
+        bar.start(1)
+        assert threading.active_count() == before + 1
+        with bar.paused():
+            assert threading.active_count() == before
+        assert threading.active_count() == before + 1
+        bar.done("x")
 
 
 # ---- workers lost or not the same ---------------------------------------------------------------

@@ -140,7 +140,7 @@ def check(
     no_cache: bool = typer.Option(False, "--no-cache", metavar="", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
     jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
                                        help="Worker processes here; a big policy is split over them (same report for any N; "
-                                            "one process was faster on 2 shared cores)."),
+                                            "one process keeps the per-family proofs of the result cache)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
                                  help="Run the checks here (local), or on the workers of an existing Dask cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", envvar=_env("quiet"),

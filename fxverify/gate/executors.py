@@ -93,6 +93,10 @@ class LocalExecutor:
             self._pool = ProcessPoolExecutor(max_workers=self.slots, mp_context=multiprocessing.get_context("spawn"))
         return self._pool.submit(fn, arg)
 
+    def started(self) -> bool:
+        """Whether the pool's processes (and its threads in this process) have started."""
+        return self._pool is not None
+
     def check_identity(self, got: str) -> bool:
         """Always: the workers import this installation."""
         return True

@@ -23,6 +23,7 @@ import queue
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -30,6 +31,7 @@ from fxverify.diagnostics.model import crash
 from fxverify.errors import FxError
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached, check_counted, lookup
 from fxverify.gate.executors import Executor, LocalExecutor
+from fxverify.gate.forked import can_fork, fork_split
 from fxverify.gate.shards import SPLIT_MIN_EDGES, ShardOutcome, ShardTask, merge, plan, run_shard, split_min_edges
 from fxverify.gate.tasks import Big, NeedFiles, PolicyOutcome, PolicyTask, crashed, run_policy, take_snapshot, warm
 from fxverify import pipeline
@@ -58,6 +60,11 @@ class Progress(pipeline.Progress, Protocol):
 
     def done(self, path: str) -> None:
         """The check of ``path`` finished."""
+        ...
+
+    def paused(self) -> AbstractContextManager[None]:
+        """A context in which the progress runs no thread of its own (``forked.fork_split``
+        forks inside it)."""
         ...
 
 
@@ -194,9 +201,35 @@ class _Run:
             self.progress.policy(p.path)
         edges = loader.measure(None if self.progress is None else self.progress.phase)
         if edges is not None and edges >= self.split_from and self.ex.slots > 1:
+            if self._forked(i, p, loader):
+                return
             self._split(i, p, edges)
             return
         self._finish(i, check_counted(p.path, self.options, self.cache, self.stats, self.progress, loader=loader))
+
+    def _forked(self, i: int, p: _Policy, loader: Loader) -> bool:
+        """Check a big policy measured here in workers forked after this process resolves it
+        (``forked.fork_split``), when this process may fork (local workers not started, no other
+        thread but the progress bar's); False when it may not (the caller splits it over spawned
+        workers)."""
+        if not isinstance(self.ex, LocalExecutor) or self.ex.started():
+            return False
+        with self.progress.paused() if self.progress is not None else nullcontext():
+            if not can_fork():
+                return False
+        assert p.snapshot is not None
+        try:
+            r = fork_split(p.path, loader, p.snapshot, self.options, self.ex.slots, self.worker_cache, self.stats,
+                           self.progress)
+            if r is None and loader.finish()[0] is None:  # refused as input here: its diagnostics, from this process
+                r = check_counted(p.path, self.options, self.cache, self.stats, self.progress, loader=loader)
+        except Exception as exc:  # noqa: BLE001 - shards that disagree are a bug, reported as FX-INT-001
+            r = crashed(p.path, crash(p.path, exc))
+        if r is None:
+            return False
+        r.seconds = time.perf_counter() - p.t0
+        self._finish(i, r)
+        return True
 
     def _split(self, i: int, p: _Policy, edges: int) -> None:
         assert p.snapshot is not None

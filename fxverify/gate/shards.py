@@ -53,15 +53,14 @@ from fxverify.result import CheckResult, HintCheck, Outcome
 from fxverify.source import SourceMap
 
 #: With ``--jobs N`` (N > 1; the default is one process), a policy whose flows unroll to at least
-#: this many edges is split into shards. A split costs CPU that one process does not spend: each
-#: worker starts, imports fxverify and resolves the policy and builds its context again, and the
-#: gate measures the policy first. Measured with bench/bench_jobs.py on a 2-core machine shared
-#: with other jobs (three runs; the same loop cut in two processes ran 0.85x to 1.65x the speed of
-#: one): the Llama-3.1-8B prefill (37,222 edges) took 10.3 to 11.2 CPU seconds in one process
-#: and 17.0 to 18.6 split in two (0.64x to 1.02x the wall speed), the DeepSeek-V3 TP8 policy
-#: (4,577 edges) 7.1 to 9.0 vs 11.2 to 12.9 (0.35x to 0.69x). Each worker does a bit more than
-#: half the work of one process, so a split can only win on idle cores, and by a fraction of the
-#: check; below this size a check takes a second or two, less than that overhead.
+#: this many edges is split into shards. A split costs CPU that one process does not spend: a
+#: spawned worker starts, imports fxverify, resolves the policy and builds its context again
+#: (workers forked after the gate resolved the policy, ``gate.forked``, share all that), and
+#: the gate measures the policy first. Measured with bench/bench_jobs.py on a 2-core machine:
+#: spawned, the Llama-3.1-8B prefill (37,222 edges) took 10.3 to 11.2 CPU seconds in one
+#: process and 17.0 to 18.6 split in two (0.64x to 1.02x the wall speed); forked, 12.1 and 14.2
+#: CPU seconds (1.22x the wall speed), and the DeepSeek-V3 TP8 policy (4,577 edges) 5.8 and 5.7
+#: (1.28x). Below this size a check takes a second or two, about what a split costs.
 SPLIT_MIN_EDGES = 2000
 
 #: Without fast proofs (``--no-prune``) every obligation is a solver query (milliseconds each
@@ -177,9 +176,15 @@ _BUILT_LOCK = threading.Lock()
 _KEEP_BUILT = 2
 
 
-def _built(task: ShardTask) -> _Built:
+def built(task: ShardTask, *, forget: bool = False) -> _Built:
+    """The entry of ``_BUILT`` for ``task``'s snapshot and limits, made empty when missing (the
+    first shard of a policy in this worker resolves into it); with ``forget``, the entry is
+    dropped instead and returned (``gate.forked`` drops the policy it resolved once its shards
+    are done, so the gate's process does not keep it)."""
     key = f"{task.snapshot.digest()} {task.options.limits!r}"
     with _BUILT_LOCK:
+        if forget:
+            return _BUILT.pop(key, None) or _Built()
         b = _BUILT.get(key)
         if b is None:
             b = _BUILT[key] = _Built()
@@ -195,7 +200,7 @@ def run_shard(task: ShardTask) -> ShardOutcome:
     would lose its message, so it becomes the outcome's ``crash``."""
     t0 = time.perf_counter()
     try:
-        b = _built(task)
+        b = built(task)
         with b.lock:
             if not b.ready:
                 loader = Loader(task.snapshot.root, b.sources, limits=task.options.limits, files=task.snapshot)

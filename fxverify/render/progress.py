@@ -8,6 +8,8 @@ diagnostics.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class ProgressBar:
@@ -65,6 +67,23 @@ class ProgressBar:
             task = self.bar.tasks[self._policies]
             self.bar.update(self._policies, counts=f"{int(task.completed)}/{int(task.total)}")
             self.bar.update(self._phase, visible=False)
+
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """Stop the bar's refresh thread inside this context (``gate.forked`` forks its workers
+        there: a thread holding a lock at a fork leaves it held in the child), then restart it."""
+        if self.bar is None:
+            yield
+            return
+        # rich's ``Live.stop`` tells its refresh thread to end but does not wait for it
+        thread = getattr(self.bar.live, "_refresh_thread", None)
+        self.bar.stop()
+        if thread is not None:
+            thread.join()
+        try:
+            yield
+        finally:
+            self.bar.start()
 
     def __exit__(self, *exc) -> None:
         if self.bar is not None:

@@ -1,0 +1,203 @@
+"""One big policy's shards on this machine's cores, in processes forked after it is resolved.
+
+The gate's local workers are spawned (``executors.LocalExecutor``): each imports fxverify and
+resolves the policy again before its first shard, and the policy's shared indexes (happens-before
+order and reachability, accesses by address space, ownership indexes) are built again in each.
+On a 2-core machine that repeated work cost as much as the split saved (bench/bench_jobs.py: the
+Llama-3.1-8B prefill took as long with ``--jobs 2`` as with one process). Here, when this process
+has measured a lone big policy itself (``run._Run._measure_here``), it finishes resolving it,
+builds those indexes once (``WARM``), and forks ``jobs - 1`` workers that inherit all of it
+(copy-on-write). This process works as one of them. Each takes the next shard of
+``shards.plan`` (the costliest first) from a pipe of their indexes and runs it with
+``shards.run_shard``, exactly as a spawned worker would. The children send their ``ShardOutcome``s back through a pipe, and
+``shards.merge`` puts everything in the order of one process, so the report has the same bytes as
+``--jobs 1`` (tests/test_jobs.py).
+
+Forking is used only where it is safe: on Linux, and when this process runs no other thread at
+that instant. A thread holding a lock at the fork would leave it held forever in the child. The
+progress bar's refresh thread is paused around the fork (``Progress.paused``). The collector's
+objects are frozen first (``gc.freeze``), so the children's collections do not touch the pages
+they share with this process. Otherwise (another platform, a worker pool already started, any
+other thread) ``fork_split`` returns ``None`` and the gate sends the shards to its spawned
+workers as before.
+
+A child that dies (killed, out of memory) loses only the shards it had taken: this process runs
+every shard it did not receive. Raises nothing but what ``shards.merge`` lets through (a bug).
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+from typing import Protocol
+
+from fxverify.gate.cache import CacheStats
+from fxverify.gate.executors import identity
+from fxverify.gate.shards import ShardOutcome, ShardTask, built, merge, plan, run_shard
+from fxverify.graph import PolicyGraph
+from fxverify.obligations.base import Context
+from fxverify.pipeline import CheckOptions
+from fxverify.resolve import Loader
+from fxverify.resolve.snapshot import FileSnapshot
+from fxverify.result import CheckResult
+
+
+class Paused(Protocol):
+    """What ``fork_split`` needs of the gate's progress (``run.Progress``): ``paused()``, a
+    context in which it runs no thread of its own (a progress bar's refresh), ``phase`` and
+    ``advance``."""
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        """Phase ``name`` starts, with ``total`` units."""
+        ...
+
+    def paused(self) -> AbstractContextManager[None]:
+        """No thread of the progress runs inside this context."""
+        ...
+
+    def advance(self, n: int = 1) -> None:
+        """``n`` more shards are done."""
+        ...
+
+
+#: The indexes every shard reads, built before the fork so that no worker builds its own: the
+#: happens-before order and its reachability index (``graph.PolicyGraph``), the accesses by
+#: address space (``Context.accesses_by_space``) and the ownership indexes (``Context._index``,
+#: read through ``moved_by``). Measured on the Llama-3.1-8B prefill (each shard run alone in a
+#: fork, 2-core machine): the ten shards took 13.7 s in all without them and 8.7 s after them,
+#: which took 1.1 s to build.
+WARM: tuple[Callable[[Context], object], ...] = (
+    lambda ctx: ctx.graph.is_acyclic(),
+    lambda ctx: ctx.graph.indexed(),
+    lambda ctx: ctx.accesses_by_space(),
+    lambda ctx: ctx.moved_by,
+)
+
+
+def can_fork() -> bool:
+    """Whether this process may fork its workers now: the ``fork`` start method exists, this is
+    Linux (elsewhere fork is missing or unsafe with system libraries) and no other thread runs."""
+    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+            and threading.active_count() == 1)
+
+
+def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: CheckOptions, jobs: int,
+               cache_dir: str | None, stats: CacheStats, progress: Paused | None = None) -> CheckResult | None:
+    """Check the policy ``loader`` measured (``path``, its files recorded in ``snapshot``) in
+    ``jobs`` processes, this one and ``jobs - 1`` forked after resolving it (module docstring).
+    ``cache_dir`` is the obligation cache folder (``None``: none); the shards' cache counts are
+    added to ``stats``. Returns the merged result, the same as ``pipeline.check``'s but for
+    ``policy`` (``None``, as for any split), or ``None`` when this process must not fork
+    (``can_fork``) or the policy did not load (the caller then checks it as before:
+    ``Loader.finish`` returns the same result again). Raises what ``shards.merge`` lets through
+    (a bug)."""
+    if jobs < 2:
+        return None
+    # the policy is resolved here, once, into the entry the workers' ``run_shard`` looks up
+    tasks = [ShardTask(snapshot, options, shard, cache_dir, facts=n == 0) for n, shard in enumerate(plan())]
+    policy, diags = loader.finish()
+    if policy is None:
+        return None
+    if progress is not None:
+        progress.phase("discharge", len(tasks))
+    b = built(tasks[0])
+    try:
+        with b.lock:
+            b.policy, b.diags, b.sources = policy, diags, loader.sources
+            b.ctx = Context(policy, PolicyGraph(policy))
+            b.ready = True
+        for warm in WARM:
+            warm(b.ctx)
+        identity(options.solver.solver)  # the solver imported and the code hashed once, not in every worker
+        outs = _run(tasks, jobs, progress)
+        if outs is None:
+            return None
+        for o in outs:
+            stats.add(o.stats)
+        return merge(path, outs, options, snapshot)
+    finally:
+        built(tasks[0], forget=True)
+
+
+def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[ShardOutcome] | None:
+    """Every task's outcome, run by this process and ``jobs - 1`` forked workers; ``None`` when
+    another thread appeared before the fork.
+
+    The tasks are handed out through a pipe holding their indexes, two bytes each, written
+    before the fork with its write end closed: a read of two bytes from a pipe is atomic, so
+    each index is taken once, and end of file means none is left. No lock is shared, so a worker
+    killed at any instant leaves nothing held."""
+    mp = multiprocessing.get_context("fork")
+    queue, fill = os.pipe()
+    os.write(fill, b"".join(i.to_bytes(2, "big") for i in range(len(tasks))))
+    os.close(fill)
+    pipes = []
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        with (progress.paused() if progress is not None else nullcontext()):
+            if not can_fork():
+                return None
+            gc.freeze()
+            try:
+                for _ in range(jobs - 1):
+                    recv, send = mp.Pipe(duplex=False)
+                    child = mp.Process(target=_worker, args=(tasks, queue, send), daemon=True)
+                    child.start()
+                    send.close()
+                    pipes.append((child, recv))
+            finally:
+                gc.unfreeze()
+        outs = _take(tasks, queue, progress)
+    finally:
+        os.close(queue)
+    for child, recv in pipes:
+        try:
+            got: list[ShardOutcome] = pickle.loads(recv.recv_bytes())
+        except (EOFError, OSError, pickle.UnpicklingError):
+            got = []  # the worker died: its shards are run below
+        finally:
+            recv.close()
+            child.join()
+        outs += got
+        if progress is not None:
+            progress.advance(len(got))
+    have = {o.shard for o in outs}
+    for task in tasks:
+        if task.shard not in have:
+            outs.append(run_shard(task))
+            if progress is not None:
+                progress.advance(1)
+    return outs
+
+
+def _take(tasks: list[ShardTask], queue: int, progress: Paused | None) -> list[ShardOutcome]:
+    """Run the tasks whose indexes this process reads from the pipe ``queue`` (``_run``), until
+    it is empty; their outcomes."""
+    outs = []
+    while True:
+        got = os.read(queue, 2)
+        if not got:
+            return outs
+        outs.append(run_shard(tasks[int.from_bytes(got, "big")]))
+        if progress is not None:
+            progress.advance(1)
+
+
+def _worker(tasks: list[ShardTask], queue: int, send) -> None:
+    """A forked worker: take shards until none is left, then send their outcomes. It ignores
+    Ctrl-C (the gate's process stops, and its daemon workers with it) and never prints: anything
+    that escapes ``run_shard`` ends it silently, and the gate runs the shards it had taken."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        send.send_bytes(pickle.dumps(_take(tasks, queue, None), protocol=pickle.HIGHEST_PROTOCOL))
+        send.close()
+    except BaseException:  # noqa: BLE001 - the gate runs this worker's shards itself
+        os._exit(1)
