@@ -121,10 +121,10 @@ def test_the_stages_of_a_family_are_its_obligations(path: str) -> None:
         assert staged == whole, family
 
 
-def test_jobs_defaults_to_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without `--jobs` (and without FXVERIFY_JOBS) the gate checks in this process: on the real
-    policies of the corpus a split was slower than one process on a shared 2-core machine
-    (bench/bench_jobs.py), so workers are asked for, never assumed."""
+def test_jobs_defaults_to_the_machines_cores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Without `--jobs` (and without FXVERIFY_JOBS or `jobs` in the configuration file) the gate
+    runs as many workers as this process may use CPUs (issue "Scale", item 4); the environment,
+    the file and the flag each set another number."""
     seen: list[GateRequest] = []
 
     def fake_gate(req: GateRequest) -> Report:
@@ -133,11 +133,17 @@ def test_jobs_defaults_to_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.delenv("FXVERIFY_JOBS", raising=False)
     monkeypatch.setattr("fxverify.gate.run_gate", fake_gate)
-    CliRunner().invoke(app, ["check", str(ROOT / RACE)])
+    monkeypatch.setattr(executors.os, "sched_getaffinity", lambda _pid: {0, 1, 2, 3, 4}, raising=False)
+    monkeypatch.chdir(tmp_path)
+    policy = str(ROOT / RACE)
+    CliRunner().invoke(app, ["check", policy])
+    (tmp_path / "pyproject.toml").write_text("[tool.fxverify]\njobs = 4\n")
+    CliRunner().invoke(app, ["check", policy])
     monkeypatch.setenv("FXVERIFY_JOBS", "3")
-    CliRunner().invoke(app, ["check", str(ROOT / RACE)])
-    CliRunner().invoke(app, ["check", str(ROOT / RACE), "--jobs", "2"])
-    assert [r.jobs for r in seen] == [1, 3, 2]
+    CliRunner().invoke(app, ["check", policy])
+    CliRunner().invoke(app, ["check", policy, "--jobs", "2"])
+    assert [r.jobs for r in seen] == [5, 4, 3, 2]
+    assert executors.usable_cores() == 5
 
 
 # ---- shards on local worker processes -----------------------------------------------------------
@@ -279,15 +285,16 @@ def test_jobs_two_on_a_small_folder_checks_in_this_process_first(at_root) -> Non
 
 #: Run in a fresh process (this one may run threads left by other tests, and then the gate does
 #: not fork): check each policy of argv alone with `--jobs N` and a forced split, the gate's
-#: ``fork_split`` watched, optionally with forked workers that die at once; print, per policy,
-#: its reports and whether it was checked by forked workers.
+#: ``fork_split`` watched, optionally with forked workers that die at once and a result cache
+#: folder ("-": none); print, per policy, its reports, whether it was checked by forked workers
+#: and the families whose proofs came from the cache.
 _FORKED = """
 import json, os, sys
 from fxverify.gate import forked, run
 from fxverify.gate.run import run_checks
 from fxverify.pipeline import CheckOptions
 from tests.test_jobs import renders
-jobs, die, paths = int(sys.argv[1]), sys.argv[2] == "die", sys.argv[3:]
+jobs, die, cache, paths = int(sys.argv[1]), sys.argv[2] == "die", sys.argv[3], sys.argv[4:]
 if die:
     forked._worker = lambda *args: os._exit(9)
 seen = []
@@ -300,18 +307,21 @@ run.fork_split = spy
 out = {}
 for p in paths:
     seen.clear()
-    out[p] = [renders(run_checks([p], CheckOptions(), None, jobs=jobs, split_from=1)[0]), list(seen)]
+    (r,), _stats = run_checks([p], CheckOptions(), None if cache == "-" else cache, jobs=jobs, split_from=1)
+    out[p] = [renders([r]), list(seen), list(r.reused)]
 print(json.dumps(out))
 """
 
 
-def forked_checks(paths: list[str], jobs: int = 2, die: bool = False) -> dict[str, tuple[tuple[str, str, str], list[bool]]]:
-    """Each of ``paths`` checked alone with ``jobs`` (split forced) in a fresh process: its
-    reports and the gate's forked checks of it (``[True]``: by forked workers)."""
-    r = subprocess.run([sys.executable, "-c", _FORKED, str(jobs), "die" if die else "live", *paths], cwd=ROOT,
-                       capture_output=True, text=True, timeout=600)
+def forked_checks(paths: list[str], jobs: int = 2, die: bool = False,
+                  cache: Path | None = None) -> dict[str, tuple[tuple[str, str, str], list[bool], list[str]]]:
+    """Each of ``paths`` checked alone with ``jobs`` (split forced) in a fresh process, with the
+    result cache in ``cache`` (``None``: none): its reports, the gate's forked checks of it
+    (``[True]``: by forked workers) and the families whose proofs came from the cache."""
+    r = subprocess.run([sys.executable, "-c", _FORKED, str(jobs), "die" if die else "live", str(cache or "-"), *paths],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    return {p: (tuple(x), seen) for p, (x, seen) in json.loads(r.stdout).items()}
+    return {p: (tuple(x), seen, reused) for p, (x, seen, reused) in json.loads(r.stdout).items()}
 
 
 @pytest.fixture(scope="module")
@@ -324,7 +334,7 @@ def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, a
     """A lone policy with `--jobs 2` (split forced): the gate resolves it, forks a worker and both
     take shards; the merge renders as one process does. A policy that loads is checked that way
     (the gate's ``fork_split`` answered), one refused as input in the gate's process."""
-    reports, seen = forked_sample[path]
+    reports, seen, _reused = forked_sample[path]
     assert reports == serial([path])
     loaded = '"verdict": "error"' not in reports[1]
     assert seen == [True] if loaded else seen in ([], [False])
@@ -334,7 +344,34 @@ def test_a_forked_worker_that_dies_loses_no_shard(at_root) -> None:
     """Forked workers that die before they answer (killed, out of memory): the gate runs every
     shard it did not receive, and the report is one process's."""
     got = forked_checks([RACE], jobs=3, die=True)[RACE]
-    assert got == (serial([RACE]), [True])
+    assert got == (serial([RACE]), [True], [])
+
+
+def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) -> None:
+    """With the result cache, a split stores each family whose shards proved it, as one process
+    does; after a one-edge edit of a hook the re-check forks nothing and takes every other
+    family from the cache. Both reports are one process's, and so are the families reused."""
+    text = (ROOT / "corpus/ordering/ok/kv-offload-ordered.fx").read_text()
+    edit = "edge offload: move kv_blk -> kv_host by gpu0.copy_done"
+    assert edit in text
+    pol = tmp_path / "p.fx"
+    runs = []
+    for jobs, cache in ((2, tmp_path / "forked"), (1, tmp_path / "one")):
+        pol.write_text(text)
+        if jobs == 1:
+            cold = run_checks([str(pol)], CheckOptions(), str(cache), jobs=1)[0]
+        else:
+            (cold_reports, seen, reused), = forked_checks([str(pol)], jobs, cache=cache).values()
+            assert seen == [True] and not reused and any(p.parent.parent.name == "families" for p in cache.rglob("*.json.gz"))
+        pol.write_text(text.replace(edit, edit.replace("gpu0.copy_done", "gpu0.launch")))
+        if jobs == 1:
+            warm = run_checks([str(pol)], CheckOptions(), str(cache), jobs=1)[0]
+            runs.append((renders(cold), renders(warm), list(warm[0].reused)))
+        else:
+            (warm_reports, seen, reused), = forked_checks([str(pol)], jobs, cache=cache).values()
+            assert seen == [False]
+            runs.append((cold_reports, warm_reports, reused))
+    assert runs[0] == runs[1] and "hooks" not in runs[0][2] and "ordering" in runs[0][2]
 
 
 def test_no_fork_beside_another_thread() -> None:

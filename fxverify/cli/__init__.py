@@ -138,9 +138,8 @@ def check(
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", envvar=_env("cache-dir"),
                                              help="Result cache folder (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", metavar="", envvar=_env("no-cache"), help="Neither read nor write the result cache."),
-    jobs: int = typer.Option(1, "--jobs", "-j", min=1, envvar=_env("jobs"),
-                                       help="Worker processes here; a big policy is split over them (same report for any N; "
-                                            "one process keeps the per-family proofs of the result cache)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, envvar=_env("jobs"), show_default="this machine's cores",
+                                       help="Worker processes here; a big policy is split over them (same report for any N)."),
     executor: str = typer.Option("local", "--executor", metavar="local|dask://HOST:PORT", envvar=_env("executor"),
                                  help="Run the checks here (local), or on the workers of an existing Dask cluster."),
     quiet: bool = typer.Option(False, "--quiet", "-q", metavar="", envvar=_env("quiet"),
@@ -169,6 +168,7 @@ def check(
     from fxverify.diagnostics.outdir import unwritable_file
     from fxverify.gate import GateOptions, GateRequest, run_gate
     from fxverify.gate.cache import default_cache_dir
+    from fxverify.gate.executors import usable_cores
     from fxverify.gate.rules import skipped
     from fxverify.pipeline import CheckOptions
     from fxverify.render.outputs import RenderOptions, describe, parse_outputs, render, run_link
@@ -211,7 +211,7 @@ def check(
         gate=GateOptions(fail_on=s["fail_on"], unknown=s["unknown"], exit_zero=s["exit_zero"]),
         baseline=s["baseline"], write_baseline=opt(write_baseline), update_baseline=opt(update_baseline),
         cache_dir=None if s["no_cache"] else (s["cache_dir"] or default_cache_dir()),
-        jobs=s["jobs"], executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
+        jobs=s["jobs"] or usable_cores(), executor=s["executor"], dump_smt=opt(dump_smt), stats=stats, exclude=tuple(s["exclude"]))
     from fxverify.render.progress import ProgressBar
 
     with ProgressBar(s["quiet"]) as bar:

@@ -235,6 +235,11 @@ class FamilyCache:
     def _key(self, family: Family, digest: str) -> str:
         return sha256(f"family={family.value}", digest, *self.checker)
 
+    def held(self, family: Family, digest: str) -> bool:
+        """Whether an entry for ``family`` with inputs ``digest`` exists, without reading it (it
+        may still not decode: ``get`` is the answer)."""
+        return self.cache._path("families", self._key(family, digest)).is_file()
+
     def get(self, family: Family, digest: str) -> ProvedRun | None:
         """The proofs stored for ``family`` with inputs ``digest``, or ``None``."""
         v = self.cache._read("families", self._key(family, digest))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import multiprocessing
+import os
 import re
 import socket
 from collections.abc import Callable
@@ -56,6 +57,14 @@ def identity(solver: str) -> str:
     why = missing(solver)
     have = why if why is not None else solver_version(solver)
     return f"fxverify {fxverify.__version__} (code {code_fingerprint()[:12]}), solver {solver}: {have}"
+
+
+def usable_cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the platform has one, else the
+    machine's count): ``check --jobs``'s default."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 class Executor(Protocol):

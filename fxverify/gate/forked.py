@@ -27,6 +27,7 @@ every shard it did not receive. Raises nothing but what ``shards.merge`` lets th
 
 from __future__ import annotations
 
+import base64
 import gc
 import multiprocessing
 import os
@@ -34,19 +35,22 @@ import pickle
 import signal
 import sys
 import threading
+from array import array
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
 
-from fxverify.gate.cache import CacheStats
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
+from fxverify.gate.cache import CacheStats, FamilyCache
 from fxverify.gate.executors import identity
 from fxverify.gate.shards import ShardOutcome, ShardTask, built, merge, plan, run_shard
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context
+from fxverify.obligations.inputs import family_digests
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot
-from fxverify.result import CheckResult
+from fxverify.result import CheckResult, ProvedRun, Verdict
 
 
 class Paused(Protocol):
@@ -89,22 +93,37 @@ def can_fork() -> bool:
 
 
 def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: CheckOptions, jobs: int,
-               cache_dir: str | None, stats: CacheStats, progress: Paused | None = None) -> CheckResult | None:
+               cache_dir: str | None, stats: CacheStats, progress: Paused | None = None,
+               families: FamilyCache | None = None) -> CheckResult | None:
     """Check the policy ``loader`` measured (``path``, its files recorded in ``snapshot``) in
     ``jobs`` processes, this one and ``jobs - 1`` forked after resolving it (module docstring).
     ``cache_dir`` is the obligation cache folder (``None``: none); the shards' cache counts are
-    added to ``stats``. Returns the merged result, the same as ``pipeline.check``'s but for
-    ``policy`` (``None``, as for any split), or ``None`` when this process must not fork
-    (``can_fork``) or the policy did not load (the caller then checks it as before:
-    ``Loader.finish`` returns the same result again). Raises what ``shards.merge`` lets through
-    (a bug)."""
+    added to ``stats``.
+
+    ``families`` is the result cache's families level (``None``: no cache). When it holds the
+    proofs of any family of this policy (a re-check after an edit), nothing is forked: the
+    caller's check in this process takes them (``pipeline.discharge``) and discharges only the
+    other families, which costs less than a split. After a split, each family whose every
+    obligation was proved is stored there, as ``pipeline.discharge`` stores it. Not with
+    ``--dump-smt`` or ``--certify``, which use no stored proofs.
+
+    Returns the merged result, the same as ``pipeline.check``'s but for ``policy`` (``None``, as
+    for any split), or ``None`` when the caller is to check the policy in this process: it did
+    not load, proofs of one of its families are stored, or this process may not fork after all
+    (``can_fork``); ``Loader.finish`` then returns the same policy again, and
+    ``inputs.family_digests`` the same digests without computing them again. Raises what
+    ``shards.merge`` lets through (a bug)."""
     if jobs < 2:
         return None
-    # the policy is resolved here, once, into the entry the workers' ``run_shard`` looks up
-    tasks = [ShardTask(snapshot, options, shard, cache_dir, facts=n == 0) for n, shard in enumerate(plan())]
     policy, diags = loader.finish()
     if policy is None:
         return None
+    if options.dump_smt or options.certify:
+        families = None
+    digests = family_digests(policy) if families is not None else {}
+    if families is not None and any(families.held(f, digests[f]) for f in OBLIGATION_FAMILIES):
+        return None
+    tasks = [ShardTask(snapshot, options, shard, cache_dir, facts=n == 0) for n, shard in enumerate(plan())]
     if progress is not None:
         progress.phase("discharge", len(tasks))
     b = built(tasks[0])
@@ -121,9 +140,47 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
             return None
         for o in outs:
             stats.add(o.stats)
-        return merge(path, outs, options, snapshot)
+        merged = merge(path, outs, options, snapshot)
+        if families is not None and not merged.internal_error:
+            _store(families, digests, outs)
+        return merged
     finally:
         built(tasks[0], forget=True)
+
+
+def _store(families: FamilyCache, digests: dict[Family, str], outs: list[ShardOutcome]) -> None:
+    """Keep, for each family whose every obligation its shards proved, its outcomes (its stages'
+    in order) as one ``ProvedRun``, as ``pipeline.discharge`` keeps a family."""
+    by_family: dict[Family, list[ShardOutcome]] = {}
+    for o in sorted(outs, key=lambda o: o.shard.stage):
+        by_family.setdefault(o.shard.family, []).append(o)
+    for family, parts in by_family.items():
+        if any(o.record is None or o.crash is not None for o in parts):
+            continue
+        run = proved_run([o.record for o in parts if o.record is not None], sum(o.queries for o in parts))
+        if run is not None:
+            families.put(family, digests[family], run)
+
+
+def proved_run(records: list[dict], queries: int) -> ProvedRun | None:
+    """The outcomes of result ``records`` (``serialize.result_to_record``), one after the other,
+    as one ``ProvedRun`` with ``queries`` (``OutcomeLog.proved_run`` without decoding an
+    outcome); ``None`` when one of them is not a plain proof."""
+    keys: list[str] = []
+    kinds: dict[tuple[str, str], int] = {}
+    ids = array("I")
+    for rec in records:
+        local = []
+        for code, verdict, method, reason in rec["kinds"]:
+            if verdict != Verdict.PROVED.value or reason:
+                return None
+            local.append(kinds.setdefault((str(code), str(method)), len(kinds)))
+        part = array("I")
+        part.frombytes(base64.b64decode(rec["kind_ids"]))
+        ids.extend(local[i] for i in part)
+        if rec["keys"]:
+            keys.append(rec["keys"])
+    return ProvedRun("\n".join(keys), tuple(kinds), ids, queries)
 
 
 def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[ShardOutcome] | None:

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 
 from fxverify.diagnostics.model import crash
 from fxverify.errors import FxError
-from fxverify.gate.cache import CacheStats, ResultCache, check_cached, check_counted, lookup
+from fxverify.gate.cache import CacheStats, FamilyCache, ResultCache, check_cached, check_counted, lookup
 from fxverify.gate.executors import Executor, LocalExecutor
 from fxverify.gate.forked import can_fork, fork_split
 from fxverify.gate.shards import SPLIT_MIN_EDGES, ShardOutcome, ShardTask, merge, plan, run_shard, split_min_edges
@@ -209,9 +209,10 @@ class _Run:
 
     def _forked(self, i: int, p: _Policy, loader: Loader) -> bool:
         """Check a big policy measured here in workers forked after this process resolves it
-        (``forked.fork_split``), when this process may fork (local workers not started, no other
-        thread but the progress bar's); False when it may not (the caller splits it over spawned
-        workers)."""
+        (``forked.fork_split``, with the result cache's families level), when this process may
+        fork (local workers not started, no other thread but the progress bar's); a policy that
+        does not load is then checked here. False when it may not fork (the caller splits the
+        policy over spawned workers)."""
         if not isinstance(self.ex, LocalExecutor) or self.ex.started():
             return False
         with self.progress.paused() if self.progress is not None else nullcontext():
@@ -220,13 +221,11 @@ class _Run:
         assert p.snapshot is not None
         try:
             r = fork_split(p.path, loader, p.snapshot, self.options, self.ex.slots, self.worker_cache, self.stats,
-                           self.progress)
-            if r is None and loader.finish()[0] is None:  # refused as input here: its diagnostics, from this process
+                           self.progress, families=FamilyCache(self.cache, self.options) if self.cache is not None else None)
+            if r is None:  # refused as input, or no fork after all: checked here
                 r = check_counted(p.path, self.options, self.cache, self.stats, self.progress, loader=loader)
         except Exception as exc:  # noqa: BLE001 - shards that disagree are a bug, reported as FX-INT-001
             r = crashed(p.path, crash(p.path, exc))
-        if r is None:
-            return False
         r.seconds = time.perf_counter() - p.t0
         self._finish(i, r)
         return True

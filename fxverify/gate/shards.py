@@ -139,7 +139,9 @@ class ShardOutcome:
     (when hints are verified); ``verified`` is True when the shard marked those hints itself
     (a policy past ``hints.MAX_EDGES``: no search). With ``facts`` asked: the policy's
     ``PolicyFacts``, its load diagnostics (as records) and the texts it read. ``identity`` is the
-    worker's (``executors.identity``), ``crash`` the FX-INT-001 of a shard that raised."""
+    worker's (``executors.identity``), ``crash`` the FX-INT-001 of a shard that raised;
+    ``queries`` the parametric prover's solver queries, counted in the record's ``solver_calls``
+    too (a family stored whole in the result cache keeps them apart: ``ProvedRun.queries``)."""
 
     shard: Shard
     head: bool = False
@@ -154,6 +156,7 @@ class ShardOutcome:
     seconds: float = 0.0
     identity: str = ""
     crash: Diagnostic | None = None
+    queries: int = 0
 
 
 @dataclass
@@ -210,13 +213,20 @@ def run_shard(task: ShardTask) -> ShardOutcome:
                 b.ready = True
             out = _discharge(b, task) if b.policy is not None else ShardOutcome(task.shard, loaded=False)
         if task.facts:
-            out.head = True
-            out.load = [diagnostic_to_record(d) for d in b.diags]
-            out.texts = {p: b.sources.get(p).text for p in b.sources.paths()}
-            out.facts = PolicyFacts.of(b.policy) if b.policy is not None else None
+            with_facts(out, b)
     except Exception as exc:  # noqa: BLE001 - reported as FX-INT-001
         out = ShardOutcome(task.shard, crash=crash(task.snapshot.root, exc))
     out.seconds, out.identity = time.perf_counter() - t0, identity(task.options.solver.solver)
+    return out
+
+
+def with_facts(out: ShardOutcome, b: _Built) -> ShardOutcome:
+    """``out`` made the shard that carries the policy's facts: its load diagnostics, the texts it
+    read and its ``PolicyFacts`` (``None`` when it did not load), from ``b``."""
+    out.head = True
+    out.load = [diagnostic_to_record(d) for d in b.diags]
+    out.texts = {p: b.sources.get(p).text for p in b.sources.paths()}
+    out.facts = PolicyFacts.of(b.policy) if b.policy is not None else None
     return out
 
 
@@ -239,12 +249,13 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
     finally:
         ctx.parametric = None
         backend.close()
+    queries = sum(prover.queries.values()) if prover is not None else 0
     if prover is not None:
         found.result.parametric = prover.summary()
-        found.result.solver_calls += sum(prover.queries.values())
+        found.result.solver_calls += queries
     sent = tuple((f.ob.key, f.shown) for f in found.findings) if options.verify_hints else ()
     return ShardOutcome(shard, record=result_to_record(found.result), findings=sent, verified=here,
-                        stats=stats)
+                        stats=stats, queries=queries)
 
 
 def merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snapshot: FileSnapshot) -> CheckResult:
@@ -307,7 +318,9 @@ def _merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snaps
     load = [diagnostic_from_record(d) for d in head.load]
     if head.facts is None or not all(o.loaded for o in outs):
         return CheckResult(path, None, sources, diagnostics=load)
-    shards = [(o, result_from_record(o.record, SourceMap())) for o in outs if o.record is not None]
+    # in the order of one process (family by family, stage by stage), whatever order they came in
+    shards = sorted(((o, result_from_record(o.record, SourceMap())) for o in outs if o.record is not None),
+                    key=lambda pair: _rank(pair[0].shard))
     outcomes, where = _order(shards)
     results = [r for _o, r in shards]
     found = [(where(o, d.obligation), d) for o, r in shards for d in r.diagnostics[:len(r.diagnostics) - r.certify_rejected]]
@@ -322,7 +335,8 @@ def _merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snaps
                          diagnostics=[d for _i, d in sorted(found, key=_first)] + [d for _i, d in sorted(rejected, key=_first)],
                          refutations=[x for _i, x in sorted(((where(o, x.key), x) for o, r in shards for x in r.refutations), key=_first)],
                          solver_calls=sum(r.solver_calls for r in results),
-                         parametric=tuple(x for r in results for x in r.parametric))
+                         parametric=tuple(x for r in results for x in r.parametric),
+                         reused=tuple(dict.fromkeys(f for r in results for f in r.reused)))
     if options.certify:
         merged.certified = sum(r.certified or 0 for r in results)
         merged.certify_rejected = sum(r.certify_rejected for r in results)
@@ -332,6 +346,11 @@ def _merge(path: str, outs: Sequence[ShardOutcome], options: CheckOptions, snaps
     merged.cache_hits = sum(o.stats.hits for o in outs)
     merged.solved = sum(o.stats.solved for o in outs)
     return merged
+
+
+def _rank(shard: Shard) -> tuple[int, int]:
+    """Where ``shard``'s outcomes stand in one process's: its family's place, then its stage."""
+    return OBLIGATION_FAMILIES.index(shard.family), shard.stage
 
 
 def _first(item: tuple) -> int:
