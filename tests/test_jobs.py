@@ -12,8 +12,10 @@ import asyncio
 import dataclasses
 import io
 import json
+import signal
 import subprocess
 import sys
+import time
 import socket
 import threading
 from collections.abc import Iterator
@@ -372,6 +374,46 @@ def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) ->
             assert seen == [False]
             runs.append((cold_reports, warm_reports, reused))
     assert runs[0] == runs[1] and "hooks" not in runs[0][2] and "ordering" in runs[0][2]
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads the process tree from /proc (Linux)")
+@pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+def test_no_forked_worker_outlives_its_gate(how: signal.Signals) -> None:
+    """A gate stopped while its forked workers run (Ctrl-C, or killed outright as a CI runner
+    cancels a job): within seconds no worker is left, and Ctrl-C exits 130."""
+    gate = subprocess.Popen([sys.executable, "-m", "fxverify", "check", "corpus/real/llama-3.1-8b-prefill.fx",
+                             "--no-cache", "--quiet", "--jobs", "2"], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    workers: list[int] = []
+    deadline = time.monotonic() + 120
+    while not workers and gate.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        workers = _children(gate.pid)
+    assert workers, "the gate forked no worker"
+    time.sleep(0.5)
+    gate.send_signal(how)
+    _out, err = gate.communicate(timeout=60)
+    assert gate.returncode == (130 if how is signal.SIGINT else -signal.SIGKILL), err
+    assert "Traceback" not in err
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{w}").exists() and not _zombie(w) for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [w for w in workers if Path(f"/proc/{w}").exists() and not _zombie(w)]
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                for c in (t / "children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def test_no_fork_beside_another_thread() -> None:

@@ -28,6 +28,7 @@ every shard it did not receive. Raises nothing but what ``shards.merge`` lets th
 from __future__ import annotations
 
 import base64
+import ctypes
 import gc
 import multiprocessing
 import os
@@ -195,7 +196,7 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
     queue, fill = os.pipe()
     os.write(fill, b"".join(i.to_bytes(2, "big") for i in range(len(tasks))))
     os.close(fill)
-    pipes = []
+    pipes: list = []  # (worker, the read end of its answer)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -206,26 +207,35 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
             try:
                 for _ in range(jobs - 1):
                     recv, send = mp.Pipe(duplex=False)
-                    child = mp.Process(target=_worker, args=(tasks, queue, send), daemon=True)
+                    reads = [r for _c, r in pipes] + [recv]
+                    child = mp.Process(target=_worker, args=(tasks, queue, send, reads, os.getpid()), daemon=True)
                     child.start()
                     send.close()
                     pipes.append((child, recv))
             finally:
                 gc.unfreeze()
         outs = _take(tasks, queue, progress)
+        for child, recv in pipes:
+            try:
+                got: list[ShardOutcome] = pickle.loads(recv.recv_bytes())
+            except (EOFError, OSError, pickle.UnpicklingError):
+                got = []  # the worker died: its shards are run below
+            child.join()
+            outs += got
+            if progress is not None:
+                progress.advance(len(got))
+    except BaseException:
+        # Ctrl-C or a bug here: no worker outlives the check (a worker blocked on its answer
+        # would wait for this process forever)
+        for child, _recv in pipes:
+            child.terminate()
+        for child, _recv in pipes:
+            child.join()
+        raise
     finally:
         os.close(queue)
-    for child, recv in pipes:
-        try:
-            got: list[ShardOutcome] = pickle.loads(recv.recv_bytes())
-        except (EOFError, OSError, pickle.UnpicklingError):
-            got = []  # the worker died: its shards are run below
-        finally:
+        for _child, recv in pipes:
             recv.close()
-            child.join()
-        outs += got
-        if progress is not None:
-            progress.advance(len(got))
     have = {o.shard for o in outs}
     for task in tasks:
         if task.shard not in have:
@@ -248,13 +258,35 @@ def _take(tasks: list[ShardTask], queue: int, progress: Paused | None) -> list[S
             progress.advance(1)
 
 
-def _worker(tasks: list[ShardTask], queue: int, send) -> None:
-    """A forked worker: take shards until none is left, then send their outcomes. It ignores
-    Ctrl-C (the gate's process stops, and its daemon workers with it) and never prints: anything
-    that escapes ``run_shard`` ends it silently, and the gate runs the shards it had taken."""
+def _worker(tasks: list[ShardTask], queue: int, send, reads: list, gate: int) -> None:
+    """A forked worker: take shards until none is left, then send their outcomes. First it
+    closes the read ends of the answers it inherited (its own included), so that its answer
+    fails at once, instead of blocking, when the gate is gone; and it asks the kernel to end it
+    when the gate ends (``PR_SET_PDEATHSIG``: a gate killed by a signal runs no clean-up). It
+    ignores Ctrl-C (the gate stops it) and never prints: anything that escapes ``run_shard``
+    ends it silently, and the gate runs the shards it had taken."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        for r in reads:
+            r.close()
+        _end_with_parent()
+        if os.getppid() != gate:  # the gate ended before the request was in place
+            os._exit(1)
         send.send_bytes(pickle.dumps(_take(tasks, queue, None), protocol=pickle.HIGHEST_PROTOCOL))
         send.close()
     except BaseException:  # noqa: BLE001 - the gate runs this worker's shards itself
         os._exit(1)
+
+
+#: ``prctl`` option: the signal this process gets when its parent ends (Linux, prctl(2)).
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent() -> None:
+    """Have the kernel send SIGTERM to this process when its parent ends (prctl(2),
+    ``PR_SET_PDEATHSIG``); nothing where libc has no ``prctl``."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
