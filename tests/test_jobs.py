@@ -416,6 +416,17 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+@pytest.mark.parametrize("available_kb, fits", [(64, False), (1 << 40, True), (None, True)],
+                         ids=["tight", "ample", "unknown"])
+def test_workers_are_forked_only_where_they_fit_in_memory(available_kb: int | None, fits: bool, tmp_path: Path) -> None:
+    """Each forked worker is counted as large as the gate: with less memory available than
+    that, the gate checks in its own process; a machine that does not say forks."""
+    meminfo = tmp_path / "meminfo"
+    if available_kb is not None:
+        meminfo.write_text(f"MemTotal:       {2 * available_kb} kB\nMemAvailable:   {available_kb} kB\n")
+    assert forked.room_for(1, str(meminfo)) is fits
+
+
 def test_no_fork_beside_another_thread() -> None:
     """A thread holding a lock at a fork would leave it held in the child: with any other thread
     running, ``can_fork`` says no (the gate then spawns its workers)."""

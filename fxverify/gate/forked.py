@@ -93,6 +93,28 @@ def can_fork() -> bool:
             and threading.active_count() == 1)
 
 
+#: Of the memory the kernel reports available, the share forked workers may be expected to take.
+ROOM = 0.8
+
+
+def room_for(workers: int, meminfo: str = "/proc/meminfo") -> bool:
+    """Whether ``workers`` forked workers fit in this machine's memory: each is counted as
+    large as this process now (its resident set), against ``ROOM`` of ``MemAvailable`` in
+    ``meminfo`` (proc(5)); True when either cannot be read. A worker shares this process's pages
+    until it writes to them, and Python's reference counts write to every object a shard reads:
+    on the full-size Llama-3.1-70B TP8 policy (P2 of bench/bench_scale.py) the gate held 2.1 GB
+    and `--jobs 2` took 3.6 GB in all (proportional set sizes), so a worker came to about three
+    quarters of the gate. Where they would not fit, the policy is checked in this process."""
+    try:
+        with open(meminfo, encoding="ascii") as fh:
+            avail = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            resident = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return True
+    return resident * workers <= ROOM * avail
+
+
 def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: CheckOptions, jobs: int,
                cache_dir: str | None, stats: CacheStats, progress: Paused | None = None,
                families: FamilyCache | None = None) -> CheckResult | None:
@@ -111,7 +133,7 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
     Returns the merged result, the same as ``pipeline.check``'s but for ``policy`` (``None``, as
     for any split), or ``None`` when the caller is to check the policy in this process: it did
     not load, proofs of one of its families are stored, or this process may not fork after all
-    (``can_fork``); ``Loader.finish`` then returns the same policy again, and
+    (``can_fork``) or its workers would not fit in memory (``room_for``); ``Loader.finish`` then returns the same policy again, and
     ``inputs.family_digests`` the same digests without computing them again. Raises what
     ``shards.merge`` lets through (a bug)."""
     if jobs < 2:
@@ -186,7 +208,7 @@ def proved_run(records: list[dict], queries: int) -> ProvedRun | None:
 
 def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[ShardOutcome] | None:
     """Every task's outcome, run by this process and ``jobs - 1`` forked workers; ``None`` when
-    another thread appeared before the fork.
+    another thread appeared before the fork, or the workers would not fit in memory.
 
     The tasks are handed out through a pipe holding their indexes, two bytes each, written
     before the fork with its write end closed: a read of two bytes from a pipe is atomic, so
@@ -201,7 +223,7 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
         sys.stdout.flush()
         sys.stderr.flush()
         with (progress.paused() if progress is not None else nullcontext()):
-            if not can_fork():
+            if not can_fork() or not room_for(jobs - 1):
                 return None
             gc.freeze()
             try:
