@@ -35,7 +35,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import resource
 import subprocess
 import sys
@@ -44,12 +43,14 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from fxverify.gate.executors import usable_cores  # noqa: E402 - after the path
 REAL = ROOT / "corpus/real/llama-3.1-8b-prefill.fx"
 MODEL_70B = ROOT / "corpus/inputs/models/meta-llama--Meta-Llama-3.1-70B.json"
 MODEL_DSV3 = ROOT / "corpus/inputs/models/deepseek-ai--DeepSeek-V3.json"
 P4D = ROOT / "corpus/inputs/topology/aws-p4d-24xl-topo.xml"
 #: Workers of the ``--jobs`` figure of P1: this machine's cores (those this process may use).
-JOBS = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+JOBS = usable_cores()
 #: (layers, tokens) of the scaling curve, smallest first: about 1k edges to the full size
 CURVE = [(2, 256), (8, 256), (8, 1024), (16, 2048), (40, 2048), (80, 2048), (40, 8192), (80, 8192)]
 

@@ -18,11 +18,14 @@ that instant. A thread holding a lock at the fork would leave it held forever in
 progress bar's refresh thread is paused around the fork (``Progress.paused``). The collector's
 objects are frozen first (``gc.freeze``), so the children's collections do not touch the pages
 they share with this process. Otherwise (another platform, a worker pool already started, any
-other thread) ``fork_split`` returns ``None`` and the gate sends the shards to its spawned
-workers as before.
+other thread) the gate sends the shards to its spawned workers as before; where ``fork_split``
+itself declines (the policy does not load, the result cache holds proofs of one of its families,
+no worker fits in memory), the gate checks the policy in its own process.
 
 A child that dies (killed, out of memory) loses only the shards it had taken: this process runs
-every shard it did not receive. Raises nothing but what ``shards.merge`` lets through (a bug).
+every shard it did not receive. Emits no diagnostic of its own: FX-INT-001 comes from
+``shards.run_shard`` (a shard that raised) and ``shards.merge`` (shards that do not fit). Raises
+nothing but what ``shards.merge`` lets through (a bug).
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ import sys
 import threading
 from array import array
 from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from contextlib import AbstractContextManager, nullcontext
 from typing import Protocol
 
@@ -88,31 +93,38 @@ WARM: tuple[Callable[[Context], object], ...] = (
 
 def can_fork() -> bool:
     """Whether this process may fork its workers now: the ``fork`` start method exists, this is
-    Linux (elsewhere fork is missing or unsafe with system libraries) and no other thread runs."""
-    return (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-            and threading.active_count() == 1)
+    Linux (elsewhere fork is missing or unsafe with system libraries) and no other thread runs,
+    Python's or native (``/proc/self/task`` lists them all: a solver's timer threads, once it has
+    answered a query with a time limit, are invisible to ``threading``)."""
+    if not (sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()):
+        return False
+    try:
+        return threading.active_count() == 1 and len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
 
-#: Of the memory the kernel reports available, the share forked workers may be expected to take.
+#: Of the memory the kernel reports available, the share forked workers may take: a fifth is
+#: left to the rest of the machine (a margin chosen, not measured).
 ROOM = 0.8
 
 
-def room_for(workers: int, meminfo: str = "/proc/meminfo") -> bool:
-    """Whether ``workers`` forked workers fit in this machine's memory: each is counted as
+def room_for(workers: int, meminfo: str = "/proc/meminfo") -> int:
+    """How many of ``workers`` forked workers fit in this machine's memory: each is counted as
     large as this process now (its resident set), against ``ROOM`` of ``MemAvailable`` in
-    ``meminfo`` (proc(5)); True when either cannot be read. A worker shares this process's pages
-    until it writes to them, and Python's reference counts write to every object a shard reads:
-    on the full-size Llama-3.1-70B TP8 policy (P2 of bench/bench_scale.py) the gate held 2.1 GB
-    and `--jobs 2` took 3.6 GB in all (proportional set sizes), so a worker came to about three
-    quarters of the gate. Where they would not fit, the policy is checked in this process."""
+    ``meminfo`` (proc(5)); all of them when either cannot be read. A worker shares this process's
+    pages until it writes to them, and Python's reference counts write to every object a shard
+    reads: on the full-size Llama-3.1-70B TP8 policy (P2 of bench/bench_scale.py) the gate held
+    2.1 GB and `--jobs 2` took 3.6 GB in all (proportional set sizes), so a worker came to about
+    three quarters of the gate. Raises nothing."""
     try:
         with open(meminfo, encoding="ascii") as fh:
             avail = next(int(line.split()[1]) * 1024 for line in fh if line.startswith("MemAvailable:"))
         with open("/proc/self/statm", encoding="ascii") as fh:
             resident = int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError, StopIteration):
-        return True
-    return resident * workers <= ROOM * avail
+        return workers
+    return max(0, min(workers, int(ROOM * avail // max(resident, 1))))
 
 
 def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: CheckOptions, jobs: int,
@@ -188,7 +200,9 @@ def _store(families: FamilyCache, digests: dict[Family, str], outs: list[ShardOu
 def proved_run(records: list[dict], queries: int) -> ProvedRun | None:
     """The outcomes of result ``records`` (``serialize.result_to_record``), one after the other,
     as one ``ProvedRun`` with ``queries`` (``OutcomeLog.proved_run`` without decoding an
-    outcome); ``None`` when one of them is not a plain proof."""
+    outcome); ``None`` when one of them is not a plain proof. Raises ``KeyError`` or
+    ``ValueError`` (``binascii.Error``) on a malformed record (records come from this
+    process's own shards)."""
     keys: list[str] = []
     kinds: dict[tuple[str, str], int] = {}
     ids = array("I")
@@ -207,33 +221,37 @@ def proved_run(records: list[dict], queries: int) -> ProvedRun | None:
 
 
 def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[ShardOutcome] | None:
-    """Every task's outcome, run by this process and ``jobs - 1`` forked workers; ``None`` when
-    another thread appeared before the fork, or the workers would not fit in memory.
+    """Every task's outcome, run by this process and up to ``jobs - 1`` forked workers (as many
+    as fit in memory: ``room_for``); ``None`` when another thread appeared before the fork, or
+    not one worker fits.
 
     The tasks are handed out through a pipe holding their indexes, two bytes each, written
     before the fork with its write end closed: a read of two bytes from a pipe is atomic, so
     each index is taken once, and end of file means none is left. No lock is shared, so a worker
     killed at any instant leaves nothing held."""
     mp = multiprocessing.get_context("fork")
+    # INVARIANT: fewer than 2 ** 16 tasks (``shards.plan`` has ten), so each index fits two bytes
+    # and all of them the pipe's buffer: this write never blocks.
     queue, fill = os.pipe()
     os.write(fill, b"".join(i.to_bytes(2, "big") for i in range(len(tasks))))
     os.close(fill)
-    pipes: list = []  # (worker, the read end of its answer)
+    pipes: list[tuple[BaseProcess, Connection]] = []  # (worker, the read end of its answer)
     try:
         sys.stdout.flush()
         sys.stderr.flush()
         with (progress.paused() if progress is not None else nullcontext()):
-            if not can_fork() or not room_for(jobs - 1):
+            workers = room_for(jobs - 1) if can_fork() else 0
+            if workers == 0:
                 return None
             gc.freeze()
             try:
-                for _ in range(jobs - 1):
+                for _ in range(workers):
                     recv, send = mp.Pipe(duplex=False)
                     reads = [r for _c, r in pipes] + [recv]
                     child = mp.Process(target=_worker, args=(tasks, queue, send, reads, os.getpid()), daemon=True)
+                    pipes.append((child, recv))  # before it starts: a Ctrl-C in ``start`` still stops it
                     child.start()
                     send.close()
-                    pipes.append((child, recv))
             finally:
                 gc.unfreeze()
         outs = _take(tasks, queue, progress)
@@ -249,9 +267,10 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
     except BaseException:
         # Ctrl-C or a bug here: no worker outlives the check (a worker blocked on its answer
         # would wait for this process forever)
-        for child, _recv in pipes:
+        started = [child for child, _recv in pipes if child.pid is not None]
+        for child in started:
             child.terminate()
-        for child, _recv in pipes:
+        for child in started:
             child.join()
         raise
     finally:
@@ -280,7 +299,7 @@ def _take(tasks: list[ShardTask], queue: int, progress: Paused | None) -> list[S
             progress.advance(1)
 
 
-def _worker(tasks: list[ShardTask], queue: int, send, reads: list, gate: int) -> None:
+def _worker(tasks: list[ShardTask], queue: int, send: Connection, reads: list[Connection], gate: int) -> None:
     """A forked worker: take shards until none is left, then send their outcomes. First it
     closes the read ends of the answers it inherited (its own included), so that its answer
     fails at once, instead of blocking, when the gate is gone; and it asks the kernel to end it

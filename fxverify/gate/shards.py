@@ -183,7 +183,7 @@ def built(task: ShardTask, *, forget: bool = False) -> _Built:
     """The entry of ``_BUILT`` for ``task``'s snapshot and limits, made empty when missing (the
     first shard of a policy in this worker resolves into it); with ``forget``, the entry is
     dropped instead and returned (``gate.forked`` drops the policy it resolved once its shards
-    are done, so the gate's process does not keep it)."""
+    are done, so the gate's process does not keep it). Raises nothing."""
     key = f"{task.snapshot.digest()} {task.options.limits!r}"
     with _BUILT_LOCK:
         if forget:
@@ -213,14 +213,14 @@ def run_shard(task: ShardTask) -> ShardOutcome:
                 b.ready = True
             out = _discharge(b, task) if b.policy is not None else ShardOutcome(task.shard, loaded=False)
         if task.facts:
-            with_facts(out, b)
+            _with_facts(out, b)
     except Exception as exc:  # noqa: BLE001 - reported as FX-INT-001
         out = ShardOutcome(task.shard, crash=crash(task.snapshot.root, exc))
     out.seconds, out.identity = time.perf_counter() - t0, identity(task.options.solver.solver)
     return out
 
 
-def with_facts(out: ShardOutcome, b: _Built) -> ShardOutcome:
+def _with_facts(out: ShardOutcome, b: _Built) -> ShardOutcome:
     """``out`` made the shard that carries the policy's facts: its load diagnostics, the texts it
     read and its ``PolicyFacts`` (``None`` when it did not load), from ``b``."""
     out.head = True

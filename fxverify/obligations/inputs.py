@@ -92,7 +92,8 @@ class _Canonical(pickle.Pickler):
 
 #: The last policy whose digests were computed (a weak reference) and its digests: the gate asks
 #: for them before it decides whether to split a policy (``gate.forked``), then the check of the
-#: same policy object asks again.
+#: same policy object asks again. INVARIANT: an ``ir.Policy`` is never changed once the resolver
+#: has built it (every later stage reads it), so its digests stay its own while it lives.
 _LAST: tuple[weakref.ref, dict[Family, str]] | None = None
 
 
