@@ -213,20 +213,13 @@ def run_shard(task: ShardTask) -> ShardOutcome:
                 b.ready = True
             out = _discharge(b, task) if b.policy is not None else ShardOutcome(task.shard, loaded=False)
         if task.facts:
-            _with_facts(out, b)
+            out.head = True
+            out.load = [diagnostic_to_record(d) for d in b.diags]
+            out.texts = {p: b.sources.get(p).text for p in b.sources.paths()}
+            out.facts = PolicyFacts.of(b.policy) if b.policy is not None else None
     except Exception as exc:  # noqa: BLE001 - reported as FX-INT-001
         out = ShardOutcome(task.shard, crash=crash(task.snapshot.root, exc))
     out.seconds, out.identity = time.perf_counter() - t0, identity(task.options.solver.solver)
-    return out
-
-
-def _with_facts(out: ShardOutcome, b: _Built) -> ShardOutcome:
-    """``out`` made the shard that carries the policy's facts: its load diagnostics, the texts it
-    read and its ``PolicyFacts`` (``None`` when it did not load), from ``b``."""
-    out.head = True
-    out.load = [diagnostic_to_record(d) for d in b.diags]
-    out.texts = {p: b.sources.get(p).text for p in b.sources.paths()}
-    out.facts = PolicyFacts.of(b.policy) if b.policy is not None else None
     return out
 
 
@@ -365,8 +358,7 @@ def _order(shards: list[tuple[ShardOutcome, CheckResult]]) -> tuple[Sequence[Out
     parts: list[Sequence[Outcome]] = []
     n = 0
     # INVARIANT: ``_cover`` checked that ``shards`` holds every shard of ``plan`` once
-    got = sorted(((OBLIGATION_FAMILIES.index(o.shard.family), o.shard.stage, o, r) for o, r in shards), key=_two)
-    for _i, _j, o, r in got:
+    for o, r in sorted(shards, key=lambda pair: _rank(pair[0].shard)):
         offset[o.shard] = n
         parts.append(r.outcomes)
         # counted from the keys: ``len(r.outcomes)`` would decode every outcome
@@ -384,10 +376,6 @@ def _order(shards: list[tuple[ShardOutcome, CheckResult]]) -> tuple[Sequence[Out
         return offset[o.shard] + at
 
     return Chained(parts, n), where
-
-
-def _two(item: tuple) -> tuple:
-    return item[:2]
 
 
 class Chained(Sequence):
