@@ -169,6 +169,7 @@ class PolicyGraph:
         self._reach_failed = False
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
         self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
+        self._posted_cache: dict[tuple, list[Link]] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})  #: set together by ``_order``
@@ -456,8 +457,14 @@ class PolicyGraph:
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty
-        when none): a reader on another device needs a flush of each (FX-ORD-003)."""
-        return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
+        when none): a reader on another device needs a flush of each (FX-ORD-003). Memoised by
+        what ``write_links`` reads of the edge: its driver, endpoints' devices, route and which
+        of source and destination it has (FX-ORD-003 asks it of every edge)."""
+        key = (e.device, *self.transfer_endpoints(e), e.via, e.src is None, e.dst is None)
+        hit = self._posted_cache.get(key)
+        if hit is None:
+            hit = self._posted_cache[key] = [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
+        return list(hit)
 
 
 def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
@@ -483,21 +490,23 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
     # region `size`, a slice's `elem` or `count` below 1), so sharing a hull byte is meeting.
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
-        open_regions: list[Region] = []
+        open_regions: list[tuple[int, Region]] = []  # (end, region)
         open_fps: list[tuple[int, tuple[int, int], Footprint | None]] = []  # (hi, access, strided footprint)
         for lo, kind, hi, x, strided in items:
             if kind == 0:
-                open_fps = [t for t in open_fps if t[0] > lo]
-                for _hi, acc_id, sfp in open_fps:
-                    if sfp is None or sfp.meets(lo, hi):
-                        out[acc_id].append(x)
-                open_regions.append(x)
+                if open_fps:
+                    open_fps = [t for t in open_fps if t[0] > lo]
+                    for _hi, acc_id, sfp in open_fps:
+                        if sfp is None or sfp.meets(lo, hi):
+                            out[acc_id].append(x)
+                open_regions.append((hi, x))
             else:
-                open_regions = [r for r in open_regions if r.end > lo]
-                if strided is None:
-                    out[x].extend(open_regions)
-                else:
-                    out[x].extend(r for r in open_regions if strided.meets(r.base, r.end))
+                if open_regions:
+                    open_regions = [t for t in open_regions if t[0] > lo]
+                    if strided is None:
+                        out[x].extend([r for _end, r in open_regions])
+                    else:
+                        out[x].extend([r for _end, r in open_regions if strided.meets(r.base, r.end)])
                 open_fps.append((hi, x, strided))
     return {k: v for k, v in out.items() if v}
 

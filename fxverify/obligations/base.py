@@ -38,17 +38,15 @@ if TYPE_CHECKING:
     from fxverify.obligations.parametric import Parametric
 
 
-def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
+def _containers(regions: dict[str, list[Region]], handed: set[str]) -> dict[str, frozenset[str]]:
     """For every region inside a region of ``handed`` (names), the regions of ``handed`` that
     contain it (itself included when it is one): same space, ``Q.base <= R.base`` and
-    ``R.end <= Q.end``. Found by bisecting each space's regions sorted by base (O(n log n +
-    pairs))."""
-    by_space: dict[str, list] = defaultdict(list)
-    for r in policy.regions:
-        by_space[r.space].append(r)
+    ``R.end <= Q.end``. ``regions`` holds each space's regions sorted by base, then name
+    (``_by_base``). Found by bisecting them (O(n log n + pairs))."""
     out: dict[str, set[str]] = defaultdict(set)
-    for regs in by_space.values():
-        regs.sort(key=lambda r: (r.base, r.name))
+    if not handed:
+        return {}
+    for regs in regions.values():
         bases = [r.base for r in regs]
         for q in regs:
             if q.name not in handed:
@@ -58,6 +56,16 @@ def _containers(policy: Policy, handed: set[str]) -> dict[str, frozenset[str]]:
                 if r.end <= q.end:
                     out[r.name].add(q.name)
     return {k: frozenset(v) for k, v in out.items()}
+
+
+def _by_base(policy: Policy) -> dict[str, list[Region]]:
+    """Each space's regions, sorted by base, then name (``_containers``)."""
+    by_space: dict[str, list[Region]] = defaultdict(list)
+    for r in policy.regions:
+        by_space[r.space].append(r)
+    for regs in by_space.values():
+        regs.sort(key=lambda r: (r.base, r.name))
+    return by_space
 
 
 def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
@@ -98,12 +106,13 @@ class Context:
     def _index(self) -> None:
         """Build the ownership indexes (``_LAZY``) of the policy."""
         policy = self.policy
+        regions = _by_base(policy)
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
         #: of the same space that contains it (specs/obligations.md section 1, enclosing handoffs).
-        self.moved_by: dict[str, frozenset[str]] = _containers(policy, {h.region for e in policy.edges for h in e.handoffs})
+        self.moved_by: dict[str, frozenset[str]] = _containers(regions, {h.region for e in policy.edges for h in e.handoffs})
         #: region -> the leased regions whose leases cover it: itself and every region of the same
         #: space that contains it (a lease of a pool lets the lessee read the blocks inside it).
-        self.leased_by: dict[str, frozenset[str]] = _containers(policy, {ls.region for e in policy.edges for ls in e.leases})
+        self.leased_by: dict[str, frozenset[str]] = _containers(regions, {ls.region for e in policy.edges for ls in e.leases})
         #: The inverses: handed-off (leased) region -> the regions its handoff moves (its lease
         #: covers), itself first, then the regions inside it by name.
         self.moves: dict[str, list[str]] = _inverse(self.moved_by)
@@ -111,12 +120,12 @@ class Context:
         #: region -> the revoked regions whose revokes end leases of it: itself and every region of
         #: the same space that contains it (revoking a pool's lease revokes its blocks' too), and
         #: the inverse (revoked region -> the regions its revoke covers, itself first).
-        self.revoked_by: dict[str, frozenset[str]] = _containers(policy, {rv.region for e in policy.edges for rv in e.revokes})
+        self.revoked_by: dict[str, frozenset[str]] = _containers(regions, {rv.region for e in policy.edges for rv in e.revokes})
         self.revoke_covers: dict[str, list[str]] = _inverse(self.revoked_by)
         #: region -> the allocated regions whose ``alloc`` gives it a new owner: itself and every
         #: region of the same space that contains it, and the inverse (specs/obligations.md
         #: section 1, lifetimes).
-        self.allocated_by: dict[str, frozenset[str]] = _containers(policy, {a.region for e in policy.edges for a in e.allocs})
+        self.allocated_by: dict[str, frozenset[str]] = _containers(regions, {a.region for e in policy.edges for a in e.allocs})
         self.alloc_covers: dict[str, list[str]] = _inverse(self.allocated_by)
         #: region -> ids of the edges that set its owner when they finish: a handoff that applies
         #: to it (its own or an enclosing region's) or an ``alloc`` of it (or of an enclosing
@@ -139,6 +148,8 @@ class Context:
                 if c.edge in ids and e.eid not in self.cancellers[ids[c.edge]]:
                     self.cancellers[ids[c.edge]].append(e.eid)
         for e in policy.edges:
+            if not (e.handoffs or e.allocs or e.leases or e.releases or e.revokes):
+                continue  # most edges: nothing to index
             for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}
                                  | {r for a in e.allocs for r in self.alloc_covers[a.region]}):
                 self.handoffs[region].append(e.eid)
@@ -246,7 +257,7 @@ class Context:
         """``touched`` from ``met`` (``graph.access_regions``)."""
         edges, read = self.policy.edges, AccessMode.READ
         out: dict[int, dict[str, bool]] = {}
-        for (eid, pos), regions in sorted(met.items(), key=lambda kv: kv[0]):
+        for (eid, pos), regions in sorted(met.items()):  # keys differ: the lists are never compared
             got = out.setdefault(eid, {})
             a = edges[eid].accesses()[pos]
             writes = a.mode is not read
@@ -255,6 +266,15 @@ class Context:
                 got[name] = got.get(name, False) or writes
                 continue
             lo, hi = a.footprint.base, a.footprint.hi
+            if len(regions) == 2:  # the common case (a block inside its layer's view), unrolled
+                r1, r2 = regions
+                e1, e2 = r1.base + r1.size, r2.base + r2.size
+                same = (max(lo, r1.base), min(hi, e1)) == (max(lo, r2.base), min(hi, e2))
+                if not (same and r2.size < r1.size and r1.base <= r2.base and e2 <= e1):
+                    got[r1.name] = got.get(r1.name, False) or writes
+                if not (same and r1.size < r2.size and r2.base <= r1.base and e1 <= e2):
+                    got[r2.name] = got.get(r2.name, False) or writes
+                continue
             # A region r2 nested inside `reg` holds all the bytes the access touches in `reg`
             # exactly when it touches the same clipped range [lo, hi) (inside `reg`, its clip is
             # a subset of `reg`'s): so only regions of the same clip are compared, which keeps an
@@ -306,7 +326,9 @@ class Context:
                 for i, acc in enumerate(e.accesses()):
                     hit[acc.footprint.space].append((e.eid, i, acc))
             for v in hit.values():
-                v.sort(key=lambda t: (t[2].footprint.lo, t[0], t[1]))
+                # stable: accesses starting at one byte stay in (edge id, position) order, as
+                # they were appended
+                v.sort(key=lambda t: t[2].footprint.base)
             self.__dict__["_by_space"] = hit
         return hit
 

@@ -141,32 +141,39 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
     for space, items in sorted(ctx.accesses_by_space().items()):
         if spaces is not None and space not in spaces:
             continue
+        # Each test is asked once per access, before the sweep: a space where no access passes
+        # one of them holds no pair, and is not swept (a family that pairs the few reductions
+        # of a policy with its writes sweeps only the spaces holding a reduction).
+        passes = [(first(eid, pos, acc), second(eid, pos, acc)) for eid, pos, acc in items]
+        if not (any(f for f, _s in passes) and any(s for _f, s in passes)):
+            continue
         # Open accesses: (hi, edge id, packed access ``edge << 8 | position``, reads, passes the
         # other test too). Packed halves compare as their edge ids do when the edges differ, so
         # a pair is packed lower edge first without unpacking (``_packed``).
         open_first: list[tuple[int, int, int, bool, bool]] = []
         open_second: list[tuple[int, int, int, bool, bool]] = []
-        for eid, pos, acc in items:
-            f, s = first(eid, pos, acc), second(eid, pos, acc)
+        for (eid, pos, acc), (f, s) in zip(items, passes):
             if not (f or s):
                 continue
-            lo = acc.footprint.lo
+            fp = acc.footprint
+            lo = fp.base
             partners: list[tuple[int, int, int, bool, bool]] = []
-            if f:
+            if f and open_second:
                 open_second[:] = [t for t in open_second if t[0] > lo]
                 partners += open_second
-            if s:
+            if s and open_first:
                 open_first[:] = [t for t in open_first if t[0] > lo]
                 # an open access that passes both tests is already among the partners when this
                 # one passes ``first``: take it once
-                partners += [t for t in open_first if not (f and t[4])]
+                partners += [t for t in open_first if not (f and t[4])] if f else open_first
             me, is_read = eid << 8 | pos, acc.mode is AccessMode.READ
-            skip_reads = is_read and not reads
-            for _hi2, eid2, other, read2, _both in partners:
-                if eid2 == eid or (skip_reads and read2):
-                    continue
-                found.append(me << shift | other if me < other else other << shift | me)
-            hi = acc.footprint.hi
+            if partners:
+                skip_reads = is_read and not reads
+                for _hi2, eid2, other, read2, _both in partners:
+                    if eid2 == eid or (skip_reads and read2):
+                        continue
+                    found.append(me << shift | other if me < other else other << shift | me)
+            hi = fp.base + (fp.count - 1) * fp.stride + fp.elem  # ``Footprint.hi``, inline: once per access
             if f:
                 open_first.append((hi, eid, me, is_read, s))
             if s:

@@ -133,6 +133,7 @@ class Parametric:
         self.queries: Counter[codes.Family] = Counter()  # solver queries asked, by the family asking
         self._bounds: dict[tuple[Span, int], str] | None = None  # proved, or the fallback reason
         self._families: dict[Span, tuple[ir.Edge, int]] | None = None
+        self._worth: frozenset[Span] | None = None
         self._owned: dict[tuple[str, str], Intervals] | None = None  # (space, owner) -> its regions
 
     def summary(self) -> tuple[Report, ...]:
@@ -213,8 +214,10 @@ class Parametric:
     def worth_a_query(self, *spans: Span) -> bool:
         """True when one of the declarations ``spans`` has ``QUERY_MIN_INSTANCES`` instances or
         more, so that a solver query about it costs less than its instances' own fast proofs."""
-        fams = self.families()
-        return any(fams[s][1] >= QUERY_MIN_INSTANCES for s in spans if s in fams)
+        worth = self._worth
+        if worth is None:  # asked once per unrolled obligation: the declarations are found once
+            worth = self._worth = frozenset(s for s, (_e, n) in self.families().items() if n >= QUERY_MIN_INSTANCES)
+        return any(s in worth for s in spans)
 
     def proved_bounds(self) -> set[tuple[Span, int]]:
         """The ``(declaration span, footprint position)`` pairs whose FX-ALIAS-003 obligations are
