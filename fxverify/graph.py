@@ -169,7 +169,6 @@ class PolicyGraph:
         self._reach_failed = False
         self._path_cache: dict[tuple[str, str], list[Link]] = {}
         self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
-        self._posted_cache: dict[tuple, list[Link]] = {}
         self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})  #: set together by ``_order``
@@ -457,14 +456,8 @@ class PolicyGraph:
 
     def posted_links(self, e: Edge) -> list[Link]:
         """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty
-        when none): a reader on another device needs a flush of each (FX-ORD-003). Memoised by
-        what ``write_links`` reads of the edge: its driver, endpoints' devices, route and which
-        of source and destination it has (FX-ORD-003 asks it of every edge)."""
-        key = (e.device, *self.transfer_endpoints(e), e.via, e.src is None, e.dst is None)
-        hit = self._posted_cache.get(key)
-        if hit is None:
-            hit = self._posted_cache[key] = [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
-        return list(hit)
+        when none): a reader on another device needs a flush of each (FX-ORD-003)."""
+        return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
 
 
 def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:

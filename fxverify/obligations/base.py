@@ -43,9 +43,9 @@ def _containers(regions: dict[str, list[Region]], handed: set[str]) -> dict[str,
     contain it (itself included when it is one): same space, ``Q.base <= R.base`` and
     ``R.end <= Q.end``. ``regions`` holds each space's regions sorted by base, then name
     (``_by_base``). Found by bisecting them (O(n log n + pairs))."""
-    out: dict[str, set[str]] = defaultdict(set)
     if not handed:
         return {}
+    out: dict[str, set[str]] = defaultdict(set)
     for regs in regions.values():
         bases = [r.base for r in regs]
         for q in regs:

@@ -9,7 +9,7 @@ objects and ``ProvedTogether`` runs.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import networkx as nx
 
@@ -17,6 +17,7 @@ from fxverify.certificate import Evidence, FlushedAfter, FlushedBetween, Notifie
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
+from fxverify.graph import PolicyGraph
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
@@ -429,7 +430,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
         return
     # writer -> the posted links that may carry its writes; only an edge with a destination writes
-    posted = {e.eid: links for e in pol.edges if e.dst is not None for links in (g.posted_links(e),) if links}
+    posted = _posted_links(g, pol.edges)
     writer = (lambda e, _p, acc: e in posted and acc.mode is not AccessMode.READ)
     reader = (lambda _e, _p, acc: acc.mode is not AccessMode.WRITE)
     # Every pair below has a write access that may cross a posted link, and a pair lies in one
@@ -465,6 +466,25 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     if flushed is not None:
         flushed.report()
     yield from _persisted(ctx, lambda w: posted.get(w, []), flushes)
+
+
+def _posted_links(g: PolicyGraph, edges: Sequence[Edge]) -> dict[int, list[Link]]:
+    """Edge id -> its ``PolicyGraph.posted_links``, for the edges with a destination that have
+    any. Asked once per kind of edge: the links depend only on what ``write_links`` reads of an
+    edge (its driver, its endpoints' devices, its route, which of source and destination it has),
+    and a policy's many edges come in few such kinds."""
+    kinds: dict[tuple, list[Link]] = {}
+    out: dict[int, list[Link]] = {}
+    for e in edges:
+        if e.dst is None:
+            continue
+        kind = (e.device, *g.transfer_endpoints(e), e.via, e.src is None)
+        links = kinds.get(kind)
+        if links is None:
+            links = kinds[kind] = g.posted_links(e)
+        if links:
+            out[e.eid] = links
+    return out
 
 
 def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]
