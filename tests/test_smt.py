@@ -64,3 +64,28 @@ def test_smtlib_printing() -> None:
     text = query_to_smtlib(Query("q", (("lbl", x < 2),), header=("hello",)))
     assert text.startswith("; hello\n(set-option :produce-unsat-cores true)\n(set-logic QF_LIA)")
     assert "(declare-const x Int)" in text and ":named A_lbl" in text and text.endswith("(exit)\n")
+
+
+def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown() -> None:
+    """Z3 takes SIGINT while it searches and answers ``unknown``; the backend turns that answer
+    back into the ``KeyboardInterrupt`` Python would have raised, so Ctrl-C stops a check. The
+    query is the pigeonhole principle, 10 pigeons in 9 holes (unsat, and hard for resolution: far
+    longer than the half second before the signal, with no limit to end it first)."""
+    import os
+    import signal
+    import threading
+
+    from fxverify.smt.terms import bool_var
+
+    n = 10
+    p = [[bool_var(f"p{i}_{h}") for h in range(n - 1)] for i in range(n)]
+    facts = [or_(*p[i]) for i in range(n)]
+    facts += [or_(not_(p[i][h]), not_(p[j][h])) for h in range(n - 1) for i in range(n) for j in range(i + 1, n)]
+    q = Query("pigeons", tuple((None, t) for t in facts))
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt, match="interrupted from keyboard"):
+            Z3Backend(SolverOptions(timeout_ms=600_000, rlimit=0)).check(q)
+    finally:
+        timer.cancel()

@@ -107,7 +107,7 @@ class Z3Backend:
                 solver.add(f)
         answer = solver.check()
         if answer == z3.unknown:
-            return Result(Status.UNKNOWN, reason=solver.reason_unknown() or "unknown")
+            return Result(Status.UNKNOWN, reason=_not_interrupted(solver) or "unknown")
         if answer == z3.unsat:
             core = tuple(sorted(str(c)[len("__core__"):] for c in solver.unsat_core())) if query.want_core else ()
             return Result(Status.UNSAT, core=core)
@@ -122,6 +122,8 @@ class Z3Backend:
                 opt.minimize(self._translate(m, memo, decls))
             if opt.check() == z3.sat:
                 model = opt.model()
+            else:
+                _not_interrupted(opt)
             # An Optimize that gives up keeps the plain model: still a valid witness, only not minimal.
         values: dict[str, int | bool] = {}
         for name in sorted(decls):
@@ -137,6 +139,23 @@ class Z3Backend:
         """Nothing to release: every query has its own context."""
 
 
+#: Z3's reason for ``unknown`` when SIGINT arrived during a query. Z3 takes the signal from
+#: Python's handler while it searches (its ``ctrl_c`` parameter, on by default), cancels the search
+#: and answers ``unknown``; Python never sees the signal. Read as an answer, a Ctrl-C during a
+#: query would only make that query unknown (a parametric one falls back to its instances) and the
+#: check would go on to its end. Z3 gives "canceled" for a resource limit and "timeout" for a timeout.
+KEYBOARD_REASON = "interrupted from keyboard"
+
+
+def _not_interrupted(solver: z3.Solver | z3.Optimize) -> str:
+    """The reason ``solver`` gives for its ``unknown`` answer. Raises ``KeyboardInterrupt`` when
+    the reason is a Ctrl-C (``KEYBOARD_REASON``), as Python would have."""
+    reason = solver.reason_unknown()
+    if reason == KEYBOARD_REASON:
+        raise KeyboardInterrupt(f"Z3: {reason}")
+    return reason
+
+
 def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:
     """Decide an SMT-LIB2 script by parsing its text (not our terms): used to re-check dumped
     obligations independently of the term translation. Returns the raw answer."""
@@ -150,6 +169,8 @@ def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:
     plain = re.sub(r"^\(assert \(! (.*) :named [A-Za-z_][A-Za-z0-9_.$]*\)\)$", r"(assert \1)", text, flags=re.MULTILINE)
     solver.add(z3.parse_smt2_string(plain, ctx=ctx))
     answer = solver.check()
+    if answer == z3.unknown:
+        _not_interrupted(solver)
     if answer == z3.sat:
         return Status.SAT
     if answer == z3.unsat:
