@@ -152,11 +152,10 @@ class PolicyGraph:
     """Fabric and HB graphs of one policy, with memoised queries.
 
     Complexity: the first HB read builds adjacency lists, ranks and acyclicity in O(edges +
-    after-references); the first HB query builds an exact
-    reachability index once (``_reach_index``: interval labels of a depth-first post-order);
-    ``hb_before`` is then one bisection, and ``hb_path`` walks straight to its target, choosing at
-    each step a successor the index says still reaches it.
-    """
+    after-references); the first HB query builds an exact reachability index once
+    (``_reach_index``: interval labels of a depth-first post-order); ``hb_before`` is then one
+    bisection, and ``hb_path`` walks straight to its target, choosing at each step a successor the
+    index says still reaches it."""
 
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
@@ -259,8 +258,7 @@ class PolicyGraph:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.
 
         Exact, one bisection in the reachability index (``_reach_index``); on a cyclic
-        graph, or one whose index exceeded its budget, a graph search.
-        """
+        graph, or one whose index exceeded its budget, a graph search."""
         reach = self._reach_index() if self.is_acyclic() else None
         if reach is None:
             return self.hb_path(a, b) is not None
@@ -431,13 +429,15 @@ class PolicyGraph:
         for a third-party transfer every link from the driver to the destination's device too
         (``driver_legs``: PCIe's requester of a memory write is the device that sends it); none
         for a pull (``is_pull``). specs/obligations.md section 1, posted rule."""
+        # INVARIANT: reads of ``e`` only its driver, route, endpoints' devices and which of
+        # source and destination it has: ``posted._posted_links`` memoises on exactly those.
         if self.is_pull(e):
             return []
         links, legs = self.transfer_links(e), self.driver_legs(e)
-        if legs is not None:
-            names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
-            links = [ln for ln in self.policy.links if ln.name in names]
-        return links
+        if legs is None:
+            return links
+        names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
+        return [ln for ln in self.policy.links if ln.name in names]
 
     def driver_legs(self, e: Edge) -> tuple[tuple[str, str], tuple[str, str]] | None:
         """``((source's device, driver), (driver, destination's device))``, the legs through the

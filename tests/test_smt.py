@@ -66,26 +66,46 @@ def test_smtlib_printing() -> None:
     assert "(declare-const x Int)" in text and ":named A_lbl" in text and text.endswith("(exit)\n")
 
 
-def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown() -> None:
-    """Z3 takes SIGINT while it searches and answers ``unknown``; the backend turns that answer
-    back into the ``KeyboardInterrupt`` Python would have raised, so Ctrl-C stops a check. The
-    query is the pigeonhole principle, 10 pigeons in 9 holes (unsat, and hard for resolution: far
-    longer than the half second before the signal, with no limit to end it first)."""
+def _pigeons(n: int) -> list:
+    """The pigeonhole principle, ``n`` pigeons in ``n - 1`` holes: unsat, and hard for resolution
+    (at 10 pigeons far longer than the half second before the tests' signal)."""
+    from fxverify.smt.terms import bool_var
+
+    p = [[bool_var(f"p{i}_{h}") for h in range(n - 1)] for i in range(n)]
+    return [or_(*p[i]) for i in range(n)] + [or_(not_(p[i][h]), not_(p[j][h]))
+                                              for h in range(n - 1) for i in range(n) for j in range(i + 1, n)]
+
+
+def _interrupted(run) -> None:
+    """Run ``run()`` with a SIGINT sent to this process half a second in; it must raise
+    ``KeyboardInterrupt``."""
     import os
     import signal
     import threading
 
-    from fxverify.smt.terms import bool_var
-
-    n = 10
-    p = [[bool_var(f"p{i}_{h}") for h in range(n - 1)] for i in range(n)]
-    facts = [or_(*p[i]) for i in range(n)]
-    facts += [or_(not_(p[i][h]), not_(p[j][h])) for h in range(n - 1) for i in range(n) for j in range(i + 1, n)]
-    q = Query("pigeons", tuple((None, t) for t in facts))
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     try:
-        with pytest.raises(KeyboardInterrupt, match="interrupted from keyboard"):
-            Z3Backend(SolverOptions(timeout_ms=600_000, rlimit=0)).check(q)
+        with pytest.raises(KeyboardInterrupt):
+            run()
     finally:
         timer.cancel()
+
+
+@pytest.mark.parametrize("path", ["query", "minimisation", "smt-lib"])
+def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown(path: str) -> None:
+    """Z3 takes SIGINT while it searches and answers ``unknown``; the backend turns that answer
+    back into the ``KeyboardInterrupt`` Python would have raised, so Ctrl-C stops a check. Each
+    way a query reaches Z3: a plain query (no limit ends it first), the minimisation of a witness
+    (the model is quick, ``x >= 1000``; a smaller ``x`` needs the pigeons refuted; its time limit
+    ends it within seconds), and an SMT-LIB2 re-check."""
+    facts = _pigeons(10)
+    if path == "query":
+        q = Query("pigeons", tuple((None, t) for t in facts))
+        _interrupted(lambda: Z3Backend(SolverOptions(timeout_ms=600_000, rlimit=0)).check(q))
+    elif path == "minimisation":
+        q = Query("least", ((None, or_(and_(*facts), x >= 1000)), (None, x >= 0)), minimize=(x,), expect=Status.SAT)
+        _interrupted(lambda: Z3Backend(SolverOptions(timeout_ms=3_000, rlimit=0)).check(q))
+    else:
+        text = query_to_smtlib(Query("pigeons", tuple((None, t) for t in facts)))
+        _interrupted(lambda: check_smtlib(text, SolverOptions(rlimit=0)))

@@ -173,7 +173,7 @@ def pairs_where(ctx: Context, first: AccessTest, second: AccessTest, *, reads: b
                     if eid2 == eid or (skip_reads and read2):
                         continue
                     found.append(me << shift | other if me < other else other << shift | me)
-            hi = fp.base + (fp.count - 1) * fp.stride + fp.elem  # ``Footprint.hi``, inline: once per access
+            hi = fp.base + (fp.count - 1) * fp.stride + fp.elem  # INVARIANT: ``Footprint.hi``, inline
             if f:
                 open_first.append((hi, eid, me, is_read, s))
             if s:

@@ -85,6 +85,7 @@ class Z3Backend:
         """Decide ``query``; when sat, minimise ``query.minimize`` lexicographically for the model.
 
         Returns ``Status.UNKNOWN`` with Z3's reason string on timeout or resource exhaustion.
+        Raises ``KeyboardInterrupt`` when SIGINT (Ctrl-C) arrives during the query.
         Each query gets a fresh Z3 context: terms left by earlier queries would change the new
         terms' internal ids and with them, possibly, the model. The answer is then a function of
         the query and the options alone, which the result cache and ``--jobs`` rely on.
@@ -116,14 +117,16 @@ class Z3Backend:
             opt = z3.Optimize(ctx=self._ctx)
             self._configure(opt)
             opt.set("priority", "lex")
+            # An Optimize interrupted by Z3's own SIGINT handler says "canceled", as for a
+            # resource limit (``KEYBOARD_REASON``): Python's handler keeps the signal instead,
+            # and raises ``KeyboardInterrupt`` once the search ends (at the latest at ``timeout_ms``).
+            opt.set("ctrl_c", False)
             for f in formulas:
                 opt.add(f)
             for m in query.minimize:
                 opt.minimize(self._translate(m, memo, decls))
             if opt.check() == z3.sat:
                 model = opt.model()
-            else:
-                _not_interrupted(opt)
             # An Optimize that gives up keeps the plain model: still a valid witness, only not minimal.
         values: dict[str, int | bool] = {}
         for name in sorted(decls):
@@ -143,11 +146,14 @@ class Z3Backend:
 #: Python's handler while it searches (its ``ctrl_c`` parameter, on by default), cancels the search
 #: and answers ``unknown``; Python never sees the signal. Read as an answer, a Ctrl-C during a
 #: query would only make that query unknown (a parametric one falls back to its instances) and the
-#: check would go on to its end. Z3 gives "canceled" for a resource limit and "timeout" for a timeout.
+#: check would go on to its end. A ``Solver`` gives "canceled" for a resource limit and "timeout"
+#: for a timeout; an ``Optimize`` gives "canceled" for a Ctrl-C too, so it runs with ``ctrl_c``
+#: off (``check``). Source: Z3's ``solver::reason_unknown`` after its Ctrl-C handler
+#: (``scoped_ctrl_c``), checked with z3-solver 5.1 and 5.4 (tests/test_smt.py).
 KEYBOARD_REASON = "interrupted from keyboard"
 
 
-def _not_interrupted(solver: z3.Solver | z3.Optimize) -> str:
+def _not_interrupted(solver: z3.Solver) -> str:
     """The reason ``solver`` gives for its ``unknown`` answer. Raises ``KeyboardInterrupt`` when
     the reason is a Ctrl-C (``KEYBOARD_REASON``), as Python would have."""
     reason = solver.reason_unknown()
@@ -158,7 +164,8 @@ def _not_interrupted(solver: z3.Solver | z3.Optimize) -> str:
 
 def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:
     """Decide an SMT-LIB2 script by parsing its text (not our terms): used to re-check dumped
-    obligations independently of the term translation. Returns the raw answer."""
+    obligations independently of the term translation. Returns the raw answer. Raises
+    ``KeyboardInterrupt`` when SIGINT (Ctrl-C) arrives during the query."""
     o = options or SolverOptions()
     ctx = z3.Context()
     solver = z3.Solver(ctx=ctx)
