@@ -352,4 +352,3 @@ def test_a_parser_loaded_from_its_kept_tables_parses_as_a_built_one(tmp_path, mo
     loaded = results()
     parse_module.parser.cache_clear()
     assert loaded == built and built[1]
-
