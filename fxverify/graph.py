@@ -483,23 +483,21 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
     # region `size`, a slice's `elem` or `count` below 1), so sharing a hull byte is meeting.
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
-        open_regions: list[tuple[int, Region]] = []  # (end, region)
+        open_regions: list[Region] = []
         open_fps: list[tuple[int, tuple[int, int], Footprint | None]] = []  # (hi, access, strided footprint)
         for lo, kind, hi, x, strided in items:
             if kind == 0:
-                if open_fps:
-                    open_fps = [t for t in open_fps if t[0] > lo]
-                    for _hi, acc_id, sfp in open_fps:
-                        if sfp is None or sfp.meets(lo, hi):
-                            out[acc_id].append(x)
-                open_regions.append((hi, x))
+                open_fps = [t for t in open_fps if t[0] > lo]
+                for _hi, acc_id, sfp in open_fps:
+                    if sfp is None or sfp.meets(lo, hi):
+                        out[acc_id].append(x)
+                open_regions.append(x)
             else:
-                if open_regions:
-                    open_regions = [t for t in open_regions if t[0] > lo]
-                    if strided is None:
-                        out[x].extend([r for _end, r in open_regions])
-                    else:
-                        out[x].extend([r for _end, r in open_regions if strided.meets(r.base, r.end)])
+                open_regions = [r for r in open_regions if r.end > lo]
+                if strided is None:
+                    out[x].extend(open_regions)
+                else:
+                    out[x].extend(r for r in open_regions if strided.meets(r.base, r.end))
                 open_fps.append((hi, x, strided))
     return {k: v for k, v in out.items() if v}
 
