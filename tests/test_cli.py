@@ -141,6 +141,29 @@ def test_internal_errors_exit_3_without_traceback(monkeypatch: pytest.MonkeyPatc
     assert "Traceback" not in err.err + err.out
 
 
+@pytest.mark.parametrize("where", ["command", "around"])
+def test_ctrl_c_exits_130_with_a_line_saying_so(monkeypatch: pytest.MonkeyPatch, capsys, where: str) -> None:
+    """Ctrl-C inside a command (typer answers it with exit 130) or around one (while the command
+    line is read) prints ``interrupted`` on standard error, no traceback, and exits 130."""
+    import fxverify.pipeline as pl
+    from fxverify import cli
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    if where == "command":
+        monkeypatch.setattr(pl, "check", interrupted)
+    else:
+        monkeypatch.setattr(cli, "app", interrupted)
+    monkeypatch.setattr(sys, "argv", ["fxverify", "check", OK, "--no-cache", "--jobs", "1"])
+    monkeypatch.chdir(ROOT)
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    err = capsys.readouterr()
+    assert exc.value.code == 130
+    assert err.err.endswith("interrupted\n") and "Traceback" not in err.err + err.out
+
+
 def test_explain() -> None:
     r = run("explain", "FX-OWN-004")
     assert r.returncode == 0 and "release" in r.stdout

@@ -415,6 +415,8 @@ def test_no_forked_worker_outlives_its_gate(how: signal.Signals) -> None:
         gate.send_signal(how)
         _out, err = gate.communicate(timeout=60)
         assert gate.returncode in ((130, 0) if how is signal.SIGINT else (-signal.SIGKILL,)), err
+        if gate.returncode == 130:
+            assert err.endswith("interrupted\n"), err
         assert "Traceback" not in err
         deadline = time.monotonic() + 30
         while any(_alive(w) for w in workers) and time.monotonic() < deadline:

@@ -492,17 +492,23 @@ gen_app.command("prefill")(tools.gen_prefill)
 app.add_typer(gen_app, name="gen")
 
 
+#: The exit code of a command stopped by Ctrl-C: 128 + SIGINT, as a shell reports it. typer
+#: answers a ``KeyboardInterrupt`` raised inside a command with ``Exit(130)`` (``typer.core``,
+#: 0.16 and later), which ``app(standalone_mode=False)`` returns; no command of ours exits so.
+INTERRUPTED = 130
+
+
 def main() -> None:
     """Console entry point: run the app; a command line the parser refuses is FX-USE-004 (a missing
     argument) or FX-USE-005 (anything else), exit 2; any other escaped exception is FX-INT-001,
-    exit 3."""
+    exit 3. Ctrl-C prints ``interrupted`` on standard error and exits ``INTERRUPTED``, whether it
+    lands inside a command or around it."""
     try:
         code = app(args=certify_default(sys.argv[1:]), standalone_mode=False)
     except SystemExit:
         raise
     except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        sys.exit(130)
+        code = INTERRUPTED
     except Exception as exc:  # noqa: BLE001
         usage = _usage_problem(exc)
         if usage is None:
@@ -513,6 +519,9 @@ def main() -> None:
         else:
             _problems([usage])
         sys.exit(2)
+    if code == INTERRUPTED:
+        sys.stdout.flush()  # what the command wrote before the signal, then the line
+        sys.stderr.write("interrupted\n")
     sys.exit(code if isinstance(code, int) else 0)
 
 
