@@ -520,6 +520,34 @@ def _stats(tmp_path: Path, *args: str) -> dict:
     return json.loads(text)["stats"]
 
 
+@pytest.mark.parametrize("fmt,lost,shown", [
+    ("text", 2, "; workers lost 2 (their work ran in this process)"),
+    ("markdown", 2, "; workers lost 2 (their work ran in the gate's process)."),
+    ("json", 2, '"workers_lost": 2'),
+    ("text", 0, "; policies from cache 0, checked 0; "),
+    ("json", 0, '"workers_lost": 0'),
+])
+def test_stats_count_the_workers_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, lost: int,
+                                      shown: str) -> None:
+    """``--stats`` says how many workers ended without answering (their work redone in the
+    gate's process: ``CacheStats.workers_lost``); the text and Markdown lines only when any
+    did."""
+    import fxverify.gate as gate
+
+    real = gate.run_checks
+
+    def losing(*args, **kwargs):
+        results, stats = real(*args, **kwargs)
+        stats.workers_lost = lost
+        return results, stats
+
+    monkeypatch.setattr(gate, "run_checks", losing)
+    code, text = report(tmp_path, fmt, "corpus/ordering/ok/kv-offload-ordered.fx", "--no-cache", "--stats")
+    assert code == 0 and shown in text
+    if fmt != "json":
+        assert ("workers lost" in text) == (lost > 0)
+
+
 def test_cache_hits_misses_and_rebuilds(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     pol = tmp_path / "kv.fx"

@@ -289,8 +289,9 @@ def test_jobs_two_on_a_small_folder_checks_in_this_process_first(at_root) -> Non
 #: Run in a fresh process (this one may run threads left by other tests, and then the gate does
 #: not fork): check each policy of argv alone with `--jobs N` and a forced split, the gate's
 #: ``fork_split`` watched, optionally with forked workers that die at once and a result cache
-#: folder ("-": none); print, per policy, its reports, whether it was checked by forked workers
-#: and the families whose proofs came from the cache.
+#: folder ("-": none); print, per policy, its reports, whether it was checked by forked workers,
+#: the families whose proofs came from the cache, whether the cache held proofs of one, and the
+#: workers lost.
 _FORKED = """
 import json, os, sys
 from fxverify.gate import cache, forked, run
@@ -318,8 +319,8 @@ for p in paths:
     r_fd, w_fd = os.pipe()
     if os.fork() == 0:
         os.close(r_fd)
-        (r,), _stats = run_checks([p], CheckOptions(), None if store == "-" else store, jobs=jobs, split_from=1)
-        os.write(w_fd, json.dumps([renders([r]), seen, list(r.reused), any(held)]).encode())
+        (r,), stats = run_checks([p], CheckOptions(), None if store == "-" else store, jobs=jobs, split_from=1)
+        os.write(w_fd, json.dumps([renders([r]), seen, list(r.reused), any(held), stats.workers_lost]).encode())
         os._exit(0)
     os.close(w_fd)
     with os.fdopen(r_fd, "rb") as fh:
@@ -330,19 +331,20 @@ print(json.dumps(out))
 
 
 def forked_checks(paths: list[str], jobs: int = 2, die: bool = False,
-                  cache: Path | None = None) -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool]]:
+                  cache: Path | None = None) -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool, int]]:
     """Each of ``paths`` checked alone with ``jobs`` (split forced) in a fresh process, with the
     result cache in ``cache`` (``None``: none): its reports, the gate's forked checks of it
-    (``[True]``: by forked workers), the families whose proofs came from the cache, and whether
-    the gate found proofs of one of its families stored."""
+    (``[True]``: by forked workers), the families whose proofs came from the cache, whether
+    the gate found proofs of one of its families stored, and the workers lost
+    (``CacheStats.workers_lost``)."""
     r = subprocess.run([sys.executable, "-c", _FORKED, str(jobs), "die" if die else "live", str(cache or "-"), *paths],
                        cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
-    return {p: (tuple(x), seen, reused, held) for p, (x, seen, reused, held) in json.loads(r.stdout).items()}
+    return {p: (tuple(x), seen, reused, held, lost) for p, (x, seen, reused, held, lost) in json.loads(r.stdout).items()}
 
 
 @pytest.fixture(scope="module")
-def forked_sample() -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool]]:
+def forked_sample() -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool, int]]:
     return forked_checks(sorted(set(SAMPLE) | {CYCLE}))
 
 
@@ -351,17 +353,18 @@ def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, a
     """A lone policy with `--jobs 2` (split forced): the gate resolves it, forks a worker and both
     take shards; the merge renders as one process does. A policy that loads is checked that way
     (the gate's ``fork_split`` answered), one refused as input in the gate's process."""
-    reports, seen, _reused, _held = forked_sample[path]
-    assert reports == serial([path])
+    reports, seen, _reused, _held, lost = forked_sample[path]
+    assert reports == serial([path]) and lost == 0
     loaded = '"verdict": "error"' not in reports[1]
     assert seen == [True] if loaded else seen in ([], [False])
 
 
 def test_a_forked_worker_that_dies_loses_no_shard(at_root) -> None:
     """Forked workers that die before they answer (killed, out of memory): the gate runs every
-    shard it did not receive, and the report is one process's."""
+    shard it did not receive, and the report is one process's; ``--stats`` counts the two
+    workers lost."""
     got = forked_checks([RACE], jobs=3, die=True)[RACE]
-    assert got == (serial([RACE]), [True], [], False)
+    assert got == (serial([RACE]), [True], [], False, 2)
 
 
 def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) -> None:
@@ -378,7 +381,7 @@ def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) ->
         if jobs == 1:
             cold = run_checks([str(pol)], CheckOptions(), str(cache), jobs=1)[0]
         else:
-            (cold_reports, seen, reused, held), = forked_checks([str(pol)], jobs, cache=cache).values()
+            (cold_reports, seen, reused, held, _lost), = forked_checks([str(pol)], jobs, cache=cache).values()
             assert seen == [True] and not reused and not held
             assert any(p.parent.parent.name == "families" for p in cache.rglob("*.json.gz"))
         pol.write_text(text.replace(edit, edit.replace("gpu0.copy_done", "gpu0.launch")))
@@ -386,7 +389,7 @@ def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) ->
             warm = run_checks([str(pol)], CheckOptions(), str(cache), jobs=1)[0]
             runs.append((renders(cold), renders(warm), list(warm[0].reused)))
         else:
-            (warm_reports, seen, reused, held), = forked_checks([str(pol)], jobs, cache=cache).values()
+            (warm_reports, seen, reused, held, _lost), = forked_checks([str(pol)], jobs, cache=cache).values()
             assert seen == [False] and held  # declined because the cache holds families
             runs.append((cold_reports, warm_reports, reused))
     assert runs[0] == runs[1] and "hooks" not in runs[0][2] and "ordering" in runs[0][2]
@@ -516,10 +519,13 @@ class Broken:
 
 @pytest.mark.parametrize("how", ["lost", "other-fxverify"])
 def test_lost_or_foreign_workers_lose_no_result(how: str, at_root) -> None:
-    """Policies whose worker was lost, or answered as another fxverify, are checked in this process."""
+    """Policies whose worker was lost, or answered as another fxverify, are checked in this
+    process; a lost worker is counted once per policy it held (``CacheStats.workers_lost``), a
+    foreign one not at all."""
     files = [RACE, "corpus/ordering/ok/kv-offload-ordered.fx"]
-    results = run_checks(files, CheckOptions(), None, executor=Broken(same=how != "lost"), split_from=1)[0]
+    results, stats = run_checks(files, CheckOptions(), None, executor=Broken(same=how != "lost"), split_from=1)
     assert renders(results) == serial(files)
+    assert stats.workers_lost == (len(files) if how == "lost" else 0)
 
 
 # ---- the snapshot a worker resolves from ----------------------------------------------------------

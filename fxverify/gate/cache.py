@@ -91,10 +91,15 @@ def _timed_out(reason: str) -> bool:
 @dataclass
 class CacheStats(QueryCounts):
     """Counts of one run. Obligations: ``hits`` answered by the cache, ``misses`` not found
-    (each then solved: ``solved``). Policies: ``policy_hits``/``policy_misses``."""
+    (each then solved: ``solved``). Policies: ``policy_hits``/``policy_misses``. Workers:
+    ``workers_lost``, how often a worker ended without answering (killed, out of memory, a
+    cluster's worker gone) and this process redid the work it held (``gate.run``,
+    ``gate.forked``): once per forked worker, once per policy with another executor. The report
+    is complete; this count says it cost more than planned."""
 
     policy_hits: int = 0
     policy_misses: int = 0
+    workers_lost: int = 0
 
     def add(self, other: CacheStats) -> CacheStats:
         """Add ``other``'s counts to these (a worker's, say); returns ``self``."""

@@ -170,9 +170,10 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
         for warm in WARM:
             warm(b.ctx)
         identity(options.solver.solver)  # the solver imported and the code hashed once, not in every worker
-        outs = _run(tasks, jobs, progress)
-        if outs is None:
+        ran = _run(tasks, jobs, progress)
+        if ran is None:
             return None
+        outs, stats.workers_lost = ran[0], stats.workers_lost + ran[1]
         for o in outs:
             stats.add(o.stats)
         merged = merge(path, outs, options, snapshot)
@@ -220,10 +221,10 @@ def proved_run(records: list[dict], queries: int) -> ProvedRun | None:
     return ProvedRun("\n".join(keys), tuple(kinds), ids, queries)
 
 
-def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[ShardOutcome] | None:
+def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> tuple[list[ShardOutcome], int] | None:
     """Every task's outcome, run by this process and up to ``jobs - 1`` forked workers (as many
-    as fit in memory: ``room_for``); ``None`` when another thread appeared before the fork, or
-    not one worker fits.
+    as fit in memory: ``room_for``), and how many workers ended without answering (their shards
+    are run here); ``None`` when another thread appeared before the fork, or not one worker fits.
 
     The tasks are handed out through a pipe holding their indexes, two bytes each, written
     before the fork with its write end closed: a read of two bytes from a pipe is atomic, so
@@ -236,6 +237,7 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
     os.write(fill, b"".join(i.to_bytes(2, "big") for i in range(len(tasks))))
     os.close(fill)
     pipes: list[tuple[BaseProcess, Connection]] = []  # (worker, the read end of its answer)
+    lost = 0
     try:
         sys.stdout.flush()
         sys.stderr.flush()
@@ -260,6 +262,7 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
                 got: list[ShardOutcome] = pickle.loads(recv.recv_bytes())
             except (EOFError, OSError, pickle.UnpicklingError):
                 got = []  # the worker died: its shards are run below
+                lost += 1
             child.join()
             outs += got
             if progress is not None:
@@ -283,7 +286,7 @@ def _run(tasks: list[ShardTask], jobs: int, progress: Paused | None) -> list[Sha
             outs.append(run_shard(task))
             if progress is not None:
                 progress.advance(1)
-    return outs
+    return outs, lost
 
 
 def _take(tasks: list[ShardTask], queue: int, progress: Paused | None) -> list[ShardOutcome]:

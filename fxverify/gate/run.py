@@ -248,6 +248,7 @@ class _Run:
         try:
             out = fut.result()
         except Exception:  # noqa: BLE001 - the worker was lost (killed, out of memory, cluster gone)
+            self.stats.workers_lost += 1
             self._lose(i, p)
             return
         if not self.ex.check_identity(out.identity):

@@ -103,5 +103,6 @@ def report_to_json(report: Report) -> str:
     if report.stats:
         c = report.cache
         doc["stats"] = {"seconds": round(report.seconds, 3), "obligation_hits": c.hits, "obligation_misses": c.misses,
-                        "solved": c.solved, "policy_hits": c.policy_hits, "policy_misses": c.policy_misses}
+                        "solved": c.solved, "policy_hits": c.policy_hits, "policy_misses": c.policy_misses,
+                        "workers_lost": c.workers_lost}
     return json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -166,7 +166,8 @@ def report_to_markdown(report: Report, pictures: str | None = None) -> str:
     if report.stats:
         c = report.cache
         out += [f"Time {report.seconds:.2f} s; policies from cache {c.policy_hits}; solver queries: cache hits {c.hits}, "
-                f"misses {c.misses}, solved {c.solved}.", ""]
+                f"misses {c.misses}, solved {c.solved}"
+                + (f"; workers lost {c.workers_lost} (their work ran in the gate's process)" if c.workers_lost else "") + ".", ""]
     if shown:
         out += ["### Findings", "", "| status | code | location | message |", "|---|---|---|---|"]
         for r, d in shown:

@@ -284,5 +284,7 @@ def render_report(report: Report, quiet: bool = False) -> list[Line]:
     if report.stats:
         c = report.cache
         lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {c.policy_misses}; "
-                       f"solver queries: cache hits {c.hits}, misses {c.misses}, solved {c.solved}", "dim")])
+                       f"solver queries: cache hits {c.hits}, misses {c.misses}, solved {c.solved}"
+                       + (f"; workers lost {c.workers_lost} (their work ran in this process)" if c.workers_lost else ""),
+                       "yellow" if c.workers_lost else "dim")])
     return lines
