@@ -14,8 +14,8 @@ another. Emits no diagnostics; raises nothing.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from fxverify import ast
 from fxverify.source import Span
@@ -85,6 +85,21 @@ class Shapes:
     regions: dict[str, RegionShape]
     policy_edges: tuple
     policy_regions: tuple
+    _instances: dict[Span, tuple[Any, int]] | None = field(default=None, compare=False, repr=False)
+
+    def instances(self) -> dict[Span, tuple[Any, int]]:
+        """Per edge declaration (its span), its first instance among ``policy_edges`` (an
+        ``ir.Edge``) and how many instances it has, in declaration order. Computed once: every
+        shard of a check asks (``obligations.parametric.Parametric.families``), and a walk of a
+        big policy's edges costs about 10 ms; the edges never change."""
+        got = self._instances
+        if got is None:
+            got = {}
+            for e in self.policy_edges:
+                first = got.get(e.span)
+                got[e.span] = (e, 1) if first is None else (first[0], first[1] + 1)
+            object.__setattr__(self, "_instances", got)  # frozen: set once, as a cache
+        return got
 
     @staticmethod
     def of(policy: Resolved) -> Shapes | None:

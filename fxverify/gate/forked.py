@@ -56,6 +56,7 @@ from fxverify.obligations.inputs import family_digests
 from fxverify.pipeline import CheckOptions
 from fxverify.resolve import Loader
 from fxverify.resolve.snapshot import FileSnapshot
+from fxverify.shapes import Shapes
 from fxverify.result import CheckResult, ProvedRun, Verdict
 
 
@@ -77,17 +78,21 @@ class Paused(Protocol):
         ...
 
 
-#: The indexes every shard reads, built before the fork so that no worker builds its own: the
+#: The indexes most shards read, built before the fork so that no worker builds its own: the
 #: happens-before order and its reachability index (``graph.PolicyGraph``), the accesses by
-#: address space (``Context.accesses_by_space``) and the ownership indexes (``Context._index``,
-#: read through ``moved_by``). Measured on the Llama-3.1-8B prefill (each shard run alone in a
-#: fork, 2-core machine): the ten shards took 13.7 s in all without them and 8.7 s after them,
-#: which took 1.1 s to build.
+#: address space (``Context.accesses_by_space``) and the cancellation and allocation events
+#: (``Context._events``, read through ``cancellers``). Measured on the Llama-3.1-8B prefill (each
+#: shard run alone in a fork, 2-core machine): the ten shards took 13.7 s in all without them
+#: and 8.7 s after them, which took 1.1 s to build. The ownership indexes (``Context._index``)
+#: are left to the process that runs the ownership family, the only one that reads them. Also
+#: the instances of each edge declaration (``Shapes.instances``), which every shard's parametric
+#: prover reads (``Parametric.families``).
 WARM: tuple[Callable[[Context], object], ...] = (
     lambda ctx: ctx.graph.is_acyclic(),
     lambda ctx: ctx.graph.indexed(),
     lambda ctx: ctx.accesses_by_space(),
-    lambda ctx: ctx.moved_by,
+    lambda ctx: ctx.cancellers,
+    lambda ctx: (shapes := Shapes.of(ctx.policy)) is not None and shapes.instances(),
 )
 
 

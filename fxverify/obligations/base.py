@@ -74,14 +74,19 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
     for inner, outers in sorted(containers.items()):
         for q in outers:
             out[q].append(inner)
-    return {q: sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
+    # most regions contain no other (a block of a pool): their list is themselves alone
+    return {q: rs if len(rs) == 1 else sorted(rs, key=lambda r: (r != q, r)) for q, rs in out.items()}
 
 
-#: The ``Context`` indexes built on first use, together (``Context._index``). INVARIANT: exactly
-#: the attributes ``_index`` sets (tests/test_graph.py checks it), so a read of any of them builds
-#: all, and a misspelled attribute is still an ``AttributeError``.
+#: The ``Context`` ownership indexes built on first use, together (``Context._index``), and the
+#: event indexes most families read (``Context._events``: cancellations and allocations), built
+#: apart, so that a process whose shards read only these never builds the others (a forked
+#: worker, ``gate.forked``). INVARIANT: exactly the attributes each method sets
+#: (tests/test_graph.py checks it), so a read of any of them builds its group, and a misspelled
+#: attribute is still an ``AttributeError``.
 _LAZY = frozenset({"moved_by", "leased_by", "moves", "covers", "revoked_by", "revoke_covers", "allocated_by",
-                   "alloc_covers", "handoffs", "allocs", "leases", "releases", "revokes", "cancellers"})
+                   "alloc_covers", "handoffs", "leases", "releases", "revokes"})
+_EVENTS = frozenset({"allocs", "cancellers"})
 
 
 class Context:
@@ -100,6 +105,9 @@ class Context:
         # the result cache never builds them).
         if name in _LAZY:
             self._index()
+            return self.__dict__[name]
+        if name in _EVENTS:
+            self._events()
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
@@ -131,36 +139,39 @@ class Context:
         #: to it (its own or an enclosing region's) or an ``alloc`` of it (or of an enclosing
         #: region), each edge once, ascending.
         self.handoffs: dict[str, list[int]] = defaultdict(list)
-        #: region -> ids of the edges that ``alloc`` it by name, ascending (its lifetime events
-        #: are these and ``releases``: obligations.lifetimes).
-        self.allocs: dict[str, list[int]] = defaultdict(list)
         self.leases: dict[str, list[int]] = defaultdict(list)
         self.releases: dict[str, list[int]] = defaultdict(list)
         #: (region, device) -> ids of the edges that revoke a lease of ``region`` (or of a region
         #: containing it) from ``device``, each edge once, ascending.
         self.revokes: dict[tuple[str, str], list[int]] = defaultdict(list)
-        #: edge id -> ids of the edges that cancel it, ascending (specs/obligations.md section 1,
-        #: cancellation): a cancelled edge touches its bytes only until the first of them finishes.
-        self.cancellers: dict[int, list[int]] = defaultdict(list)
-        ids = {e.name: e.eid for e in policy.edges}
-        for e in policy.edges:
-            for c in e.cancels:
-                if c.edge in ids and e.eid not in self.cancellers[ids[c.edge]]:
-                    self.cancellers[ids[c.edge]].append(e.eid)
         for e in policy.edges:
             if not (e.handoffs or e.allocs or e.leases or e.releases or e.revokes):
                 continue  # most edges: nothing to index
             for region in sorted({r for h in e.handoffs for r in self.moves[h.region]}
                                  | {r for a in e.allocs for r in self.alloc_covers[a.region]}):
                 self.handoffs[region].append(e.eid)
-            for region in sorted({a.region for a in e.allocs}):
-                self.allocs[region].append(e.eid)
             for region in sorted({r for ls in e.leases for r in self.covers[ls.region]}):
                 self.leases[region].append(e.eid)
             for r in e.releases:
                 self.releases[r.region].append(e.eid)
             for region, dev in sorted({(r, rv.device) for rv in e.revokes for r in self.revoke_covers[rv.region]}):
                 self.revokes[(region, dev)].append(e.eid)
+
+    def _events(self) -> None:
+        """Build the event indexes (``_EVENTS``) of the policy."""
+        #: region -> ids of the edges that ``alloc`` it by name, ascending (its lifetime events
+        #: are these and ``releases``: obligations.lifetimes).
+        self.allocs: dict[str, list[int]] = defaultdict(list)
+        #: edge id -> ids of the edges that cancel it, ascending (specs/obligations.md section 1,
+        #: cancellation): a cancelled edge touches its bytes only until the first of them finishes.
+        self.cancellers: dict[int, list[int]] = defaultdict(list)
+        ids = {e.name: e.eid for e in self.policy.edges}
+        for e in self.policy.edges:
+            for c in e.cancels:
+                if c.edge in ids and e.eid not in self.cancellers[ids[c.edge]]:
+                    self.cancellers[ids[c.edge]].append(e.eid)
+            for region in sorted({a.region for a in e.allocs}):
+                self.allocs[region].append(e.eid)
 
     @property
     def uses(self) -> dict[str, list[int]]:
@@ -255,11 +266,14 @@ class Context:
 
     def _governing(self, met: dict[tuple[int, int], list[Region]]) -> dict[int, dict[str, bool]]:
         """``touched`` from ``met`` (``graph.access_regions``)."""
-        edges, read = self.policy.edges, AccessMode.READ
+        read = AccessMode.READ
         out: dict[int, dict[str, bool]] = {}
-        for (eid, pos), regions in sorted(met.items()):  # keys differ: the lists are never compared
+        # in (edge id, position) order, as the keys of ``met`` sorted, without sorting them
+        for eid, pos, a in ((e.eid, pos, a) for e in self.policy.edges for pos, a in enumerate(e.accesses())):
+            regions = met.get((eid, pos))
+            if regions is None:
+                continue  # touches no region
             got = out.setdefault(eid, {})
-            a = edges[eid].accesses()[pos]
             writes = a.mode is not read
             if len(regions) == 1:  # one region: nothing nested in it speaks for its bytes
                 name = regions[0].name

@@ -203,11 +203,8 @@ class Parametric:
         """Per edge declaration with ``MIN_INSTANCES`` instances or more: its first instance and
         how many it has, in declaration order (empty without shapes). Computed once."""
         if self._families is None:
-            first: dict[Span, tuple[ir.Edge, int]] = {}
-            if Shapes.of(self.policy) is not None:
-                for e in self.policy.edges:
-                    got = first.get(e.span)
-                    first[e.span] = (e, 1) if got is None else (got[0], got[1] + 1)
+            shapes = Shapes.of(self.policy)
+            first = shapes.instances() if shapes is not None else {}
             self._families = {span: v for span, v in first.items() if v[1] >= MIN_INSTANCES}
         return self._families
 
