@@ -459,6 +459,15 @@ def test_workers_are_forked_only_where_they_fit_in_memory(available_kb: int | No
     assert forked.room_for(3, str(meminfo)) == fits
 
 
+@pytest.mark.parametrize("jobs, cores, forks", [(8, 2, 1), (2, 2, 1), (3, 8, 2), (4, 1, 0)])
+def test_no_more_processes_than_cores(jobs: int, cores: int, forks: int, monkeypatch: pytest.MonkeyPatch,
+                                      tmp_path: Path) -> None:
+    """``--jobs`` above this process's cores forks no more workers than the cores take, the gate
+    being one of them (one core: none, the gate checks alone)."""
+    monkeypatch.setattr(forked, "usable_cores", lambda: cores)
+    assert forked.workers_for(jobs, str(tmp_path / "no-meminfo")) == forks
+
+
 def test_no_fork_beside_another_thread() -> None:
     """A thread holding a lock at a fork would leave it held in the child: with any other thread
     running, ``can_fork`` says no (the gate then spawns its workers). That it says yes in a
