@@ -343,12 +343,18 @@ def forked_checks(paths: list[str], jobs: int = 2, die: bool = False,
     return {p: (tuple(x), seen, reused, held, lost) for p, (x, seen, reused, held, lost) in json.loads(r.stdout).items()}
 
 
+#: A forked split forks no more workers than the cores take (``forked.workers_for``): on one core
+#: it forks none and the gate checks the policy alone, so the forked tests need two.
+two_cores = pytest.mark.skipif(executors.usable_cores() < 2, reason="one CPU: a forked split forks no worker")
+
+
 @pytest.fixture(scope="module")
 def forked_sample() -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool, int]]:
     return forked_checks(sorted(set(SAMPLE) | {CYCLE}))
 
 
 @pytest.mark.parametrize("path", sorted(set(SAMPLE) | {CYCLE}))
+@two_cores
 def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, at_root) -> None:
     """A lone policy with `--jobs 2` (split forced): the gate resolves it, forks a worker and both
     take shards; the merge renders as one process does. A policy that loads is checked that way
@@ -359,14 +365,16 @@ def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, a
     assert seen == [True] if loaded else seen in ([], [False])
 
 
+@two_cores
 def test_a_forked_worker_that_dies_loses_no_shard(at_root) -> None:
     """Forked workers that die before they answer (killed, out of memory): the gate runs every
-    shard it did not receive, and the report is one process's; ``--stats`` counts the two
-    workers lost."""
+    shard it did not receive, and the report is one process's; ``--stats`` counts the workers
+    lost (of the two ``--jobs 3`` asks for, as many as the cores take)."""
     got = forked_checks([RACE], jobs=3, die=True)[RACE]
-    assert got == (serial([RACE]), [True], [], False, 2)
+    assert got == (serial([RACE]), [True], [], False, min(3, executors.usable_cores()) - 1)
 
 
+@two_cores
 def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) -> None:
     """With the result cache, a split stores each family whose shards proved it, as one process
     does; after a one-edge edit of a hook the re-check forks nothing and takes every other
@@ -399,6 +407,7 @@ def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) ->
                     reason="reads the process tree from /proc/PID/task/TID/children (Linux, CONFIG_PROC_CHILDREN)")
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
+@two_cores
 def test_no_forked_worker_outlives_its_gate(how: signal.Signals) -> None:
     """A gate stopped while its forked workers run (Ctrl-C, or killed outright as a CI runner
     cancels a job): within seconds no worker is left. Ctrl-C exits 130 (a Ctrl-C in a Z3 query
