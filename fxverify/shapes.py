@@ -85,13 +85,15 @@ class Shapes:
     regions: dict[str, RegionShape]
     policy_edges: tuple
     policy_regions: tuple
-    _instances: dict[Span, tuple[Any, int]] | None = field(default=None, compare=False, repr=False)
+    _instances: dict[Span, tuple[Any, int]] | None = field(default=None, init=False, compare=False, repr=False)
 
     def instances(self) -> dict[Span, tuple[Any, int]]:
         """Per edge declaration (its span), its first instance among ``policy_edges`` (an
-        ``ir.Edge``) and how many instances it has, in declaration order. Computed once: every
-        shard of a check asks (``obligations.parametric.Parametric.families``), and a walk of a
-        big policy's edges costs about 10 ms; the edges never change."""
+        ``ir.Edge``: this module sits below the IR, so it is not named in the type) and how
+        many instances it has, in declaration order. Computed once and shared (do not modify
+        it): every shard of a check asks (``obligations.parametric.Parametric.families``), and
+        the walk of the Llama-3.1-8B prefill's 37,222 edges took about 10 ms each time (2-core
+        machine); the edges never change."""
         got = self._instances
         if got is None:
             got = {}

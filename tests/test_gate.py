@@ -526,6 +526,7 @@ def _stats(tmp_path: Path, *args: str) -> dict:
     ("json", 2, '"workers_lost": 2'),
     ("text", 0, "; policies from cache 0, checked 0; "),
     ("json", 0, '"workers_lost": 0'),
+    ("markdown", 0, "; policies from cache 0; solver queries: "),
 ])
 def test_stats_count_the_workers_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, lost: int,
                                       shown: str) -> None:

@@ -288,10 +288,11 @@ def test_jobs_two_on_a_small_folder_checks_in_this_process_first(at_root) -> Non
 
 #: Run in a fresh process (this one may run threads left by other tests, and then the gate does
 #: not fork): check each policy of argv alone with `--jobs N` and a forced split, the gate's
-#: ``fork_split`` watched, optionally with forked workers that die at once and a result cache
-#: folder ("-": none); print, per policy, its reports, whether it was checked by forked workers,
-#: the families whose proofs came from the cache, whether the cache held proofs of one, and the
-#: workers lost.
+#: ``fork_split`` watched, optionally with forked workers that die once they have taken a shard,
+#: and a result cache folder ("-": none); print, per policy, its reports, whether it was checked
+#: by forked workers, the families whose proofs came from the cache, whether the cache held
+#: proofs of one, and the workers lost. The gate is told it has N cores and room for every
+#: worker, so that it forks N - 1 of them on any machine (``forked.workers_for``).
 _FORKED = """
 import json, os, sys
 from fxverify.gate import cache, forked, run
@@ -299,8 +300,10 @@ from fxverify.gate.run import run_checks
 from fxverify.pipeline import CheckOptions
 from tests.test_jobs import renders
 jobs, die, store, paths = int(sys.argv[1]), sys.argv[2] == "die", sys.argv[3], sys.argv[4:]
+forked.usable_cores = lambda: jobs
+forked.room_for = lambda workers, meminfo="": workers
 if die:
-    forked._worker = lambda *args: os._exit(9)
+    forked._worker = lambda tasks, queue, *rest: (os.read(queue, 2), os._exit(9))  # takes a shard, dies
 seen, held = [], []
 real_split, real_held = run.fork_split, cache.FamilyCache.held
 def spy(*args, **kwargs):
@@ -343,18 +346,12 @@ def forked_checks(paths: list[str], jobs: int = 2, die: bool = False,
     return {p: (tuple(x), seen, reused, held, lost) for p, (x, seen, reused, held, lost) in json.loads(r.stdout).items()}
 
 
-#: A forked split forks no more workers than the cores take (``forked.workers_for``): on one core
-#: it forks none and the gate checks the policy alone, so the forked tests need two.
-two_cores = pytest.mark.skipif(executors.usable_cores() < 2, reason="one CPU: a forked split forks no worker")
-
-
 @pytest.fixture(scope="module")
 def forked_sample() -> dict[str, tuple[tuple[str, str, str], list[bool], list[str], bool, int]]:
     return forked_checks(sorted(set(SAMPLE) | {CYCLE}))
 
 
 @pytest.mark.parametrize("path", sorted(set(SAMPLE) | {CYCLE}))
-@two_cores
 def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, at_root) -> None:
     """A lone policy with `--jobs 2` (split forced): the gate resolves it, forks a worker and both
     take shards; the merge renders as one process does. A policy that loads is checked that way
@@ -365,16 +362,14 @@ def test_forked_shards_give_the_bytes_of_one_process(path: str, forked_sample, a
     assert seen == [True] if loaded else seen in ([], [False])
 
 
-@two_cores
 def test_a_forked_worker_that_dies_loses_no_shard(at_root) -> None:
-    """Forked workers that die before they answer (killed, out of memory): the gate runs every
-    shard it did not receive, and the report is one process's; ``--stats`` counts the workers
-    lost (of the two ``--jobs 3`` asks for, as many as the cores take)."""
+    """Forked workers that die before they answer (killed, out of memory), each with a shard
+    taken: the gate runs every shard it did not receive, and the report is one process's;
+    ``--stats`` counts the two workers lost."""
     got = forked_checks([RACE], jobs=3, die=True)[RACE]
-    assert got == (serial([RACE]), [True], [], False, min(3, executors.usable_cores()) - 1)
+    assert got == (serial([RACE]), [True], [], False, 2)
 
 
-@two_cores
 def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) -> None:
     """With the result cache, a split stores each family whose shards proved it, as one process
     does; after a one-edge edit of a hook the re-check forks nothing and takes every other
@@ -407,7 +402,7 @@ def test_forked_shards_store_proofs_a_re_check_takes(tmp_path: Path, at_root) ->
                     reason="reads the process tree from /proc/PID/task/TID/children (Linux, CONFIG_PROC_CHILDREN)")
 @pytest.mark.slow
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "killed"])
-@two_cores
+@pytest.mark.skipif(executors.usable_cores() < 2, reason="one CPU: a forked split forks no worker (forked.workers_for)")
 def test_no_forked_worker_outlives_its_gate(how: signal.Signals) -> None:
     """A gate stopped while its forked workers run (Ctrl-C, or killed outright as a CI runner
     cancels a job): within seconds no worker is left. Ctrl-C exits 130 (a Ctrl-C in a Z3 query
@@ -513,19 +508,21 @@ def test_the_progress_bar_pauses_its_thread_for_a_fork() -> None:
 
 
 class Broken:
-    """An executor whose workers die on every task (or answer as another fxverify would)."""
+    """An executor whose workers die on every task (or answer as another fxverify would). Like a
+    local pool broken by a dead worker, it fails every task with one error."""
 
     name, slots = "broken", 2
 
     def __init__(self, same: bool = False) -> None:
         self.same = same
+        self.error = RuntimeError("worker lost")
 
     def submit(self, fn, arg) -> Future:
         fut: Future = Future()
         if self.same:
             fut.set_result(fn(arg))
         else:
-            fut.set_exception(RuntimeError("worker lost"))
+            fut.set_exception(self.error)
         return fut
 
     def check_identity(self, got: str) -> bool:
@@ -538,12 +535,12 @@ class Broken:
 @pytest.mark.parametrize("how", ["lost", "other-fxverify"])
 def test_lost_or_foreign_workers_lose_no_result(how: str, at_root) -> None:
     """Policies whose worker was lost, or answered as another fxverify, are checked in this
-    process; a lost worker is counted once per policy it held (``CacheStats.workers_lost``), a
-    foreign one not at all."""
+    process; the one error of a broken pool counts one worker lost (``CacheStats.workers_lost``),
+    however many policies it held, and a foreign worker none."""
     files = [RACE, "corpus/ordering/ok/kv-offload-ordered.fx"]
     results, stats = run_checks(files, CheckOptions(), None, executor=Broken(same=how != "lost"), split_from=1)
     assert renders(results) == serial(files)
-    assert stats.workers_lost == (len(files) if how == "lost" else 0)
+    assert stats.workers_lost == (1 if how == "lost" else 0)
 
 
 # ---- the snapshot a worker resolves from ----------------------------------------------------------

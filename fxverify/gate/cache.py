@@ -92,10 +92,11 @@ def _timed_out(reason: str) -> bool:
 class CacheStats(QueryCounts):
     """Counts of one run. Obligations: ``hits`` answered by the cache, ``misses`` not found
     (each then solved: ``solved``). Policies: ``policy_hits``/``policy_misses``. Workers:
-    ``workers_lost``, how often a worker ended without answering (killed, out of memory, a
-    cluster's worker gone) and this process redid the work it held (``gate.run``,
-    ``gate.forked``): once per forked worker, once per policy with another executor. The report
-    is complete; this count says it cost more than planned."""
+    ``workers_lost``, the workers that ended without answering (killed, out of memory, a
+    cluster's worker gone), whose work this process then redid (``gate.run``, ``gate.forked``):
+    each forked worker that died; for the other executors each error they report, so a local pool
+    broken by one dead worker counts once, and a cluster reports one per policy it lost. The
+    report is complete; this count says it cost more than planned."""
 
     policy_hits: int = 0
     policy_misses: int = 0

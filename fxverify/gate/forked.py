@@ -6,7 +6,7 @@ order and reachability, accesses by address space, ownership indexes) are built 
 On a 2-core machine that repeated work cost as much as the split saved (bench/bench_jobs.py: the
 Llama-3.1-8B prefill took as long with ``--jobs 2`` as with one process). Here, when this process
 has measured a lone big policy itself (``run._Run._measure_here``), it finishes resolving it,
-builds those indexes once (``WARM``), and forks ``jobs - 1`` workers (no more than its cores
+builds the indexes most shards read once (``WARM``), and forks ``jobs - 1`` workers (no more than its cores
 take: ``workers_for``) that inherit all of it (copy-on-write). This process works as one of them. Each takes the next shard of
 ``shards.plan`` (the costliest first) from a pipe of their indexes and runs it with
 ``shards.run_shard``, exactly as a spawned worker would. The children send their ``ShardOutcome``s back through a pipe, and
@@ -20,7 +20,7 @@ objects are frozen first (``gc.freeze``), so the children's collections do not t
 they share with this process. Otherwise (another platform, a worker pool already started, any
 other thread) the gate sends the shards to its spawned workers as before; where ``fork_split``
 itself declines (the policy does not load, the result cache holds proofs of one of its families,
-no worker fits in memory), the gate checks the policy in its own process.
+one CPU or no memory for a worker), the gate checks the policy in its own process.
 
 A child that dies (killed, out of memory) loses only the shards it had taken: this process runs
 every shard it did not receive. Emits no diagnostic of its own: FX-INT-001 comes from
@@ -81,12 +81,14 @@ class Paused(Protocol):
 #: The indexes most shards read, built before the fork so that no worker builds its own: the
 #: happens-before order and its reachability index (``graph.PolicyGraph``), the accesses by
 #: address space (``Context.accesses_by_space``) and the cancellation and allocation events
-#: (``Context._events``, read through ``cancellers``). Measured on the Llama-3.1-8B prefill (each
-#: shard run alone in a fork, 2-core machine): the ten shards took 13.7 s in all without them
-#: and 8.7 s after them, which took 1.1 s to build. The ownership indexes (``Context._index``)
-#: are left to the process that runs the ownership family, the only one that reads them. Also
-#: the instances of each edge declaration (``Shapes.instances``), which every shard's parametric
-#: prover reads (``Parametric.families``).
+#: (``Context._events``, read through ``cancellers``), and the instances of each edge declaration
+#: (``Shapes.instances``), which every shard's parametric prover reads (``Parametric.families``).
+#: Measured on the Llama-3.1-8B prefill (each shard run alone in a fork, 2-core machine), when
+#: the set held the ownership indexes instead of the last two: the ten shards took 13.7 s in all
+#: without it and 8.7 s after it, which took 1.1 s to build. The ownership indexes
+#: (``Context._index``) are now left to the process that runs the ownership family, the only one
+#: that reads them: the set takes 0.26 s to build on a faster 2-core machine, against 0.34 s
+#: with them.
 WARM: tuple[Callable[[Context], object], ...] = (
     lambda ctx: ctx.graph.is_acyclic(),
     lambda ctx: ctx.graph.indexed(),
@@ -145,7 +147,8 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
                cache_dir: str | None, stats: CacheStats, progress: Paused | None = None,
                families: FamilyCache | None = None) -> CheckResult | None:
     """Check the policy ``loader`` measured (``path``, its files recorded in ``snapshot``) in
-    ``jobs`` processes, this one and ``jobs - 1`` forked after resolving it (module docstring).
+    ``jobs`` processes, this one and ``jobs - 1`` forked after resolving it, no more than the
+    cores take (``workers_for``; module docstring).
     ``cache_dir`` is the obligation cache folder (``None``: none); the shards' cache counts are
     added to ``stats``.
 
@@ -158,12 +161,13 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
 
     Returns the merged result, the same as ``pipeline.check``'s but for ``policy`` (``None``, as
     for any split), or ``None`` when the caller is to check the policy in this process: it did
-    not load, proofs of one of its families are stored, or this process may not fork after all
+    not load, proofs of one of its families are stored, this process may use one CPU only, or it
+    may not fork after all
     (``can_fork``) or its workers would not fit in memory (``room_for``); ``Loader.finish`` then returns the same policy again, and
     ``inputs.family_digests`` the same digests without computing them again. Raises what
     ``shards.merge`` lets through (a bug)."""
-    if jobs < 2:
-        return None
+    if min(jobs, usable_cores()) < 2:
+        return None  # no worker to fork (``workers_for``): resolved and warmed for nothing
     policy, diags = loader.finish()
     if policy is None:
         return None
@@ -187,7 +191,8 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
         ran = _run(tasks, jobs, progress)
         if ran is None:
             return None
-        outs, stats.workers_lost = ran[0], stats.workers_lost + ran[1]
+        outs = ran[0]
+        stats.workers_lost += ran[1]
         for o in outs:
             stats.add(o.stats)
         merged = merge(path, outs, options, snapshot)

@@ -134,6 +134,7 @@ class _Run:
         self.ex, self.options, self.cache, self.worker_cache = ex, options, cache, worker_cache
         self.split_from, self.stats, self.progress = split_from, stats, progress
         self.events: queue.Queue = queue.Queue()
+        self.lost: list[BaseException] = []  # the errors of lost workers, each counted once
         self.live = 0
         self.policies: dict[int, _Policy] = {}
         self.results: list[CheckResult | None] = []
@@ -247,8 +248,11 @@ class _Run:
             return  # already checked in this process
         try:
             out = fut.result()
-        except Exception:  # noqa: BLE001 - the worker was lost (killed, out of memory, cluster gone)
-            self.stats.workers_lost += 1
+        except Exception as exc:  # noqa: BLE001 - the worker was lost (killed, out of memory, cluster gone)
+            # A local pool whose worker died fails every pending task with one error: one loss.
+            if not any(exc is seen for seen in self.lost):
+                self.lost.append(exc)
+                self.stats.workers_lost += 1
             self._lose(i, p)
             return
         if not self.ex.check_identity(out.identity):

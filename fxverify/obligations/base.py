@@ -84,7 +84,7 @@ def _inverse(containers: dict[str, frozenset[str]]) -> dict[str, list[str]]:
 #: worker, ``gate.forked``). INVARIANT: exactly the attributes each method sets
 #: (tests/test_graph.py checks it), so a read of any of them builds its group, and a misspelled
 #: attribute is still an ``AttributeError``.
-_LAZY = frozenset({"moved_by", "leased_by", "moves", "covers", "revoked_by", "revoke_covers", "allocated_by",
+_OWNERSHIP = frozenset({"moved_by", "leased_by", "moves", "covers", "revoked_by", "revoke_covers", "allocated_by",
                    "alloc_covers", "handoffs", "leases", "releases", "revokes"})
 _EVENTS = frozenset({"allocs", "cancellers"})
 
@@ -100,10 +100,10 @@ class Context:
         self.parametric: Parametric | None = None
 
     def __getattr__(self, name: str) -> Any:
-        # Called only for an attribute not set yet: the indexes of ``_LAZY`` are built together
-        # on the first read of any of them (a re-check that takes every family reading them from
-        # the result cache never builds them).
-        if name in _LAZY:
+        # Called only for an attribute not set yet: the indexes of ``_OWNERSHIP`` are built
+        # together on the first read of any of them, and so are those of ``_EVENTS`` (a re-check
+        # that takes every family reading them from the result cache never builds them).
+        if name in _OWNERSHIP:
             self._index()
             return self.__dict__[name]
         if name in _EVENTS:
@@ -112,7 +112,7 @@ class Context:
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _index(self) -> None:
-        """Build the ownership indexes (``_LAZY``) of the policy."""
+        """Build the ownership indexes (``_OWNERSHIP``) of the policy."""
         policy = self.policy
         regions = _by_base(policy)
         #: region -> the handed-off regions whose handoffs move its bytes: itself and every region
@@ -268,7 +268,8 @@ class Context:
         """``touched`` from ``met`` (``graph.access_regions``)."""
         read = AccessMode.READ
         out: dict[int, dict[str, bool]] = {}
-        # in (edge id, position) order, as the keys of ``met`` sorted, without sorting them
+        # in (edge id, position) order, as the keys of ``met`` sorted, without sorting them.
+        # INVARIANT: ``policy.edges[i].eid == i`` (``ir.Edge``: an edge's id is its position).
         for eid, pos, a in ((e.eid, pos, a) for e in self.policy.edges for pos, a in enumerate(e.accesses())):
             regions = met.get((eid, pos))
             if regions is None:
