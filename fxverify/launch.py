@@ -23,7 +23,9 @@ GC_THRESHOLDS = (200_000, 30, 30)
 
 def main() -> None:
     """Print ``fxverify VERSION`` and exit 0 for exactly ``--version``; otherwise run
-    ``fxverify.cli.main`` (which never returns: it exits with the command's code).
+    ``fxverify.cli.main`` (which never returns: it exits with the command's code). A Ctrl-C
+    while the command line module is imported prints ``interrupted`` and exits 130, as
+    ``cli.main`` does for one later.
 
     A standard stream the caller closed (``fxverify check p.fx >&-``: Python then sets it to
     ``None``) is replaced by the null device, as a write to a closed descriptor goes nowhere:
@@ -37,6 +39,10 @@ def main() -> None:
         sys.stdout.write(f"fxverify {__version__}\n")
         sys.exit(0)
     gc.set_threshold(*GC_THRESHOLDS)
-    from fxverify.cli import main as cli_main
+    try:
+        from fxverify.cli import main as cli_main  # half a second of imports: Ctrl-C may land here
 
-    cli_main()
+        cli_main()
+    except KeyboardInterrupt:  # ``cli.main`` handles one once it runs; this is one before
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)

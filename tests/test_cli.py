@@ -164,6 +164,36 @@ def test_ctrl_c_exits_130_with_a_line_saying_so(monkeypatch: pytest.MonkeyPatch,
     assert err.err.endswith("interrupted\n") and "Traceback" not in err.err + err.out
 
 
+def test_ctrl_c_while_the_command_line_loads(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """A Ctrl-C in the half second ``launch.main`` spends importing the command line prints
+    ``interrupted`` and exits 130, with no traceback (a stand-in module raises it)."""
+    import types
+
+    from fxverify import launch
+
+    fake = types.ModuleType("fxverify.cli")
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    fake.main = interrupted  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "fxverify.cli", fake)
+    monkeypatch.setattr(sys, "argv", ["fxverify", "check", OK])
+    with pytest.raises(SystemExit) as exc:
+        launch.main()
+    err = capsys.readouterr().err
+    assert exc.value.code == 130 and err == "interrupted\n"
+
+
+@pytest.mark.parametrize("command", ["check", "parse", "fmt"])
+def test_an_empty_path_is_a_usage_error(command: str) -> None:
+    """``fxverify check ""`` (an unset shell variable) is FX-USE-005, exit 2: not the current
+    folder, which the parser would make of it."""
+    r = run(command, "", OK)
+    assert r.returncode == 2 and "error[FX-USE-005]: an empty path was given" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
 def test_explain() -> None:
     r = run("explain", "FX-OWN-004")
     assert r.returncode == 0 and "release" in r.stdout

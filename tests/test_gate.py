@@ -524,7 +524,7 @@ def _stats(tmp_path: Path, *args: str) -> dict:
     ("text", 2, "; workers lost 2 (their work ran in this process)"),
     ("markdown", 2, "; workers lost 2 (their work ran in the gate's process)."),
     ("json", 2, '"workers_lost": 2'),
-    ("text", 0, "; policies from cache 0, checked 0; "),
+    ("text", 0, "; policies from cache 0, checked 1; "),
     ("json", 0, '"workers_lost": 0'),
     ("markdown", 0, "; policies from cache 0; solver queries: "),
 ])

@@ -96,12 +96,23 @@ def _env(key: str) -> str:
 
 # Flags take `metavar=""`: newer typers show a flag's type (`<bool>`) where it takes no value.
 # Help texts are rich markup: a literal `[` before a letter is written `\\[`.
-# Paths we read take `readable=False`: the parser's own readability test would refuse an
+# Policy paths are strings, checked by ``_inputs``: typer would read an empty argument as the
+# path `.` (the current folder), and the parser's own readability test would refuse an
 # unreadable file as a usage error (FX-USE-005); the reader reports it as FX-NAM-003 with its file.
+def _inputs(paths: list[str]) -> list[str]:
+    """``paths`` as given; an empty one (an unset shell variable, ``fxverify check "$FILES"``)
+    is FX-USE-005, exit 2, instead of the current folder. Raises ``typer.Exit``."""
+    if any(not p for p in paths):
+        raise _stop(codes.USE_005, "an empty path was given",
+                    help="name a policy file or folder (an empty shell variable gives an empty argument; "
+                         "write `.` for the current folder)")
+    return paths
+
+
 @app.command()
 def check(
     ctx: typer.Context,
-    paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (searched for *.fx)."),
+    paths: list[str] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
     fmt: list[str] = typer.Option([], "--format", "-f", metavar="FMT[=PATH]",
                                   help="Output format: text, json, sarif, junit, github, markdown, html or csv. FMT=PATH also "
                                        "writes FMT to PATH; repeat for several outputs from one run."),
@@ -204,7 +215,7 @@ def check(
     if pictures is not None:
         _pictures_refused(str(pictures))
     req = GateRequest(
-        paths=tuple(str(p) for p in paths),
+        paths=tuple(_inputs(paths)),
         check=CheckOptions(prune=not s["no_prune"], solver=SolverOptions(seed=s["seed"], rlimit=s["rlimit"],
                                                                           timeout_ms=s["timeout"], solver=s["solver"]),
                            certify=certify, skip_codes=skip, parametric=not s["no_parametric"]),
@@ -428,22 +439,22 @@ def graph(
 
 
 @app.command()
-def parse(paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (searched for *.fx).")) -> None:
+def parse(paths: list[str] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
     """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
     regions and edges (families unrolled), exit 0."""
     from fxverify.gate.sources import parse_only
 
-    _finish(parse_only([str(p) for p in paths]))
+    _finish(parse_only(_inputs(paths)))
 
 
 @app.command()
-def fmt(paths: list[Path] = typer.Argument(..., readable=False, help="Policy files or folders (every *.fx, shared fragments too)."),
+def fmt(paths: list[str] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
         check_only: bool = typer.Option(False, "--check", metavar="", help="Write nothing; exit 1 when a file is not formatted (CI)."),
         diff: bool = typer.Option(False, "--diff", metavar="", help="Print what would change, as a unified diff; write nothing.")) -> None:
     """Lay out policy files canonically (indentation, spacing, blank lines), keeping every comment on its line."""
     from fxverify.gate.sources import format_files
 
-    _finish(format_files([str(p) for p in paths], check_only, diff))
+    _finish(format_files(_inputs(paths), check_only, diff))
 
 
 def _finish(run) -> None:

@@ -283,7 +283,8 @@ def render_report(report: Report, quiet: bool = False) -> list[Line]:
     lines += _gate_notes(report)
     if report.stats:
         c = report.cache
-        lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {c.policy_misses}; "
+        checked = sum(1 for r in report.results if not r.from_cache)  # with or without a cache
+        lines.append([(f"  time {report.seconds:.2f} s; policies from cache {c.policy_hits}, checked {checked}; "
                        f"solver queries: cache hits {c.hits}, misses {c.misses}, solved {c.solved}"
                        + (f"; workers lost {c.workers_lost} (their work ran in this process)" if c.workers_lost else ""),
                        "yellow" if c.workers_lost else "dim")])

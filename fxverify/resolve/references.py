@@ -291,7 +291,9 @@ def edge_set(st: State, ref: ast.Ref, scope: tuple[str, ...]) -> Callable[[Env],
                           f"`{fam.name}{index_pattern(fam.dims)}` for one")
         else:
             st.error(codes.TYP_004, f"`{fam.name}` takes {fam.dims} {plural(fam.dims, 'index', 'indices')}, "
-                     f"found {len(items)}", ref.span, "wrong number of indices")
+                     f"found {len(items)}", ref.span, "wrong number of indices",
+                     help=f"write `{fam.name}{index_pattern(fam.dims)}` for one instance or `{fam.name}{'[*]' * fam.dims}` "
+                          f"for every instance" if fam.dims else f"write `{fam.name}` without an index: it is a single edge")
         return None
     idx_fns = _index_fns(st, items, scope)
     if idx_fns is None:
