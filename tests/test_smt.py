@@ -116,6 +116,33 @@ def _armed_in_the_minimisation(monkeypatch: pytest.MonkeyPatch):
     return timer
 
 
+def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends() -> None:
+    """While the Optimize searches, SIGINT is only noted, and raised once the search has
+    returned: Python's own handler would raise wherever it next checks for signals, which may be
+    code that drops the exception (a ``__del__``, modelled here by a search that swallows it).
+    Python's handler is back afterwards."""
+    import os
+    import signal
+    import time
+
+    from fxverify.smt import z3_backend
+
+    swallowed: list[int] = []
+
+    def search() -> str:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+        except KeyboardInterrupt:
+            swallowed.append(1)
+        return "sat"
+
+    with pytest.raises(KeyboardInterrupt):
+        z3_backend._sigint_kept(search)
+    assert not swallowed and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert z3_backend._sigint_kept(lambda: "unsat") == "unsat"
+
+
 @pytest.mark.parametrize("path", ["query", "minimisation", "smt-lib"])
 def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown(path: str,
                                                                             monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,7 +9,9 @@ never read as a verdict.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import signal
+import threading
+from collections.abc import Callable, Sequence
 
 import z3
 
@@ -118,14 +120,16 @@ class Z3Backend:
             self._configure(opt)
             opt.set("priority", "lex")
             # An Optimize interrupted by Z3's own SIGINT handler says "canceled", as for a
-            # resource limit (``KEYBOARD_REASON``): Python's handler keeps the signal instead,
-            # and raises ``KeyboardInterrupt`` once the search ends (at the latest at ``timeout_ms``).
+            # resource limit (``KEYBOARD_REASON``): a handler of ours keeps the signal instead
+            # (``_sigint_kept``), and ``KeyboardInterrupt`` is raised once the search ends (at
+            # the latest at ``timeout_ms``).
             opt.set("ctrl_c", False)
             for f in formulas:
                 opt.add(f)
             for m in query.minimize:
                 opt.minimize(self._translate(m, memo, decls))
-            if opt.check() == z3.sat:
+            answer = _sigint_kept(opt.check)
+            if answer == z3.sat:
                 model = opt.model()
             # An Optimize that gives up keeps the plain model: still a valid witness, only not minimal.
         values: dict[str, int | bool] = {}
@@ -151,6 +155,27 @@ class Z3Backend:
 #: off (``check``). Source: Z3's ``solver::reason_unknown`` after its Ctrl-C handler
 #: (``scoped_ctrl_c``), checked with z3-solver 5.1 and 5.4 (tests/test_smt.py).
 KEYBOARD_REASON = "interrupted from keyboard"
+
+
+def _sigint_kept(search: Callable[[], z3.CheckSatResult]) -> z3.CheckSatResult:
+    """``search()``, with SIGINT only noted while it runs, then raised as ``KeyboardInterrupt``
+    here. Python's own handler raises at the next bytecode it checks for signals once the search
+    returns, and that may be in a ``__del__`` of a Z3 object being freed, where Python prints the
+    exception and drops it: the Ctrl-C would be lost. Only in the main thread with Python's
+    default handler in place (elsewhere a handler cannot be set, or another one is wanted), else
+    ``search()`` as it is. Raises ``KeyboardInterrupt`` when a SIGINT arrived."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        return search()
+    got: list[int] = []
+    signal.signal(signal.SIGINT, lambda signum, _frame: got.append(signum))
+    try:
+        answer = search()
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if got:
+        raise KeyboardInterrupt("SIGINT during the minimisation of a witness")
+    return answer
 
 
 def _not_interrupted(solver: z3.Solver) -> str:
