@@ -76,6 +76,19 @@ def _pigeons(n: int) -> list:
                                               for h in range(n - 1) for i in range(n) for j in range(i + 1, n)]
 
 
+@pytest.fixture
+def default_sigint():
+    """Python's default SIGINT handler (``KeyboardInterrupt``), as the ``fxverify`` command has
+    it, for the length of a test, then the handler before it. In a full run an earlier test of
+    the same worker process may leave another one set (my CI runs saw the Ctrl-C tests of a
+    worker fail together, not raising at all)."""
+    import signal
+
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _interrupted(run, timer=None) -> None:
     """Run ``run()`` with a SIGINT sent to this process half a second in (or when ``timer``, a
     started ``threading.Timer`` the caller arms, fires); it must raise ``KeyboardInterrupt``."""
@@ -116,7 +129,7 @@ def _armed_in_the_minimisation(monkeypatch: pytest.MonkeyPatch):
     return timer
 
 
-def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends() -> None:
+def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends(default_sigint) -> None:
     """While the Optimize searches, SIGINT is only noted, and raised once the search has
     returned: Python's own handler would raise wherever it next checks for signals, which may be
     code that drops the exception (a ``__del__``, modelled here by a search that swallows it).
@@ -144,8 +157,8 @@ def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends() -> None:
 
 
 @pytest.mark.parametrize("path", ["query", "minimisation", "smt-lib"])
-def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown(path: str,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown(path: str, monkeypatch: pytest.MonkeyPatch,
+                                                                            default_sigint) -> None:
     """Z3 takes SIGINT while it searches and answers ``unknown``; the backend turns that answer
     back into the ``KeyboardInterrupt`` Python would have raised, so Ctrl-C stops a check. Each
     way a query reaches Z3: a plain query (no limit ends it first), the minimisation of a witness
