@@ -80,8 +80,8 @@ def _pigeons(n: int) -> list:
 def default_sigint():
     """Python's default SIGINT handler (``KeyboardInterrupt``), as the ``fxverify`` command has
     it, for the length of a test, then the handler before it. In a full run an earlier test of
-    the same worker process may leave another one set (my CI runs saw the Ctrl-C tests of a
-    worker fail together, not raising at all)."""
+    the same worker process may leave another one set, and the minimisation path, which relies
+    on Python's handler, then never raises."""
     import signal
 
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -108,10 +108,8 @@ def _interrupted(run, timer=None) -> None:
 
 def _armed_in_the_minimisation(monkeypatch: pytest.MonkeyPatch):
     """A timer that sends SIGINT to this process 0.3 s after a ``z3.Optimize`` starts its
-    search: the signal lands in the minimisation of the witness, whatever the load. (Sent on a
-    timer from the start of the query, on a loaded machine it could land in the plain
-    satisfiability check before it, and a plain check that Z3 then answers sat keeps the
-    signal: Z3's handler takes it and the answer is not ``unknown``.)"""
+    search, so the signal lands in the minimisation of the witness, the path this case is about,
+    however long the plain satisfiability check before it takes on a loaded machine."""
     import os
     import signal
     import threading

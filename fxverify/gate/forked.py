@@ -134,13 +134,19 @@ def room_for(workers: int, meminfo: str = "/proc/meminfo") -> int:
     return max(0, min(workers, int(ROOM * avail // max(resident, 1))))
 
 
+def _processes(jobs: int) -> int:
+    """The processes a split of ``jobs`` may use, this one included: no more than this process's
+    cores (``usable_cores``)."""
+    return min(jobs, usable_cores())
+
+
 def workers_for(jobs: int, meminfo: str = "/proc/meminfo") -> int:
     """How many workers to fork for ``jobs`` (this process counts as one): no more than this
     process's cores allow (``usable_cores``: shards are CPU-bound, so more processes than cores
     only add forks and copy-on-write faults; on the Llama-3.1-8B prefill, 2-core machine,
     ``--jobs 8`` took 3.24-3.42 s against 2.89-3.01 s for ``--jobs 2``), and as many of those as
     fit in memory (``room_for``). Raises nothing."""
-    return room_for(max(0, min(jobs, usable_cores()) - 1), meminfo)
+    return room_for(max(0, _processes(jobs) - 1), meminfo)
 
 
 def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: CheckOptions, jobs: int,
@@ -166,7 +172,7 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
     (``can_fork``) or its workers would not fit in memory (``room_for``); ``Loader.finish`` then returns the same policy again, and
     ``inputs.family_digests`` the same digests without computing them again. Raises what
     ``shards.merge`` lets through (a bug)."""
-    if min(jobs, usable_cores()) < 2:
+    if _processes(jobs) < 2:
         return None  # no worker to fork (``workers_for``): resolved and warmed for nothing
     policy, diags = loader.finish()
     if policy is None:
@@ -191,8 +197,8 @@ def fork_split(path: str, loader: Loader, snapshot: FileSnapshot, options: Check
         ran = _run(tasks, jobs, progress)
         if ran is None:
             return None
-        outs = ran[0]
-        stats.workers_lost += ran[1]
+        outs, lost = ran
+        stats.workers_lost += lost
         for o in outs:
             stats.add(o.stats)
         merged = merge(path, outs, options, snapshot)
