@@ -10,6 +10,7 @@ Emits no diagnostics; cycles are reported by the FX-ORD-001 obligation.
 from __future__ import annotations
 
 import bisect
+import heapq
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 
@@ -463,10 +464,10 @@ class PolicyGraph:
 def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
     """Map each access ``(edge id, position in Edge.accesses())`` to the region instances its
     footprint touches a byte of (exact for strided footprints), whatever region it names:
-    regions of one alias set may overlap. An access that touches none is left out. Found by a
-    sweep per address space over region and footprint starts (O(n log n + the pairs found + the
-    overlaps of the open lists))."""
-    out: dict[tuple[int, int], list[Region]] = defaultdict(list)
+    regions of one alias set may overlap. An access that touches none is left out; the map's
+    order is not defined (its readers look accesses up). Found by a sweep per address space over
+    region and footprint starts (O(n log n + the pairs found + the overlaps of the open lists))."""
+    out: dict[tuple[int, int], list[Region]] = {}
     # space -> (lo, kind, hi, region or (edge id, position), the footprint when strided): kind 0
     # is a region (sorted before the footprints that start where it does), 1 a footprint
     by_space: dict[str, list[tuple[int, int, int, Region | tuple[int, int], Footprint | None]]] = defaultdict(list)
@@ -474,32 +475,45 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
         if r.size > 0:  # an empty region holds no byte to touch (``Footprint.meets``)
             by_space[r.space].append((r.base, 0, r.end, r, None))
     for e in policy.edges:
+        eid = e.eid
         for pos, acc in enumerate(e.accesses()):
             fp = acc.footprint
-            by_space[fp.space].append((fp.base, 1, fp.hi, (e.eid, pos), None if fp.count == 1 or fp.stride <= fp.elem else fp))
+            by_space[fp.space].append((fp.base, 1, fp.hi, (eid, pos), None if fp.count == 1 or fp.stride <= fp.elem else fp))
     # Each event meets the open events of the other kind that end past its start; those started
     # no later than it, so the hulls share a byte, and only a strided footprint needs the exact
     # test (``Footprint.meets``). INVARIANT: footprints are not empty (the resolver rejects a
     # region `size`, a slice's `elem` or `count` below 1), so sharing a hull byte is meeting.
+    # A heap of each open list's ends says when one has ended: the list is filtered only then
+    # (most footprints start where no open region ends; the filter per event was half the sweep).
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
         open_regions: list[Region] = []
+        region_ends: list[int] = []  # a heap: the ends of open_regions
         open_fps: list[tuple[int, tuple[int, int], Footprint | None]] = []  # (hi, access, strided footprint)
+        fp_ends: list[int] = []  # a heap: the ends of open_fps
         for lo, kind, hi, x, strided in items:
             if kind == 0:
-                open_fps = [t for t in open_fps if t[0] > lo]
+                if fp_ends and fp_ends[0] <= lo:
+                    while fp_ends and fp_ends[0] <= lo:
+                        heapq.heappop(fp_ends)
+                    open_fps = [t for t in open_fps if t[0] > lo]
                 for _hi, acc_id, sfp in open_fps:
                     if sfp is None or sfp.meets(lo, hi):
-                        out[acc_id].append(x)
+                        out.setdefault(acc_id, []).append(x)
                 open_regions.append(x)
+                heapq.heappush(region_ends, hi)
             else:
-                open_regions = [r for r in open_regions if r.end > lo]
-                if strided is None:
-                    out[x].extend(open_regions)
-                else:
-                    out[x].extend(r for r in open_regions if strided.meets(r.base, r.end))
+                if region_ends and region_ends[0] <= lo:
+                    while region_ends and region_ends[0] <= lo:
+                        heapq.heappop(region_ends)
+                    open_regions = [r for r in open_regions if r.end > lo]
+                if open_regions:
+                    got = open_regions if strided is None else [r for r in open_regions if strided.meets(r.base, r.end)]
+                    if got:
+                        out.setdefault(x, []).extend(got)
                 open_fps.append((hi, x, strided))
-    return {k: v for k, v in out.items() if v}
+                heapq.heappush(fp_ends, hi)
+    return out
 
 
 def by_region_uses(policy: Policy, met: dict[tuple[int, int], list[Region]] | None = None) -> dict[str, list[int]]:
