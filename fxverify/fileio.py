@@ -21,6 +21,26 @@ class NotRegularFile(OSError):
     EISDIR for a folder)."""
 
 
+class NotUtf8(ValueError):
+    """A file's bytes are not UTF-8 (``decode_utf8``): ``offset`` is the first bad byte's offset
+    in bytes and ``byte`` its value; ``at`` is its offset in characters of ``shown``, the text
+    decoded with U+FFFD for each bad byte, which is only good for quoting the line."""
+
+    def __init__(self, shown: str, at: int, offset: int, byte: int) -> None:
+        super().__init__(f"byte 0x{byte:02x} at byte offset {offset} is not UTF-8")
+        self.shown, self.at, self.offset, self.byte = shown, at, offset, byte
+
+
+def decode_utf8(data: bytes) -> str:
+    """``data`` decoded as UTF-8. Raises ``NotUtf8``, which locates the first bad byte so that a
+    caller can underline it in its diagnostic."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        shown = data.decode("utf-8", errors="replace")
+        raise NotUtf8(shown, len(data[:err.start].decode("utf-8")), err.start, data[err.start]) from None
+
+
 class TooLarge(OSError):
     """The file holds more than the caller's limit; ``size`` is its size in bytes (``fstat``)."""
 

@@ -478,6 +478,20 @@ def test_bad_baselines_are_input_errors(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "does not exist" in r.stderr
 
 
+@pytest.mark.parametrize("data,where,label", [
+    (b'{"fxverify_baseline": 1,\n "entries": [\n  {"a": 1,}\n ]}\n', "b.json:3:11", "here"),
+    (b'{"fxverify_baseline": 1, "entries": []}\n\xff\n', "b.json:2:1", "not UTF-8"),
+])
+def test_a_baseline_with_a_syntax_error_or_a_bad_byte_points_at_it(tmp_path: Path, data: bytes, where: str,
+                                                                    label: str) -> None:
+    """FX-GATE-001 at the JSON syntax error or the first byte that is not UTF-8, the line quoted and
+    underlined: not the decoder's raw message without a place."""
+    (tmp_path / "b.json").write_bytes(data)
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--baseline", str(tmp_path / "b.json")])
+    assert r.exit_code == 2 and "FX-GATE-001" in r.stderr and label in r.stderr, r.stderr
+    assert where in r.stderr.replace(str(tmp_path) + "/", "") and "codec" not in r.stderr
+
+
 # -- suppressions ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fmt,needle", [

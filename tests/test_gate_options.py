@@ -292,6 +292,24 @@ def test_csv_rows_per_policy_and_family_and_compare(repo: Path) -> None:
     assert fx("compare", "a.csv", "missing.csv")[0] == 2
 
 
+
+@pytest.mark.parametrize("data,where,words", [
+    (b"\xff\xfe" + ",".join(["policy"] * 10).encode() + b"\n", "bad.csv:1:1", "not UTF-8"),
+    (b"hello\n", "bad.csv:1:1", "this header"),
+    (None, "bad.csv:3:1", "this row"),  # a short row after the header and one good row
+])
+def test_compare_points_at_the_place_in_a_bad_csv(repo: Path, data: bytes | None, where: str, words: str) -> None:
+    """A CSV that is not a report is FX-GATE-003 at file:line:col with the line quoted and
+    underlined (a byte that is not UTF-8, the header, the first bad row), never a raw codec message."""
+    assert fx("check", "p.fx", "--no-cache", "--format", "csv=a.csv")[0] == 1
+    if data is None:
+        good = (repo / "a.csv").read_bytes().splitlines(keepends=True)
+        data = good[0] + good[1] + b"p.fx,all\n"
+    (repo / "bad.csv").write_bytes(data)
+    code, _, err = fx("compare", "a.csv", "bad.csv")
+    assert code == 2 and "FX-GATE-003" in err and f"--> {where}" in err and words in err, err
+    assert "codec" not in err and "Traceback" not in err
+
 def test_an_unwritable_cache_is_a_note_and_changes_no_verdict(repo: Path) -> None:
     """``--cache-dir`` on a path that cannot be a folder: the run still checks (exit 1 for the
     race, as without a cache) and says, once, that nothing was kept (FX-GATE-004); a writable one

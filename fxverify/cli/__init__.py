@@ -227,7 +227,7 @@ def check(
 
     with ProgressBar(s["quiet"]) as bar:
         report = run_gate(replace(req, progress=bar) if bar.enabled else req)
-    _problems(report.problems)
+    _problems(report.problems, report.sources if report.sources.paths() else None)
     if report.stopped:
         raise typer.Exit(report.exit_code)
     if pictures is not None:
@@ -486,7 +486,7 @@ def compare(
     try:
         deltas = run_compare(str(a), str(b))
     except CompareError as err:
-        _problems([err.diagnostic])
+        _problems([err.diagnostic], err.sources if err.sources.paths() else None)
         raise typer.Exit(2) from None
     sys.stdout.write(table([d for d in deltas if d.changed or not changed], csv_format=fmt is CompareFormat.csv))
     raise typer.Exit(0)

@@ -92,7 +92,9 @@ def run_gate(req: GateRequest) -> Report:
         try:
             known = read_baseline(read_from)
         except BaselineError as err:
-            return _stop(report, diagnostic(codes.GATE_001, str(err),
+            if err.span is not None and err.text is not None:
+                report.sources.add(err.span.file, err.text)
+            return _stop(report, diagnostic(codes.GATE_001, str(err), err.span, err.label, notes=err.notes,
                                             help="record one with `fxverify check --write-baseline FILE`"))
     if req.dump_smt is not None:
         if req.executor != "local":

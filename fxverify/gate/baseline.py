@@ -20,14 +20,23 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic
 from fxverify.errors import FxError
-from fxverify.fileio import read_regular
+from fxverify.fileio import NotUtf8, decode_utf8, read_regular
 from fxverify.result import CheckResult
+from fxverify.source import Span
 
 BASELINE_VERSION = 1
 
 
 class BaselineError(FxError):
-    """A baseline file is missing, unreadable or not a baseline (an environment failure)."""
+    """A baseline file is missing, unreadable or not a baseline (an environment failure). When
+    the problem is at a place in the file (a byte that is not UTF-8, a JSON syntax error),
+    ``span`` points at it with ``label``, ``text`` is the file's text to quote (else both are
+    ``None``), and ``notes`` say what was found there."""
+
+    def __init__(self, message: str, span: Span | None = None, text: str | None = None, label: str = "",
+                 notes: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.span, self.text, self.label, self.notes = span, text, label, notes
 
 
 @dataclass(frozen=True, order=True)
@@ -69,15 +78,24 @@ def dump_baseline(entries: list[BaselineEntry]) -> str:
 
 
 def read_baseline(path: str) -> list[BaselineEntry]:
-    """Read a baseline file. Raises ``BaselineError`` with a one-line reason."""
+    """Read a baseline file. Raises ``BaselineError`` with a one-line reason, and the place in the
+    file when there is one (the first byte that is not UTF-8, a JSON syntax error)."""
     try:
-        doc = json.loads(read_regular(path).decode("utf-8"))
+        text = decode_utf8(read_regular(path))
     except FileNotFoundError:
         raise BaselineError(f"baseline `{path}` does not exist") from None
     except OSError as err:
         raise BaselineError(f"cannot read baseline `{path}`: {err.strerror or err}") from None
-    except (ValueError, UnicodeDecodeError, RecursionError) as err:
-        raise BaselineError(f"baseline `{path}` is not JSON: {err}") from None
+    except NotUtf8 as err:
+        raise BaselineError(f"baseline `{path}` is not UTF-8 text", Span(path, err.at, err.at + 1), err.shown,
+                            "not UTF-8", (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise BaselineError(f"baseline `{path}` is not JSON: {err.msg}", Span(path, err.pos, err.pos + 1), text,
+                            "here") from None
+    except (ValueError, RecursionError) as err:  # nesting past the decoder's stack, an integer of too many digits
+        raise BaselineError(f"baseline `{path}` is not readable JSON: {err}") from None
     version = doc.get("fxverify_baseline") if isinstance(doc, dict) else None
     if type(version) is not int or version != BASELINE_VERSION or not isinstance(doc.get("entries"), list):
         raise BaselineError(f"`{path}` is not an fxverify baseline (version {BASELINE_VERSION})")

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.fileio import NotUtf8, decode_utf8, read_regular
+from fxverify.source import SourceMap, Span
 #: The header of a CSV report (``render.csv`` writes it, ``read_rows`` reads it), in order.
 COLUMNS = ("policy", "family", "verdict", "obligations", "proved", "refuted", "unknown", "solver", "fast", "seconds")
 
@@ -66,39 +68,68 @@ class Delta:
 
 
 class CompareError(Exception):
-    """A CSV that cannot be compared; ``diagnostic`` is its FX-GATE-003."""
+    """A CSV that cannot be compared; ``diagnostic`` is its FX-GATE-003, and ``sources`` holds the
+    file's text when the diagnostic points into it (a byte that is not UTF-8, a line that is not
+    a report's row), else nothing."""
 
-    def __init__(self, diag: Diagnostic) -> None:
+    def __init__(self, diag: Diagnostic, sources: SourceMap | None = None) -> None:
         super().__init__(diag.message)
         self.diagnostic = diag
+        self.sources = sources or SourceMap()
 
 
-def _bad(path: str, why: str) -> CompareError:
-    return CompareError(diagnostic(codes.GATE_003, f"`{path}` {why}",
-                                   help="write it with `fxverify check ... --format csv=FILE` (add `--stats` for times)"))
+def _bad(path: str, why: str, at: tuple[str, int, int, str] | None = None, notes: tuple[str, ...] = ()) -> CompareError:
+    """FX-GATE-003 for ``path``; ``at`` is (the file's text, start, end, label) of the place shown."""
+    sources, span, label = None, None, ""
+    if at is not None:
+        text, start, end, label = at
+        sources = SourceMap()
+        sources.add(path, text)
+        span = Span(path, start, max(end, start + 1))
+    return CompareError(diagnostic(codes.GATE_003, f"`{path}` {why}", span, label, notes=notes,
+                                   help="write it with `fxverify check ... --format csv=FILE` (add `--stats` for times)"),
+                        sources)
+
+
+def _line(text: str, n: int) -> tuple[int, int]:
+    """The character offsets of the start and end of 1-based line ``n`` of ``text``."""
+    start = 0
+    for _ in range(n - 1):
+        start = text.index("\n", start) + 1
+    end = text.find("\n", start)
+    return start, len(text) if end < 0 else end
 
 
 def read_rows(path: str) -> list[Row]:
-    """The rows of a CSV report, in file order. Raises ``CompareError`` (FX-GATE-003)."""
+    """The rows of a CSV report, in file order. Raises ``CompareError`` (FX-GATE-003), pointing
+    at the line at fault where there is one."""
     try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            rows = list(csv.reader(fh))
+        text = decode_utf8(read_regular(path))
+        rows = list(csv.reader(io.StringIO(text, newline="")))
     except FileNotFoundError:
         raise _bad(path, "does not exist") from None
-    except (OSError, UnicodeDecodeError, csv.Error) as err:
+    except NotUtf8 as err:
+        raise _bad(path, "is not UTF-8 text", (err.shown, err.at, err.at + 1, "not UTF-8"),
+                   (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
+    except (OSError, csv.Error) as err:
         raise _bad(path, f"cannot be read: {getattr(err, 'strerror', None) or err}") from None
     if not rows or tuple(rows[0]) != COLUMNS:
-        raise _bad(path, "is not an fxverify CSV report (its header is not `" + ",".join(COLUMNS) + "`)")
+        raise _bad(path, "is not an fxverify CSV report (its header is not `" + ",".join(COLUMNS) + "`)",
+                   (text, *_line(text, 1), "this header") if text else None)
     out = []
+    # INVARIANT: report rows hold no newline inside a cell (``render.csv`` writes names, codes and
+    # numbers), so row n is line n; a file whose quoted cells span lines is shown from its first.
+    lines = text.count("\n") + 1
     for n, cells in enumerate(rows[1:], start=2):
+        where = (text, *_line(text, min(n, lines)), "this row")
         if len(cells) != len(COLUMNS):
-            raise _bad(path, f"line {n} has {len(cells)} cells, not {len(COLUMNS)}")
+            raise _bad(path, f"line {n} has {len(cells)} cells, not {len(COLUMNS)}", where)
         rec = dict(zip(COLUMNS, cells))
         try:
             counts = {k: int(rec[k]) for k in COUNTS}
             seconds = float(rec["seconds"]) if rec["seconds"] else None
         except ValueError:
-            raise _bad(path, f"line {n} has a count or time that is not a number") from None
+            raise _bad(path, f"line {n} has a count or time that is not a number", where) from None
         out.append(Row(rec["policy"], rec["family"], rec["verdict"], counts, seconds))
     return out
 

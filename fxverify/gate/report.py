@@ -18,6 +18,7 @@ from fxverify.diagnostics.model import Diagnostic
 from fxverify.gate.baseline import BaselineEntry
 from fxverify.gate.cache import CacheStats
 from fxverify.result import CheckResult
+from fxverify.source import SourceMap
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,8 @@ class BaselineOutcome:
 class Report:
     """One run of ``fxverify check``: results in input order (a crashed check is a result holding
     its FX-INT-001), the baseline outcome, cache counts, wall time (shown only with ``stats``),
-    ``problems`` of the run itself (usage and I/O errors, which stop it, and notes), the codes whose
+    ``problems`` of the run itself (usage and I/O errors, which stop it, and notes) and the
+    ``sources`` they quote, the codes whose
     obligations were not generated (``skipped_rules``: ``--select``/``--ignore``), the exit code,
     and ``would_fail``: findings fail the gate (the exit code is 1, or 0 under soft-fail)."""
 
@@ -57,6 +59,8 @@ class Report:
     stats: bool = False
     gate: GateOptions = GateOptions()
     problems: list[Diagnostic] = field(default_factory=list)
+    #: The texts the ``problems`` quote (a baseline file at its syntax error); empty when none do
+    sources: SourceMap = field(default_factory=SourceMap)
     skipped_rules: tuple[str, ...] = ()
     exit_code: int = 0
     would_fail: bool = False
