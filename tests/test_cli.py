@@ -415,3 +415,21 @@ def test_check_help_names_the_config_table_shows_flags_plain_and_the_true_jobs_d
     shown = " ".join(ln.strip("│ ") for ln in r.stdout.splitlines()[jobs:jobs + 4])
     assert "this machine's cores" in shown.split("[default:", 1)[1].split("]", 1)[0], shown
     assert "`--jobs N` (worker processes, default: this machine's cores;" in (ROOT / "README.md").read_text().replace("\n  ", " ")
+
+
+@pytest.mark.parametrize("args", [
+    ("lower", str(ROOT / OK), "-o", "{out}"),
+    ("check", str(ROOT / OK), "--dump-smt", "{out}"),
+    ("check", str(ROOT / OK), "--pictures", "{out}"),
+])
+def test_an_output_folder_under_a_missing_folder_is_refused_and_nothing_is_made(tmp_path: Path, args: tuple) -> None:
+    """An output folder is made, not the folders above it (as `check -o FILE` refuses a file in a
+    missing folder): a typo in a parent's name is FX-IO-001 before any work, and no tree appears.
+    A new folder inside an existing one is still made."""
+    extra = ("--no-cache",) if args[0] == "check" else ()
+    r = run(*(a.format(out=tmp_path / "typo" / "out") for a in args), *extra)
+    out = r.stdout + r.stderr
+    assert r.returncode == 2 and "[FX-IO-001]" in out and "no such folder" in out, out
+    assert not (tmp_path / "typo").exists() and "Traceback" not in out
+    r = run(*(a.format(out=tmp_path / "new") for a in args), *extra)
+    assert r.returncode == 0 and (tmp_path / "new").is_dir(), r.stdout + r.stderr

@@ -32,9 +32,21 @@ def unwritable_file(path: str) -> Diagnostic | None:
     return diagnostic(codes.IO_001, f"cannot write `{path}`: {why}", help="name a file in an existing, writable folder")
 
 
+def missing_parent(out_dir: str) -> Diagnostic | None:
+    """FX-IO-001 when the folder above the output folder ``out_dir`` does not exist, else
+    ``None``. A command makes its output folder, not the folders above it: as ``unwritable_file``
+    for an output file, a typo in a parent's name is refused before any work, not made into a
+    new tree."""
+    if os.path.isdir(os.path.dirname(os.path.abspath(out_dir))):
+        return None
+    return diagnostic(codes.IO_001, f"cannot write `{out_dir}`: no such folder `{os.path.dirname(os.path.normpath(out_dir)) or '.'}`",
+                      help="name a new folder inside an existing one, or an existing folder")
+
+
 def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: str, command: str,
                      example: str, option: str = "-o") -> Diagnostic | None:
-    """The diagnostic refusing to replace ``out_dir``, or ``None`` when it may be replaced.
+    """The diagnostic refusing to replace ``out_dir``, or ``None`` when it may be replaced (or
+    made: a new folder inside an existing one; the folder above it missing is FX-IO-001).
 
     ``foreign(out_dir)`` lists the entries ``writer`` (``a lowering``) did not write; ``command``
     (``fxverify lower``), ``example`` (a folder name for the hint) and ``option`` (the option that
@@ -42,7 +54,7 @@ def refuse_replacing(out_dir: str, foreign: Callable[[str], list[str]], writer: 
     if os.path.exists(out_dir) and not os.path.isdir(out_dir):
         return diagnostic(codes.IO_001, f"`{option} {out_dir}` exists and is not a directory", help="name a folder, new or existing")
     if not os.path.isdir(out_dir):
-        return None
+        return missing_parent(out_dir)
     cwd, out = os.path.realpath(os.getcwd()), os.path.realpath(out_dir)
     if cwd == out or cwd.startswith(out + os.sep):
         return diagnostic(codes.IO_002, f"`{option} {out_dir}` holds the current folder; nothing was written",

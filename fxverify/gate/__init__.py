@@ -23,6 +23,7 @@ from fxverify.atomic import write_text
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
+from fxverify.diagnostics.outdir import missing_parent
 from fxverify.gate.baseline import BaselineEntry, BaselineError, apply_baseline, dump_baseline, entries_from, read_baseline
 from fxverify.gate.cache import CacheStats, ResultCache, check_cached
 from fxverify.gate.discover import collect_policies
@@ -160,6 +161,9 @@ def _stop(report: Report, problem: Diagnostic) -> Report:
 def _run_dumping(files: list[str], req: GateRequest) -> tuple[list[CheckResult], CacheStats, float, Diagnostic | None]:
     """One policy at a time, each dumping into its own folder (``dump_dirs``)."""
     assert req.dump_smt is not None
+    missing = missing_parent(req.dump_smt)
+    if missing is not None:
+        return [], CacheStats(), 0.0, missing
     dirs = dump_dirs(files, req.dump_smt)
     try:
         for d in dirs.values():
