@@ -404,18 +404,26 @@ def test_version_answers_without_loading_the_command_line() -> None:
 def test_check_help_names_the_config_table_shows_flags_plain_and_the_true_jobs_default() -> None:
     """`check --help`: the config table's name is printed whole at every typer and rich version
     (no square brackets, which rich markup eats and older typer prints escaped), flags show no
-    `<bool>` value (only click's own `--help` may), and `--jobs` defaults to this machine's
+    `<bool>` value (`--help` included), and `--jobs` defaults to this machine's
     cores, as the README says."""
     r = run("check", "--help", env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
     assert r.returncode == 0, r.stderr
     rows = [ln for ln in r.stdout.splitlines() if ln.startswith("│ --")]
     assert "pyproject.toml with a tool.fxverify table" in r.stdout and "\\[" not in r.stdout
-    assert [ln.split()[1] for ln in rows if "<bool>" in ln] in ([], ["--help"]), rows  # typer < 0.2x shows none
+    assert [ln.split()[1] for ln in rows if "<bool>" in ln] == [], rows
     (jobs,) = [i for i, ln in enumerate(r.stdout.splitlines()) if ln.startswith("│ --jobs")]
     shown = " ".join(ln.strip("│ ") for ln in r.stdout.splitlines()[jobs:jobs + 4])
     assert "this machine's cores" in shown.split("[default:", 1)[1].split("]", 1)[0], shown
     assert "`--jobs N` (worker processes, default: this machine's cores;" in (ROOT / "README.md").read_text().replace("\n  ", " ")
 
+
+
+@pytest.mark.parametrize("args", [(), ("lower",), ("gen",), ("gen", "prefill"), ("explain",), ("compare",)])
+def test_no_help_screen_shows_a_value_type_for_a_flag(args: tuple[str, ...]) -> None:
+    """`--help` takes no value, so no help screen shows it a type: newer typers make the help
+    option a typer option and print `--help <bool>` unless its metavar is set (cli._Group)."""
+    r = run(*args, "--help", env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
+    assert r.returncode == 0 and "--help" in r.stdout and "<bool>" not in r.stdout, r.stdout + r.stderr
 
 @pytest.mark.parametrize("args", [
     ("lower", str(ROOT / OK), "-o", "{out}"),

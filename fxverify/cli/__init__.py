@@ -15,7 +15,7 @@ import sys
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 
@@ -30,7 +30,31 @@ from fxverify.smt.backend import SolverOptions
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True,
+class _Group(typer.core.TyperGroup):
+    """A typer group whose `--help` shows no value type: newer typers (0.29) make the help option
+    a typer option, shown as `--help <bool>` although it takes no value (the flags below take
+    `metavar=""` for the same reason)."""
+
+    def get_help_option(self, ctx: typer.Context) -> Any:  # click's Option, or newer typers' own
+        """The help option (``None`` where the command has none), with an empty metavar."""
+        return _bare(super().get_help_option(ctx))
+
+
+class _Command(typer.core.TyperCommand):
+    """A typer command whose `--help` shows no value type (``_Group``)."""
+
+    def get_help_option(self, ctx: typer.Context) -> Any:  # click's Option, or newer typers' own
+        """The help option (``None`` where the command has none), with an empty metavar."""
+        return _bare(super().get_help_option(ctx))
+
+
+def _bare(option: Any) -> Any:
+    if option is not None:
+        option.metavar = ""
+    return option
+
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, cls=_Group,
                   help="Verify data-movement policies for GPU-DPU/NIC-CXL fabrics, then lower them to eBPF.")
 
 
@@ -109,7 +133,7 @@ def _inputs(paths: list[str]) -> list[str]:
     return paths
 
 
-@app.command()
+@app.command(cls=_Command)
 def check(
     ctx: typer.Context,
     paths: list[str] = typer.Argument(..., help="Policy files or folders (searched for *.fx)."),
@@ -282,7 +306,7 @@ def _pictures_refused(folder: str) -> None:
 Target = Enum("Target", {t: t for t in TARGETS}, type=str)  # type: ignore[misc]
 
 
-@app.command()
+@app.command(cls=_Command)
 def lower(
     policy: Path = typer.Argument(..., readable=False, help="The policy file to lower."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous lowering's (replaced atomically as a whole)."),
@@ -334,7 +358,7 @@ def lower(
     raise typer.Exit(res.exit_code)
 
 
-@app.command()
+@app.command(cls=_Command)
 def smt(
     policy: Path = typer.Argument(..., readable=False, help="The policy file whose obligations to write."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous export's (replaced atomically as a whole)."),
@@ -376,7 +400,7 @@ _SUFFIX_FORMAT = {".dot": GraphFormat.dot, ".gv": GraphFormat.dot, ".svg": Graph
                   ".html": GraphFormat.html, ".htm": GraphFormat.html}
 
 
-@app.command()
+@app.command(cls=_Command)
 def graph(
     policy: Path = typer.Argument(..., readable=False, help="The policy file to draw."),
     output: Optional[Path] = typer.Option(None, "-o", "--output", help="Write the picture to FILE (atomically)."),
@@ -438,7 +462,7 @@ def graph(
                     "name a file in an existing, writable folder")
 
 
-@app.command()
+@app.command(cls=_Command)
 def parse(paths: list[str] = typer.Argument(..., help="Policy files or folders (searched for *.fx).")) -> None:
     """Parse and resolve only (no obligations): input errors with exit 2, else each policy's counts of devices,
     regions and edges (families unrolled), exit 0."""
@@ -447,7 +471,7 @@ def parse(paths: list[str] = typer.Argument(..., help="Policy files or folders (
     _finish(parse_only(_inputs(paths)))
 
 
-@app.command()
+@app.command(cls=_Command)
 def fmt(paths: list[str] = typer.Argument(..., help="Policy files or folders (every *.fx, shared fragments too)."),
         check_only: bool = typer.Option(False, "--check", metavar="", help="Write nothing; exit 1 when a file is not formatted (CI)."),
         diff: bool = typer.Option(False, "--diff", metavar="", help="Print what would change, as a unified diff; write nothing.")) -> None:
@@ -472,7 +496,7 @@ class CompareFormat(str, Enum):
     csv = "csv"
 
 
-@app.command()
+@app.command(cls=_Command)
 def compare(
     a: Path = typer.Argument(..., readable=False, help="The CSV report of the first run (`fxverify check --format csv=A.csv`)."),
     b: Path = typer.Argument(..., readable=False, help="The CSV report of the second run."),
@@ -493,13 +517,13 @@ def compare(
 
 
 # The commands around checking live in ``cli.tools``; registered here in the order of ``--help``.
-app.command()(tools.explain)
-app.command()(tools.init)
-app.command()(tools.lsp)
-app.command()(tools.serve)
-gen_app = typer.Typer(add_completion=False, no_args_is_help=True,
+app.command(cls=_Command)(tools.explain)
+app.command(cls=_Command)(tools.init)
+app.command(cls=_Command)(tools.lsp)
+app.command(cls=_Command)(tools.serve)
+gen_app = typer.Typer(add_completion=False, no_args_is_help=True, cls=_Group,
                       help="Generate real policies from real input files.")
-gen_app.command("prefill")(tools.gen_prefill)
+gen_app.command("prefill", cls=_Command)(tools.gen_prefill)
 app.add_typer(gen_app, name="gen")
 
 
