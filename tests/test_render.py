@@ -74,3 +74,23 @@ def test_counts_take_the_number_of_their_noun() -> None:
                       tally={"ordering": Counter({"proved": 1, "by:solver": 1})})
     head = to_plain(render_summary(one)[:1])
     assert head == "p.fx: proved — 1 obligation, 1 solver call, 1 certificate checked\n"
+
+
+@pytest.mark.parametrize("ch,shown", [("\u00a0", "\u2423"), ("\u3000", "\u2423"), ("\x1b", "\ufffd"),
+                                      ("\u202e", "\ufffd"), ("\u200b", "\ufffd"), ("\t", " ")])
+def test_a_quoted_line_shows_odd_characters_safely_and_in_place(ch: str, shown: str) -> None:
+    """The quoted source line never carries a control or format character to the terminal
+    (escape sequences, bidirectional overrides: U+FFFD), shows a space that is not ASCII as `␣`
+    where it stands (not as a sign of a broken encoding), and keeps the underline under it."""
+    from fxverify.diagnostics import codes
+    from fxverify.diagnostics.model import diagnostic
+    from fxverify.source import SourceMap, Span
+
+    text = f"space s on d size{ch}4\n"
+    sources = SourceMap()
+    sources.add("p.fx", text)
+    at = text.index(ch)
+    out = to_plain(render_diagnostic(diagnostic(codes.SYN_002, "x", Span("p.fx", at, at + 1), "here"), sources))
+    quoted = next(ln for ln in out.splitlines() if ln.startswith("1 |"))
+    caret = next(ln for ln in out.splitlines() if ln.strip().startswith("|") and "^" in ln)
+    assert quoted == f"1 | space s on d size{shown}4" and caret.index("^") == quoted.index("size") + 4, out

@@ -198,6 +198,11 @@ def test_keywords_are_contextual(hook: str) -> None:
         ("fabric {\n  device gpü0: gpu\n}", "FX-SYN-002", "unexpected character `ü`",
          "names are ASCII letters, digits and `_`"),
         ("flow f { edge é: write kv by gpu0.launch }", "FX-SYN-002", "unexpected character `é`", "ASCII letters"),
+        # A space that is not ASCII (pasted from a page) is named, and the help says to replace it.
+        ("space s on d size\u00a04", "FX-SYN-002", "unexpected character `U+00A0 NO-BREAK SPACE`",
+         "with an ASCII space"),
+        ("flow f { edge a:\u202ewrite kv by gpu0.launch }", "FX-SYN-002",
+         "unexpected character `U+202E RIGHT-TO-LEFT OVERRIDE`", "expected one of"),
         # A misspelt keyword is named (the full list becomes a note); an unrelated name is not.
         ("flow f { edge a: write kv by gpu0.launch leese kv to gpu1 }", "FX-SYN-001", "unexpected name `leese`",
          "did you mean `lease`?"),

@@ -9,6 +9,7 @@ marked, the rule (``why``) and a fix hint.
 
 from __future__ import annotations
 
+import unicodedata
 from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.codes import Severity
@@ -36,8 +37,12 @@ _MAX_SNIPPET = 160
 
 
 def _printable(text: str) -> str:
-    """Replace control characters so a hostile policy cannot drive the terminal."""
-    return "".join(ch if ch.isprintable() else ("\ufffd" if ch != "\t" else " ") for ch in text)
+    """Replace control characters so a hostile policy cannot drive the terminal: a tab becomes a
+    space, a space that is not ASCII (Unicode category Zs: U+00A0 pasted from a page) becomes
+    `␣` (U+2423), shown where it is, and anything else unprintable (controls, format characters
+    such as bidirectional overrides) becomes U+FFFD. One character each, so underlines stay aligned."""
+    return "".join(ch if ch.isprintable() else " " if ch == "\t" else "\u2423" if unicodedata.category(ch) == "Zs"
+                   else "\ufffd" for ch in text)
 
 
 def _snippet(sources: SourceMap, span: Span, label: str, style: str) -> list[Line]:

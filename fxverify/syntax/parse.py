@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from pathlib import Path
 
 from lark import Lark, Token, Tree
@@ -370,7 +371,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             Span(path, pos, nl if nl >= 0 else len(text)), "this string never ends",
             help='close the string with `"` on the same line (write `\\"` for a quote inside it)',
         )
-    shown = ch if ch.isprintable() and not ch.isspace() else f"U+{ord(ch):04X}"
+    shown = ch if ch.isprintable() and not ch.isspace() else _code_point(ch)
     if named is not None:
         message, help_text, _ = _NAMED_ERRORS[named]
         return diagnostic(codes.SYN_002, message,
@@ -385,10 +386,21 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             help="names are ASCII letters, digits and `_` (starting with a letter or `_`); "
                  f"replace `{shown}`",
         )
+    if ch.isspace():  # a space that looks like one (U+00A0 pasted from a web page or a PDF)
+        return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
+            span, "not an ASCII space",
+            help=f"replace {shown} with an ASCII space: only spaces, tabs and newlines separate the words of a policy",
+        )
     return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
         span, "no token starts with this character",
         help=_expected_help(err.allowed),
     )
+
+
+def _code_point(ch: str) -> str:
+    """``U+00A0 NO-BREAK SPACE``: the code point of ``ch`` and its Unicode name when it has one."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" {name}" if name else "")
 
 
 _COMMENT_RE = re.compile(r'"(?:\\.|[^"\\\n])*"|#[^\n]*')
