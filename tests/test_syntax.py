@@ -357,3 +357,16 @@ def test_a_parser_loaded_from_its_kept_tables_parses_as_a_built_one(tmp_path, mo
     loaded = results()
     parse_module.parser.cache_clear()
     assert loaded == built and built[1]
+
+
+def test_a_long_operator_chain_is_told_how_to_group_its_terms() -> None:
+    """A flat sum of 250 terms nests one level per `+` and passes the depth limit: the help says
+    to group the terms in parentheses, and the grouped sum of the same terms parses."""
+    terms = ["1 MiB"] * 250
+    tree, diags = parse(f"space s on d size {' + '.join(terms)}", "deep.fx", max_depth=200)
+    assert tree is None and [d.code for d in diags] == ["FX-LIM-001"] and "group its terms in parentheses" in diags[0].help
+    grouped = " + ".join("(" + " + ".join(terms[i:i + 25]) + ")" for i in range(0, 250, 25))
+    tree, diags = parse(f"space s on d size {grouped}", "deep.fx", max_depth=200)
+    assert tree is not None and diags == []
+    _tree, diags = parse("flow f {" + "if 1 == 1 {" * 201 + "}" * 402, "deep.fx", max_depth=200)
+    assert "group its terms" not in (diags[0].help or "")

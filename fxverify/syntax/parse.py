@@ -281,16 +281,26 @@ def parse(text: str, path: str, *, max_depth: int = 200) -> tuple[Tree | None, l
         tree = parser().parse(text)
     except UnexpectedInput as err:
         return None, [_syntax_diagnostic(err, text, path)]
-    deep = _too_deep(tree, max_depth)
-    if deep is not None:
-        return None, [_lim001(Span(path, deep.meta.start_pos, deep.meta.end_pos), max_depth)]
+    found = _too_deep(tree, max_depth)
+    if found is not None:
+        deep, chain = found
+        return None, [_lim001(Span(path, deep.meta.start_pos, deep.meta.end_pos), max_depth, chain)]
     return tree, []
 
 
-def _lim001(span: Span, max_depth: int) -> Diagnostic:
+#: The tree nodes of binary operators (``grammar.lark``): a chain of them nests one level each.
+_OPERATORS = frozenset({"add", "sub", "mul", "div", "mod"})
+
+
+def _lim001(span: Span, max_depth: int, chain: bool = False) -> Diagnostic:
+    """FX-LIM-001 at ``span``; ``chain``: the deep node is an operator of a long chain, whose help
+    says how to group it."""
+    help_text = ("a chain such as `a + b + c + ...` nests one level per operator: group its terms in "
+                 "parentheses, which nest less (`(a + b + c) + (d + e + f)`), or write the value it adds up to"
+                 if chain else "split the expression or the nested blocks into simpler parts")
     return diagnostic(codes.LIM_001, f"nesting deeper than the limit of {max_depth} levels",
         span, "nested too deeply",
-        help="split the expression or the nested blocks into simpler parts",
+        help=help_text,
     )
 
 
@@ -319,16 +329,17 @@ def _too_deep_brackets(text: str, max_depth: int) -> int | None:
     return None
 
 
-def _too_deep(tree: Tree, max_depth: int) -> Tree | None:
-    """Return the first subtree found deeper than ``max_depth`` (iteratively), or ``None``."""
-    stack: list[tuple[Tree, int]] = [(tree, 1)]
+def _too_deep(tree: Tree, max_depth: int) -> tuple[Tree, bool] | None:
+    """Return the first subtree found deeper than ``max_depth`` (iteratively) and whether its
+    parent is a binary operator (``_OPERATORS``: it lies in a long chain of them), or ``None``."""
+    stack: list[tuple[Tree, int, bool]] = [(tree, 1, False)]
     while stack:
-        node, depth = stack.pop()
+        node, depth, in_chain = stack.pop()
         if depth > max_depth:
-            return node
+            return node, in_chain
         for child in node.children:
             if isinstance(child, Tree):
-                stack.append((child, depth + 1))
+                stack.append((child, depth + 1, node.data in _OPERATORS))
     return None
 
 
