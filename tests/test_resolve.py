@@ -343,6 +343,24 @@ flow f {
     assert [(s.name, s.init) for s in p.spaces] == [("hbm0", False), ("host0", True)]
 
 
+
+@pytest.mark.parametrize("size,dtype,whole", [
+    ("3", "bf16", False), ("1 MiB + 1", "bf16", False), ("6", "fp32", False), ("2 + l", "bf16", None),
+    ("4", "bf16", True), ("8", "fp32", True), ("3", "int4", True), ("3", "fp8", True), ("12", "fp64", False),
+])
+def test_a_region_of_a_dtype_holds_whole_elements(tmp_path: Path, size: str, dtype: str, whole: bool | None) -> None:
+    """FX-TYP-002 on a region whose byte size is not a whole number of its dtype's elements (an
+    odd byte count on a bf16 region: a size given in elements, or a typo); int4 packs two per byte.
+    ``None``: a family whose instance 1 (3 bytes) is the bad one, named in the message."""
+    text = HEAD + f"region w[l in 0..2] in hbm0 at 4 MiB + l * 1 MiB size {size} owner gpu0 dtype {dtype}\n"
+    p, diags, sources = _load(tmp_path, {"t.fx": text}, "t.fx")
+    if whole:
+        assert diags == [] and p is not None
+        return
+    (d,) = diags
+    assert p is None and d.code == "FX-TYP-002" and f"of dtype `{dtype}`" in d.message and "elements" in d.message
+    assert _text(sources, d.primary.span) == size and ("`w[1]`" in d.message if whole is None else "`w[0]`" in d.message)
+
 def test_large_family_unrolls(tmp_path: Path) -> None:
     text = HEAD + """\
 region kvw[l in 0..32, b in 0..512] in hbm0 at (l*512 + b) * 4 KiB size 4 KiB owner gpu0

@@ -21,7 +21,7 @@ from fxverify.resolve.references import region_set
 from fxverify.resolve.state import EvalError, Fn, RegionFamily, State, instance_name
 from fxverify.resolve.vocabulary import DTYPE_WORDS, OPERATOR_WORDS, word
 from fxverify.source import Span
-from fxverify.vocab import CHECKSUMS, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
+from fxverify.vocab import CHECKSUMS, DTYPES, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
 
 
 def policy_decl(st: State) -> ast.PolicyDecl | None:
@@ -163,6 +163,9 @@ def _expand_region(st: State, r: ast.RegionDecl, fam: RegionFamily, vars_: tuple
                    at_fn: Fn, size_fn: Fn, space: ir.Space) -> None:
     family = r.name.name
     dtype = r.dtype.name if r.dtype is not None else None
+    # A region of a dtype holds whole elements: a bf16 region of an odd number of bytes is a typo
+    # or a size computed in elements, not bytes. Bits, since an int4 element is half a byte.
+    bits = DTYPES[dtype].bits if dtype in DTYPES else 8
     for idx in itertools.product(*(range(lo, hi) for lo, hi in fam.dims)):
         env = dict(zip(vars_, idx))
         name = instance_name(family, idx)
@@ -175,6 +178,13 @@ def _expand_region(st: State, r: ast.RegionDecl, fam: RegionFamily, vars_: tuple
         if size <= 0:
             st.error(codes.TYP_002, f"region `{name}` has size {size}", r.size.span, "must be positive",
                      help="give the region a positive size")
+            fam.ok = False
+            return
+        if size * 8 % bits:
+            st.error(codes.TYP_002, f"region `{name}` of dtype `{dtype}` has {size} bytes, not a whole number of "
+                     f"{bits}-bit elements", r.size.span, f"{size * 8 // bits:,} elements and {size * 8 % bits} bits",
+                     help=f"give the size in bytes, a multiple of {bits // 8 if bits % 8 == 0 else bits / 8:g} "
+                          "(a unit such as `KiB` or `MiB` counts bytes)")
             fam.ok = False
             return
         if base < space.base or base + size > space.end:
