@@ -10,6 +10,8 @@ Prints, on this machine, each figure with the reference it is a ratio to, measur
 - P3: Llama-3.1-70B, TP 8 on the p4d topology, ``--disaggregate --unroll`` at two prompt lengths
   (default 1024 and 8192 tokens): the exponent of check time in tokens and in edges (target
   <= 1.15); ``--layers`` keeps the first N layers (80: the full model);
+- P4: the P2 policy (edge families) at 8 against 80 layers, ``--p4-tokens`` prompt tokens
+  (default 8192): the check's time ratio (target <= 1.5);
 - P5: DeepSeek-V3 at tensor parallel 1, full size (61 layers, 8192 tokens), as ``gen prefill``
   writes it, against its parse (target: check < 20 s);
 - P6: a warm re-check after a one-edge edit of the 8B policy (``check --cache-dir``: the result
@@ -187,6 +189,24 @@ def p2(d: Path, layers: int) -> None:
                   _gen_70b(d, layers, 8192, unroll=False), "target at 80 layers: < 120 s, < 3072 MiB")
 
 
+def p4(d: Path, tokens: int, small: int = 8, large: int = 80) -> None:
+    """P4: the 70B TP8 p4d ``--disaggregate`` policy as ``gen prefill`` writes it (edge families),
+    ``small`` against ``large`` layers at ``tokens`` prompt tokens, each checked in a fresh
+    process: the time ratio (target <= 1.5, which a check proving families without unrolling
+    them would meet), beside the ratio of edges the checker unrolls and of parametric proofs."""
+    a, b = (_run(_gen_70b(d, n, tokens, unroll=False), "check") for n in (small, large))
+    if "problem" in a or "problem" in b:
+        print(f"P4  not measured, the input was refused: {(a if 'problem' in a else b)['problem']}")
+        return
+    print(f"P4  70B TP8 p4d --disaggregate, {tokens} tokens, edge families: {small} against {large} layers")
+    for n, x in ((small, a), (large, b)):
+        print(f"    {n:>3} layers: {x['edges']:>8} edges, {x['obligations']:>9} obligations, {x['wall']:8.2f} s "
+              f"(cpu {x['cpu']:.2f}), {x['rss_mib']:.0f} MiB, {x['verdict']}; {_parametric(x)}")
+    print(f"    time ratio {b['wall'] / a['wall']:.2f} (cpu {b['cpu'] / a['cpu']:.2f}) [target <= 1.5] | edges "
+          f"{b['edges'] / a['edges']:.2f}x, obligations {b['obligations'] / a['obligations']:.2f}x (the checker "
+          "unrolls edge families)")
+
+
 def p5(d: Path, tokens: int) -> None:
     """DeepSeek-V3 at TP 1 (one GPU: MLA latent KV, 58 MoE layers of 256 routed experts), all 61
     layers, ``tokens`` prompt tokens, as ``gen prefill`` writes it, checked in a fresh process
@@ -302,10 +322,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
     ap.add_argument("--only", default="p1,p3,p5,p6,p7,curve",
-                    help="comma-separated parts: p1, p2, p3, p5, p6, p7, curve, family-curve (p2 and family-curve take minutes)")
+                    help="comma-separated parts: p1, p2, p3, p4, p5, p6, p7, curve, family-curve (p2, p4 and family-curve "
+                         "take minutes)")
     ap.add_argument("--p2-layers", type=int, default=80, help="layers of the P2 policy (80: the full model)")
     ap.add_argument("--layers", type=int, default=4, help="layers of the P3 policies (80: the full model)")
     ap.add_argument("--tokens", default="1024,8192", help="the two prompt lengths of P3")
+    ap.add_argument("--p4-tokens", type=int, default=8192, help="prompt tokens of the P4 policies (8192: full size)")
+    ap.add_argument("--p4-layers", default="8,80", help="the two layer counts P4 compares")
     ap.add_argument("--p5-tokens", type=int, default=8192, help="prompt tokens of the P5 policy (8192: full size)")
     ap.add_argument("--max-edges", type=int, default=40_000, help="largest policy of the scaling curve")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of P1's three measurements, side by side (the medians are printed)")
@@ -325,6 +348,8 @@ def main() -> int:
         if "p3" in parts:
             t1, t2 = (int(x) for x in a.tokens.split(","))
             p3(d, a.layers, t1, t2)
+        if "p4" in parts:
+            p4(d, a.p4_tokens, *(int(x) for x in a.p4_layers.split(",")))
         if "p5" in parts:
             p5(d, a.p5_tokens)
         if "p6" in parts:
