@@ -318,6 +318,17 @@ def curve(d: Path, max_edges: int) -> None:
         path.unlink()
 
 
+def _two_layer_counts(text: str) -> tuple[int, int]:
+    """``--p4-layers``: two positive layer counts, ``SMALL,LARGE``; exits with a message otherwise."""
+    try:
+        small, large = (int(x) for x in text.split(","))
+    except ValueError:
+        sys.exit(f"--p4-layers takes two layer counts, SMALL,LARGE (such as 8,80), not `{text}`")
+    if not 0 < small < large:
+        sys.exit(f"--p4-layers: the counts must be positive and the first smaller, not `{text}`")
+    return small, large
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--worker", nargs=2, metavar=("PATH", "MODE"), help=argparse.SUPPRESS)
@@ -349,7 +360,7 @@ def main() -> int:
             t1, t2 = (int(x) for x in a.tokens.split(","))
             p3(d, a.layers, t1, t2)
         if "p4" in parts:
-            p4(d, a.p4_tokens, *(int(x) for x in a.p4_layers.split(",")))
+            p4(d, a.p4_tokens, *_two_layer_counts(a.p4_layers))
         if "p5" in parts:
             p5(d, a.p5_tokens)
         if "p6" in parts:

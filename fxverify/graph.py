@@ -483,8 +483,8 @@ def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
     # no later than it, so the hulls share a byte, and only a strided footprint needs the exact
     # test (``Footprint.meets``). INVARIANT: footprints are not empty (the resolver rejects a
     # region `size`, a slice's `elem` or `count` below 1), so sharing a hull byte is meeting.
-    # A heap of each open list's ends says when one has ended: the list is filtered only then
-    # (most footprints start where no open region ends; the filter per event was half the sweep).
+    # A heap of each open list's ends says when one has ended: the list is filtered only then,
+    # not at every event (most footprints start where no open region ends).
     for items in by_space.values():
         items.sort(key=lambda t: (t[0], t[1]))
         open_regions: list[Region] = []

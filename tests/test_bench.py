@@ -25,6 +25,9 @@ RUNS = {
     "fuzz.py": ["--seconds", "5", "--seed", "1", "--cli-every", "5"],
 }
 
+#: Words the figures of a run must print (a part that prints "not measured" or nothing fails)
+SHOWS = {"bench_scale.py": ["P4  70B TP8", "time ratio", "P5  DeepSeek-V3", "P7  fxverify --version"]}
+
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", sorted(RUNS))
@@ -33,6 +36,8 @@ def test_benchmark_runs(script: str) -> None:
                        capture_output=True, text=True, timeout=1200)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.strip() and "Traceback" not in r.stderr
+    for line in SHOWS.get(script, ()):
+        assert line in r.stdout, r.stdout
 
 
 def test_the_scaling_curve_shows_a_refused_input_as_its_diagnostic(tmp_path) -> None:

@@ -435,9 +435,12 @@ def test_an_output_folder_under_a_missing_folder_is_refused_and_nothing_is_made(
     missing folder): a typo in a parent's name is FX-IO-001 before any work, and no tree appears.
     A new folder inside an existing one is still made."""
     extra = ("--no-cache",) if args[0] == "check" else ()
-    r = run(*(a.format(out=tmp_path / "typo" / "out") for a in args), *extra)
-    out = r.stdout + r.stderr
-    assert r.returncode == 2 and "[FX-IO-001]" in out and "no such folder" in out, out
-    assert not (tmp_path / "typo").exists() and "Traceback" not in out
+    (tmp_path / "afile").write_text("")
+    for bad, why in ((tmp_path / "typo" / "out", "no such folder"), (f"{tmp_path}/typo/../out", "no such folder"),
+                     (tmp_path / "afile" / "out", "is not a folder")):
+        r = run(*(a.format(out=bad) for a in args), *extra)
+        out = r.stdout + r.stderr
+        assert r.returncode == 2 and "[FX-IO-001]" in out and why in out, out
+        assert not (tmp_path / "typo").exists() and not (tmp_path / "out").exists() and "Traceback" not in out
     r = run(*(a.format(out=tmp_path / "new") for a in args), *extra)
     assert r.returncode == 0 and (tmp_path / "new").is_dir(), r.stdout + r.stderr

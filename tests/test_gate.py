@@ -470,6 +470,15 @@ def test_malformed_baselines_say_what_is_wrong(tmp_path: Path, doc: str, words: 
     assert [p.code for p in report.problems] == ["FX-GATE-001"] and words in report.problems[0].message
 
 
+def test_a_baseline_an_editor_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """A UTF-8 byte order mark before the JSON (some editors write one) is read past."""
+    base = tmp_path / "b.json"
+    assert CliRunner().invoke(app, ["check", str(ROOT / RACE), "--no-cache", "--write-baseline", str(base)]).exit_code == 0
+    base.write_bytes(b"\xef\xbb\xbf" + base.read_bytes())
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--no-cache", "--baseline", str(base)])
+    assert r.exit_code == 0 and "FX-GATE-001" not in r.stderr, r.stdout + r.stderr
+
+
 def test_bad_baselines_are_input_errors(tmp_path: Path) -> None:
     (tmp_path / "b.json").write_text("{not json")
     r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--baseline", str(tmp_path / "b.json")])
@@ -480,6 +489,7 @@ def test_bad_baselines_are_input_errors(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("data,where,label", [
     (b'{"fxverify_baseline": 1,\n "entries": [\n  {"a": 1,}\n ]}\n', "b.json:3:11", "here"),
+    (b'\xef\xbb\xbf{"fxverify_baseline": 1,\n "entries": [\n  {"a": 1,}\n ]}\n', "b.json:3:11", "here"),  # a BOM first
     (b'{"fxverify_baseline": 1, "entries": []}\n\xff\n', "b.json:2:1", "not UTF-8"),
 ])
 def test_a_baseline_with_a_syntax_error_or_a_bad_byte_points_at_it(tmp_path: Path, data: bytes, where: str,

@@ -296,19 +296,43 @@ def test_csv_rows_per_policy_and_family_and_compare(repo: Path) -> None:
 @pytest.mark.parametrize("data,where,words", [
     (b"\xff\xfe" + ",".join(["policy"] * 10).encode() + b"\n", "bad.csv:1:1", "not UTF-8"),
     (b"hello\n", "bad.csv:1:1", "this header"),
-    (None, "bad.csv:3:1", "this row"),  # a short row after the header and one good row
+    (b"", "bad.csv:3:1", "this row"),  # a short row after the header and one good row
+    (b"\r\n", "bad.csv:3:1", "this row"),  # the same, with CRLF line ends
+    (b"\"", "bad.csv:3:1", "this row"),  # a row whose quoted first cell spans two lines
 ])
-def test_compare_points_at_the_place_in_a_bad_csv(repo: Path, data: bytes | None, where: str, words: str) -> None:
+def test_compare_points_at_the_place_in_a_bad_csv(repo: Path, data: bytes, where: str, words: str) -> None:
     """A CSV that is not a report is FX-GATE-003 at file:line:col with the line quoted and
-    underlined (a byte that is not UTF-8, the header, the first bad row), never a raw codec message."""
+    underlined (a byte that is not UTF-8, the header, the first bad row: the underline as long as
+    the row's text), never a raw codec message."""
     assert fx("check", "p.fx", "--no-cache", "--format", "csv=a.csv")[0] == 1
-    if data is None:
-        good = (repo / "a.csv").read_bytes().splitlines(keepends=True)
-        data = good[0] + good[1] + b"p.fx,all\n"
+    if words == "this row":
+        good = (repo / "a.csv").read_bytes().splitlines()
+        end = b"\r\n" if data == b"\r\n" else b"\n"
+        row = b'"p.\nfx",all' if data == b'"' else b"p.fx,all"
+        data = good[0] + end + good[1] + end + row + end
     (repo / "bad.csv").write_bytes(data)
     code, _, err = fx("compare", "a.csv", "bad.csv")
     assert code == 2 and "FX-GATE-003" in err and f"--> {where}" in err and words in err, err
     assert "codec" not in err and "Traceback" not in err
+    if words == "this row":
+        quoted = [ln for ln in err.splitlines() if ln.startswith("3 |")]
+        carets = [ln for ln in err.splitlines() if "^" in ln]
+        assert quoted[0].endswith('"p.' if data.count(b'"') else "p.fx,all") and carets[0].count("^") == len(
+            quoted[0]) - len("3 | "), err
+
+
+def test_compare_reads_a_pipe(repo: Path) -> None:
+    """`fxverify compare <(...) b.csv`: a report may come through a pipe (process substitution)."""
+    import os
+    import threading
+
+    assert fx("check", "p.fx", "--no-cache", "--format", "csv=a.csv")[0] == 1
+    os.mkfifo(repo / "pipe.csv")
+    feed = threading.Thread(target=lambda: (repo / "pipe.csv").write_bytes((repo / "a.csv").read_bytes()))
+    feed.start()
+    code, out, err = fx("compare", "pipe.csv", "a.csv", "--format", "csv")
+    feed.join()
+    assert code == 0 and "p.fx" in out, err
 
 def test_an_unwritable_cache_is_a_note_and_changes_no_verdict(repo: Path) -> None:
     """``--cache-dir`` on a path that cannot be a folder: the run still checks (exit 1 for the

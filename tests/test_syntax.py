@@ -368,5 +368,6 @@ def test_a_long_operator_chain_is_told_how_to_group_its_terms() -> None:
     grouped = " + ".join("(" + " + ".join(terms[i:i + 25]) + ")" for i in range(0, 250, 25))
     tree, diags = parse(f"space s on d size {grouped}", "deep.fx", max_depth=200)
     assert tree is not None and diags == []
-    _tree, diags = parse("flow f {" + "if 1 == 1 {" * 201 + "}" * 402, "deep.fx", max_depth=200)
-    assert "group its terms" not in (diags[0].help or "")
+    for deep in ("-" * 400 + "1", "1 + " + "-" * 400 + "1"):  # a unary chain, and one under a short sum
+        _tree, diags = parse(f"space s on d size {deep}", "deep.fx", max_depth=200)
+        assert [d.code for d in diags] == ["FX-LIM-001"] and "group its terms" not in (diags[0].help or "")

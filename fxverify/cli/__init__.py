@@ -30,6 +30,7 @@ from fxverify.smt.backend import SolverOptions
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
+
 class _Group(typer.core.TyperGroup):
     """A typer group whose `--help` shows no value type: newer typers (0.29) make the help option
     a typer option, shown as `--help <bool>` although it takes no value (the flags below take
@@ -49,6 +50,7 @@ class _Command(typer.core.TyperCommand):
 
 
 def _bare(option: Any) -> Any:
+    """``option`` (the help option, or ``None``) with its metavar set empty: it takes no value."""
     if option is not None:
         option.metavar = ""
     return option

@@ -33,13 +33,17 @@ def unwritable_file(path: str) -> Diagnostic | None:
 
 
 def missing_parent(out_dir: str) -> Diagnostic | None:
-    """FX-IO-001 when the folder above the output folder ``out_dir`` does not exist, else
-    ``None``. A command makes its output folder, not the folders above it: as ``unwritable_file``
-    for an output file, a typo in a parent's name is refused before any work, not made into a
-    new tree."""
-    if os.path.isdir(os.path.dirname(os.path.abspath(out_dir))):
+    """FX-IO-001 when the folder above the output folder ``out_dir`` does not exist or is not a
+    folder, else ``None``. A command makes its output folder, not the folders above it: as
+    ``unwritable_file`` for an output file, a typo in a parent's name is refused before any work,
+    not made into a new tree. The path is taken as written (``nope/../out`` needs ``nope``), as
+    the system resolves it."""
+    stripped = out_dir.rstrip(os.sep) or out_dir
+    parent = os.path.dirname(stripped) or "."
+    if os.path.isdir(parent):
         return None
-    return diagnostic(codes.IO_001, f"cannot write `{out_dir}`: no such folder `{os.path.dirname(os.path.normpath(out_dir)) or '.'}`",
+    why = f"`{parent}` is not a folder" if os.path.exists(parent) else f"no such folder `{parent}`"
+    return diagnostic(codes.IO_001, f"cannot write `{out_dir}`: {why}",
                       help="name a new folder inside an existing one, or an existing folder")
 
 

@@ -89,11 +89,12 @@ def read_baseline(path: str) -> list[BaselineEntry]:
     except NotUtf8 as err:
         raise BaselineError(f"baseline `{path}` is not UTF-8 text", Span(path, err.at, err.at + 1), err.shown,
                             "not UTF-8", (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
+    bom = 1 if text.startswith("\ufeff") else 0  # a byte order mark an editor put first: read past it
     try:
-        doc = json.loads(text)
+        doc = json.loads(text[bom:])
     except json.JSONDecodeError as err:
-        raise BaselineError(f"baseline `{path}` is not JSON: {err.msg}", Span(path, err.pos, err.pos + 1), text,
-                            "here") from None
+        at = err.pos + bom
+        raise BaselineError(f"baseline `{path}` is not JSON: {err.msg}", Span(path, at, at + 1), text, "here") from None
     except (ValueError, RecursionError) as err:  # nesting past the decoder's stack, an integer of too many digits
         raise BaselineError(f"baseline `{path}` is not readable JSON: {err}") from None
     version = doc.get("fxverify_baseline") if isinstance(doc, dict) else None

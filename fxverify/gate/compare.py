@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.fileio import NotUtf8, decode_utf8, read_regular
+from fxverify.fileio import NotUtf8, decode_utf8
 from fxverify.source import SourceMap, Span
 #: The header of a CSV report (``render.csv`` writes it, ``read_rows`` reads it), in order.
 COLUMNS = ("policy", "family", "verdict", "obligations", "proved", "refuted", "unknown", "solver", "fast", "seconds")
@@ -91,21 +91,35 @@ def _bad(path: str, why: str, at: tuple[str, int, int, str] | None = None, notes
                         sources)
 
 
-def _line(text: str, n: int) -> tuple[int, int]:
-    """The character offsets of the start and end of 1-based line ``n`` of ``text``."""
-    start = 0
-    for _ in range(n - 1):
-        start = text.index("\n", start) + 1
-    end = text.find("\n", start)
-    return start, len(text) if end < 0 else end
+def _lines(text: str, first: int, last: int) -> tuple[int, int]:
+    """The character offsets of the start of 1-based line ``first`` of ``text`` and of the end of
+    line ``last`` (before its newline, and before a carriage return ending it)."""
+    starts = [0]
+    at = 0
+    while len(starts) < last + 1:
+        nl = text.find("\n", at)
+        if nl < 0:
+            break
+        at = nl + 1
+        starts.append(at)
+    lo = starts[min(first, len(starts)) - 1]
+    hi = starts[last] - 1 if last < len(starts) else len(text)
+    if hi > lo and text[hi - 1] == "\r":
+        hi -= 1
+    return lo, max(hi, lo)
 
 
 def read_rows(path: str) -> list[Row]:
     """The rows of a CSV report, in file order. Raises ``CompareError`` (FX-GATE-003), pointing
-    at the line at fault where there is one."""
+    at the lines of the row at fault where there is one. Reads what ``path`` names whatever it is,
+    so a pipe (``<(...)``) works."""
     try:
-        text = decode_utf8(read_regular(path))
-        rows = list(csv.reader(io.StringIO(text, newline="")))
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read())
+        reader = csv.reader(io.StringIO(text, newline=""))
+        rows: list[tuple[list[str], int, int]] = []  # (cells, first line, last line): a quoted cell may span lines
+        for cells in reader:
+            rows.append((cells, rows[-1][2] + 1 if rows else 1, reader.line_num))
     except FileNotFoundError:
         raise _bad(path, "does not exist") from None
     except NotUtf8 as err:
@@ -113,23 +127,21 @@ def read_rows(path: str) -> list[Row]:
                    (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
     except (OSError, csv.Error) as err:
         raise _bad(path, f"cannot be read: {getattr(err, 'strerror', None) or err}") from None
-    if not rows or tuple(rows[0]) != COLUMNS:
+    if not rows or tuple(rows[0][0]) != COLUMNS:
         raise _bad(path, "is not an fxverify CSV report (its header is not `" + ",".join(COLUMNS) + "`)",
-                   (text, *_line(text, 1), "this header") if text else None)
+                   (text, *_lines(text, rows[0][1], rows[0][2]), "this header") if rows else None)
     out = []
-    # INVARIANT: report rows hold no newline inside a cell (``render.csv`` writes names, codes and
-    # numbers), so row n is line n; a file whose quoted cells span lines is shown from its first.
-    lines = text.count("\n") + 1
-    for n, cells in enumerate(rows[1:], start=2):
-        where = (text, *_line(text, min(n, lines)), "this row")
+    for cells, first, last in rows[1:]:
         if len(cells) != len(COLUMNS):
-            raise _bad(path, f"line {n} has {len(cells)} cells, not {len(COLUMNS)}", where)
+            raise _bad(path, f"line {first} has {len(cells)} cells, not {len(COLUMNS)}",
+                       (text, *_lines(text, first, last), "this row"))
         rec = dict(zip(COLUMNS, cells))
         try:
             counts = {k: int(rec[k]) for k in COUNTS}
             seconds = float(rec["seconds"]) if rec["seconds"] else None
         except ValueError:
-            raise _bad(path, f"line {n} has a count or time that is not a number", where) from None
+            raise _bad(path, f"line {first} has a count or time that is not a number",
+                       (text, *_lines(text, first, last), "this row")) from None
         out.append(Row(rec["policy"], rec["family"], rec["verdict"], counts, seconds))
     return out
 

@@ -90,13 +90,20 @@ def _accesses(ctx: Context) -> None:
 #: (``Shapes.instances``), which every shard's parametric prover reads (``Parametric.families``).
 #: Measured on the Llama-3.1-8B prefill (each shard run alone in a fork, 2-core machine), when
 #: the set held the ownership indexes instead of the last two: the ten shards took 13.7 s in all
-#: without it and 8.7 s after it, which took 1.1 s to build. Left to the shards that read them:
-#: the ownership indexes (``Context._index``: the ownership family only), the reachability index
-#: (``PolicyGraph.indexed``: the races stage only) and the accesses by address space
-#: (``Context.accesses_by_space``: races, transforms, alias; not ownership, the largest shard,
-#: which a worker takes while the gate runs those). Each leaves the serial part before the fork
-#: for a shard's, which runs beside the ownership shard: the two took 0.13 and 0.28 s, and the
-#: forked check's resolve-to-merge span fell by a median 3.4% over 12 rounds side by side.
+#: without it and 8.7 s after it, which took 1.1 s to build.
+#:
+#: Left to the shards that read them, each process building its own: the ownership indexes
+#: (``Context._index``: the ownership family only), the reachability index
+#: (``PolicyGraph.indexed``) and the accesses by address space (``Context.accesses_by_space``).
+#: On the 8B prefill only the races stage reads the first, and races, transforms and alias the
+#: second (0.13 and 0.28 s to build), none of them the ownership shard, the largest, which a
+#: worker runs while the gate runs those: the serial part before the fork shrinks by their time,
+#: nothing is built twice when the gate takes those stages, and the forked check's resolve-to-merge
+#: span fell by a median 3.4% over 12 rounds side by side (2 cores; the ratios of the rounds
+#: spread from 0.75 to 1.16: a noisy machine). Across the corpus
+#: more stages read them (the ownership, def-before-use, posted-write, coherence and maps families
+#: the reachability index, posted and coherence the accesses by space), so a split may build one
+#: in two processes at once: more CPU, in parallel, where before it was built once before the fork.
 WARM: tuple[Callable[[Context], object], ...] = (
     lambda ctx: ctx.graph.is_acyclic(),
     _accesses,

@@ -18,7 +18,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.resolve.expressions import compile_expr, const, const_range
 from fxverify.resolve.names import known
 from fxverify.resolve.references import region_set
-from fxverify.resolve.state import EvalError, Fn, RegionFamily, State, instance_name
+from fxverify.resolve.state import EvalError, Fn, RegionFamily, State, instance_name, plural
 from fxverify.resolve.vocabulary import DTYPE_WORDS, OPERATOR_WORDS, word
 from fxverify.source import Span
 from fxverify.vocab import CHECKSUMS, DTYPES, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
@@ -181,8 +181,9 @@ def _expand_region(st: State, r: ast.RegionDecl, fam: RegionFamily, vars_: tuple
             fam.ok = False
             return
         if size * 8 % bits:
-            st.error(codes.TYP_002, f"region `{name}` of dtype `{dtype}` has {size} bytes, not a whole number of "
-                     f"{bits}-bit elements", r.size.span, f"{size * 8 // bits:,} elements and {size * 8 % bits} bits",
+            st.error(codes.TYP_002, f"region `{name}` of dtype `{dtype}` has {size} {plural(size, 'byte', 'bytes')}, not a whole number of "
+                     f"{bits}-bit elements", r.size.span,
+                     f"{size * 8 // bits:,} {plural(size * 8 // bits, 'element', 'elements')} and {size * 8 % bits} bits",
                      help=f"give the size in bytes, a multiple of {bits // 8 if bits % 8 == 0 else bits / 8:g} "
                           "(a unit such as `KiB` or `MiB` counts bytes)")
             fam.ok = False

@@ -296,7 +296,7 @@ def _lim001(span: Span, max_depth: int, chain: bool = False) -> Diagnostic:
     """FX-LIM-001 at ``span``; ``chain``: the deep node is an operator of a long chain, whose help
     says how to group it."""
     help_text = ("a chain such as `a + b + c + ...` nests one level per operator: group its terms in "
-                 "parentheses, which nest less (`(a + b + c) + (d + e + f)`), or write the value it adds up to"
+                 "parentheses, which nest less (`(a + b + c) + (d + e + f)`), or write the value it computes"
                  if chain else "split the expression or the nested blocks into simpler parts")
     return diagnostic(codes.LIM_001, f"nesting deeper than the limit of {max_depth} levels",
         span, "nested too deeply",
@@ -330,16 +330,18 @@ def _too_deep_brackets(text: str, max_depth: int) -> int | None:
 
 
 def _too_deep(tree: Tree, max_depth: int) -> tuple[Tree, bool] | None:
-    """Return the first subtree found deeper than ``max_depth`` (iteratively) and whether its
-    parent is a binary operator (``_OPERATORS``: it lies in a long chain of them), or ``None``."""
-    stack: list[tuple[Tree, int, bool]] = [(tree, 1, False)]
+    """Return the first subtree found deeper than ``max_depth`` (iteratively) and whether most of
+    its depth is a run of binary operators (``_OPERATORS``) right above it: a long chain such as
+    ``a + b + c + ...``, not a short one inside deep blocks; or ``None``."""
+    stack: list[tuple[Tree, int, int]] = [(tree, 1, 0)]  # (node, depth, operators in a row above it)
     while stack:
-        node, depth, in_chain = stack.pop()
+        node, depth, run = stack.pop()
         if depth > max_depth:
-            return node, in_chain
+            return node, run > max_depth // 2
+        below = run + 1 if node.data in _OPERATORS else 0
         for child in node.children:
             if isinstance(child, Tree):
-                stack.append((child, depth + 1, node.data in _OPERATORS))
+                stack.append((child, depth + 1, below))
     return None
 
 
@@ -397,7 +399,7 @@ def _syntax_diagnostic(err: UnexpectedInput, text: str, path: str) -> Diagnostic
             help="names are ASCII letters, digits and `_` (starting with a letter or `_`); "
                  f"replace `{shown}`",
         )
-    if ch.isspace():  # a space that looks like one (U+00A0 pasted from a web page or a PDF)
+    if unicodedata.category(ch) == "Zs":  # a space that looks like one (U+00A0 pasted from a web page or a PDF)
         return diagnostic(codes.SYN_002, f"unexpected character `{shown}`",
             span, "not an ASCII space",
             help=f"replace {shown} with an ASCII space: only spaces, tabs and newlines separate the words of a policy",
