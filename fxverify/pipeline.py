@@ -379,9 +379,15 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     # hundreds of thousands of edges would hold it for nothing.
     if refuted:
         sim = Simulator(policy)
+        traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
         for at, ob, w, res in refuted:
-            result.diagnostics[at] = refutation(policy, sim, ob, w, res)
+            # A check shows the first refutation of each group with its trace and counts the
+            # others in a note (``_group_instances``): every witness is replayed, but only that
+            # first one is widened and drawn. The key is the diagnostic's, known before it is made.
+            group = (ob.code, ob.primary, ob.related[0].span if ob.related else None, "")
+            result.diagnostics[at] = refutation(policy, sim, ob, w, res, traced=group not in traced)
             if result.diagnostics[at].code is ob.code:
+                traced.add(group)
                 findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
             if progress is not None:
                 progress.advance(1)

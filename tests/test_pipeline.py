@@ -285,3 +285,41 @@ def test_a_persist_finding_offers_to_pin_a_read_back_that_follows_the_write() ->
     (d,) = [d for d in r.diagnostics if d.obligation.startswith("FX-ORD-003:persist:")]
     assert d.trace is not None and d.trace.fix.startswith("add `flush up0` to `spill`, or pin `via up0` on `verify`"), \
         d.trace.fix
+
+
+@pytest.mark.parametrize("path", ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx",
+                                  "corpus/ordering/fail/notify-batch-in-flight.fx",
+                                  "corpus/incidents/fail/pd-request-aborted-mid-transfer.fx"])
+def test_only_the_first_refutation_of_a_group_is_drawn_and_the_check_shows_the_same(
+        path: str, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every witness is replayed, but only the first refutation of each group (the one a check
+    shows, the rest counted in its note) is widened and drawn as a trace: what the check shows is
+    the same as when every refutation is drawn, byte for byte in JSON."""
+    import fxverify.pipeline as pipeline
+    from fxverify.replay import refutation as module
+
+    confirmed: list[str] = []
+    real_confirm = Simulator.confirm
+
+    def counting(self, code, *args, **kwargs):  # type: ignore[no-untyped-def]
+        confirmed.append(str(code))
+        return real_confirm(self, code, *args, **kwargs)
+
+    drawn: list[str] = []
+    real_draw = module.build_trace
+
+    def drawing(policy, code, *args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append(str(code))
+        return real_draw(policy, code, *args, **kwargs)
+
+    monkeypatch.setattr(Simulator, "confirm", counting)
+    monkeypatch.setattr(module, "build_trace", drawing)
+    grouped = check(path, CheckOptions(verify_hints=False))
+    shown = [d for d in grouped.diagnostics if d.trace is not None]
+    assert grouped.refutations and len(confirmed) >= len(grouped.refutations)  # every witness replayed
+    assert len(drawn) == len(shown) < len(grouped.refutations)  # only the shown ones drawn
+    every = module.refutation
+    monkeypatch.setattr(pipeline, "refutation", lambda *a, traced=True, **k: every(*a, traced=True, **k))
+    everything = check(path, CheckOptions(verify_hints=False))
+    assert len(drawn) == len(shown) + len(everything.refutations)
+    assert results_to_json([grouped]) == results_to_json([everything])

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fxverify.diagnostics.model import Diagnostic, TraceEvent, diagnostic, internal_error
+from fxverify.diagnostics.model import Diagnostic, Trace, TraceEvent, diagnostic, internal_error
 from fxverify.ir import Policy
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
@@ -23,21 +23,36 @@ if TYPE_CHECKING:  # types only: the replay imports nothing of the encoder at ru
     from fxverify.smt.backend import Result
 
 
-def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Diagnostic:
+def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: Result, *,
+               traced: bool = True) -> Diagnostic:
     """The diagnostic of a refuted obligation, after the simulator replayed its witness; a witness
     that does not replay is FX-INT-001, never a finding. Its trace shows the context edges too
     (``_shown``) and marks the obligation's violating event; its ``edges`` (which the fingerprint
-    hashes) are the culprits only (the regions, for a finding about regions)."""
+    hashes) are the culprits only (the regions, for a finding about regions).
+
+    With ``traced`` False the witness is replayed all the same, but neither widened nor drawn:
+    the diagnostic has no trace, its help is the fix's text and the violating event is read off
+    the witness's own schedule. ``pipeline.discharge_obligations`` asks so for a refutation that
+    a check shows grouped under an earlier one of its group (``pipeline._group_key``), which
+    carries the trace: on a layered policy with a race in every layer, widening and drawing
+    each of hundreds of witnesses over thousands of edges took minutes."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
     confirmed = sim.confirm(ob.code, edges, w.schedule, w.address, w.values, w.other_schedule)
     if confirmed is None:
         return internal_error(f"the counterexample for {ob.code} ({ob.key}) did not replay in the simulator",
                               ob.primary, notes=(f"witness schedule {sorted(w.schedule.items())}, address {w.address}",),
                               policy=policy.name, obligation=ob.key)
-    shown = _shown(sim, ob, w, res)
-    step = ob.violating(shown)
-    trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, step,
-                        ob.context(w), ob.trace_regions())
+    trace: Trace | None = None
+    if traced:
+        shown = _shown(sim, ob, w, res)
+        step = ob.violating(shown)
+        trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, step,
+                            ob.context(w), ob.trace_regions())
+        help_text, kind = trace.fix, _witness_kind(w, trace.events)
+    else:
+        step = ob.violating(w)
+        help_text = ob.fix(w).text()
+        kind = _witness_kind(w, ()) + (step.kind if step is not None and w.schedule and not w.cycle else "")
     culprits = edges if w.cycle else ob.culprits()
     if step is not None and step.edge in ob.edges and step.edge not in culprits:
         # The marked step is the violating event, so its edge is blamed too (a release that lands
@@ -46,9 +61,8 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
     # A finding about regions blames no edge: its regions are what breaks the rule, so they key
     # its fingerprint (as `region NAME`, which no edge can be called).
     blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
-    return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=trace.fix,
-                      trace=trace, policy=policy.name, obligation=ob.key,
-                      edges=blamed, witness=_witness_kind(w, trace.events))
+    return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=help_text,
+                      trace=trace, policy=policy.name, obligation=ob.key, edges=blamed, witness=kind)
 
 
 #: Most elided edges a trace's closed schedule replays with (``_shown``); past it, only the
