@@ -331,6 +331,19 @@ class Context:
         """Return edge ``eid``."""
         return self.policy.edges[eid]
 
+    @property
+    def notifiers(self) -> dict[str, list[int]]:
+        """Edge name -> the ids of the edges that notify it complete (``notifies``), ascending;
+        built on first use (a trace of a refutation asks it, ``Obligation.waited_for``)."""
+        hit = self.__dict__.get("_notifiers")
+        if hit is None:
+            hit = {}
+            for e in self.policy.edges:
+                for name in e.notifies:
+                    hit.setdefault(name, []).append(e.eid)
+            self.__dict__["_notifiers"] = hit
+        return hit
+
     def accesses_by_space(self) -> dict[str, list[tuple[int, int, Access]]]:
         """Map each space to ``(eid, position, access)`` triples sorted by footprint ``lo``.
         Cached (several families sweep them); do not modify the lists."""
@@ -515,7 +528,7 @@ class Obligation(ABC):
         g, pol = self.ctx.graph, self.ctx.policy
         prim = set(self.edges)
         names = {pol.edges[e].name for e in prim}
-        told = [e.eid for e in pol.edges if e.eid not in prim and set(e.notifies) & names and g.hb_before(e.eid, v)]
+        told = sorted({x for n in names for x in self.ctx.notifiers.get(n, ()) if x not in prim and g.hb_before(x, v)})
         preds = sorted(p for p in g.predecessors(v) if p not in prim and p not in told)
         return (sorted(told) + preds)[:3]
 

@@ -37,9 +37,10 @@ class Simulator(World):
     in every schedule (``static``), replay of a counterexample (``confirm``) and brute force over
     every schedule of a small graph (``explore``)."""
 
-    def run(self, sched: Schedule) -> list[Violation]:
-        """Every violation the schedule exhibits among its edges (sorted, deterministic)."""
-        return schedule_rules.violations(self, sched)
+    def run(self, sched: Schedule, only: Code | None = None) -> list[Violation]:
+        """Every violation the schedule exhibits among its edges (sorted, deterministic); with
+        ``only``, those of that code (``schedule_rules.violations``)."""
+        return schedule_rules.violations(self, sched, only)
 
     def read_values(self, sched: Schedule, bits: dict[str, int] | None = None
                     ) -> dict[tuple[int, int], frozenset[int] | None]:
@@ -87,7 +88,7 @@ class Simulator(World):
         if sched:
             if self.check_schedule(sched) is not None:
                 return None
-            found = [v for v in self.run(sched) if v.code == code]
+            found = self.run(sched, code)
         else:
             found = [v for v in self.static() if v.code == code]
         want = set(edges)
