@@ -30,6 +30,11 @@ class NotUtf8(ValueError):
         super().__init__(f"byte 0x{byte:02x} at byte offset {offset} is not UTF-8")
         self.shown, self.at, self.offset, self.byte = shown, at, offset, byte
 
+    @property
+    def found(self) -> str:
+        """``byte 0xff at byte offset 9``: what a diagnostic's note says was found."""
+        return f"byte 0x{self.byte:02x} at byte offset {self.offset}"
+
 
 def decode_utf8(data: bytes) -> str:
     """``data`` decoded as UTF-8. Raises ``NotUtf8``, which locates the first bad byte so that a

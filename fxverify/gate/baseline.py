@@ -88,7 +88,7 @@ def read_baseline(path: str) -> list[BaselineEntry]:
         raise BaselineError(f"cannot read baseline `{path}`: {err.strerror or err}") from None
     except NotUtf8 as err:
         raise BaselineError(f"baseline `{path}` is not UTF-8 text", Span(path, err.at, err.at + 1), err.shown,
-                            "not UTF-8", (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
+                            "not UTF-8", (f"found {err.found}",)) from None
     bom = 1 if text.startswith("\ufeff") else 0  # a byte order mark an editor put first: read past it
     try:
         doc = json.loads(text[bom:])

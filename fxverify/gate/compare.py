@@ -124,7 +124,7 @@ def read_rows(path: str) -> list[Row]:
         raise _bad(path, "does not exist") from None
     except NotUtf8 as err:
         raise _bad(path, "is not UTF-8 text", (err.shown, err.at, err.at + 1, "not UTF-8"),
-                   (f"found byte 0x{err.byte:02x} at byte offset {err.offset}",)) from None
+                   (f"found {err.found}",)) from None
     except (OSError, csv.Error) as err:
         raise _bad(path, f"cannot be read: {getattr(err, 'strerror', None) or err}") from None
     if not rows or tuple(rows[0][0]) != COLUMNS:

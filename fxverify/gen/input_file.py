@@ -16,7 +16,7 @@ from typing import Any
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.fileio import read_hint, read_regular
+from fxverify.fileio import NotUtf8, decode_utf8, read_hint, read_regular
 from fxverify.source import SourceMap, Span
 
 
@@ -58,15 +58,12 @@ class InputFile:
             raise InputProblem(diagnostic(codes.GEN_001, f"cannot read `{path}`: {err.strerror or err}",
                                           help=read_hint(err, path) or f"pass the path of {what}")) from None
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            # Shown with the bad byte underlined: the text before it is valid UTF-8, the rest is
-            # decoded with replacement characters for the listing only.
-            shown = raw.decode("utf-8", errors="replace")
-            sources.add(path, shown)
-            at = len(raw[:err.start].decode("utf-8"))
-            raise InputProblem(diagnostic(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.start})",
-                                          cls(path, shown).span(at, at + 1), "not UTF-8",
+            text = decode_utf8(raw)
+        except NotUtf8 as err:
+            # Shown with the bad byte underlined, in the text decoded for the listing only.
+            sources.add(path, err.shown)
+            raise InputProblem(diagnostic(codes.GEN_001, f"`{path}` is not UTF-8 text (byte {err.offset})",
+                                          cls(path, err.shown).span(err.at, err.at + 1), "not UTF-8",
                                           help=f"pass {what}, saved as UTF-8")) from None
         sources.add(path, text)
         return cls(path, text)

@@ -23,6 +23,7 @@ from lark.lexer import PatternStr
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
+from fxverify.fileio import NotUtf8, decode_utf8
 from fxverify.source import Span
 
 _GRAMMAR = Path(__file__).with_name("grammar.lark")
@@ -248,11 +249,9 @@ def decode_text(data: bytes, path: str) -> tuple[str, list[Diagnostic]]:
     (invalid bytes replaced) that is only good for rendering that span.
     """
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        text = data.decode("utf-8", errors="replace")
-        at = len(data[: err.start].decode("utf-8", errors="replace"))
-        return text, [_syn004(path, at, f"byte 0x{data[err.start]:02x} at byte offset {err.start}")]
+        text = decode_utf8(data)
+    except NotUtf8 as err:
+        return err.shown, [_syn004(path, err.at, err.found)]
     nul = text.find("\0")
     if nul >= 0:
         return text, [_syn004(path, nul, f"a NUL character at offset {nul}")]
