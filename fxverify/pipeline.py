@@ -25,7 +25,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, internal_error
 from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
-from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Code, Family
 from fxverify.obligations.families import obligations as family_obligations
 from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
@@ -384,7 +384,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             # A check shows the first refutation of each group with its trace and counts the
             # others in a note (``_group_instances``): every witness is replayed, but only that
             # first one is widened and drawn. The key is the diagnostic's, known before it is made.
-            group = (ob.code, ob.primary, ob.related[0].span if ob.related else None, "")
+            group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
             result.diagnostics[at] = refutation(policy, sim, ob, w, res, traced=group not in traced)
             if result.diagnostics[at].code is ob.code:
                 traced.add(group)
@@ -504,8 +504,13 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
 def _group_key(d: Diagnostic) -> tuple:
     """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
     message of an unknown verdict (unknowns of different obligations must each stay visible)."""
-    return (d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-            d.message if d.code is codes.SMT_001 else "")
+    return _group_of(d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
+                     d.message)
+
+
+def _group_of(code: Code, primary: Span | None, related: Span | None, message: str = "") -> tuple:
+    """``_group_key`` from its parts, before a diagnostic is made (the replay of refutations)."""
+    return (code, primary, related, message if code is codes.SMT_001 else "")
 
 
 #: The obligation keys a grouped diagnostic's note names, at most (``_group_instances``).

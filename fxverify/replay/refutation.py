@@ -8,11 +8,10 @@ FX-INT-001.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from fxverify.diagnostics.model import Diagnostic, Trace, TraceEvent, diagnostic, internal_error
+from fxverify.diagnostics.model import Diagnostic, Trace, diagnostic, internal_error
 from fxverify.ir import Policy
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
@@ -48,11 +47,10 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
         step = ob.violating(shown)
         trace = build_trace(policy, ob.code, ob.edges, shown, ob.why(w), ob.fix(w).text(), sim, step,
                             ob.context(w), ob.trace_regions())
-        help_text, kind = trace.fix, _witness_kind(w, trace.events)
+        help_text, violated = trace.fix, next((ev.kind for ev in trace.events if ev.violation), "")
     else:
         step = ob.violating(w)
-        help_text = ob.fix(w).text()
-        kind = _witness_kind(w, ()) + (step.kind if step is not None and w.schedule and not w.cycle else "")
+        help_text, violated = ob.fix(w).text(), step.kind if step is not None else ""
     culprits = edges if w.cycle else ob.culprits()
     if step is not None and step.edge in ob.edges and step.edge not in culprits:
         # The marked step is the violating event, so its edge is blamed too (a release that lands
@@ -62,7 +60,7 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
     # its fingerprint (as `region NAME`, which no edge can be called).
     blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
     return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=help_text,
-                      trace=trace, policy=policy.name, obligation=ob.key, edges=blamed, witness=kind)
+                      trace=trace, policy=policy.name, obligation=ob.key, edges=blamed, witness=_witness_kind(w, violated))
 
 
 #: Most elided edges a trace's closed schedule replays with (``_shown``); past it, only the
@@ -103,12 +101,12 @@ def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
     return w
 
 
-def _witness_kind(w: Witness, events: Sequence[TraceEvent]) -> str:
+def _witness_kind(w: Witness, violated: str) -> str:
     """The shape of a witness, without its values: ``cycle``, ``static`` (schedule-independent
-    facts) or ``schedule:<event>`` with the kind of the violating step (``release``, ``map``...)."""
+    facts) or ``schedule:<event>`` with ``violated``, the kind of the violating step (``release``,
+    ``map``...)."""
     if w.cycle:
         return "cycle"
     if not w.schedule:
         return "static"
-    kind = next((ev.kind for ev in events if ev.violation), "")
-    return f"schedule:{kind}"
+    return f"schedule:{violated}"
