@@ -439,7 +439,8 @@ GEN_002 = _code(
                   '# config.json: "num_attention_heads": 32, "num_key_value_heads": 8', "command"))
 GEN_003 = _code(
     "FX-GEN-003", F.GENERATORS, _E, "does not fit",
-    "the requested layout does not fit: too little HBM, CXL capacity or address space, or too few devices",
+    "the requested layout does not fit: too little HBM, CXL capacity or address space, too few devices, or more edge "
+    "instances than a check accepts",
     _INPUT_WHY,
     InlineExample("fxverify gen prefill --model meta-llama--Meta-Llama-3.1-70B.json --tp 2 \\\n"
                   "    --cxl cxl_test-list-BDMu-root-mem3.json --spill 1",

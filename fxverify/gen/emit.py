@@ -57,22 +57,29 @@ class Loop:
 Program = list["Stmt | Note | Loop | If"]
 
 
-def count(prog: Program, env: dict[str, int] | None = None) -> int:
+def count(prog: Program, env: dict[str, int] | None = None, cap: int | None = None) -> int:
     """Edge instances the program declares, without rendering it (loops multiply; a loop whose
-    body holds an ``if`` is iterated to evaluate the conditions)."""
+    body holds an ``if`` is iterated to evaluate the conditions). With ``cap``, counting stops
+    as soon as the count passes it: the result is then some number above ``cap`` (a loop of a
+    million iterations with an ``if`` inside is not walked to its end to learn that it is too
+    big)."""
     env = {} if env is None else env
     n = 0
     for s in prog:
+        if cap is not None and n > cap:
+            break
         if isinstance(s, Loop):
             if not _has_if(s.body):
-                n += max(0, s.hi - s.lo) * count(s.body, env)
+                n += max(0, s.hi - s.lo) * count(s.body, env, cap)
                 continue
             for i in range(s.lo, s.hi):
                 env[s.var] = i
-                n += count(s.body, env)
+                n += count(s.body, env, None if cap is None else cap - n)
+                if cap is not None and n > cap:
+                    break
             env.pop(s.var, None)
         elif isinstance(s, If):
-            n += count(s.then if evaluate(s.cond, env) else s.orelse, env)
+            n += count(s.then if evaluate(s.cond, env) else s.orelse, env, None if cap is None else cap - n)
         elif isinstance(s, Stmt):
             n += s.edges
     return n

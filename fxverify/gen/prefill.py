@@ -26,13 +26,17 @@ rank and layer (``specs/generators.md`` gives every formula):
 
 from __future__ import annotations
 
-from fxverify.diagnostics.model import Diagnostic
+from fxverify.diagnostics import codes
+from fxverify.diagnostics.model import Diagnostic, diagnostic
+from fxverify.gen.emit import Loop, count
 from fxverify.gen.cxl_list import CxlFabric
 from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
-from fxverify.gen.prefill_plan import PrefillOptions, plan_prefill
+from fxverify.gen.prefill_flow import flow_program
+from fxverify.gen.prefill_plan import PrefillOptions, PrefillPlan, plan_prefill
 from fxverify.gen.prefill_render import Generated, render_prefill
+from fxverify.resolve.limits import Limits
 
 __all__ = ["Generated", "PrefillOptions", "generate_prefill"]
 
@@ -40,11 +44,36 @@ __all__ = ["Generated", "PrefillOptions", "generate_prefill"]
 def generate_prefill(model: ModelSpec, topo: Topology | None, cxl: CxlFabric | None,
                      opts: PrefillOptions) -> tuple[Generated | None, list[Diagnostic]]:
     """Plan and render a prefill policy. Returns ``(generated, [])`` or ``(None, [diagnostic])``
-    with FX-GEN-003 (HBM, CXL or address space too small, too few GPUs or no NIC) or FX-GEN-004
-    (an option out of range or in conflict). Never raises for bad input. Deterministic: same
-    inputs, same text."""
+    with FX-GEN-003 (HBM, CXL or address space too small, too few GPUs or no NIC, or more edge
+    instances than ``fxverify check`` accepts: ``Limits.max_edges``, its FX-LIM-001) or
+    FX-GEN-004 (an option out of range or in conflict). Never raises for bad input.
+    Deterministic: same inputs, same text."""
     try:
         plan = plan_prefill(model, topo, cxl, opts)
     except InputProblem as p:
         return None, [p.diag]
+    too_many = _too_many_edges(plan)
+    if too_many is not None:
+        return None, [too_many]
     return render_prefill(plan), []
+
+
+def _too_many_edges(plan: PrefillPlan, cap: int = Limits().max_edges) -> Diagnostic | None:
+    """FX-GEN-003 when the plan's flow unrolls to more than ``cap`` edge instances, which
+    ``fxverify check`` would refuse (FX-LIM-001): the policy is not written. Counted with a cap,
+    so a million requests are refused at once, not after counting them all."""
+    flow = flow_program(plan)
+    if count(flow, cap=cap) <= cap:
+        return None
+    requests = plan.sizes.requests
+    if requests > 1 and isinstance(flow[-1], Loop):
+        # the last request is in the steady state: its KV slot was returned by an earlier one
+        per = count(flow[-1].body, {flow[-1].var: requests - 1})
+        fit = f"each request unrolls to {per} edge instances, so at most {cap // per} requests fit"
+        hint = f"lower --requests to at most {cap // per}"
+    else:
+        fit = "the flow has that many even for one request"
+        hint = "lower --layers, --tokens, --tp or --requests"
+    return diagnostic(codes.GEN_003, f"the policy would unroll to more than {cap} edge instances, the most "
+                                     f"`fxverify check` accepts (FX-LIM-001); {fit}",
+                      help=f"{hint}; nothing was written")
