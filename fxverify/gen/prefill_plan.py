@@ -268,6 +268,13 @@ def plan_prefill(m: ModelSpec, topo: Topology | None, cxl: CxlFabric | None, o: 
 
 # ---- sizes ------------------------------------------------------------------------------------
 
+def _multiples(tokens: int, block: int) -> str:
+    """The ``--tokens`` values nearest ``tokens`` that are whole blocks: the one below first
+    (when there is one), as a prompt that is already too long should not be lengthened."""
+    down, up = tokens - tokens % block, align(tokens, block)
+    return f"use --tokens {down} or {up}" if down else f"use --tokens {up}"
+
+
 def _sizes(m: ModelSpec, cxl: CxlFabric | None, o: PrefillOptions) -> Sizes:
     """Check the options against the model and size everything on one rank (FX-GEN-004)."""
     if o.kv_dtype not in KV_DTYPES:
@@ -278,7 +285,7 @@ def _sizes(m: ModelSpec, cxl: CxlFabric | None, o: PrefillOptions) -> Sizes:
                                       help="for example --tokens 8192 --block-tokens 16"))
     if o.tokens % o.block_tokens:
         raise InputProblem(diagnostic(codes.GEN_004, f"--tokens {o.tokens} is not a multiple of --block-tokens {o.block_tokens}",
-                                      help=f"use --tokens {align(o.tokens, o.block_tokens)}: paged KV caches allocate whole blocks"))
+                                      help=_multiples(o.tokens, o.block_tokens) + ": paged KV caches allocate whole blocks"))
     if o.tp < 1:
         raise InputProblem(diagnostic(codes.GEN_004, f"--tp {o.tp} must be at least 1",
                                       help="the tensor-parallel degree counts GPUs"))
