@@ -194,10 +194,26 @@ def test_an_empty_path_is_a_usage_error(command: str) -> None:
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("argv", [
+    ("check", str(ROOT / OK), "-o", ""), ("check", str(ROOT / OK), "--baseline="), ("check", str(ROOT / OK), "--dump-smt", ""),
+    ("lower", "", "-o", "out"), ("lower", str(ROOT / OK), "-o", ""), ("smt", str(ROOT / OK), "-o", ""),
+    ("graph", str(ROOT / OK), "-o", ""),
+    ("gen", "prefill", "--model", ""), ("init", ""),
+], ids=lambda a: " ".join(Path(x).name if "/" in x else x or '""' for x in a))
+def test_an_empty_path_option_is_a_usage_error(tmp_path: Path, argv: tuple[str, ...]) -> None:
+    """Every path option and argument refuses an empty value (FX-USE-005, exit 2) and names
+    itself: click would read it as `.`, and `check -o ""` said that `.` is a folder."""
+    r = run(*argv, cwd=tmp_path)
+    assert r.returncode == 2 and "error[FX-USE-005]" in r.stderr and "an empty path was given" in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and not list(tmp_path.iterdir())
+
+
 def test_explain() -> None:
     r = run("explain", "FX-OWN-004")
     assert r.returncode == 0 and "release" in r.stdout
     assert run("explain", "FX-OWN-04").returncode == 2
+    r = run("explain", "")  # an unset shell variable: the prefix of every family, not a listing of every code
+    assert r.returncode == 2 and "FX-USE-004" in r.stderr and "an empty code" in r.stderr and not r.stdout
 
 
 def test_dump_smt_keeps_policies_apart(tmp_path: Path) -> None:
@@ -421,7 +437,7 @@ def test_check_help_names_the_config_table_shows_flags_plain_and_the_true_jobs_d
 @pytest.mark.parametrize("args", [(), ("lower",), ("gen",), ("gen", "prefill"), ("explain",), ("compare",)])
 def test_no_help_screen_shows_a_value_type_for_a_flag(args: tuple[str, ...]) -> None:
     """`--help` takes no value, so no help screen shows it a type: newer typers make the help
-    option a typer option and print `--help <bool>` unless its metavar is set (cli._Group)."""
+    option a typer option and print `--help <bool>` unless its metavar is set (cli.common.Group)."""
     r = run(*args, "--help", env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
     assert r.returncode == 0 and "--help" in r.stdout and "<bool>" not in r.stdout, r.stdout + r.stderr
 

@@ -15,13 +15,13 @@ import sys
 from dataclasses import replace
 from enum import Enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
 from fxverify import __version__
 from fxverify.cli import tools
-from fxverify.cli.common import problems as _problems, stop as _stop
+from fxverify.cli.common import Command as _Command, Group as _Group, problems as _problems, stop as _stop
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
 from fxverify.lower import TARGETS
@@ -29,31 +29,6 @@ from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
-
-
-class _Group(typer.core.TyperGroup):
-    """A typer group whose `--help` shows no value type: newer typers (0.29) make the help option
-    a typer option, shown as `--help <bool>` although it takes no value (the flags below take
-    `metavar=""` for the same reason)."""
-
-    def get_help_option(self, ctx: typer.Context) -> Any:  # click's Option, or newer typers' own
-        """The help option (``None`` where the command has none), with an empty metavar."""
-        return _bare(super().get_help_option(ctx))
-
-
-class _Command(typer.core.TyperCommand):
-    """A typer command whose `--help` shows no value type (``_Group``)."""
-
-    def get_help_option(self, ctx: typer.Context) -> Any:  # click's Option, or newer typers' own
-        """The help option (``None`` where the command has none), with an empty metavar."""
-        return _bare(super().get_help_option(ctx))
-
-
-def _bare(option: Any) -> Any:
-    """``option`` (the help option, or ``None``) with its metavar set empty: it takes no value."""
-    if option is not None:
-        option.metavar = ""
-    return option
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, cls=_Group,

@@ -30,9 +30,11 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
     if list_all:
         sys.stdout.write(list_codes())
         raise typer.Exit(0)
-    if code is None:
-        raise stop(codes.USE_004, "name a code, such as `fxverify explain FX-ORD-002`, or use `--list`",
-                    "`fxverify explain --list` lists every code")
+    if code is None or not code.strip():
+        # an empty code (an unset shell variable) would be the prefix of every family
+        raise stop(codes.USE_004, ("an empty code was given: " if code is not None else "")
+                   + "name a code, such as `fxverify explain FX-ORD-002`, or use `--list`",
+                   "`fxverify explain --list` lists every code")
     c = codes.lookup(code.upper())
     family = list_codes(code.upper()) if c is None else ""
     if family:  # a family such as FX-ORD: its codes, each of which `explain` takes

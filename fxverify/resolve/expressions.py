@@ -33,6 +33,10 @@ _CMP: dict[str, Callable[[int, int], bool]] = {
 #: 2^128 leaves room for products of two of them and keeps every value printable (Python refuses
 #: to print integers of more than 4,300 digits, ``sys.int_info``) and cheap to solve over.
 MAX_MAGNITUDE = 1 << 128
+#: The help of a value past ``MAX_MAGNITUDE``: the 2^128 bound is on any value of an expression,
+#: partial products included, while a declared address or size must also fit in 64 bits.
+TOO_LARGE_HELP = ("no value of an expression, partial products included, may pass 2^128, and addresses and sizes "
+                  "are 64-bit: write the value the hardware uses")
 
 
 def const_fn(value: Any) -> Fn:
@@ -56,7 +60,7 @@ def compile_expr(st: State, e: ast.Expr, scope: tuple[str, ...], *, devices: boo
     if isinstance(fn, int):
         if not -MAX_MAGNITUDE <= fn <= MAX_MAGNITUDE:
             st.error(codes.LIM_001, f"value of {fn.bit_length()} bits exceeds the limit of 2^128", span, "too large",
-                     help="addresses and sizes are 64-bit; write the value the hardware uses")
+                     help=TOO_LARGE_HELP)
             return None
         return const_fn(fn)
     inner = fn
@@ -66,7 +70,7 @@ def compile_expr(st: State, e: ast.Expr, scope: tuple[str, ...], *, devices: boo
         if -MAX_MAGNITUDE <= v <= MAX_MAGNITUDE:
             return v
         raise EvalError(codes.LIM_001, span, f"value of {v.bit_length()} bits exceeds the limit of 2^128",
-                        "addresses and sizes are 64-bit; write the value the hardware uses", "too large")
+                        TOO_LARGE_HELP, "too large")
     return bounded
 
 
