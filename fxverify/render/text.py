@@ -143,8 +143,15 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         methods = ", ".join(f"{k[3:]} {n}" for k, n in sorted(c.items()) if k.startswith("by:"))
         out.append([(f"  {fam:<11}", "bold"), (f" {c['proved']} proved, {c['refuted']} refuted, {c['unknown']} unknown", ""),
                     (f"  ({methods})", "dim")])
-    head = [(f"{result.path}: ", "bold"), ((v.value if v else "error"), style),
+    word = v.value if v else "error"
+    accepted = sum(c["refuted"] for c in counts.values()) if v is Verdict.PROVED else 0
+    if accepted:
+        # the gate passes, but a refuted obligation is not a proof: say so in the verdict itself
+        word, style = "refuted, accepted", "bold yellow"
+    head = [(f"{result.path}: ", "bold"), (word, style),
             (f" — {counted(total, 'obligation')}, {counted(result.solver_calls, 'solver call')}"
+             + (f"; {counted(accepted, 'refuted obligation')} accepted as known (inline suppressions, baseline)"
+                if accepted else "")
              + _certified(result) + (f", {result.seconds:.2f} s" if stats else "")
              + (f"; proofs of {', '.join(result.reused)} from the cache (inputs unchanged)" if stats and result.reused else ""),
              "")]
