@@ -91,7 +91,11 @@ class CheckOptions:
     obligations are not generated (``--ignore``/``--select``: ``gate.rules``), and whose unused
     suppressions are then not reported either; ``parametric`` lets the parametric prover discharge
     an obligation once for a whole edge family (``obligations.parametric``; off, or with ``prune``
-    off, every instance is discharged on its own: the same verdicts, other methods)."""
+    off, every instance is discharged on its own: the same verdicts, other methods); ``minimal``
+    asks the solver to minimise each counterexample (``Query.minimize``: the smallest times,
+    addresses and indices, which a person reads); off, a refutation keeps the solver's first
+    model, an equally valid witness that the simulator replays all the same (the hint re-checks,
+    which need verdicts, not traces to read)."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -101,6 +105,7 @@ class CheckOptions:
     verify_hints: bool = True
     skip_codes: frozenset[str] = frozenset()
     parametric: bool = True
+    minimal: bool = True
 
 
 def solver_problem(solver: SolverOptions) -> Diagnostic | None:
@@ -364,6 +369,8 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         query = ob.encode()
         if keep is not None:
             keep.append((ob, query))
+        if not options.minimal and query.minimize:
+            query = replace(query, minimize=())
         pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
@@ -418,6 +425,13 @@ def first_findings(findings: Sequence[F], diagnostics: list[Diagnostic]) -> list
     return out
 
 
+#: Whether a hint's re-check minimises its counterexamples. It needs each obligation's verdict and
+#: blamed edges, not a witness a person reads: the minimisation (an Optimize query per refutation)
+#: was most of the time of hint verification (86 s of a 75-edge policy with one race, then 9 s).
+#: tests/test_pipeline.py checks that the hints shown are those of minimised re-checks.
+RECHECK_MINIMAL = False
+
+
 def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
                  on_each: Callable[[], None] | None = None) -> None:
     """Verify the hints of ``findings`` (``hints.verify_all``) on a solver of their own, with the
@@ -425,7 +439,7 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     the policy's queries): the re-checks are not the policy's queries, so they go neither into
     its SMT-LIB dump nor through the gate's result cache and its counts. ``on_each`` is called
     after each finding (a progress bar)."""
-    again = replace(options, verify_hints=False, certify=None, dump_smt=None)
+    again = replace(options, verify_hints=False, certify=None, dump_smt=None, minimal=RECHECK_MINIMAL)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
     solver_options = effective_solver(policy, options.solver)
     solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())

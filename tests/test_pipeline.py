@@ -323,3 +323,53 @@ def test_only_the_first_refutation_of_a_group_is_drawn_and_the_check_shows_the_s
     everything = check(path, CheckOptions(verify_hints=False))
     assert len(drawn) == len(shown) + len(everything.refutations)
     assert results_to_json([grouped]) == results_to_json([everything])
+
+
+@pytest.mark.parametrize("path", FAILS, ids=str)
+def test_hint_rechecks_without_minimal_witnesses_verify_the_same_hints(path: str, at_root,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hint's re-check asks the solver for no minimal witness (``pipeline.RECHECK_MINIMAL``):
+    no Optimize query, each refutation keeps the solver's first model, which the simulator
+    replays all the same. The hints a check shows, and all else it shows, are those of re-checks
+    with minimal witnesses, byte for byte in JSON."""
+    import fxverify.pipeline as pipeline
+
+    minimised: list[int] = []
+    real = pipeline.discharge_obligations
+
+    def spying(policy, obligations, options, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not options.verify_hints:  # a re-check
+            minimised.append(options.minimal)
+        return real(policy, obligations, options, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "discharge_obligations", spying)
+    plain = check(str(path))
+    assert set(minimised) <= {False}
+    monkeypatch.setattr(pipeline, "RECHECK_MINIMAL", True)
+    minimal = check(str(path))
+    assert not [d for d in plain.diagnostics if d.code is codes.INT_001]
+    assert results_to_json([plain]) == results_to_json([minimal])
+
+
+def test_a_check_without_minimal_witnesses_asks_for_none_and_gives_the_same_verdicts(at_root) -> None:
+    """``CheckOptions(minimal=False)`` sends no minimisation objective to the solver, and every
+    verdict and every replayed refutation's code is that of the minimised check."""
+    from fxverify.smt.backend import SolverOptions
+    from fxverify.smt.factory import open_backend
+
+    sent: list = []
+    backend = open_backend(SolverOptions())
+    real_many = backend.check_many
+
+    def recording(queries):  # type: ignore[no-untyped-def]
+        sent.extend(queries)
+        return real_many(queries)
+
+    backend.check_many = recording  # type: ignore[method-assign]
+    path = "corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx"
+    plain = check(path, CheckOptions(verify_hints=False, minimal=False), backend=backend)
+    minimal = check(path, CheckOptions(verify_hints=False))
+    assert sent and not any(q.minimize for q in sent)
+    assert [(o.key, o.verdict) for o in plain.outcomes] == [(o.key, o.verdict) for o in minimal.outcomes]
+    assert [d.code for d in plain.diagnostics] == [d.code for d in minimal.diagnostics]
+    assert codes.INT_001 not in {d.code for d in plain.diagnostics}

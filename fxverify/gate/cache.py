@@ -225,6 +225,8 @@ def _checker(options: CheckOptions) -> tuple[str, ...]:
         opts += f" skip={','.join(sorted(options.skip_codes))}"
     if not options.parametric:
         opts += " parametric=off"  # the same verdicts, other methods in the counts
+    if not options.minimal:
+        opts += " minimal=off"  # the same verdicts, other witnesses
     return opts, solver_version(o.solver), f"fxverify {fxverify.__version__}", code_fingerprint()
 
 
