@@ -198,7 +198,7 @@ def test_an_empty_path_is_a_usage_error(command: str) -> None:
     ("check", str(ROOT / OK), "-o", ""), ("check", str(ROOT / OK), "--baseline="), ("check", str(ROOT / OK), "--dump-smt", ""),
     ("lower", "", "-o", "out"), ("lower", str(ROOT / OK), "-o", ""), ("smt", str(ROOT / OK), "-o", ""),
     ("graph", str(ROOT / OK), "-o", ""),
-    ("gen", "prefill", "--model", ""), ("init", ""),
+    ("gen", "prefill", "--model", ""), ("gen", "prefill", "--model", "m.json", "--cxl", ""), ("init", ""),
 ], ids=lambda a: " ".join(Path(x).name if "/" in x else x or '""' for x in a))
 def test_an_empty_path_option_is_a_usage_error(tmp_path: Path, argv: tuple[str, ...]) -> None:
     """Every path option and argument refuses an empty value (FX-USE-005, exit 2) and names

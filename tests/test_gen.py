@@ -360,6 +360,13 @@ def test_listings_labelled_with_the_machine_merge_and_a_file_with_an_equals_sign
     assert not diags and c is not None and c.peers == {} and len(c.root_decoders) == 4
 
 
+def test_a_host_label_without_a_file_says_so() -> None:
+    """`--cxl peer1=` names a valid label and no file: not "`peer1` is not a host label"."""
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--cxl", "peer1="])
+    assert r.exit_code == 2 and "FX-GEN-004" in r.output and "names host `peer1` but no file" in r.output, r.output
+    assert "not a host label" not in r.output
+
+
 @pytest.mark.parametrize("arg", ["bad label=missing.json", "9peer=missing.json", "peer-1=missing.json"])
 def test_a_host_label_that_is_not_a_name_says_so(tmp_path: Path, arg: str) -> None:
     """`--cxl 'bad label=file.json'`: the label is invalid (what a label may be), not "cannot read"."""
@@ -555,6 +562,9 @@ def test_byte_counts_past_two_to_the_53_stay_exact() -> None:
     (dict(hbm_gib=1), "FX-GEN-003"),
     (dict(requests=0), "FX-GEN-004"),
     (dict(requests=2, cxl=(BDMU,)), "FX-GEN-004"),         # per-request CXL slots are not laid out yet
+    (dict(name=""), "FX-GEN-004"),                          # not the default name: an empty one
+    (dict(name="  "), "FX-GEN-004"),
+    (dict(name=" llama"), "FX-GEN-004"),
 ])
 def test_bad_options(kw, code: str) -> None:
     out, diags = gen("meta-llama--Meta-Llama-3.1-8B", **kw)

@@ -143,8 +143,12 @@ def gen_prefill(
     summary_json: Optional[Path] = typer.Option(None, "--summary-json", help="Write a JSON summary of the sizes to FILE."),
 ) -> None:
     """Generate a prefill policy from a model config, and optionally a topology and CXL listings."""
+    from fxverify.cli.common import EMPTY_PATH
     from fxverify.gen.command import PrefillRequest, run_prefill
     from fxverify.gen.prefill import PrefillOptions
+
+    if any(not c for c in cxl):  # a string option (HOST=FILE), so not refused by its type
+        raise stop(codes.USE_005, f"`--cxl`: {EMPTY_PATH}", "`fxverify gen prefill --help` lists the options")
 
     opts = PrefillOptions(tokens=tokens, block_tokens=block_tokens, tp=tp, kv_dtype=kv_dtype.value, spill=spill,
                           disaggregate=disaggregate, unroll=unroll, layers=layers, hbm_gib=hbm_gib,

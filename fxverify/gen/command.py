@@ -84,7 +84,8 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
         fab, diags = load_cxl(list(req.cxl), out.sources)
     gen = None
     if not diags:
-        name = req.options.name or (os.path.basename(req.output).removesuffix(".fx") if req.output is not None else None)
+        name = req.options.name if req.options.name is not None else (
+            os.path.basename(req.output).removesuffix(".fx") if req.output is not None else None)
         opts = replace(req.options, name=name, command=command_line(req, name))
         gen, diags = generate_prefill(spec, topo, fab, opts)  # type: ignore[arg-type]  # INVARIANT: loaded without diagnostics
     if diags or gen is None:

@@ -190,9 +190,12 @@ def split_host(arg: str) -> tuple[str | None, str]:
 def _bad_label(arg: str) -> Diagnostic | None:
     """FX-GEN-004 for ``LABEL=FILE`` whose label is not a name (``bad label=x.json``) and that
     is no file either; else ``None`` (the file, if missing, is reported as unreadable)."""
-    label, eq, _path = arg.partition("=")
+    label, eq, path = arg.partition("=")
     if not eq or os.path.exists(arg) or _HOST_ARG.fullmatch(arg):
         return None
+    if not path and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", label):
+        return diagnostic(codes.GEN_004, f"`--cxl {arg}` names host `{label}` but no file",
+                          help=f"give the listing's file after `=`: `--cxl {label}=listing.json`")
     return diagnostic(codes.GEN_004, f"`--cxl {arg}`: `{label}` is not a host label (and no file is named `{arg}`)",
                       help="a host label is a name as the policy language writes one: a letter or `_`, then letters, "
                            "digits or `_` (`--cxl peer1=listing.json`); or give the listing's file alone for this "

@@ -568,7 +568,10 @@ def _fits64(n: int, what: str) -> None:
 
 def _policy_name(m: ModelSpec, o: PrefillOptions) -> str:
     """``--name``, or ``<model>-prefill``; FX-GEN-004 for characters a policy name cannot hold."""
-    name = o.name or re.sub(r"[^a-z0-9._-]", "_", f"{m.name.split('--')[-1].lower()}-prefill")
+    name = o.name if o.name is not None else re.sub(r"[^a-z0-9._-]", "_", f"{m.name.split('--')[-1].lower()}-prefill")
+    if not name.strip() or name != name.strip():
+        raise InputProblem(diagnostic(codes.GEN_004, f"--name {name!r} is empty or begins or ends with a space",
+                                      help="name the policy, such as --name llama-8b-prefill"))
     if not re.fullmatch(r"[A-Za-z0-9._ -]+", name):
         raise InputProblem(diagnostic(codes.GEN_004, f"--name {name!r} has characters a policy name cannot hold",
                                       help="use letters, digits, `.`, `_`, `-` and spaces"))
