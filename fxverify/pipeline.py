@@ -41,6 +41,7 @@ from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
+from fxverify.smt.terms import eq, free_vars
 from fxverify.source import SourceMap, Span
 
 #: Makes the backend for a policy from its effective solver options.
@@ -95,7 +96,7 @@ class CheckOptions:
     asks the solver to minimise each counterexample (``Query.minimize``: the smallest times,
     addresses and indices, which a person reads); off, a refutation keeps the solver's first
     model, an equally valid witness that the simulator replays all the same (the hint re-checks,
-    which need verdicts, not traces to read)."""
+    which need verdicts, not traces to read); the parametric prover's own queries keep theirs."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -370,7 +371,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         if keep is not None:
             keep.append((ob, query))
         if not options.minimal and query.minimize:
-            query = replace(query, minimize=())
+            query = _unminimised(query)
         pending.append((outcomes.reserve(ob.key), ob, query))
         if len(pending) >= _BATCH:
             flush()
@@ -401,6 +402,15 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     if certifier is not None:
         _certified(policy, claimed, certifier, result)
     return Discharged(result, findings)
+
+
+def _unminimised(query: Query) -> Query:
+    """``query`` without its minimisation objectives (``CheckOptions.minimal`` off). A variable
+    only an objective mentions is still asserted equal to itself, so that a refuting model fixes
+    it as before (``Result.int``: the witness reads it)."""
+    asserted = {v.name for v in free_vars([t for _, t in query.assertions])}
+    only = [v for v in free_vars(list(query.minimize)) if v.name not in asserted]
+    return replace(query, minimize=(), assertions=query.assertions + tuple((None, eq(v, v)) for v in only))
 
 
 #: A finding for ``first_findings``: anything with the ``index`` of its diagnostic.
@@ -447,8 +457,12 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
         r = discharge(edited, again, solver)
         blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
-        return {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
-                for o in r.outcomes if o.verdict is not Verdict.PROVED}
+        out = {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
+               for o in r.outcomes if o.verdict is not Verdict.PROVED}
+        if any(d.code is codes.INT_001 for d in r.diagnostics):
+            # a witness that did not replay blames no edge: the re-check proves nothing of the hint
+            out[f"{codes.INT_001}:re-check"] = ("INTERNAL", frozenset())
+        return out
     try:
         result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
                                                             len(result.outcomes), on_each)

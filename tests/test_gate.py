@@ -406,7 +406,7 @@ def test_baseline_round_trip_survives_reformatting(tmp_path: Path) -> None:
     assert code == 0 and "FX-ORD-002" not in out.split("summary")[0].split("baseline")[0]
     assert "1 known finding accepted, 0 stale entries" in out
     # the gate passes, but the policy is not called proved while an obligation is refuted
-    assert f"{pol}: refuted, accepted — " in out and "1 refuted obligation accepted as known" in out
+    assert f"{pol}: refuted, accepted — " in out and "1 refuted obligation accepted as known (baseline)" in out
     assert f"{pol}: proved" not in out
     # A new finding is reported; the known one stays accepted.
     pol.write_text(re.sub(r"stream\s+compute", "stream compute\n  edge late: write kv_blk by gpu0.launch stream other",

@@ -823,30 +823,41 @@ def test_free_before_the_send_of_its_block_is_refuted_and_replays(tmp_path: Path
                            w.other_schedule) is not None, x.key
 
 
-def test_more_requests_than_a_check_accepts_are_refused_before_anything_is_written(tmp_path: Path) -> None:
-    """`gen` applies the edge limit of `check` (FX-LIM-001) up front, with the count of
-    requests that fit: a policy `check` would refuse is never written, and a million requests are
-    refused at once (the count stops at the cap)."""
+@pytest.mark.parametrize("kw", [dict(tokens=64, layers=2),
+                                dict(tokens=48, layers=1, tp=2, topo=NDV5, disaggregate=True)],  # with final owners
+                         ids=["one-gpu", "tp2-disaggregated"])
+def test_more_requests_than_a_check_accepts_are_refused_before_anything_is_written(tmp_path: Path, kw) -> None:
+    """`gen` applies the edge limit of `check` (FX-LIM-001: edge and final-owner instances) up
+    front, with the count of requests that fit: a policy `check` would refuse is never written,
+    and a million requests are refused at once (the count stops at the cap)."""
     cap = Limits().max_edges
-    kw = dict(tokens=64, layers=2)
     out, diags = gen("Qwen--Qwen3-8B", requests=1_000_000, **kw)
     assert out is None and [d.code for d in diags] == ["FX-GEN-003"], diags
     m = re.search(r"each request unrolls to (\d+) edge instances, so at most (\d+) requests fit", diags[0].message)
-    assert m and int(m.group(2)) == cap // int(m.group(1)), diags[0].message
+    assert m, diags[0].message
     per, fit = int(m.group(1)), int(m.group(2))
     ok, diags = gen("Qwen--Qwen3-8B", requests=fit, **kw)
     assert ok is not None, diags
-    assert ok.summary["edges"] <= cap < ok.summary["edges"] + per  # one more request would not fit
-    # what `gen` counts is what `check` measures, so the largest policy `gen` writes is one `check` reads
+    # what `check` measures of the largest policy `gen` writes fits, and one more request would not
     path = tmp_path / "p.fx"
     path.write_text(ok.text)
     loader = Loader(str(path), SourceMap())
-    assert loader.measure() == ok.summary["edges"] <= cap, [d.message for d in loader.st.diags]
+    measured = loader.measure()
+    assert measured is not None and measured <= cap < measured + per, [d.message for d in loader.st.diags]
     over, diags = gen("Qwen--Qwen3-8B", requests=fit + 1, **kw)
     assert over is None and diags[0].code == "FX-GEN-003"
-    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), "--tokens", "64",
-                            "--layers", "2", "--requests", str(fit + 1), "-o", str(tmp_path / "big.fx")])
+    args = ["--tokens", str(kw["tokens"]), "--layers", str(kw["layers"])]
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/Qwen--Qwen3-8B.json"), *args,
+                            "--requests", str(fit + 1), "-o", str(tmp_path / "big.fx")] + (
+                                ["--tp", "2", "--topology", str(NDV5), "--disaggregate"] if "tp" in kw else []))
     assert r.exit_code == 2 and "FX-GEN-003" in r.output and not (tmp_path / "big.fx").exists(), r.output
+
+
+def test_one_request_over_the_edge_limit_is_not_told_to_lower_requests() -> None:
+    """A flow over the limit for one request alone says so, and does not suggest `--requests 0`."""
+    out, diags = gen("Qwen--Qwen3-8B", tokens=262144, block_tokens=1, requests=2, hbm_gib=100000)
+    assert out is None and diags[0].code == "FX-GEN-003", diags
+    assert "for one request" in diags[0].message and "--requests" not in diags[0].help, diags[0]
 
 
 def test_one_request_is_the_default() -> None:

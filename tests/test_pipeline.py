@@ -334,26 +334,51 @@ def test_hint_rechecks_without_minimal_witnesses_verify_the_same_hints(path: str
     with minimal witnesses, byte for byte in JSON."""
     import fxverify.pipeline as pipeline
 
-    minimised: list[int] = []
+    rechecks: list[tuple[bool, list]] = []
     real = pipeline.discharge_obligations
 
     def spying(policy, obligations, options, *args, **kwargs):  # type: ignore[no-untyped-def]
-        if not options.verify_hints:  # a re-check
-            minimised.append(options.minimal)
-        return real(policy, obligations, options, *args, **kwargs)
+        out = real(policy, obligations, options, *args, **kwargs)
+        if not options.verify_hints:  # a re-check: its own refutations replayed too
+            rechecks.append((options.minimal, [d.code for d in out.result.diagnostics]))
+        return out
 
     monkeypatch.setattr(pipeline, "discharge_obligations", spying)
     plain = check(str(path))
-    assert set(minimised) <= {False}
+    assert all(not minimal for minimal, _ in rechecks)
+    assert not [d for d in plain.diagnostics if d.code is codes.INT_001]
+    assert not [c for _, found in rechecks for c in found if c is codes.INT_001]
     monkeypatch.setattr(pipeline, "RECHECK_MINIMAL", True)
     minimal = check(str(path))
-    assert not [d for d in plain.diagnostics if d.code is codes.INT_001]
     assert results_to_json([plain]) == results_to_json([minimal])
 
 
+def test_hint_rechecks_run_on_the_corpus(at_root) -> None:
+    """The comparison above is not empty: hints are re-checked, without minimal witnesses, on a
+    fail policy whose finding has a verified fix."""
+    import fxverify.pipeline as pipeline
+
+    seen: list[bool] = []
+    real = pipeline.discharge_obligations
+
+    def spying(policy, obligations, options, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not options.verify_hints:
+            seen.append(options.minimal)
+        return real(policy, obligations, options, *args, **kwargs)
+
+    pipeline.discharge_obligations = spying  # type: ignore[assignment]
+    try:
+        r = check("corpus/ownership/fail/free-before-dpu-send.fx")
+    finally:
+        pipeline.discharge_obligations = real  # type: ignore[assignment]
+    assert seen and not any(seen)
+    assert any("verified" in (d.help or "") for d in r.diagnostics), [d.help for d in r.diagnostics]
+
+
 def test_a_check_without_minimal_witnesses_asks_for_none_and_gives_the_same_verdicts(at_root) -> None:
-    """``CheckOptions(minimal=False)`` sends no minimisation objective to the solver, and every
-    verdict and every replayed refutation's code is that of the minimised check."""
+    """``CheckOptions(minimal=False)`` sends no minimisation objective with an obligation's query
+    (this policy has no parametric proof, whose queries keep theirs), and every verdict and every
+    replayed refutation's code is that of the minimised check."""
     from fxverify.smt.backend import SolverOptions
     from fxverify.smt.factory import open_backend
 

@@ -21,7 +21,7 @@ import typer
 
 from fxverify import __version__
 from fxverify.cli import tools
-from fxverify.cli.common import Command as _Command, Group as _Group, problems as _problems, stop as _stop
+from fxverify.cli.common import EMPTY_PATH, Command as _Command, Group as _Group, problems as _problems, stop as _stop
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
 from fxverify.lower import TARGETS
@@ -104,9 +104,7 @@ def _inputs(paths: list[str]) -> list[str]:
     """``paths`` as given; an empty one (an unset shell variable, ``fxverify check "$FILES"``)
     is FX-USE-005, exit 2, instead of the current folder. Raises ``typer.Exit``."""
     if any(not p for p in paths):
-        raise _stop(codes.USE_005, "an empty path was given",
-                    help="name a policy file or folder (an empty shell variable gives an empty argument; "
-                         "write `.` for the current folder)")
+        raise _stop(codes.USE_005, EMPTY_PATH, help="name a policy file or folder")
     return paths
 
 

@@ -2,8 +2,9 @@
 the group and command classes (help options without a value type, path parameters that refuse
 an empty value).
 
-Takes diagnostics (``diagnostics.model.Diagnostic``) and renders them as the text report does;
-emits no codes of its own (the codes are the callers').
+Takes diagnostics (``diagnostics.model.Diagnostic``) and renders them as the text report does.
+Emits FX-USE-005 for an empty path option or argument (``Command``, through click's usage error);
+the other codes are the callers'.
 """
 
 from __future__ import annotations
@@ -68,12 +69,12 @@ def _no_empty_path(param: Any) -> None:
     """Make a path option or argument refuse an empty value with a usage error (FX-USE-005):
     click would read it as the path `.`, and `-o ""` would then say that the current folder is
     a folder. Typer 0.16 gives a parameter click's ``Path`` type, typer 0.29 a type descriptor
-    of the annotation; both parse through ``Parameter.process_value``, which is wrapped here
+    of the annotation (``is_path``); both parse through ``Parameter.process_value``, which is wrapped here
     (the usage error is the ``BadParameter`` of the click the parameter comes from: typer ships
     its own copy of click in some versions)."""
     desc = getattr(param, "type_descriptor", None)
-    kind = repr(desc.annotation) if desc is not None else type(getattr(param, "type", None)).__name__
-    if "Path" not in kind:
+    kinds = {c.__name__ for c in type(getattr(param, "type", None)).__mro__}  # typer 0.16: click's Path (or TyperPath)
+    if not (desc.is_path if desc is not None else "Path" in kinds):
         return
     base = next(c for c in type(param).__mro__ if c.__name__ == "Parameter")
     bad = sys.modules[base.__module__].BadParameter

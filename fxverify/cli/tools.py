@@ -2,8 +2,8 @@
 
 Each reads its arguments, builds one request for its stage (``diagnostics.explain``,
 ``gate.scaffold``, ``lsp.server``, ``serve.command``, ``gen.command``) and renders what it returns;
-``fxverify.cli`` registers them on the app. Codes: FX-USE-003 and FX-USE-004 (explain), and
-whatever the stage returns. Exit codes as BRIEF section 6.
+``fxverify.cli`` registers them on the app. Codes: FX-USE-003 and FX-USE-004 (explain), FX-USE-005
+(an empty ``--cxl``), and whatever the stage returns. Exit codes as BRIEF section 6.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from fxverify.cli.common import problems, stop
+from fxverify.cli.common import EMPTY_PATH, problems, stop
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
 from fxverify.gen import KV_DTYPES
@@ -143,7 +143,6 @@ def gen_prefill(
     summary_json: Optional[Path] = typer.Option(None, "--summary-json", help="Write a JSON summary of the sizes to FILE."),
 ) -> None:
     """Generate a prefill policy from a model config, and optionally a topology and CXL listings."""
-    from fxverify.cli.common import EMPTY_PATH
     from fxverify.gen.command import PrefillRequest, run_prefill
     from fxverify.gen.prefill import PrefillOptions
 

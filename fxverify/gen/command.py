@@ -84,8 +84,9 @@ def run_prefill(req: PrefillRequest) -> PrefillOutcome:
         fab, diags = load_cxl(list(req.cxl), out.sources)
     gen = None
     if not diags:
-        name = req.options.name if req.options.name is not None else (
-            os.path.basename(req.output).removesuffix(".fx") if req.output is not None else None)
+        stem = os.path.basename(req.output).removesuffix(".fx").strip() if req.output is not None else ""
+        # a --name given is checked as given; the output's stem is a default, dropped when blank
+        name = req.options.name if req.options.name is not None else (stem or None)
         opts = replace(req.options, name=name, command=command_line(req, name))
         gen, diags = generate_prefill(spec, topo, fab, opts)  # type: ignore[arg-type]  # INVARIANT: loaded without diagnostics
     if diags or gen is None:

@@ -189,7 +189,8 @@ def split_host(arg: str) -> tuple[str | None, str]:
 
 def _bad_label(arg: str) -> Diagnostic | None:
     """FX-GEN-004 for ``LABEL=FILE`` whose label is not a name (``bad label=x.json``) and that
-    is no file either; else ``None`` (the file, if missing, is reported as unreadable)."""
+    is no file either, or for ``HOST=`` with a valid label and no file; else ``None`` (the file,
+    if missing, is reported as unreadable)."""
     label, eq, path = arg.partition("=")
     if not eq or os.path.exists(arg) or _HOST_ARG.fullmatch(arg):
         return None

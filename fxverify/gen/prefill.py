@@ -28,14 +28,14 @@ from __future__ import annotations
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic
-from fxverify.gen.emit import Loop, count
 from fxverify.gen.cxl_list import CxlFabric
+from fxverify.gen.emit import Loop, count
 from fxverify.gen.hf_config import ModelSpec
 from fxverify.gen.input_file import InputProblem
 from fxverify.gen.nccl_topo import Topology
 from fxverify.gen.prefill_flow import flow_program
 from fxverify.gen.prefill_plan import PrefillOptions, PrefillPlan, plan_prefill
-from fxverify.gen.prefill_render import Generated, render_prefill
+from fxverify.gen.prefill_render import Generated, final_owner_lines, render_prefill
 from fxverify.resolve.limits import Limits
 
 __all__ = ["Generated", "PrefillOptions", "generate_prefill"]
@@ -59,21 +59,23 @@ def generate_prefill(model: ModelSpec, topo: Topology | None, cxl: CxlFabric | N
 
 
 def _too_many_edges(plan: PrefillPlan, cap: int = Limits().max_edges) -> Diagnostic | None:
-    """FX-GEN-003 when the plan's flow unrolls to more than ``cap`` edge instances, which
-    ``fxverify check`` would refuse (FX-LIM-001): the policy is not written. Counted with a cap,
-    so a million requests are refused at once, not after counting them all."""
+    """FX-GEN-003 when the plan's flow unrolls to more than ``cap`` edge and final-owner
+    instances, which ``fxverify check`` would refuse (FX-LIM-001: ``resolve.flows`` counts both):
+    the policy is not written. Counted with a cap, so a million requests are refused at once, not
+    after counting them all."""
     flow = flow_program(plan)
-    if count(flow, cap=cap) <= cap:
+    budget = cap - final_owner_lines(plan)
+    if count(flow, cap=budget) <= budget:
         return None
-    requests = plan.sizes.requests
-    if requests > 1 and isinstance(flow[-1], Loop):
-        # the last request is in the steady state: its KV slot was returned by an earlier one
-        per = count(flow[-1].body, {flow[-1].var: requests - 1})
-        fit = f"each request unrolls to {per} edge instances, so at most {cap // per} requests fit"
-        hint = f"lower --requests to at most {cap // per}"
+    requests, last = plan.sizes.requests, flow[-1]
+    # the last request is in the steady state: its KV slot was returned by an earlier one
+    per = count(last.body, {last.var: requests - 1}, cap=budget) if requests > 1 and isinstance(last, Loop) else 0
+    if 0 < per <= budget:
+        fit = f"each request unrolls to {per} edge instances, so at most {budget // per} requests fit"
+        hint = f"lower --requests to at most {budget // per}"
     else:
-        fit = "the flow has that many even for one request"
-        hint = "lower --layers, --tokens, --tp or --requests"
-    return diagnostic(codes.GEN_003, f"the policy would unroll to more than {cap} edge instances, the most "
-                                     f"`fxverify check` accepts (FX-LIM-001); {fit}",
+        fit = "the flow has that many for one request"
+        hint = "lower --layers or --tokens, or raise --block-tokens"
+    return diagnostic(codes.GEN_003, f"the policy would unroll to more than {cap} edge and final-owner instances, "
+                                     f"the most `fxverify check` accepts (FX-LIM-001); {fit}",
                       help=f"{hint}; nothing was written")

@@ -98,6 +98,12 @@ def render_prefill(p: PrefillPlan) -> Generated:
     return Generated("\n".join(lines) + "\n", _summary(p, edges, sum(r.instances for r in decl.regions)))
 
 
+def final_owner_lines(p: PrefillPlan) -> int:
+    """The ``final owner`` statements of plan ``p``'s flow: ``fxverify check`` counts each
+    against its edge limit (``resolve.flows``), beside the edge instances ``emit.count`` counts."""
+    return len(_declarations(p).finals)
+
+
 # ---- fabric -----------------------------------------------------------------------------------
 
 def _commented(decl: str, comment: str) -> str:

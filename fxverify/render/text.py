@@ -150,12 +150,19 @@ def render_summary(result: CheckResult, stats: bool = False) -> list[Line]:
         word, style = "refuted, accepted", "bold yellow"
     head = [(f"{result.path}: ", "bold"), (word, style),
             (f" — {counted(total, 'obligation')}, {counted(result.solver_calls, 'solver call')}"
-             + (f"; {counted(accepted, 'refuted obligation')} accepted as known (inline suppressions, baseline)"
+             + (f"; {counted(accepted, 'refuted obligation')} accepted as known ({_accepted_by(result)})"
                 if accepted else "")
              + _certified(result) + (f", {result.seconds:.2f} s" if stats else "")
              + (f"; proofs of {', '.join(result.reused)} from the cache (inputs unchanged)" if stats and result.reused else ""),
              "")]
     return [head] + out + (_parametric(result) if stats else [])
+
+
+def _accepted_by(result: CheckResult) -> str:
+    """What accepted ``result``'s findings: ``baseline``, ``inline suppressions`` or both."""
+    by = [what for what, hit in (("inline suppressions", any(d.suppressed_reason is not None for d in result.diagnostics)),
+                                 ("baseline", any(d.baselined for d in result.diagnostics))) if hit]
+    return ", ".join(by) or "baseline"
 
 
 #: How many fallbacks ``--stats`` lists one by one.

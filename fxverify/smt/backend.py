@@ -62,7 +62,8 @@ class Result:
 
     def int(self, t: Term) -> int:
         """The model's integer value of ``t``; raises ``KeyError`` when the model does not fix it
-        (a refuting model always fixes the variables its query minimises)."""
+        (a refuting model always fixes the variables its query minimises, or minimised before
+        ``CheckOptions.minimal`` took the objectives away: ``pipeline._unminimised``)."""
         v = evaluate(t, self.model)
         if v is None:
             raise KeyError(t.name or t.op)
