@@ -823,8 +823,8 @@ def test_free_before_the_send_of_its_block_is_refuted_and_replays(tmp_path: Path
                            w.other_schedule) is not None, x.key
 
 
-@pytest.mark.parametrize("kw", [dict(tokens=64, layers=2),
-                                dict(tokens=48, layers=1, tp=2, topo=NDV5, disaggregate=True)],  # with final owners
+@pytest.mark.parametrize("kw", [dict(tokens=4096, layers=2),
+                                dict(tokens=4096, layers=1, tp=2, topo=NDV5, disaggregate=True)],  # with final owners
                          ids=["one-gpu", "tp2-disaggregated"])
 def test_more_requests_than_a_check_accepts_are_refused_before_anything_is_written(tmp_path: Path, kw) -> None:
     """`gen` applies the edge limit of `check` (FX-LIM-001: edge and final-owner instances) up
@@ -851,6 +851,27 @@ def test_more_requests_than_a_check_accepts_are_refused_before_anything_is_writt
                             "--requests", str(fit + 1), "-o", str(tmp_path / "big.fx")] + (
                                 ["--tp", "2", "--topology", str(NDV5), "--disaggregate"] if "tp" in kw else []))
     assert r.exit_code == 2 and "FX-GEN-003" in r.output and not (tmp_path / "big.fx").exists(), r.output
+
+
+@pytest.mark.parametrize("kw", [dict(requests=3), dict(requests=3, tp=2, topo=NDV5, disaggregate=True)],
+                         ids=["one-gpu", "tp2-disaggregated"])
+def test_gen_counts_against_the_limit_exactly_what_check_measures(tmp_path: Path, kw) -> None:
+    """The edge limit `gen` applies counts what `check` measures, edges and final owners alike:
+    with the cap at the measure of the written policy it passes, one below it is refused."""
+    from fxverify.gen.prefill import _too_many_edges
+    from fxverify.gen.prefill_plan import plan_prefill
+
+    out, diags = gen("Qwen--Qwen3-8B", tokens=64, layers=2, **kw)
+    assert out is not None, diags
+    path = tmp_path / "p.fx"
+    path.write_text(out.text)
+    measured = Loader(str(path), SourceMap()).measure()
+    assert measured is not None
+    spec = model("Qwen--Qwen3-8B")
+    topo = load_topology(str(kw["topo"]), SourceMap())[0] if "topo" in kw else None
+    plan = plan_prefill(spec, topo, None, PrefillOptions(tokens=64, layers=2, **{k: v for k, v in kw.items() if k != "topo"}))
+    assert _too_many_edges(plan, cap=measured) is None
+    assert _too_many_edges(plan, cap=measured - 1) is not None
 
 
 def test_one_request_over_the_edge_limit_is_not_told_to_lower_requests() -> None:
