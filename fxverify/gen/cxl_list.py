@@ -174,8 +174,10 @@ def parse_size(v: Any) -> int | None:
     return None
 
 
-#: ``HOST=FILE``: a listing of host ``HOST`` (a name as the policy language writes one).
-_HOST_ARG = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.+)", re.DOTALL)
+#: A host label: a name as the policy language writes one.
+_LABEL = r"[A-Za-z_][A-Za-z0-9_]*"
+#: ``HOST=FILE``: a listing of host ``HOST``.
+_HOST_ARG = re.compile(rf"({_LABEL})=(.+)", re.DOTALL)
 
 
 def split_host(arg: str) -> tuple[str | None, str]:
@@ -194,7 +196,7 @@ def _bad_label(arg: str) -> Diagnostic | None:
     label, eq, path = arg.partition("=")
     if not eq or os.path.exists(arg) or _HOST_ARG.fullmatch(arg):
         return None
-    if not path and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", label):
+    if not path and re.fullmatch(_LABEL, label):
         return diagnostic(codes.GEN_004, f"`--cxl {arg}` names host `{label}` but no file",
                           help=f"give the listing's file after `=`: `--cxl {label}=listing.json`")
     return diagnostic(codes.GEN_004, f"`--cxl {arg}`: `{label}` is not a host label (and no file is named `{arg}`)",
