@@ -162,8 +162,15 @@ class Verifier:
         apply)."""
         key = frozenset(e for o in options for e in o.edits)
         if key not in self._ranks:
-            edited = _applied(self.policy, options)
-            self._ranks[key] = (SAME, []) if edited is None else self.observers().rank(edited)
+            edits = [e for o in options for e in o.edits]
+            obs = self.observers()
+            if all(o.edits for o in options) and all(type(e) is After for e in edits):
+                # only orderings added (most candidates): ranked without rebuilding the policy
+                new = obs.added_orderings(edits)  # type: ignore[arg-type]
+                self._ranks[key] = (SAME, []) if new is None else obs.rank_orderings(self.policy, new)
+            else:
+                edited = _applied(self.policy, options)
+                self._ranks[key] = (SAME, []) if edited is None else obs.rank(edited)
         return self._ranks[key]
 
     def same_allocations(self, edited: Policy, graph: PolicyGraph | None = None) -> bool:

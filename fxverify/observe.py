@@ -116,10 +116,15 @@ class Observers:
 
     def orderings(self, edited: Policy) -> list[tuple[str, str]]:
         """The orderings ``(pred, edge)`` that ``edited`` has and the policy as written does not:
-        each name added to an edge's ``after`` list, and every ``after`` of a new edge."""
+        each name added to an edge's ``after`` list, and every ``after`` of a new edge, in
+        ``edited``'s edge order. An edge instance an edit left as it was (the same object: edits
+        replace only the edges they change, ``edits.base.with_edge``) adds none."""
         pol = self.policy
+        kept = pol.edges
         out = []
         for e in edited.edges:
+            if e.eid < len(kept) and kept[e.eid] is e:
+                continue
             old = set(pol.edge(e.name).after) if pol.has("edge", e.name) else set()
             out += [(p, e.name) for p in e.after if p not in old]
         return out
@@ -127,13 +132,38 @@ class Observers:
     def rank(self, edited: Policy) -> tuple[int, list[tuple[str, str]]]:
         """``(rank, unobserved)`` of a fix whose result is ``edited``: the highest rank of its new
         orderings (``SAME`` when it adds none), and those of rank ``UNOBSERVED``."""
+        return self.rank_orderings(edited, self.orderings(edited))
+
+    def rank_orderings(self, edited: Policy, new: list[tuple[str, str]]) -> tuple[int, list[tuple[str, str]]]:
+        """``rank`` of the orderings ``new`` (``(pred, edge)``, as ``orderings`` gives them) that a
+        fix adds to make ``edited``; ``edited`` may be the policy as written itself when the fix
+        only adds orderings (``added_orderings``): ``pair_rank`` reads only edges' devices and
+        notifications, which such a fix leaves alone."""
         worst, bad = SAME, []
-        for p, e in self.orderings(edited):
+        for p, e in new:
             r = self.pair_rank(edited, p, e)
             worst = max(worst, r)
             if r == UNOBSERVED:
                 bad.append((p, e))
         return worst, bad
+
+    def added_orderings(self, edits: list[After]) -> list[tuple[str, str]] | None:
+        """The orderings ``(pred, edge)`` that ``edits``, applied in order to the policy as written,
+        add (``orderings`` of the result, in the same order), computed without applying them:
+        ``None`` when one of them would not apply (``After.apply``: a missing edge or predecessor,
+        a repeated one, the edge itself, one already in its ``after`` list). Linear in the edits,
+        where applying rebuilds the policy (``Verifier.rank`` ranks hundreds of candidates)."""
+        pol = self.policy
+        added: dict[int, list[str]] = {}
+        for ed in edits:
+            if not pol.has("edge", ed.edge) or not ed.preds or len(set(ed.preds)) != len(ed.preds):
+                return None
+            e = pol.edge(ed.edge)
+            now = added.setdefault(e.eid, [])
+            if any(p == ed.edge or p in e.after or p in now or not pol.has("edge", p) for p in ed.preds):
+                return None
+            now += ed.preds
+        return [(p, pol.edges[eid].name) for eid in sorted(added) for p in added[eid]]
 
     def rewrites(self, ed: After) -> list[After]:
         """Orderings across devices that carry ``ed`` (``after X`` on ``E``, ``X`` and ``E`` on

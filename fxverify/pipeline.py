@@ -31,7 +31,6 @@ from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.parametric import Parametric, ProvedTogether
-from fxverify.obligations.witness import Witness
 from fxverify.replay.refutation import refutation
 from fxverify.replay.simulate import Simulator
 from fxverify.resolve import Limits, Loader
@@ -39,7 +38,6 @@ from fxverify.result import CheckResult, Outcome, OutcomeLog, ProvedRun, Refutat
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
 from fxverify.smt.caching import CachingBackend, QueryCounts
 from fxverify.smt.factory import missing, open_backend
-from fxverify.smt.recording import RecordingBackend
 from fxverify.smt.smtlib import SmtlibDump
 from fxverify.smt.terms import eq, free_vars
 from fxverify.source import SourceMap, Span
@@ -93,10 +91,13 @@ class CheckOptions:
     suppressions are then not reported either; ``parametric`` lets the parametric prover discharge
     an obligation once for a whole edge family (``obligations.parametric``; off, or with ``prune``
     off, every instance is discharged on its own: the same verdicts, other methods); ``minimal``
-    asks the solver to minimise each counterexample (``Query.minimize``: the smallest times,
-    addresses and indices, which a person reads); off, a refutation keeps the solver's first
-    model, an equally valid witness that the simulator replays all the same (the hint re-checks,
-    which need verdicts, not traces to read); the parametric prover's own queries keep theirs."""
+    minimises the counterexample a person reads (``Query.minimize``: the smallest times,
+    addresses and indices): that of the first refutation of each group, the one a check shows
+    with its trace (``_group_instances``), is asked of the solver again with its objectives
+    (``discharge_obligations``); every other refutation keeps the solver's first model, an equally
+    valid witness that the simulator replays all the same. Off, none is minimised (the hint
+    re-checks, which need verdicts, not traces to read); the parametric prover's own queries keep
+    their objectives either way."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -317,27 +318,27 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     (``Parametric.queries``), once. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
-    if dump is not None:
-        backend = RecordingBackend(backend, dump)
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
     outcomes = OutcomeLog()
-    pending: list[tuple[int, Obligation, Query]] = []
+    # (index of the outcome, obligation, its query as encoded, the query sent: without objectives)
+    pending: list[tuple[int, Obligation, Query, Query]] = []
     findings: list[hints.Finding] = []
-    # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation,
-    # witness, solver result); their diagnostic's place is held so the order stays obligation order.
-    refuted: list[tuple[int, Obligation, Witness, Result]] = []
+    # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation, its
+    # query as encoded, index of its refutation, solver result); their diagnostic's place is held
+    # so the order stays obligation order.
+    refuted: list[tuple[int, Obligation, Query, int, Result]] = []
 
     def flush() -> None:
         # Decide the pending queries as one batch, then read the answers in obligation order, so
         # outcomes and diagnostics keep their order.
-        for (i, ob, query), res in zip(pending, backend.check_many([q for _, _, q in pending])):
+        for (i, ob, query, sent), res in zip(pending, backend.check_many([q for *_, q in pending])):
             result.solver_calls += 1
-            decided = _decided(ob, query, res, result)
+            decided = _decided(ob, sent, res, result)
             outcomes.decide(i, decided)
             if decided.verdict is Verdict.REFUTED:
                 result.diagnostics.append(_HELD)
-                refuted.append((len(result.diagnostics) - 1, ob, result.refutations[-1].witness, res))
+                refuted.append((len(result.diagnostics) - 1, ob, query, len(result.refutations) - 1, res))
         pending.clear()
 
     count = 0
@@ -368,11 +369,11 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
         query = ob.encode()
+        if dump is not None:
+            dump.write(query)  # as encoded, objectives and all, whichever witness is asked for
         if keep is not None:
             keep.append((ob, query))
-        if not options.minimal and query.minimize:
-            query = _unminimised(query)
-        pending.append((outcomes.reserve(ob.key), ob, query))
+        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query) if query.minimize else query))
         if len(pending) >= _BATCH:
             flush()
     flush()
@@ -388,12 +389,17 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     if refuted:
         sim = Simulator(policy)
         traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
-        for at, ob, w, res in refuted:
+        for at, ob, query, r_at, res in refuted:
             # A check shows the first refutation of each group with its trace and counts the
             # others in a note (``_group_instances``): every witness is replayed, but only that
-            # first one is widened and drawn. The key is the diagnostic's, known before it is made.
+            # first one is minimised, widened and drawn. The key is the diagnostic's, known
+            # before it is made.
             group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
-            result.diagnostics[at] = refutation(policy, sim, ob, w, res, traced=group not in traced)
+            first = group not in traced
+            if first and options.minimal and query.minimize:
+                res = _minimised(ob, query, res, backend, result, r_at)
+            w = result.refutations[r_at].witness
+            result.diagnostics[at] = refutation(policy, sim, ob, w, res, traced=first)
             if result.diagnostics[at].code is ob.code:
                 traced.add(group)
                 findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
@@ -404,8 +410,24 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     return Discharged(result, findings)
 
 
+def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
+    """The answer to ``query`` with its objectives, for the refuted ``ob`` whose query without
+    them (``_unminimised``) ``plain`` answered: when it refutes again (the same assertions, so it
+    does unless the solver runs out of time), its minimal witness replaces the refutation at
+    ``at`` in ``result`` (``ob.witness`` reads the pair the model shows again) and it is returned;
+    otherwise ``plain``, whose witness stays. Not counted in ``result.solver_calls``, which counts
+    the queries that decide obligations (this one only shapes a counterexample, as the Optimize
+    step inside one query did before); the backend's own counts (``--stats``) see it."""
+    res = backend.check(query)
+    if res.status is Status.UNKNOWN or res.status is query.expect:
+        return plain
+    w = ob.witness(res)
+    result.refutations[at] = Refutation(ob.key, ob.code, tuple(ob.edges), w)
+    return res
+
+
 def _unminimised(query: Query) -> Query:
-    """``query`` without its minimisation objectives (``CheckOptions.minimal`` off). A variable
+    """``query`` without its minimisation objectives (every query's first answer). A variable
     only an objective mentions is still asserted equal to itself, so that a refuting model fixes
     it as before (``Result.int``: the witness reads it)."""
     asserted = {v.name for v in free_vars([t for _, t in query.assertions])}

@@ -11,6 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fxverify import hints
 from fxverify.edits import (
@@ -583,3 +585,33 @@ def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> Non
     for code in ("FX-ORD-002", "FX-OWN-001"):
         assert "to `land0`" not in _help(r, code), _help(r, code)
     assert _help(r, "FX-ORD-002") == f"add `after land1` to `proc1` {VERIFIED}"
+
+
+@pytest.mark.parametrize("path", corpus_files("fail")[::4], ids=str)
+@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_orderings_added_are_ranked_without_applying_as_when_applied(path: Path, data: st.DataObject) -> None:
+    """``Observers.added_orderings`` (the orderings a fix made of ``after`` edits adds, without
+    applying it, which ``Verifier.rank`` uses) is ``None`` exactly when applying the edits fails,
+    else the orderings of the applied policy in the same order, with the same rank: random
+    ``after`` edits, between any edges of a corpus policy, including ones that do not apply."""
+    from fxverify.observe import Observers
+
+    pol = _loaded(path)
+    names = [e.name for e in pol.edges] + ["no-such-edge"]
+    obs = Observers(pol, PolicyGraph(pol))
+    edit = st.builds(lambda e, ps: After(e, tuple(ps)), st.sampled_from(names),
+                     st.lists(st.sampled_from(names), max_size=3))
+    edits = data.draw(st.lists(edit, min_size=1, max_size=3))
+    applied = Option(tuple(edits)).apply(pol)
+    fast = obs.added_orderings(edits)
+    assert (fast is None) == (applied is None)
+    if applied is not None:
+        assert fast == obs.orderings(applied)
+        assert obs.rank_orderings(pol, fast) == obs.rank(applied)
+
+
+def _loaded(path: Path) -> Policy:
+    pol, _ = load_policy(str(path), SourceMap())
+    assert pol is not None
+    return pol

@@ -326,6 +326,45 @@ def test_only_the_first_refutation_of_a_group_is_drawn_and_the_check_shows_the_s
 
 
 @pytest.mark.parametrize("path", FAILS, ids=str)
+def test_minimising_only_the_shown_witness_shows_the_same_as_minimising_every_one(
+        path: str, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each obligation's query goes to the solver without its objectives; only the first
+    refutation of each group, the one shown with its trace, is asked again with them. What the
+    check shows (witnesses, blamed edges, notes, hints) is the same as when every query carries
+    its objectives, as before, byte for byte in JSON."""
+    import fxverify.pipeline as pipeline
+
+    first = check(str(path))
+    monkeypatch.setattr(pipeline, "_unminimised", lambda query: query)
+    every = check(str(path))
+    assert results_to_json([first]) == results_to_json([every])
+
+
+@pytest.mark.parametrize("path", ["corpus/incidents/fail/pd-prefill-frees-blocks-on-send-post.fx",
+                                  "corpus/ordering/fail/notify-batch-in-flight.fx"])
+def test_only_the_shown_refutation_of_a_group_is_asked_for_a_minimal_witness(path: str, at_root) -> None:
+    """The batch of queries carries no objective; one query with objectives follows per group
+    shown, fewer than the refutations, for the obligation shown; ``solver_calls`` counts the
+    obligations' queries only."""
+    from fxverify.smt.backend import SolverOptions
+    from fxverify.smt.factory import open_backend
+
+    batched: list = []
+    asked: list = []
+    backend = open_backend(SolverOptions())
+    real_many, real_one = backend.check_many, backend.check
+    backend.check_many = lambda queries: batched.extend(queries) or real_many(queries)  # type: ignore[method-assign]
+    # (the batch's own ``check_many`` calls ``check`` too: only queries with objectives are kept)
+    backend.check = lambda query: (query.minimize and asked.append(query)) or real_one(query)  # type: ignore[method-assign]
+    r = check(path, CheckOptions(verify_hints=False, parametric=False), backend=backend)  # no queries of its own
+    shown = [d for d in r.diagnostics if d.trace is not None]
+    assert batched and not any(q.minimize for q in batched)
+    assert len(asked) == len(shown) < len(r.refutations)
+    assert r.solver_calls == len(batched)
+    assert [q.name for q in asked] == [d.obligation for d in shown]
+
+
+@pytest.mark.parametrize("path", FAILS, ids=str)
 def test_hint_rechecks_without_minimal_witnesses_verify_the_same_hints(path: str, at_root,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """A hint's re-check asks the solver for no minimal witness (``pipeline.RECHECK_MINIMAL``):
