@@ -94,8 +94,8 @@ class CheckOptions:
     minimises the counterexample a person reads (``Query.minimize``: the smallest times,
     addresses and indices): that of the first refutation of each group, the one a check shows
     with its trace (``_group_instances``), is asked of the solver again with its objectives
-    (``discharge_obligations``); every other refutation keeps the solver's first model, an equally
-    valid witness that the simulator replays all the same. Off, none is minimised (the hint
+    (``discharge_obligations``); every other refutation keeps the solver's first model when the
+    simulator replays it, and is asked again with its objectives when it does not. Off, none is minimised (the hint
     re-checks, which need verdicts, not traces to read); the parametric prover's own queries keep
     their objectives either way."""
 
@@ -404,13 +404,21 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             # before it is made.
             group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
             first = group not in traced
-            if first and options.minimal and query.minimize:
+            asked = first and options.minimal and bool(query.minimize)
+            if asked:
                 res = _minimised(ob, query, res, backend, result, r_at)
-            w = result.refutations[r_at].witness
-            result.diagnostics[at] = refutation(policy, sim, ob, w, res, traced=first)
-            if result.diagnostics[at].code is ob.code:
+            d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
+            if d.code is not ob.code and options.minimal and query.minimize and not asked:
+                # A first model need not replay where the minimal one does (property tests met an
+                # FX-INIT-001 whose first model the simulator refused): ask for the minimal one, as
+                # every refutation did before, and replay that.
+                res = _minimised(ob, query, res, backend, result, r_at)
+                d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
+            result.diagnostics[at] = d
+            if d.code is ob.code:
                 traced.add(group)
                 if options.verify_hints:
+                    w = result.refutations[r_at].witness
                     findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
             if progress is not None:
                 progress.advance(1)
