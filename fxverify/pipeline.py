@@ -31,7 +31,7 @@ from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.parametric import Parametric, ProvedTogether
-from fxverify.replay.refutation import refutation, unreplayed
+from fxverify.replay.refutation import refutation
 from fxverify.replay.simulate import Simulator
 from fxverify.resolve import Limits, Loader
 from fxverify.result import CheckResult, Outcome, OutcomeLog, ProvedRun, Refutation, Verdict
@@ -215,11 +215,10 @@ class Discharged:
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
               progress: Progress | None = None,
               keep: list[tuple[Obligation, Query]] | None = None,
-              families: FamilyStore | None = None, *, replay: bool = True) -> CheckResult:
+              families: FamilyStore | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
-    (each phase reported to ``progress``; ``replay`` as ``discharge_obligations``'), then their
-    hints verified. Returns a
+    (each phase reported to ``progress``), then their hints verified. Returns a
     ``CheckResult`` holding the outcomes, refutations, solver calls and the diagnostics of
     refuted and unknown obligations (without sources, grouping or suppressions: ``check`` adds
     those). With ``keep`` a list, every obligation and its query (``encode()``, fast-proved ones
@@ -243,15 +242,14 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         ran: list[tuple[Family, int, int]] = []
         reused: list[Family] = []
         items = _reusing(ctx, options, families, digests, ran, reused, on_family)
-        found = discharge_obligations(policy, items, options, backend, progress, keep, replay=replay)
+        found = discharge_obligations(policy, items, options, backend, progress, keep)
         found.result.reused = tuple(f.value for f in reused)
         for family, lo, hi in ran:
             run = found.result.outcomes.proved_run(lo, hi)  # type: ignore[attr-defined]  # a fresh OutcomeLog
             if run is not None:
                 families.put(family, digests[family], replace(run, queries=prover.queries[family]) if prover else run)
     else:
-        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep,
-                                      replay=replay)
+        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
     if options.verify_hints and found.findings:
         firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
@@ -308,7 +306,7 @@ def kept(obligations: Iterable[Obligation | ProvedTogether], options: CheckOptio
 
 def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun | ProvedTogether], options: CheckOptions, backend: Backend,
                           progress: Progress | None = None,
-                          keep: list[tuple[Obligation, Query]] | None = None, *, replay: bool = True) -> Discharged:
+                          keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
@@ -318,9 +316,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     (``ProvedRun.solver_proofs``) to ``solver_calls``; a ``ProvedTogether`` (a parametric proof)
     adds one proof per key and no solver call: the caller adds the parametric prover's queries
     (``Parametric.queries``), once. The findings (for hints) are made only with
-    ``options.verify_hints``. ``replay`` False is for a hint's re-check alone, which nobody reads:
-    a refutation's diagnostic is then read off its witness without replaying it
-    (``replay.refutation.unreplayed``). Raises as ``discharge``."""
+    ``options.verify_hints``. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
@@ -391,10 +387,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         progress.phase("replay", len(refuted))
     # The simulator's world is built only when a refutation needs replaying: a proved policy of
     # hundreds of thousands of edges would hold it for nothing.
-    if refuted and not replay:
-        for at, ob, _query, r_at, _res in refuted:
-            result.diagnostics[at] = unreplayed(policy, ob, result.refutations[r_at].witness)
-    elif refuted:
+    if refuted:
         sim = Simulator(policy)
         traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
         for at, ob, query, r_at, res in refuted:
@@ -432,7 +425,8 @@ def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, re
     them (``_unminimised``) ``plain`` answered: when it refutes again (the same assertions, so it
     does unless the solver runs out of time), its minimal witness replaces the refutation at
     ``at`` in ``result`` (``ob.witness`` reads the pair the model shows again) and it is returned;
-    otherwise ``plain``, whose witness stays. Not counted in ``result.solver_calls``, which counts
+    otherwise ``plain``, whose witness stays (a proving answer to the same assertions would be the
+    solver contradicting itself; the refutation then stands on ``plain``, which is replayed). Not counted in ``result.solver_calls``, which counts
     the queries that decide obligations (this one only shapes a counterexample, as the Optimize
     step inside one query did before); the backend's own counts (``--stats``) see it."""
     res = backend.check(query)
@@ -479,11 +473,6 @@ def first_findings(findings: Sequence[F], diagnostics: list[Diagnostic]) -> list
 #: was most of the time of hint verification (86 s of a 75-edge policy with one race, then 9 s).
 #: tests/test_pipeline.py checks that the hints shown are those of minimised re-checks.
 RECHECK_MINIMAL = False
-#: Whether a hint's re-check replays its refutations. It needs their blamed edges, which
-#: ``replay.refutation.unreplayed`` reads off the witnesses (a refutation counts against a hint
-#: whether or not it replays); replaying them was a third of a refutation-heavy check's time.
-#: tests/test_pipeline.py checks that the hints shown are those of replayed re-checks.
-RECHECK_REPLAY = False
 
 
 def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Finding], result: CheckResult,
@@ -499,13 +488,12 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
 
     def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
-        r = discharge(edited, again, solver, replay=RECHECK_REPLAY)
+        r = discharge(edited, again, solver)
         blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
         out = {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
                for o in r.outcomes if o.verdict is not Verdict.PROVED}
         if any(d.code is codes.INT_001 for d in r.diagnostics):
-            # an internal error blames no edge: the re-check proves nothing of the hint (a re-check
-            # does not replay, ``unreplayed``: every refutation blames its edges, replayable or not)
+            # a witness that did not replay blames no edge: the re-check proves nothing of the hint
             out[f"{codes.INT_001}:re-check"] = ("INTERNAL", frozenset())
         return out
     try:

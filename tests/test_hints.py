@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fxverify import hints
@@ -588,7 +588,7 @@ def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> Non
 
 
 @pytest.mark.parametrize("path", corpus_files("fail")[::4], ids=str)
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(data=st.data())
 def test_orderings_added_are_ranked_without_applying_as_when_applied(path: Path, data: st.DataObject) -> None:
     """``Observers.added_orderings`` (the orderings a fix made of ``after`` edits adds, without
@@ -612,6 +612,6 @@ def test_orderings_added_are_ranked_without_applying_as_when_applied(path: Path,
 
 
 def _loaded(path: Path) -> Policy:
-    pol, _ = load_policy(str(path), SourceMap())
+    pol, _ = load_policy(str(ROOT / path), SourceMap())
     assert pol is not None
     return pol

@@ -56,17 +56,6 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
                       witness=_witness_kind(w, violated))
 
 
-def unreplayed(policy: Policy, ob: Obligation, w: Witness) -> Diagnostic:
-    """The diagnostic of a refuted obligation *without* replaying its witness: its code, message
-    and blamed edges, read off the witness as ``refutation(..., traced=False)`` reads them; no
-    trace, no help. Only for a hint's re-check (``pipeline.verify_hints``), which nobody reads:
-    it needs each refutation's blamed edges, and counts a refutation as one whether or not its
-    witness would replay, which can only reject a hint, never verify one. A check's own
-    refutations always go through ``refutation``."""
-    return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, policy=policy.name,
-                      obligation=ob.key, edges=_blamed(policy, ob, w, ob.violating(w)))
-
-
 def _blamed(policy: Policy, ob: Obligation, w: Witness, step: Step | None) -> list[str]:
     """The names a refutation blames: its culprit edges (the cycle's, for a cycle), and the edge
     of the violating ``step`` when it is one of the obligation's."""

@@ -63,7 +63,7 @@ class Result:
     def int(self, t: Term) -> int:
         """The model's integer value of ``t``; raises ``KeyError`` when the model does not fix it
         (a refuting model always fixes the variables its query minimises, or minimised before
-        ``CheckOptions.minimal`` took the objectives away: ``pipeline._unminimised``)."""
+        the objectives were taken away: ``pipeline._unminimised``, every query's first answer)."""
         v = evaluate(t, self.model)
         if v is None:
             raise KeyError(t.name or t.op)
