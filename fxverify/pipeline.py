@@ -95,9 +95,9 @@ class CheckOptions:
     addresses and indices): that of the first refutation of each group, the one a check shows
     with its trace (``_group_instances``), is asked of the solver again with its objectives
     (``discharge_obligations``); every other refutation keeps the solver's first model when the
-    simulator replays it, and is asked again with its objectives when it does not. Off, none is minimised (the hint
-    re-checks, which need verdicts, not traces to read); the parametric prover's own queries keep
-    their objectives either way."""
+    simulator replays it, and is asked again with its objectives when it does not. Off, none is
+    minimised (the hint re-checks, which need verdicts, not traces to read); the parametric
+    prover's own queries keep their objectives either way."""
 
     prune: bool = True
     solver: SolverOptions = SolverOptions()
@@ -325,9 +325,8 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     # (index of the outcome, obligation, its query as encoded, the query sent: without objectives)
     pending: list[tuple[int, Obligation, Query, Query]] = []
     findings: list[hints.Finding] = []
-    # Refuted obligations wait for the replay phase: (index of their diagnostic, obligation, its
-    # query as encoded, index of its refutation, solver result); their diagnostic's place is held
-    # so the order stays obligation order.
+    # Refuted obligations wait for the replay phase (their diagnostic's place held, to keep
+    # obligation order): (diagnostic index, obligation, query as encoded, refutation index, answer).
     refuted: list[tuple[int, Obligation, Query, int, Result]] = []
 
     def flush() -> None:
@@ -371,7 +370,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             continue
         query = ob.encode()
         if dump is not None:
-            dump.write(query)  # as encoded, objectives and all, whichever witness is asked for
+            dump.write(query)  # as encoded, whichever witness is asked for
         if keep is not None:
             keep.append((ob, query))
         pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query) if query.minimize else query))
@@ -391,22 +390,19 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         sim = Simulator(policy)
         traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
         for at, ob, query, r_at, res in refuted:
-            # A check shows the first refutation of each group with its trace and counts the
-            # others in a note (``_group_instances``): every witness is replayed, but only that
-            # first one is minimised, widened and drawn. The key is the diagnostic's, known
-            # before it is made.
+            # A check shows the first refutation of each group with its trace and counts the others
+            # in a note (``_group_instances``): every witness is replayed, but only that first one
+            # is widened and drawn. The key is the diagnostic's, known before it is made.
             group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
-            first = group not in traced
-            asked = first and options.minimal and bool(query.minimize)
-            if asked:
-                res = _minimised(ob, query, res, backend, result, r_at)
-            d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
-            if d.code is not ob.code and options.minimal and query.minimize and not asked:
-                # A first model need not replay where the minimal one does (property tests met an
-                # FX-INIT-001 whose first model the simulator refused): ask for the minimal one, as
-                # every refutation did before, and replay that.
-                res = _minimised(ob, query, res, backend, result, r_at)
+            first, minimal = group not in traced, options.minimal and bool(query.minimize)
+            # The shown one is minimised; another keeps its first model unless that does not replay
+            # where a minimal one does (property tests met such an FX-INIT-001): then it is too.
+            for minimise in ((True,) if first else (False, True)):
+                if minimise and minimal:
+                    res = _minimised(ob, query, res, backend, result, r_at)
                 d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
+                if d.code is ob.code or not minimal:
+                    break
             result.diagnostics[at] = d
             if d.code is ob.code:
                 traced.add(group)
@@ -421,14 +417,12 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
 
 
 def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
-    """The answer to ``query`` with its objectives, for the refuted ``ob`` whose query without
-    them (``_unminimised``) ``plain`` answered: when it refutes again (the same assertions, so it
-    does unless the solver runs out of time), its minimal witness replaces the refutation at
-    ``at`` in ``result`` (``ob.witness`` reads the pair the model shows again) and it is returned;
-    otherwise ``plain``, whose witness stays (a proving answer to the same assertions would be the
-    solver contradicting itself; the refutation then stands on ``plain``, which is replayed). Not counted in ``result.solver_calls``, which counts
-    the queries that decide obligations (this one only shapes a counterexample, as the Optimize
-    step inside one query did before); the backend's own counts (``--stats``) see it."""
+    """The answer to ``query`` with its objectives, for the refuted ``ob`` whose query without them
+    (``_unminimised``) ``plain`` answered: when it refutes again (the same assertions: unless the
+    solver runs out of time), its minimal witness replaces the refutation at ``at`` in ``result``
+    (``ob.witness`` reads the model again) and it is returned; otherwise ``plain``, whose witness
+    stays (a proving answer would be the solver contradicting itself). Not counted in
+    ``result.solver_calls`` (the queries that decide obligations); ``--stats`` counts it."""
     res = backend.check(query)
     if res.status is Status.UNKNOWN or res.status is query.expect:
         return plain

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.model import Diagnostic, Trace, diagnostic, internal_error
 from fxverify.ir import Policy
-from fxverify.obligations.witness import Step, Witness
+from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
 
@@ -51,22 +51,16 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
     else:
         step = ob.violating(w)
         help_text, violated = ob.fix(w).text(), step.kind if step is not None else ""
-    return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=help_text,
-                      trace=trace, policy=policy.name, obligation=ob.key, edges=_blamed(policy, ob, w, step),
-                      witness=_witness_kind(w, violated))
-
-
-def _blamed(policy: Policy, ob: Obligation, w: Witness, step: Step | None) -> list[str]:
-    """The names a refutation blames: its culprit edges (the cycle's, for a cycle), and the edge
-    of the violating ``step`` when it is one of the obligation's."""
-    culprits = tuple(w.cycle) if w.cycle else ob.culprits()
+    culprits = edges if w.cycle else ob.culprits()
     if step is not None and step.edge in ob.edges and step.edge not in culprits:
         # The marked step is the violating event, so its edge is blamed too (a release that lands
         # while a use is still in flight): fingerprints follow the violating events.
         culprits = (*culprits, step.edge)
     # A finding about regions blames no edge: its regions are what breaks the rule, so they key
     # its fingerprint (as `region NAME`, which no edge can be called).
-    return [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
+    blamed = [policy.edges[e].name for e in culprits] or [f"region {r}" for r in ob.trace_regions()]
+    return diagnostic(ob.code, ob.message(w), ob.primary, ob.code.title, related=ob.related, help=help_text,
+                      trace=trace, policy=policy.name, obligation=ob.key, edges=blamed, witness=_witness_kind(w, violated))
 
 
 #: Most elided edges a trace's closed schedule replays with (``_shown``); past it, only the

@@ -1,5 +1,6 @@
-"""A backend wrapper that records every query it is asked as SMT-LIB2 (``check --dump-smt DIR``),
-in the way Apalache's recording solver context logs what reaches the solver.
+"""A backend wrapper that records every query it is asked as SMT-LIB2, in the way Apalache's
+recording solver context logs what reaches the solver (the backend conformance tests use it;
+``check --dump-smt DIR`` writes each obligation's query as encoded, in ``pipeline``).
 
 Takes any ``Backend`` and an ``smtlib.SmtlibDump``; implements the whole protocol by writing each
 query, then delegating. Queries are encoded once: the same ``Query`` object is written and solved.
