@@ -394,15 +394,11 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             # in a note (``_group_instances``): every witness is replayed, but only that first one
             # is widened and drawn. The key is the diagnostic's, known before it is made.
             group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
-            first, minimal = group not in traced, options.minimal and bool(query.minimize)
-            # The shown one is minimised; another keeps its first model unless that does not replay
-            # where a minimal one does (property tests met such an FX-INIT-001): then it is too.
-            for minimise in ((True,) if first else (False, True)):
-                if minimise and minimal:
-                    res = _minimised(ob, query, res, backend, result, r_at)
-                d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
-                if d.code is ob.code or not minimal:
-                    break
+            first = group not in traced
+            # only the shown one is minimised; the others are replayed on their first model
+            if first and options.minimal and query.minimize:
+                res = _minimised(ob, query, res, backend, result, r_at)
+            d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
             result.diagnostics[at] = d
             if d.code is ob.code:
                 traced.add(group)

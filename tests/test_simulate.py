@@ -172,3 +172,28 @@ def test_replaying_one_code_finds_what_every_rule_finds_on_the_corpus_witnesses(
     for ref in r.refutations:
         if ref.witness.schedule:
             _each_code_alone_matches_every_rule(sim, ref.witness.schedule)
+
+
+def test_a_read_is_confirmed_unwritten_at_any_byte_its_witness_names(tmp_path) -> None:
+    """FX-INIT-001 replays the byte a counterexample names, not only the lowest unwritten one the
+    simulator's own search reports: a solver's first model may name any (the property tests met
+    first models of 0x11f where the lowest unwritten byte was 0x100). Bytes written before the
+    read, and bytes outside its footprint, confirm nothing."""
+    src = tmp_path / "half.fx"
+    src.write_text('policy "half"\n'
+                   "fabric {\n  device gpu0: gpu hooks [launch]\n}\n"
+                   "space hbm0 on gpu0 size 1 MiB\n"
+                   "region buf in hbm0 at 0x100 size 128 owner gpu0\n"
+                   "region low in hbm0 at 0x100 size 64 owner gpu0\n"
+                   "alias_set s = [buf, low]\n"
+                   "flow f {\n  edge w: write low by gpu0.launch\n  edge r: read buf by gpu0.launch after w\n}\n")
+    pol = load_policy(str(src), SourceMap())[0]
+    assert pol is not None
+    sim = Simulator(pol)
+    w, r = (pol.edge(n).eid for n in ("w", "r"))
+    sched = {w: (0, 1), r: (1, 2)}
+    assert [v.address for v in sim.run(sched, codes.INIT_001)] == [0x140]
+    confirmed = {a for a in range(0xF0, 0x1A0) if sim.confirm(codes.INIT_001, (r,), sched, address=a) is not None}
+    assert confirmed == set(range(0x140, 0x180))
+    # the writer's own edge names no unwritten read
+    assert sim.confirm(codes.INIT_001, (w,), sched, address=0x150) is None

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.codes import Code
-from fxverify.replay import closure, map_reads, schedule_rules, static_rules
+from fxverify.replay import closure, defined_rules, map_reads, schedule_rules, static_rules
 from fxverify.replay.world import Schedule, Violation, World
 
 __all__ = ["Schedule", "Simulator", "Violation"]
@@ -88,6 +88,9 @@ class Simulator(World):
         if sched:
             if self.check_schedule(sched) is not None:
                 return None
+            if code == codes.INIT_001 and address is not None and edges:
+                # the byte the witness names, which need not be the lowest one ``run`` reports
+                return defined_rules.undefined_at(self, sched, edges[0], address)
             found = self.run(sched, code)
         else:
             found = [v for v in self.static() if v.code == code]
