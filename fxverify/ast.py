@@ -13,7 +13,7 @@ from typing import Union
 
 from fxverify.ast_exprs import (  # noqa: F401  (re-exported: the syntax tree is one namespace)
     Ident, IntLit, SizeLit, Var, BinOp, Neg, Compare, BoolOp, Not, IndexItem, LenItem, KeyItem, StarItem,
-    Group, Ref, LinkRef, MapKey, Expr, Cond, Item,
+    Group, Ref, LinkRef, MapKey, Expr, Cond, Item, index_text,
 )
 from fxverify.source import Span
 

@@ -50,6 +50,16 @@ class Var:
     span: Span
 
 
+def index_text(ix: object) -> str:
+    """How a fix hint writes an index expression of a family declaration again: a plain loop
+    variable as its name (``l``), an integer literal as its value (``0`` in ``edge free[l, 0]``),
+    ``""`` for any other expression (``l + 1``), which a hint does not write (``ir.Edge.indices``,
+    ``edits.families``)."""
+    if isinstance(ix, Var):
+        return ix.name
+    return str(ix.value) if isinstance(ix, IntLit) else ""
+
+
 @dataclass(frozen=True, slots=True)
 class BinOp:
     """``left OP right`` with ``op`` one of ``+ - * / %`` (``/`` is floor division)."""

@@ -396,8 +396,9 @@ class Edge:
     ``cancels``: the transfers the edge cancels (``Cancel``): the interval over which a cancelled
     edge touches bytes ends when the first of its cancelling edges finishes.
     ``indices``: for an instance of a family, the index expressions of its declaration as
-    written when each is a plain loop variable (``("l",)`` for ``edge spill[l]``), with ``""``
-    for any other expression; empty for a plain edge. A fix hint writes an ordering for the
+    written when each is a plain loop variable or an integer literal (``("l", "0")`` for ``edge
+    spill[l, 0]``, ``ast.index_text``), with ``""`` for any other expression; empty for a plain
+    edge. A fix hint writes an ordering for the
     whole declaration with them (``edits.FamilyAfter``).
     """
 

@@ -570,6 +570,10 @@ def test_family_forms_of_an_instance_ordering() -> None:
     assert generalise(("l",), "attn[2]", "abort") == "abort"
     assert generalise(("a", "b"), "x[1][2]", "y[2][5]") == "y[b, 5]"
     assert generalise(("b",), "free[3]", "not a name") is None
+    # a literal index of the declaration stays a literal; a variable keeps its place
+    assert generalise(("l", "0"), "free[2][0]", "attn[2][0]") == "attn[l, 0]"
+    assert generalise(("a", "b"), "x[1][1]", "y[1][1]") == "y[a, b]"
+    assert generalise(("l", ""), "free[2][0]", "attn[2][0]") == "attn[l, l - 2]"
     pol, _ = load_policy(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"), SourceMap())
     assert pol is not None
     assert family_forms(pol, After("attn1", ("fill1",))) == []  # plain edges: no family form
@@ -615,3 +619,27 @@ def _loaded(path: Path) -> Policy:
     pol, _ = load_policy(str(ROOT / path), SourceMap())
     assert pol is not None
     return pol
+
+
+def test_a_hint_on_a_declaration_with_a_literal_index_is_written_on_the_declaration(tmp_path: Path) -> None:
+    """Generated policies declare one family per rank with the rank as a literal (``edge
+    free[l, 0]``): the fix of a block returned to the pool while a layer's attention reads it is
+    the ordering of the whole declaration, ``after attn[l, 0]``, verified in that form, not the
+    ordering of one instance beside thousands more."""
+    src = tmp_path / "pool.fx"
+    src.write_text('''policy "pool"
+fabric {
+  device gpu0: gpu hooks [launch, free]
+}
+space hbm0 on gpu0 size 1 GiB
+region kv0[l in 0..3] in hbm0 at l * 4096 size 4096 owner gpu0
+flow f {
+  for l in 0..3 {
+    edge fill[l, 0]: write kv0[l] by gpu0.launch
+    edge attn[l, 0]: read kv0[l] by gpu0.launch after fill[l, 0]
+    edge free[l, 0]: release kv0[l] return_pool by gpu0.free after fill[l, 0]
+  }
+}
+''')
+    r = check(str(src))
+    assert _help(r, "FX-OWN-004") == f"add `after attn[l, 0]` to `free[l, 0]` {VERIFIED}"

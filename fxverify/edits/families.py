@@ -35,22 +35,27 @@ def instance_index(name: str) -> tuple[str, tuple[int, ...]] | None:
 
 def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None:
     """``pred`` written with the index variables ``indices`` of the declaration of edge instance
-    ``instance`` (``ir.Edge.indices``; ``""`` where an index is not a plain variable), as seen
-    from that instance: an index equal to the value a variable has at ``instance`` becomes that
-    variable, another one becomes ``VAR + d`` (``VAR - d``) when the declaration has a single
-    variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge free[b]``
-    is written ``pull[b]``. ``None`` when a name is not an instance name or ``instance`` has
-    another number of indices than ``indices``."""
+    ``instance`` (``ir.Edge.indices``: a variable, an integer literal, or ``""`` for another
+    expression), as seen from that instance. An index of ``pred`` in the place of one of the
+    declaration's is written as that one when it has the same value there (``attn[l, 0]`` on
+    ``edge free[l, 0]``); else an index equal to the value a variable has at ``instance``
+    becomes that variable, another one becomes ``VAR + d`` (``VAR - d``) when the declaration
+    has a single variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge
+    free[b]`` is written ``pull[b]``. ``None`` when a name is not an instance name or
+    ``instance`` has another number of indices than ``indices``."""
     mine, theirs = instance_index(instance), instance_index(pred)
     if mine is None or theirs is None or len(mine[1]) != len(indices):
         return None
-    env = {n: v for n, v in zip(indices, mine[1]) if n}
+    env = {n: v for n, v in zip(indices, mine[1]) if n and not _number(n)}
     if not theirs[1]:
         return theirs[0]
     parts = []
-    for v in theirs[1]:
+    for i, v in enumerate(theirs[1]):
+        here = indices[i] if i < len(indices) else ""
         same = next((n for n, x in env.items() if x == v), None)
-        if same is not None:
+        if here and mine[1][i] == v:
+            parts.append(here)
+        elif same is not None:
             parts.append(same)
         elif len(env) == 1:
             n, x = next(iter(env.items()))
@@ -58,6 +63,10 @@ def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None
         else:
             parts.append(str(v))
     return f"{theirs[0]}[{', '.join(parts)}]"
+
+
+def _number(item: str) -> bool:
+    return item.lstrip("-").isdigit()
 
 
 def declaration(policy: Policy, instance: Edge) -> list[Edge]:
@@ -68,8 +77,8 @@ def declaration(policy: Policy, instance: Edge) -> list[Edge]:
 
 def written(e: Edge) -> str | None:
     """How the declaration of ``e`` names it: ``free[b]`` for an instance of ``edge free[b]``,
-    the name of a plain edge; ``None`` when one of its declaration's indices is not a plain
-    variable."""
+    the name of a plain edge; ``None`` when one of its declaration's indices is neither a plain
+    variable nor an integer literal."""
     if not e.indices:
         return None if e.name != e.family else e.name
     return f"{e.family}[{', '.join(e.indices)}]" if all(e.indices) else None
@@ -117,7 +126,7 @@ class FamilyAfter(Edit):
         values = []
         for item in self.pred_index:
             m = _ITEM.match(item)
-            if item.lstrip("-").isdigit():
+            if _number(item):
                 values.append(int(item))
             elif m is not None and m.group(1) in env:
                 d = int(m.group(3) or 0)

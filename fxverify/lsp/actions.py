@@ -101,7 +101,7 @@ def _after_edit(idx: Index, edge: str, pred: str, written: str | None = None) ->
     if written is not None:
         pred = written
     elif family:
-        general = generalise(tuple(ix.name if isinstance(ix, ast.Var) else "" for ix in decl.indices), e.name, pred)
+        general = generalise(tuple(ast.index_text(ix) for ix in decl.indices), e.name, pred)
         if general is None:
             return None
         pred = general

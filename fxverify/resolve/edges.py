@@ -259,7 +259,7 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
     reduce_atomic = p.reduce_atomic
     device_name, hook, family = d.device.name, d.hook.name, d.name.name
     span, hook_span = d.span, d.hook.span
-    indices = tuple(ix.name if isinstance(ix, ast.Var) else "" for ix in d.indices)
+    indices = tuple(ast.index_text(ix) for ix in d.indices)
     flush_t = tuple(dict.fromkeys(p.flushes))
     stream = single["stream"][1] if "stream" in single else None
     alias = single["alias"][1] if "alias" in single else None
