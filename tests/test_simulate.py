@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -197,3 +199,39 @@ def test_a_read_is_confirmed_unwritten_at_any_byte_its_witness_names(tmp_path) -
     assert confirmed == set(range(0x140, 0x180))
     # the writer's own edge names no unwritten read
     assert sim.confirm(codes.INIT_001, (w,), sched, address=0x150) is None
+
+
+@st.composite
+def _nested_regions(draw):
+    """Up to 12 regions of ``hbm0`` that nest, overlap and repeat one another, and a footprint."""
+    from fxverify.ir import Region
+    regs = []
+    for i in range(draw(st.integers(1, 12))):
+        base = draw(st.integers(0, 15)) * 16
+        regs.append(Region(f"r{i}", "r", "hbm0", base, draw(st.integers(1, 8)) * 16, "gpu0"))
+    fp = Footprint("r0", "hbm0", draw(st.integers(0, 260)), draw(st.integers(1, 40)), draw(st.integers(1, 64)),
+                   draw(st.integers(1, 4)))
+    return tuple(regs), fp
+
+
+@settings(max_examples=300, deadline=None)
+@given(_nested_regions())
+def test_regions_met_through_the_index_are_those_of_a_scan(case) -> None:
+    """``World`` finds the regions an access, a handoff or a lease concerns through an index of
+    the regions sorted by base (``RegionIndex``): the governing regions, the movers and the regions
+    moved with one are those of a scan of every region, as the rules state them (the smallest
+    regions holding each byte touched; the regions containing one; those inside one)."""
+    from tests import ir_builders as ib
+    regs, fp = case
+    e = ib.write("w", replace(fp, region=regs[0].name))
+    w = Simulator(ib.policy(e, regions=regs))
+    met = [r for r in regs if r.base < fp.hi and fp.lo < r.end and shared_byte(fp, r.whole()) is not None]
+    want = {}
+    for r in met:
+        lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
+        if not any(q.size < r.size and r.base <= q.base and q.end <= r.end and q.base <= lo and hi <= q.end for q in met):
+            want[r.name] = True
+    assert w.governing_regions(w.policy.edges[0]) == want
+    for r in regs:
+        assert w.movers(r.name) == frozenset(q.name for q in regs if q.base <= r.base and r.end <= q.end)
+        assert w.moved_with(r.name) == sorted(q.name for q in regs if r.base <= q.base and q.end <= r.end)

@@ -214,9 +214,10 @@ def _schedule_among(graph: PolicyGraph, eids: Sequence[int]) -> list[tuple[str |
     between two writers: thousands in a real flow)."""
     ids = sorted(set(eids))
     out: list[tuple[str | None, Term]] = [(f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))) for e in ids]
+    before = graph.hb_before_fn()
     for a in ids:
         for b in ids:
-            if a != b and graph.hb_before(a, b):
+            if a != b and before(a, b):
                 out.append((hb_label(a, b), finish(a) <= start(b)))
     return out
 

@@ -9,21 +9,15 @@ section 1, lifetimes), for every region with an ``alloc`` or declared ``pooled``
   is followed by an ``alloc`` finished by then; with no event before it, the region must have
   started allocated (FX-OWN-004).
 
-Written from that model over concrete times, not from the SMT encoding; ``lifetime_regions``
+Written from that model over concrete times, not from the SMT encoding; ``World.lifetimes``
 recomputes which regions have a lifetime from the IR. Emits no diagnostics.
 """
 
 from __future__ import annotations
 
 from fxverify.diagnostics import codes
-from fxverify.ir import Policy
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
-
-
-def lifetime_regions(policy: Policy) -> set[str]:
-    """Names of the regions with a lifetime: named by an ``alloc``, or declared ``pooled``."""
-    return {a.region for e in policy.edges for a in e.allocs} | {r.name for r in policy.regions if r.pooled}
 
 
 def _uses(w: World, region: str, ids: list[int]) -> list[int]:
@@ -45,7 +39,7 @@ def violations(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
     """Every lifetime violation ``sched`` exhibits among its edges ``ids``."""
     out: list[Violation] = []
     E = w.policy.edges
-    for region in sorted(lifetime_regions(w.policy)):
+    for region in sorted(w.lifetimes()):
         evs = sorted((sched[e][0], sched[e][1], e, kind) for e in ids
                      for kind, clauses in (("release", E[e].releases), ("alloc", E[e].allocs))
                      for c in clauses if c.region == region)

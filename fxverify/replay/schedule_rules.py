@@ -229,7 +229,7 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
                 o != h and _overlap(sched, h, o) and w.handed_to(E[o], ho.region) is not None for o in ids)
             if bad:
                 out.append(Violation(codes.OWN_003, (h,), s, None, ho.region))
-    reused = lifetime_rules.lifetime_regions(w.policy)  # their releases follow lifetime_rules
+    reused = w.lifetimes()  # their releases follow lifetime_rules
     for r in ids:
         for rel in E[r].releases:
             if rel.region in reused:

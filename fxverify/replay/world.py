@@ -8,10 +8,11 @@ owners and governing regions of the ownership model (BRIEF sections 1 and 2).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from fxverify.diagnostics.codes import Code
-from fxverify.ir import AccessMode, Edge, Policy
+from fxverify.ir import AccessMode, Edge, Policy, Region
 from fxverify.replay.footprints import shared_byte
 
 #: A concrete schedule: edge id -> ``(start, finish)`` in ns, with ``0 <= start < finish``.
@@ -34,6 +35,42 @@ class Violation:
     rule: str = ""
 
 
+class RegionIndex:
+    """The regions of a policy by address space, sorted by base with the running maximum of
+    their ends, to find the regions a byte range meets by bisection (``meeting``) instead of a
+    scan of every region of the space (a KV cache declares thousands of blocks)."""
+
+    def __init__(self, regions: Sequence[Region]) -> None:
+        self._order = {r.name: i for i, r in enumerate(regions)}
+        spaces: dict[str, list[Region]] = {}
+        for r in regions:
+            spaces.setdefault(r.space, []).append(r)
+        self._by_base: dict[str, tuple[list[int], list[int], list[Region]]] = {}
+        for space, regs in spaces.items():
+            ordered = sorted(regs, key=lambda r: r.base)
+            ends, top = [], -1
+            for r in ordered:
+                top = max(top, r.end)
+                ends.append(top)
+            self._by_base[space] = ([r.base for r in ordered], ends, ordered)
+
+    def meeting(self, space: str, lo: int, hi: int) -> list[Region]:
+        """The regions of ``space`` that share an address with ``[lo, hi)`` (``base < hi`` and
+        ``lo < end``), in declaration order: a bisection, then a walk back while the running
+        maximum of the ends passes ``lo``. O(log n + regions met + regions nested in them)."""
+        got = self._by_base.get(space)
+        if got is None:
+            return []
+        bases, ends, ordered = got
+        out = []
+        j = bisect.bisect_left(bases, hi) - 1
+        while j >= 0 and ends[j] > lo:
+            if ordered[j].end > lo:
+                out.append(ordered[j])
+            j -= 1
+        return sorted(out, key=lambda r: self._order[r.name])
+
+
 class World:
     """Happens-before, routes and owners of one policy, recomputed (memoised)."""
 
@@ -52,7 +89,6 @@ class World:
                 stream_last[k] = e.eid
         self._anc: dict[int, frozenset[int]] = {}
         self._governing: dict[int, dict[str, bool]] = {}
-        self._regions: dict[str, list] = {}
         self._movers: dict[str, frozenset[str]] = {}
         self._moved_with: dict[str, list[str]] = {}
         self._carriers: dict[tuple[str, str], set[str]] = {}
@@ -64,8 +100,8 @@ class World:
                 x = by_name.get(c.edge)
                 if x is not None and e.eid not in self.cancellers.setdefault(x, []):
                     self.cancellers[x].append(e.eid)
-        for r in policy.regions:
-            self._regions.setdefault(r.space, []).append(r)
+        self._meeting = RegionIndex(policy.regions).meeting
+        self._lifetimes: frozenset[str] | None = None
 
     # -- happens-before, recomputed ------------------------------------------------------------
     def ancestors(self, e: int) -> frozenset[int]:
@@ -240,7 +276,7 @@ class World:
         if region not in self._movers:
             r = self.policy.region(region)
             self._movers[region] = frozenset(
-                q.name for q in self._regions.get(r.space, ()) if q.base <= r.base and r.base + r.size <= q.base + q.size)
+                q.name for q in self._meeting(r.space, r.base, r.end) if q.base <= r.base and r.base + r.size <= q.base + q.size)
         return self._movers[region]
 
     def moved_with(self, region: str) -> list[str]:
@@ -249,7 +285,7 @@ class World:
         if region not in self._moved_with:
             q = self.policy.region(region)
             self._moved_with[region] = sorted(
-                r.name for r in self._regions.get(q.space, ()) if q.base <= r.base and r.base + r.size <= q.base + q.size)
+                r.name for r in self._meeting(q.space, q.base, q.end) if q.base <= r.base and r.base + r.size <= q.base + q.size)
         return self._moved_with[region]
 
     def handed_to(self, e: Edge, region: str) -> str | None:
@@ -301,16 +337,29 @@ class World:
         out: dict[str, bool] = {}
         for acc in e.accesses():
             fp = acc.footprint
-            regs = [r for r in self._regions.get(fp.space, ()) if r.base < fp.hi and fp.lo < r.end
-                    and shared_byte(fp, r.whole()) is not None]
+            regs = [r for r in self._meeting(fp.space, fp.lo, fp.hi) if shared_byte(fp, r.whole()) is not None]
+            smaller = sorted(regs, key=lambda q: q.size)  # the candidates for a region inside another
             for r in regs:
                 lo, hi = max(fp.lo, r.base), min(fp.hi, r.end)
-                if any(q.size < r.size and r.base <= q.base and q.base + q.size <= r.base + r.size
-                       and q.base <= lo and hi <= q.end for q in regs):
-                    continue
-                out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
+                inner = False
+                for q in smaller:
+                    if q.size >= r.size:
+                        break
+                    if r.base <= q.base and q.base + q.size <= r.base + r.size and q.base <= lo and hi <= q.end:
+                        inner = True
+                        break
+                if not inner:
+                    out[r.name] = out.get(r.name, False) or acc.mode is not AccessMode.READ
         self._governing[e.eid] = out
         return out
+
+    def lifetimes(self) -> frozenset[str]:
+        """Names of the regions with a lifetime: named by an ``alloc``, or declared ``pooled``
+        (specs/obligations.md, "Lifetimes"). Memoised."""
+        if self._lifetimes is None:
+            self._lifetimes = frozenset({a.region for e in self.policy.edges for a in e.allocs}
+                                        | {r.name for r in self.policy.regions if r.pooled})
+        return self._lifetimes
 
 
 class OwnerTimeline:
