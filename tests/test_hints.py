@@ -574,6 +574,9 @@ def test_family_forms_of_an_instance_ordering() -> None:
     assert generalise(("l", "0"), "free[2][0]", "attn[2][0]") == "attn[l, 0]"
     assert generalise(("a", "b"), "x[1][1]", "y[1][1]") == "y[a, b]"
     assert generalise(("l", ""), "free[2][0]", "attn[2][0]") == "attn[l, l - 2]"
+    # an index every instance of the predecessor's family shares stays a number: the rank of a
+    # family declared once per rank, not the layer that happens to have its value here
+    assert generalise(("l", "0", "0"), "rs_a[0][0][0]", "embed[0]", fixed={0}) == "embed[0]"
     pol, _ = load_policy(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"), SourceMap())
     assert pol is not None
     assert family_forms(pol, After("attn1", ("fill1",))) == []  # plain edges: no family form

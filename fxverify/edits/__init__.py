@@ -16,7 +16,7 @@ from fxverify.edits.layout import (
     Chain, DropExpected, Dtype, EdgeAlias, Init, JoinAlias, MoveRegion, Narrow, SetAction, SizeFootprint,
     SizeRegion, Widen, clipped, fp_text, narrow, size_region, xf_text,
 )
-from fxverify.edits.families import FamilyAfter, family_forms, generalise
+from fxverify.edits.families import FamilyAfter, family_forms, fixed_positions, generalise
 from fxverify.edits.maps import MapClass, MapOpAs, Merge
 from fxverify.edits.order import After, DropAfter, Flush, FlushEdge, Invalidate, Swap, Via, Writeback, after, flush_edge
 from fxverify.edits.owners import (
@@ -28,5 +28,5 @@ __all__ = [
     "DropHandoff", "DropRelease", "Dtype", "Edit", "EdgeAlias", "FamilyAfter", "Flush", "FlushEdge", "Hint", "Init", "Invalidate",
     "JoinAlias", "MapClass", "MapOpAs", "Merge", "MoveRegion", "Narrow", "Option", "Pooled", "Rehand", "SetAction",
     "SetFinalOwner", "SizeFootprint", "SizeRegion", "Swap", "Via", "Widen", "Writeback", "after", "clipped", "drive",
-    "family_forms", "flush_edge", "fp_text", "generalise", "hint", "narrow", "size_region", "size_text", "xf_text",
+    "family_forms", "fixed_positions", "flush_edge", "fp_text", "generalise", "hint", "narrow", "size_region", "size_text", "xf_text",
 ]

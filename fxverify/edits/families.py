@@ -14,6 +14,7 @@ writes the same text (``lsp.actions``).
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 from fxverify.edits.base import Edit, edge_of, rebuilt
@@ -33,14 +34,15 @@ def instance_index(name: str) -> tuple[str, tuple[int, ...]] | None:
     return m.group(1), tuple(int(x) for x in re.findall(r"-?\d+", m.group(2)))
 
 
-def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None:
+def generalise(indices: tuple[str, ...], instance: str, pred: str, fixed: Collection[int] = ()) -> str | None:
     """``pred`` written with the index variables ``indices`` of the declaration of edge instance
     ``instance`` (``ir.Edge.indices``: a variable, an integer literal, or ``""`` for another
-    expression), as seen from that instance. An index of ``pred`` in the place of one of the
-    declaration's is written as that one when it has the same value there (``attn[l, 0]`` on
-    ``edge free[l, 0]``); else an index equal to the value a variable has at ``instance``
-    becomes that variable, another one becomes ``VAR + d`` (``VAR - d``) when the declaration
-    has a single variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge
+    expression), as seen from that instance. An index of ``pred`` at a position in ``fixed``
+    (one that every instance of its family has the same value at: ``fixed_positions``) stays a
+    number. Else an index in the place of one of the declaration's is written as that one when it
+    has the same value there (``attn[l, 0]`` on ``edge free[l, 0]``); else an index equal to the
+    value a variable has at ``instance`` becomes that variable, another one becomes ``VAR + d``
+    (``VAR - d``) when the declaration has a single variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge
     free[b]`` is written ``pull[b]``. ``None`` when a name is not an instance name or
     ``instance`` has another number of indices than ``indices``."""
     mine, theirs = instance_index(instance), instance_index(pred)
@@ -53,7 +55,9 @@ def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None
     for i, v in enumerate(theirs[1]):
         here = indices[i] if i < len(indices) else ""
         same = next((n for n, x in env.items() if x == v), None)
-        if here and mine[1][i] == v:
+        if i in fixed:
+            parts.append(str(v))
+        elif here and mine[1][i] == v:
             parts.append(here)
         elif same is not None:
             parts.append(same)
@@ -63,6 +67,19 @@ def generalise(indices: tuple[str, ...], instance: str, pred: str) -> str | None
         else:
             parts.append(str(v))
     return f"{theirs[0]}[{', '.join(parts)}]"
+
+
+def fixed_positions(policy: Policy, family: str) -> frozenset[int]:
+    """The index positions at which every instance of edge family ``family`` has the same value
+    (the rank ``0`` of ``attn[l][0]``, every position of a family of one instance): a hint keeps
+    them numbers (``generalise``)."""
+    seen: dict[int, set[int]] = {}
+    for e in policy.edges:
+        got = instance_index(e.name) if e.family == family and e.name != family else None
+        if got is not None:
+            for i, v in enumerate(got[1]):
+                seen.setdefault(i, set()).add(v)
+    return frozenset(i for i, vs in seen.items() if len(vs) == 1)
 
 
 def _number(item: str) -> bool:
@@ -177,7 +194,7 @@ def family_forms(policy: Policy, ed: After) -> list[FamilyAfter]:
         return []
     p = policy.edge(ed.preds[0])
     out = []
-    general = generalise(e.indices, e.name, p.name)
+    general = generalise(e.indices, e.name, p.name, fixed_positions(policy, p.family))
     got = instance_index(p.name)
     if general is not None and got is not None:
         fam = got[0]

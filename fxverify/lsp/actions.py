@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from fxverify import ast
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic
-from fxverify.edits import After, FamilyAfter, generalise
+from fxverify.edits import After, FamilyAfter, fixed_positions, generalise
 from fxverify.lsp.index import Index
 from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.source import SourceMap, Span
@@ -101,7 +101,8 @@ def _after_edit(idx: Index, edge: str, pred: str, written: str | None = None) ->
     if written is not None:
         pred = written
     elif family:
-        general = generalise(tuple(ast.index_text(ix) for ix in decl.indices), e.name, pred)
+        general = generalise(tuple(ast.index_text(ix) for ix in decl.indices), e.name, pred,
+                             fixed_positions(pol, pol.edge(pred).family))
         if general is None:
             return None
         pred = general
