@@ -56,7 +56,7 @@ findings. Sources: project issue 10, item 8 ("Verified hints"); specs/output.md,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, replace
 from itertools import combinations
 
@@ -66,9 +66,8 @@ from fxverify.edits import After, Edit, Hint, Option, Swap, after, family_forms
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.defined import reads, writes
 from fxverify.obligations.lifetimes import allocation, allocations
-from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers, needs
+from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers, needs, reaching_writes
 from fxverify.result import HintCheck
 
 #: Policies with more edges than this get no hint (each candidate is a check of the whole policy).
@@ -96,9 +95,23 @@ NONE_FOUND = "no verified fix found"
 #: The opening of a pair of edits shown because no single one verified.
 PAIR = "no single edit discharges this finding; these two together do: "
 
-#: ``recheck(policy)`` -> the obligations that are not proved (refuted or unknown): key -> (its
-#: family's name, the names of the edges its finding blames).
-Recheck = Callable[[Policy], dict[str, tuple[str, frozenset[str]]]]
+
+
+@dataclass(frozen=True)
+class Rechecked:
+    """What a check of an edited policy left unproved: ``unproved``, the key of each obligation
+    refuted or unknown -> its family's name; ``blamed``, the names of the edges each refutation
+    blames once replayed, or ``None`` when its refutations were not replayed (the verdicts alone
+    decided the hint asking: ``Verifier.needs_blame``). A refutation that did not replay is the
+    key ``FX-INT-001:re-check``, which no policy had before: the check verifies no hint."""
+
+    unproved: dict[str, str]
+    blamed: dict[str, frozenset[str]] | None
+
+
+#: ``recheck(policy, blame)`` -> the ``Rechecked`` of ``policy``, whose refutations are replayed
+#: when ``blame`` of its unproved keys is true.
+Recheck = Callable[[Policy, Callable[[Collection[str]], bool]], Rechecked]
 
 
 @dataclass(frozen=True)
@@ -134,7 +147,7 @@ class Verifier:
     def __init__(self, policy: Policy, before: set[str], recheck: Recheck, limit: int = MAX_RECHECKS,
                  ctx: Context | None = None) -> None:
         self.policy, self.before, self.recheck, self.limit = policy, before, recheck, limit
-        self.checked: dict[frozenset[Edit], dict[str, tuple[str, frozenset[str]]] | None] = {}
+        self.checked: dict[frozenset[Edit], Rechecked | None] = {}
         self.rechecks = 0
         #: The edit sets rejected because they move a use of a block into another allocation.
         self.moved: set[frozenset[Edit]] = set()
@@ -221,14 +234,18 @@ class Verifier:
                     return True  # every write it read from is overwritten first: other data
         return False
 
-    def unproved(self, options: tuple[Option, ...]) -> dict[str, tuple[str, frozenset[str]]] | None:
+    def unproved(self, options: tuple[Option, ...], f: Finding | None = None) -> Rechecked | None:
         """What stays unproved with ``options`` applied in order, or ``None`` when one does not
         apply, the result moves a use into another allocation (``same_allocations``) or makes a
-        read read a later write's data (``reads_later_data``). Raises ``_Budget`` when a new
-        check is needed and the budget is spent."""
+        read read a later write's data (``reads_later_data``). The refutations are replayed
+        (``Rechecked.blamed``) when judging finding ``f`` needs the edges they blame
+        (``needs_blame``; always without ``f``); an edit set checked before without them is
+        checked again when it does. Raises ``_Budget`` when a new check is needed and the budget
+        is spent."""
         key = frozenset(e for o in options for e in o.edits)
-        if key in self.checked:
-            return self.checked[key]
+        hit = self.checked.get(key, False)
+        if hit is not False and (hit is None or hit.blamed is not None or not self.needs_blame(f, hit.unproved)):
+            return hit
         edited = _applied(self.policy, options)
         if edited is None:
             self.checked[key] = None
@@ -245,40 +262,34 @@ class Verifier:
         if self.rechecks >= self.limit:
             raise _Budget
         self.rechecks += 1
-        self.checked[key] = out = self.recheck(edited)
+        self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved))
         return out
+
+    def needs_blame(self, f: Finding | None, unproved: Collection[str]) -> bool:
+        """Whether judging ``f`` on a re-check that left ``unproved`` (keys) needs the edges its
+        refutations blame: not for a cycle (``discharges``), nor when the verdicts alone reject
+        the edit (``f`` still refuted, or an obligation proved before is not); always without
+        ``f``."""
+        if f is None:
+            return True
+        return f.ob.code is not codes.ORD_001 and f.ob.key not in unproved and all(k in self.before for k in unproved)
 
     def discharges(self, f: Finding, options: tuple[Option, ...]) -> bool:
         """True when ``options`` applied together discharge ``f`` and add no finding (module
         docstring)."""
-        after_ = self.unproved(options)
+        after_ = self.unproved(options, f)
         if after_ is None:
             return False
         if f.ob.code is codes.ORD_001:
             # With a cycle nothing else was checked: what the edit lets be checked is not new. The
             # edit must leave no cycle at all; the findings then shown are told apart (``_shown``).
-            return not any(k.startswith(f"{codes.ORD_001}:") for k in after_)
+            return not any(k.startswith(f"{codes.ORD_001}:") for k in after_.unproved)
+        if f.ob.key in after_.unproved or not set(after_.unproved) <= self.before:
+            return False
         mine, fam = f.involved(), f.ob.family.name
-        return (f.ob.key not in after_ and set(after_) <= self.before
-                and not any(fm == fam and blamed & mine for fm, blamed in after_.values()))
-
-
-def reaching_writes(policy: Policy, graph: PolicyGraph, eid: int) -> dict[int, frozenset[int]]:
-    """Per reading access position of edge ``eid``: the edges whose writes reach it, the writes
-    (or reductions) of other edges that meet its footprint and happen-before it with no other
-    such write HB-between them (the HB-latest ones). For hint filtering only: it decides no
-    verdict, and partial overwrites are not subtracted."""
-    e = policy.edges[eid]
-    out: dict[int, frozenset[int]] = {}
-    for pos, a in enumerate(e.accesses()):
-        if not reads(a):
-            continue
-        fp = a.footprint
-        before = [x.eid for x in policy.edges if x.eid != eid and graph.hb_before(x.eid, eid) and any(
-            writes(b) and b.footprint.space == fp.space and b.footprint.meets(fp.lo, fp.hi) and fp.meets(b.footprint.lo, b.footprint.hi)
-            for b in x.accesses())]
-        out[pos] = frozenset(w for w in before if not any(o != w and graph.hb_before(w, o) for o in before))
-    return out
+        # INVARIANT: ``unproved`` replays the refutations when ``needs_blame`` holds, as it does here
+        assert after_.blamed is not None
+        return not any(fm == fam and after_.blamed.get(k, frozenset()) & mine for k, fm in after_.unproved.items())
 
 
 def _applied(policy: Policy, options: tuple[Option, ...]) -> Policy | None:
@@ -486,7 +497,8 @@ def _shown(v: Verifier, f: Finding, options: tuple[Option, ...], status: str, tr
     if f.ob.code is codes.ORD_001:
         # The fixes that leave the fewest failing obligations of those the cycle hid, and how many.
         def failing(opts: tuple[Option, ...]) -> int:
-            return len(v.checked.get(frozenset(e for o in opts for e in o.edits)) or {})
+            got = v.checked.get(frozenset(e for o in opts for e in o.edits))
+            return len(got.unproved) if got else 0
         if status != "pair":
             least = min(failing((o,)) for o in shown)
             shown = tuple(o for o in shown if failing((o,)) == least)

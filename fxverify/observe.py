@@ -22,6 +22,7 @@ from fxverify.edits import After, FamilyAfter
 from fxverify.edits.base import Option
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode, Edge, MapOpKind, Policy
+from fxverify.obligations.defined import reads, writes
 from fxverify.vocab import ClassKind
 
 #: An ordering between edges of one device (its program order, a stream wait, a fence), or one
@@ -224,3 +225,21 @@ def needs(policy: Policy, edited: Policy, bad: list[tuple[str, str]], option: Op
         parts.append(f"`{edited.edge(e).device}` cannot observe `{wp}` on `{edited.edge(p).device}`, so this ordering "
                      f"needs a completion or notification from `{wp}` to `{we}`")
     return "; ".join(dict.fromkeys(parts))
+
+
+def reaching_writes(policy: Policy, graph: PolicyGraph, eid: int) -> dict[int, frozenset[int]]:
+    """Per reading access position of edge ``eid``: the edges whose writes reach it, the writes
+    (or reductions) of other edges that meet its footprint and happen-before it with no other
+    such write HB-between them (the HB-latest ones). For hint filtering only: it decides no
+    verdict, and partial overwrites are not subtracted."""
+    e = policy.edges[eid]
+    out: dict[int, frozenset[int]] = {}
+    for pos, a in enumerate(e.accesses()):
+        if not reads(a):
+            continue
+        fp = a.footprint
+        before = [x.eid for x in policy.edges if x.eid != eid and graph.hb_before(x.eid, eid) and any(
+            writes(b) and b.footprint.space == fp.space and b.footprint.meets(fp.lo, fp.hi) and fp.meets(b.footprint.lo, b.footprint.hi)
+            for b in x.accesses())]
+        out[pos] = frozenset(w for w in before if not any(o != w and graph.hb_before(w, o) for o in before))
+    return out

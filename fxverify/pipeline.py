@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol, TypeVar
 
@@ -36,7 +36,7 @@ from fxverify.replay.simulate import Simulator
 from fxverify.resolve import Limits, Loader
 from fxverify.result import CheckResult, Outcome, OutcomeLog, ProvedRun, Refutation, Verdict
 from fxverify.smt.backend import Backend, Query, Result, SolverOptions, Status
-from fxverify.smt.caching import CachingBackend, QueryCounts
+from fxverify.smt.caching import CachingBackend, MemoryStore, QueryCounts
 from fxverify.smt.factory import missing, open_backend
 from fxverify.smt.smtlib import SmtlibDump
 from fxverify.smt.terms import eq, free_vars
@@ -215,7 +215,8 @@ class Discharged:
 def discharge(policy: Policy, options: CheckOptions, backend: Backend,
               progress: Progress | None = None,
               keep: list[tuple[Obligation, Query]] | None = None,
-              families: FamilyStore | None = None) -> CheckResult:
+              families: FamilyStore | None = None,
+              replay_if: Callable[[CheckResult], bool] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
     (each phase reported to ``progress``), then their hints verified. Returns a
@@ -228,7 +229,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     neither generated nor discharged: its outcomes are the stored ones, in its place, and the
     family is named in ``result.reused``; a family discharged here whose every obligation was
     proved is stored. Not with ``keep``, ``options.dump_smt`` or ``options.certify``, which need
-    every obligation. Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
+    every obligation. ``replay_if``: as ``discharge_obligations``'s. Raises ``OSError`` when
+    ``options.dump_smt`` cannot be written."""
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
     # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
@@ -242,14 +244,14 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
         ran: list[tuple[Family, int, int]] = []
         reused: list[Family] = []
         items = _reusing(ctx, options, families, digests, ran, reused, on_family)
-        found = discharge_obligations(policy, items, options, backend, progress, keep)
+        found = discharge_obligations(policy, items, options, backend, progress, keep, replay_if)
         found.result.reused = tuple(f.value for f in reused)
         for family, lo, hi in ran:
             run = found.result.outcomes.proved_run(lo, hi)  # type: ignore[attr-defined]  # a fresh OutcomeLog
             if run is not None:
                 families.put(family, digests[family], replace(run, queries=prover.queries[family]) if prover else run)
     else:
-        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep)
+        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep, replay_if)
     if options.verify_hints and found.findings:
         firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
@@ -306,7 +308,8 @@ def kept(obligations: Iterable[Obligation | ProvedTogether], options: CheckOptio
 
 def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun | ProvedTogether], options: CheckOptions, backend: Backend,
                           progress: Progress | None = None,
-                          keep: list[tuple[Obligation, Query]] | None = None) -> Discharged:
+                          keep: list[tuple[Obligation, Query]] | None = None,
+                          replay_if: Callable[[CheckResult], bool] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
@@ -316,7 +319,10 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     (``ProvedRun.solver_proofs``) to ``solver_calls``; a ``ProvedTogether`` (a parametric proof)
     adds one proof per key and no solver call: the caller adds the parametric prover's queries
     (``Parametric.queries``), once. The findings (for hints) are made only with
-    ``options.verify_hints``. Raises as ``discharge``."""
+    ``options.verify_hints``. With ``replay_if``, the refutations are replayed only when it
+    returns true for the result with every outcome decided; otherwise each refutation's diagnostic
+    is left an FX-INT-001 placeholder (``_HELD``) and no finding is made: a hint's re-check whose
+    verdicts alone reject the hint (``hints.Verifier.discharges``). Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
@@ -386,7 +392,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         progress.phase("replay", len(refuted))
     # The simulator's world is built only when a refutation needs replaying: a proved policy of
     # hundreds of thousands of edges would hold it for nothing.
-    if refuted:
+    if refuted and (replay_if is None or replay_if(result)):
         sim = Simulator(policy)
         traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
         for at, ob, query, r_at, res in refuted:
@@ -475,37 +481,26 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     again = replace(options, verify_hints=False, certify=None, dump_smt=None, minimal=RECHECK_MINIMAL)
     before = {o.key for o in result.outcomes if o.verdict is not Verdict.PROVED}
     solver_options = effective_solver(policy, options.solver)
-    solver = CachingBackend(open_backend(solver_options), _Memory(), solver_options, QueryCounts())
+    solver = CachingBackend(open_backend(solver_options), MemoryStore(), solver_options, QueryCounts())
 
-    def recheck(edited: Policy) -> dict[str, tuple[str, frozenset[str]]]:
-        r = discharge(edited, again, solver)
-        blamed = {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}
-        out = {o.key: (o.code.family.name, blamed.get(o.key, frozenset()))
-               for o in r.outcomes if o.verdict is not Verdict.PROVED}
+    def unproved_in(r: CheckResult) -> dict[str, str]:
+        return {o.key: o.code.family.name for o in r.outcomes if o.verdict is not Verdict.PROVED}
+
+    def recheck(edited: Policy, blame: Callable[[Collection[str]], bool]) -> hints.Rechecked:
+        # the refutations are replayed only when the hint's judgement needs the edges they blame
+        r = discharge(edited, again, solver, replay_if=lambda done: blame(unproved_in(done)))
+        unproved = unproved_in(r)
+        if not blame(unproved):
+            return hints.Rechecked(unproved, None)
         if any(d.code is codes.INT_001 for d in r.diagnostics):
             # a witness that did not replay blames no edge: the re-check proves nothing of the hint
-            out[f"{codes.INT_001}:re-check"] = ("INTERNAL", frozenset())
-        return out
+            unproved[f"{codes.INT_001}:re-check"] = "INTERNAL"
+        return hints.Rechecked(unproved, {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation})
     try:
         result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
                                                             len(result.outcomes), on_each)
     finally:
         solver.close()
-
-
-class _Memory:
-    """An in-memory ``ResultStore`` for the hint re-checks of one policy."""
-
-    def __init__(self) -> None:
-        self.results: dict[str, Result] = {}
-
-    def get_result(self, key: str) -> Result | None:
-        """The answer stored under ``key``, or ``None``."""
-        return self.results.get(key)
-
-    def put_result(self, key: str, res: Result) -> None:
-        """Store ``res`` under ``key``."""
-        self.results[key] = res
 
 
 def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifier, result: CheckResult) -> None:

@@ -263,14 +263,15 @@ flow f {
     assert r.hints["FX-ORD-002:publish#1|consume#0"].status in ("pair", "none")
 
 
-def _recheck(p: Policy) -> dict[str, tuple[str, frozenset[str]]]:
+def _recheck(p: Policy, _blame: object = None) -> hints.Rechecked:
+    """A re-check that always replays its refutations (``hints.Recheck``)."""
     backend = open_backend(SolverOptions())
     try:
         res = discharge(p, CheckOptions(verify_hints=False), backend)
     finally:
         backend.close()
     blamed = {d.obligation: frozenset(d.edges) for d in res.diagnostics if d.obligation}
-    return {o.key: (o.code.family.name, blamed.get(o.key, frozenset())) for o in res.outcomes if o.verdict is not Verdict.PROVED}
+    return hints.Rechecked({o.key: o.code.family.name for o in res.outcomes if o.verdict is not Verdict.PROVED}, blamed)
 
 
 def test_a_hint_that_keeps_the_bug_is_replaced() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from fxverify import hints
 from fxverify.diagnostics import codes
 from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.lower.differential import counterexamples
@@ -378,8 +379,8 @@ def test_hint_rechecks_without_minimal_witnesses_verify_the_same_hints(path: str
 
     def spying(policy, obligations, options, *args, **kwargs):  # type: ignore[no-untyped-def]
         out = real(policy, obligations, options, *args, **kwargs)
-        if not options.verify_hints:  # a re-check
-            rechecks.append((options.minimal, [d.code for d in out.result.diagnostics]))
+        if not options.verify_hints:  # a re-check (a refutation it did not need to replay holds its place)
+            rechecks.append((options.minimal, [d.code for d in out.result.diagnostics if d is not pipeline._HELD]))
         return out
 
     monkeypatch.setattr(pipeline, "discharge_obligations", spying)
@@ -414,6 +415,42 @@ def test_hint_rechecks_run_on_the_corpus(at_root) -> None:
         pipeline.discharge_obligations = real  # type: ignore[assignment]
     assert seen and not any(seen)
     assert any("verified" in (d.help or "") for d in r.diagnostics), [d.help for d in r.diagnostics]
+
+
+def _judged(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record each answer of ``hints.Verifier.needs_blame`` (whether a re-check replays)."""
+    asked: list[bool] = []
+    real = hints.Verifier.needs_blame
+
+    def spying(self, f, unproved):  # type: ignore[no-untyped-def]
+        asked.append(real(self, f, unproved))
+        return asked[-1]
+
+    monkeypatch.setattr(hints.Verifier, "needs_blame", spying)
+    return asked
+
+
+@pytest.mark.parametrize("path", FAILS, ids=str)
+def test_hint_rechecks_replay_only_what_a_hint_is_judged_by_and_verify_the_same_hints(
+        path: str, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hint's re-check whose verdicts alone reject the hint (its finding still refuted, or an
+    obligation proved before not proved) replays none of its refutations
+    (``hints.Verifier.needs_blame``). The hints a check shows, and all else it shows, are those of
+    re-checks that replay every refutation, byte for byte in JSON."""
+    _judged(monkeypatch)
+    lazy = check(str(path))
+    monkeypatch.setattr(hints.Verifier, "needs_blame", lambda self, f, unproved: True)
+    every = check(str(path))
+    assert results_to_json([lazy]) == results_to_json([every])
+
+
+def test_hint_rechecks_leave_refutations_unreplayed_on_the_corpus(at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The comparison above is not empty: on a fail policy with a verified hint, some re-checks
+    are judged on their verdicts alone, and some are replayed."""
+    asked = _judged(monkeypatch)
+    r = check("corpus/ownership/fail/free-before-dpu-send.fx")
+    assert any("verified" in (d.help or "") for d in r.diagnostics)
+    assert True in asked and False in asked
 
 
 def test_a_check_without_minimal_witnesses_asks_for_none_and_gives_the_same_verdicts(at_root) -> None:

@@ -42,6 +42,22 @@ class ResultStore(Protocol):
         ...
 
 
+class MemoryStore:
+    """A ``ResultStore`` in memory, for the life of one object: a hint's re-checks of one policy
+    (an edited policy repeats most of the policy's queries)."""
+
+    def __init__(self) -> None:
+        self.results: dict[str, Result] = {}
+
+    def get_result(self, key: str) -> Result | None:
+        """The answer stored under ``key``, or ``None``."""
+        return self.results.get(key)
+
+    def put_result(self, key: str, res: Result) -> None:
+        """Store ``res`` under ``key``."""
+        self.results[key] = res
+
+
 def sha256(*parts: str | bytes) -> str:
     """SHA-256 of ``parts``, each followed by a NUL byte (so ``("ab", "c")`` and ``("a", "bc")`` differ)."""
     h = hashlib.sha256()
