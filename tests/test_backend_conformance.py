@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
-from fxverify.smt.caching import CachingBackend, CountingBackend, QueryCounts, obligation_text
+from fxverify.smt.caching import CachingBackend, CountingBackend, MemoryStore, QueryCounts, obligation_text
 from fxverify.smt.cvc5_backend import Cvc5Backend, check_smtlib_cvc5
 from fxverify.smt.portfolio import PortfolioBackend
 from fxverify.smt.recording import RecordingBackend
@@ -138,19 +138,6 @@ def reference(case: Case) -> Result:
     return _REFERENCE[case.name]
 
 
-class DictStore:
-    """An in-memory result store (``caching.ResultStore``)."""
-
-    def __init__(self) -> None:
-        self.data: dict[str, Result] = {}
-
-    def get_result(self, key: str) -> Result | None:
-        return self.data.get(key)
-
-    def put_result(self, key: str, res: Result) -> None:
-        self.data[key] = res
-
-
 class Refusing:
     """A backend that must never be asked: every answer has to come from the store."""
 
@@ -236,10 +223,10 @@ def _ask_pool(case: Case, pools, tmp_path: Path) -> Result:
 
 
 def _ask_caching(case: Case, pools, tmp_path: Path) -> Result:
-    store = DictStore()
+    store = MemoryStore()
     first = QueryCounts()
     r1 = CachingBackend(Z3Backend(case.options), store, case.options, first).check(case.query())
-    assert first == QueryCounts(hits=0, misses=1, solved=1) and len(store.data) == 1
+    assert first == QueryCounts(hits=0, misses=1, solved=1) and len(store.results) == 1
     second = QueryCounts()
     r2 = CachingBackend(Refusing(), store, case.options, second).check(case.query())
     assert second == QueryCounts(hits=1, misses=0, solved=0)
@@ -335,7 +322,7 @@ def _make(kind: str, pools, tmp_path: Path, options: SolverOptions = DEFAULT):
     if kind == "pool":
         return pools(options)
     if kind == "caching":
-        return CachingBackend(Z3Backend(options), DictStore(), options, QueryCounts())
+        return CachingBackend(Z3Backend(options), MemoryStore(), options, QueryCounts())
     if kind == "counting":
         return CountingBackend(Z3Backend(options), QueryCounts())
     if kind == "cvc5":
@@ -386,7 +373,7 @@ def test_close_twice(kind: str, pools, tmp_path: Path) -> None:
 def test_cache_answers_a_whole_batch_from_the_store(pools) -> None:
     """The second run of the table through the cache (over worker processes) never reaches the solver, and
     equal queries in one batch are solved once."""
-    store = DictStore()
+    store = MemoryStore()
     queries = [c.query() for c in DISTINCT_CASES] + [DISTINCT_CASES[0].query()]
     first = QueryCounts()
     r1 = CachingBackend(pools(DEFAULT), store, DEFAULT, first).check_many(queries)
@@ -403,7 +390,7 @@ def test_cache_key_includes_the_objectives() -> None:
     cache must not answer one with the other's model."""
     a, b = CASES["lex-x-first"], CASES["lex-y-first"]
     counts = QueryCounts()
-    cache = CachingBackend(Z3Backend(DEFAULT), DictStore(), DEFAULT, counts)
+    cache = CachingBackend(Z3Backend(DEFAULT), MemoryStore(), DEFAULT, counts)
     assert cache.check_many([a.query(), b.query()]) == [reference(a), reference(b)]
     assert counts.solved == 2
 
@@ -413,14 +400,14 @@ def test_cache_key_includes_want_core() -> None:
     answered before without one (FX-ORD-001 reads its cycle from the core)."""
     plain = Query("core", (("lo", x >= 10), ("hi", x < 5)))
     cored = Query("core", (("lo", x >= 10), ("hi", x < 5)), want_core=True)
-    cache = CachingBackend(Z3Backend(DEFAULT), DictStore(), DEFAULT, QueryCounts())
+    cache = CachingBackend(Z3Backend(DEFAULT), MemoryStore(), DEFAULT, QueryCounts())
     assert cache.check(plain).core == ()
     assert set(cache.check(cored).core) == {"lo", "hi"}
 
 
 def test_cache_keys_depend_on_the_options() -> None:
     # The same text under another rlimit is another key: an unknown never answers a full-budget run.
-    store = DictStore()
+    store = MemoryStore()
     qq = CASES["interval-min"].query()
     tiny = CachingBackend(Z3Backend(TINY), store, TINY, QueryCounts())
     assert tiny.check(qq).status is Status.UNKNOWN
@@ -450,7 +437,7 @@ def test_a_stored_answer_that_cannot_be_the_answer_is_a_miss(name: str, forged: 
     """An edited or stale cache entry is re-solved, not trusted: sat models are evaluated against
     the query, unsat cores must name its labels (``caching.consistent``)."""
     c = CASES[name]
-    store, counts = DictStore(), QueryCounts()
+    store, counts = MemoryStore(), QueryCounts()
     cache = CachingBackend(Z3Backend(DEFAULT), store, DEFAULT, counts)
     store.put_result(cache.key(c.query()), forged)
     assert cache.check(c.query()) == reference(c) and counts.solved == 1
@@ -510,11 +497,11 @@ def test_cache_keeps_solvers_apart() -> None:
     """A verdict cached for one solver is never served for another: the key covers the solver's
     name and version."""
     qq = CASES["interval-min"].query()
-    keys = {CachingBackend(make(o), DictStore(), o, QueryCounts()).key(qq)
+    keys = {CachingBackend(make(o), MemoryStore(), o, QueryCounts()).key(qq)
             for o, make in [(DEFAULT, Z3Backend), (CVC5, Cvc5Backend),
                             (SolverOptions(solver="portfolio"), PortfolioBackend)]}
     assert len(keys) == 3
-    store = DictStore()
+    store = MemoryStore()
     CachingBackend(Z3Backend(DEFAULT), store, DEFAULT, QueryCounts()).check(qq)
     counts = QueryCounts()
     assert CachingBackend(Cvc5Backend(CVC5), store, CVC5, counts).check(qq) == reference(CASES["interval-min"])

@@ -26,23 +26,13 @@ from fxverify.pipeline import CheckOptions, check, discharge
 from fxverify.resolve import load_policy
 from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.smt.backend import Backend, Result, SolverOptions
-from fxverify.smt.caching import CachingBackend, QueryCounts
+from fxverify.smt.caching import CachingBackend, MemoryStore, QueryCounts
 from fxverify.smt.factory import open_backend
 from fxverify.source import SourceMap
 from fxverify.xforms import Checksum, Compress, Persist
 from tests.conftest import ROOT, corpus_files
 
 VERIFIED = f"({hints.VERIFIED})"
-
-
-class _Store(dict):
-    """An in-memory result store: one solver answers a query text once per test."""
-
-    def get_result(self, key: str) -> Result | None:
-        return self.get(key)
-
-    def put_result(self, key: str, res: Result) -> None:
-        self[key] = res
 
 
 def _unproved(policy: Policy, backend: Backend | None = None) -> set[str]:
@@ -73,7 +63,7 @@ def test_shown_hints_discharge_their_finding_and_add_none(path: Path) -> None:
     # What was verified survives the result cache and a worker process as the same edits.
     assert result_from_record(json.loads(json.dumps(result_to_record(r))), r.sources).hints == r.hints
     memo: dict[frozenset, set[str]] = {}
-    solver = CachingBackend(open_backend(SolverOptions()), _Store(), SolverOptions(), QueryCounts())
+    solver = CachingBackend(open_backend(SolverOptions()), MemoryStore(), SolverOptions(), QueryCounts())
     try:
         _check_shown(r, before, memo, solver)
     finally:
