@@ -240,8 +240,8 @@ class Verifier:
         read read a later write's data (``reads_later_data``). The refutations are replayed
         (``Rechecked.blamed``) when judging finding ``f`` needs the edges they blame
         (``needs_blame``; always without ``f``); an edit set checked before without them is
-        checked again when it does. Raises ``_Budget`` when a new check is needed and the budget
-        is spent."""
+        checked again when it does, which the budget does not count (it counts edit sets).
+        Raises ``_Budget`` when a new edit set needs a check and the budget is spent."""
         key = frozenset(e for o in options for e in o.edits)
         hit = self.checked.get(key, False)
         if hit is not False and (hit is None or hit.blamed is not None or not self.needs_blame(f, hit.unproved)):
@@ -259,9 +259,11 @@ class Verifier:
             self.later.add(key)
             self.checked[key] = None
             return None
-        if self.rechecks >= self.limit:
-            raise _Budget
-        self.rechecks += 1
+        if hit is False:
+            # the budget counts edit sets: checking one again to replay it is not a new one
+            if self.rechecks >= self.limit:
+                raise _Budget
+            self.rechecks += 1
         self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved))
         return out
 

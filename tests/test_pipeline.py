@@ -436,12 +436,16 @@ def test_hint_rechecks_replay_only_what_a_hint_is_judged_by_and_verify_the_same_
     """A hint's re-check whose verdicts alone reject the hint (its finding still refuted, or an
     obligation proved before not proved) replays none of its refutations
     (``hints.Verifier.needs_blame``). The hints a check shows, and all else it shows, are those of
-    re-checks that replay every refutation, byte for byte in JSON."""
-    _judged(monkeypatch)
-    lazy = check(str(path))
-    monkeypatch.setattr(hints.Verifier, "needs_blame", lambda self, f, unproved: True)
-    every = check(str(path))
-    assert results_to_json([lazy]) == results_to_json([every])
+    re-checks that replay every refutation, byte for byte in JSON; also when the bound on checks
+    per policy is reached (an edit set checked again to be replayed is not a new check)."""
+    judged = hints.Verifier.needs_blame
+    for limit in (hints.recheck_limit, lambda _obligations: 2):
+        monkeypatch.setattr(hints, "recheck_limit", limit)
+        monkeypatch.setattr(hints.Verifier, "needs_blame", judged)
+        lazy = check(str(path))
+        monkeypatch.setattr(hints.Verifier, "needs_blame", lambda self, f, unproved: True)
+        every = check(str(path))
+        assert results_to_json([lazy]) == results_to_json([every]), limit
 
 
 def test_hint_rechecks_leave_refutations_unreplayed_on_the_corpus(at_root, monkeypatch: pytest.MonkeyPatch) -> None:
