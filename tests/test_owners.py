@@ -1,0 +1,34 @@
+"""The HB ownership condition (``obligations.owners.owned_by_hb``) against its definition."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+
+from fxverify.graph import PolicyGraph
+from fxverify.obligations.base import Context
+from fxverify.obligations.owners import owned_by_hb
+
+from tests.policies import lease_revoke_policies, lifetime_policies, policies
+
+
+def _by_definition(ctx: Context, region: str, device: str, e: int, hs: list[int]) -> bool:
+    """``owned_by_hb`` as its docstring states it: every handoff against every other."""
+    g = ctx.graph
+    if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
+        return True
+    return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
+               and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(policies(max_edges=6) | lifetime_policies() | lease_revoke_policies())
+def test_ownership_by_hb_picks_the_one_deciding_handoff_as_every_pair_would(policy) -> None:
+    """On an acyclic HB, ``owned_by_hb`` tries only the handoff that is last in HB's linear
+    extension among those not after the edge; its answer is that of trying every handoff against
+    every other, for every region, device and edge of random policies (cyclic ones use the
+    definition itself)."""
+    ctx = Context(policy, PolicyGraph(policy))
+    for region, hs in ctx.handoffs.items():
+        for e in range(len(policy.edges)):
+            for d in policy.devices:
+                assert owned_by_hb(ctx, region, d.name, e, hs) == _by_definition(ctx, region, d.name, e, hs), (region, e, d.name)
