@@ -398,8 +398,7 @@ class Edge:
     ``indices``: for an instance of a family, the index expressions of its declaration as
     written when each is a plain loop variable or an integer literal (``("l", "0")`` for ``edge
     spill[l, 0]``, ``ast.index_text``), with ``""`` for any other expression; empty for a plain
-    edge. A fix hint writes an ordering for the
-    whole declaration with them (``edits.FamilyAfter``).
+    edge. A fix hint writes an ordering for the whole declaration with them (``edits.FamilyAfter``).
     """
 
     eid: int

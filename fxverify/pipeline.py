@@ -94,8 +94,8 @@ class CheckOptions:
     minimises the counterexample a person reads (``Query.minimize``: the smallest times,
     addresses and indices): that of the first refutation of each group, the one a check shows
     with its trace (``_group_instances``), is asked of the solver again with its objectives
-    (``discharge_obligations``); every other refutation keeps the solver's first model when the
-    simulator replays it, and is asked again with its objectives when it does not. Off, none is
+    (``discharge_obligations``); every other refutation keeps the solver's first model, which
+    the simulator replays all the same. Off, none is
     minimised (the hint re-checks, which need verdicts, not traces to read); the parametric
     prover's own queries keep their objectives either way."""
 
