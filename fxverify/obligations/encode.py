@@ -11,6 +11,7 @@ read model values back through the same terms. Emits no diagnostics.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from heapq import heappop, heappush
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Footprint, Policy
@@ -91,6 +92,83 @@ def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, 
             if p in keep:
                 out.append((hb_label(p, e), finish(p) <= start(e)))
     return out
+
+
+def projected_schedule(graph: PolicyGraph, primary: Iterable[int]) -> list[tuple[str | None, Term]]:
+    """``schedule(graph, relevant_edges(graph, primary))`` with every edge but the primaries
+    eliminated: durations of the primaries, and for each pair ``a`` HB-before ``b`` of them
+    ``finish(a) + d <= start(b)``, with ``d`` the most edges on one HB path strictly between
+    them (labelled ``hb_<a>_<b>``). For a query whose other constraints bind only the primaries'
+    times, the two are the same query: the schedule is a system of difference constraints
+    (``start(x) + 1 <= finish(x)``, ``finish(p) <= start(x)``), and eliminating a variable of
+    such a system keeps the longest paths between the others (Fourier-Motzkin elimination on
+    difference constraints: Dechter, Meiri and Pearl, "Temporal constraint networks", 1991,
+    section 3). So the primaries take the same values in both (the same minimal witness), and a
+    verdict cannot change. A query whose constraints bind another edge's time gets fewer
+    constraints on it, never more, so it is refuted at least as often (never proved wrongly).
+
+    The gap of a pair costs one walk from ``a`` over HB successors in rank order, restricted to
+    edges that reach a primary (the reachability index), instead of every edge between two
+    primaries (thousands in a pooled flow, all of them in the query). On a cyclic HB, or without
+    the index, it is ``schedule`` of ``relevant_edges``. Returns the labelled constraints."""
+    prim = sorted(set(primary))
+    if not graph.is_acyclic() or not graph.indexed():
+        return schedule(graph, relevant_edges(graph, prim))
+    before, rank = graph.hb_before_fn(), graph.ranks()
+    out: list[tuple[str | None, Term]] = [(f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))) for e in prim]
+    for a in prim:
+        targets = [b for b in prim if b != a and before(a, b)]
+        if targets:
+            out += [(hb_label(a, b), finish(a) + gap <= start(b) if gap else finish(a) <= start(b))
+                    for b, gap in sorted(_gaps(graph, a, targets, before, rank).items())]
+    return out
+
+
+def eliminated_times(graph: PolicyGraph, sched: dict[int, tuple[int, int]],
+                     eids: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """Times for the edges of ``eids`` that lie on an HB path between two edges of ``sched``
+    (the ``(start, finish)`` a model of a ``projected_schedule`` query gives its primaries, in
+    ns) and that ``sched`` lacks: the earliest each may start, ``max f(a) + d`` over the edges
+    ``a`` of ``sched`` before it (``d``: the most edges strictly between them on one HB path),
+    each one ns long. With ``sched`` a model of the projected constraints these are legal: an
+    edge ``b`` of ``sched`` after ``x`` has ``f(a) + d(a, b) <= s(b)``, and ``d(a, b)`` is at least
+    ``d(a, x) + 1 + d(x, b)``. They are the times a trace shows for the edges the query no longer
+    names (``Obligation.context``). Returns only the added edges; ``{}`` on a cyclic HB."""
+    if not graph.is_acyclic() or not graph.indexed():
+        return {}
+    before, rank = graph.hb_before_fn(), graph.ranks()
+    timed = sorted(sched)
+    want = [x for x in sorted(set(eids)) if x not in sched
+            and any(before(a, x) for a in timed) and any(before(x, b) for b in timed)]
+    starts: dict[int, int] = {}
+    for a in timed:
+        targets = [x for x in want if before(a, x)]
+        if targets:
+            for x, gap in _gaps(graph, a, targets, before, rank).items():
+                starts[x] = max(starts.get(x, 0), sched[a][1] + gap)
+    return {x: (t, t + 1) for x, t in sorted(starts.items())}
+
+
+def _gaps(graph: PolicyGraph, a: int, targets: list[int], before, rank) -> dict[int, int]:
+    """For each edge of ``targets`` (all HB-after ``a``), the most edges strictly between ``a`` and
+    it on one HB path: a longest-path walk from ``a`` in rank order (ranks are a topological
+    order, so an edge is final when popped), through edges that reach some target."""
+    last = max(rank[b] for b in targets)
+    aim = set(targets)
+    depth = {a: 0}
+    heap = [(rank[a], a)]
+    while heap:
+        _r, x = heappop(heap)
+        d = depth[x] + 1
+        for y in graph.successors(x):
+            if rank[y] > last or not (y in aim or any(before(y, b) for b in targets)):
+                continue
+            if y not in depth:
+                depth[y] = d
+                heappush(heap, (rank[y], y))
+            elif depth[y] < d:
+                depth[y] = d
+    return {b: depth[b] - 1 for b in targets}
 
 
 def hb_label(a: int, b: int) -> str:

@@ -32,7 +32,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import After, DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import (
-    finish, overlap, relevant_edges, schedule, start, time_objectives, touch_overlap, touches,
+    finish, overlap, projected_schedule, start, time_objectives, touch_overlap, touches,
 )
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -159,7 +159,7 @@ class _Lifetime(Obligation):
         super().__init__(ctx, edges, key, primary, related)
 
     def _query(self, bad: Term, label: str) -> Query:
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, bad)]
+        cons = projected_schedule(self.ctx.graph, self.edges) + [(label, bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 
     def witness(self, result: Result) -> Witness:

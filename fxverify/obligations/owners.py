@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from fxverify.certificate import HandoffOrder, OwnerChain
 from fxverify.edits import after
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import DeviceFacts, finish, relevant_edges, schedule, start
+from fxverify.obligations.encode import DeviceFacts, finish, projected_schedule, start
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Result
 from fxverify.smt.terms import Term, and_, eq, not_, or_
@@ -143,7 +143,7 @@ class OwnershipObligation(Obligation):
     region: str
 
     def _sched(self, extra: tuple[int, ...] = ()) -> list:
-        return schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges + extra))
+        return projected_schedule(self.ctx.graph, self.edges + extra)
 
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result), values={"region": self.region})

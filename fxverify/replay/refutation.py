@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.model import Diagnostic, Trace, diagnostic, internal_error
 from fxverify.ir import Policy
+from fxverify.obligations.encode import eliminated_times
 from fxverify.obligations.witness import Witness
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
@@ -81,7 +82,10 @@ def _shown(sim: Simulator, ob: Obligation, w: Witness, res: Result) -> Witness:
     extra = ob.context(w)
     if extra and not w.other_schedule:
         try:
-            tries.append(sim.extend({**ob.schedule_of(res, extra), **w.schedule}, list(extra)))
+            timed = {**ob.schedule_of(res, extra), **w.schedule}
+            # a projected query names no edge between its primaries: time those the trace shows
+            timed |= eliminated_times(ob.ctx.graph, w.schedule, [x for x in extra if x not in timed])
+            tries.append(sim.extend(timed, list(extra)))
         except ValueError:
             pass
     tries.append(w.schedule)

@@ -19,7 +19,6 @@
 (assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
 (assert (! (and (>= s_3 0) (< s_3 f_3)) :named A_dur_3))
 (assert (! (<= f_0 s_2) :named A_hb_0_2))
-(assert (! (<= f_0 s_3) :named A_hb_0_3))
 (assert (! (<= f_2 s_3) :named A_hb_2_3))
 (assert (! (and (and (<= 0 k_u) (< k_u 1)) (and (<= 0 o_u) (< o_u 262144)) (= addr (+ (+ 536870912 (* 262144 k_u)) o_u))) :named A_read_byte))
 (assert (! (or (not (and (<= 536870912 addr) (< addr 537133056))) (not (<= f_0 s_3))) :named A_not_written_by_0_0))
