@@ -568,11 +568,34 @@ def test_family_forms_of_an_instance_ordering() -> None:
     # an index every instance of the predecessor's family shares stays a number: the rank of a
     # family declared once per rank, not the layer that happens to have its value here
     assert generalise(("l", "0", "0"), "rs_a[0][0][0]", "embed[0]", fixed={0}) == "embed[0]"
+    # positional: an index in the place of a variable is that variable with an offset, before
+    # another variable that happens to have the same value
+    assert generalise(("q", "l"), "take[2][0]", "free[0][0]") == "free[l, l]"
+    assert generalise(("q", "l"), "take[2][0]", "free[0][0]", positional=True) == "free[q - 2, l]"
+    assert generalise(("q", "l"), "take[2][0]", "free[4][0]", positional=True) == "free[q + 2, l]"
+    assert generalise(("q", "l"), "take[2][0]", "free[0]", positional=True) == "free[l]"  # other arity
     pol, _ = load_policy(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"), SourceMap())
     assert pol is not None
     assert family_forms(pol, After("attn1", ("fill1",))) == []  # plain edges: no family form
     missing = FamilyAfter("attn1", "attn1", "nothing", (), "fill1")
     assert missing.apply(pol) is None
+
+
+def test_a_pool_slot_fix_is_written_with_the_offset_of_the_slot_s_last_holder() -> None:
+    """Three requests share two pool slots (request q takes slot q % 2) and `take[q, l]` of
+    request 2 does not wait for request 0's free. At the instance shown, `take[2][0]` after
+    `free[0][0]`, the layer `l` is 0 too, so the predecessor's first index could be written `l`:
+    `after free[l, l]` orders each layer after another slot's free and verifies only because the
+    requests run one after the other. Every finding shows the ordering that frees the block it
+    allocates, `after free[q - 2, l]`; the out-of-order allocation says which release it may
+    precede."""
+    r = check(str(ROOT / "corpus/ownership/fail/pool-slot-handed-out-before-free.fx"))
+    fix = "add `after free[q - 2, l]` to `take[q, l]`"
+    for d in r.diagnostics:
+        assert d.help is not None and d.help.startswith(fix) and d.help.endswith(VERIFIED), (d.code, d.help)
+    assert {str(d.code) for d in r.diagnostics} == {"FX-ORD-002", "FX-INIT-001", "FX-OWN-004", "FX-OWN-006"}
+    assert next(d.message for d in r.diagnostics if str(d.code) == "FX-OWN-006") == (
+        "`take[2][0]` may allocate `kv[0][0]` before `free[0][0]` releases it")
 
 
 def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> None:

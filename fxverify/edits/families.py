@@ -34,7 +34,8 @@ def instance_index(name: str) -> tuple[str, tuple[int, ...]] | None:
     return m.group(1), tuple(int(x) for x in re.findall(r"-?\d+", m.group(2)))
 
 
-def generalise(indices: tuple[str, ...], instance: str, pred: str, fixed: Collection[int] = ()) -> str | None:
+def generalise(indices: tuple[str, ...], instance: str, pred: str, fixed: Collection[int] = (),
+               positional: bool = False) -> str | None:
     """``pred`` written with the index variables ``indices`` of the declaration of edge instance
     ``instance`` (``ir.Edge.indices``: a variable, an integer literal, or ``""`` for another
     expression), as seen from that instance. An index of ``pred`` at a position in ``fixed``
@@ -42,7 +43,11 @@ def generalise(indices: tuple[str, ...], instance: str, pred: str, fixed: Collec
     number. Else an index in the place of one of the declaration's is written as that one when it
     has the same value there (``attn[l, 0]`` on ``edge free[l, 0]``); else an index equal to the
     value a variable has at ``instance`` becomes that variable, another one becomes ``VAR + d``
-    (``VAR - d``) when the declaration has a single variable, else it stays a number. ``after pull[3]`` on ``free[3]`` of ``edge
+    (``VAR - d``) when the declaration has a single variable, else it stays a number. With
+    ``positional``, and ``pred`` of as many indices as ``instance``, an index in the place of a
+    variable of the declaration is written as that variable with an offset before any other
+    variable of the same value is tried (``free[q - 2, l, 0]`` on ``take[2][0][0]`` of ``edge
+    take[q, l, 0]``, where ``l`` happens to be 0 too). ``after pull[3]`` on ``free[3]`` of ``edge
     free[b]`` is written ``pull[b]``. ``None`` when a name is not an instance name or
     ``instance`` has another number of indices than ``indices``."""
     mine, theirs = instance_index(instance), instance_index(pred)
@@ -59,6 +64,9 @@ def generalise(indices: tuple[str, ...], instance: str, pred: str, fixed: Collec
             parts.append(str(v))
         elif here and mine[1][i] == v:
             parts.append(here)
+        elif positional and here in env and len(theirs[1]) == len(indices):
+            d = v - env[here]
+            parts.append(f"{here} + {d}" if d > 0 else f"{here} - {-d}")
         elif same is not None:
             parts.append(same)
         elif len(env) == 1:
@@ -193,15 +201,50 @@ def family_forms(policy: Policy, ed: After) -> list[FamilyAfter]:
     if len(ed.preds) != 1 or not e.indices:
         return []
     p = policy.edge(ed.preds[0])
-    out = []
-    general = generalise(e.indices, e.name, p.name, fixed_positions(policy, p.family))
     got = instance_index(p.name)
-    if general is not None and got is not None:
-        fam = got[0]
-        items = tuple(x.strip() for x in general[len(fam) + 1:-1].split(",")) if got[1] else ()
-        out.append(FamilyAfter(e.name, pattern, fam, items, p.name))
-        if len(got[1]) == 1:
-            star = FamilyAfter(e.name, pattern, fam, ("*",), p.name)
-            if star != out[0]:
-                out.append(star)
+    if got is None:
+        return []
+    fam, fixed = got[0], fixed_positions(policy, p.family)
+    out: list[FamilyAfter] = []
+    for positional in (False, True):
+        general = generalise(e.indices, e.name, p.name, fixed, positional)
+        if general is not None:
+            items = tuple(x.strip() for x in general[len(fam) + 1:-1].split(",")) if got[1] else ()
+            form = FamilyAfter(e.name, pattern, fam, items, p.name)
+            if form not in out:
+                out.append(form)
+    # a form that relates some instance to a predecessor the way the verified pair is not related
+    # (the block it frees is not the one the instance allocates) comes after those that do not
+    out.sort(key=lambda form: not _alike(policy, e, form))
+    if out and len(got[1]) == 1:
+        star = FamilyAfter(e.name, pattern, fam, ("*",), p.name)
+        if star != out[0]:
+            out.append(star)
     return out
+
+
+def _alike(policy: Policy, e: Edge, form: FamilyAfter) -> bool:
+    """True when ``form`` names, at every instance of ``e``'s declaration, predecessors that share
+    a region with it (``_shared``) exactly when the pair it generalises (``e`` after
+    ``form.origin``) does: ``after free[q - 2, l]`` on the allocation ``take[q, l]`` of the block
+    that ``free[q - 2, l]`` frees, not ``free[l, l]``, which frees another block and only verified
+    because requests run one after the other."""
+    want = _shared(policy, e, policy.edge(form.origin))
+    for inst in declaration(policy, e):
+        preds = form._preds(policy, inst)
+        if preds is None or any(_shared(policy, inst, policy.edge(x)) != want for x in preds):
+            return False
+    return True
+
+
+def _shared(policy: Policy, a: Edge, b: Edge) -> bool:
+    """True when edges ``a`` and ``b`` touch a common byte range (``ir.Footprint.meets`` of their
+    footprints' extents) or name a common region in an ``alloc``, release, handoff or lease."""
+    def named(e: Edge) -> set[str]:
+        return {x.region for x in (*e.allocs, *e.releases, *e.handoffs, *e.leases)}
+
+    if named(a) & named(b):
+        return True
+    fa = [f for f in (a.src, a.dst) if f is not None] + [policy.region(r).whole() for r in named(a)]
+    fb = [f for f in (b.src, b.dst) if f is not None] + [policy.region(r).whole() for r in named(b)]
+    return any(x.space == y.space and x.lo < y.hi and y.lo < x.hi for x in fa for y in fb)

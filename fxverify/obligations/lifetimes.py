@@ -225,6 +225,15 @@ class LifetimeOrder(_Lifetime):
         if i == 0:
             return f"first-{k}", self.name(x), "", owner
         p, kp = self.evs[i - 1]
+        if k == kp:
+            # Two allocs (or releases) in a row in the linear extension, with an event of the
+            # other kind after the first that HB leaves unordered with the second (a block pool's
+            # next `alloc` that does not wait for the free): that one may come first.
+            g = self.ctx.graph
+            y = next((y for y, ky in self.evs[i + 1:] if ky != k and g.hb_before(p, y)
+                      and not g.hb_before(x, y) and not g.hb_before(y, x)), None)
+            if y is not None:
+                return f"early-{k}", self.name(x), self.name(y), owner
         return (f"twice-{k}" if k == kp else f"early-{k}"), self.name(x), self.name(p), owner
 
     _MESSAGES = {
@@ -431,6 +440,12 @@ class OutsideAllocation(_Lifetime):
             return hint(Option(edits, "the block is released only once every use of it in this allocation has finished"))
         if prev is not None and g.is_acyclic() and g.hb_before(self.u, prev) and not g.hb_before(prev, x):
             return hint(Option((after(self.name(x), self.name(prev)),), again))
+        # The next `alloc` does not wait for the release that ends this use's allocation (a pool
+        # hands the block out again before it is freed): it waits for that release.
+        ends = [r for r, kr in self.evs if kr == "release" and g.is_acyclic() and g.hb_before(self.u, r)
+                and not g.hb_before(r, x) and not g.hb_before(x, r)] if any(k == "alloc" for y, k in self.evs if y == x) else []
+        if ends:
+            return hint(Option((after(self.name(x), self.name(ends[0])),), again))
         return hint(after(u, self.name(x)))
 
 

@@ -24,7 +24,7 @@ flow preempt {
   # ^ `swap_out` may use `blk[3]` while `take1` allocates it
   edge deferred_free: release blk[3] free by gpu0.free after swap_out
   edge take1: alloc blk[3] to gpu0 by gpu0.alloc after attn0  # expect: FX-OWN-006
-  # ^ `take1` allocates `blk[3]` again after `take0` allocated it, with no release between
+  # ^ `take1` may allocate `blk[3]` before `deferred_free` releases it
   edge attn1: write blk[3] by gpu0.launch after take1, deferred_free  # expect: FX-OWN-004
   # ^ `attn1` may use `blk[3]` after `deferred_free` releases it and before it is allocated again
 }

@@ -17,7 +17,7 @@ flow prefill {
   # ^ `attn0` may use `blk[1]` while `take1` allocates it
   edge free0: release blk[1] return_pool by gpu0.free after attn0
   edge take1: alloc blk[1] to gpu0 by gpu0.alloc after take0  # expect: FX-OWN-006
-  # ^ `take1` allocates `blk[1]` again after `take0` allocated it, with no release between
+  # ^ `take1` may allocate `blk[1]` before `free0` releases it
   edge attn1: write blk[1] by gpu0.launch after take1, free0  # expect: FX-OWN-004
   # ^ `attn1` may use `blk[1]` after `free0` releases it and before it is allocated again
   edge free1: release blk[1] return_pool by gpu0.free after attn1
