@@ -505,8 +505,9 @@ class Obligation(ABC):
         matter (the message sent too early after a posted write; the other writers of a map
         entry): ascending ids. Default: the inner edges of a shortest HB path between each two
         HB-ordered primary edges (one chain, not every edge between them, so a trace stays short;
-        the query's model times them, as they are ``relevant_edges``), and what the violating
-        edge waited for (``waited_for``)."""
+        a query eliminates them, ``encode.projected_schedule``, and the trace times them at their
+        earliest, ``encode.eliminated_times``), and what the violating edge waited for
+        (``waited_for``)."""
         if self.schedule_free:
             return ()
         g, prim = self.ctx.graph, sorted(set(self.edges))

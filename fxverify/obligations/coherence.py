@@ -39,9 +39,7 @@ from fxverify.edits import Hint, Invalidate, Writeback, after, hint
 from fxverify.ir import AccessMode, Footprint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
-from fxverify.obligations.encode import (
-    contains, finish, member, relevant_edges, schedule, start, time_objectives,
-)
+from fxverify.obligations.encode import contains, finish, member, projected_schedule, start, time_objectives
 from fxverify.obligations.witness import Step as TraceStep, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import TRUE, Term, and_, int_var, not_, or_
@@ -240,7 +238,7 @@ class NonCoherentRead(Obligation):
         mw, kw = member(self.acc_w.footprint, addr, "w")
         mr, kr = member(self.acc_r.footprint, addr, "r")
         self._probes = (addr, kw, kr)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons = projected_schedule(self.ctx.graph, self.edges)
         cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
         per_combo: list[list[tuple[str, Term]]] = []
         for a, b in self.combos:
@@ -409,7 +407,7 @@ class EarlyNotify(Obligation):
 
     def encode(self) -> Query:
         t, n = self.edges
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons = projected_schedule(self.ctx.graph, self.edges)
         cons.append(("in_flight", start(n) < finish(t)))
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header())
 

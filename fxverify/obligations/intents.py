@@ -24,7 +24,7 @@ from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.defined import covering_allocs
 from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.encode import (
-    Facts, contains, finish, member, relevant_edges, schedule, start, time_objectives,
+    Facts, contains, finish, member, projected_schedule, start, time_objectives,
 )
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -122,7 +122,7 @@ class LateContribution(Obligation):
         mp, kp = member(self.fp, addr, "p")
         mc, kc = member(self.fc, addr, "c")
         self._probes = (addr, kp, kc)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+        cons = projected_schedule(self.ctx.graph, self.edges) + [
             ("byte_of_producer", mp), ("byte_read", mc), ("read_before_contribution", start(c) < finish(p))]
         return Query(self.key, tuple(cons), minimize=(addr, kp, kc, *time_objectives(self.edges)), header=self.header())
 
@@ -168,7 +168,7 @@ class OverwrittenContribution(Obligation):
         mp, kp = member(self.fp, addr, "p")
         mw, kw = member(self.fw, addr, "w")
         self._probes = (addr, kp, kw)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+        cons = projected_schedule(self.ctx.graph, self.edges) + [
             ("byte_of_producer", mp), ("byte_overwritten", mw), ("byte_read", contains(self.fc, addr)),
             ("write_after_contribution", finish(p) <= start(w)), ("write_before_read", finish(w) <= start(c))]
         return Query(self.key, tuple(cons), minimize=(addr, kp, kw, *time_objectives(self.edges)), header=self.header())
@@ -237,7 +237,7 @@ class StaleChecksum(Obligation):
         mc, kc = member(self.fc, addr, "c")
         mw, kw = member(self.fw, addr, "w")
         self._probes = (addr, kc, kw)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+        cons = projected_schedule(self.ctx.graph, self.edges) + [
             ("byte_checksummed", mc), ("byte_written", mw), ("write_lands_after_checksum", start(c) < finish(w))]
         for i, (x, fx) in enumerate(self.readers):
             cons.append((f"not_consumed_by_{x}_{i}", not_(and_(contains(fx, addr), finish(c) <= start(x), finish(x) <= start(w)))))

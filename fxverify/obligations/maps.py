@@ -25,7 +25,9 @@ from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.hb_orders import orders_for, same_entry
 from fxverify.obligations.parametric import Held, ProvedTogether
-from fxverify.obligations.encode import DeviceFacts, Facts, finish, overlap, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import (
+    DeviceFacts, Facts, finish, overlap, projected_schedule, start, time_objectives,
+)
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, eq, int_var, not_, or_
@@ -48,7 +50,7 @@ class _MapOb(Obligation):
     def _timed(self, cond, label: str, facts: tuple[list[tuple[str | None, Term]], tuple[str, ...]] = ([], ())) -> Query:
         """``SCHED`` of the edges and ``cond`` (labelled ``label``), after the constraints of
         ``facts`` (``_map_facts``'s, whose header lines are appended)."""
-        cons = facts[0] + schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [(label, cond)]
+        cons = facts[0] + projected_schedule(self.ctx.graph, self.edges) + [(label, cond)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts[1])
 
     def witness(self, result: Result) -> Witness:

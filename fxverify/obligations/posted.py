@@ -21,7 +21,7 @@ from fxverify.graph import PolicyGraph
 from fxverify.ir import Access, AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
-from fxverify.obligations.encode import finish, member, relevant_edges, schedule, start, time_objectives
+from fxverify.obligations.encode import finish, member, projected_schedule, start, time_objectives
 from fxverify.obligations.hb_flushes import flushed_for
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
@@ -214,7 +214,7 @@ class PostedRead(Obligation):
         mw, kw = member(self.acc_w.footprint, addr, "w")
         mr, kr = member(self.acc_r.footprint, addr, "r")
         self._probes = (addr, kw, kr)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons = projected_schedule(self.ctx.graph, self.edges)
         cons += [("shared_byte_w", mw), ("shared_byte_r", mr), ("read_after_write", finish(w) <= start(r))]
         if self.same is not None:
             # The one device drives both along one route (or received the bytes itself): the
@@ -337,7 +337,7 @@ class PostedPersist(Obligation):
 
     def encode(self) -> Query:
         w = self.edges[0]
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons = projected_schedule(self.ctx.graph, self.edges)
         for fl in self.flushes:
             # A flush clause takes effect when its edge finishes: the writer's own flush always
             # follows its write, another edge's only when it starts after the write finished.

@@ -23,7 +23,9 @@ from fxverify.ir import Access, AccessMode
 from fxverify.obligations import history
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import conflicting_pairs
-from fxverify.obligations.encode import member, relevant_edges, schedule, time_objectives, touch_overlap
+from fxverify.obligations.encode import (
+    member, projected_schedule, relevant_edges, schedule, time_objectives, touch_overlap,
+)
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import Term, and_, int_var, or_
@@ -91,7 +93,7 @@ class Race(Obligation):
 
     def encode(self) -> Query:
         (ma, mb, overlap), self._probes = self.conditions()
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges))
+        cons = projected_schedule(self.ctx.graph, self.edges)
         cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap)]
         return Query(self.key, tuple(cons), minimize=(*self._probes, *time_objectives(self.edges)), header=self.header())
 

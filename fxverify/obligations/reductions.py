@@ -23,7 +23,7 @@ from fxverify.ir import AccessMode, Footprint
 from fxverify.obligations.base import Context, Obligation, conflict_kind
 from fxverify.obligations.pairs import conflicting_reductions, pairs_where
 from fxverify.obligations.encode import (
-    contains, finish, member, overlap, relevant_edges, schedule, start, time_objectives,
+    contains, finish, member, overlap, projected_schedule, start, time_objectives,
 )
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -56,7 +56,7 @@ class UnsafeReduce(Obligation):
         ma, ka = member(self.fa, addr, "a")
         mb, kb = member(self.fb, addr, "b")
         self._probes = (addr, ka, kb)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+        cons = projected_schedule(self.ctx.graph, self.edges) + [
             ("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap(a, b))]
         return Query(self.key, tuple(cons), minimize=(addr, ka, kb, *time_objectives(self.edges)), header=self.header())
 
@@ -167,7 +167,7 @@ class LostAccumulation(Obligation):
         mr, kr = member(self.fr, addr, "r")
         mw, kw = member(self.fw, addr, "w")
         self._probes = (addr, kr, kw)
-        cons = schedule(self.ctx.graph, relevant_edges(self.ctx.graph, self.edges)) + [
+        cons = projected_schedule(self.ctx.graph, self.edges) + [
             ("shared_byte_r", mr), ("shared_byte_w", mw), ("write_after_reduce", finish(r) <= start(w))]
         for i, (x, fx) in enumerate(self._readers.footprints):
             cons.append((f"not_read_by_{x}", not_(and_(contains(fx, addr), finish(r) <= start(x), finish(x) <= start(w)))))
