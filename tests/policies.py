@@ -274,6 +274,48 @@ def lifetime_policies(draw) -> Policy:
 
 
 @st.composite
+def pool_chain_policies(draw, max_requests: int = 5, max_uses: int = 3) -> Policy:
+    """A block pool serving 2 to ``max_requests`` requests one after the other: request ``r`` allocates the
+    pooled ``p`` (``take<r>``), writes and reads it, and frees it (``free<r>``), each step after
+    the one before (1 to ``max_uses`` uses), and ``take<r>`` after ``free<r-1>``: the lifetime events form one HB chain
+    (the last request may keep the block).
+    Now and then an ordering is left out (a use the free does not wait for, an allocation that
+    does not wait for the previous free) or a use waits on another request's step, so a use
+    falls between, across or outside the allocations."""
+    base = draw(policies(max_edges=1))
+    edges: list[Edge] = []
+
+    def add(name: str, action: str, after: tuple[str, ...], **kw) -> None:
+        edges.append(Edge(len(edges), name, name, EdgeAction(action), "gpu0", "launch", after=after, **kw))
+
+    last_free: str | None = None
+    names: list[str] = []
+    n = draw(st.integers(2, max_requests))
+    for r in range(n):
+        take_after = (last_free,) if last_free is not None and draw(st.integers(0, 5)) else ()
+        add(f"take{r}", "alloc", take_after, allocs=(Alloc("p", "gpu0"),))
+        prev = f"take{r}"
+        uses = []
+        for j in range(draw(st.integers(1, max_uses))):
+            extra = (draw(st.sampled_from(names)),) if names and not draw(st.integers(0, 6)) else ()
+            action = draw(st.sampled_from(["write", "read"]))
+            fp = draw(footprints(REGIONS[[x.name for x in REGIONS].index("p")]))
+            src, dst = (fp, None) if action == "read" else (None, fp)
+            add(f"use{r}_{j}", action, tuple(sorted({prev, *extra})), src=src, dst=dst)
+            uses.append(f"use{r}_{j}")
+            prev = f"use{r}_{j}"
+        names += [f"take{r}", *uses]
+        if r == n - 1 and draw(st.booleans()):
+            break  # the last request keeps the block: the chain ends with its allocation
+        waits = (prev,) if draw(st.integers(0, 5)) else (f"take{r}",)
+        add(f"free{r}", "release", waits, releases=(Release("p", ReleaseKind.RETURN_POOL),))
+        last_free = f"free{r}"
+        names.append(f"free{r}")
+    return Policy("pool-chain", "pool-chain.fx", DEVICES, base.links, SPACES, REGIONS, base.alias_sets, MAPS,
+                  tuple(edges), ())
+
+
+@st.composite
 def reduction_policies(draw) -> Policy:
     """Two to four reductions into (and reads of) overlapping, sometimes strided footprints of
     one accumulator `a`, on two streams of `gpu0`, each with a random operator (``sum``, ``max``,
@@ -307,7 +349,7 @@ def def_use_policies(draw) -> Policy:
     in a later one (same allocation)."""
     base = draw(policies(max_edges=1))
     pair = [r for r in base.regions if r.name in ("a", "b")]
-    n = draw(st.integers(2, 5))
+    n = draw(st.integers(2, max_requests))
     kinds = ["write", "write", "move", "reduce", "read", "read"]
     if draw(st.booleans()):
         kinds += ["alloc", "release"]
@@ -341,7 +383,7 @@ def intent_policies(draw) -> Policy:
     spaces = (SPACES[0], Space("hdm0", "cxl0", 0x8000, 4096, persistent=True, checksum="crc32c" if declared else None),
               SPACES[2])
     acc = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "c")]))
-    n = draw(st.integers(2, 5))
+    n = draw(st.integers(2, max_requests))
     edges: list[Edge] = []
     for i in range(n):
         role = draw(st.sampled_from(["move", "write", "reduce", "read", "read", "checksum"]))

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 
 from fxverify.graph import PolicyGraph
 from fxverify.obligations.base import Context
+from fxverify.obligations.lifetimes import OutsideAllocation, chained, lifetime_regions, users
 from fxverify.obligations.owners import owned_by_hb
 
-from tests.policies import lease_revoke_policies, lifetime_policies, policies
+from tests.policies import lease_revoke_policies, lifetime_policies, policies, pool_chain_policies
 
 
 def _by_definition(ctx: Context, region: str, device: str, e: int, hs: list[int]) -> bool:
@@ -21,10 +22,11 @@ def _by_definition(ctx: Context, region: str, device: str, e: int, hs: list[int]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(policies(max_edges=6) | lifetime_policies() | lease_revoke_policies())
+@given(policies(max_edges=6) | lifetime_policies() | lease_revoke_policies() | pool_chain_policies())
 def test_ownership_by_hb_picks_the_one_deciding_handoff_as_every_pair_would(policy) -> None:
     """On an acyclic HB, ``owned_by_hb`` tries only the handoff that is last in HB's linear
-    extension among those not after the edge; its answer is that of trying every handoff against
+    extension among those not after the edge (found by bisection when HB chains the handoffs, as
+    a pool's allocations of one slot); its answer is that of trying every handoff against
     every other, for every region, device and edge of random policies (cyclic ones use the
     definition itself)."""
     ctx = Context(policy, PolicyGraph(policy))
@@ -32,3 +34,44 @@ def test_ownership_by_hb_picks_the_one_deciding_handoff_as_every_pair_would(poli
         for e in range(len(policy.edges)):
             for d in policy.devices:
                 assert owned_by_hb(ctx, region, d.name, e, hs) == _by_definition(ctx, region, d.name, e, hs), (region, e, d.name)
+
+
+def _placed_by_scan(ob) -> tuple | None:
+    """``OutsideAllocation._placement`` as its docstring states it: every event against the use,
+    and every ``alloc`` before it against every release before it."""
+    g = ob.ctx.graph
+    if not g.is_acyclic():
+        return None
+    before, after = [], []
+    for x, k in ob.evs:
+        if x == ob.u:
+            continue
+        if g.hb_before(x, ob.u):
+            before.append((x, k))
+        elif ob._after_use(x) is not None:
+            after.append((x, k))
+        else:
+            return None
+    if not before:
+        return None if ob.ctx.policy.region(ob.region).pooled else (before, after, None)
+    for a, k in before:
+        if k == "alloc" and all(g.hb_before(r, a) for r, kr in before if kr == "release"):
+            return before, after, (a, k)
+    return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lifetime_policies() | pool_chain_policies())
+def test_a_use_is_placed_in_a_chain_of_allocations_as_by_a_scan_of_every_event(policy) -> None:
+    """Where a block's allocations and releases form one HB chain, ``OutsideAllocation`` places
+    each use by bisection (``_placed_in_chain``); the placement, and so the fast proof and its
+    certificate, is that of scanning every event. Fails when the bisection is off by one or the
+    opening ``alloc`` is taken from the wrong end of the events before the use."""
+    ctx = Context(policy, PolicyGraph(policy))
+    chains = 0
+    for region in lifetime_regions(ctx):
+        chains += chained(ctx, region)
+        for u in users(ctx, region):
+            ob = OutsideAllocation(ctx, region, u)
+            assert ob._placement() == _placed_by_scan(ob), (region, u)
+    assume(chains)

@@ -29,7 +29,7 @@ from tests import ir_builders as ib
 from tests.conftest import ROOT
 from tests.policies import (
     cancel_policies, coherence_policies, completion_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
-    persist_policies, policies, reduction_policies, reuse_policies, simple_paths,
+    persist_policies, policies, pool_chain_policies, reduction_policies, reuse_policies, simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -184,6 +184,15 @@ def test_lifetimes_agree_with_brute_force(policy):
     """Allocations, releases, uses, leases and handoffs of one block, allocated at the start or
     pooled, in random orders: the solver and the simulator's schedule enumeration agree on every
     FX-OWN-004 and FX-OWN-006 (and the rest)."""
+    agreement(policy)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pool_chain_policies(max_requests=2, max_uses=2))
+def test_pool_chains_agree_with_brute_force(policy):
+    """A pooled block handed to two requests in turn, with an ordering sometimes left out: where
+    the allocations form one HB chain, uses are placed by bisection (``OutsideAllocation``);
+    the solver and the simulator's schedule enumeration agree on every verdict."""
     agreement(policy)
 
 

@@ -225,8 +225,13 @@ class Context:
 
     def true_handoffs(self, region: str) -> list[int]:
         """The edges of ``handoffs[region]`` that hand ``region`` off (its own clause or an
-        enclosing region's), without the ``alloc``s that only give it a new owner, ascending."""
-        return [h for h in self.handoffs.get(region, ()) if self.handoff_clauses(h, region)]
+        enclosing region's), without the ``alloc``s that only give it a new owner, ascending.
+        Built once per region (do not modify the list)."""
+        memo = self.__dict__.setdefault("_true_handoffs", {})
+        got = memo.get(region)
+        if got is None:
+            memo[region] = got = [h for h in self.handoffs.get(region, ()) if self.handoff_clauses(h, region)]
+        return got
 
     def handoff_dst(self, eid: int, region: str) -> str:
         """The owner ``region`` gets when edge ``eid`` finishes: the destination of the last

@@ -75,13 +75,28 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     ``e`` starts in every schedule: the initial owner with every handoff after ``e``, or a handoff
     to ``device`` before ``e`` with every other handoff before that one or after ``e``. ``hs``:
     the edges handing ``region`` off (or allocating it). O(len(hs)) HB queries on an acyclic
-    graph."""
+    graph, O(log len(hs)) when HB chains them (``handoff_chain``)."""
     g = ctx.graph
     if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
         return True
     if not g.is_acyclic():
         return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
                    and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
+    chain = handoff_chain(ctx, hs)
+    if chain is not None:
+        # One HB chain (a pool slot handed to one request after another): the handoffs after
+        # ``e`` are a suffix of it, and the last one before that suffix decides. One bisection.
+        lo, hi = 0, len(chain)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if g.hb_before(e, chain[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        if lo == 0:
+            return ctx.policy.region(region).owner == device
+        h = chain[lo - 1]
+        return ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
     # The handoff that decides is HB-after every other one not after ``e``: the last of those in
     # HB's linear extension (``rank``), the only candidate. Linear in the handoffs, not quadratic
     # (a pooled block handed out once per request has as many as the requests).
@@ -91,6 +106,19 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     h = max(open_, key=g.rank)
     return (ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
             and all(o == h or g.hb_before(o, h) for o in open_))
+
+
+def handoff_chain(ctx: Context, hs: Sequence[int]) -> list[int] | None:
+    """``hs`` in rank order when HB orders each of them before the next (one chain: every two
+    are HB-ordered), else ``None``; ``None`` on a cyclic HB. Kept in ``ctx`` per set of edges
+    (every use of a pooled block asks it of the same handoffs)."""
+    memo = ctx.__dict__.setdefault("_handoff_chains", {})
+    key = tuple(hs)
+    if key not in memo:
+        g = ctx.graph
+        order = sorted(hs, key=g.rank) if g.is_acyclic() else None
+        memo[key] = order if order is not None and all(g.hb_before(a, b) for a, b in zip(order, order[1:])) else None
+    return memo[key]
 
 
 def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int]) -> OwnerChain | None:
