@@ -275,10 +275,11 @@ def lifetime_policies(draw) -> Policy:
 
 @st.composite
 def pool_chain_policies(draw, max_requests: int = 5, max_uses: int = 3) -> Policy:
-    """A block pool serving 2 to ``max_requests`` requests one after the other: request ``r`` allocates the
-    pooled ``p`` (``take<r>``), writes and reads it, and frees it (``free<r>``), each step after
-    the one before (1 to ``max_uses`` uses), and ``take<r>`` after ``free<r-1>``: the lifetime events form one HB chain
-    (the last request may keep the block).
+    """A block pool serving 2 to ``max_requests`` requests one after the other: request ``r``
+    allocates the pooled ``p`` (``take<r>``, to the GPU or now and then the DPU, so the owner a
+    use finds depends on which allocation it follows), writes and reads it (1 to ``max_uses``
+    uses) and frees it (``free<r>``), each step after the one before, and ``take<r>`` after
+    ``free<r-1>``: the lifetime events form one HB chain (the last request may keep the block).
     Now and then an ordering is left out (a use the free does not wait for, an allocation that
     does not wait for the previous free) or a use waits on another request's step, so a use
     falls between, across or outside the allocations."""
@@ -293,7 +294,7 @@ def pool_chain_policies(draw, max_requests: int = 5, max_uses: int = 3) -> Polic
     n = draw(st.integers(2, max_requests))
     for r in range(n):
         take_after = (last_free,) if last_free is not None and draw(st.integers(0, 5)) else ()
-        add(f"take{r}", "alloc", take_after, allocs=(Alloc("p", "gpu0"),))
+        add(f"take{r}", "alloc", take_after, allocs=(Alloc("p", draw(st.sampled_from(["gpu0", "gpu0", "dpu0"]))),))
         prev = f"take{r}"
         uses = []
         for j in range(draw(st.integers(1, max_uses))):
@@ -349,7 +350,7 @@ def def_use_policies(draw) -> Policy:
     in a later one (same allocation)."""
     base = draw(policies(max_edges=1))
     pair = [r for r in base.regions if r.name in ("a", "b")]
-    n = draw(st.integers(2, max_requests))
+    n = draw(st.integers(2, 5))
     kinds = ["write", "write", "move", "reduce", "read", "read"]
     if draw(st.booleans()):
         kinds += ["alloc", "release"]
@@ -383,7 +384,7 @@ def intent_policies(draw) -> Policy:
     spaces = (SPACES[0], Space("hdm0", "cxl0", 0x8000, 4096, persistent=True, checksum="crc32c" if declared else None),
               SPACES[2])
     acc = draw(st.sampled_from([r for r in REGIONS if r.name in ("a", "c")]))
-    n = draw(st.integers(2, max_requests))
+    n = draw(st.integers(2, 5))
     edges: list[Edge] = []
     for i in range(n):
         role = draw(st.sampled_from(["move", "write", "reduce", "read", "read", "checksum"]))
