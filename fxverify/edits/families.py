@@ -182,8 +182,10 @@ def family_forms(policy: Policy, ed: After) -> list[FamilyAfter]:
     """The ways to write ``ed`` on the declaration of its edge, most specific first. With
     predecessors that are every instance of one family of one index (``save1[0], save1[1]``),
     that family's ``P[*]``; else, on an instance of a family declaration and with one
-    predecessor, the predecessor generalised index by index (``generalise``), then, when it is an
-    instance of a family of one index, ``P[*]``. Empty when ``ed`` cannot be written so, or is on
+    predecessor, the predecessor generalised index by index (``generalise``, then again with
+    ``positional``; those that relate every instance to its predecessors as the verified pair
+    is related, ``_alike``, first), then, when it is an instance of a family of one index,
+    ``P[*]``. Empty when ``ed`` cannot be written so, or is on
     a plain edge and names anything else than a whole family."""
     if not ed.preds or not policy.has("edge", ed.edge) or not all(policy.has("edge", p) for p in ed.preds):
         return []
@@ -223,7 +225,7 @@ def family_forms(policy: Policy, ed: After) -> list[FamilyAfter]:
     return out
 
 
-def _alike(policy: Policy, e: Edge, form: FamilyAfter) -> bool:
+def _alike(policy: Policy, e: Edge, form: FamilyAfter) -> bool:  # the form relates the same blocks
     """True when ``form`` names, at every instance of ``e``'s declaration, predecessors that share
     a region with it (``_shared``) exactly when the pair it generalises (``e`` after
     ``form.origin``) does: ``after free[q - 2, l]`` on the allocation ``take[q, l]`` of the block
@@ -238,8 +240,11 @@ def _alike(policy: Policy, e: Edge, form: FamilyAfter) -> bool:
 
 
 def _shared(policy: Policy, a: Edge, b: Edge) -> bool:
-    """True when edges ``a`` and ``b`` touch a common byte range (``ir.Footprint.meets`` of their
-    footprints' extents) or name a common region in an ``alloc``, release, handoff or lease."""
+    """True when edges ``a`` and ``b`` name a common region in an ``alloc``, release, handoff or
+    lease, or when the extents ``[lo, hi)`` of their footprints (and of the regions they name)
+    meet in one space. Extents, not bytes: a strided footprint counts the gaps between its
+    elements, so interleaved views of one block relate (what a hint's form is ranked by, never a
+    verdict)."""
     def named(e: Edge) -> set[str]:
         return {x.region for x in (*e.allocs, *e.releases, *e.handoffs, *e.leases)}
 

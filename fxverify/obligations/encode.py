@@ -2,7 +2,9 @@
 
 Schedules: each edge ``e`` gets integer variables ``start(e)`` and ``finish(e)`` (ns, printed
 ``s_<eid>`` and ``f_<eid>``) with ``0 <= start < finish``; an HB pair ``a -> b`` becomes
-``finish(a) <= start(b)``. Footprints: membership of an address ``x`` is
+``finish(a) <= start(b)``, and a query that keeps only its primary edges
+(``projected_schedule``) has ``finish(a) + d <= start(b)``, ``d`` the most edges it eliminated
+on one HB path between them. Footprints: membership of an address ``x`` is
 ``x = base + k*stride + o`` with ``0 <= k < count`` and ``0 <= o < elem`` (exact for strided
 footprints, linear because strides are constants). Obligations build their queries from these and
 read model values back through the same terms. Emits no diagnostics.
@@ -10,7 +12,7 @@ read model values back through the same terms. Emits no diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from heapq import heappop, heappush
 
 from fxverify.graph import PolicyGraph
@@ -149,7 +151,8 @@ def eliminated_times(graph: PolicyGraph, sched: dict[int, tuple[int, int]],
     return {x: (t, t + 1) for x, t in sorted(starts.items())}
 
 
-def _gaps(graph: PolicyGraph, a: int, targets: list[int], before, rank) -> dict[int, int]:
+def _gaps(graph: PolicyGraph, a: int, targets: list[int], before: Callable[[int, int], bool],
+          rank: Sequence[int]) -> dict[int, int]:
     """For each edge of ``targets`` (all HB-after ``a``), the most edges strictly between ``a`` and
     it on one HB path: a longest-path walk from ``a`` in rank order (ranks are a topological
     order, so an edge is final when popped), through edges that reach some target."""

@@ -24,6 +24,7 @@ The owner an ``alloc`` gives (``Context.handoff_dst``) is decided by the ownersh
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 
 from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
@@ -234,7 +235,11 @@ class LifetimeOrder(_Lifetime):
     def _case(self) -> tuple[str, str, str, str]:
         """``(case, x, p, owner)``: how the chain breaks (``first-alloc``, ``first-release``,
         ``twice-alloc``, ``twice-release``, ``early-alloc``, ``early-release``, ``unordered``), the
-        names of the offending event's edge and of the one before it, and the initial owner."""
+        names of the offending event's edge and of the event it must follow, and the initial
+        owner. That event is the one before it in the chain; for two events of one kind in a row,
+        it is rather a later event of the other kind, after the first of them, that HB leaves
+        unordered with the second (the free a pool's next ``alloc`` does not wait for): the case
+        is then ``early-*``, not ``twice-*``."""
         i = self._bad_step()
         owner = self.ctx.policy.region(self.region).owner
         if i is None:
@@ -273,8 +278,8 @@ class LifetimeOrder(_Lifetime):
 
     def fix(self, w: Witness) -> Hint:
         """By case: a region allocated first starts in its pool (``pooled``); a second release
-        goes; an early event waits for the one before it. The other cases need an event the
-        policy lacks, so no edit is proposed."""
+        goes; an early event waits for the event it must follow (``_case``). The other cases need
+        an event the policy lacks, so no edit is proposed."""
         case, x, p, _o = self._case()
         if case == "first-alloc":
             return hint(Pooled(self.ctx.policy.region(self.region).family))
@@ -336,13 +341,7 @@ class OutsideAllocation(_Lifetime):
         when that is an ``alloc`` (each release before it in the chain is HB-before it). The same
         answer as the scan of every event, in O(log events) HB queries instead of O(events²)."""
         g, evs = self.ctx.graph, self.evs
-        lo, hi = 0, len(evs)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if g.hb_before(evs[mid][0], self.u):
-                lo = mid + 1
-            else:
-                hi = mid
+        lo = bisect_left(range(len(evs)), True, key=lambda j: not g.hb_before(evs[j][0], self.u))
         before, after = evs[:lo], evs[lo:]
         if after and self._after_use(after[0][0]) is None:
             return None
@@ -484,10 +483,11 @@ class OutsideAllocation(_Lifetime):
             return hint(Option((after(self.name(x), self.name(prev)),), again))
         # The next `alloc` does not wait for the release that ends this use's allocation (a pool
         # hands the block out again before it is freed): it waits for that release.
-        ends = [r for r, kr in self.evs if kr == "release" and g.is_acyclic() and g.hb_before(self.u, r)
-                and not g.hb_before(r, x) and not g.hb_before(x, r)] if any(k == "alloc" for y, k in self.evs if y == x) else []
-        if ends:
-            return hint(Option((after(self.name(x), self.name(ends[0])),), again))
+        if g.is_acyclic() and any(k == "alloc" for y, k in self.evs if y == x):
+            ends = [r for r, kr in self.evs if kr == "release" and g.hb_before(self.u, r)
+                    and not g.hb_before(r, x) and not g.hb_before(x, r)]
+            if ends:
+                return hint(Option((after(self.name(x), self.name(ends[0])),), again))
         return hint(after(u, self.name(x)))
 
 

@@ -11,6 +11,7 @@ class of the ownership obligations, ``OwnershipObligation``.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from fxverify.certificate import HandoffOrder, OwnerChain
@@ -86,13 +87,7 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     if chain is not None:
         # One HB chain (a pool slot handed to one request after another): the handoffs after
         # ``e`` are a suffix of it, and the last one before that suffix decides. One bisection.
-        lo, hi = 0, len(chain)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if g.hb_before(e, chain[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
+        lo = bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(e, chain[j]))
         if lo == 0:
             return ctx.policy.region(region).owner == device
         h = chain[lo - 1]

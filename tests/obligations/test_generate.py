@@ -96,7 +96,9 @@ def test_a_family_drops_the_caches_no_later_family_reads() -> None:
     names = {n for ns in DONE_WITH.values() for n in ns}
     built: set[str] = set()
     posted = "corpus/ordering/ok/posted-read-after-flush.fx"
-    for path, indexed in (("corpus/alias/ok/block-index-in-bounds.fx", True), (posted, True), (posted, False)):
+    pool = "corpus/ownership/ok/pool-slot-handed-out-before-free.fx"
+    for path, indexed in (("corpus/alias/ok/block-index-in-bounds.fx", True), (posted, True), (posted, False),
+                          (pool, True)):
         pol, _diags = load_policy(str(ROOT / path), SourceMap())
         assert pol is not None
         g = PolicyGraph(pol)
