@@ -41,7 +41,9 @@ from fxverify.graph import PolicyGraph
 from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.byte_cover import clip, first_gap
-from fxverify.obligations.encode import contains, finish, hb_label, member, start, time_objectives, touches, touches_after
+from fxverify.obligations.encode import (
+    contains, durations, finish, hb_label, member, start, time_objectives, touches, touches_after,
+)
 from fxverify.obligations.hb_covers import covers_for
 from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.parametric import Held, ProvedTogether
@@ -214,7 +216,7 @@ def _schedule_among(graph: PolicyGraph, eids: Sequence[int]) -> list[tuple[str |
     off those paths can make it infeasible (``encode.relevant_edges`` would add every edge
     between two writers: thousands in a real flow)."""
     ids = sorted(set(eids))
-    out: list[tuple[str | None, Term]] = [(f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))) for e in ids]
+    out = durations(ids)
     before = graph.hb_before_fn()
     # after[i]: the ids HB-after ids[i], as a bit set over positions in ``ids``
     after = [sum(1 << j for j, b in enumerate(ids) if b != a and before(a, b)) for a in ids]

@@ -79,6 +79,11 @@ def relevant_edges(graph: PolicyGraph, primary: Iterable[int]) -> set[int]:
     return out
 
 
+def durations(eids: Iterable[int]) -> list[tuple[str | None, Term]]:
+    """``dur_<e>``: ``0 <= start(e) < finish(e)`` for each edge of ``eids``, in the given order."""
+    return [(f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))) for e in eids]
+
+
 def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, Term]]:
     """Schedule constraints restricted to ``eids``: durations and the HB pairs among them.
 
@@ -86,9 +91,7 @@ def schedule(graph: PolicyGraph, eids: Iterable[int]) -> list[tuple[str | None, 
     """
     ids = sorted(set(eids))
     keep = set(ids)
-    out: list[tuple[str | None, Term]] = []
-    for e in ids:
-        out.append((f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))))
+    out = durations(ids)
     for e in ids:
         for p in sorted(graph.predecessors(e)):
             if p in keep:
@@ -117,7 +120,7 @@ def projected_schedule(graph: PolicyGraph, primary: Iterable[int]) -> list[tuple
     if not graph.is_acyclic() or not graph.indexed():
         return schedule(graph, relevant_edges(graph, prim))
     before, rank = graph.hb_before_fn(), graph.ranks()
-    out: list[tuple[str | None, Term]] = [(f"dur_{e}", and_(0 <= start(e), start(e) < finish(e))) for e in prim]
+    out = durations(prim)
     for a in prim:
         targets = [b for b in prim if b != a and before(a, b)]
         if targets:

@@ -171,6 +171,17 @@ def _bad_step(ctx: Context, region: str, evs: list[Event]) -> int | None:
     return None
 
 
+def _unordered_after(ctx: Context, evs: list[Event], kind: str, anchor: int, x: int) -> int | None:
+    """The first event of ``kind`` in ``evs`` that is HB-after ``anchor`` and that HB leaves
+    unordered with ``x`` (neither before the other): the release a pool's next ``alloc`` ``x``
+    does not wait for, which it may precede. ``None`` when there is none, or on a cyclic HB."""
+    g = ctx.graph
+    if not g.is_acyclic():
+        return None
+    return next((y for y, ky in evs if ky == kind and g.hb_before(anchor, y)
+                 and not g.hb_before(x, y) and not g.hb_before(y, x)), None)
+
+
 class _Lifetime(Obligation):
     def __init__(self, ctx: Context, region: str, edges: tuple[int, ...], key: str, primary, related=()) -> None:
         self.region = region
@@ -252,9 +263,7 @@ class LifetimeOrder(_Lifetime):
             # Two allocs (or releases) in a row in the linear extension, with an event of the
             # other kind after the first that HB leaves unordered with the second (a block pool's
             # next `alloc` that does not wait for the free): that one may come first.
-            g = self.ctx.graph
-            y = next((y for y, ky in self.evs[i + 1:] if ky != k and g.hb_before(p, y)
-                      and not g.hb_before(x, y) and not g.hb_before(y, x)), None)
+            y = _unordered_after(self.ctx, self.evs, "release" if k == "alloc" else "alloc", p, x)
             if y is not None:
                 return f"early-{k}", self.name(x), self.name(y), owner
         return (f"twice-{k}" if k == kp else f"early-{k}"), self.name(x), self.name(p), owner
@@ -483,11 +492,10 @@ class OutsideAllocation(_Lifetime):
             return hint(Option((after(self.name(x), self.name(prev)),), again))
         # The next `alloc` does not wait for the release that ends this use's allocation (a pool
         # hands the block out again before it is freed): it waits for that release.
-        if g.is_acyclic() and any(k == "alloc" for y, k in self.evs if y == x):
-            ends = [r for r, kr in self.evs if kr == "release" and g.hb_before(self.u, r)
-                    and not g.hb_before(r, x) and not g.hb_before(x, r)]
-            if ends:
-                return hint(Option((after(self.name(x), self.name(ends[0])),), again))
+        end = _unordered_after(self.ctx, self.evs, "release", self.u, x) if any(
+            k == "alloc" for y, k in self.evs if y == x) else None
+        if end is not None:
+            return hint(Option((after(self.name(x), self.name(end)),), again))
         return hint(after(u, self.name(x)))
 
 
