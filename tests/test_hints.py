@@ -598,6 +598,21 @@ def test_a_pool_slot_fix_is_written_with_the_offset_of_the_slot_s_last_holder() 
         "`take[2][0]` may allocate `kv[0][0]` before `free[0][0]` releases it")
 
 
+def test_the_release_an_early_allocation_may_precede_is_a_related_location(tmp_path: Path) -> None:
+    """Five requests on two pool slots, none waiting for a free: slot 0's events in HB's linear
+    extension start `take[0]`, `take[2]`, `take[4]`, so the neighbours of the offending
+    `take[2]` are two allocations. The release it may precede, `free[0]`, which the message
+    names, is shown among the related locations too."""
+    src = (ROOT / "corpus/ownership/fail/pool-slot-handed-out-before-free.fx").read_text()
+    assert src.count("for q in 0..3") == 1
+    path = tmp_path / "pool5.fx"
+    path.write_text(src.replace("for q in 0..3", "for q in 0..5"))
+    early = next(d for d in check(str(path)).diagnostics if str(d.code) == "FX-OWN-006")
+    assert early.message == "`take[2][0]` may allocate `kv[0][0]` before `free[0][0]` releases it"
+    assert [lab.message for lab in early.related] == [
+        "`take[0][0]` allocates it", "`take[4][0]` allocates it", "`free[0][0]` releases it"]
+
+
 def test_a_hint_does_not_order_what_the_waiting_device_already_observes() -> None:
     """Receive completions assumed in order: the CPU sees the second buffer land in its own
     memory, so `after land1` on `proc1` is a wait it performs. Moving that wait onto the NIC

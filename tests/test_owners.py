@@ -32,12 +32,17 @@ def test_ownership_by_hb_picks_the_one_deciding_handoff_as_every_pair_would(poli
     extension among those not after the edge (found by bisection when HB chains the handoffs, as
     a pool's allocations of one slot); its answer is that of trying every handoff against
     every other, for every region, device and edge of random policies (cyclic ones use the
-    definition itself)."""
+    definition itself). Asked, as the handoff-authority check asks, of every handoff but one
+    too: the chain kept for the whole set answers as its subsequence, and one chain is kept per
+    region."""
     ctx = Context(policy, PolicyGraph(policy))
     for region, hs in ctx.handoffs.items():
-        for e in range(len(policy.edges)):
-            for d in policy.devices:
-                assert owned_by_hb(ctx, region, d.name, e, hs) == _by_definition(ctx, region, d.name, e, hs), (region, e, d.name)
+        for sub in [hs, *([o for o in hs if o != h] for h in hs)]:
+            for e in range(len(policy.edges)):
+                for d in policy.devices:
+                    assert owned_by_hb(ctx, region, d.name, e, sub) == _by_definition(ctx, region, d.name, e, sub), \
+                        (region, sub, e, d.name)
+    assert set(ctx.__dict__.get("_handoff_chains", {})) <= set(ctx.handoffs)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -246,18 +246,24 @@ class LifetimeOrder(_Lifetime):
     def _case(self) -> tuple[str, str, str, str]:
         """``(case, x, p, owner)``: how the chain breaks (``first-alloc``, ``first-release``,
         ``twice-alloc``, ``twice-release``, ``early-alloc``, ``early-release``, ``unordered``), the
-        names of the offending event's edge and of the event it must follow, and the initial
-        owner. That event is the one before it in the chain; for two events of one kind in a row,
-        it is rather a later event of the other kind, after the first of them, that HB leaves
-        unordered with the second (the free a pool's next ``alloc`` does not wait for): the case
-        is then ``early-*``, not ``twice-*``."""
+        names of the offending event's edge and of the event it must follow (``_follows``; ``""``
+        for none), and the initial owner."""
+        case, x, p = self._follows()
+        return (case, "" if x is None else self.name(x), "" if p is None else self.name(p),
+                self.ctx.policy.region(self.region).owner)
+
+    def _follows(self) -> tuple[str, int | None, int | None]:
+        """``(case, x, p)`` of ``_case`` with edge ids. The event ``p`` that ``x`` must follow is
+        the one before it in the chain; for two events of one kind in a row, it is rather a later
+        event of the other kind, after the first of them, that HB leaves unordered with the second
+        (the free a pool's next ``alloc`` does not wait for): the case is then ``early-*``, not
+        ``twice-*``."""
         i = self._bad_step()
-        owner = self.ctx.policy.region(self.region).owner
         if i is None:
-            return "unordered", "", "", owner
+            return "unordered", None, None
         x, k = self.evs[i]
         if i == 0:
-            return f"first-{k}", self.name(x), "", owner
+            return f"first-{k}", x, None
         p, kp = self.evs[i - 1]
         if k == kp:
             # Two allocs (or releases) in a row in the linear extension, with an event of the
@@ -265,8 +271,25 @@ class LifetimeOrder(_Lifetime):
             # next `alloc` that does not wait for the free): that one may come first.
             y = _unordered_after(self.ctx, self.evs, "release" if k == "alloc" else "alloc", p, x)
             if y is not None:
-                return f"early-{k}", self.name(x), self.name(y), owner
-        return (f"twice-{k}" if k == kp else f"early-{k}"), self.name(x), self.name(p), owner
+                return f"early-{k}", x, y
+        return (f"twice-{k}" if k == kp else f"early-{k}"), x, p
+
+    @property
+    def related(self) -> tuple[Label, ...]:  # type: ignore[override]
+        """The events next to the offending one in the chain (the grouping of findings reads the
+        first); then the event ``_follows`` says it must follow, when that is not one of them (a
+        later free that a pool's next ``alloc`` may precede). Computed when read: only a refuted
+        obligation is asked (its case costs HB queries)."""
+        case, _x, p = self._follows()
+        if p is None or not case.startswith("early-"):
+            return self._near
+        kind = next(k for y, k in self.evs if y == p)
+        must = Label(self.ctx.edge(p).span, self._said_static(self.ctx, p, kind))
+        return self._near if must in self._near else (*self._near, must)
+
+    @related.setter
+    def related(self, near: tuple[Label, ...]) -> None:
+        self._near = near
 
     _MESSAGES = {
         "unordered": "the allocations and releases of `{r}` may happen out of order",

@@ -83,7 +83,7 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     if not g.is_acyclic():
         return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
                    and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
-    chain = handoff_chain(ctx, hs)
+    chain = handoff_chain(ctx, region, hs)
     if chain is not None:
         # One HB chain (a pool slot handed to one request after another): the handoffs after
         # ``e`` are a suffix of it, and the last one before that suffix decides. One bisection.
@@ -103,17 +103,27 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
             and all(o == h or g.hb_before(o, h) for o in open_))
 
 
-def handoff_chain(ctx: Context, hs: Sequence[int]) -> list[int] | None:
-    """``hs`` in rank order when HB orders each of them before the next (one chain: every two
-    are HB-ordered), else ``None``; ``None`` on a cyclic HB. Kept in ``ctx`` per set of edges
-    (every use of a pooled block asks it of the same handoffs)."""
-    memo = ctx.__dict__.setdefault("_handoff_chains", {})
-    key = tuple(hs)
-    if key not in memo:
-        g = ctx.graph
-        order = sorted(hs, key=g.rank) if g.is_acyclic() else None
-        memo[key] = order if order is not None and all(g.hb_before(a, b) for a, b in zip(order, order[1:])) else None
-    return memo[key]
+def handoff_chain(ctx: Context, region: str, hs: Sequence[int]) -> list[int] | None:
+    """``hs`` (edges handing ``region`` off or allocating it) in rank order when HB orders each
+    of them before the next (one chain: every two are HB-ordered), else ``None``; ``None`` on a
+    cyclic HB. Kept in ``ctx`` per region, for the largest set asked: every use of a pooled block
+    asks it of the same handoffs, and the handoff-authority check of each handoff asks it of all
+    the others, which a chain of the whole set answers as its subsequence (HB is transitive).
+    Memory O(handoffs) per region."""
+    memo: dict[str, tuple[frozenset[int], list[int] | None]] = ctx.__dict__.setdefault("_handoff_chains", {})
+    known = memo.get(region)
+    if known is not None and known[0].issuperset(hs):
+        if len(known[0]) == len(set(hs)):
+            return known[1]
+        if known[1] is not None:
+            want = set(hs)
+            return [h for h in known[1] if h in want]
+    g = ctx.graph
+    order = sorted(hs, key=g.rank) if g.is_acyclic() else None
+    chain = order if order is not None and all(g.hb_before(a, b) for a, b in zip(order, order[1:])) else None
+    if known is None or len(hs) > len(known[0]):
+        memo[region] = (frozenset(hs), chain)
+    return chain
 
 
 def owner_chain(ob: Obligation, region: str, device: str, e: int, hs: list[int]) -> OwnerChain | None:
