@@ -1,5 +1,6 @@
-"""The HB ownership condition (``obligations.owners.owned_by_hb``) and the placement of a use in
-its allocation (``lifetimes.OutsideAllocation``) against their definitions."""
+"""The HB ownership condition (``obligations.owners.owned_by_hb``), the placement of a use in its
+allocation (``lifetimes.OutsideAllocation``) and the allocations that make a read's bytes stale
+(``defined.Unwritten._kills``) against their definitions."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ from unittest.mock import patch
 from hypothesis import HealthCheck, assume, given, settings
 
 from fxverify.graph import PolicyGraph
-from fxverify.obligations import lifetimes
+from fxverify.ir import AccessMode
+from fxverify.obligations import defined, lifetimes
 from fxverify.obligations.base import Context
+from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation, chained, lifetime_regions, users
 from fxverify.obligations.owners import owned_by_hb
 
@@ -61,4 +64,27 @@ def test_a_use_is_placed_in_a_chain_of_allocations_as_by_a_scan_of_every_event(p
             with patch.object(lifetimes, "chained", lambda _ctx, _region: False):
                 scanned = ob._placement()  # every event against the use: the definition
             assert ob._placement() == scanned, (region, u)
+    assume(chains)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lifetime_policies() | pool_chain_policies())
+def test_the_allocations_that_make_a_read_stale_are_found_in_their_chain_as_by_a_scan(policy) -> None:
+    """Where HB chains a block's allocations, ``Unwritten._kills`` decides by two bisections
+    whether one of them lies between a write (or the ``init`` contents) and the read; the byte
+    ranges it returns are those of testing every allocation (``hb_chain`` patched off), for every
+    read and every write of random pooled policies. Fails when a bisection is off by one or the
+    prefix and suffix are swapped."""
+    ctx = Context(policy, PolicyGraph(policy))
+    chains = 0
+    for u, e in enumerate(policy.edges):
+        for pos, acc in enumerate(e.accesses()):
+            if acc.mode is not AccessMode.READ:
+                continue
+            ob = Unwritten(ctx, u, pos)
+            chains += any(chain is not None for _lo, _hi, chain, _eids in ob._alloc_groups())
+            for w in (None, *range(len(policy.edges))):
+                with patch.object(defined, "hb_chain", lambda *_a, **_k: None):
+                    scanned = set(Unwritten(ctx, u, pos)._kills(w))  # every allocation tested: the definition
+                assert set(ob._kills(w)) == scanned, (u, pos, w)
     assume(chains)

@@ -45,6 +45,7 @@ from fxverify.obligations.encode import (
     contains, durations, finish, hb_label, member, start, time_objectives, touches, touches_after,
 )
 from fxverify.obligations.hb_covers import covers_for
+from fxverify.obligations.owners import hb_chain
 from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
@@ -304,8 +305,34 @@ class Unwritten(Obligation):
         alloc that HB orders neither before ``w`` nor after the read, and the bounds of every
         torn write (``covering_tears``) whose fence ``_tear_fence`` does not find."""
         g, u = self.ctx.graph, self.edges[0]
-        return [(lo, hi) for a, lo, hi in self.allocs if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))] \
-            + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
+        out = []
+        for lo, hi, chain, eids in self._alloc_groups():
+            if chain is None:
+                out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
+                continue
+            # One HB chain (a pooled block allocated to one request after another): the allocs
+            # HB-after the read are a suffix of it and those HB-before ``w`` a prefix; one of them
+            # makes the block stale exactly when the prefix ends before the suffix starts.
+            first_after = self.__dict__.setdefault("_first_after", {})
+            if lo not in first_after:
+                first_after[lo] = bisect.bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(u, chain[j]))
+            done = 0 if w is None else bisect.bisect_left(range(len(chain)), True, key=lambda j: not g.hb_before(chain[j], w))
+            if done < first_after[lo]:
+                out.append((lo, hi))
+        return out + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
+
+    def _alloc_groups(self) -> list[tuple[int, int, list[int] | None, list[int]]]:
+        """``(lo, hi, chain, eids)`` per region one of ``self.allocs`` allocates: its bounds, its
+        allocating edges in HB order when HB chains them (``owners.hb_chain``, kept in the
+        context per region), and those edges."""
+        if "_groups" not in self.__dict__:
+            ctx, mine = self.ctx, {a for a, _lo, _hi in self.allocs}
+            self._groups = []
+            for name, eids in ctx.allocs.items():
+                r = ctx.policy.region(name)
+                if mine.intersection(eids) and r.space == self.fp.space and self.fp.meets(r.base, r.end):
+                    self._groups.append((r.base, r.end, hb_chain(ctx, name, eids, "_alloc_chains"), eids))
+        return self._groups
 
     def _tear_fence(self, x: int, w: int | None) -> tuple[int, int] | None:
         """An HB pair keeping cancelled write ``x`` from tearing what ``w`` (``None``: ``init``)

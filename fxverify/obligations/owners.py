@@ -76,14 +76,14 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
     ``e`` starts in every schedule: the initial owner with every handoff after ``e``, or a handoff
     to ``device`` before ``e`` with every other handoff before that one or after ``e``. ``hs``:
     the edges handing ``region`` off (or allocating it). O(len(hs)) HB queries on an acyclic
-    graph, O(log len(hs)) when HB chains them (``handoff_chain``)."""
+    graph, O(log len(hs)) when HB chains them (``hb_chain``)."""
     g = ctx.graph
     if ctx.policy.region(region).owner == device and all(g.hb_before(e, h) for h in hs):
         return True
     if not g.is_acyclic():
         return any(ctx.handoff_dst(h, region) == device and g.hb_before(h, e)
                    and all(o == h or g.hb_before(o, h) or g.hb_before(e, o) for o in hs) for h in hs)
-    chain = handoff_chain(ctx, region, hs)
+    chain = hb_chain(ctx, region, hs)
     if chain is not None:
         # One HB chain (a pool slot handed to one request after another): the handoffs after
         # ``e`` are a suffix of it, and the last one before that suffix decides. One bisection.
@@ -103,15 +103,15 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
             and all(o == h or g.hb_before(o, h) for o in open_))
 
 
-def handoff_chain(ctx: Context, region: str, hs: Sequence[int]) -> list[int] | None:
-    """``hs`` (edges handing ``region`` off or allocating it) in rank order when HB orders each
-    of them before the next (one chain: every two are HB-ordered), else ``None``; ``None`` on a
-    cyclic HB. Kept in ``ctx`` per region, for the largest set asked: every use of a pooled block
-    asks it of the same handoffs, and the handoff-authority check of each handoff asks it of all
-    the others, which a chain of the whole set answers as its subsequence (HB is transitive).
-    Memory O(handoffs) per region."""
-    memo: dict[str, tuple[frozenset[int], list[int] | None]] = ctx.__dict__.setdefault("_handoff_chains", {})
-    known = memo.get(region)
+def hb_chain(ctx: Context, region: str, hs: Sequence[int], memo: str = "_handoff_chains") -> list[int] | None:
+    """``hs`` (edges of one kind on ``region``: its handoffs and allocations, or its
+    allocations) in rank order when HB orders each of them before the next (one chain: every two
+    are HB-ordered), else ``None``; ``None`` on a cyclic HB. Kept in the ``ctx`` cache ``memo``
+    per region, for the largest set asked: every use of a pooled block asks it of the same
+    edges, and the handoff-authority check of each handoff asks it of all the others, which a
+    chain of the whole set answers as its subsequence (HB is transitive). Memory O(len(hs)) per
+    region."""
+    known: tuple[frozenset[int], list[int] | None] | None = ctx.__dict__.setdefault(memo, {}).get(region)
     if known is not None and known[0].issuperset(hs):
         if len(known[0]) == len(set(hs)):
             return known[1]
@@ -122,7 +122,7 @@ def handoff_chain(ctx: Context, region: str, hs: Sequence[int]) -> list[int] | N
     order = sorted(hs, key=g.rank) if g.is_acyclic() else None
     chain = order if order is not None and all(g.hb_before(a, b) for a, b in zip(order, order[1:])) else None
     if known is None or len(hs) > len(known[0]):
-        memo[region] = (frozenset(hs), chain)
+        ctx.__dict__[memo][region] = (frozenset(hs), chain)
     return chain
 
 
