@@ -452,7 +452,8 @@ class Unwritten(Obligation):
         """``(writer, spoiler)`` when the witness shows the byte written (``None``: ``init``) and
         then made stale before the read started: by an ``alloc`` running after the write started
         (``tears`` false), or by a cancelled write touching it after then (``tears`` true); else
-        ``None``."""
+        ``None``. The writer is the last to finish before the read, and the spoiler the first
+        to start after the writer did (in the witness's times)."""
         sch, u, addr = w.schedule, self.edges[0], w.address
         if addr is None or u not in sch:
             return None
@@ -461,12 +462,17 @@ class Unwritten(Obligation):
                      for t, g in self.tears if g.contains(addr) and t in sch}
         else:
             spans = {a: sch[a] for a, lo, hi in self.allocs if lo <= addr < hi and a in sch}
-        hits = [k for k, (sk, ek) in spans.items() if sk < sch[u][0] and (not tears or sk < ek)]
-        for x, _px in self.ws:
-            if x in sch and sch[x][1] <= sch[u][0] and any(fp.contains(addr) for fp in self.ctx.edge(x).defines()):
-                late = [k for k in hits if k != x and sch[x][0] < spans[k][1]]
-                if late:
-                    return x, late[0]
+        hits = sorted((k for k, (sk, ek) in spans.items() if sk < sch[u][0] and (not tears or sk < ek)),
+                      key=lambda k: (spans[k][0], k))
+        # The write the read would otherwise have seen: the last one to finish before it (a
+        # reused buffer is written once per tenant; the oldest tenant's write explains nothing).
+        done = sorted({x for x, _px in self.ws if x in sch and sch[x][1] <= sch[u][0]
+                       and any(fp.contains(addr) for fp in self.ctx.edge(x).defines())},
+                      key=lambda x: (sch[x][1], sch[x][0], x), reverse=True)
+        for x in done:
+            late = [k for k in hits if k != x and sch[x][0] < spans[k][1]]
+            if late:
+                return x, late[0]
         if hits and any(lo <= addr < hi for lo, hi, _n in self.inits):
             return None, hits[0]
         return None
