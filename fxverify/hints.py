@@ -40,7 +40,10 @@ other finding when, in the edited policy, its obligation is proved (or no longer
 obligation that was proved stays proved, no obligation of its family (the same code family) blames
 one of the edges the finding involves (those it blames and those that explain it): a fix that moves
 the bug to a neighbouring finding of the same kind (another transfer of the same batch, the next
-allocation of the same block) is no fix; and every use of a block with a lifetime stays in the
+allocation of the same block) is no fix, unless the edit is on an instance of an edge family
+whose family form (below) discharges the finding (every request evicts its slot too early: the
+edit of one request leaves the same finding on the next tenant's edges, the edit of the
+declaration leaves none); and every use of a block with a lifetime stays in the
 allocation it belonged to (``lifetimes.allocation``): an ordering that moves a use into the next
 request's allocation proves the policy and leaks that request's data. It is rejected before any
 check, as is an edit after which a read of an edge it changes reads from a write declared after
@@ -276,9 +279,11 @@ class Verifier:
             return True
         return f.ob.code is not codes.ORD_001 and f.ob.key not in unproved and all(k in self.before for k in unproved)
 
-    def discharges(self, f: Finding, options: tuple[Option, ...]) -> bool:
+    def discharges(self, f: Finding, options: tuple[Option, ...], siblings: bool = True) -> bool:
         """True when ``options`` applied together discharge ``f`` and add no finding (module
-        docstring)."""
+        docstring); with ``siblings`` false, even when obligations of ``f``'s family still blame
+        its edges (an edit of one instance of a family whose every instance has the bug: its
+        family form is then tried, ``verify``)."""
         after_ = self.unproved(options, f)
         if after_ is None:
             return False
@@ -288,6 +293,8 @@ class Verifier:
             return not any(k.startswith(f"{codes.ORD_001}:") for k in after_.unproved)
         if f.ob.key in after_.unproved or not set(after_.unproved) <= self.before:
             return False
+        if not siblings:
+            return True
         mine, fam = f.involved(), f.ob.family.name
         # INVARIANT: ``unproved`` replays the refutations when ``needs_blame`` holds, as it does here
         assert after_.blamed is not None
@@ -412,6 +419,11 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         key = frozenset(e for o in opts for e in o.edits)
         moved |= key in v.moved
         later |= key in v.later
+        if not good and v.discharges(f, opts, siblings=False):
+            # The edit discharges this instance but leaves its siblings on the same edges (every
+            # request evicts its slot too early): it counts when its family form, the edit on
+            # every instance, discharges the finding too; ``_shown`` then writes that form.
+            good = any(v.discharges(f, c) for c in _family(v.policy, opts))
         return good
 
     try:

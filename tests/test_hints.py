@@ -675,3 +675,19 @@ flow f {
 ''')
     r = check(str(src))
     assert _help(r, "FX-OWN-004") == f"add `after attn[l, 0]` to `free[l, 0]` {VERIFIED}"
+
+
+def test_an_instance_fix_whose_siblings_keep_the_bug_is_shown_on_the_family(tmp_path: Path) -> None:
+    """Every request evicts its LoRA slot after the adapter load, not after the batch reading
+    it. `after batch[0]` on `evict[0]` discharges the finding shown, but leaves the same finding
+    on the next tenant's edges (`batch[4]` and `take[8]`), so alone it is no fix; its family form
+    `after batch[r]` on `evict[r]`, applied to every instance, discharges all. Each finding
+    (the race, the read of a stale slot, the use after release) shows that form, verified."""
+    src = (ROOT / "corpus/ownership/fail/lora-slot-evicted-before-batch.fx").read_text()
+    assert src.count("if r == 5 {") == 1
+    path = tmp_path / "every-evict-early.fx"
+    path.write_text(src.replace("if r == 5 {", "if r >= 0 {"))
+    r = check(str(path))
+    assert {str(d.code) for d in r.diagnostics} == {"FX-ORD-002", "FX-INIT-001", "FX-OWN-004"}
+    for d in r.diagnostics:
+        assert d.help == f"add `after batch[r]` to `evict[r]` {VERIFIED}", (d.code, d.help)

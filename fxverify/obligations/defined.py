@@ -246,6 +246,18 @@ def covering_allocs(ctx: Context, fp: Footprint) -> list[tuple[int, int, int]]:
     return sorted(out)
 
 
+def alloc_chains(ctx: Context, fp: Footprint) -> list[tuple[int, int, list[int] | None, list[int]]]:
+    """``(lo, hi, chain, eids)`` per region an ``alloc`` allocates that meets ``fp`` (the regions
+    of ``covering_allocs``): its bounds, its allocating edges in HB order when HB chains them
+    (``owners.hb_chain``, kept in the context per region) else ``None``, and those edges."""
+    out = []
+    for name, eids in ctx.allocs.items():
+        r = ctx.policy.region(name)
+        if r.space == fp.space and fp.meets(r.base, r.end):
+            out.append((r.base, r.end, hb_chain(ctx, name, eids, "_alloc_chains"), eids))
+    return out
+
+
 def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:
     """``(edge, footprint)`` for every writing access of a cancelled edge other than ``u`` whose
     footprint lies in ``fp``'s space and meets its bounds: the writes that may stop halfway and
@@ -306,7 +318,7 @@ class Unwritten(Obligation):
         torn write (``covering_tears``) whose fence ``_tear_fence`` does not find."""
         g, u = self.ctx.graph, self.edges[0]
         out = []
-        for lo, hi, chain, eids in self._alloc_groups():
+        for lo, hi, chain, eids in self._chains():
             if chain is None:
                 out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
                 continue
@@ -321,18 +333,11 @@ class Unwritten(Obligation):
                 out.append((lo, hi))
         return out + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
 
-    def _alloc_groups(self) -> list[tuple[int, int, list[int] | None, list[int]]]:
-        """``(lo, hi, chain, eids)`` per region one of ``self.allocs`` allocates: its bounds, its
-        allocating edges in HB order when HB chains them (``owners.hb_chain``, kept in the
-        context per region), and those edges."""
-        if "_groups" not in self.__dict__:
-            ctx, mine = self.ctx, {a for a, _lo, _hi in self.allocs}
-            self._groups = []
-            for name, eids in ctx.allocs.items():
-                r = ctx.policy.region(name)
-                if mine.intersection(eids) and r.space == self.fp.space and self.fp.meets(r.base, r.end):
-                    self._groups.append((r.base, r.end, hb_chain(ctx, name, eids, "_alloc_chains"), eids))
-        return self._groups
+    def _chains(self) -> list[tuple[int, int, list[int] | None, list[int]]]:
+        """``alloc_chains`` of the read's footprint, computed once."""
+        if "_alloc_groups" not in self.__dict__:
+            self._alloc_groups = alloc_chains(self.ctx, self.fp)
+        return self._alloc_groups
 
     def _tear_fence(self, x: int, w: int | None) -> tuple[int, int] | None:
         """An HB pair keeping cancelled write ``x`` from tearing what ``w`` (``None``: ``init``)
