@@ -348,8 +348,27 @@ class NonCoherentRead(Obligation):
             step = f"`{sa}`'s write-back finishes"
         else:
             step = f"`{sb}`'s invalidate starts after `{sa}`'s write-back finishes"
+        since = self._overwritten(w) if missing == "writeback" and sa not in (MEMORY, None) else None
+        later = ("" if since is None else f": `{self.name(since)}` wrote them since, but a line `{sa}` left dirty may "
+                 f"still be written back over its data")
         return (f"`{self.name(b)}` {reads} reads bytes of non-coherent `{space}` that `{self.name(a)}` wrote {wrote}, "
-                f"but not after {step}")
+                f"but not after {step}{later}")
+
+    def _overwritten(self, w: Witness) -> int | None:
+        """An edge that writes the witness byte HB-after the write and HB-before the read (the
+        next tenant filling the block), or ``None``: the read then sees that edge's data unless
+        the writer's dirty line lands over it, which the message says."""
+        a, b = self.edges[:2]
+        g, addr, space = self.ctx.graph, w.address, self.acc_w.footprint.space
+        if addr is None:
+            return None
+        for x, _pos, acc in self.ctx.accesses_by_space().get(space, ()):
+            if acc.footprint.base > addr:
+                break  # sorted by base: no later access holds the byte
+            if (x not in (a, b) and acc.mode is not AccessMode.READ and acc.footprint.contains(addr)
+                    and g.hb_before(a, x) and g.hb_before(x, b)):
+                return x
+        return None
 
     def why(self, w: Witness) -> str:
         sa, sb = self._sides(w)
