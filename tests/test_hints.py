@@ -691,3 +691,11 @@ def test_an_instance_fix_whose_siblings_keep_the_bug_is_shown_on_the_family(tmp_
     assert {str(d.code) for d in r.diagnostics} == {"FX-ORD-002", "FX-INIT-001", "FX-OWN-004"}
     for d in r.diagnostics:
         assert d.help == f"add `after batch[r]` to `evict[r]` {VERIFIED}", (d.code, d.help)
+
+
+def test_an_invalidate_a_dma_engine_needs_goes_on_an_edge_of_the_host_it_sits_behind() -> None:
+    """Host B's NIC reads non-coherent CXL memory through host B's cache, which holds a stale
+    line of the record: the NIC cannot invalidate host B's lines, so the fix is an invalidate
+    on host B's last edge between host A's write-back and the send (`seen`), not on the send."""
+    r = check(str(ROOT / "corpus/ordering/fail/nic-behind-host-sends-stale-line.fx"))
+    assert _help(r, "FX-ORD-005") == f"add `invalidate rec` to `seen` {VERIFIED}"

@@ -30,6 +30,7 @@ rules and their sources are in ``specs/obligations.md`` section 1 ("Non-coherent
 from __future__ import annotations
 
 import bisect
+from collections import defaultdict
 from collections.abc import Iterator, Sequence
 
 from fxverify.certificate import Evidence, Ordered, WrittenBack
@@ -392,9 +393,16 @@ class NonCoherentRead(Obligation):
                 return hint(after(self.name(b), x))
             return hint(after(y, x) if x != y else None)
         # A side that is the cache of a host the DMA engine sits behind needs an edge of that
-        # host, which no single clause edit adds: no edit then.
+        # host: the clause goes on one HB-between the write (its write-back) and the read, the
+        # latest for an invalidate, the earliest for a write-back; none there, no edit.
         inv = Invalidate(self.name(b), self.acc_r.footprint.region) if sb == B else None
         wb = Writeback(self.name(a), self.acc_w.footprint.region) if sa == A else None
+        if inv is None and sb != MEMORY:
+            y = self._host_edge(sb, [x for x, _ in self._lands(sa)] or [a], latest=True)
+            inv = None if y is None else Invalidate(self.name(y), self.acc_r.footprint.region)
+        if wb is None and sa != MEMORY:
+            x = self._host_edge(sa, [a], latest=False)
+            wb = None if x is None else Writeback(self.name(x), self.acc_w.footprint.region)
         if sa == MEMORY:
             return hint(inv)
         if sb == MEMORY:
@@ -402,6 +410,24 @@ class NonCoherentRead(Obligation):
         if w.values.get("missing") == "invalidate":
             return hint(inv)
         return hint((wb, inv) if wb is not None and inv is not None else None)
+
+
+    def _host_edge(self, host: str, anchors: list[int], latest: bool) -> int | None:
+        """An edge of device ``host`` HB-after one of ``anchors`` and HB-before the read: the
+        last or the first in HB's linear extension (``latest``); ``None`` when none is, or on a
+        cyclic HB."""
+        g, r = self.ctx.graph, self.edges[1]
+        if not g.is_acyclic():
+            return None
+        by_device = self.ctx.__dict__.get("_edges_by_device")
+        if by_device is None:  # kept for the other refutations' hints
+            by_device = self.ctx.__dict__["_edges_by_device"] = defaultdict(list)
+            for e in self.ctx.policy.edges:
+                by_device[e.device].append(e.eid)
+        found = [y for y in by_device.get(host, ()) if y != r and g.hb_before(y, r) and any(g.hb_before(x, y) for x in anchors)]
+        if not found:
+            return None
+        return (max if latest else min)(found, key=g.rank)
 
 
 class EarlyNotify(Obligation):
