@@ -699,3 +699,13 @@ def test_an_invalidate_a_dma_engine_needs_goes_on_an_edge_of_the_host_it_sits_be
     on host B's last edge between host A's write-back and the send (`seen`), not on the send."""
     r = check(str(ROOT / "corpus/ordering/fail/nic-behind-host-sends-stale-line.fx"))
     assert _help(r, "FX-ORD-005") == f"add `invalidate rec` to `seen` {VERIFIED}"
+
+
+def test_a_counter_incremented_by_a_load_and_a_store_is_fixed_with_an_atomic_add() -> None:
+    """Two CPUs' XDP programs each load a map counter and store it plus one: the verified fix is
+    the atomic add on both (`update` merging with `sum`), not serialising the two programs."""
+    r = check(str(ROOT / "corpus/maps/fail/xdp-counter-load-and-store.fx"))
+    assert _help(r, "FX-MAP-002").startswith(
+        "use `update pkts[0]` on `q0` and use `update pkts[0]` on `q1` and declare map `pkts` with `merge sum`: "
+        "an atomic add"), _help(r, "FX-MAP-002")
+    assert _help(r, "FX-MAP-002").endswith(VERIFIED)

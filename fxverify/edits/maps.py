@@ -57,13 +57,15 @@ class Merge(Edit):
 @dataclass(frozen=True)
 class MapOpAs(Edit):
     """``use `KIND M[K]` on `E```: the first operation of edge ``edge`` on ``map[key]`` of another
-    kind becomes ``kind`` (a plain read of a ``per_device`` entry an ``aggregate``, an
-    ``aggregate`` of a ``const`` map a ``map_read``)."""
+    kind (of kind ``was``, when given) becomes ``kind`` (a plain read of a ``per_device`` entry an
+    ``aggregate``, an ``aggregate`` of a ``const`` map a ``map_read``, the store of a load and
+    store an atomic ``update``)."""
 
     edge: str
     map: str
     key: int | None
     kind: MapOpKind
+    was: MapOpKind | None = None
 
     def text(self) -> str:
         word = {MapOpKind.READ: "map_read", MapOpKind.WRITE: "map_write"}.get(self.kind, self.kind.value)
@@ -73,7 +75,8 @@ class MapOpAs(Edit):
         e = edge_of(policy, self.edge)
         if e is None:
             return None
-        at = next((i for i, o in enumerate(e.map_ops) if o.map == self.map and o.key == self.key and o.kind is not self.kind), None)
+        at = next((i for i, o in enumerate(e.map_ops) if o.map == self.map and o.key == self.key and o.kind is not self.kind
+                   and (self.was is None or o.kind is self.was)), None)
         if at is None:
             return None
         ops = list(e.map_ops)

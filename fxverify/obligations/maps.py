@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from fxverify.certificate import Evidence, LocalClass, Ordered, OwnSlot
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
-from fxverify.edits import Hint, MapClass, MapOpAs, Merge, after, drive, hint
+from fxverify.edits import Hint, MapClass, MapOpAs, Merge, Option, after, drive, hint
 from fxverify.ir import Edge, MapDecl, MapOp, MapOpKind
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.hb_orders import orders_for, same_entry
@@ -193,11 +193,26 @@ class LostUpdate(_MapOb):
         """One writer at a time (order the writes); a commutative merge only for a counter: both
         writes ``update`` an integer value and the declared merge is arithmetic. A blind write,
         a ``device`` value or a ``last``/``first`` merge sets a configuration value, which a sum of
-        two settings would corrupt: it wants one writer at a time."""
+        two settings would corrupt: it wants one writer at a time. Where each edge loads the entry
+        and stores it (a non-atomic increment), first the atomic add: both stores become
+        ``update``s merging with ``sum`` (bpf-helpers(7): ``__sync_fetch_and_add`` on a map
+        value)."""
         a, b = self.edges
-        counter = (self.first.kind is MapOpKind.UPDATE and self.op.kind is MapOpKind.UPDATE
-                   and self.decl.value_type != "device" and self.decl.merge not in ("last", "first"))
-        return hint(after(self.name(b), self.name(a)), Merge(self.decl.name, "sum") if counter else None)
+        counting = self.decl.value_type != "device" and self.decl.merge not in ("last", "first")
+        counter = counting and self.first.kind is MapOpKind.UPDATE and self.op.kind is MapOpKind.UPDATE
+        # A load and a store of the same entry on each edge is an increment written without an
+        # atomic (`v = lookup(k); *v += 1` from two CPUs): the fix is the atomic add
+        # (`__sync_fetch_and_add`, an `update` that merges with `sum`), not serialising the two.
+        loaded = all(any(o.kind is MapOpKind.READ and o.map == self.decl.name and o.key == self.op.key
+                         for o in self.ctx.edge(x).map_ops) for x in (a, b))
+        atomic: tuple | Option | None = None
+        if counting and loaded and self.first.kind is MapOpKind.WRITE and self.op.kind is MapOpKind.WRITE:
+            atomic = tuple(MapOpAs(self.name(x), self.decl.name, self.op.key, MapOpKind.UPDATE, was=MapOpKind.WRITE)
+                           for x in dict.fromkeys((a, b)))
+            if self.decl.merge not in AC_OPS:
+                atomic += (Merge(self.decl.name, "sum"),)
+            atomic = Option(atomic, "an atomic add (`__sync_fetch_and_add`) in place of each load and store")
+        return hint(atomic, after(self.name(b), self.name(a)), Merge(self.decl.name, "sum") if counter else None)
 
 
 class StaleGuard(_MapOb):
