@@ -123,6 +123,23 @@ class ReadBackAfter:
 
 
 @dataclass(frozen=True, slots=True)
+class ReadBackBetween:
+    """Kind ``read-back-between`` (FX-ORD-003, a read): edge ``reader``, driven by the writer's
+    device, reads from the device of the written bytes over ``route``, the one route both
+    transfers can take (link names in path order from the writer's device), which holds ``link``;
+    ``before`` orders the writer before it and ``after`` orders it before the obligation's reader.
+    Its read request cannot pass the posted writes along that path, so it completes only once
+    they reached the device (PCIe Base Specification, section 2.4.1): a flush of the link."""
+
+    link: str
+    reader: int
+    route: tuple[str, ...]
+    before: HbPath
+    after: HbPath
+    kind = "read-back-between"
+
+
+@dataclass(frozen=True, slots=True)
 class SameRequester:
     """Kind ``same-requester`` (FX-ORD-003): the writer and the reader are driven by one device,
     ``device``, and either the bytes lie in that device's own memory (``route`` empty: the device
@@ -472,19 +489,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | SameRequester | Notified | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | ReadBackBetween | SameRequester | Notified | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, SameRequester, Notified, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, ReadBackBetween, SameRequester, Notified, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "read-back-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "final-owner"}),

@@ -16,33 +16,8 @@ from collections.abc import Callable, Sequence
 
 import networkx as nx
 
+from fxverify.hb import hb_adjacency
 from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy, Region, transfer_devices
-
-
-def hb_adjacency(policy: Policy) -> tuple[list[list[int]], list[list[int]]]:
-    """``(preds, succs)``: per edge id, the edges HB puts directly before it and directly after it
-    (``a -> b``: ``f(a) <= s(b)``, BRIEF section 2), each once. ``preds[b]`` lists its ``after``
-    clauses' edges, then its stream predecessor, as first written; ``succs[a]`` lists the edges
-    naming ``a`` in increasing id order. Built in declaration order, so its orders (and the
-    searches that follow them) are the same however often it is built, and are those of the
-    networkx graph ``hb_digraph`` makes of them. O(edges + clauses)."""
-    n = len(policy.edges)
-    preds: list[list[int]] = [[] for _ in range(n)]
-    succs: list[list[int]] = [[] for _ in range(n)]
-    last_on_stream: dict[tuple[str, str], int] = {}
-    for e in policy.edges:
-        before = [policy.edge(name).eid for name in e.after]
-        if e.stream is not None:
-            key = (e.device, e.stream)
-            prev = last_on_stream.get(key)
-            if prev is not None:
-                before.append(prev)
-            last_on_stream[key] = e.eid
-        before = list(dict.fromkeys(before)) if len(before) > 1 else before  # one edge per pair
-        preds[e.eid] = before
-        for a in before:
-            succs[a].append(e.eid)
-    return preds, succs
 
 
 def hb_digraph(preds: list[list[int]]) -> nx.DiGraph:
@@ -184,7 +159,7 @@ class PolicyGraph:
     def _order(self) -> None:
         """Set ``_preds``/``_succs`` (HB adjacency lists), ``_rank`` (topological ranks, empty
         with a cycle) and ``_acyclic``."""
-        self._preds, self._succs = hb_adjacency(self.policy)
+        self._preds, self._succs = hb_adjacency(self.policy.edges)
         # Whether HB is acyclic, and its topological ranks, are read by every check: computed
         # here, on the adjacency lists the checks read (the networkx graph, ``hb``, is built
         # only for pictures, traces and cycles).

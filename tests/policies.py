@@ -651,3 +651,55 @@ def completion_policies(draw) -> Policy:
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
     edges = with_cancels(draw, edges)
     return Policy("completion", "completion.fx", COMPLETION_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
+
+
+READ_BACK_DEVICES = (
+    Device("cpu0", DeviceKind.CPU, ("poll",)),
+    Device("cpu1", DeviceKind.CPU, ("poll",)),
+    Device("nic0", DeviceKind.NIC, ("rx", "tx")),
+)
+
+
+@st.composite
+def read_back_policies(draw) -> Policy:
+    """A random policy of 3 to 6 edges around a NIC landing a buffer in host memory (``buf`` in
+    ``dram0`` on ``cpu0``) over ``pf0`` (posted, now and then ordered) and reading it back into
+    its own memory (a "flushing read", specs/obligations.md FX-ORD-003: a read-back along the
+    write's one route pushes its posted writes): landings, read-backs, host reads of the buffer
+    and flush edges, each landing or read-back sometimes pinned to a route, with ``after``
+    clauses that mostly chain each edge to the one before, and now and then a cancel
+    (``with_cancels``). Sometimes a second function ``pf1`` under ``cpu1`` and the
+    inter-socket link give the NIC a second route to the buffer."""
+    links = (Link("pf0", "nic0", "cpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED] * 3 + [LinkOrder.ORDERED]))),)
+    if draw(st.integers(0, 2)) == 0:
+        links += (Link("pf1", "nic0", "cpu1", "pcie", LinkOrder.POSTED), Link("upi0", "cpu0", "cpu1", "smp", LinkOrder.ORDERED))
+    routes = simple_paths(links, "nic0", "cpu0")
+    spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicmem", "nic0", 0, 4096))
+    regions = (Region("src", "src", "nicmem", 0, 256, "nic0", init=True), Region("buf", "buf", "dram0", 0, 256, "nic0"),
+               Region("scratch", "scratch", "nicmem", 1024, 256, "nic0"))
+    src, buf, scratch = regions
+    roles = ["land", "readback", "use"] + draw(st.lists(st.sampled_from(["land", "readback", "use", "flush"]), max_size=3))
+    roles = ["land"] + draw(st.permutations(roles[1:]))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        chained = {i - 1} if i and draw(st.integers(0, 3)) else set()
+        after = tuple(sorted({f"e{j}" for j in chained | set(draw(st.lists(st.integers(0, max(0, i - 1)), max_size=1))) if j < i}))
+        kw: dict = {}
+        if role in ("land", "readback"):
+            dev, hook, action = "nic0", "rx" if role == "land" else "tx", "move"
+            if role == "land":
+                kw.update(src=draw(footprints(src)), dst=draw(footprints(buf)))
+            else:
+                kw.update(src=draw(footprints(buf)), dst=draw(footprints(scratch)))
+            if draw(st.integers(0, 2)) == 0:
+                kw["via"] = tuple(draw(st.sampled_from(routes)))
+        elif role == "use":
+            dev, hook, action = "cpu0", "poll", "read"
+            kw["src"] = draw(footprints(buf))
+        else:
+            dev, hook, action = "nic0", "tx", "flush"
+            kw["flushes"] = (draw(st.sampled_from([ln.name for ln in links if "nic0" in (ln.a, ln.b)])),)
+        leases = (Lease("buf", "cpu0"),) if i == 0 else ()
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
+    edges = with_cancels(draw, edges)
+    return Policy("read_back", "read_back.fx", READ_BACK_DEVICES, links, spaces, regions, (), (), tuple(edges), ())

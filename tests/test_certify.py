@@ -178,7 +178,7 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, earlier=tuple(r(y, path=_reverse(y.path)) for y in ev.earlier))
     if kind == "cancel-order":  # claim the other edge finishes before the cancel starts
         return r(ev, path=_reverse(ev.path))
-    if kind == "flush-between":
+    if kind in ("flush-between", "read-back-between"):  # claim the reader runs before the flush or read-back
         return r(ev, after=_reverse(ev.after))
     if kind in ("flush-after", "read-back-after"):  # claim the flush or read-back runs before the persisted write
         return r(ev, before=_reverse(ev.before))

@@ -437,6 +437,11 @@ ERRORS = [
      "FX-TYP-002", "`checksum` given twice on space `s2`", "at most once, in any order", "checksum xxh64"),
     ("cancel-itself", HEAD + "flow f { edge a: write kv by gpu0.launch cancel a }",
      "FX-TYP-002", "`a` cancels itself", "another edge of the issuing device", "cancel a"),
+    ("cancel-issued-before", HEAD + "flow f { edge b: cancel a by gpu0.launch\n edge a: write kv by gpu0.launch after b }",
+     "FX-TYP-002", "`b` cancels `a`, which starts only after `b` finishes", "still in flight", "cancel a"),
+    ("cancel-before-on-a-stream", HEAD + "flow f { edge b: cancel a by gpu0.launch stream s\n"
+     " edge m: write kv[0, +64] by gpu0.launch stream s\n edge a: write kv by gpu0.launch after m }",
+     "FX-TYP-002", "`b` cancels `a`, which starts only after `b` finishes", "still in flight", "cancel a"),
     ("cancel-unknown-edge", HEAD + "flow f { edge a: write kv by gpu0.launch\n edge b: cancel aa by gpu0.launch }",
      "FX-NAM-001", "unknown edge `aa`", "did you mean `a`?", "aa"),
     ("cancel-from-another-device", HEAD + "flow f { edge a: write kv by gpu0.launch\n edge b: cancel a by cxl0.near_mem }",

@@ -29,7 +29,7 @@ from tests import ir_builders as ib
 from tests.conftest import ROOT
 from tests.policies import (
     cancel_policies, coherence_policies, completion_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
-    persist_policies, policies, pool_chain_policies, reduction_policies, reuse_policies, simple_paths,
+    persist_policies, policies, pool_chain_policies, read_back_policies, reduction_policies, reuse_policies, simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -463,6 +463,54 @@ def test_persist_strategy_reaches_both_verdicts(verdict):
             e.flushes and e.transforms for e in p.edges)
     policy = reach(persist_policies(), lambda p: shaped(p) and verdict in _persist_verdicts(p))
     agreement(policy)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(read_back_policies())
+def test_read_backs_agree_with_brute_force(policy):
+    """A NIC landing a buffer in host memory over a posted link, reading it back (along the
+    write's one route or not), host reads and flushes in random orders: the solver and the
+    simulator agree on FX-ORD-003 (a read-back between the write and a read acts as a flush of
+    the route) and the rest, and pruning (the ``read-back-between`` fast proof) changes no
+    verdict."""
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+def _read_back_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
+    """The FX-ORD-003 reads of ``policy`` (not persisted writes) whose obligation has a read-back
+    (``PostedRead.read_backs``) and a byte shared with the write, as ``(writer, reader)`` pairs by
+    how they end: ``read-back`` (proved by a read-back HB-between, no flush HB-between and no
+    same-requester route) or ``refuted``."""
+    from fxverify.obligations.posted import PostedRead
+    from fxverify.replay.footprints import shared_byte
+
+    refuted = {v.key for v in _check(policy, prune=True).outcomes if v.verdict is Verdict.REFUTED}
+    out: dict[str, set[tuple[int, int]]] = {}
+    for o in generate(policy)[1]:
+        if not isinstance(o, PostedRead) or not o.read_backs or shared_byte(o.acc_w.footprint, o.acc_r.footprint) is None:
+            continue
+        w, r = o.edges[:2]
+        g = o.ctx.graph
+        flushed = any(g.hb_before(w, x) and g.hb_before(x, r) for x in o.flushes) or (w in o.flushes and g.hb_before(w, r))
+        if o.same is None and not flushed and o.prove_fast() == "hb-reachability":
+            out.setdefault("read-back", set()).add((w, r))
+        elif o.key in refuted:
+            out.setdefault("refuted", set()).add((w, r))
+    return out
+
+
+@pytest.mark.parametrize("want", ["read-back", "refuted"])
+def test_reads_after_a_read_back_reach_each_verdict(want):
+    """The draw of ``read_back_policies`` meets a host read that only a read-back HB-between the
+    write and it proves (the read-back pushes the posted writes along their one route, as a flush
+    does), and one that has a read-back and is refuted (the read-back not between). Brute force
+    agrees, pair by pair."""
+    policy = reach(read_back_policies(), lambda p: want in _read_back_verdicts(p), examples=600)
+    brute = Simulator(policy).explore_violations()
+    agreement(policy, brute)
+    for w, r in _read_back_verdicts(policy).get(want, ()):
+        assert ((codes.ORD_003, (w, r)) in brute) == (want == "refuted"), (want, policy.edges[w].name, policy.edges[r].name)
 
 
 def _unflushed_pull(policy, persist: bool) -> bool:

@@ -2,7 +2,8 @@
 section 1, posted rule; PCIe Base Specification, section 2.4.1, transaction ordering rules):
 ``same-requester`` (the writer's device reads its bytes back along the write's one route),
 ``notified`` (a completion entry written after the write along its one path into host memory,
-which the reader waits for) and ``read-back-after`` (a read-back that pushes a persisted write).
+which the reader waits for), ``read-back-after`` (a read-back that pushes a persisted write) and
+``read-back-between`` (a read-back that pushes a write before its reader reads it).
 
 Each check recomputes the devices, the spaces' homes and the routes from the IR (a route is the
 only one when no other link lies on a simple fabric path between its ends: ``static.on_simple_path``),
@@ -12,12 +13,12 @@ diagnostics.
 
 from __future__ import annotations
 
-from fxverify.certificate import Certificate, Notified, ReadBackAfter, SameRequester
+from fxverify.certificate import Certificate, Notified, ReadBackAfter, ReadBackBetween, SameRequester
 from fxverify.certify.facts import Facts, Statement, f, key_body, s, split_ref, two_accesses
 from fxverify.certify.order import persisted_write
 from fxverify.certify.static import constants, on_simple_path
 from fxverify.diagnostics import codes
-from fxverify.ir import AccessMode, Edge
+from fxverify.ir import AccessMode, Edge, Footprint
 from fxverify.smt.terms import and_, not_
 from fxverify.vocab import DeviceKind
 
@@ -149,12 +150,49 @@ def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> St
         return st
     w, link = bound
     ew = facts.edges[w]
-    st.fact(ev.link == link and link in ev.route, f"the route does not cross the obligation's link `{link}`")
     x = ev.reader
-    if not st.fact(0 <= x < len(facts.edges) and x != w and ew.dst is not None, f"{facts.name(x)} is no other edge"):
+    if not st.fact(ew.dst is not None, f"`{ew.name}` writes nothing") or not _read_back(facts, st, ew, ew.dst, x, ev.route, ev.link, link):
         return st
+    st.edges.update({w, x})
+    facts.path(st, ev.before, w, x, "write to read-back")
+    st.violation = not_(f(w) <= s(x))
+    return st
+
+
+def check_read_back_between(facts: Facts, c: Certificate, ev: ReadBackBetween) -> Statement:
+    """``read-back-between`` (FX-ORD-003, a read): a read-back as ``read-back-after`` has it, by
+    the writer's device from the device of the bytes the key's writing access wrote, over the one
+    route both take (which crosses the key's link), runs HB-after the writer and HB-before the
+    reader: once it finished, the posted writes ahead of it are in memory, as after a flush."""
+    st = Statement()
+    bound = two_accesses(facts, c, st, codes.ORD_003, "a read-back between a write and a read", parts=3)
+    if bound is None:
+        return st
+    w, r, aw, _ar = bound
+    ew, link = facts.edges[w], key_body(c.key).split("|")[2]
+    st.fact(aw.mode is not AccessMode.READ, f"`{ew.name}`'s access in the key writes nothing")
+    x = ev.reader
+    if not _read_back(facts, st, ew, aw.footprint, x, ev.route, ev.link, link) or not st.fact(x != r, "the read-back is the reader"):
+        return st
+    st.edges.update({w, x, r})
+    facts.path(st, ev.before, w, x, "write to read-back")
+    facts.path(st, ev.after, x, r, "read-back to read")
+    st.violation = not_(and_(f(w) <= s(x), f(x) <= s(r)))
+    return st
+
+
+def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int, route: tuple[str, ...], ev_link: str,
+               link: str) -> bool:
+    """Record in ``st`` that edge ``x`` reads back what ``ew`` wrote into ``written`` over posted
+    ``link``: ``route`` holds the link (``ev_link`` is it), ``x`` is another edge driven by
+    ``ew``'s device, which is not the bytes' device, that no edge cancels, and that reads from a
+    space on the bytes' device, and both transfers join those two devices and can take only
+    ``route``. False when ``x`` is no edge (the rest is recorded as facts)."""
+    st.fact(ev_link == link and link in route, f"the route does not cross the obligation's link `{link}`")
+    if not st.fact(0 <= x < len(facts.edges) and x != ew.eid, f"{facts.name(x)} is no other edge"):
+        return False
     ex = facts.edges[x]
-    home = next(sp.device for sp in facts.policy.spaces if sp.name == ew.dst.space)
+    home = next(sp.device for sp in facts.policy.spaces if sp.name == written.space)
     st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
     st.need(ex.device == ew.device and home != ew.device,
             f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
@@ -163,8 +201,5 @@ def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> St
             f"`{ex.name}` reads nothing on `{home}`")
     for e in (ew, ex):
         st.need(set(facts.endpoints(e)) == {ew.device, home}, f"`{e.name}` does not move bytes between `{ew.device}` and `{home}`")
-        _one_route(facts, st, e, ev.route, ew.device)
-    st.edges.update({w, x})
-    facts.path(st, ev.before, w, x, "write to read-back")
-    st.violation = not_(f(w) <= s(x))
-    return st
+        _one_route(facts, st, e, route, ew.device)
+    return True

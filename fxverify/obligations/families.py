@@ -29,7 +29,7 @@ FAMILIES: dict[Family, ModuleType] = dict(zip(OBLIGATION_FAMILIES, (ordering, al
 #: ownership views' are together about a tenth of its peak memory). A cache read again (a hint,
 #: a replay) is rebuilt: at stake is time, never a verdict.
 DONE_WITH: dict[Family, tuple[str, ...]] = {
-    Family.ORDERING: ("_after_all", "_conflicting", "_flushes_by_rank", "_init_ranges", "_init_index", "_recent", "_alloc_chains"),
+    Family.ORDERING: ("_after_all", "_conflicting", "_flushes_by_rank", "_init_ranges", "_init_index", "_recent", "_alloc_chains", "_readers_from"),
     Family.OWNERSHIP: ("_touched", "_owner_checks", "_lifetime_events", "_lifetime_chained", "_handoff_chains", "_true_handoffs"),
 }
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 
 import networkx as nx
 
-from fxverify.certificate import Evidence, FlushedAfter, FlushedBetween, Notified, ReadBackAfter, SameRequester
+from fxverify.certificate import (Evidence, FlushedAfter, FlushedBetween, Notified, ReadBackAfter, ReadBackBetween,
+                                  SameRequester)
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
@@ -141,19 +142,25 @@ class PostedRead(Obligation):
     flush of that link that is HB-after ``w``, or driven by the writer's device along the write's
     one route (``same``: ``same_requester``), or HB-after (or itself) a consumer of a completion
     entry written after ``w`` along ``w``'s one path into host memory (``notes``: the ``notices``
-    whose route holds ``link``). Edges: ``w``, ``r``, the flushes, then the notices' edges."""
+    whose route holds ``link``), or HB-after a read-back HB-after ``w`` (``read_backs``: a read
+    by ``w``'s device from the bytes' device over the one route both take, which holds ``link``;
+    its completion follows the posted writes, PCIe Base Specification, section 2.4.1, as for a
+    persisted write). Edges: ``w``, ``r``, the flushes, the notices' edges, then the read-backs."""
 
     code = codes.ORD_003
 
     def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...],
-                 same: SameRequester | None = None, notes: tuple[Notice, ...] = ()) -> None:
+                 same: SameRequester | None = None, notes: tuple[Notice, ...] = (),
+                 read_backs: tuple[tuple[int, SameRequester], ...] = ()) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
         self.link = link
         self.flushes = flushes
         self.same = same
         self.notes = notes
-        others = tuple(dict.fromkeys(x for x in flushes + tuple(y for n, c, _ in notes for y in (n, c)) if x not in (w, r)))
+        self.read_backs = tuple((x, rb) for x, rb in read_backs if x not in (w, r) and x not in flushes)
+        others = tuple(dict.fromkeys(x for x in flushes + tuple(y for n, c, _ in notes for y in (n, c))
+                                     + tuple(x for x, _ in self.read_backs) if x not in (w, r)))
         super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
 
@@ -166,6 +173,8 @@ class PostedRead(Obligation):
             return "hb-reachability"  # the writer flushes the link itself when it finishes
         if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self._between()):
             return "hb-reachability"
+        if self._read_back_between() is not None:
+            return "hb-reachability"
         if self._noticed() is not None:
             return "producer-consumer"
         return None
@@ -173,6 +182,13 @@ class PostedRead(Obligation):
     def _noticed(self) -> Notice | None:
         w, r = self.edges[:2]
         return noticed(self.ctx, w, r, self.notes)
+
+    def _read_back_between(self) -> tuple[int, SameRequester] | None:
+        """The first read-back (``read_backs``) HB-after the writer and HB-before the reader: its
+        completion follows the posted writes along their one route, as a flush of the link does."""
+        g = self.ctx.graph
+        w, r = self.edges[:2]
+        return next(((x, rb) for x, rb in self.read_backs if g.hb_before(w, x) and g.hb_before(x, r)), None)
 
     def _between(self) -> list[int]:
         """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
@@ -200,6 +216,12 @@ class PostedRead(Obligation):
             before, after = self.path(w, fl), self.path(fl, r)
             if before is not None and after is not None:
                 return FlushedBetween(self.link, fl, before, after)
+        back = self._read_back_between()
+        if back is not None:
+            x, rb = back
+            before, after = self.path(w, x), self.path(x, r)
+            if before is not None and after is not None:
+                return ReadBackBetween(self.link, x, rb.route, before, after)
         noticed = self._noticed()
         if noticed is not None:
             n, c, route = noticed
@@ -225,6 +247,10 @@ class PostedRead(Obligation):
             # right after the write.
             flushed = finish(w) <= start(r) if fl == w else and_(finish(w) <= start(fl), finish(fl) <= start(r))
             cons.append((f"not_flushed_by_{fl}", not_(flushed)))
+        for x, _rb in self.read_backs:
+            # A read-back pushes the posted writes issued before it along their one route: those
+            # of a write finished before it starts are in memory once it finishes.
+            cons.append((f"not_read_back_by_{x}", not_(and_(finish(w) <= start(x), finish(x) <= start(r)))))
         for n, c, _route in self.notes:
             # The completion entry follows the write along its one path (or is the write); once
             # its consumer starts, both are in the host's memory.
@@ -450,6 +476,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     # flush orders come as ``ProvedTogether`` runs in their places (``hb_flushes``).
     flushed, held = flushed_for(ctx), Held()
     notes: dict[int, tuple[Notice, ...]] = {}  # writer -> its notices
+    backs: dict[tuple[int, int], tuple[tuple[int, SameRequester], ...]] = {}  # writing access -> its read-backs
     for _pair, _turn, w, pw, r, pr, same in found:
         ew, er = pol.edges[w], pol.edges[r]
         for link in posted[w]:
@@ -460,8 +487,11 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             yield from held.flush()
             if w not in notes:
                 notes[w] = notices(ctx, ew)
+            if (w, pw) not in backs:
+                backs[(w, pw)] = read_backs(ctx, ew, pw)
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same,
-                             on_link(notes[w], link.name))
+                             on_link(notes[w], link.name),
+                             tuple((x, rb) for x, rb in backs[(w, pw)] if link.name in rb.route))
     yield from held.flush()
     if flushed is not None:
         flushed.report()
@@ -487,38 +517,47 @@ def _posted_links(g: PolicyGraph, edges: Sequence[Edge]) -> dict[int, list[Link]
     return out
 
 
+def read_backs(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameRequester], ...]:
+    """The read-backs of ``e``'s writing access ``pw``: ``(edge, route)`` for every edge of
+    ``e``'s device, other than ``e`` and cancelled by nobody (a cancelled read may never be
+    issued: it pushes nothing), that reads from the device of the written bytes, not ``e``'s own,
+    with ``e`` along one and the same route (``same_requester`` with a route). The edges reading
+    from each device are indexed once per context."""
+    pol = ctx.policy
+    acc = e.accesses()[pw]
+    home = pol.space(acc.footprint.space).device
+    if home == e.device:
+        return ()
+    readers: dict[tuple[str, str], list[int]] | None = ctx.__dict__.get("_readers_from")
+    if readers is None:
+        readers = ctx.__dict__["_readers_from"] = {}
+        for x in pol.edges:
+            for dev in {pol.space(a.footprint.space).device for a in x.accesses() if a.mode is AccessMode.READ}:
+                readers.setdefault((x.device, dev), []).append(x.eid)
+    out = []
+    for x in readers.get((e.device, home), ()):
+        if x == e.eid or ctx.cancellers.get(x):
+            continue
+        same = same_requester(ctx, e, acc, pol.edges[x])
+        if same is not None and same.route:
+            out.append((x, same))
+    return tuple(out)
+
+
 def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]
                ) -> Iterator[Obligation]:
     """FX-ORD-003 per persisting write access into a ``persistent`` space and posted link that may
     carry it (``links_of``), with the link's flushes (``flushes``) and the read-backs that cross
-    it: edges of the writer's device that read from the bytes' device along the write's one route
-    (``same_requester`` with a route). A persist into a space that is not ``persistent`` is
-    FX-XF-003 already: no flush can make it durable, so it gets none."""
+    it (``read_backs``). A persist into a space that is not ``persistent`` is FX-XF-003 already:
+    no flush can make it durable, so it gets none."""
     pol = ctx.policy
-    readers: dict[tuple[str, str], list[int]] | None = None  # (device, device read from) -> edges
     for e in pol.edges:
         if e.dst is None or not e.persists() or not pol.space(e.dst.space).persistent:
             continue
-        if readers is None:
-            readers = {}
-            for x in pol.edges:
-                for dev in {pol.space(a.footprint.space).device for a in x.accesses() if a.mode is AccessMode.READ}:
-                    readers.setdefault((x.device, dev), []).append(x.eid)
-        home = pol.space(e.dst.space).device
         for pw, acc in enumerate(e.accesses()):
             if acc.mode is AccessMode.READ or acc.footprint != e.dst:
                 continue
-            backs = []
-            if home != e.device:
-                for x in readers.get((e.device, home), ()):
-                    # A read that some edge cancels may never be issued: it pushes nothing.
-                    if ctx.cancellers.get(x):
-                        continue
-                    same = same_requester(ctx, e, acc, pol.edges[x]) if x != e.eid else None
-                    if same is not None and same.route:
-                        backs.append((x, same))
+            backs = read_backs(ctx, e, pw)
             for link in links_of(e.eid):
                 yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())),
                                     tuple((x, same) for x, same in backs if link.name in same.route))
-
-

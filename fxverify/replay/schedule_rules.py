@@ -78,15 +78,16 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
         posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
         if not posted or ew.dst is None:
             continue
+        # The reads by the writer's device from the written memory over the write's one route,
+        # cancelled by nobody (a cancelled read may never be issued: it pushes nothing).
+        backs = [x for x in ids if x != w and not wd.cancelled(x) and _pushes_writes(wd, ew, E[x])]
         if ew.persists() and wd.policy.space(ew.dst.space).persistent:
             # The persisted bytes reach the memory (the persistence domain) only with a flush of
-            # each posted link issued after the write, the writer's own flush clause, or a read by
-            # the writer's device from that memory over the write's one route, issued after it
-            # and cancelled by nobody (a cancelled read may never be issued: it pushes nothing).
-            backs = [x for x in ids if x != w and sched[w][1] <= sched[x][0] and not wd.cancelled(x)
-                     and _pushes_writes(wd, ew, E[x])]
+            # each posted link issued after the write, the writer's own flush clause, or a
+            # read-back issued after it.
+            pushed = any(sched[w][1] <= sched[x][0] for x in backs)
             for ln in posted:
-                if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids) and not backs:
+                if not any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0]) for x in ids) and not pushed:
                     out.append(Violation(codes.ORD_003, (w,), sched[w][1], None, f"persisted with no flush of {ln} after",
                                          rule="persist"))
         for r in ids:
@@ -101,8 +102,11 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     continue
                 for ln in posted:
                     # A flush takes effect when its edge finishes; the writer may flush its own link.
+                    # A read-back of the write's one route started after it pushes it into memory
+                    # as a flush does, once it finishes.
                     flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
-                                  and sched[x][1] <= sched[r][0] for x in ids)
+                                  and sched[x][1] <= sched[r][0] for x in ids) or any(
+                        sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0] for x in backs)
                     if not flushed and not _seen_in_host_memory(wd, ew, ln, r, sched):
                         out.append(Violation(codes.ORD_003, (w, r), sched[r][0], addr, f"no flush of {ln}"))
     return out

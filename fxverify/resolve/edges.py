@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fxverify import ast, ir
+from fxverify.hb import hb_adjacency
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.resolve.expressions import checked, compile_expr
@@ -381,6 +382,7 @@ def check_cancels(edges: Sequence[ir.Edge]) -> list[EvalError]:
                 out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` cancels `{x.name}`, which carries `{held[0]}`",
                                      f"move `{held[0]}` onto an edge of its own, `after {x.name}`: a cancel may stop "
                                      "the transfer before it takes effect", "cancels an edge with effects beyond its bytes"))
+    out += _cancels_issued_after(edges, by_name)
     for e in edges:
         if e.expects is not None:
             for p in e.expects.producers:
@@ -394,6 +396,36 @@ def check_cancels(edges: Sequence[ir.Edge]) -> list[EvalError]:
                                          f"which `{cancelled[p].name}` cancels", "a cancelled transfer contributes an "
                                          "unknown part of its bytes: drop it from `expects`", "expects a cancelled producer"))
                     break
+    return out
+
+
+def _cancels_issued_after(edges: Sequence[ir.Edge], by_name: dict[str, ir.Edge]) -> list[EvalError]:
+    """FX-TYP-002 for every ``cancel X`` on an edge ``c`` that happens-before ``X`` (an ``after``
+    or stream chain from ``c`` to ``X``): ``X`` is then issued only once the cancel completed, and
+    a cancel stops transfers already issued and still in flight (specs/language.md,
+    Cancellation); one issued after it runs in full. Unordered, the cancel may come first, which
+    the touch interval models (specs/obligations.md section 1). One breadth-first search of HB's
+    adjacency (``hb.hb_adjacency``) per cancelling edge, only when some edge cancels."""
+    pairs = [(c, by_name[cl.edge], cl) for c in edges for cl in c.cancels if cl.edge in by_name and cl.edge != c.name]
+    if not pairs:
+        return []
+    succs = hb_adjacency(edges)[1]
+    after: dict[int, set[int]] = {}
+    out = []
+    for c, x, cl in pairs:
+        if c.eid not in after:
+            seen, todo = {c.eid}, [c.eid]
+            while todo:
+                for y in succs[todo.pop()]:
+                    if y not in seen:
+                        seen.add(y)
+                        todo.append(y)
+            after[c.eid] = seen
+        if x.eid in after[c.eid]:
+            out.append(EvalError(codes.TYP_002, cl.span, f"`{c.name}` cancels `{x.name}`, which starts only after `{c.name}` finishes",
+                                 f"a cancel stops a transfer already issued and still in flight; one issued after the cancel "
+                                 f"completed runs in full: drop what orders `{x.name}` after `{c.name}`, or cancel a "
+                                 "transfer that may still be in flight", "cancels a transfer issued after it"))
     return out
 
 
