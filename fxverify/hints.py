@@ -43,7 +43,9 @@ the bug to a neighbouring finding of the same kind (another transfer of the same
 allocation of the same block) is no fix, unless the edit is on an instance of an edge family
 whose family form (below) discharges the finding (every request evicts its slot too early: the
 edit of one request leaves the same finding on the next tenant's edges, the edit of the
-declaration leaves none); and every use of a block with a lifetime stays in the
+declaration leaves none). The family form is tried for such an edit, and for every option of
+the finding or of another finding (an obligation of a pooled block's whole lifetime stays
+refuted until every request's wait is fixed); and every use of a block with a lifetime stays in the
 allocation it belonged to (``lifetimes.allocation``): an ordering that moves a use into the next
 request's allocation proves the policy and leaks that request's data. It is rejected before any
 check, as is an edit after which a read of an edge it changes reads from a write declared after
@@ -412,20 +414,24 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         # the waiting device observes as written (a completion it polls, data landing in it).
         return o.key() in moves
 
-    def ok(*opts: Option) -> bool:
+    def ok(*opts: Option, own: bool = False) -> bool:
         nonlocal tried, moved, later
         tried += 1
         good = v.discharges(f, opts)
         key = frozenset(e for o in opts for e in o.edits)
         moved |= key in v.moved
         later |= key in v.later
-        if not good and v.discharges(f, opts, siblings=False):
+        if not good and (own or key in theirs or v.discharges(f, opts, siblings=False)):
             # The edit discharges this instance but leaves its siblings on the same edges (every
-            # request evicts its slot too early): it counts when its family form, the edit on
-            # every instance, discharges the finding too; ``_shown`` then writes that form.
+            # request evicts its slot too early), or it is the finding's own option or another
+            # finding's, whose obligation may span every instance (one lifetime per pooled
+            # block): it counts when its family form, the edit on every instance, discharges the
+            # finding; ``_shown`` then writes that form.
             good = any(v.discharges(f, c) for c in _family(v.policy, opts))
         return good
 
+    # the edit sets other findings propose (``_candidates`` takes those on its edges)
+    theirs = {frozenset(o.edits) for x in others if x is not f for o in x.hint.options}
     try:
         own = list(f.hint.options)
         own_rw, rest, moves = _candidates(f, others, obs)
@@ -443,7 +449,7 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         ]
         for every, opts in steps:
             if every:
-                good = [o for o in opts if ok(o)]
+                good = [o for o in opts if ok(o, own=True)]
                 if good:
                     return _shown(v, f, tuple(good), "verified", tried)
                 continue

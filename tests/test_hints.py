@@ -709,3 +709,16 @@ def test_a_counter_incremented_by_a_load_and_a_store_is_fixed_with_an_atomic_add
         "use `update pkts[0]` on `q0` and use `update pkts[0]` on `q1` and declare map `pkts` with `merge sum`: "
         "an atomic add"), _help(r, "FX-MAP-002")
     assert _help(r, "FX-MAP-002").endswith(VERIFIED)
+
+
+def test_an_off_by_one_pool_wait_is_fixed_on_the_loop_for_every_finding() -> None:
+    """Request i waits for `free[i - 3]` instead of the freeing of its own block, `free[i - 4]`.
+    Each finding is a different obligation (a race, a stale read, a use during the next
+    allocation, an allocation before the free), and an edit of one request leaves the same bug
+    in every later one, or, for a block's lifetime (one obligation per block), leaves the
+    obligation refuted: each finding shows the loop's line, verified."""
+    r = check(str(ROOT / "corpus/ownership/fail/pool-waits-for-the-wrong-free.fx"))
+    assert {str(d.code) for d in r.diagnostics} == {"FX-ORD-002", "FX-INIT-001", "FX-OWN-004", "FX-OWN-006"}
+    for d in r.diagnostics:
+        assert d.help is not None and d.help.startswith("add `after free[i - 4]` to `take[i]`") and d.help.endswith(VERIFIED), \
+            (d.code, d.help)

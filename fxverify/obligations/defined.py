@@ -457,8 +457,9 @@ class Unwritten(Obligation):
         """``(writer, spoiler)`` when the witness shows the byte written (``None``: ``init``) and
         then made stale before the read started: by an ``alloc`` running after the write started
         (``tears`` false), or by a cancelled write touching it after then (``tears`` true); else
-        ``None``. The writer is the last to finish before the read, and the spoiler the first
-        to start after the writer did (in the witness's times)."""
+        ``None``. The writer is the last to finish before the read of those HB orders before it
+        (then of the others), and the spoiler the first to start after the writer did (in the
+        witness's times)."""
         sch, u, addr = w.schedule, self.edges[0], w.address
         if addr is None or u not in sch:
             return None
@@ -469,11 +470,13 @@ class Unwritten(Obligation):
             spans = {a: sch[a] for a, lo, hi in self.allocs if lo <= addr < hi and a in sch}
         hits = sorted((k for k, (sk, ek) in spans.items() if sk < sch[u][0] and (not tears or sk < ek)),
                       key=lambda k: (spans[k][0], k))
-        # The write the read would otherwise have seen: the last one to finish before it (a
-        # reused buffer is written once per tenant; the oldest tenant's write explains nothing).
+        # The write the read would otherwise have seen: of those HB orders before it (the ones
+        # it was written to read), the last to finish (a reused buffer is written once per
+        # tenant; the oldest tenant's write explains nothing); then the others.
+        g = self.ctx.graph
         done = sorted({x for x, _px in self.ws if x in sch and sch[x][1] <= sch[u][0]
                        and any(fp.contains(addr) for fp in self.ctx.edge(x).defines())},
-                      key=lambda x: (sch[x][1], sch[x][0], x), reverse=True)
+                      key=lambda x: (g.hb_before(x, u), sch[x][1], sch[x][0], x), reverse=True)
         for x in done:
             late = [k for k in hits if k != x and sch[x][0] < spans[k][1]]
             if late:
