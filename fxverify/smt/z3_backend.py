@@ -18,15 +18,19 @@ import z3
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
 from fxverify.smt.terms import Sort, Term
 
-_BINOPS = {
-    "<=": lambda a, b: a <= b,
-    "<": lambda a, b: a < b,
-    ">=": lambda a, b: a >= b,
-    ">": lambda a, b: a > b,
-    "=": lambda a, b: a == b,
-    "-": lambda a, b: a - b,
-    "div": lambda a, b: a / b,  # z3 Int / Int is SMT-LIB div
-    "mod": lambda a, b: a % b,
+#: Each operator's constructor in Z3's C API and the Python class of its result. The terms are
+#: well sorted by construction (``smt.terms``: integers and booleans, never mixed), so the
+#: coercions z3py's operators make (a Python wrapper and a sort check per argument, most of the
+#: time of translating a query) have nothing to do: calling the constructors directly makes the
+#: same Z3 terms. Z3 Int ``div`` and ``mod`` are SMT-LIB's.
+_NARY: dict[str, tuple[Callable, type]] = {
+    "and": (z3.Z3_mk_and, z3.BoolRef), "or": (z3.Z3_mk_or, z3.BoolRef),
+    "+": (z3.Z3_mk_add, z3.ArithRef), "*": (z3.Z3_mk_mul, z3.ArithRef), "-": (z3.Z3_mk_sub, z3.ArithRef),
+}
+_BINARY: dict[str, tuple[Callable, type]] = {
+    "<=": (z3.Z3_mk_le, z3.BoolRef), "<": (z3.Z3_mk_lt, z3.BoolRef), ">=": (z3.Z3_mk_ge, z3.BoolRef),
+    ">": (z3.Z3_mk_gt, z3.BoolRef), "=": (z3.Z3_mk_eq, z3.BoolRef),
+    "div": (z3.Z3_mk_div, z3.ArithRef), "mod": (z3.Z3_mk_mod, z3.ArithRef),
 }
 
 
@@ -59,20 +63,21 @@ class Z3Backend:
             out = z3.BoolVal(bool(term.value), ctx) if term.sort is Sort.BOOL else z3.IntVal(int(term.value), ctx)
         else:
             args = [self._translate(a, memo, decls) for a in term.args]
-            if op == "+":
-                out = z3.Sum(args) if len(args) != 1 else args[0]
-            elif op == "*":
-                out = args[0] * args[1]
-            elif op == "and":
-                out = z3.And(args)
-            elif op == "or":
-                out = z3.Or(args)
+            ref = ctx.ref()
+            if op in _NARY:
+                if op == "+" and len(args) == 1:
+                    out = args[0]
+                else:
+                    mk, cls = _NARY[op]
+                    out = cls(mk(ref, len(args), (z3.Ast * len(args))(*[a.as_ast() for a in args])), ctx)
             elif op == "not":
-                out = z3.Not(args[0])
+                out = z3.BoolRef(z3.Z3_mk_not(ref, args[0].as_ast()), ctx)
             elif op == "ite":
-                out = z3.If(args[0], args[1], args[2])
+                out = (z3.BoolRef if term.sort is Sort.BOOL else z3.ArithRef)(
+                    z3.Z3_mk_ite(ref, args[0].as_ast(), args[1].as_ast(), args[2].as_ast()), ctx)
             else:
-                out = _BINOPS[op](args[0], args[1])
+                mk, cls = _BINARY[op]
+                out = cls(mk(ref, args[0].as_ast(), args[1].as_ast()), ctx)
         memo[key] = out
         return out
 
