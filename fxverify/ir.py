@@ -216,7 +216,8 @@ class Footprint:
 
     @property
     def nbytes(self) -> int:
-        """Bytes covered when elements do not overlap (``elem * count``)."""
+        """Bytes covered (``elem * count``): the resolver rejects elements that overlap
+        (specs/language.md, Footprints)."""
         return self.elem * self.count
 
     @property

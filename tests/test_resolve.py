@@ -437,6 +437,8 @@ ERRORS = [
      "FX-TYP-002", "`checksum` given twice on space `s2`", "at most once, in any order", "checksum xxh64"),
     ("cancel-itself", HEAD + "flow f { edge a: write kv by gpu0.launch cancel a }",
      "FX-TYP-002", "`a` cancels itself", "another edge of the issuing device", "cancel a"),
+    ("overlapping-elements", HEAD + "flow f { edge a: write kv[0, elem 16, stride 0, count 4] by gpu0.launch }",
+     "FX-TYP-002", "the elements overlap: stride 0 is less than the element size 16", "at least 16 bytes", "stride 0"),
     ("cancel-issued-before", HEAD + "flow f { edge b: cancel a by gpu0.launch\n edge a: write kv by gpu0.launch after b }",
      "FX-TYP-002", "`b` cancels `a`, which starts only after `b` finishes", "still in flight", "cancel a"),
     ("cancel-before-on-a-stream", HEAD + "flow f { edge b: cancel a by gpu0.launch stream s\n"

@@ -170,6 +170,12 @@ def footprint(st: State, ref: ast.Ref, scope: tuple[str, ...]) -> Callable[[Env]
         if count <= 0:
             raise EvalError(codes.TYP_002, spans[2], f"element count {count} is not positive",
                             "a strided slice has at least one element", "not positive")
+        if count > 1 and stride < elem:
+            # Overlapping elements would count their shared bytes twice wherever a footprint's
+            # size is its room (``Footprint.nbytes``: FX-XF-001, FX-TYP-005).
+            raise EvalError(codes.TYP_002, spans[1], f"the elements overlap: stride {stride} is less than the element size {elem}",
+                            f"a strided slice's elements are disjoint: give a stride of at least {elem} bytes, or name "
+                            "the bytes once as `[OFF, +LEN]`", "overlapping elements")
         return ir.Footprint(r.name, r.space, r.base + off, elem, stride, count, span)
     return sliced
 
