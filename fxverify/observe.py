@@ -230,7 +230,9 @@ def needs(policy: Policy, edited: Policy, bad: list[tuple[str, str]], option: Op
 def reaching_writes(policy: Policy, graph: PolicyGraph, eid: int) -> dict[int, frozenset[int]]:
     """Per reading access position of edge ``eid``: the edges whose writes reach it, the writes
     (or reductions) of other edges that meet its footprint and happen-before it with no other
-    such write HB-between them (the HB-latest ones). For hint filtering only: it decides no
+    such write HB-between them (the HB-latest ones), nor an ``alloc`` of a region meeting the
+    footprint: a write of a block's previous allocation defines nothing for a read in the next
+    (specs/obligations.md, FX-INIT-001, same allocation). For hint filtering only: it decides no
     verdict, and partial overwrites are not subtracted."""
     e = policy.edges[eid]
     out: dict[int, frozenset[int]] = {}
@@ -241,5 +243,8 @@ def reaching_writes(policy: Policy, graph: PolicyGraph, eid: int) -> dict[int, f
         before = [x.eid for x in policy.edges if x.eid != eid and graph.hb_before(x.eid, eid) and any(
             writes(b) and b.footprint.space == fp.space and b.footprint.meets(fp.lo, fp.hi) and fp.meets(b.footprint.lo, b.footprint.hi)
             for b in x.accesses())]
-        out[pos] = frozenset(w for w in before if not any(o != w and graph.hb_before(w, o) for o in before))
+        fresh = [x.eid for x in policy.edges if x.eid != eid and graph.hb_before(x.eid, eid) and any(
+            (r := policy.region(al.region)).space == fp.space and fp.meets(r.base, r.end) for al in x.allocs)]
+        out[pos] = frozenset(w for w in before if not any(o != w and graph.hb_before(w, o) for o in before)
+                             and not any(graph.hb_before(w, x) for x in fresh))
     return out

@@ -722,3 +722,12 @@ def test_an_off_by_one_pool_wait_is_fixed_on_the_loop_for_every_finding() -> Non
     for d in r.diagnostics:
         assert d.help is not None and d.help.startswith("add `after free[i - 4]` to `take[i]`") and d.help.endswith(VERIFIED), \
             (d.code, d.help)
+
+
+def test_a_read_of_a_reused_block_before_its_fill_is_fixed_by_swapping_them() -> None:
+    """Request 1 reads its freshly allocated block before its own fill writes it. Swapping the
+    read and the fill makes the read read the fill, a write declared after it; that is no new
+    data taken from a later write, since before the swap the only write that reached the read
+    (request 0's) belonged to the block's previous allocation and defined nothing for it."""
+    r = check(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"))
+    assert _help(r, "FX-INIT-001") == f"swap `attn1` and `fill1` in their chain (`fill1` first, `attn1` after it) {VERIFIED}"
