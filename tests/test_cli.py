@@ -262,6 +262,7 @@ def test_folder_scan_leaves_included_fragments_to_their_includers(tmp_path: Path
     (["lower", OK, "-o", "out", "--format", "xml"], "FX-USE-005", "`--format xml` is not a format of `lower`"),
     (["explain"], "FX-USE-004", "name a code"),
     (["explain", "FX-ORD-02"], "FX-USE-003", "did you mean `FX-ORD-002`"),
+    (["explain", "FX-NOPE"], "FX-USE-003", "unknown code `FX-NOPE`\n"),  # no look-alike: no suggestion
 ])
 def test_command_line_problems_have_codes(args: list[str], code: str, words: str, tmp_path: Path) -> None:
     """A command line the parser refuses is a diagnostic of its own code, exit 2, no traceback
