@@ -426,9 +426,18 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
             # request evicts its slot too early), or it is the finding's own option or another
             # finding's, whose obligation may span every instance (one lifetime per pooled
             # block): it counts when its family form, the edit on every instance, discharges the
-            # finding; ``_shown`` then writes that form.
-            good = any(v.discharges(f, c) for c in _family(v.policy, opts))
+            # finding: that form, which was checked, is what is shown (``as_passed``).
+            form = next((c for c in _family(v.policy, opts) if v.discharges(f, c)), None)
+            if form is not None:
+                passed[key] = form
+                good = True
         return good
+
+    # the family forms that passed for the edit sets whose instance form did not
+    passed: dict[frozenset[Edit], tuple[Option, ...]] = {}
+
+    def as_passed(*opts: Option) -> tuple[Option, ...]:
+        return passed.get(frozenset(e for o in opts for e in o.edits), opts)
 
     # the edit sets other findings propose (``_candidates`` takes those on its edges)
     theirs = {frozenset(o.edits) for x in others if x is not f for o in x.hint.options}
@@ -451,26 +460,26 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
             if every:
                 good = [o for o in opts if ok(o, own=True)]
                 if good:
-                    return _shown(v, f, tuple(good), "verified", tried)
+                    return _shown(v, f, tuple(x for o in good for x in as_passed(o)), "verified", tried)
                 continue
             for o in opts:
                 if ok(o):
-                    return _shown(v, f, (o,), "verified", tried)
+                    return _shown(v, f, as_passed(o), "verified", tried)
         pairs = list(_pairs(own + own_rw + rest, len(own + own_rw + rest) ** 2))
         low = [(a, b) for a, b in pairs if max(rank(a), rank(b)) <= OBSERVED][:MAX_PAIRS]
         for a, b in low:
             if ok(a, b):
-                return _shown(v, f, (a, b), "pair", tried)
-        good = [o for o in own if rank(o) == UNOBSERVED and ok(o)]
+                return _shown(v, f, as_passed(a, b), "pair", tried)
+        good = [o for o in own if rank(o) == UNOBSERVED and ok(o, own=True)]
         if good:
-            return _shown(v, f, tuple(good), "verified", tried)
+            return _shown(v, f, tuple(x for o in good for x in as_passed(o)), "verified", tried)
         for o in own_rw + rest:
             if rank(o) == UNOBSERVED and ok(o):
-                return _shown(v, f, (o,), "verified", tried)
+                return _shown(v, f, as_passed(o), "verified", tried)
         high = [(a, b) for a, b in pairs if max(rank(a), rank(b)) == UNOBSERVED][:MAX_PAIRS - len(low)]
         for a, b in high:
             if ok(a, b):
-                return _shown(v, f, (a, b), "pair", tried)
+                return _shown(v, f, as_passed(a, b), "pair", tried)
         bound = ""
     except _Budget:
         bound = f", when the bound of {v.limit} checks per policy was reached"

@@ -82,7 +82,7 @@ def test_the_allocations_that_make_a_read_stale_are_found_in_their_chain_as_by_a
             if acc.mode is not AccessMode.READ:
                 continue
             ob = Unwritten(ctx, u, pos)
-            chains += any(chain is not None for _lo, _hi, chain, _eids in ob._chains())
+            chains += any(chain is not None for _lo, _hi, chain, _eids in ob._chains)
             for w in (None, *range(len(policy.edges))):
                 with patch.object(defined, "hb_chain", lambda *_a, **_k: None):
                     scanned = set(Unwritten(ctx, u, pos)._kills(w))  # every allocation tested: the definition

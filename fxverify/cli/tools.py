@@ -41,8 +41,10 @@ def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-O
         sys.stdout.write(family)
         raise typer.Exit(0)
     if c is None:
-        # Compared without the `FX-` every code shares, which would make any two look alike.
-        bare = nearest(code.upper().removeprefix("FX-"), [k.removeprefix("FX-") for k in codes.REGISTRY])
+        # Compared without the `FX-` every code shares, which would make any two look alike; a
+        # family (`FX-ORD`, which explain lists) is a candidate too.
+        names = [k.removeprefix("FX-") for k in codes.REGISTRY]
+        bare = nearest(code.upper().removeprefix("FX-"), names + sorted({n.rsplit("-", 1)[0] for n in names}))
         near = None if bare is None else f"FX-{bare}"
         raise stop(codes.USE_003, f"unknown code `{code}`" + (f"; did you mean `{near}`?" if near else ""),
                     "`fxverify explain --list` lists every code")

@@ -100,9 +100,10 @@ ORD_002 = _code(
     _ex("corpus/ordering/fail/kv-offload-unordered.fx", "corpus/ordering/ok/kv-offload-ordered.fx"))
 ORD_003 = _code(
     "FX-ORD-003", F.ORDERING, _E, "posted write read or persisted before a flush",
-    "bytes written over a `posted` link are read without a flush of that link in between, by another "
-    "device, or by the writer's device over a route that may differ from the write's; or a write that "
-    "`persist`s its bytes over such a link is followed by no flush of it (nor by a read-back over its one route)",
+    "bytes written over a `posted` link are read without a flush of that link (or a read-back by the writer's "
+    "device over the write's one route) in between, by another device, or by the writer's device over a route "
+    "that may differ from the write's; or a write that `persist`s its bytes over such a link is followed by no "
+    "flush of it (nor by a read-back over its one route)",
     "a posted write completes at the sender before it is visible at the receiver; without a flush the "
     "reader may see the old bytes (PCIe keeps a read behind the same requester's posted writes only along "
     "one path), and a checkpoint may never reach its persistent memory",

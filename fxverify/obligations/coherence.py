@@ -411,7 +411,6 @@ class NonCoherentRead(Obligation):
             return hint(inv)
         return hint((wb, inv) if wb is not None and inv is not None else None)
 
-
     def _host_edge(self, host: str, anchors: list[int], latest: bool) -> int | None:
         """An edge of device ``host`` HB-after one of ``anchors`` and HB-before the read: the
         last or the first in HB's linear extension (``latest``); ``None`` when none is, or on a

@@ -258,6 +258,27 @@ def alloc_chains(ctx: Context, fp: Footprint) -> list[tuple[int, int, list[int] 
     return out
 
 
+def stale_allocs(g: PolicyGraph, u: int, w: int | None, chains: list[tuple[int, int, list[int] | None, list[int]]],
+                 first_after: dict[int, int]) -> list[tuple[int, int]]:
+    """``[lo, hi)`` of each region of ``chains`` (``alloc_chains``) that an ``alloc`` HB orders
+    neither before write ``w`` (``None``: the ``init`` contents) nor after read ``u`` may
+    reallocate in between. On a chain (a pooled block allocated to one request after another)
+    the allocs HB-after the read are a suffix and those HB-before ``w`` a prefix: one lies
+    between exactly when the prefix ends before the suffix starts, two bisections. ``first_after``
+    keeps the suffix's start per chain position (two regions may share bounds)."""
+    out = []
+    for i, (lo, hi, chain, eids) in enumerate(chains):
+        if chain is None:
+            out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
+            continue
+        if i not in first_after:
+            first_after[i] = bisect.bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(u, chain[j]))
+        done = 0 if w is None else bisect.bisect_left(range(len(chain)), True, key=lambda j: not g.hb_before(chain[j], w))
+        if done < first_after[i]:
+            out.append((lo, hi))
+    return out
+
+
 def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:
     """``(edge, footprint)`` for every writing access of a cancelled edge other than ``u`` whose
     footprint lies in ``fp``'s space and meets its bounds: the writes that may stop halfway and
@@ -287,6 +308,10 @@ class Unwritten(Obligation):
         self.inits = init_meeting(ctx, self.fp)
         self.allocs = covering_allocs(ctx, self.fp)
         self.tears = covering_tears(ctx, self.fp, u)
+        # ``_kills``'s inputs: the allocation chains meeting the footprint, and per chain, by
+        # position, where the allocations HB-after the read begin (``stale_allocs``)
+        self._chains = alloc_chains(ctx, self.fp)
+        self._first_after: dict[int, int] = {}
         # The latest writes of the read's bytes first (``recent_writers``): when they cover it,
         # the obligation is the stronger "these writes define every byte" and the older writes
         # of a reused buffer are never listed; else every serving write, as the solver needs.
@@ -314,30 +339,10 @@ class Unwritten(Obligation):
     def _kills(self, w: int | None) -> list[tuple[int, int]]:
         """The byte ranges an ``alloc`` or a cancelled write may make stale between write ``w``
         (``None``: the ``init`` contents, before the flow) and the read: those of every covering
-        alloc that HB orders neither before ``w`` nor after the read, and the bounds of every
-        torn write (``covering_tears``) whose fence ``_tear_fence`` does not find."""
-        g, u = self.ctx.graph, self.edges[0]
-        out = []
-        for lo, hi, chain, eids in self._chains():
-            if chain is None:
-                out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
-                continue
-            # One HB chain (a pooled block allocated to one request after another): the allocs
-            # HB-after the read are a suffix of it and those HB-before ``w`` a prefix; one of them
-            # makes the block stale exactly when the prefix ends before the suffix starts.
-            first_after = self.__dict__.setdefault("_first_after", {})
-            if lo not in first_after:
-                first_after[lo] = bisect.bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(u, chain[j]))
-            done = 0 if w is None else bisect.bisect_left(range(len(chain)), True, key=lambda j: not g.hb_before(chain[j], w))
-            if done < first_after[lo]:
-                out.append((lo, hi))
-        return out + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
-
-    def _chains(self) -> list[tuple[int, int, list[int] | None, list[int]]]:
-        """``alloc_chains`` of the read's footprint, computed once."""
-        if "_alloc_groups" not in self.__dict__:
-            self._alloc_groups = alloc_chains(self.ctx, self.fp)
-        return self._alloc_groups
+        alloc that HB orders neither before ``w`` nor after the read (``stale_allocs``), and the
+        bounds of every torn write (``covering_tears``) whose fence ``_tear_fence`` does not find."""
+        return stale_allocs(self.ctx.graph, self.edges[0], w, self._chains, self._first_after) \
+            + [(x_fp.lo, x_fp.hi) for x, x_fp in self.tears if self._tear_fence(x, w) is None]
 
     def _tear_fence(self, x: int, w: int | None) -> tuple[int, int] | None:
         """An HB pair keeping cancelled write ``x`` from tearing what ``w`` (``None``: ``init``)

@@ -200,18 +200,16 @@ class LostUpdate(_MapOb):
         a, b = self.edges
         counting = self.decl.value_type != "device" and self.decl.merge not in ("last", "first")
         counter = counting and self.first.kind is MapOpKind.UPDATE and self.op.kind is MapOpKind.UPDATE
-        # A load and a store of the same entry on each edge is an increment written without an
-        # atomic (`v = lookup(k); *v += 1` from two CPUs): the fix is the atomic add
-        # (`__sync_fetch_and_add`, an `update` that merges with `sum`), not serialising the two.
         loaded = all(any(o.kind is MapOpKind.READ and o.map == self.decl.name and o.key == self.op.key
                          for o in self.ctx.edge(x).map_ops) for x in (a, b))
-        atomic: tuple | Option | None = None
+        atomic: Option | None = None
         if counting and loaded and self.first.kind is MapOpKind.WRITE and self.op.kind is MapOpKind.WRITE:
-            atomic = tuple(MapOpAs(self.name(x), self.decl.name, self.op.key, MapOpKind.UPDATE, was=MapOpKind.WRITE)
-                           for x in dict.fromkeys((a, b)))
+            edits: tuple[MapOpAs | Merge, ...] = tuple(
+                MapOpAs(self.name(x), self.decl.name, self.op.key, MapOpKind.UPDATE, was=MapOpKind.WRITE)
+                for x in dict.fromkeys((a, b)))
             if self.decl.merge not in AC_OPS:
-                atomic += (Merge(self.decl.name, "sum"),)
-            atomic = Option(atomic, "an atomic add (`__sync_fetch_and_add`) in place of each load and store")
+                edits += (Merge(self.decl.name, "sum"),)
+            atomic = Option(edits, "an atomic add (`__sync_fetch_and_add`) in place of each load and store")
         return hint(atomic, after(self.name(b), self.name(a)), Merge(self.decl.name, "sum") if counter else None)
 
 

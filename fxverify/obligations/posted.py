@@ -273,15 +273,18 @@ class PostedRead(Obligation):
         return (f"`{self.name(b)}` reads bytes that `{self.name(a)}` wrote over posted link `{self.link}` "
                 f"with no flush in between")
 
-    def _read_back(self) -> bool:
+    def _same_device_reader(self) -> bool:
         """True when the writer's own device reads the bytes back (over a route that may differ)."""
         a, b = self.edges[:2]
         return self.ctx.edge(a).device == self.ctx.edge(b).device
 
     def why(self, w: Witness) -> str:
-        if self._read_back():
+        if self._same_device_reader():
             return ("a posted write completes at the sender before it is visible; a read by the same device is "
                     "ordered after it only along the same path (PCIe ordering), and this read may take another route")
+        if self.read_backs:
+            return ("a posted write completes at the sender before it is visible; only a flush of the link, or a read "
+                    "by the writer's device along the write's one route after it (a read-back), makes it visible")
         if self.notes:
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a "
                     "completion entry written after it along the same path and waited for by the reader (or by an "
@@ -299,7 +302,7 @@ class PostedRead(Obligation):
         # A read-back by the writer's device may instead follow the write's one route (the
         # same-requester rule), pinned with `via` on the read.
         same_route = None
-        if self._read_back():
+        if self._same_device_reader():
             g = self.ctx.graph
             one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
             if one is not None and set(ends_w) == set(ends_r):
@@ -488,7 +491,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
             if w not in notes:
                 notes[w] = notices(ctx, ew)
             if (w, pw) not in backs:
-                backs[(w, pw)] = read_backs(ctx, ew, pw)
+                backs[(w, pw)] = read_backs_of(ctx, ew, pw)
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same,
                              on_link(notes[w], link.name),
                              tuple((x, rb) for x, rb in backs[(w, pw)] if link.name in rb.route))
@@ -517,11 +520,12 @@ def _posted_links(g: PolicyGraph, edges: Sequence[Edge]) -> dict[int, list[Link]
     return out
 
 
-def read_backs(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameRequester], ...]:
-    """The read-backs of ``e``'s writing access ``pw``: ``(edge, route)`` for every edge of
+def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameRequester], ...]:
+    """The read-backs of ``e``'s writing access ``pw``: ``(edge, why)`` for every edge of
     ``e``'s device, other than ``e`` and cancelled by nobody (a cancelled read may never be
     issued: it pushes nothing), that reads from the device of the written bytes, not ``e``'s own,
-    with ``e`` along one and the same route (``same_requester`` with a route). The edges reading
+    with ``e`` along one and the same route (``why``: its ``same_requester`` evidence, with the
+    route). The edges reading
     from each device are indexed once per context."""
     pol = ctx.policy
     acc = e.accesses()[pw]
@@ -548,7 +552,7 @@ def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dic
                ) -> Iterator[Obligation]:
     """FX-ORD-003 per persisting write access into a ``persistent`` space and posted link that may
     carry it (``links_of``), with the link's flushes (``flushes``) and the read-backs that cross
-    it (``read_backs``). A persist into a space that is not ``persistent`` is FX-XF-003 already:
+    it (``read_backs_of``). A persist into a space that is not ``persistent`` is FX-XF-003 already:
     no flush can make it durable, so it gets none."""
     pol = ctx.policy
     for e in pol.edges:
@@ -557,7 +561,7 @@ def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dic
         for pw, acc in enumerate(e.accesses()):
             if acc.mode is AccessMode.READ or acc.footprint != e.dst:
                 continue
-            backs = read_backs(ctx, e, pw)
+            backs = read_backs_of(ctx, e, pw)
             for link in links_of(e.eid):
                 yield PostedPersist(ctx, e.eid, pw, link.name, tuple(flushes.get(link.name, ())),
                                     tuple((x, same) for x, same in backs if link.name in same.route))

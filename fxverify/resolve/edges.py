@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from fxverify import ast, ir
-from fxverify.hb import hb_adjacency
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
+from fxverify.hb import hb_adjacency
 from fxverify.resolve.expressions import checked, compile_expr
 from fxverify.resolve.names import device, known
 from fxverify.resolve.references import TupleFn, edge_set, footprint, link, region_set
@@ -409,7 +409,7 @@ def _cancels_issued_after(edges: Sequence[ir.Edge], by_name: dict[str, ir.Edge])
     pairs = [(c, by_name[cl.edge], cl) for c in edges for cl in c.cancels if cl.edge in by_name and cl.edge != c.name]
     if not pairs:
         return []
-    succs = hb_adjacency(edges)[1]
+    succs = hb_adjacency(edges, strict=False)[1]
     after: dict[int, set[int]] = {}
     out = []
     for c, x, cl in pairs:
