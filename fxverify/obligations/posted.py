@@ -292,8 +292,8 @@ class PostedRead(Obligation):
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
     def fix(self, w: Witness) -> Hint:
-        """The reader waiting for a consumer of a completion entry that follows the write (when
-        there is one); a flush edge between writer and reader; or the writer flushing the link
+        """The reader waiting for a consumer of a completion entry, or for a read-back, that
+        follows the write (when there is one); a flush edge between writer and reader; or the writer flushing the link
         itself (then ordered before the reader); or a route without posted links."""
         a, b = self.edges[:2]
         ea, eb = self.ctx.edge(a), self.ctx.edge(b)
@@ -311,6 +311,9 @@ class PostedRead(Obligation):
         # (first: it is how the bytes were meant to become visible), or read from the consumer.
         waits = [after(eb.name, self.ctx.edge(c).name) for n, c, _ in self.notes
                  if c != b and (n == a or self.ctx.graph.hb_before(a, n)) and not self.ctx.graph.hb_before(b, c)]
+        # A read-back that follows the write: wait for it, as for a flush.
+        waits += [after(eb.name, self.ctx.edge(x).name) for x, _rb in self.read_backs
+                  if self.ctx.graph.hb_before(a, x) and not self.ctx.graph.hb_before(b, x)]
         return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
 
