@@ -16,7 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.posted import noticed, notices, on_link, same_requester
+from fxverify.obligations.posted import noticed, notices, on_link, read_backs_of, same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -86,7 +86,8 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
 def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link that need a flush (from another device, or
     from the writer's device along another route: ``posted.same_requester``; not one ordered
-    after a consumer of a completion entry that follows the write: ``posted.noticed``): ``reader ->
+    after a consumer of a completion entry that follows the write, ``posted.noticed``, nor after a
+    read-back that follows it, ``posted.read_backs_of``): ``reader ->
     [(writer, link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
     pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
@@ -110,8 +111,13 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
             if r == w.eid or not _share_a_byte(fp, w.dst) or same_requester(ctx, w, w.accesses()[-1], pol.edges[r]):
                 continue
             notes = notices(ctx, w)
+            backs = read_backs_of(ctx, w, len(w.accesses()) - 1)
             for ln in links:
-                if not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
+                # A read-back HB-between the write and the read pushed the write along its one
+                # route (FX-ORD-003): the `after` clauses the runtime enforces keep that order.
+                pushed = any(x != r and ln.name in rb.route and graph.hb_before(w.eid, x) and graph.hb_before(x, r)
+                             for x, rb in backs)
+                if not pushed and not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
                     out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
     return {k: sorted(set(v)) for k, v in out.items()}
 
