@@ -40,12 +40,9 @@ other finding when, in the edited policy, its obligation is proved (or no longer
 obligation that was proved stays proved, no obligation of its family (the same code family) blames
 one of the edges the finding involves (those it blames and those that explain it): a fix that moves
 the bug to a neighbouring finding of the same kind (another transfer of the same batch, the next
-allocation of the same block) is no fix, unless the edit is on an instance of an edge family
-whose family form (below) discharges the finding (every request evicts its slot too early: the
-edit of one request leaves the same finding on the next tenant's edges, the edit of the
-declaration leaves none). The family form is tried for such an edit, and for every option of
-the finding or of another finding (an obligation of a pooled block's whole lifetime stays
-refuted until every request's wait is fixed); and every use of a block with a lifetime stays in the
+allocation of the same block) is no fix, unless its family form (below) discharges the finding,
+which is tried for such an edit and for the options of every finding (every request evicting its
+slot early; a pooled block's lifetime, refuted until every wait is fixed); and every use of a block with a lifetime stays in the
 allocation it belonged to (``lifetimes.allocation``): an ordering that moves a use into the next
 request's allocation proves the policy and leaks that request's data. It is rejected before any
 check, as is an edit after which a read of an edge it changes reads from a write declared after
@@ -422,25 +419,17 @@ def verify(v: Verifier, f: Finding, others: list[Finding]) -> tuple[str, HintChe
         moved |= key in v.moved
         later |= key in v.later
         if not good and (own or key in theirs or v.discharges(f, opts, siblings=False)):
-            # The edit discharges this instance but leaves its siblings on the same edges (every
-            # request evicts its slot too early), or it is the finding's own option or another
-            # finding's, whose obligation may span every instance (one lifetime per pooled
-            # block): it counts when its family form, the edit on every instance, discharges the
-            # finding: that form, which was checked, is what is shown (``as_passed``).
+            # its family form counts (module docstring); that checked form is shown (``as_passed``)
             form = next((c for c in _family(v.policy, opts) if v.discharges(f, c)), None)
             if form is not None:
                 passed[key] = form
                 good = True
         return good
 
-    # the family forms that passed for the edit sets whose instance form did not
-    passed: dict[frozenset[Edit], tuple[Option, ...]] = {}
+    passed: dict[frozenset[Edit], tuple[Option, ...]] = {}  # family forms that passed for their edit sets
 
-    def as_passed(*opts: Option) -> tuple[Option, ...]:
-        return passed.get(frozenset(e for o in opts for e in o.edits), opts)
-
-    # the edit sets other findings propose (``_candidates`` takes those on its edges)
-    theirs = {frozenset(o.edits) for x in others if x is not f for o in x.hint.options}
+    as_passed = lambda *opts: passed.get(frozenset(e for o in opts for e in o.edits), opts)  # noqa: E731
+    theirs = {frozenset(o.edits) for x in others if x is not f for o in x.hint.options}  # other findings' edit sets
     try:
         own = list(f.hint.options)
         own_rw, rest, moves = _candidates(f, others, obs)

@@ -216,8 +216,7 @@ class Footprint:
 
     @property
     def nbytes(self) -> int:
-        """Bytes covered (``elem * count``): the resolver rejects elements that overlap
-        (specs/language.md, Footprints)."""
+        """Bytes covered, ``elem * count`` (elements never overlap: specs/language.md, Footprints)."""
         return self.elem * self.count
 
     @property

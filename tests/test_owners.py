@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode
-from fxverify.obligations import defined, lifetimes
+from fxverify.obligations import lifetimes, owners
 from fxverify.obligations.base import Context
 from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation, chained, lifetime_regions, users
@@ -84,7 +84,7 @@ def test_the_allocations_that_make_a_read_stale_are_found_in_their_chain_as_by_a
             ob = Unwritten(ctx, u, pos)
             chains += any(chain is not None for _lo, _hi, chain, _eids in ob._chains)
             for w in (None, *range(len(policy.edges))):
-                with patch.object(defined, "hb_chain", lambda *_a, **_k: None):
+                with patch.object(owners, "hb_chain", lambda *_a, **_k: None):
                     scanned = set(Unwritten(ctx, u, pos)._kills(w))  # every allocation tested: the definition
                 assert set(ob._kills(w)) == scanned, (u, pos, w)
     assume(chains)

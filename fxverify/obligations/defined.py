@@ -45,7 +45,7 @@ from fxverify.obligations.encode import (
     contains, durations, finish, hb_label, member, start, time_objectives, touches, touches_after,
 )
 from fxverify.obligations.hb_covers import covers_for
-from fxverify.obligations.owners import hb_chain
+from fxverify.obligations.owners import alloc_chains, stale_allocs
 from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
@@ -244,39 +244,6 @@ def covering_allocs(ctx: Context, fp: Footprint) -> list[tuple[int, int, int]]:
         if r.space == fp.space and fp.meets(r.base, r.end):
             out |= {(a, r.base, r.end) for a in eids}
     return sorted(out)
-
-
-def alloc_chains(ctx: Context, fp: Footprint) -> list[tuple[int, int, list[int] | None, list[int]]]:
-    """``(lo, hi, chain, eids)`` per region an ``alloc`` allocates that meets ``fp`` (the regions
-    of ``covering_allocs``): its bounds, its allocating edges in HB order when HB chains them
-    (``owners.hb_chain``, kept in the context per region) else ``None``, and those edges."""
-    out = []
-    for name, eids in ctx.allocs.items():
-        r = ctx.policy.region(name)
-        if r.space == fp.space and fp.meets(r.base, r.end):
-            out.append((r.base, r.end, hb_chain(ctx, name, eids, "_alloc_chains"), eids))
-    return out
-
-
-def stale_allocs(g: PolicyGraph, u: int, w: int | None, chains: list[tuple[int, int, list[int] | None, list[int]]],
-                 first_after: dict[int, int]) -> list[tuple[int, int]]:
-    """``[lo, hi)`` of each region of ``chains`` (``alloc_chains``) that an ``alloc`` HB orders
-    neither before write ``w`` (``None``: the ``init`` contents) nor after read ``u`` may
-    reallocate in between. On a chain (a pooled block allocated to one request after another)
-    the allocs HB-after the read are a suffix and those HB-before ``w`` a prefix: one lies
-    between exactly when the prefix ends before the suffix starts, two bisections. ``first_after``
-    keeps the suffix's start per chain position (two regions may share bounds)."""
-    out = []
-    for i, (lo, hi, chain, eids) in enumerate(chains):
-        if chain is None:
-            out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
-            continue
-        if i not in first_after:
-            first_after[i] = bisect.bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(u, chain[j]))
-        done = 0 if w is None else bisect.bisect_left(range(len(chain)), True, key=lambda j: not g.hb_before(chain[j], w))
-        if done < first_after[i]:
-            out.append((lo, hi))
-    return out
 
 
 def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:

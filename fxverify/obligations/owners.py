@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 from fxverify.certificate import HandoffOrder, OwnerChain
 from fxverify.edits import after
+from fxverify.graph import PolicyGraph
+from fxverify.ir import Footprint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import DeviceFacts, finish, projected_schedule, start
 from fxverify.obligations.witness import Witness
@@ -180,3 +182,36 @@ class OwnershipObligation(Obligation):
 
     def witness(self, result: Result) -> Witness:
         return Witness(schedule=self.schedule_of(result), values={"region": self.region})
+
+
+def alloc_chains(ctx: Context, fp: Footprint) -> list[tuple[int, int, list[int] | None, list[int]]]:
+    """``(lo, hi, chain, eids)`` per region an ``alloc`` allocates that meets ``fp`` (the regions
+    of ``covering_allocs``): its bounds, its allocating edges in HB order when HB chains them
+    (``owners.hb_chain``, kept in the context per region) else ``None``, and those edges."""
+    out = []
+    for name, eids in ctx.allocs.items():
+        r = ctx.policy.region(name)
+        if r.space == fp.space and fp.meets(r.base, r.end):
+            out.append((r.base, r.end, hb_chain(ctx, name, eids, "_alloc_chains"), eids))
+    return out
+
+
+def stale_allocs(g: PolicyGraph, u: int, w: int | None, chains: list[tuple[int, int, list[int] | None, list[int]]],
+                 first_after: dict[int, int]) -> list[tuple[int, int]]:
+    """``[lo, hi)`` of each region of ``chains`` (``alloc_chains``) that an ``alloc`` HB orders
+    neither before write ``w`` (``None``: the ``init`` contents) nor after read ``u`` may
+    reallocate in between. On a chain (a pooled block allocated to one request after another)
+    the allocs HB-after the read are a suffix and those HB-before ``w`` a prefix: one lies
+    between exactly when the prefix ends before the suffix starts, two bisections. ``first_after``
+    keeps the suffix's start per chain position (two regions may share bounds)."""
+    out = []
+    for i, (lo, hi, chain, eids) in enumerate(chains):
+        if chain is None:
+            out += [(lo, hi) for a in eids if not g.hb_before(u, a) and (w is None or not g.hb_before(a, w))]
+            continue
+        if i not in first_after:
+            first_after[i] = bisect_left(range(len(chain)), True, key=lambda j: g.hb_before(u, chain[j]))
+        done = 0 if w is None else bisect_left(range(len(chain)), True, key=lambda j: not g.hb_before(chain[j], w))
+        if done < first_after[i]:
+            out.append((lo, hi))
+    return out
