@@ -223,6 +223,20 @@ class OwnerChain:
 
 
 @dataclass(frozen=True, slots=True)
+class OneOwner:
+    """Kind ``one-owner``: ``device`` owns ``region`` when edge ``at`` starts, in every schedule,
+    whatever the order of its handoffs: ``device`` is its initial owner and every handoff of the
+    region (those of enclosing regions included) gives it to ``device`` (a block pool whose every
+    ``alloc`` goes to one device). The owner at any time is the initial one or the destination of
+    a handoff (specs/obligations.md section 1, ownership), so no HB path is needed."""
+
+    region: str
+    device: str
+    at: int
+    kind = "one-owner"
+
+
+@dataclass(frozen=True, slots=True)
 class LeaseChain:
     """Kind ``lease-chain``: ``device`` holds a read lease on ``region`` when edge ``at`` starts:
     edge ``lease`` grants it and ``lease_path`` orders it before ``at``; ``others`` orders every
@@ -489,13 +503,13 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | ReadBackBetween | SameRequester | Notified | WrittenBack | OwnerChain | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | ReadBackBetween | SameRequester | Notified | WrittenBack | OwnerChain | OneOwner | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, ReadBackBetween, SameRequester, Notified, WrittenBack, OwnerChain, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, ReadBackBetween, SameRequester, Notified, WrittenBack, OwnerChain, OneOwner, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
@@ -504,7 +518,7 @@ METHOD_KINDS: dict[str, frozenset[str]] = {
     "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "read-back-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
-    "static-owner": frozenset({"owner-chain", "final-owner"}),
+    "static-owner": frozenset({"owner-chain", "one-owner", "final-owner"}),
     "lease-hb": frozenset({"lease-chain"}),
     "topological-sort": frozenset({"topological-order"}),
     "interval": frozenset({"interval"}),

@@ -182,7 +182,7 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, after=_reverse(ev.after))
     if kind in ("flush-after", "read-back-after"):  # claim the flush or read-back runs before the persisted write
         return r(ev, before=_reverse(ev.before))
-    if kind in ("owner-chain", "lease-chain"):
+    if kind in ("owner-chain", "lease-chain", "one-owner"):
         return r(ev, device=_other_device(pol, ev.device))
     if kind == "final-owner":
         return r(ev, owner=_other_device(pol, ev.owner))

@@ -31,7 +31,7 @@ from fxverify.smt.backend import Backend, Query, SolverOptions, Status
 MODES = ("python", "smt")
 
 _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
-    "hb-order": order.check_ordered, "hb-before-all": order.check_before_all, "cancel-order": order.check_cancel, "flush-between": order.check_flushed, "flush-after": order.check_flushed_after, "written-back": order.check_written, "owner-chain": order.check_owner,
+    "hb-order": order.check_ordered, "hb-before-all": order.check_before_all, "cancel-order": order.check_cancel, "flush-between": order.check_flushed, "flush-after": order.check_flushed_after, "written-back": order.check_written, "owner-chain": order.check_owner, "one-owner": order.check_one_owner,
     "lease-chain": order.check_lease, "final-owner": order.check_final, "topological-order": order.check_topological,
     "read-cover": order.check_cover, "interval": static.check_interval, "in-place": static.check_in_place,
     "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": routes.check_same_requester, "notified": routes.check_notified, "read-back-after": routes.check_read_back_after, "read-back-between": routes.check_read_back_between, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,

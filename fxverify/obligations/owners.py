@@ -105,6 +105,15 @@ def owned_by_hb(ctx: Context, region: str, device: str, e: int, hs: list[int]) -
             and all(o == h or g.hb_before(o, h) for o in open_))
 
 
+def one_owner(ctx: Context, region: str, device: str, hs: Sequence[int]) -> bool:
+    """``device`` owns ``region`` at every instant of every schedule, whatever the order of the
+    handoffs ``hs`` (the region's, as ``owner_is`` takes them): it is the region's initial owner
+    and each of them gives the region to ``device`` (a block pool whose every ``alloc`` goes to one
+    device). ``owner_is`` names the initial owner or some handoff's destination, so it then names
+    ``device``. O(len(hs)); the certificate is ``OneOwner``."""
+    return ctx.policy.region(region).owner == device and all(ctx.handoff_dst(h, region) == device for h in hs)
+
+
 def hb_chain(ctx: Context, region: str, hs: Sequence[int], memo: str = "_handoff_chains") -> list[int] | None:
     """``hs`` (edges of one kind on ``region``: its handoffs and allocations, or its
     allocations) in rank order when HB orders each of them before the next (one chain: every two

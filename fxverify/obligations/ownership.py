@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from fxverify.certificate import Evidence, HandoffOrder, LeaseChain, OneDestination, Ordered
+from fxverify.certificate import Evidence, HandoffOrder, LeaseChain, OneDestination, OneOwner, Ordered
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import AddHandoff, AddLease, DropHandoff, Hint, Option, Rehand, Swap, after, drive, hint
@@ -37,8 +37,8 @@ from fxverify.obligations.grants import lease_grants
 from fxverify.obligations.hb_owners import owners_for
 from fxverify.obligations.hb_orders import footprint_refs, handoff_refs, meeting, orders_for, region_spaces, released_refs, touched_refs
 from fxverify.obligations.parametric import Held, ProvedTogether
-from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, owned_by_hb, owner_at, owner_chain,
-                                         owner_edges, owner_is)
+from fxverify.obligations.owners import (OwnershipObligation, lease_active, names_lease, one_owner, owned_by_hb, owner_at,
+                                         owner_chain, owner_edges, owner_is)
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import eq, not_, or_
@@ -85,6 +85,8 @@ class Unowned(OwnershipObligation):
         e = self.edges[0]
         if owned_by_hb(self.ctx, self.region, self.device, e, self.hs):
             return "hb-reachability" if self.hs else "static-owner"
+        if one_owner(self.ctx, self.region, self.device, self.hs):
+            return "static-owner"
         if not self.writes:
             for lg in self.ls:
                 if g.hb_before(lg, e) and all(g.hb_before(h, lg) or g.hb_before(e, h) for h in self.hs) and all(
@@ -101,6 +103,8 @@ class Unowned(OwnershipObligation):
     def evidence(self) -> Evidence | None:
         e = self.edges[0]
         chain = owner_chain(self, self.region, self.device, e, self.hs)
+        if chain is None and one_owner(self.ctx, self.region, self.device, self.hs):
+            return OneOwner(self.region, self.device, e)
         if chain is not None or self.writes:
             return chain
         for lg in self.ls:
