@@ -59,7 +59,7 @@ findings. Sources: project issue 10, item 8 ("Verified hints"); specs/output.md,
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from itertools import combinations
 
 from fxverify.diagnostics import codes
@@ -67,9 +67,10 @@ from fxverify.diagnostics.model import Diagnostic
 from fxverify.edits import After, Edit, Hint, Option, Swap, after, family_forms
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Policy
-from fxverify.obligations.base import Context, Obligation
+from fxverify.obligations.base import Context
 from fxverify.obligations.lifetimes import allocation, allocations
 from fxverify.observe import OBSERVED, SAME, UNOBSERVED, Observers, needs, reaching_writes
+from fxverify.rechecks import Finding, Recheck, Rechecked
 from fxverify.result import HintCheck
 
 #: Policies with more edges than this get no hint (each candidate is a check of the whole policy).
@@ -97,43 +98,6 @@ NONE_FOUND = "no verified fix found"
 #: The opening of a pair of edits shown because no single one verified.
 PAIR = "no single edit discharges this finding; these two together do: "
 
-
-
-@dataclass(frozen=True)
-class Rechecked:
-    """What a check of an edited policy left unproved: ``unproved``, the key of each obligation
-    refuted or unknown -> its family's name; ``blamed``, the names of the edges each refutation
-    blames once replayed, or ``None`` when its refutations were not replayed (the verdicts alone
-    decided the hint asking: ``Verifier.needs_blame``). A refutation that did not replay is the
-    key ``FX-INT-001:re-check``, which no policy had before: the check verifies no hint."""
-
-    unproved: dict[str, str]
-    blamed: dict[str, frozenset[str]] | None
-
-
-#: ``recheck(policy, blame)`` -> the ``Rechecked`` of ``policy``, whose refutations are replayed
-#: when ``blame`` of its unproved keys is true.
-Recheck = Callable[[Policy, Callable[[Collection[str]], bool]], Rechecked]
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One refuted obligation whose hint is to be verified: its ``hint``, the edge ids its trace
-    shows (``shown``: primary and context edges) and its diagnostic's index in the list."""
-
-    ob: Obligation
-    hint: Hint
-    shown: tuple[int, ...]
-    index: int
-
-    def culprits(self) -> frozenset[str]:
-        """Names of the edges the finding blames (its fingerprint's edges)."""
-        return frozenset(self.ob.name(e) for e in self.ob.culprits())
-
-    def involved(self) -> frozenset[str]:
-        """Names of the obligation's primary edges: those it blames and those that explain it (the
-        other events of a lifetime, the handoffs of an ownership rule, the flushes of a link)."""
-        return frozenset(self.ob.name(e) for e in self.ob.edges)
 
 
 class _Budget(Exception):
@@ -246,7 +210,8 @@ class Verifier:
         Raises ``_Budget`` when a new edit set needs a check and the budget is spent."""
         key = frozenset(e for o in options for e in o.edits)
         hit = self.checked.get(key, False)
-        if hit is not False and (hit is None or hit.blamed is not None or not self.needs_blame(f, hit.unproved)):
+        if hit is not False and (hit is None or self._judges(hit, f) and (
+                hit.blamed is not None or not self.needs_blame(f, hit.unproved))):
             return hit
         edited = _applied(self.policy, options)
         if edited is None:
@@ -266,8 +231,22 @@ class Verifier:
             if self.rechecks >= self.limit:
                 raise _Budget
             self.rechecks += 1
-        self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved))
+        self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved), self._stop(f))
         return out
+
+    def _stop(self, f: Finding | None) -> Callable[[str], bool] | None:
+        """Where a re-check judging ``f`` may stop: at an unproved obligation the policy proved, or
+        ``f``'s own (either rejects the edit); ``None`` (a whole check) for a cycle, whose help
+        counts what stays unproved, and without ``f``."""
+        if f is None or f.ob.code is codes.ORD_001:
+            return None
+        own, before = f.ob.key, self.before
+        return lambda k: k == own or k not in before
+
+    def _judges(self, hit: Rechecked, f: Finding | None) -> bool:
+        """Re-check ``hit`` judges ``f``: it ran whole, or stopped at a key rejecting ``f``'s edits."""
+        return hit.stopped is None or f is not None and f.ob.code is not codes.ORD_001 and (
+            hit.stopped == f.ob.key or hit.stopped not in self.before)
 
     def needs_blame(self, f: Finding | None, unproved: Collection[str]) -> bool:
         """Whether judging ``f`` on a re-check that left ``unproved`` (keys) needs the edges its

@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import time
 from array import array
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol, TypeVar
+from typing import Protocol
 
 from fxverify import hints
+from fxverify.grouping import first_findings, group_instances, group_of
 from fxverify.certify import Certifier, Claim
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, internal_error
 from fxverify.diagnostics.suppress import Suppression, apply_suppressions
 from fxverify.ir import Policy
-from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Code, Family
+from fxverify.diagnostics.codes import OBLIGATION_FAMILIES, Family
 from fxverify.obligations.families import obligations as family_obligations
 from fxverify.obligations.families import stream
 from fxverify.obligations.inputs import family_digests
@@ -93,7 +94,7 @@ class CheckOptions:
     off, every instance is discharged on its own: the same verdicts, other methods); ``minimal``
     minimises the counterexample a person reads (``Query.minimize``: the smallest times,
     addresses and indices): that of the first refutation of each group, the one a check shows
-    with its trace (``_group_instances``), is asked of the solver again with its objectives
+    with its trace (``group_instances``), is asked of the solver again with its objectives
     (``discharge_obligations``); every other refutation keeps the solver's first model, which
     the simulator replays all the same. Off, none is
     minimised (the hint re-checks, which need verdicts, not traces to read); the parametric
@@ -190,10 +191,10 @@ class PolicyFacts:
 
 def conclude(diags: list[Diagnostic], facts: PolicyFacts, sources: SourceMap, options: CheckOptions) -> list[Diagnostic]:
     """The diagnostics a check shows, from the load diagnostics followed by the discharge's (in
-    obligation order): one per family instance group (``_group_instances``), then the inline
+    obligation order): one per family instance group (``group_instances``), then the inline
     suppressions applied (``diagnostics.suppress``: FX-SUP-002 for unused ones, except for the
     codes ``options.skip_codes`` leaves out)."""
-    return apply_suppressions(_group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name,
+    return apply_suppressions(group_instances(diags), facts.suppressions, sources, list(facts.edge_spans), facts.name,
                               options.skip_codes)
 
 
@@ -216,7 +217,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
               progress: Progress | None = None,
               keep: list[tuple[Obligation, Query]] | None = None,
               families: FamilyStore | None = None,
-              replay_if: Callable[[CheckResult], bool] | None = None) -> CheckResult:
+              replay_if: Callable[[CheckResult], bool] | None = None,
+              stop_if: Callable[[str], bool] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
     (each phase reported to ``progress``), then their hints verified. Returns a
@@ -229,8 +231,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     neither generated nor discharged: its outcomes are the stored ones, in its place, and the
     family is named in ``result.reused``; a family discharged here whose every obligation was
     proved is stored. Not with ``keep``, ``options.dump_smt`` or ``options.certify``, which need
-    every obligation. ``replay_if``: as ``discharge_obligations``'s. Raises ``OSError`` when
-    ``options.dump_smt`` cannot be written."""
+    every obligation. ``replay_if`` and ``stop_if``: as ``discharge_obligations``'s (``stop_if``
+    not with ``families``). Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
     # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
@@ -251,7 +253,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
             if run is not None:
                 families.put(family, digests[family], replace(run, queries=prover.queries[family]) if prover else run)
     else:
-        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep, replay_if)
+        found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep, replay_if,
+                                      stop_if)
     if options.verify_hints and found.findings:
         firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
@@ -309,7 +312,8 @@ def kept(obligations: Iterable[Obligation | ProvedTogether], options: CheckOptio
 def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | ProvedRun | ProvedTogether], options: CheckOptions, backend: Backend,
                           progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None,
-                          replay_if: Callable[[CheckResult], bool] | None = None) -> Discharged:
+                          replay_if: Callable[[CheckResult], bool] | None = None,
+                          stop_if: Callable[[str], bool] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
@@ -322,30 +326,53 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     ``options.verify_hints``. With ``replay_if``, the refutations are replayed only when it
     returns true for the result with every outcome decided; otherwise each refutation's diagnostic
     is left an FX-INT-001 placeholder (``_HELD``) and no finding is made: a hint's re-check whose
-    verdicts alone reject the hint (``hints.Verifier.discharges``). Raises as ``discharge``."""
+    verdicts alone reject the hint (``hints.Verifier.discharges``). With ``stop_if``, no further
+    obligation is generated once an unproved one's key makes it true (the batch it is in is
+    decided whole, and nothing is replayed): a hint's re-check that the first obligation left
+    unproved by the edit already rejects. Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
     outcomes = OutcomeLog()
-    # (index of the outcome, obligation, its query as encoded, the query sent: without objectives)
-    pending: list[tuple[int, Obligation, Query, Query]] = []
+    # (index of the outcome, obligation, its query as encoded (or its probe), the query sent:
+    # without objectives, whether it is the probe)
+    pending: list[tuple[int, Obligation, Query, Query, bool]] = []
     findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase (their diagnostic's place held, to keep
-    # obligation order): (diagnostic index, obligation, query as encoded, refutation index, answer).
-    refuted: list[tuple[int, Obligation, Query, int, Result]] = []
+    # obligation order): (diagnostic index, obligation, query as encoded and the answer, refutation
+    # index, whether the query was the probe). Only the first of each group (``group_of``) keeps
+    # its query and answer, which only the trace of the one shown needs (``_again`` makes them
+    # for a later one when an earlier did not replay): a pool with thousands of refutations held
+    # gigabytes of queries and models.
+    refuted: list[tuple[int, Obligation, tuple[Query, Result] | None, int, bool]] = []
+    held: set[tuple] = set()
+    stopped = False
 
     def flush() -> None:
+        nonlocal stopped
         # Decide the pending queries as one batch, then read the answers in obligation order, so
-        # outcomes and diagnostics keep their order.
-        for (i, ob, query, sent), res in zip(pending, backend.check_many([q for *_, q in pending])):
-            result.solver_calls += 1
-            decided = _decided(ob, sent, res, result)
-            outcomes.decide(i, decided)
-            if decided.verdict is Verdict.REFUTED:
-                result.diagnostics.append(_HELD)
-                refuted.append((len(result.diagnostics) - 1, ob, query, len(result.refutations) - 1, res))
-        pending.clear()
+        # outcomes and diagnostics keep their order. A probe that does not refute sends the
+        # obligation's own query in the next batch (``Obligation.probe``).
+        while pending:
+            batch = pending[:]
+            pending.clear()
+            for (i, ob, query, sent, probing), res in zip(batch, backend.check_many([b[3] for b in batch])):
+                if probing and (res.status is Status.UNKNOWN or res.status is query.expect):
+                    full = ob.encode()
+                    pending.append((i, ob, full, _unminimised(full) if full.minimize else full, False))
+                    continue
+                result.solver_calls += 1
+                decided = _decided(ob, sent, res, result)
+                outcomes.decide(i, decided)
+                if stop_if is not None and decided.verdict is not Verdict.PROVED and stop_if(ob.key):
+                    stopped = True
+                if decided.verdict is Verdict.REFUTED:
+                    result.diagnostics.append(_HELD)
+                    group = group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
+                    answer = None if group in held else (query, res)
+                    held.add(group)
+                    refuted.append((len(result.diagnostics) - 1, ob, answer, len(result.refutations) - 1, probing))
 
     count = 0
     for ob in obligations:
@@ -374,14 +401,20 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
                 claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        query = ob.encode()
+        probe = ob.probe()
+        query = ob.encode() if probe is None or dump is not None or keep is not None else probe
         if dump is not None:
             dump.write(query)  # as encoded, whichever witness is asked for
         if keep is not None:
             keep.append((ob, query))
-        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query) if query.minimize else query))
+        if probe is not None:
+            query = probe
+        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query) if query.minimize else query,
+                        probe is not None))
         if len(pending) >= _BATCH:
             flush()
+            if stopped:
+                break
     flush()
     if progress is not None and count:
         progress.phase("discharge", count)
@@ -392,23 +425,26 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         progress.phase("replay", len(refuted))
     # The simulator's world is built only when a refutation needs replaying: a proved policy of
     # hundreds of thousands of edges would hold it for nothing.
-    if refuted and (replay_if is None or replay_if(result)):
+    if refuted and not stopped and (replay_if is None or replay_if(result)):
         sim = Simulator(policy)
-        traced: set[tuple] = set()  # the groups (``_group_key``) whose first replayed refutation has its trace
-        for at, ob, query, r_at, res in refuted:
+        traced: set[tuple] = set()  # the groups (``group_key``) whose first replayed refutation has its trace
+        for at, ob, answer, r_at, probing in refuted:
             # A check shows the first refutation of each group with its trace and counts the others
-            # in a note (``_group_instances``): every witness is replayed, but only that first one
+            # in a note (``group_instances``): every witness is replayed, but only that first one
             # is widened and drawn. The key is the diagnostic's, known before it is made.
-            group = _group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
+            group = group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
             first = group not in traced
+            query, res = answer or (_again(ob, probing, backend) if first else (None, _UNSHOWN))
             # only the shown one is minimised; the others are replayed on their first model
-            if first and options.minimal and query.minimize:
+            if first and options.minimal and query is not None and query.minimize:
                 res = _minimised(ob, query, res, backend, result, r_at)
             d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
             result.diagnostics[at] = d
             if d.code is ob.code:
                 traced.add(group)
-                if options.verify_hints:
+                # only a group's first finding has its hint verified (``first_findings``), and
+                # its shown edges cost an HB path per two primary edges
+                if options.verify_hints and first:
                     w = result.refutations[r_at].witness
                     findings.append(hints.Finding(ob, ob.fix(w), tuple(ob.edges) + ob.context(w), at))
             if progress is not None:
@@ -416,6 +452,20 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     if certifier is not None:
         _certified(policy, claimed, certifier, result)
     return Discharged(result, findings)
+
+
+#: The answer a refutation not shown replays with: ``refutation`` reads none without a trace.
+_UNSHOWN = Result(Status.SAT)
+
+
+def _again(ob: Obligation, probing: bool, backend: Backend) -> tuple[Query, Result]:
+    """The query of refuted ``ob`` (its probe when ``probing``) and its first answer, made again:
+    for the refutation shown first in its group after an earlier one did not replay, whose
+    query and answer were not kept. Every query gets a fresh solver, so the answer is the one
+    that refuted it."""
+    query = ob.probe() if probing else ob.encode()
+    assert query is not None  # INVARIANT: an obligation refuted by its probe has one
+    return query, backend.check(_unminimised(query) if query.minimize else query)
 
 
 def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
@@ -442,26 +492,10 @@ def _unminimised(query: Query) -> Query:
     return replace(query, minimize=(), assertions=query.assertions + tuple((None, eq(v, v)) for v in only))
 
 
-#: A finding for ``first_findings``: anything with the ``index`` of its diagnostic.
-F = TypeVar("F")
+
 
 #: Holds the place of a refutation's diagnostic until the replay phase makes it.
 _HELD = diagnostic(codes.INT_001, "refutation not replayed yet")
-
-
-def first_findings(findings: Sequence[F], diagnostics: list[Diagnostic]) -> list[F]:
-    """The first finding of each group of instances (``_group_key``), in order; a finding is a
-    ``hints.Finding`` or anything whose ``index`` is the index of its diagnostic in
-    ``diagnostics`` (``gate.shards``). ``check`` shows only that one (``_group_instances``), so
-    only its hint is verified."""
-    seen: set[tuple] = set()
-    out = []
-    for f in findings:
-        key = _group_key(diagnostics[f.index])
-        if key not in seen:
-            seen.add(key)
-            out.append(f)
-    return out
 
 
 #: Whether a hint's re-check minimises its counterexamples. It needs each obligation's verdict and
@@ -486,10 +520,20 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     def unproved_in(r: CheckResult) -> dict[str, str]:
         return {o.key: o.code.family.name for o in r.outcomes if o.verdict is not Verdict.PROVED}
 
-    def recheck(edited: Policy, blame: Callable[[Collection[str]], bool]) -> hints.Rechecked:
+    def recheck(edited: Policy, blame: Callable[[Collection[str]], bool], stop: Callable[[str], bool] | None) -> hints.Rechecked:
         # the refutations are replayed only when the hint's judgement needs the edges they blame
-        r = discharge(edited, again, solver, replay_if=lambda done: blame(unproved_in(done)))
+        hit: list[str] = []  # the key that stopped the check
+
+        def stopping(key: str) -> bool:
+            if stop is not None and stop(key):
+                hit.append(key)
+                return True
+            return False
+        r = discharge(edited, again, solver, replay_if=lambda done: blame(unproved_in(done)),
+                      stop_if=None if stop is None else stopping)
         unproved = unproved_in(r)
+        if hit:
+            return hints.Rechecked(unproved, None, hit[0])
         if not blame(unproved):
             return hints.Rechecked(unproved, None)
         if any(d.code is codes.INT_001 for d in r.diagnostics):
@@ -545,47 +589,3 @@ def _unknown(ob: Obligation, reason: str) -> Diagnostic:
              "unknown is never a pass",
         policy=ob.ctx.policy.name, obligation=ob.key, edges=[ob.name(e) for e in named],
         witness=f"unknown:{ob.code}")
-
-
-def _group_key(d: Diagnostic) -> tuple:
-    """What ``_group_instances`` groups by: the code, the primary and first related spans, and the
-    message of an unknown verdict (unknowns of different obligations must each stay visible)."""
-    return _group_of(d.code, d.primary.span if d.primary else None, d.related[0].span if d.related else None,
-                     d.message)
-
-
-def _group_of(code: Code, primary: Span | None, related: Span | None, message: str = "") -> tuple:
-    """``_group_key`` from its parts, before a diagnostic is made (the replay of refutations)."""
-    return (code, primary, related, message if code is codes.SMT_001 else "")
-
-
-#: The obligation keys a grouped diagnostic's note names, at most (``_group_instances``).
-GROUP_KEYS_SHOWN = 4
-
-
-def _group_instances(diags: list[Diagnostic]) -> list[Diagnostic]:
-    """Keep one diagnostic per (code, primary span): edge-family instances share a span, and a
-    person needs the first instance's trace, plus a note on the others. The note counts the other
-    instances of the edge family that fail the same way (the kept one's edges differ from
-    theirs), and names, by obligation key, the findings on the kept one's own edges (another
-    posted link, another access of the same edges), which are not other instances. Grouping is
-    the same in every format, so the note is where those keys show (at most
-    ``GROUP_KEYS_SHOWN``; ``--dump-smt`` indexes every obligation)."""
-    groups: dict[tuple, list[Diagnostic]] = {}
-    for d in diags:
-        groups.setdefault(_group_key(d), []).append(d)
-    out = []
-    for ds in groups.values():
-        first = ds[0]
-        if len(ds) > 1:
-            same = [d.obligation for d in ds[1:] if d.edges == first.edges]
-            instances = len(ds) - 1 - len(same)
-            notes = ()
-            if instances:
-                notes += (f"{instances} more instance(s) of this edge family fail the same way",)
-            if same:
-                shown = ", ".join(same[:GROUP_KEYS_SHOWN]) + (", ..." if len(same) > GROUP_KEYS_SHOWN else "")
-                notes += (f"{len(same)} more finding(s) of this code on the same edges: {shown}",)
-            first = replace(first, notes=first.notes + notes)
-        out.append(first)
-    return out

@@ -253,8 +253,8 @@ flow f {
     assert r.hints["FX-ORD-002:publish#1|consume#0"].status in ("pair", "none")
 
 
-def _recheck(p: Policy, _blame: object = None) -> hints.Rechecked:
-    """A re-check that always replays its refutations (``hints.Recheck``)."""
+def _recheck(p: Policy, _blame: object = None, _stop: object = None) -> hints.Rechecked:
+    """A re-check that always replays its refutations and never stops early (``hints.Recheck``)."""
     backend = open_backend(SolverOptions())
     try:
         res = discharge(p, CheckOptions(verify_hints=False), backend)

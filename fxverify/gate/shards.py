@@ -15,7 +15,7 @@ as a compact record (``serialize.result_to_record``) and the keys and trace edge
 refutations. A shard's stage is generated one obligation at a time, so a worker's memory grows
 with the policy, as one process's does. ``merge`` puts the shards back in the order of one
 process: family by family, stage by stage; diagnostics, refutations and certificate failures in obligation order; hints verified
-once all findings are known, for the first finding of each group (``pipeline.first_findings``,
+once all findings are known, for the first finding of each group (``grouping.first_findings``,
 ``pipeline.verify_hints``, in the gate's process, which then resolves the policy itself); then
 ``pipeline.conclude``. The merged result renders to the
 same bytes as ``pipeline.check``'s.
@@ -229,7 +229,7 @@ def _discharge(b: _Built, task: ShardTask) -> ShardOutcome:
     stats = CacheStats()
     backend = counting(ResultCache(task.cache_dir) if task.cache_dir else None, stats)(effective_solver(policy, options.solver))
     # Above hints.MAX_EDGES every hint is marked unverified, each on its own: the shard does it for
-    # all its findings (the gate keeps the first of each group, as ``pipeline.first_findings``:
+    # all its findings (the gate keeps the first of each group, as ``grouping.first_findings``:
     # the others' diagnostics are grouped away). Below, verifying one re-checks the whole policy,
     # which the gate does once it has them all.
     here = options.verify_hints and len(policy.edges) > hints.MAX_EDGES
@@ -419,7 +419,7 @@ class _Later:
 def _hints(merged: CheckResult, shards: list[tuple[ShardOutcome, CheckResult]], where: Callable[[ShardOutcome, str], int],
            options: CheckOptions, snapshot: FileSnapshot) -> None:
     """The hints of ``merged``, as ``pipeline.discharge`` verifies them once it knows every
-    outcome: only the first finding of each group (``pipeline.first_findings``, in obligation
+    outcome: only the first finding of each group (``grouping.first_findings``, in obligation
     order). Past ``hints.MAX_EDGES`` the shards marked them (``ShardOutcome.verified``) and their
     checks are kept; else they are verified here, with the policy resolved from ``snapshot``
     and the findings' obligations generated again (a policy of at most ``hints.MAX_EDGES`` edges,

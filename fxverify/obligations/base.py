@@ -462,6 +462,16 @@ class Obligation(ABC):
     def encode(self) -> Query:
         """Return the SMT query; ``query.expect`` is the answer that proves the obligation."""
 
+    def probe(self) -> Query | None:
+        """A cheaper query to try before ``encode``'s when no fast proof holds, or ``None``: its
+        constraints those of ``encode`` and its violation some of the disjuncts of ``encode``'s,
+        so that each of its models is one of ``encode``'s. A refuting answer refutes the obligation
+        (its witness read as ``witness`` reads ``encode``'s, and replayed as every witness is); any
+        other answer proves nothing, and ``encode``'s query is sent (``pipeline.discharge_obligations``).
+        For obligations whose violation is a disjunction over many event pairs (a block pool's
+        lifetime: cubic in its allocations) of which the HB graph already names the likely one."""
+        return None
+
     @abstractmethod
     def witness(self, result: Result) -> Witness:
         """Turn a refuting solver result into a witness; call it on the obligation whose

@@ -33,7 +33,7 @@ def refutation(policy: Policy, sim: Simulator, ob: Obligation, w: Witness, res: 
     With ``traced`` False the witness is replayed all the same, but neither widened nor drawn:
     the diagnostic has no trace, its help is the fix's text and the violating event is read off
     the witness's own schedule. ``pipeline.discharge_obligations`` asks so for a refutation that
-    a check shows grouped under an earlier one of its group (``pipeline._group_key``), which
+    a check shows grouped under an earlier one of its group (``grouping.group_key``), which
     carries the trace: on a layered policy with a race in every layer, widening and drawing
     each of hundreds of witnesses over thousands of edges took minutes."""
     edges = tuple(w.cycle) if w.cycle else ob.edges
