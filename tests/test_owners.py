@@ -12,9 +12,12 @@ from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode
 from fxverify.obligations import lifetimes, owners
 from fxverify.obligations.base import Context
+from fxverify.obligations.families import generate
 from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation, chained, lifetime_regions, users
 from fxverify.obligations.owners import owned_by_hb
+from fxverify.smt.backend import SolverOptions, Status
+from fxverify.smt.factory import open_backend
 
 from tests.policies import lease_revoke_policies, lifetime_policies, policies, pool_chain_policies
 
@@ -88,3 +91,25 @@ def test_the_allocations_that_make_a_read_stale_are_found_in_their_chain_as_by_a
                     scanned = set(Unwritten(ctx, u, pos)._kills(w))  # every allocation tested: the definition
                 assert set(ob._kills(w)) == scanned, (u, pos, w)
     assume(chains)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lifetime_policies() | pool_chain_policies())
+def test_a_probe_that_refutes_gives_a_model_of_the_whole_query(policy) -> None:
+    """``Obligation.probe`` is tried before ``encode``: a refuting answer to it refutes the
+    obligation, so every model of the probe must satisfy every assertion of the whole query (its
+    violation is some of the whole one's disjuncts, its constraints the same)."""
+    _ctx, obs = generate(policy)
+    backend = open_backend(SolverOptions())
+    try:
+        for ob in obs:
+            probe = ob.probe() if ob.prove_fast() is None else None
+            if probe is None:
+                continue
+            res = backend.check(probe)
+            if res.status is probe.expect or res.status is Status.UNKNOWN:
+                continue
+            whole = ob.encode()
+            assert all(res.value(t) is True for _label, t in whole.assertions), ob.key
+    finally:
+        backend.close()
