@@ -537,3 +537,10 @@ def test_a_read_back_that_an_edge_cancels_is_rejected(mode: str) -> None:
     cancelled = load_policy_text(src[:-1] + "  edge watchdog: cancel verify by gpu0.abort after spill\n}\n")
     assert [e.name for e in cancelled.edges][:len(pol.edges)] == [e.name for e in pol.edges]
     assert [f.key for f in certify(cancelled, [(claim, cert)], mode).failures] == [claim.key]
+
+
+def test_every_certificate_kind_is_documented() -> None:
+    """specs/certificates.md has a row per certificate kind, which users read to audit a proof."""
+    text = (ROOT / "specs/certificates.md").read_text()
+    missing = [k for k in sorted(KINDS) if f"| `{k}` |" not in text]
+    assert not missing, f"kinds without a row in specs/certificates.md: {missing}"
