@@ -340,12 +340,12 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     pending: list[tuple[int, Obligation, Query, Query, bool]] = []
     findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase (their diagnostic's place held, to keep
-    # obligation order): (diagnostic index, obligation, query as encoded and the answer, refutation
-    # index, whether the query was the probe). Only the first of each group (``group_of``) keeps
+    # obligation order): (diagnostic index, obligation, its group, query as encoded and the answer,
+    # refutation index, whether the query was the probe). Only the first of each group (``group_of``) keeps
     # its query and answer, which only the trace of the one shown needs (``_again`` makes them
     # for a later one when an earlier did not replay): a pool with thousands of refutations held
     # gigabytes of queries and models.
-    refuted: list[tuple[int, Obligation, tuple[Query, Result] | None, int, bool]] = []
+    refuted: list[tuple[int, Obligation, tuple, tuple[Query, Result] | None, int, bool]] = []
     held: set[tuple] = set()
     stopped = False
 
@@ -360,7 +360,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             for (i, ob, query, sent, probing), res in zip(batch, backend.check_many([b[3] for b in batch])):
                 if probing and (res.status is Status.UNKNOWN or res.status is query.expect):
                     full = ob.encode()
-                    pending.append((i, ob, full, _unminimised(full) if full.minimize else full, False))
+                    pending.append((i, ob, full, _unminimised(full), False))
                     continue
                 result.solver_calls += 1
                 decided = _decided(ob, sent, res, result)
@@ -372,7 +372,16 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
                     group = group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
                     answer = None if group in held else (query, res)
                     held.add(group)
-                    refuted.append((len(result.diagnostics) - 1, ob, answer, len(result.refutations) - 1, probing))
+                    refuted.append((len(result.diagnostics) - 1, ob, group, answer, len(result.refutations) - 1, probing))
+
+    def recorded(ob: Obligation) -> Query:
+        # the query as encoded, written to the SMT-LIB dump and kept when they are asked for
+        query = ob.encode()
+        if dump is not None:
+            dump.write(query)
+        if keep is not None:
+            keep.append((ob, query))
+        return query
 
     count = 0
     for ob in obligations:
@@ -391,26 +400,17 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         method = ob.prove_fast() if options.prune else None
         if method is not None:
             if dump is not None or keep is not None:
-                query = ob.encode()
-                if dump is not None:
-                    dump.write(query)
-                if keep is not None:
-                    keep.append((ob, query))
+                recorded(ob)
             outcomes.append(ob.key, ob.code, Verdict.PROVED, method)
             if certifier is not None:
                 claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
         probe = ob.probe()
-        query = ob.encode() if probe is None or dump is not None or keep is not None else probe
-        if dump is not None:
-            dump.write(query)  # as encoded, whichever witness is asked for
-        if keep is not None:
-            keep.append((ob, query))
-        if probe is not None:
-            query = probe
-        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query) if query.minimize else query,
-                        probe is not None))
+        if probe is not None and (dump is not None or keep is not None):
+            recorded(ob)  # the whole query is dumped and kept as encoded, whichever is sent
+        query = probe if probe is not None else recorded(ob)
+        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None))
         if len(pending) >= _BATCH:
             flush()
             if stopped:
@@ -428,11 +428,10 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     if refuted and not stopped and (replay_if is None or replay_if(result)):
         sim = Simulator(policy)
         traced: set[tuple] = set()  # the groups (``group_key``) whose first replayed refutation has its trace
-        for at, ob, answer, r_at, probing in refuted:
+        for at, ob, group, answer, r_at, probing in refuted:
             # A check shows the first refutation of each group with its trace and counts the others
             # in a note (``group_instances``): every witness is replayed, but only that first one
-            # is widened and drawn. The key is the diagnostic's, known before it is made.
-            group = group_of(ob.code, ob.primary, ob.related[0].span if ob.related else None)
+            # is widened and drawn. The group key is the diagnostic's, known before it is made.
             first = group not in traced
             query, res = answer or (_again(ob, probing, backend) if first else (None, _UNSHOWN))
             # only the shown one is minimised; the others are replayed on their first model
@@ -465,7 +464,7 @@ def _again(ob: Obligation, probing: bool, backend: Backend) -> tuple[Query, Resu
     that refuted it."""
     query = ob.probe() if probing else ob.encode()
     assert query is not None  # INVARIANT: an obligation refuted by its probe has one
-    return query, backend.check(_unminimised(query) if query.minimize else query)
+    return query, backend.check(_unminimised(query))
 
 
 def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
@@ -486,7 +485,9 @@ def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, re
 def _unminimised(query: Query) -> Query:
     """``query`` without its minimisation objectives (every query's first answer). A variable
     only an objective mentions is still asserted equal to itself, so that a refuting model fixes
-    it as before (``Result.int``: the witness reads it)."""
+    it as before (``Result.int``: the witness reads it). A query without objectives is itself."""
+    if not query.minimize:
+        return query
     asserted = {v.name for v in free_vars([t for _, t in query.assertions])}
     only = [v for v in free_vars(list(query.minimize)) if v.name not in asserted]
     return replace(query, minimize=(), assertions=query.assertions + tuple((None, eq(v, v)) for v in only))

@@ -16,7 +16,7 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.posted import noticed, notices, on_link, read_backs_of, same_requester
+from fxverify.obligations.posted import noticed, notices, on_link, read_back_between, read_backs_of, same_requester
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -115,9 +115,8 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
             for ln in links:
                 # A read-back HB-between the write and the read pushed the write along its one
                 # route (FX-ORD-003): the `after` clauses the runtime enforces keep that order.
-                pushed = any(x != r and ln.name in rb.route and graph.hb_before(w.eid, x) and graph.hb_before(x, r)
-                             for x, rb in backs)
-                if not pushed and not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
+                pushed = read_back_between(graph, [(x, rb) for x, rb in backs if ln.name in rb.route], w.eid, r)
+                if pushed is None and not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
                     out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
     return {k: sorted(set(v)) for k, v in out.items()}
 

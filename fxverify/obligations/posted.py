@@ -9,7 +9,7 @@ objects and ``ProvedTogether`` runs.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import networkx as nx
 
@@ -184,11 +184,9 @@ class PostedRead(Obligation):
         return noticed(self.ctx, w, r, self.notes)
 
     def _read_back_between(self) -> tuple[int, SameRequester] | None:
-        """The first read-back (``read_backs``) HB-after the writer and HB-before the reader: its
-        completion follows the posted writes along their one route, as a flush of the link does."""
-        g = self.ctx.graph
+        """``read_back_between`` the writer and the reader, of ``read_backs``."""
         w, r = self.edges[:2]
-        return next(((x, rb) for x, rb in self.read_backs if g.hb_before(w, x) and g.hb_before(x, r)), None)
+        return read_back_between(self.ctx.graph, self.read_backs, w, r)
 
     def _between(self) -> list[int]:
         """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
@@ -521,6 +519,14 @@ def _posted_links(g: PolicyGraph, edges: Sequence[Edge]) -> dict[int, list[Link]
         if links:
             out[e.eid] = links
     return out
+
+
+def read_back_between(g: PolicyGraph, read_backs: Iterable[tuple[int, SameRequester]], w: int, r: int
+                      ) -> tuple[int, SameRequester] | None:
+    """The first of ``read_backs`` (``read_backs_of``, on one link's route) HB-after writer ``w``
+    and HB-before reader ``r``, other than ``r``: its completion follows the posted writes along
+    their one route, as a flush of the link does (FX-ORD-003); ``None`` when none is."""
+    return next(((x, rb) for x, rb in read_backs if x != r and g.hb_before(w, x) and g.hb_before(x, r)), None)
 
 
 def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameRequester], ...]:
