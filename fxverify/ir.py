@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from fxverify.diagnostics.suppress import Suppression
+from fxverify.footprints import Footprint  # noqa: F401  (part of the IR; its own module for its geometry)
 from fxverify.source import NO_SPAN, Span
 from fxverify.vocab import ClassKind, DeviceKind, LinkOrder, ReleaseKind, dtype_bits
 from fxverify.xforms import (  # noqa: F401  (the transform steps are part of the IR)
@@ -196,72 +197,6 @@ class MapDecl:
     cls: ConsistencyClass
     merge: str | None = None
     span: Span = NO_SPAN
-
-
-@dataclass(frozen=True, slots=True)
-class Footprint:
-    """The bytes an access touches: ``{base + k*stride + o : 0 <= k < count, 0 <= o < elem}``.
-
-    ``base`` is absolute in ``space``; ``region`` names the region instance the access is made
-    through. A contiguous range has ``count == 1`` and ``stride == elem``. All values are bytes.
-    """
-
-    region: str
-    space: str
-    base: int
-    elem: int
-    stride: int
-    count: int
-    span: Span = NO_SPAN
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes covered, ``elem * count`` (elements never overlap: specs/language.md, Footprints)."""
-        return self.elem * self.count
-
-    @property
-    def lo(self) -> int:
-        """Lowest address touched."""
-        return self.base
-
-    @property
-    def hi(self) -> int:
-        """One past the highest address touched."""
-        return self.base + (self.count - 1) * self.stride + self.elem
-
-    @property
-    def contiguous(self) -> bool:
-        """True when the footprint is exactly the interval ``[lo, hi)``."""
-        return self.count == 1 or self.stride <= self.elem
-
-    def contains(self, addr: int) -> bool:
-        """True when byte ``addr`` belongs to the footprint (exact, also for strided ones)."""
-        return self.element_of(addr) is not None
-
-    def meets(self, lo: int, hi: int) -> bool:
-        """True when some byte of the footprint lies in ``[lo, hi)`` (exact for strided ones)."""
-        if hi <= lo or hi <= self.lo or lo >= self.hi:
-            return False
-        if self.contiguous:
-            return True
-        # First element whose end passes lo; it meets the range iff it starts before hi.
-        k = max(0, (lo - self.base - self.elem) // self.stride + 1)
-        return k < self.count and self.base + k * self.stride < hi
-
-    def element_of(self, addr: int) -> int | None:
-        """Return the smallest element index ``k`` whose bytes include ``addr``, or ``None``."""
-        rel = addr - self.base
-        if rel < 0 or addr >= self.hi:
-            return None
-        if self.stride <= 0:
-            return 0 if rel < self.elem else None
-        k_hi = min(rel // self.stride, self.count - 1)
-        # With stride < elem several elements can cover addr; the smallest one is wanted.
-        k = k_hi
-        while k >= 0 and rel - k * self.stride < self.elem:
-            k -= 1
-        k += 1
-        return k if k <= k_hi and rel - k * self.stride < self.elem else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -336,8 +336,8 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     claimed: dict[str, Obligation] = {}  # the obligations whose certificates the certifier holds
     outcomes = OutcomeLog()
     # (index of the outcome, obligation, its query as encoded (or its probe), the query sent:
-    # without objectives, whether it is the probe)
-    pending: list[tuple[int, Obligation, Query, Query, bool]] = []
+    # without objectives, whether it is the probe, the answer when a checked guess gave it)
+    pending: list[tuple[int, Obligation, Query, Query, bool, Result | None]] = []
     findings: list[hints.Finding] = []
     # Refuted obligations wait for the replay phase (their diagnostic's place held, to keep
     # obligation order): (diagnostic index, obligation, its group, query as encoded and the answer,
@@ -357,13 +357,17 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         while pending:
             batch = pending[:]
             pending.clear()
-            for (i, ob, query, sent, probing), res in zip(batch, backend.check_many([b[3] for b in batch])):
+            asked = [b[3] for b in batch if b[5] is None]
+            answers = iter(backend.check_many(asked) if asked else ())
+            for i, ob, query, sent, probing, guessed in batch:
+                res = guessed if guessed is not None else next(answers)
                 if probing and (res.status is Status.UNKNOWN or res.status is query.expect):
                     full = ob.encode()
-                    pending.append((i, ob, full, _unminimised(full), False))
+                    pending.append((i, ob, full, _unminimised(full), False, None))
                     continue
-                result.solver_calls += 1
-                decided = _decided(ob, sent, res, result)
+                if guessed is None:
+                    result.solver_calls += 1
+                decided = _decided(ob, sent, res, result, "solver" if guessed is None else GUESSED)
                 outcomes.decide(i, decided)
                 if stop_if is not None and decided.verdict is not Verdict.PROVED and stop_if(ob.key):
                     stopped = True
@@ -406,11 +410,14 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
                 claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
             continue
-        probe = ob.probe()
-        if probe is not None and (dump is not None or keep is not None):
-            recorded(ob)  # the whole query is dumped and kept as encoded, whichever is sent
-        query = probe if probe is not None else recorded(ob)
-        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None))
+        values = ob.guess() if options.prune else None
+        encoded = recorded(ob) if values is not None else None
+        guessed = encoded.model_of(values) if encoded is not None and encoded.expect is Status.UNSAT else None
+        probe = ob.probe() if guessed is None else None
+        if probe is not None and encoded is None and (dump is not None or keep is not None):
+            encoded = recorded(ob)  # the whole query is dumped and kept as encoded, whichever is sent
+        query = probe if probe is not None else encoded if encoded is not None else recorded(ob)
+        pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None, guessed))
         if len(pending) >= _BATCH:
             flush()
             if stopped:
@@ -567,9 +574,15 @@ def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifi
             policy=policy.name, obligation=ob.key))
 
 
-def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> Outcome:
-    """The outcome of a query the solver answered; an unknown one adds its diagnostic to
-    ``result``, a refuted one its witness (its diagnostic comes from the replay phase)."""
+#: The method of a refutation by a checked guess (``Obligation.guess``): a model made from the IR
+#: that satisfies every assertion of the query (``Query.model_of``), with no solver call.
+GUESSED = "concrete-witness"
+
+
+def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult, method: str = "solver") -> Outcome:
+    """The outcome of a query the solver answered (or a checked guess: ``method``); an unknown
+    one adds its diagnostic to ``result``, a refuted one its witness (its diagnostic comes from
+    the replay phase)."""
     if res.status is Status.UNKNOWN:
         result.diagnostics.append(_unknown(ob, res.reason))
         return Outcome(ob.key, ob.code, Verdict.UNKNOWN, "solver", res.reason)
@@ -577,7 +590,7 @@ def _decided(ob: Obligation, query: Query, res: Result, result: CheckResult) -> 
         return Outcome(ob.key, ob.code, Verdict.PROVED, "solver")
     w = ob.witness(res)  # first: it may narrow ``ob.edges`` to what the model shows (``RaceFree``)
     result.refutations.append(Refutation(ob.key, ob.code, tuple(ob.edges), w))
-    return Outcome(ob.key, ob.code, Verdict.REFUTED, "solver")
+    return Outcome(ob.key, ob.code, Verdict.REFUTED, method)
 
 
 def _unknown(ob: Obligation, reason: str) -> Diagnostic:

@@ -472,6 +472,18 @@ class Obligation(ABC):
         lifetime: cubic in its allocations) of which the HB graph already names the likely one."""
         return None
 
+    def guess(self) -> dict[str, int | bool] | None:
+        """A candidate model of ``encode``'s query made without a solver, or ``None``: values for
+        every variable of the query (those of its objectives too), named as ``encode`` names them
+        (it is called first, so that no query is built when there is no guess). The
+        pipeline evaluates every assertion of the query under it (``smt.terms.evaluate``, exact
+        integer arithmetic) and, when all hold, the query is satisfiable and the obligation
+        refuted by that model: its witness is read and replayed as a solver's is. A guess that
+        fails an assertion proves nothing, and the query goes to the solver. For obligations whose
+        violation the IR already shows concretely (two accesses HB leaves unordered, with a byte
+        in common), by the thousand in a pool that waits for the wrong free."""
+        return None
+
     @abstractmethod
     def witness(self, result: Result) -> Witness:
         """Turn a refuting solver result into a witness; call it on the obligation whose

@@ -97,6 +97,26 @@ class Race(Obligation):
         cons += [("shared_byte_a", ma), ("shared_byte_b", mb), ("overlap", overlap)]
         return Query(self.key, tuple(cons), minimize=(*self._probes, *time_objectives(self.edges)), header=self.header())
 
+    def guess(self) -> dict[str, int | bool] | None:
+        """Both accesses at once, over the footprints' lowest common byte: each edge runs over
+        ``[0, 1)`` ns, which the query's schedule allows when HB leaves the pair unordered (the
+        pairs ``generate`` makes) and no cancel is among its edges. ``None`` with a cancel, or
+        when the footprints share no byte (their hulls only meet)."""
+        if len(self.edges) > 2:
+            return None
+        fa, fb = self.acc_a.footprint, self.acc_b.footprint
+        byte = fa.shared_byte(fb)
+        if byte is None:
+            return None
+        model: dict[str, int | bool] = {"addr": byte}
+        for tag, fp in (("a", fa), ("b", fb)):
+            k = fp.element_of(byte)
+            assert k is not None  # INVARIANT: shared_byte returns a byte of both
+            model[f"k_{tag}"], model[f"o_{tag}"] = k, byte - fp.base - fp.stride * k
+        for e in self.edges:
+            model[f"s_{e}"], model[f"f_{e}"] = 0, 1
+        return model
+
     def witness(self, result: Result) -> Witness:
         return self.witness_from(result, self._probes)
 

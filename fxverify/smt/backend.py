@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
-from fxverify.smt.terms import Term, evaluate
+from fxverify.smt.terms import Term, evaluate, satisfies
 
 
 class Status(Enum):
@@ -42,6 +42,13 @@ class Query:
     expect: Status = Status.UNSAT
     header: tuple[str, ...] = ()
     want_core: bool = False
+
+    def model_of(self, values: dict[str, int | bool]) -> Result | None:
+        """A sat ``Result`` with model ``values`` when they satisfy every assertion and fix every
+        variable of the assertions and objectives (``terms.satisfies``), else ``None``."""
+        if not satisfies(values, [t for _label, t in self.assertions], list(self.minimize)):
+            return None
+        return Result(Status.SAT, dict(values))
 
 
 @dataclass(frozen=True)

@@ -204,3 +204,16 @@ _BINARY = {
     "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
     "=": lambda a, b: a == b,
 }
+
+
+def satisfies(values: dict[str, int | bool], formulas: list[Term], terms: list[Term]) -> bool:
+    """True when ``values`` is a model of the conjunction of ``formulas``: every variable of
+    ``formulas`` and of ``terms`` (a query's objectives) has a value of its sort (a ``bool`` for
+    ``Bool``, an ``int`` otherwise), and every formula evaluates to ``True`` (``evaluate``: exact
+    integer arithmetic, as SMT-LIB's). A checked model, as a solver's sat answer is one."""
+    for v in free_vars([*formulas, *terms]):
+        got = values.get(v.name)
+        if got is None or isinstance(got, bool) is not (v.sort is Sort.BOOL):
+            return False
+    return all(evaluate(f, values) is True for f in formulas)
+
