@@ -231,8 +231,17 @@ class Verifier:
             if self.rechecks >= self.limit:
                 raise _Budget
             self.rechecks += 1
-        self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved), self._stop(f))
+        self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved), self._stop(f),
+                                               self._family(f))
         return out
+
+    @staticmethod
+    def _family(f: Finding | None) -> str | None:
+        """The family whose obligations unproved before a re-check judging ``f`` decides again:
+        ``f``'s. ``discharges`` reads the others' only as unproved keys the policy had (which
+        never reject an edit), so they need no solver; ``None`` (all) for a cycle, whose help
+        counts what stays unproved, and without ``f``."""
+        return None if f is None or f.ob.code is codes.ORD_001 else f.ob.family.name
 
     def _stop(self, f: Finding | None) -> Callable[[str], bool] | None:
         """Where a re-check judging ``f`` may stop: at an unproved obligation the policy proved, or
@@ -244,7 +253,10 @@ class Verifier:
         return lambda k: k == own or k not in before
 
     def _judges(self, hit: Rechecked, f: Finding | None) -> bool:
-        """Re-check ``hit`` judges ``f``: it ran whole, or stopped at a key rejecting ``f``'s edits."""
+        """Re-check ``hit`` judges ``f``: it decided ``f``'s family (``Rechecked.family``), and it
+        ran whole or stopped at a key rejecting ``f``'s edits."""
+        if hit.family is not None and hit.family != self._family(f):
+            return False
         return hit.stopped is None or f is not None and f.ob.code is not codes.ORD_001 and (
             hit.stopped == f.ob.key or hit.stopped not in self.before)
 

@@ -218,7 +218,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
               keep: list[tuple[Obligation, Query]] | None = None,
               families: FamilyStore | None = None,
               replay_if: Callable[[CheckResult], bool] | None = None,
-              stop_if: Callable[[str], bool] | None = None) -> CheckResult:
+              stop_if: Callable[[str], bool] | None = None,
+              skip_if: Callable[[Obligation], bool] | None = None) -> CheckResult:
     """Discharge every obligation of ``policy``: exact non-solver proofs first (unless
     ``options.prune`` is off), then ``backend`` in batches; then the refutations are replayed
     (each phase reported to ``progress``), then their hints verified. Returns a
@@ -231,8 +232,8 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
     neither generated nor discharged: its outcomes are the stored ones, in its place, and the
     family is named in ``result.reused``; a family discharged here whose every obligation was
     proved is stored. Not with ``keep``, ``options.dump_smt`` or ``options.certify``, which need
-    every obligation. ``replay_if`` and ``stop_if``: as ``discharge_obligations``'s (``stop_if``
-    not with ``families``). Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
+    every obligation. ``replay_if``, ``stop_if`` and ``skip_if``: as ``discharge_obligations``'s
+    (``stop_if`` and ``skip_if`` not with ``families``). Raises ``OSError`` when ``options.dump_smt`` cannot be written."""
     if progress is not None:
         progress.phase("generate", len(OBLIGATION_FAMILIES))
     # Obligations are generated, proved fast and sent to the solver as one stream (memory grows
@@ -254,7 +255,7 @@ def discharge(policy: Policy, options: CheckOptions, backend: Backend,
                 families.put(family, digests[family], replace(run, queries=prover.queries[family]) if prover else run)
     else:
         found = discharge_obligations(policy, kept(obligations, options), options, backend, progress, keep, replay_if,
-                                      stop_if)
+                                      stop_if, skip_if)
     if options.verify_hints and found.findings:
         firsts = first_findings(found.findings, found.result.diagnostics)
         if progress is not None:
@@ -313,7 +314,8 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
                           progress: Progress | None = None,
                           keep: list[tuple[Obligation, Query]] | None = None,
                           replay_if: Callable[[CheckResult], bool] | None = None,
-                          stop_if: Callable[[str], bool] | None = None) -> Discharged:
+                          stop_if: Callable[[str], bool] | None = None,
+                          skip_if: Callable[[Obligation], bool] | None = None) -> Discharged:
     """``discharge`` for the given ``obligations`` of ``policy`` (all of them, or a shard's:
     ``gate.shards``), without verifying hints. ``obligations`` is consumed once, one at a time
     (only the pending solver queries and, under ``--certify``, the fast-proved obligations are
@@ -329,7 +331,9 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
     verdicts alone reject the hint (``hints.Verifier.discharges``). With ``stop_if``, no further
     obligation is generated once an unproved one's key makes it true (the batch it is in is
     decided whole, and nothing is replayed): a hint's re-check that the first obligation left
-    unproved by the edit already rejects. Raises as ``discharge``."""
+    unproved by the edit already rejects. With ``skip_if``, an obligation no fast proof holds for
+    and that makes it true is not decided: its outcome is unknown, method ``not-decided`` (a
+    hint's re-check need not decide what its judgement cannot read). Raises as ``discharge``."""
     result = CheckResult(policy.path, policy, SourceMap())
     dump = SmtlibDump(options.dump_smt) if options.dump_smt else None
     certifier = Certifier(policy, options.certify, solver=options.solver) if options.certify else None
@@ -409,6 +413,9 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             if certifier is not None:
                 claimed[ob.key] = ob
                 certifier.add(Claim(ob.key, str(ob.code), tuple(ob.edges), method), ob.certificate())
+            continue
+        if skip_if is not None and skip_if(ob):
+            outcomes.append(ob.key, ob.code, Verdict.UNKNOWN, NOT_DECIDED)
             continue
         values = ob.guess() if options.prune else None
         encoded = recorded(ob) if values is not None else None
@@ -528,8 +535,10 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
     def unproved_in(r: CheckResult) -> dict[str, str]:
         return {o.key: o.code.family.name for o in r.outcomes if o.verdict is not Verdict.PROVED}
 
-    def recheck(edited: Policy, blame: Callable[[Collection[str]], bool], stop: Callable[[str], bool] | None) -> hints.Rechecked:
-        # the refutations are replayed only when the hint's judgement needs the edges they blame
+    def recheck(edited: Policy, blame: Callable[[Collection[str]], bool], stop: Callable[[str], bool] | None,
+                family: str | None) -> hints.Rechecked:
+        # the refutations are replayed only when the hint's judgement needs the edges they blame;
+        # with ``family``, an obligation of another family the policy left unproved is not decided
         hit: list[str] = []  # the key that stopped the check
 
         def stopping(key: str) -> bool:
@@ -538,16 +547,17 @@ def verify_hints(policy: Policy, options: CheckOptions, findings: list[hints.Fin
                 return True
             return False
         r = discharge(edited, again, solver, replay_if=lambda done: blame(unproved_in(done)),
-                      stop_if=None if stop is None else stopping)
+                      stop_if=None if stop is None else stopping,
+                      skip_if=None if family is None else lambda ob: ob.key in before and ob.code.family.name != family)
         unproved = unproved_in(r)
         if hit:
-            return hints.Rechecked(unproved, None, hit[0])
+            return hints.Rechecked(unproved, None, hit[0], family)
         if not blame(unproved):
-            return hints.Rechecked(unproved, None)
+            return hints.Rechecked(unproved, None, family=family)
         if any(d.code is codes.INT_001 for d in r.diagnostics):
             # a witness that did not replay blames no edge: the re-check proves nothing of the hint
             unproved[f"{codes.INT_001}:re-check"] = "INTERNAL"
-        return hints.Rechecked(unproved, {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation})
+        return hints.Rechecked(unproved, {d.obligation: frozenset(d.edges) for d in r.diagnostics if d.obligation}, family=family)
     try:
         result.diagnostics, result.hints = hints.verify_all(policy, findings, result.diagnostics, before, recheck,
                                                             len(result.outcomes), on_each)
@@ -573,6 +583,9 @@ def _certified(policy: Policy, by_key: dict[str, Obligation], certifier: Certifi
             ob.primary, notes=(f"proof method `{next(o.method for o in result.outcomes if o.key == x.key)}`",),
             policy=policy.name, obligation=ob.key))
 
+
+#: The method of an obligation ``skip_if`` left undecided (unknown): never in a check's result.
+NOT_DECIDED = "not-decided"
 
 #: The method of a refutation by a checked guess (``Obligation.guess``): a model made from the IR
 #: that satisfies every assertion of the query (``Query.model_of``), with no solver call.

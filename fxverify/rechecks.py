@@ -21,17 +21,22 @@ class Rechecked:
     decided the hint asking: ``Verifier.needs_blame``). A refutation that did not replay is the
     key ``FX-INT-001:re-check``, which no policy had before: the check verifies no hint.
     ``stopped``: the key of the unproved obligation at which the check stopped (``Recheck``'s
-    ``stop``); ``unproved`` then holds only the verdicts found by then."""
+    ``stop``); ``unproved`` then holds only the verdicts found by then. ``family``: the one
+    family whose obligations the policy left unproved were decided again (``Recheck``'s
+    ``family``); those of the others are in ``unproved`` undecided. ``None``: all were."""
 
     unproved: dict[str, str]
     blamed: dict[str, frozenset[str]] | None
     stopped: str | None = None
+    family: str | None = None
 
 
-#: ``recheck(policy, blame, stop)`` -> the ``Rechecked`` of ``policy``, whose refutations are
-#: replayed when ``blame`` of its unproved keys is true; with ``stop``, the check may stop at the
-#: first unproved obligation whose key makes it true (``Rechecked.stopped``).
-Recheck = Callable[[Policy, Callable[[Collection[str]], bool], Callable[[str], bool] | None], Rechecked]
+#: ``recheck(policy, blame, stop, family)`` -> the ``Rechecked`` of ``policy``, whose refutations
+#: are replayed when ``blame`` of its unproved keys is true; with ``stop``, the check may stop at
+#: the first unproved obligation whose key makes it true (``Rechecked.stopped``); with ``family``
+#: (a family's name), an obligation of another family that the unedited policy left unproved is
+#: not decided, and counts as unproved (``Rechecked.family``).
+Recheck = Callable[[Policy, Callable[[Collection[str]], bool], Callable[[str], bool] | None, str | None], Rechecked]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.graph import PolicyGraph
 from fxverify.ir import MapOpKind, Policy
 from fxverify.obligations.families import generate
-from fxverify.pipeline import CheckOptions, check, discharge
+from fxverify.pipeline import NOT_DECIDED, CheckOptions, check, discharge
 from fxverify.resolve import load_policy
 from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.smt.backend import Backend, Result, SolverOptions
@@ -253,8 +253,9 @@ flow f {
     assert r.hints["FX-ORD-002:publish#1|consume#0"].status in ("pair", "none")
 
 
-def _recheck(p: Policy, _blame: object = None, _stop: object = None) -> hints.Rechecked:
-    """A re-check that always replays its refutations and never stops early (``hints.Recheck``)."""
+def _recheck(p: Policy, _blame: object = None, _stop: object = None, _family: object = None) -> hints.Rechecked:
+    """A re-check that always replays its refutations, never stops early and decides every family
+    (``hints.Recheck``)."""
     backend = open_backend(SolverOptions())
     try:
         res = discharge(p, CheckOptions(verify_hints=False), backend)
@@ -262,6 +263,58 @@ def _recheck(p: Policy, _blame: object = None, _stop: object = None) -> hints.Re
         backend.close()
     blamed = {d.obligation: frozenset(d.edges) for d in res.diagnostics if d.obligation}
     return hints.Rechecked({o.key: o.code.family.name for o in res.outcomes if o.verdict is not Verdict.PROVED}, blamed)
+
+
+_WRONG_FREE = ROOT / "corpus/ownership/fail/pool-waits-for-the-wrong-free.fx"
+
+
+def test_a_recheck_for_one_family_leaves_the_others_unproved_before_undecided() -> None:
+    """A hint's re-check judging an ownership finding (``skip_if``, as ``verify_hints`` passes it):
+    every obligation of another family that the policy left unproved is not decided (unknown,
+    ``not-decided``), every other obligation gets the verdict a whole check gives it, and fewer
+    queries reach the solver."""
+    policy, _ = load_policy(str(_WRONG_FREE), SourceMap())
+    assert policy is not None
+    backend = open_backend(SolverOptions())
+    try:
+        whole = discharge(policy, CheckOptions(verify_hints=False), backend)
+        before = {o.key for o in whole.outcomes if o.verdict is not Verdict.PROVED}
+        part = discharge(policy, CheckOptions(verify_hints=False), backend,
+                         skip_if=lambda ob: ob.key in before and ob.code.family.name != "OWNERSHIP")
+    finally:
+        backend.close()
+    skipped = 0
+    for w, p in zip(whole.outcomes, part.outcomes, strict=True):
+        if w.key in before and w.code.family.name != "OWNERSHIP":
+            assert (p.verdict, p.method) == (Verdict.UNKNOWN, NOT_DECIDED), p.key
+            skipped += 1
+        else:
+            assert (p.key, p.verdict, p.method) == (w.key, w.verdict, w.method)
+    assert skipped and part.solver_calls < whole.solver_calls
+
+
+def test_a_recheck_for_one_family_is_not_reused_to_judge_another() -> None:
+    """The same edit set judged for a race (ordering) and for a use outside its allocation
+    (ownership): each family gets its own re-check, and a second finding of a family reuses its
+    family's."""
+    r = check(str(_WRONG_FREE), CheckOptions(verify_hints=False))
+    assert r.policy is not None
+    before = {o.key for o in r.outcomes if o.verdict is not Verdict.PROVED}
+    _ctx, obs = generate(r.policy)
+    refuted = [o for o in obs if o.key in before]
+    race = next(o for o in refuted if str(o.code) == "FX-ORD-002")
+    use = next(o for o in refuted if str(o.code) == "FX-OWN-004")
+    asked: list[object] = []
+
+    def recording(p: Policy, blame: object = None, stop: object = None, family: object = None) -> hints.Rechecked:
+        asked.append(family)
+        # decides every family, and says it decided only ``family``'s: what a re-check may reuse
+        return replace(_recheck(p, blame, stop), family=family)  # type: ignore[arg-type]
+    v = hints.Verifier(r.policy, before, recording)
+    fix = (Option((after("take[4]", "free[0]"),)),)
+    for ob in (race, race, use):
+        v.unproved(fix, hints.Finding(ob, hint(after("take[4]", "free[0]")), tuple(ob.edges), 0))
+    assert asked == ["ORDERING", "OWNERSHIP"]
 
 
 def test_a_hint_that_keeps_the_bug_is_replaced() -> None:
