@@ -25,7 +25,7 @@ from fxverify.obligations.families import generate
 from fxverify.pipeline import NOT_DECIDED, CheckOptions, check, discharge
 from fxverify.resolve import load_policy
 from fxverify.result import CheckResult, HintCheck, Verdict
-from fxverify.smt.backend import Backend, Result, SolverOptions
+from fxverify.smt.backend import Backend, SolverOptions
 from fxverify.smt.caching import CachingBackend, MemoryStore, QueryCounts
 from fxverify.smt.factory import open_backend
 from fxverify.source import SourceMap
@@ -196,7 +196,7 @@ flow f {
 }
 """
     r = _check(tmp_path, text.replace("OP", "update stats[0] = 1").replace("owner gpu0 init", "owner dpu0 init"))
-    assert _help(r, "FX-MAP-001").startswith(f"declare map `stats` with `class per_device`, or declare map `stats` with `class causal`")
+    assert _help(r, "FX-MAP-001").startswith("declare map `stats` with `class per_device`, or declare map `stats` with `class causal`")
     assert _help(r, "FX-MAP-001").endswith(VERIFIED)
     r = _check(tmp_path, text.replace("OP", "map_write stats[0] = 1").replace("owner gpu0 init", "owner dpu0 init"))
     assert _help(r, "FX-MAP-001").startswith("declare map `stats` with `class causal`, or declare map `stats` with `class linearizable`, or declare map `stats` with `class per_device`")
