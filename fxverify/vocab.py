@@ -34,6 +34,11 @@ UNITS: dict[str, int] = {
 #: One past the largest byte address: spaces, regions and footprints are 64-bit.
 U64_END = 1 << 64
 
+#: The largest solver budget, timeout (ms) and seed: Z3 reads its ``rlimit``, ``timeout`` and
+#: ``random_seed`` parameters as unsigned 32-bit integers (``z3 -pd``: type ``unsigned int``) and
+#: keeps the low 32 bits of a larger value, so 2^32 + 1 would mean 1.
+SOLVER_PARAM_MAX = (1 << 32) - 1
+
 
 def size_text(n: int) -> str:
     """A byte count as ``64 KiB`` / ``80 GiB`` when it is an exact multiple, else ``12345 B``."""

@@ -95,6 +95,9 @@ def test_relative_paths_in_the_file_are_relative_to_it(repo: Path, monkeypatch: 
     ('[tool.fxverify]\nexlude = ["x"]\n', "pyproject.toml:2:1", "did you mean `exclude`"),
     ('[tool.fxverify]\nselect = ["FX-ORD"\n', "pyproject.toml:2:", "is not valid TOML"),
     ('[tool.fxverify]\nselect = ["FX-NOPE"]\n', None, "`--select FX-NOPE` names no rule"),
+    # Z3 keeps the low 32 bits of a larger budget: 2^32 + 1 would be a budget of 1
+    ('[tool.fxverify]\nrlimit = 4294967297\n', "pyproject.toml:2:1", "`rlimit` must be at most 4294967295"),
+    ('[tool.fxverify]\nseed = 4294967296\n', "pyproject.toml:2:1", "`seed` must be at most 4294967295"),
     # broken files that name the table otherwise than `[tool.fxverify]`: still the configuration
     ('[tool]\nfxverify = { jobs = 2\n', "pyproject.toml:2:", "is not valid TOML"),
     ('tool.fxverify.jobs = 2\nx = = 1\n', "pyproject.toml:2:5", "is not valid TOML"),

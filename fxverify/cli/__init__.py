@@ -27,6 +27,7 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
 from fxverify.lower import TARGETS
 from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
+from fxverify.vocab import SOLVER_PARAM_MAX
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
 
@@ -123,11 +124,11 @@ def check(
                                        help="Discharge every instance of an edge family on its own (no proofs for all "
                                             "index values at once; the same verdicts)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", envvar=_env("solver"), help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, envvar=_env("rlimit"),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, max=SOLVER_PARAM_MAX, envvar=_env("rlimit"),
                                help="Solver resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, envvar=_env("timeout"),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, max=SOLVER_PARAM_MAX, envvar=_env("timeout"),
                                 help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", min=0, envvar=_env("seed"), help="Solver random seed."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SOLVER_PARAM_MAX, envvar=_env("seed"), help="Solver random seed."),
     stats: bool = typer.Option(False, "--stats", metavar="", help="Add wall times and cache counts to the report (makes it vary between runs)."),
     fail_on: FailOn = typer.Option(FailOn.error, "--fail-on", envvar=_env("fail-on"),
                                    help="Fail (exit 1) on errors only, or on warnings too."),
@@ -295,7 +296,7 @@ def lower(
     fmt: str = typer.Option(LowerFormat.text.value, "--format", "-f", metavar="[text|json]",
                             help="Report format: text or json (the check formats are `fxverify check`'s)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, max=SOLVER_PARAM_MAX, help="Solver resource limit per query."),
     stats: bool = typer.Option(False, "--stats", metavar="", help="Add stage wall times to the report."),
 ) -> None:
     """Lower a proved policy to per-device eBPF (C, objects, maps, obligations, manifest)."""
@@ -338,9 +339,9 @@ def smt(
     policy: Path = typer.Argument(..., readable=False, help="The policy file whose obligations to write."),
     output: Path = typer.Option(..., "-o", "--output", help="Output directory: new, empty, or a previous export's (replaced atomically as a whole)."),
     solver: Solver = typer.Option(Solver("z3"), "--solver", help=_SOLVER_HELP),  # type: ignore[valid-type]
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query (deterministic effort)."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
-    seed: int = typer.Option(0, "--seed", min=0, help="Solver random seed."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, max=SOLVER_PARAM_MAX, help="Solver resource limit per query (deterministic effort)."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, max=SOLVER_PARAM_MAX, help="Wall-clock limit per query, in ms."),
+    seed: int = typer.Option(0, "--seed", min=0, max=SOLVER_PARAM_MAX, help="Solver random seed."),
 ) -> None:
     """Write every obligation (fast-proved ones included) as a standalone SMT-LIB2 file with its expected status, plus index.json."""
     from fxverify.gate.smt_export import export_smt

@@ -20,6 +20,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import nearest
 from fxverify.gen import KV_DTYPES
 from fxverify.smt.backend import SolverOptions
+from fxverify.vocab import SOLVER_PARAM_MAX
 
 
 def explain(code: Optional[str] = typer.Argument(None, help="A code such as FX-ORD-002."),
@@ -85,8 +86,8 @@ def lsp(
     stdio: bool = typer.Option(True, "--stdio", metavar="", help="Speak LSP on standard input and output (the only transport)."),
     check_seconds: float = typer.Option(120.0, "--check-seconds", min=1, help="Wall-time cap of one check, in s: past it the verdict is unknown."),
     memory_mib: int = typer.Option(4096, "--memory-mib", min=64, help="Address-space cap of one check's process, in MiB."),
-    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, help="Solver resource limit per query."),
-    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, help="Wall-clock limit per query, in ms."),
+    rlimit: int = typer.Option(SolverOptions.rlimit, "--rlimit", min=1, max=SOLVER_PARAM_MAX, help="Solver resource limit per query."),
+    timeout: int = typer.Option(SolverOptions.timeout_ms, "--timeout", min=1, max=SOLVER_PARAM_MAX, help="Wall-clock limit per query, in ms."),
     cache_dir: Optional[Path] = typer.Option(None, "--cache-dir",
                                              help="Result cache folder whose families level the checks share (default: the user cache directory)."),
     no_cache: bool = typer.Option(False, "--no-cache", metavar="", help="Neither read nor write the result cache."),

@@ -29,6 +29,7 @@ from typing import Any
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
 from fxverify.source import SourceMap, Span
+from fxverify.vocab import SOLVER_PARAM_MAX
 
 #: The file names searched in each folder, in order of precedence.
 CONFIG_FILES = (".fxverify.toml", "pyproject.toml")
@@ -50,6 +51,7 @@ class Setting:
     choices: tuple[str, ...] = ()
     path: bool = False
     minimum: int | None = None
+    maximum: int | None = None
 
     @property
     def env(self) -> str:
@@ -67,9 +69,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("baseline", "baseline", str, path=True),
     Setting("jobs", "jobs", int, minimum=1),
     Setting("executor", "executor", str),
-    Setting("timeout", "timeout", int, minimum=1),
-    Setting("rlimit", "rlimit", int, minimum=1),
-    Setting("seed", "seed", int, minimum=0),
+    Setting("timeout", "timeout", int, minimum=1, maximum=SOLVER_PARAM_MAX),
+    Setting("rlimit", "rlimit", int, minimum=1, maximum=SOLVER_PARAM_MAX),
+    Setting("seed", "seed", int, minimum=0, maximum=SOLVER_PARAM_MAX),
     Setting("solver", "solver", str, ("z3", "cvc5", "portfolio")),
     Setting("cache-dir", "cache_dir", str, path=True),
     Setting("no-cache", "no_cache", bool),
@@ -229,6 +231,8 @@ def _wrong(s: Setting, value: Any) -> str | None:
         return f"must be one of {', '.join(repr(c) for c in s.choices)}, not {value!r}"
     if s.minimum is not None and value < s.minimum:
         return f"must be at least {s.minimum}, not {value}"
+    if s.maximum is not None and value > s.maximum:
+        return f"must be at most {s.maximum} (the solver reads it as a 32-bit number), not {value}"
     return None
 
 
@@ -236,6 +240,8 @@ def _expected(s: Setting) -> str:
     if s.choices:
         return f"write `{s.key} = \"{s.choices[0]}\"` (or {', '.join(repr(c) for c in s.choices[1:])})"
     example = {str: '"path"', int: "2", bool: "true", list: '["..."]'}[s.kind]
+    if s.maximum is not None:
+        return f"write an integer from {s.minimum} to {s.maximum}, for example `{s.key} = {example}`"
     return f"write `{s.key} = {example}`"
 
 

@@ -21,7 +21,9 @@ from fxverify.resolve.references import region_set
 from fxverify.resolve.state import EvalError, Fn, RegionFamily, State, instance_name, plural
 from fxverify.resolve.vocabulary import DTYPE_WORDS, OPERATOR_WORDS, word
 from fxverify.source import Span
-from fxverify.vocab import CHECKSUMS, DTYPES, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, U64_END, ClassKind, DeviceKind, LinkOrder
+from fxverify.vocab import (
+    CHECKSUMS, DTYPES, LINK_KINDS, MAP_SCALAR_BITS, MAP_TYPES, SOLVER_PARAM_MAX, U64_END, ClassKind, DeviceKind, LinkOrder,
+)
 
 
 def policy_decl(st: State) -> ast.PolicyDecl | None:
@@ -41,6 +43,10 @@ def policy_decl(st: State) -> ast.PolicyDecl | None:
             if decl.rlimit is not None and decl.rlimit <= 0:
                 st.error(codes.TYP_002, f"solver budget `rlimit {decl.rlimit}` must be positive", decl.span,
                          "not positive", help="write a positive resource limit, for example `rlimit 1_000_000`")
+            elif decl.rlimit is not None and decl.rlimit > SOLVER_PARAM_MAX:
+                st.error(codes.TYP_002, f"solver budget `rlimit {decl.rlimit}` is more than the solver can take",
+                         decl.span, f"more than {SOLVER_PARAM_MAX:_}",
+                         help=f"the solver reads `rlimit` as a 32-bit number: write at most `rlimit {SOLVER_PARAM_MAX:_}`")
     if found is None:
         span = Span(st.path, 0, 0)
         st.error(codes.NAM_001, f"`{st.path}` declares no policy", span, "no `policy` line",
