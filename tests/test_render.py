@@ -76,6 +76,26 @@ def test_counts_take_the_number_of_their_noun() -> None:
     assert head == "p.fx: proved — 1 obligation, 1 solver call, 1 certificate checked\n"
 
 
+_HOSTILE = 'policy "e"\ninclude "\x1b]0;pwned\x07\u202e.fx"\n'
+
+
+@pytest.mark.parametrize("fmt", ["text", "github"])
+def test_a_message_never_carries_a_control_character_to_the_terminal(tmp_path: Path, fmt: str) -> None:
+    """An include path with an OSC escape sequence (it would retitle the terminal), a BEL and a
+    bidirectional override: the message names it with each such character as ``U+XXXX``, in
+    plain text, forced colour and GitHub annotations alike; only the colour codes are ESC."""
+    import subprocess
+    import sys
+    (tmp_path / "e.fx").write_text(_HOSTILE, encoding="utf-8")
+    for extra in (["--color", "never"], ["--color", "always"]) if fmt == "text" else ([],):
+        r = subprocess.run([sys.executable, "-m", "fxverify", "check", "e.fx", "--format", fmt, *extra],
+                           cwd=tmp_path, capture_output=True, text=True)
+        out = r.stdout + r.stderr
+        assert r.returncode == 2 and "include `U+001B]0;pwnedU+0007U+202E.fx` not found" in out, out
+        assert "\x07" not in out and "\u202e" not in out and "\x1b]" not in out
+        assert "\x1b" not in out.replace("\x1b[", "") if extra == ["--color", "always"] else "\x1b" not in out
+
+
 @pytest.mark.parametrize("ch,shown", [("\u00a0", "\u2423"), ("\u3000", "\u2423"), ("\x1b", "\ufffd"),
                                       ("\u202e", "\ufffd"), ("\u200b", "\ufffd"), ("\t", " ")])
 def test_a_quoted_line_shows_odd_characters_safely_and_in_place(ch: str, shown: str) -> None:

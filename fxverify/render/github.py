@@ -21,6 +21,7 @@ from __future__ import annotations
 from fxverify.diagnostics.codes import Severity
 from fxverify.diagnostics.model import Diagnostic, counted
 from fxverify.gate.report import Report
+from fxverify.render.text import terminal_safe
 from fxverify.source import SourceMap
 
 _CMD = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTE: "notice"}
@@ -32,8 +33,9 @@ _ORDER = ("error", "warning", "notice")
 
 
 def escape_data(s: str) -> str:
-    """Escape a workflow command's message (``%``, ``\\r``, ``\\n``)."""
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command's message (``%``, ``\\r``, ``\\n``; other control characters
+    as ``U+XXXX``: ``text.terminal_safe``, since a runner's log is shown in a terminal too)."""
+    return terminal_safe(s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def escape_property(s: str) -> str:

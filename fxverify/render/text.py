@@ -204,19 +204,29 @@ def _certified(result: CheckResult) -> str:
     return f", {counted(result.certified, 'certificate')} checked{rejected}"
 
 
+def terminal_safe(text: str) -> str:
+    """``text`` with every character that is not printable, but a newline, written as ``U+XXXX``
+    (a tab as a space): names, paths and reasons come from policies and configuration files, and
+    an escape sequence in one must not drive the terminal or a CI log (ECMA-48 control functions:
+    ESC, BEL, CSI...) nor a bidirectional override reorder what is shown."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch == "\n" else " " if ch == "\t" else f"U+{ord(ch):04X}" for ch in text)
+
+
 def to_plain(lines: list[Line]) -> str:
-    """Join styled lines into plain text (trailing spaces stripped)."""
-    return "\n".join("".join(t for t, _ in ln).rstrip() for ln in lines) + ("\n" if lines else "")
+    """Join styled lines into plain text (trailing spaces stripped, ``terminal_safe``)."""
+    return "\n".join(terminal_safe("".join(t for t, _ in ln)).rstrip() for ln in lines) + ("\n" if lines else "")
 
 
 def to_rich(lines: list[Line]) -> "Text":
-    """Build a ``rich.text.Text`` with the segments' styles."""
+    """Build a ``rich.text.Text`` with the segments' styles (each segment ``terminal_safe``)."""
     from rich.text import Text
 
     out = Text()
     for i, ln in enumerate(lines):
         for t, st in ln:
-            out.append(t, style=st or None)
+            out.append(terminal_safe(t), style=st or None)
         out.append("\n")
     return out
 
