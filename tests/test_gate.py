@@ -636,6 +636,14 @@ def test_the_cache_key_covers_the_repository_root(tmp_path: Path) -> None:
     assert fx("check", str(pol), "--no-cache")[0] == 2
 
 
+def test_a_baseline_that_cannot_be_written_is_named(tmp_path: Path) -> None:
+    """FX-IO-001, exit 2, naming the file, when its folder does not exist."""
+    where = tmp_path / "missing" / "b.json"
+    r = CliRunner().invoke(app, ["check", str(ROOT / RACE), "--no-cache", "--write-baseline", str(where)])
+    assert r.exit_code == 2 and f"FX-IO-001]: cannot write the baseline `{where}`" in r.output, r.output
+    assert not where.parent.exists()
+
+
 def test_no_cache_writes_nothing(tmp_path: Path) -> None:
     cache = tmp_path / "cache"
     stats = _stats(tmp_path, str(ROOT / RACE), "--no-cache", "--cache-dir", str(cache))

@@ -224,6 +224,6 @@ def _write_baseline(report: Report, req: GateRequest, known: list[BaselineEntry]
             stale = {e.fingerprint for e in report.baseline.stale}
             write_text(target, dump_baseline([e for e in known if e.fingerprint not in stale]))
     except OSError as err:
-        report.problems.append(diagnostic(codes.IO_001, f"cannot write the baseline: {err.strerror or err}",
+        report.problems.append(diagnostic(codes.IO_001, f"cannot write the baseline `{target}`: {err.strerror or err}",
                                           help="name a file in an existing, writable folder"))
         report.decide()
