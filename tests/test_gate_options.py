@@ -103,7 +103,7 @@ def test_relative_paths_in_the_file_are_relative_to_it(repo: Path, monkeypatch: 
     ('tool.fxverify.jobs = 2\nx = = 1\n', "pyproject.toml:2:5", "is not valid TOML"),
     ('[ tool . "fxverify" ]\njobs = 2\n[[\n', "pyproject.toml:3:", "is not valid TOML"),
     ("[tool.'fxverify'.more]\nx = \n", "pyproject.toml:2:", "is not valid TOML"),
-    (b'[tool.fxverify]\njobs = 2 # \xff\n', None, "cannot read the configuration file `pyproject.toml`"),
+    (b'[tool.fxverify]\njobs = 2 # \xff\n', "pyproject.toml:2:12", "`pyproject.toml`: it is not UTF-8 text"),
 ])
 def test_a_bad_file_is_fx_use_007_with_its_position(repo: Path, text: str | bytes, where: str | None, words: str) -> None:
     (repo / "pyproject.toml").write_bytes(text if isinstance(text, bytes) else text.encode())

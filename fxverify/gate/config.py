@@ -28,6 +28,7 @@ from typing import Any
 
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Diagnostic, diagnostic, nearest
+from fxverify.fileio import NotUtf8, decode_utf8
 from fxverify.source import SourceMap, Span
 from fxverify.vocab import SOLVER_PARAM_MAX
 
@@ -176,11 +177,18 @@ def load_config(path: str) -> Config:
     parsed, an unknown key or a wrong value; every bad key is reported, not only the first."""
     sources = SourceMap()
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
+        text = decode_utf8(Path(path).read_bytes())
+    except OSError as err:
         raise ConfigError([diagnostic(codes.USE_008, f"cannot read the configuration file `{path}`: "
-                                      f"{getattr(err, 'strerror', None) or err}",
+                                      f"{err.strerror or err}",
                                       help="fix or remove the file, or name another with `--config FILE`")],
+                          sources) from None
+    except NotUtf8 as err:
+        sources.add(path, err.shown)
+        raise ConfigError([diagnostic(codes.USE_008, f"cannot read the configuration file `{path}`: it is not UTF-8 text",
+                                      Span(path, err.at, err.at + 1), "not UTF-8", notes=(f"found {err.found}",),
+                                      help="TOML files are UTF-8: save the file as UTF-8, or name another with "
+                                           "`--config FILE`")],
                           sources) from None
     sources.add(path, text)
     try:
