@@ -417,13 +417,14 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         if skip_if is not None and skip_if(ob):
             outcomes.append(ob.key, ob.code, Verdict.UNKNOWN, NOT_DECIDED)
             continue
+        probe = ob.probe()
+        # the whole query is dumped and kept as encoded, whichever is sent; a guess is checked
+        # against the query sent (a model of the probe is one of the whole query)
+        encoded = recorded(ob) if probe is None or dump is not None or keep is not None else None
+        query = probe if probe is not None else encoded
+        assert query is not None  # INVARIANT: encoded when there is no probe
         values = ob.guess() if options.prune else None
-        encoded = recorded(ob) if values is not None else None
-        guessed = encoded.model_of(values) if encoded is not None and encoded.expect is Status.UNSAT else None
-        probe = ob.probe() if guessed is None else None
-        if probe is not None and encoded is None and (dump is not None or keep is not None):
-            encoded = recorded(ob)  # the whole query is dumped and kept as encoded, whichever is sent
-        query = probe if probe is not None else encoded if encoded is not None else recorded(ob)
+        guessed = query.model_of(values) if values is not None and query.expect is Status.UNSAT else None
         pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None, guessed))
         if len(pending) >= _BATCH:
             flush()

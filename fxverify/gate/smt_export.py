@@ -95,6 +95,10 @@ def _notes(outcome: Outcome, expect: Status, solver: str) -> tuple[str, ...]:
                f"what that proof claims, so its answer must be {proves}")
     elif outcome.verdict is Verdict.PROVED:
         how = f"checker verdict: proved by the solver ({solver}), which answered {proves}"
+    elif outcome.verdict is Verdict.REFUTED and outcome.method != "solver":
+        how = (f"checker verdict: refuted by a model made without a solver (`{outcome.method}`) that satisfies every "
+               f"assertion of this query, so its answer must be {other} (the :status below); the counterexample "
+               f"was replayed by the simulator")
     elif outcome.verdict is Verdict.REFUTED:
         how = (f"checker verdict: refuted by the solver ({solver}), which answered {other} (the :status below), "
                f"the opposite of the expected answer; the counterexample was replayed by the simulator")

@@ -199,6 +199,28 @@ def contains(fp: Footprint, addr: Term) -> Term:
     return and_(body, mod(addr - fp.base, fp.stride) < fp.elem)
 
 
+def concurrent_schedule(graph: PolicyGraph, eids: Iterable[int], a: int, b: int) -> dict[str, int | bool]:
+    """Start and finish times (``s_<e>``, ``f_<e>``, in ns) for the edges ``eids``, among them
+    ``a`` and ``b``, which HB leaves unordered: ``a`` and ``b`` run over one interval, every HB
+    pair of ``eids`` is ordered with a gap of at least ``len(policy edges)`` ns, every edge lasts
+    1 ns. The gap covers ``projected_schedule``'s (the most edges on an HB path between two
+    primaries), so the times satisfy its constraints. The order: the edges HB-before ``a`` or
+    ``b`` (in rank order), then ``a`` and ``b`` together, then the rest (in rank order), which
+    is a linear extension of HB on ``eids``: an edge HB-before one of the first is itself one of
+    them, and none of them is HB-after ``a`` or ``b`` (that would order ``a`` and ``b``). For a
+    checked guess (``Obligation.guess``): the caller's query decides whether they fit."""
+    before, rank = graph.hb_before_fn(), graph.ranks()
+    prim = sorted(set(eids) - {a, b}, key=lambda e: rank[e])
+    first = [e for e in prim if before(e, a) or before(e, b)]
+    slots = [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in set(first)]
+    step = len(graph.policy.edges) + 1
+    out: dict[str, int | bool] = {}
+    for i, slot in enumerate(slots):
+        for e in slot:
+            out[f"s_{e}"], out[f"f_{e}"] = i * step, i * step + 1
+    return out
+
+
 def time_objectives(eids: Iterable[int]) -> list[Term]:
     """Minimisation objectives that make witness schedules small and deterministic."""
     out: list[Term] = []

@@ -33,7 +33,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import After, DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import (
-    finish, overlap, projected_schedule, start, time_objectives, touch_overlap, touches,
+    concurrent_schedule, finish, overlap, projected_schedule, start, time_objectives, touch_overlap, touches,
 )
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
@@ -458,6 +458,18 @@ class OutsideAllocation(_Lifetime):
     def encode(self) -> Query:
         return self._query(outside_violation(self.u, self.evs, self.ctx.policy.region(self.region).pooled, self.cancels),
                            "use_outside_allocation")
+
+    def guess(self) -> dict[str, int | bool] | None:
+        """The use and the first lifetime event HB leaves unordered with it over one interval
+        (``encode.concurrent_schedule``): the probe's first disjunct. ``None`` with a cancel of
+        the use, when HB orders every event with it, or when the query is not projected on the
+        primaries (a cyclic HB, or no reachability index)."""
+        g = self.ctx.graph
+        if self.cancels or not g.indexed():
+            return None
+        before = g.hb_before_fn()
+        x = next((y for y, _k in self.evs if y != self.u and not before(y, self.u) and not before(self.u, y)), None)
+        return None if x is None else concurrent_schedule(g, self.edges, self.u, x)
 
     def probe(self) -> Query | None:
         """The disjuncts of ``outside_violation`` that say a lifetime event overlaps the use, for

@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from fxverify.ir import Footprint
 from fxverify.obligations.families import generate
+from fxverify.obligations.lifetimes import OutsideAllocation
 from fxverify.obligations.races import Race
 from fxverify.pipeline import GUESSED, CheckOptions, discharge
 from fxverify.result import Verdict
@@ -19,7 +20,7 @@ from fxverify.smt.factory import open_backend
 from fxverify.smt.terms import eq, free_vars, int_var, satisfies
 
 from tests.ir_builders import A, policy, whole, write
-from tests.policies import policies, reuse_policies
+from tests.policies import lifetime_policies, policies, pool_chain_policies, reuse_policies
 
 
 @st.composite
@@ -67,6 +68,35 @@ def test_a_race_guess_is_accepted_exactly_when_the_pair_shares_a_byte_and_the_so
                 continue
             assert values is not None and query.model_of(values) is not None, ob.key
             assert backend.check(_pinned(query, values)).status is Status.SAT, ob.key
+            accepted += 1
+    finally:
+        backend.close()
+    assume(accepted)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(lifetime_policies() | pool_chain_policies())
+def test_a_use_outside_its_allocation_guessed_is_a_model_of_the_whole_query(policy) -> None:
+    """``OutsideAllocation.guess`` (the use and an unordered lifetime event at one time, the rest
+    in a linear extension of HB): every guess satisfies the query sent (the probe, or the whole
+    query) and the whole query, and the solver finds the whole query satisfiable with every
+    variable pinned to it. Fails when ``concurrent_schedule`` breaks an HB gap or the guess
+    names variables the queries do not."""
+    _ctx, obs = generate(policy)
+    backend = open_backend(SolverOptions())
+    accepted = 0
+    try:
+        for ob in obs:
+            if not isinstance(ob, OutsideAllocation) or ob.prove_fast() is not None:
+                continue
+            values = ob.guess()
+            if values is None:
+                continue
+            sent = ob.probe() or ob.encode()
+            assert sent.model_of(values) is not None, ob.key  # the schedule meets every HB gap
+            whole = ob.encode()
+            assert whole.model_of(values) is not None, ob.key
+            assert backend.check(_pinned(whole, values)).status is Status.SAT, ob.key
             accepted += 1
     finally:
         backend.close()
