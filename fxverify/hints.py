@@ -52,7 +52,8 @@ family is written on the family's declaration (``edits.FamilyAfter``: ``after pu
 ``free[b]``, else ``after pull[*]``) when that form, applied to every instance, discharges the
 finding too. The search is deterministic and bounded: at most ``MAX_SINGLES`` singles and
 ``MAX_PAIRS`` pairs per finding, ``recheck_limit`` checks per policy (fewer for a large one; an
-edit set checked once is remembered), and none above ``MAX_EDGES`` edges or past ``MAX_FINDINGS``
+edit set checked once is remembered, and checked again uncounted for a finding of another family
+than the one its check decided: ``Rechecked.family``), and none above ``MAX_EDGES`` edges or past ``MAX_FINDINGS``
 findings. Sources: project issue 10, item 8 ("Verified hints"); specs/output.md, "Fix hints".
 """
 
@@ -232,11 +233,11 @@ class Verifier:
                 raise _Budget
             self.rechecks += 1
         self.checked[key] = out = self.recheck(edited, lambda unproved: self.needs_blame(f, unproved), self._stop(f),
-                                               self._family(f))
+                                               self._decided_family(f))
         return out
 
     @staticmethod
-    def _family(f: Finding | None) -> str | None:
+    def _decided_family(f: Finding | None) -> str | None:
         """The family whose obligations unproved before a re-check judging ``f`` decides again:
         ``f``'s. ``discharges`` reads the others' only as unproved keys the policy had (which
         never reject an edit), so they need no solver; ``None`` (all) for a cycle, whose help
@@ -255,7 +256,7 @@ class Verifier:
     def _judges(self, hit: Rechecked, f: Finding | None) -> bool:
         """Re-check ``hit`` judges ``f``: it decided ``f``'s family (``Rechecked.family``), and it
         ran whole or stopped at a key rejecting ``f``'s edits."""
-        if hit.family is not None and hit.family != self._family(f):
+        if hit.family is not None and hit.family != self._decided_family(f):
             return False
         return hit.stopped is None or f is not None and f.ob.code is not codes.ORD_001 and (
             hit.stopped == f.ob.key or hit.stopped not in self.before)

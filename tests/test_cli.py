@@ -122,7 +122,6 @@ def test_unknown_is_never_a_pass() -> None:
     assert "[FX-SMT-001]" in r.stdout and "unknown" in r.stdout
 
 
-
 @pytest.mark.parametrize("option", ["--rlimit", "--timeout", "--seed"])
 def test_a_solver_parameter_past_32_bits_is_refused(option: str) -> None:
     """Z3 reads its budget, timeout and seed as 32-bit numbers and keeps the low bits of a larger
@@ -137,6 +136,7 @@ def test_a_policy_budget_past_32_bits_is_fx_typ_002(tmp_path: Path) -> None:
     p.write_text('policy "p" rlimit 4_294_967_296\nfabric {\n  device gpu0: gpu hooks [launch]\n}\n')
     r = run("check", str(p), "--no-cache")
     assert r.returncode == 2 and "error[FX-TYP-002]" in r.stdout + r.stderr and "p.fx:1:1" in r.stdout + r.stderr
+
 
 def test_internal_errors_exit_3_without_traceback(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
     import fxverify.pipeline as pl

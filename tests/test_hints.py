@@ -22,7 +22,7 @@ from fxverify.gate.serialize import result_from_record, result_to_record
 from fxverify.graph import PolicyGraph
 from fxverify.ir import MapOpKind, Policy
 from fxverify.obligations.families import generate
-from fxverify.pipeline import NOT_DECIDED, CheckOptions, check, discharge
+from fxverify.pipeline import NOT_DECIDED, CheckOptions, check, discharge, undecided_outside
 from fxverify.resolve import load_policy
 from fxverify.result import CheckResult, HintCheck, Verdict
 from fxverify.smt.backend import Backend, SolverOptions
@@ -269,18 +269,17 @@ _WRONG_FREE = ROOT / "corpus/ownership/fail/pool-waits-for-the-wrong-free.fx"
 
 
 def test_a_recheck_for_one_family_leaves_the_others_unproved_before_undecided() -> None:
-    """A hint's re-check judging an ownership finding (``skip_if``, as ``verify_hints`` passes it):
-    every obligation of another family that the policy left unproved is not decided (unknown,
-    ``not-decided``), every other obligation gets the verdict a whole check gives it, and fewer
-    queries reach the solver."""
+    """A hint's re-check judging an ownership finding (``undecided_outside``, as ``verify_hints``
+    passes it): every obligation of another family that the policy left unproved is not decided
+    (unknown, ``not-decided``), every other obligation gets the verdict a whole check gives it,
+    and fewer queries reach the solver."""
     policy, _ = load_policy(str(_WRONG_FREE), SourceMap())
     assert policy is not None
     backend = open_backend(SolverOptions())
     try:
         whole = discharge(policy, CheckOptions(verify_hints=False), backend)
         before = {o.key for o in whole.outcomes if o.verdict is not Verdict.PROVED}
-        part = discharge(policy, CheckOptions(verify_hints=False), backend,
-                         skip_if=lambda ob: ob.key in before and ob.code.family.name != "OWNERSHIP")
+        part = discharge(policy, CheckOptions(verify_hints=False), backend, skip_if=undecided_outside(before, "OWNERSHIP"))
     finally:
         backend.close()
     skipped = 0

@@ -448,6 +448,47 @@ def test_hint_rechecks_replay_only_what_a_hint_is_judged_by_and_verify_the_same_
         assert results_to_json([lazy]) == results_to_json([every]), limit
 
 
+@pytest.mark.parametrize("path", FAILS, ids=str)
+def test_hint_rechecks_of_one_family_verify_the_same_hints_as_whole_ones(path: str, at_root,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hint's re-check decides again only its finding's family's unproved obligations
+    (``pipeline.undecided_outside``, ``hints.Verifier._decided_family``): the hints a check shows,
+    and all else it shows, are those of re-checks that decide every obligation, byte for byte in
+    JSON."""
+    one = check(str(path))
+    monkeypatch.setattr(hints.Verifier, "_decided_family", staticmethod(lambda f: None))
+    whole = check(str(path))
+    assert results_to_json([one]) == results_to_json([whole])
+
+
+def _guessing_classes(cls: type = Obligation) -> list[type]:
+    """Every obligation class that defines its own ``guess``."""
+    return [c for sub in cls.__subclasses__() for c in ([sub] if "guess" in sub.__dict__ else []) + _guessing_classes(sub)]
+
+
+@pytest.mark.parametrize("path", FAILS, ids=str)
+def test_checked_guesses_change_no_verdict_trace_or_hint(path: str, at_root, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refutations by a checked guess (``Obligation.guess``) against refutations by the solver:
+    the same verdicts, counts, diagnostics, traces and hints in JSON; only the methods and the
+    solver-call count differ."""
+    import json
+
+    def shown(r) -> list:  # type: ignore[no-untyped-def]
+        out = json.loads(results_to_json([r]))["results"]
+        for x in out:
+            x.pop("solver_calls", None)
+            for fam in x.get("obligations", {}).values():
+                for k in [k for k in fam if k.startswith("by:")]:
+                    del fam[k]
+        return out
+    guessed = check(str(path))
+    classes = _guessing_classes()
+    assert classes, "no obligation makes guesses"
+    for c in classes:
+        monkeypatch.setattr(c, "guess", lambda self: None)
+    assert shown(check(str(path))) == shown(guessed)
+
+
 def test_hint_rechecks_leave_refutations_unreplayed_on_the_corpus(at_root, monkeypatch: pytest.MonkeyPatch) -> None:
     """The comparison above is not empty: on a fail policy with a verified hint, some re-checks
     are judged on their verdicts alone, and some are replayed."""

@@ -27,9 +27,9 @@ from fxverify.diagnostics.model import Diagnostic, crash, diagnostic
 from fxverify.lower import TARGETS
 from fxverify.render.outputs import FORMATS as CHECK_FORMATS
 from fxverify.smt.backend import SolverOptions
-from fxverify.vocab import SOLVER_PARAM_MAX
 from fxverify.smt.solvers import SOLVERS
 from fxverify.source import SourceMap
+from fxverify.vocab import SOLVER_PARAM_MAX
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, no_args_is_help=True, cls=_Group,

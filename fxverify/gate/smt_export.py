@@ -36,7 +36,7 @@ from fxverify.certify.facts import Facts
 from fxverify.diagnostics.model import Diagnostic, counted
 from fxverify.diagnostics.outdir import cannot_write, refuse_replacing
 from fxverify.obligations.base import Obligation
-from fxverify.pipeline import CheckOptions, discharge, effective_solver, solver_problem
+from fxverify.pipeline import GUESSED, CheckOptions, discharge, effective_solver, solver_problem
 from fxverify.resolve import load_policy
 from fxverify.result import Outcome, Verdict
 from fxverify.smt.backend import Query, Status
@@ -95,7 +95,7 @@ def _notes(outcome: Outcome, expect: Status, solver: str) -> tuple[str, ...]:
                f"what that proof claims, so its answer must be {proves}")
     elif outcome.verdict is Verdict.PROVED:
         how = f"checker verdict: proved by the solver ({solver}), which answered {proves}"
-    elif outcome.verdict is Verdict.REFUTED and outcome.method != "solver":
+    elif outcome.verdict is Verdict.REFUTED and outcome.method == GUESSED:
         how = (f"checker verdict: refuted by a model made without a solver (`{outcome.method}`) that satisfies every "
                f"assertion of this query, so its answer must be {other} (the :status below); the counterexample "
                f"was replayed by the simulator")

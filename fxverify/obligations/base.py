@@ -474,8 +474,9 @@ class Obligation(ABC):
 
     def guess(self) -> dict[str, int | bool] | None:
         """A candidate model of ``encode``'s query made without a solver, or ``None``: values for
-        every variable of the query (those of its objectives too), named as ``encode`` names them
-        (it is called first, so that no query is built when there is no guess). The
+        every variable of the query (those of its objectives too), named as ``encode`` names them.
+        Called after ``encode`` or ``probe`` built the query it is checked against (a witness is
+        read through that query's terms). The
         pipeline evaluates every assertion of the query under it (``smt.terms.evaluate``, exact
         integer arithmetic) and, when all hold, the query is satisfiable and the obligation
         refuted by that model: its witness is read and replayed as a solver's is. A guess that

@@ -212,7 +212,8 @@ def concurrent_schedule(graph: PolicyGraph, eids: Iterable[int], a: int, b: int)
     before, rank = graph.hb_before_fn(), graph.ranks()
     prim = sorted(set(eids) - {a, b}, key=lambda e: rank[e])
     first = [e for e in prim if before(e, a) or before(e, b)]
-    slots = [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in set(first)]
+    early = set(first)
+    slots = [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in early]
     step = len(graph.policy.edges) + 1
     out: dict[str, int | bool] = {}
     for i, slot in enumerate(slots):

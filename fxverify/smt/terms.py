@@ -196,6 +196,8 @@ def evaluate(t: Term, values: dict[str, int | bool]) -> int | bool | None:
         return args[1] if args[0] else args[2]
     if op == "+":
         return sum(args)  # type: ignore[arg-type]
+    # INVARIANT: ``div`` and ``mod`` terms divide by a positive constant (``div``, ``mod``), where
+    # Python's floor division and remainder are SMT-LIB's
     return _BINARY[op](args[0], args[1])
 
 
@@ -216,4 +218,3 @@ def satisfies(values: dict[str, int | bool], formulas: list[Term], terms: list[T
         if got is None or isinstance(got, bool) is not (v.sort is Sort.BOOL):
             return False
     return all(evaluate(f, values) is True for f in formulas)
-
