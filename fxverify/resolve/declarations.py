@@ -44,7 +44,9 @@ def policy_decl(st: State) -> ast.PolicyDecl | None:
                 st.error(codes.TYP_002, f"solver budget `rlimit {decl.rlimit}` must be positive", decl.span,
                          "not positive", help="write a positive resource limit, for example `rlimit 1_000_000`")
             elif decl.rlimit is not None and decl.rlimit > SOLVER_PARAM_MAX:
-                st.error(codes.TYP_002, f"solver budget `rlimit {decl.rlimit}` is more than the solver can take",
+                # the value is not in the message: a hexadecimal one can have more digits than
+                # Python writes in decimal (the underline shows it as written)
+                st.error(codes.TYP_002, "solver budget `rlimit` is more than the solver can take",
                          decl.span, f"more than {SOLVER_PARAM_MAX:_}",
                          help=f"the solver reads `rlimit` as a 32-bit number: write at most `rlimit {SOLVER_PARAM_MAX:_}`")
     if found is None:
