@@ -424,8 +424,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         encoded = recorded(ob) if probe is None or dump is not None or keep is not None else None
         query = probe if probe is not None else encoded
         assert query is not None  # INVARIANT: encoded when there is no probe
-        values = ob.guess() if options.prune else None
-        guessed = query.model_of(values) if values is not None and query.expect is Status.UNSAT else None
+        guessed = _checked_guess(ob, query, options.prune)
         pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None, guessed))
         if len(pending) >= _BATCH:
             flush()
@@ -481,9 +480,14 @@ def _again(ob: Obligation, probing: bool, backend: Backend, prune: bool) -> tupl
     fresh solver, so the answer is the one that refuted it."""
     query = ob.probe() if probing else ob.encode()
     assert query is not None  # INVARIANT: an obligation refuted by its probe has one
+    return query, _checked_guess(ob, query, prune) or backend.check(_unminimised(query))
+
+
+def _checked_guess(ob: Obligation, query: Query, prune: bool) -> Result | None:
+    """The sat answer ``ob``'s guess gives ``query`` when it satisfies every assertion
+    (``Query.model_of``) and a model refutes (``expect`` unsat), else ``None``; none without ``prune``."""
     values = ob.guess() if prune else None
-    guessed = query.model_of(values) if values is not None else None
-    return query, guessed or backend.check(_unminimised(query))
+    return query.model_of(values) if values is not None and query.expect is Status.UNSAT else None
 
 
 def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
