@@ -22,7 +22,7 @@ from fxverify.edits import After, FamilyAfter
 from fxverify.edits.base import Option
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode, Edge, MapOpKind, Policy
-from fxverify.obligations.defined import reads, writes
+from fxverify.obligations.definers import reads, writes
 from fxverify.vocab import ClassKind
 
 #: An ordering between edges of one device (its program order, a stream wait, a fence), or one

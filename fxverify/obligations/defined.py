@@ -8,12 +8,12 @@ bytes already there (``dst = dst op src``: accumulating into garbage is garbage)
 destinations of ``write``, ``move`` and ``reduce``. The rule (specs/obligations.md, "Def-before-use"):
 every byte a read ``u`` touches lies in a region or space declared ``init`` (loaded before the
 flow) and no ``alloc`` of a region holding it starts before ``s(u)``, or among the bytes a
-write ``w`` that can serve ``u`` (``serves``) defines (``ir.Edge.defines``: a move defines only as
+write ``w`` that can serve ``u`` (``definers.serves``) defines (``ir.Edge.defines``: a move defines only as
 many destination bytes as its chain emits) with ``f(w) <= s(u)`` and *in the same allocation*: no
 ``alloc`` ``a`` of a region holding the byte lies between them, ``s(w) < f(a)`` and ``s(a) < s(u)``
 (a reused block holds the previous request's bytes, not this one's), nor a cancelled write ``x``
-that may tear it, ``s(w) < e(x)`` and ``s(x) < s(u)`` (``covering_tears``). The writers a read lists
-are first the latest writes of its bytes before it (``recent_writers``), and only when those do
+that may tear it, ``s(w) < e(x)`` and ``s(x) < s(u)`` (``definers.covering_tears``). The writers a read
+lists are first the latest writes of its bytes before it (``definers.recent_writers``), and only when those do
 not prove it every serving write whose bounding interval meets its own (``pairs.pairs_where``, a
 sweep per address space): a buffer that every layer reuses is not quadratic in the layers. The
 fast proof covers the read's footprint with the
@@ -28,9 +28,7 @@ Emits no diagnostics itself (the pipeline reports refutations).
 
 from __future__ import annotations
 
-import bisect
-from collections import defaultdict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 
 from fxverify.certificate import DefinedCover, Evidence, WriteBefore
@@ -38,15 +36,17 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Edit, Hint, Init, Option, SetAction, Swap, Widen, after, hint, narrow
 from fxverify.graph import PolicyGraph
-from fxverify.ir import Access, AccessMode, EdgeAction, Footprint, Region
+from fxverify.ir import AccessMode, EdgeAction, Footprint, Policy, Region
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.byte_cover import clip, first_gap
+from fxverify.obligations.definers import (
+    covering_allocs, covering_tears, init_meeting, reads, recent_writers, undefined_byte, writers, writes,
+)
 from fxverify.obligations.encode import (
-    contains, durations, finish, hb_label, member, start, time_objectives, touches, touches_after,
+    around_schedule, contains, durations, finish, hb_label, member, start, time_objectives, touches, touches_after,
 )
 from fxverify.obligations.hb_covers import covers_for
 from fxverify.obligations.owners import alloc_chains, stale_allocs
-from fxverify.obligations.pairs import pairs_where
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result
@@ -54,149 +54,9 @@ from fxverify.smt.terms import Term, and_, between, int_var, not_, or_
 from fxverify.vocab import DTYPES
 
 
-def reads(a: Access) -> bool:
-    """True when access ``a`` reads the bytes already there: a plain read, or a reduction's
-    destination (it accumulates into them)."""
-    return a.mode is AccessMode.READ or a.mode is AccessMode.REDUCE
-
-
-def writes(a: Access) -> bool:
-    """True when access ``a`` leaves its bytes defined: a write, or a reduction's destination."""
-    return a.mode is AccessMode.WRITE or a.mode is AccessMode.REDUCE
-
-
-def serves(ctx: Context, w: int, pw: int, u: int, pu: int) -> bool:
-    """True when access ``pw`` of edge ``w`` may define bytes that access ``pu`` of edge ``u``
-    reads, if it finishes before ``u`` starts: another edge that nobody cancels (a cancelled
-    write may stop halfway, so it defines no byte: specs/obligations.md section 1, cancellation),
-    a writing access, the same address space, and bounding intervals that meet. The one place
-    that says which writes count (which of their bytes count, per allocation, the query and the
-    fast proof decide)."""
-    if w == u or ctx.cancellers.get(w):
-        return False
-    aw, au = ctx.edge(w).accesses()[pw], ctx.edge(u).accesses()[pu]
-    fw, fu = aw.footprint, au.footprint
-    return writes(aw) and fw.space == fu.space and fw.lo < fu.hi and fu.lo < fw.hi
-
-
-def init_ranges(ctx: Context) -> dict[str, list[tuple[int, int, str]]]:
-    """Per address space, the ``[lo, hi)`` ranges declared ``init`` with the name that declares
-    them (a whole space, or a region), sorted. Cached on the context."""
-    hit = ctx.__dict__.get("_init_ranges")
-    if hit is None:
-        hit = defaultdict(list)
-        for sp in ctx.policy.spaces:
-            if sp.init:
-                hit[sp.name].append((sp.base, sp.end, sp.name))
-        for r in ctx.policy.regions:
-            if r.init:
-                hit[r.space].append((r.base, r.end, r.name))
-        for v in hit.values():
-            v.sort()
-        ctx.__dict__["_init_ranges"] = hit
-    return hit
-
-
-def init_meeting(ctx: Context, fp: Footprint) -> list[tuple[int, int, str]]:
-    """The ``init_ranges`` of ``fp``'s space whose range shares a byte with ``fp``'s hull, in
-    their sorted order. Bisects the ranges sorted by start, then walks back while the running
-    maximum of the ends still passes ``fp.lo`` (O(log n + ranges met + nested ones)), instead of
-    testing every range of the space for every read."""
-    index = ctx.__dict__.get("_init_index")
-    if index is None:
-        index = {}
-        for space, items in init_ranges(ctx).items():
-            ends, top = [], -1
-            for _lo, hi, _n in items:
-                top = max(top, hi)
-                ends.append(top)
-            index[space] = ([lo for lo, _hi, _n in items], ends, items)
-        ctx.__dict__["_init_index"] = index
-    got = index.get(fp.space)
-    if got is None:
-        return []
-    starts, ends, items = got
-    lo, hi = fp.lo, fp.hi
-    out = []
-    j = bisect.bisect_left(starts, hi) - 1
-    while j >= 0 and ends[j] > lo:
-        if items[j][1] > lo:
-            out.append(items[j])
-        j -= 1
-    out.reverse()
-    return out
-
-
-def writers(ctx: Context) -> dict[tuple[int, int], list[tuple[int, int]]]:
-    """Reading access ``(edge, position)`` -> the writing accesses that ``serves`` it, sorted.
-    Built from the sweep's overlapping pairs. Cached on the context."""
-    hit = ctx.__dict__.get("_writers")
-    if hit is None:
-        hit = defaultdict(list)
-        # only a reading access and a writing one that nobody cancels (``serves``)
-        reader = (lambda _e, _p, acc: reads(acc))
-        writer = (lambda e, _p, acc: writes(acc) and not ctx.cancellers.get(e))
-        for a, pa, b, pb in pairs_where(ctx, reader, writer):
-            for u, pu, w, pw in ((a, pa, b, pb), (b, pb, a, pa)):
-                if reads(ctx.edge(u).accesses()[pu]) and serves(ctx, w, pw, u, pu):
-                    hit[(u, pu)].append((w, pw))
-        for v in hit.values():
-            v.sort()
-        ctx.__dict__["_writers"] = hit
-    return hit
-
-
-#: How many of the latest writes of each byte range ``recent_writers`` keeps: enough for the
-#: concurrent contributions of an all-reduce (one per rank) to leave the write before them in view.
-RECENT = 16
-
-
-def recent_writers(ctx: Context, only: Collection[tuple[int, int]] | None = None
-                   ) -> dict[tuple[int, int], list[tuple[int, int]]]:
-    """Reading access ``(edge, position)`` -> the latest ``RECENT`` serving writes (``serves``) of
-    each byte range its hull meets, in the graph's linear extension of HB before it: the writes
-    the fast proof tries first. Only writes earlier in that order can happen-before the read, and
-    in a flow that reuses its buffers, the write that defines a read's bytes is one of the last
-    ones before it; the older writes of the same bytes (every earlier layer's) are not visited.
-
-    One sweep over the edges in HB-rank order, per address space, over the segments between the
-    hull bounds of its writes: a read collects the writes kept on the segments it meets, then a
-    write joins the segments of its hull. Cost: O(accesses x segments met x ``RECENT``), not the
-    pairs of a reused buffer. Cached on the context, as the first call makes it: with ``only``,
-    just the reads it holds are listed, and only their spaces are swept (a read left out lists no
-    writer, and ``Unwritten`` then tries every serving write, ``writers``)."""
-    hit = ctx.__dict__.get("_recent")
-    if hit is not None:
-        return hit
-    pol, g = ctx.policy, ctx.graph
-    # only the spaces of the reads to list: a write serves reads of its own space alone
-    spaces = None if only is None else {pol.edges[e].accesses()[p].footprint.space for e, p in only}
-    bounds: dict[str, set[int]] = defaultdict(set)
-    for e in pol.edges:
-        for a in e.accesses():
-            if writes(a) and (spaces is None or a.footprint.space in spaces):
-                bounds[a.footprint.space].update((a.footprint.lo, a.footprint.hi))
-    cuts = {space: sorted(b) for space, b in bounds.items()}
-    kept: dict[str, list[tuple[tuple[int, int], ...]]] = {space: [()] * len(c) for space, c in cuts.items()}
-    hit = {}
-    for eid in sorted(range(len(pol.edges)), key=g.rank) if spaces is None or spaces else ():
-        accs = pol.edges[eid].accesses()
-        for pos, a in enumerate(accs):
-            if reads(a) and (only is None or (eid, pos) in only):
-                fp, seen = a.footprint, {}
-                c = cuts.get(fp.space, [])
-                for i in range(max(0, bisect.bisect_right(c, fp.lo) - 1), bisect.bisect_left(c, fp.hi)):
-                    for wv in kept[fp.space][i]:
-                        seen[wv] = None
-                hit[(eid, pos)] = [wv for wv in seen if serves(ctx, wv[0], wv[1], eid, pos)]
-        for pos, a in enumerate(accs):
-            if writes(a) and (spaces is None or a.footprint.space in spaces):
-                fp = a.footprint
-                c, segs = cuts[fp.space], kept[fp.space]
-                for i in range(bisect.bisect_left(c, fp.lo), bisect.bisect_left(c, fp.hi)):
-                    segs[i] = (segs[i] + ((eid, pos),))[-RECENT:]
-    ctx.__dict__["_recent"] = hit
-    return hit
+#: How many ``alloc``s a guess of FX-INIT-001 runs before the read, one at a time
+#: (``Unwritten.guess``): each try costs a schedule of the obligation's edges.
+GUESS_ALLOCS = 8
 
 
 def narrowest_region(regions: Sequence[Region], space: str, addr: int) -> Region | None:
@@ -231,34 +91,6 @@ def _schedule_among(graph: PolicyGraph, eids: Sequence[int]) -> list[tuple[str |
             rest ^= low
         keep = after[i] & ~implied
         out += [(hb_label(a, ids[j]), finish(a) <= start(ids[j])) for j in range(len(ids)) if keep >> j & 1]
-    return out
-
-
-def covering_allocs(ctx: Context, fp: Footprint) -> list[tuple[int, int, int]]:
-    """``(alloc edge, lo, hi)`` for every ``alloc`` clause whose region ``[lo, hi)`` lies in
-    ``fp``'s space and meets ``fp``: the allocations that can make a write of ``fp``'s bytes stale
-    (specs/obligations.md, "Def-before-use"). Sorted."""
-    out = set()
-    for name, eids in ctx.allocs.items():
-        r = ctx.policy.region(name)
-        if r.space == fp.space and fp.meets(r.base, r.end):
-            out |= {(a, r.base, r.end) for a in eids}
-    return sorted(out)
-
-
-def covering_tears(ctx: Context, fp: Footprint, u: int) -> list[tuple[int, Footprint]]:
-    """``(edge, footprint)`` for every writing access of a cancelled edge other than ``u`` whose
-    footprint lies in ``fp``'s space and meets its bounds: the writes that may stop halfway and
-    leave the bytes they touched torn (specs/obligations.md section 1, cancellation; FX-INIT-001).
-    Sorted by edge."""
-    out = []
-    for x in sorted(ctx.cancellers):
-        if x == u:
-            continue
-        for a in ctx.edge(x).accesses():
-            g = a.footprint
-            if a.mode is not AccessMode.READ and g.space == fp.space and g.lo < fp.hi and fp.lo < g.hi:
-                out.append((x, g))
     return out
 
 
@@ -383,6 +215,29 @@ class Unwritten(Obligation):
         header = self.header() + tuple(f"init {i} = {name} [{lo:#x}, {hi:#x})" for i, (lo, hi, name) in enumerate(self.inits))
         return Query(self.key, tuple(cons), minimize=(addr, ku, *time_objectives(self.edges)), header=header)
 
+    def guess(self) -> dict[str, int | bool] | None:
+        """The read as early as HB lets it run (``encode.around_schedule``), then as early as it
+        can after one covering ``alloc`` HB leaves unordered with it (``GUESS_ALLOCS`` of them,
+        the latest in rank order first: one that runs after the read's writers makes them
+        stale), each at the lowest byte of its footprint that, in that schedule, neither an
+        ``init`` range nor a listed writer defines in its allocation (``definers.undefined_byte``:
+        the query's rule, evaluated): the first schedule that leaves such a byte. ``None`` with
+        a cancelled write that may tear the bytes (its touch interval is not modelled here), or
+        when no schedule tried leaves a byte undefined (the solver may still find one)."""
+        if self.tears:
+            return None
+        g, u = self.ctx.graph, self.edges[0]
+        before, rank = g.hb_before_fn(), g.ranks()
+        free = sorted((a for a in {a for a, _lo, _hi in self.allocs} if not before(a, u) and not before(u, a)),
+                      key=lambda a: (-rank[a], a))
+        for ahead in [(), *((a,) for a in free[:GUESS_ALLOCS])]:
+            times = around_schedule(g, self.edges, u, ahead)
+            byte = undefined_byte(self.ctx, u, self.fp, self.inits, self.allocs, self.ws, times)
+            k = None if byte is None else self.fp.element_of(byte)
+            if byte is not None and k is not None:
+                return {**times, "addr": byte, "k_u": k, "o_u": byte - self.fp.base - self.fp.stride * k}
+        return None
+
     def witness(self, result: Result) -> Witness:
         u = self.edges[0]
         addr, ku = self._probes
@@ -489,7 +344,7 @@ class Unwritten(Obligation):
 
     def _widened(self, addr: int) -> list[tuple[Edit, ...]]:
         """For a writer that moves one part of a layout into regions that also hold ``addr``: the
-        move made whole (``_widen``), ordered before the read when it is not."""
+        move made whole (``widen_move``), ordered before the read when it is not."""
         pol, u, out = self.ctx.policy, self.edges[0], []
         for x in dict.fromkeys(x for x, _ in self.ws):
             ex = self.ctx.edge(x)
@@ -497,32 +352,12 @@ class Unwritten(Obligation):
                 continue
             for d in sorted((r for r in pol.regions if r.space == ex.dst.space and r.base <= min(ex.dst.lo, addr)
                              and max(ex.dst.hi, addr + 1) <= r.end and r.name != ex.dst.region), key=lambda r: r.size):
-                whole = self._widen(x, d, 0)
+                whole = widen_move(pol, x, d)
                 if whole:
                     order = () if self.ctx.graph.hb_before(x, u) else (after(self.name(u), ex.name),)
                     out.append(whole + order)
                     break
         return out[:2]
-
-    def _widen(self, x: int, d: Region, depth: int) -> tuple[Edit, ...]:
-        """``Widen`` of move ``x`` into all of ``d`` from the region of ``d``'s shape around its
-        source, and (up to four moves back) of each move that fills only part of that region;
-        ``()`` when no source region has ``d``'s shape."""
-        pol, ex = self.ctx.policy, self.ctx.edge(x)
-        assert ex.src is not None and ex.dst is not None  # INVARIANT: called for moves
-        off = ex.dst.lo - d.base
-        s = next((r for r in pol.regions if r.space == ex.src.space and r.size == d.size and r.base == ex.src.lo - off
-                  and ex.src.hi <= r.end and r.name != ex.src.region), None)
-        if s is None:
-            return ()
-        out: tuple[Edit, ...] = (Widen(ex.name, s.name, d.name),)
-        if depth < 3:
-            for y in pol.edges:
-                if (y.eid != x and y.action is EdgeAction.MOVE and y.src is not None and y.dst is not None
-                        and y.dst.space == s.space and s.base <= y.dst.lo and y.dst.hi <= s.end
-                        and (y.dst.lo, y.dst.hi) != (s.base, s.end)):
-                    out += self._widen(y.eid, s, depth + 1)
-        return out
 
     def _shrunk(self) -> Edit | None:
         """``Narrow`` of the read to the prefix of its bytes that writes HB-before it (and
@@ -558,6 +393,28 @@ class Unwritten(Obligation):
                 if writes(a) and any(a.footprint.space == r.space and a.footprint.meets(r.base, r.end) for r in near):
                     return None
         return Option((Init(fam[0].family),), "if its bytes are loaded before the flow")
+
+
+def widen_move(pol: Policy, x: int, d: Region, depth: int = 0) -> tuple[Edit, ...]:
+    """``Widen`` of move ``x`` of ``pol`` into all of region ``d`` from the region of ``d``'s shape
+    around its source, and (up to four moves back) of each move that fills only part of that
+    region; ``()`` when no source region has ``d``'s shape. For FX-INIT-001's fix hint
+    (``Unwritten.fix``): a layout moved one part at a time. Raises nothing."""
+    ex = pol.edges[x]
+    assert ex.src is not None and ex.dst is not None  # INVARIANT: called for moves
+    off = ex.dst.lo - d.base
+    s = next((r for r in pol.regions if r.space == ex.src.space and r.size == d.size and r.base == ex.src.lo - off
+              and ex.src.hi <= r.end and r.name != ex.src.region), None)
+    if s is None:
+        return ()
+    out: tuple[Edit, ...] = (Widen(ex.name, s.name, d.name),)
+    if depth < 3:
+        for y in pol.edges:
+            if (y.eid != x and y.action is EdgeAction.MOVE and y.src is not None and y.dst is not None
+                    and y.dst.space == s.space and s.base <= y.dst.lo and y.dst.hi <= s.end
+                    and (y.dst.lo, y.dst.hi) != (s.base, s.end)):
+                out += widen_move(pol, y.eid, s, depth + 1)
+    return out
 
 
 def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:

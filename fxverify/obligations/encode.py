@@ -12,7 +12,7 @@ read model values back through the same terms. Emits no diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from heapq import heappop, heappush
 
 from fxverify.graph import PolicyGraph
@@ -201,19 +201,40 @@ def contains(fp: Footprint, addr: Term) -> Term:
 
 def concurrent_schedule(graph: PolicyGraph, eids: Iterable[int], a: int, b: int) -> dict[str, int | bool]:
     """Start and finish times (``s_<e>``, ``f_<e>``, in ns) for the edges ``eids``, among them
-    ``a`` and ``b``, which HB leaves unordered: ``a`` and ``b`` run over one interval, every HB
-    pair of ``eids`` is ordered with a gap of at least ``len(policy edges)`` ns, every edge lasts
-    1 ns. The gap covers ``projected_schedule``'s (the most edges on an HB path between two
-    primaries), so the times satisfy its constraints. The order: the edges HB-before ``a`` or
-    ``b`` (in rank order), then ``a`` and ``b`` together, then the rest (in rank order), which
-    is a linear extension of HB on ``eids``: an edge HB-before one of the first is itself one of
-    them, and none of them is HB-after ``a`` or ``b`` (that would order ``a`` and ``b``). For a
-    checked guess (``Obligation.guess``): the caller's query decides whether they fit."""
+    ``a`` and ``b``, which HB leaves unordered: ``a`` and ``b`` run over one interval, in the
+    slots of ``slotted_schedule``. The order: the edges HB-before ``a`` or ``b`` (in rank order),
+    then ``a`` and ``b`` together, then the rest (in rank order), which is a linear extension of
+    HB on ``eids``: an edge HB-before one of the first is itself one of them, and none of them is
+    HB-after ``a`` or ``b`` (that would order ``a`` and ``b``). For a checked guess
+    (``Obligation.guess``): the caller's query decides whether they fit."""
     before, rank = graph.hb_before_fn(), graph.ranks()
     prim = sorted(set(eids) - {a, b}, key=lambda e: rank[e])
     first = [e for e in prim if before(e, a) or before(e, b)]
     early = set(first)
-    slots = [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in early]
+    return slotted_schedule(graph, [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in early])
+
+
+def around_schedule(graph: PolicyGraph, eids: Iterable[int], u: int,
+                    ahead: Collection[int] = ()) -> dict[str, int | bool]:
+    """Start and finish times for the edges ``eids``, among them ``u``, in one linear extension of
+    HB (``slotted_schedule``) that runs ``u`` as early as HB lets it after the edges of ``ahead``
+    (none of them HB-after ``u``): first the edges of ``eids`` HB-before ``u`` or HB-before (or
+    in) ``ahead``, in rank order, then ``u``, then the rest in rank order. That first part is
+    closed under HB-predecessors, so the order extends HB. For a checked guess
+    (``Obligation.guess``): the caller's query decides whether the times fit."""
+    before, rank = graph.hb_before_fn(), graph.ranks()
+    prim = sorted(set(eids) - {u}, key=lambda e: rank[e])
+    first = [e for e in prim if before(e, u) or e in ahead or any(before(e, x) for x in ahead)]
+    early = set(first)
+    return slotted_schedule(graph, [[e] for e in first] + [[u]] + [[e] for e in prim if e not in early])
+
+
+def slotted_schedule(graph: PolicyGraph, slots: list[list[int]]) -> dict[str, int | bool]:
+    """Start and finish times (``s_<e>``, ``f_<e>``, in ns) of the edges in ``slots``: the edges
+    of slot ``i`` all run over ``[i * step, i * step + 1)``, ``step`` being one more than the
+    policy's edges, so consecutive slots are further apart than any gap of
+    ``projected_schedule``'s (the most edges on an HB path between two primaries). The caller
+    orders the slots as a linear extension of HB."""
     step = len(graph.policy.edges) + 1
     out: dict[str, int | bool] = {}
     for i, slot in enumerate(slots):

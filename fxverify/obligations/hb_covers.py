@@ -187,7 +187,7 @@ class Covers:
 
     Only what the unrolled fast proof (``defined.Unwritten``, ``hb-cover``) would prove is
     claimed: the write is another edge (HB is acyclic) that nobody cancels, writes the read's
-    bytes in their space and is HB-before the read, so it serves the read (``defined.serves``)
+    bytes in their space and is HB-before the read, so it serves the read (``definers.serves``)
     and covers it; and the read's space has no ``alloc`` and no cancelled write, the only
     things that make a served byte stale (``defined.Unwritten._kills``). A read in such a
     space, or of a cancelled write's declaration, is left to the unrolled proof."""

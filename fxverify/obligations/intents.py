@@ -21,7 +21,7 @@ from fxverify.diagnostics.model import Label
 from fxverify.edits import DropExpected, Hint, Option, SetAction, Swap, after, hint
 from fxverify.ir import AccessMode, Edge, Footprint, XfKind
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.defined import covering_allocs
+from fxverify.obligations.definers import covering_allocs
 from fxverify.obligations.pairs import meeting_pairs
 from fxverify.obligations.encode import (
     Facts, contains, finish, member, projected_schedule, start, time_objectives,

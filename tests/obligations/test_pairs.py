@@ -1,6 +1,6 @@
 """The targeted pair sweeps (``obligations.pairs``) give exactly the pairs their callers would
 filter out of the full sweep, and the latest-writers index of FX-INIT-001
-(``defined.recent_writers``) never changes a fast-proof verdict: a read it proves is proved with
+(``definers.recent_writers``) never changes a fast-proof verdict: a read it proves is proved with
 every serving write too, and a read it cannot prove falls back to every serving write."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from fxverify.graph import PolicyGraph
 from fxverify.ir import AccessMode
-from fxverify.obligations import defined, ordering, posted
+from fxverify.obligations import defined, definers, ordering, posted
 from fxverify.obligations.base import Context, conflict_kind
 from fxverify.obligations.pairs import conflicting_pairs, conflicting_reductions, overlapping_pairs, pairs_where
 
@@ -64,7 +64,7 @@ def test_latest_writers_never_change_the_fast_proof(policy) -> None:
     ctx = _ctx(_uninitialised(policy))
     if not ctx.graph.is_acyclic():
         return
-    everyone = defined.writers(ctx)
+    everyone = definers.writers(ctx)
     for ob in defined.generate(ctx):
         u, pos = ob.edges[0], ob.pos
         assert set(ob.ws) <= set(everyone.get((u, pos), [])), ob.key
@@ -85,10 +85,10 @@ def test_latest_writers_of_some_reads_are_those_of_every_read(policy, data) -> N
     ctx = _ctx(policy)
     if not ctx.graph.is_acyclic():
         return
-    full = defined.recent_writers(ctx)
-    reads = sorted((e.eid, p) for e in policy.edges for p, a in enumerate(e.accesses()) if defined.reads(a))
+    full = definers.recent_writers(ctx)
+    reads = sorted((e.eid, p) for e in policy.edges for p, a in enumerate(e.accesses()) if definers.reads(a))
     only = set(data.draw(st.lists(st.sampled_from(reads), max_size=6) if reads else st.just([])))
-    assert defined.recent_writers(_ctx(policy), only) == {r: full[r] for r in only}
+    assert definers.recent_writers(_ctx(policy), only) == {r: full[r] for r in only}
 
 
 @pytest.mark.parametrize("layers", [2, 4, 40])
@@ -105,8 +105,8 @@ def test_a_read_of_a_reused_buffer_lists_only_the_latest_writes(layers: int) -> 
     assert len(obs) == layers
     for i, ob in enumerate(obs):
         assert ob.prove_fast() == "hb-cover"
-        assert [ctx.edge(w).name for w, _pw in ob.ws] == [f"w{j}" for j in range(max(0, i + 1 - defined.RECENT), i + 1)]
-        assert len(defined.writers(ctx)[(ob.edges[0], 0)]) == layers  # every layer's write, before or after it
+        assert [ctx.edge(w).name for w, _pw in ob.ws] == [f"w{j}" for j in range(max(0, i + 1 - definers.RECENT), i + 1)]
+        assert len(definers.writers(ctx)[(ob.edges[0], 0)]) == layers  # every layer's write, before or after it
 
 
 def _posted_by_pairs(ctx: Context) -> list[str]:
