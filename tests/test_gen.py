@@ -539,9 +539,10 @@ def test_too_little_cxl_is_an_error() -> None:
 
 
 def test_byte_counts_past_two_to_the_53_stay_exact() -> None:
-    """10^20 tokens: the bytes one rank needs are far past 2^53; the count is an exact multiple
-    of the 2 MiB alignment and its GiB figure is the exact quotient, not a float's rounding."""
-    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", tokens=10**20)
+    """10^12 tokens: the bytes one rank needs are far past 2^53 (and below 2^64); the count is an
+    exact multiple of the 2 MiB alignment and its GiB figure is the exact quotient, not a float's
+    rounding."""
+    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", tokens=10**12)
     assert out is None and diags[0].code == "FX-GEN-003"
     m = re.search(r"one rank needs (\d+) B \((\d+)\.(\d) GiB\)", diags[0].message)
     assert m, diags[0].message
@@ -550,6 +551,21 @@ def test_byte_counts_past_two_to_the_53_stay_exact() -> None:
     tenths, rest = divmod(used * 10, 1 << 30)
     tenths += 2 * rest > 1 << 30 or (2 * rest == 1 << 30 and tenths % 2)
     assert (int(m.group(2)), int(m.group(3))) == divmod(tenths, 10)
+
+
+@pytest.mark.parametrize("tokens", [99999999999999999984, 10**20])
+def test_hbm_past_64_bit_addresses_is_said_so(tokens: int) -> None:
+    """A 20-digit --tokens: one rank's HBM would pass 2^64 B, which no --hbm-gib can hold (its
+    range ends below 2^64 B), so the error is the 64-bit one other spaces get, with no GiB figure
+    of 17 digits and no advice to pass --hbm-gib; on the command line it exits 2."""
+    out, diags = gen("meta-llama--Meta-Llama-3.1-8B", tokens=tokens)
+    assert out is None and [d.code for d in diags] == ["FX-GEN-003"], diags
+    assert "beyond 64-bit addresses" in diags[0].message and "GiB" not in diags[0].message, diags[0].message
+    assert "--hbm-gib" not in (diags[0].help or ""), diags[0].help
+    r = runner.invoke(app, ["gen", "prefill", "--model", str(INPUTS / "models/meta-llama--Meta-Llama-3.1-8B.json"),
+                            "--tokens", str(tokens)])
+    assert r.exit_code == 2 and "FX-GEN-003" in r.output and "beyond 64-bit addresses" in r.output, r.output
+    assert "Traceback" not in r.output
 
 
 @pytest.mark.parametrize(("kw", "code"), [

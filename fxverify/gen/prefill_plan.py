@@ -383,8 +383,10 @@ def _spill_fraction(cxl: CxlFabric | None, o: PrefillOptions) -> Fraction:
 # ---- HBM --------------------------------------------------------------------------------------
 
 def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
-    """One rank's HBM: weights resident if they fit ``--hbm-gib``, else streamed; FX-GEN-003 when
-    neither fits."""
+    """One rank's HBM: weights resident if they fit ``--hbm-gib``, else streamed.
+
+    Returns the layout. Raises ``InputProblem`` with FX-GEN-003 when neither fits: the 64-bit one
+    when the need passes 2^64 B, which no ``--hbm-gib`` can hold (its range ends below 2^64 B)."""
     hbm = o.hbm_gib * GIB
     layer_w = s.attn_weight_bytes + max(s.ffn_weight_bytes if s.dense_layers else 0,
                                         s.shared_weight_bytes if s.moe_layers else 0)
@@ -394,6 +396,7 @@ def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
         stream = True
         items = _hbm_items(s, o.tp, layer_w, stream=True)
     used = items[-1][1]
+    _fits64(used, "one rank's HBM")
     if used > hbm:
         raise InputProblem(diagnostic(codes.GEN_003, f"one rank needs {used} B ({in_unit(used, GIB, 'GiB')}) of HBM; "
                                       f"each GPU has {o.hbm_gib} GiB",
