@@ -769,6 +769,31 @@ def test_folder_scan_skips_what_git_ignores(tmp_path: Path, monkeypatch: pytest.
     assert code == (0 if in_git else 2)
 
 
+@pytest.mark.parametrize("in_git", [True, False])
+def test_folder_scan_reports_a_dangling_policy_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool) -> None:
+    """A `*.fx` link that leads nowhere (its target moved, or a loop) is a policy that went away: a
+    folder scan checks it, so it gets FX-NAM-003 as when named, and the gate fails instead of
+    passing without it. A dangling link not named `*.fx` is not a policy and stays skipped."""
+    from fxverify.gate.discover import collect_policies
+
+    _tree(tmp_path)
+    (tmp_path / "gone.fx").symlink_to("moved/gone.fx")
+    (tmp_path / "loop.fx").symlink_to("loop.fx")
+    (tmp_path / "notes.md").symlink_to("moved/notes.md")
+    if in_git:
+        _git(tmp_path, "init", "-q")
+        _git(tmp_path, "add", "a.fx", "lib/fabric.fx", "gone.fx", "notes.md")  # loop.fx stays untracked
+    monkeypatch.chdir(tmp_path)
+    want = ["a.fx", "gone.fx", "loop.fx", "new.fx"]
+    assert collect_policies(["."], ("gen",)) == want
+    code, out = fx("check", ".", "--no-cache", "--exclude", "gen")
+    assert code == 2 and "error[FX-NAM-003]: policy file `gone.fx` not found" in out, out
+    assert "error[FX-NAM-003]: cannot read policy file `loop.fx`" in out and "notes.md" not in out, out
+    assert fx("check", ".", "--no-cache", "--exclude", "gen", "--exclude", "gone.fx", "--exclude", "loop.fx")[0] == 0
+    r = CliRunner().invoke(app, ["fmt", "--check", "."])  # fmt walks folders the same way
+    assert r.exit_code == 2 and "cannot read `gone.fx`" in r.stderr and "notes.md" not in r.output, r.output
+
+
 def test_exclude_globs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from fxverify.gate.discover import collect_policies, excluded
 

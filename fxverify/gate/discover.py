@@ -2,16 +2,18 @@
 
 Takes files and folders as the user named them, and ``--exclude`` globs; returns policy files, in a
 deterministic order, each once. A folder is searched recursively for ``*.fx`` regular files in
-sorted order; inside a git work tree only the files git would track are searched (tracked ones and
-untracked ones that no ``.gitignore`` rule ignores: ``git ls-files --cached --others
---exclude-standard``), outside one (or without git) every file is. A file found in a folder that
-another file there includes, and that declares no policy itself, is a shared fragment (a fabric
-file, say): it is checked as part of its includers, not on its own. A fragment named explicitly
-(pre-commit passes the changed files) stands for the policies under the current folder that
-include it, directly or through other fragments; with no includer it is checked as named (and
-reported as declaring no policy). Which files declare a policy and what they include is read from
-the grammar's own tokens (``syntax.parse.header_decls``). Other files named explicitly are always
-checked. A file matching an ``--exclude`` glob is never checked. Emits no diagnostics.
+sorted order, and for ``*.fx`` symbolic links that lead nowhere (a missing target, a loop): such a
+link is a policy that went away, so it is checked, and reported FX-NAM-003 as when named. Inside a
+git work tree only the files git would track are searched (tracked ones and untracked ones that no
+``.gitignore`` rule ignores: ``git ls-files --cached --others --exclude-standard``), outside one (or
+without git) every file is. A file found in a folder that another file there includes, and that
+declares no policy itself, is a shared fragment (a fabric file, say): it is checked as part of its
+includers, not on its own. A fragment named explicitly (pre-commit passes the changed files) stands
+for the policies under the current folder that include it, directly or through other fragments; with
+no includer it is checked as named (and reported as declaring no policy). Which files declare a
+policy and what they include is read from the grammar's own tokens (``syntax.parse.header_decls``).
+Other files named explicitly are always checked. A file matching an ``--exclude`` glob is never
+checked. Emits no diagnostics.
 """
 
 from __future__ import annotations
@@ -65,12 +67,20 @@ def excluded(path: str, globs: tuple[str, ...]) -> bool:
 
 
 def policy_files(folder: str) -> list[str]:
-    """The ``*.fx`` regular files under ``folder``, sorted, as ``folder/relative/path``: in a git
-    work tree those git does not ignore, else all of them."""
+    """The ``*.fx`` regular files and dangling ``*.fx`` links (``_is_policy``) under ``folder``,
+    sorted, as ``folder/relative/path``: in a git work tree those git does not ignore, else all of
+    them."""
     listed = _git_files(folder)
     if listed is None:
-        return sorted(str(x) for x in Path(folder).rglob("*.fx") if x.is_file())
-    return sorted({str(Path(folder) / rel) for rel in listed if rel.endswith(".fx") and (Path(folder) / rel).is_file()})
+        return sorted(str(x) for x in Path(folder).rglob("*.fx") if _is_policy(x))
+    return sorted({str(Path(folder) / rel) for rel in listed if rel.endswith(".fx") and _is_policy(Path(folder) / rel)})
+
+
+def _is_policy(path: Path) -> bool:
+    """True when ``path`` is a regular file (through links), or a link that leads nowhere (its
+    target missing, or a loop): skipping that would drop a policy from the gate without a word,
+    while checking it reports FX-NAM-003. False for folders, devices and FIFOs."""
+    return path.is_file() or (path.is_symlink() and not path.exists())
 
 
 def _git_files(folder: str) -> list[str] | None:
