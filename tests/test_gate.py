@@ -773,16 +773,18 @@ def test_folder_scan_skips_what_git_ignores(tmp_path: Path, monkeypatch: pytest.
 def test_folder_scan_reports_a_dangling_policy_link(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_git: bool) -> None:
     """A `*.fx` link that leads nowhere (its target moved, or a loop) is a policy that went away: a
     folder scan checks it, so it gets FX-NAM-003 as when named, and the gate fails instead of
-    passing without it. A dangling link not named `*.fx` is not a policy and stays skipped."""
+    passing without it. A dangling link not named `*.fx`, or a `*.fx` link to a folder, is not a
+    policy and stays skipped."""
     from fxverify.gate.discover import collect_policies
 
     _tree(tmp_path)
     (tmp_path / "gone.fx").symlink_to("moved/gone.fx")
     (tmp_path / "loop.fx").symlink_to("loop.fx")
     (tmp_path / "notes.md").symlink_to("moved/notes.md")
+    (tmp_path / "dir.fx").symlink_to("lib")  # a link to a folder, named like a policy: not one
     if in_git:
         _git(tmp_path, "init", "-q")
-        _git(tmp_path, "add", "a.fx", "lib/fabric.fx", "gone.fx", "notes.md")  # loop.fx stays untracked
+        _git(tmp_path, "add", "a.fx", "lib/fabric.fx", "gone.fx", "notes.md", "dir.fx")  # loop.fx stays untracked
     monkeypatch.chdir(tmp_path)
     want = ["a.fx", "gone.fx", "loop.fx", "new.fx"]
     assert collect_policies(["."], ("gen",)) == want

@@ -635,12 +635,15 @@ def test_pruning_never_changes_a_verdict_on_reused_buffers(policy):
     same keys, verdicts and findings as sending every obligation to the solver, and the same
     diagnostics shown (``grouping.group_instances``, as every output format shows them). A
     finding a group counts but does not show may come from another model (a checked guess
-    against the solver's first, unminimised one: the byte an FX-INIT-001 message names, say),
-    so of those only the code and the blamed edges, which fingerprints hash, are compared."""
+    against the solver's first, unminimised one), and an FX-INIT-001 message names the byte its
+    model reads: so of those findings only the code and the blamed edges, which fingerprints
+    hash, are compared, and the messages of every other code."""
     pruned = _check(policy, prune=True)
     full = _check(policy, prune=False)
     assert [(v.key, v.verdict) for v in pruned.outcomes] == [(v.key, v.verdict) for v in full.outcomes]
     assert [(d.code, d.edges) for d in pruned.diagnostics] == [(d.code, d.edges) for d in full.diagnostics]
+    told = [[(d.code, d.message) for d in r.diagnostics if d.code is not codes.INIT_001] for r in (pruned, full)]
+    assert told[0] == told[1]  # the byte is in FX-INIT-001's message only
     shown = [[(d.code, d.message, d.notes, d.help) for d in group_instances(r.diagnostics)] for r in (pruned, full)]
     assert shown[0] == shown[1]
 

@@ -386,7 +386,7 @@ def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
     """One rank's HBM: weights resident if they fit ``--hbm-gib``, else streamed.
 
     Returns the layout. Raises ``InputProblem`` with FX-GEN-003 when neither fits: the 64-bit one
-    when the need passes 2^64 B, which no ``--hbm-gib`` can hold (its range ends below 2^64 B)."""
+    when the need is 2^64 B or more, which no ``--hbm-gib`` can hold (its range ends below 2^64 B)."""
     hbm = o.hbm_gib * GIB
     layer_w = s.attn_weight_bytes + max(s.ffn_weight_bytes if s.dense_layers else 0,
                                         s.shared_weight_bytes if s.moe_layers else 0)
@@ -396,7 +396,7 @@ def _hbm(o: PrefillOptions, s: Sizes) -> HbmLayout:
         stream = True
         items = _hbm_items(s, o.tp, layer_w, stream=True)
     used = items[-1][1]
-    _fits64(used, "one rank's HBM")
+    _fits64(used, "one rank's HBM", "raise --tp, or lower --tokens or the layer count")
     if used > hbm:
         raise InputProblem(diagnostic(codes.GEN_003, f"one rank needs {used} B ({in_unit(used, GIB, 'GiB')}) of HBM; "
                                       f"each GPU has {o.hbm_gib} GiB",
@@ -562,11 +562,11 @@ def _remote(s: Sizes, f: FabricPlan) -> RemoteLayout:
                         tuple(g * s.requests * s.layers * per for g in range(len(f.primaries))))
 
 
-def _fits64(n: int, what: str) -> None:
-    """Raise FX-GEN-003 when a space of ``n`` bytes cannot be addressed with 64 bits."""
+def _fits64(n: int, what: str, help: str = "lower --tokens or the layer count") -> None:
+    """Raise FX-GEN-003 (``InputProblem``, with ``help``) when a space of ``n`` bytes cannot be
+    addressed with 64 bits (``n >= 2**64``)."""
     if n >= U64_END:
-        raise InputProblem(diagnostic(codes.GEN_003, f"{what} would need {n} B, beyond 64-bit addresses",
-                                      help="lower --tokens or the layer count"))
+        raise InputProblem(diagnostic(codes.GEN_003, f"{what} would need {n} B, beyond 64-bit addresses", help=help))
 
 
 def _policy_name(m: ModelSpec, o: PrefillOptions) -> str:

@@ -22,7 +22,9 @@ arithmetic (``byte_cover.first_gap``), each less the regions of the ``alloc``s H
 it (``hb(a, w)`` or ``hb(u, a)``; for ``init``, ``hb(u, a)``) and of the cancelled writes it
 does not (``Unwritten._tear_fence``). Without allocations and cancels that proof is
 also complete (every writer not HB-before ``u`` can finish after ``u`` starts in one schedule);
-with them the solver decides what it leaves.
+with them the solver decides what it leaves, after a checked guess (``Unwritten.guess``: a few
+linear extensions of HB, evaluated against the query) that refutes most reads of a pool that
+waits for the wrong free without it.
 Emits no diagnostics itself (the pipeline reports refutations).
 """
 
@@ -55,7 +57,10 @@ from fxverify.vocab import DTYPES
 
 
 #: How many ``alloc``s a guess of FX-INIT-001 runs before the read, one at a time
-#: (``Unwritten.guess``): each try costs a schedule of the obligation's edges.
+#: (``Unwritten.guess``): each try costs a schedule of the obligation's edges (O(edges x
+#: primaries)). The off-by-one pool of 100 requests needs the first only (the latest in rank
+#: order); a few more cover reads that several allocations reach, and past them the solver,
+#: which reads them all at once, is as cheap.
 GUESS_ALLOCS = 8
 
 
@@ -217,24 +222,28 @@ class Unwritten(Obligation):
 
     def guess(self) -> dict[str, int | bool] | None:
         """The read as early as HB lets it run (``encode.around_schedule``), then as early as it
-        can after one covering ``alloc`` HB leaves unordered with it (``GUESS_ALLOCS`` of them,
-        the latest in rank order first: one that runs after the read's writers makes them
-        stale), each at the lowest byte of its footprint that, in that schedule, neither an
-        ``init`` range nor a listed writer defines in its allocation (``definers.undefined_byte``:
-        the query's rule, evaluated): the first schedule that leaves such a byte. ``None`` with
-        a cancelled write that may tear the bytes (its touch interval is not modelled here), or
-        when no schedule tried leaves a byte undefined (the solver may still find one)."""
+        can after one covering ``alloc`` that is not HB-after it, run as late as HB lets it
+        before the read (``GUESS_ALLOCS`` of them, the latest in rank order first: an
+        allocation after the read's writers makes what they wrote stale), each at the lowest
+        byte of the read's footprint that, in that schedule, neither an ``init`` range nor a
+        listed writer defines in its allocation (``definers.undefined_byte``: the query's rule,
+        evaluated): the first schedule that leaves such a byte. ``None`` with a cancelled write
+        that may tear the bytes (its touch interval is not modelled here), or when no schedule
+        tried leaves a byte undefined (the solver may still find one). Without allocations and
+        cancels the first schedule is complete: the writers HB-before the read are then those
+        that define its bytes in every schedule, as the fast proof says."""
         if self.tears:
             return None
         g, u = self.ctx.graph, self.edges[0]
         before, rank = g.hb_before_fn(), g.ranks()
-        free = sorted((a for a in {a for a, _lo, _hi in self.allocs} if not before(a, u) and not before(u, a)),
-                      key=lambda a: (-rank[a], a))
-        for ahead in [(), *((a,) for a in free[:GUESS_ALLOCS])]:
+        allocs = sorted((x for x in {a for a, _lo, _hi in self.allocs} if not before(u, x)),
+                        key=lambda x: (-rank[x], x))
+        for ahead in [(), *((x,) for x in allocs[:GUESS_ALLOCS])]:
             times = around_schedule(g, self.edges, u, ahead)
             byte = undefined_byte(self.ctx, u, self.fp, self.inits, self.allocs, self.ws, times)
-            k = None if byte is None else self.fp.element_of(byte)
-            if byte is not None and k is not None:
+            if byte is not None:
+                k = self.fp.element_of(byte)
+                assert k is not None  # INVARIANT: first_gap returns a byte of the footprint
                 return {**times, "addr": byte, "k_u": k, "o_u": byte - self.fp.base - self.fp.stride * k}
         return None
 

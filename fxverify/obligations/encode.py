@@ -216,20 +216,29 @@ def concurrent_schedule(graph: PolicyGraph, eids: Iterable[int], a: int, b: int)
 
 def around_schedule(graph: PolicyGraph, eids: Iterable[int], u: int,
                     ahead: Collection[int] = ()) -> dict[str, int | bool]:
-    """Start and finish times for the edges ``eids``, among them ``u``, in one linear extension of
-    HB (``slotted_schedule``) that runs ``u`` as early as HB lets it after the edges of ``ahead``
-    (none of them HB-after ``u``): first the edges of ``eids`` HB-before ``u`` or HB-before (or
-    in) ``ahead``, in rank order, then ``u``, then the rest in rank order. That first part is
-    closed under HB-predecessors, so the order extends HB. For a checked guess
-    (``Obligation.guess``): the caller's query decides whether the times fit."""
+    """Start and finish times (``s_<e>``, ``f_<e>``, in ns; ``slotted_schedule``) for the edges
+    ``eids``, among them ``u``, in one linear extension of HB that runs ``u`` as early as HB
+    lets it after the edges of ``ahead``, and those as late as they can before it: first the
+    edges of ``eids`` HB-before ``u`` or HB-before an edge of ``ahead`` that are not HB-after
+    one, then ``ahead``, then the rest of the edges HB-before ``u`` (those HB-after an edge of
+    ``ahead``), then ``u``, then the rest, each part in rank order. Each part before ``u`` is
+    closed under HB-predecessors but for those in the parts before it, so the order extends HB
+    when no edge of ``ahead`` is HB-after ``u`` or after another edge of ``ahead`` (the caller's
+    to ensure: else the times break an HB pair, and the query they are checked against rejects
+    them). For a checked guess
+    (``Obligation.guess``). Raises nothing."""
     before, rank = graph.hb_before_fn(), graph.ranks()
     prim = sorted(set(eids) - {u}, key=lambda e: rank[e])
-    first = [e for e in prim if before(e, u) or e in ahead or any(before(e, x) for x in ahead)]
-    early = set(first)
-    return slotted_schedule(graph, [[e] for e in first] + [[u]] + [[e] for e in prim if e not in early])
+    late = [e for e in prim if e not in ahead and any(before(x, e) for x in ahead)]
+    early = [e for e in prim if e not in ahead and (before(e, u) or any(before(e, x) for x in ahead))]
+    fenced = set(late)
+    parts = ([e for e in early if e not in fenced] + [e for e in prim if e in ahead]
+             + [e for e in early if e in fenced])
+    placed = set(parts)
+    return slotted_schedule(graph, [[e] for e in parts] + [[u]] + [[e] for e in prim if e not in placed])
 
 
-def slotted_schedule(graph: PolicyGraph, slots: list[list[int]]) -> dict[str, int | bool]:
+def slotted_schedule(graph: PolicyGraph, slots: Sequence[Sequence[int]]) -> dict[str, int | bool]:
     """Start and finish times (``s_<e>``, ``f_<e>``, in ns) of the edges in ``slots``: the edges
     of slot ``i`` all run over ``[i * step, i * step + 1)``, ``step`` being one more than the
     policy's edges, so consecutive slots are further apart than any gap of

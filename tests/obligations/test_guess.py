@@ -5,21 +5,26 @@ the solver, and the common byte a race guess picks must be one both footprints h
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
 from unittest.mock import patch
 
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from fxverify.ir import Footprint
+from fxverify.grouping import group_instances
+from fxverify.ir import Footprint, Policy
+from fxverify.obligations.base import Obligation
 from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.families import generate
 from fxverify.obligations.lifetimes import OutsideAllocation
 from fxverify.obligations.races import Race
-from fxverify.pipeline import GUESSED, CheckOptions, discharge
+from fxverify.pipeline import GUESSED, CheckOptions, check, discharge
 from fxverify.result import Verdict
 from fxverify.smt.backend import Query, SolverOptions, Status
 from fxverify.smt.factory import open_backend
 from fxverify.smt.terms import eq, free_vars, int_var, satisfies
 
+from tests.conftest import ROOT
 from tests.ir_builders import A, policy, whole, write
 from tests.policies import lifetime_policies, policies, pool_chain_policies, reuse_policies
 
@@ -98,7 +103,41 @@ def test_a_read_of_bytes_no_write_defines_guessed_is_a_model_of_its_query(policy
     assume(_accepted_guesses(policy, Unwritten, lambda ob: [ob.encode()]))
 
 
-def _accepted_guesses(policy, kind: type, queries) -> int:
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(policies(max_edges=5) | reuse_policies(min_edges=8, max_edges=16))
+def test_a_read_with_no_alloc_or_tear_that_the_cover_leaves_is_always_guessed(policy) -> None:
+    """Without ``alloc``s and cancelled writes the fast proof is complete (module docstring of
+    ``defined``), and the guess's first schedule (the read right after its HB-ancestors) is the
+    one that shows it: every read the cover leaves gets a guess its query accepts. Fails when
+    ``around_schedule`` runs an unordered writer before the read, or the guess gives up early."""
+    _ctx, obs = generate(policy)
+    left = [ob for ob in obs if isinstance(ob, Unwritten) and ob.prove_fast() is None and not ob.allocs and not ob.tears]
+    for ob in left:
+        query = ob.encode()
+        values = ob.guess()
+        assert values is not None and query.model_of(values) is not None, ob.key
+    assume(left)
+
+
+def test_a_pool_that_waits_for_the_wrong_free_has_every_read_refuted_by_its_guess() -> None:
+    """The corpus pool whose ``take[i]`` waits for ``free[i - 3]``: each ``rd[i]`` may read its
+    block after a later request allocated it again, which only a schedule running that ``alloc``
+    after the writer and before the read shows (the read's own ancestors leave every byte
+    defined). Every FX-INIT-001 refutation is a checked guess, with the same verdicts, findings
+    and shown trace as a check that sends every query to the solver, and far fewer solver
+    calls. Fails when the guess tries no ``alloc``, or places it before the writers."""
+    path = str(ROOT / "corpus/ownership/fail/pool-waits-for-the-wrong-free.fx")
+    guessed = check(path, CheckOptions(verify_hints=False))
+    solved = check(path, CheckOptions(verify_hints=False, prune=False))
+    init = [(o.verdict, o.method) for o in guessed.outcomes if o.key.startswith("FX-INIT-001")]
+    assert init == [(Verdict.REFUTED, GUESSED)] * 12
+    assert [(o.key, o.verdict) for o in guessed.outcomes] == [(o.key, o.verdict) for o in solved.outcomes]
+    shown = [[(d.code, d.message, d.trace) for d in group_instances(r.diagnostics)] for r in (guessed, solved)]
+    assert shown[0] == shown[1]
+    assert guessed.solver_calls * 10 < solved.solver_calls
+
+
+def _accepted_guesses(policy: Policy, kind: type[Obligation], queries: Callable[[Any], list[Query]]) -> int:
     """How many obligations of ``kind`` that ``policy`` leaves to a query offer a guess, after
     asserting of each that every query of ``queries(ob)`` (the one sent first, built before the
     guess as the pipeline builds it) accepts it, and that Z3 finds the last with every variable
