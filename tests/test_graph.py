@@ -129,6 +129,32 @@ def test_reachability_index_is_exact(seed: int) -> None:
     assert g.indexed() and not small.indexed() and slow == small.hb_before
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_the_index_searches_many_edges_as_hb_queries_would(seed: int) -> None:
+    """``ReachIndex.after_among`` and ``reaches_any`` (the projected schedule's searches over a
+    query's primaries) against ``hb_before`` of every edge of random subsets of random DAGs: the
+    same edges, none twice, and ``reach_index`` is ``None`` when the index gave up."""
+    rng = random.Random(seed)
+    n = 40
+    edges = []
+    for i in range(n):
+        preds = sorted({f"e{rng.randrange(i)}" for _ in range(rng.randrange(4))}) if i else []
+        edges.append(_e(i, tuple(preds)))
+    g = PolicyGraph(_policy(edges))
+    index = g.reach_index()
+    assert index is not None
+    for _ in range(20):
+        among = rng.sample(range(n), rng.randrange(1, n))
+        searchable = index.by_post(among)
+        for a in range(n):
+            after = index.after_among(a, searchable)
+            assert sorted(after) == sorted(b for b in among if g.hb_before(a, b)) and len(set(after)) == len(after)
+            assert index.reaches_any(a, searchable) is (a in among or any(g.hb_before(a, b) for b in among))
+    small = PolicyGraph(_policy(edges))
+    small._INDEX_BUDGET = -10**9
+    assert small.reach_index() is None
+
+
 def _networkx_hb(policy: Policy) -> nx.DiGraph:
     """The HB graph as networkx builds it from the clauses, edge by edge (the reference)."""
     hb = nx.DiGraph()

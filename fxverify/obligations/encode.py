@@ -12,10 +12,10 @@ read model values back through the same terms. Emits no diagnostics.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from heapq import heappop, heappush
 
-from fxverify.graph import PolicyGraph
+from fxverify.graph import PolicyGraph, ReachIndex
 from fxverify.ir import Footprint, Policy
 from fxverify.smt.terms import Term, and_, between, bool_var, eq, int_var, mod, not_
 
@@ -117,15 +117,16 @@ def projected_schedule(graph: PolicyGraph, primary: Iterable[int]) -> list[tuple
     primaries (thousands in a pooled flow, all of them in the query). On a cyclic HB, or without
     the index, it is ``schedule`` of ``relevant_edges``. Returns the labelled constraints."""
     prim = sorted(set(primary))
-    if not graph.is_acyclic() or not graph.indexed():
+    index = graph.reach_index()
+    if index is None:
         return schedule(graph, relevant_edges(graph, prim))
-    before, rank = graph.hb_before_fn(), graph.ranks()
+    among, rank = index.by_post(prim), graph.ranks()
     out = durations(prim)
     for a in prim:
-        targets = [b for b in prim if b != a and before(a, b)]
+        targets = index.after_among(a, among)
         if targets:
             out += [(hb_label(a, b), finish(a) + gap <= start(b) if gap else finish(a) <= start(b))
-                    for b, gap in sorted(_gaps(graph, a, targets, before, rank).items())]
+                    for b, gap in sorted(_gaps(graph, a, targets, index, rank).items())]
     return out
 
 
@@ -139,9 +140,10 @@ def eliminated_times(graph: PolicyGraph, sched: dict[int, tuple[int, int]],
     edge ``b`` of ``sched`` after ``x`` has ``f(a) + d(a, b) <= s(b)``, and ``d(a, b)`` is at least
     ``d(a, x) + 1 + d(x, b)``. They are the times a trace shows for the edges the query no longer
     names (``Obligation.context``). Returns only the added edges; ``{}`` on a cyclic HB."""
-    if not graph.is_acyclic() or not graph.indexed():
+    index = graph.reach_index()
+    if index is None:
         return {}
-    before, rank = graph.hb_before_fn(), graph.ranks()
+    before, rank = index.before, graph.ranks()
     timed = sorted(sched)
     want = [x for x in sorted(set(eids)) if x not in sched
             and any(before(a, x) for a in timed) and any(before(x, b) for b in timed)]
@@ -149,25 +151,27 @@ def eliminated_times(graph: PolicyGraph, sched: dict[int, tuple[int, int]],
     for a in timed:
         targets = [x for x in want if before(a, x)]
         if targets:
-            for x, gap in _gaps(graph, a, targets, before, rank).items():
+            for x, gap in _gaps(graph, a, targets, index, rank).items():
                 starts[x] = max(starts.get(x, 0), sched[a][1] + gap)
     return {x: (t, t + 1) for x, t in sorted(starts.items())}
 
 
-def _gaps(graph: PolicyGraph, a: int, targets: list[int], before: Callable[[int, int], bool],
+def _gaps(graph: PolicyGraph, a: int, targets: list[int], index: ReachIndex,
           rank: Sequence[int]) -> dict[int, int]:
     """For each edge of ``targets`` (all HB-after ``a``), the most edges strictly between ``a`` and
     it on one HB path: a longest-path walk from ``a`` in rank order (ranks are a topological
-    order, so an edge is final when popped), through edges that reach some target."""
+    order, so an edge is final when popped), through edges that reach some target
+    (``ReachIndex.reaches_any``: a bisection per interval of the edge, not an HB query per
+    target, which made a query over a pool's hundred lifetime events cubic in them)."""
     last = max(rank[b] for b in targets)
-    aim = set(targets)
+    aim = index.by_post(targets)
     depth = {a: 0}
     heap = [(rank[a], a)]
     while heap:
         _r, x = heappop(heap)
         d = depth[x] + 1
         for y in graph.successors(x):
-            if rank[y] > last or not (y in aim or any(before(y, b) for b in targets)):
+            if rank[y] > last or not index.reaches_any(y, aim):
                 continue
             if y not in depth:
                 depth[y] = d
