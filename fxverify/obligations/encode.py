@@ -121,13 +121,32 @@ def projected_schedule(graph: PolicyGraph, primary: Iterable[int]) -> list[tuple
     if index is None:
         return schedule(graph, relevant_edges(graph, prim))
     among, rank = index.by_post(prim), graph.ranks()
+    gaps = {a: _gaps(graph, a, targets, index, rank) for a in prim if (targets := index.after_among(a, among))}
     out = durations(prim)
     for a in prim:
-        targets = index.after_among(a, among)
-        if targets:
+        if a in gaps:
             out += [(hb_label(a, b), finish(a) + gap <= start(b) if gap else finish(a) <= start(b))
-                    for b, gap in sorted(_gaps(graph, a, targets, index, rank).items())]
+                    for b, gap in sorted(_unimplied(gaps, a, rank).items())]
     return out
+
+
+def _unimplied(gaps: dict[int, dict[int, int]], a: int, rank: Sequence[int]) -> dict[int, int]:
+    """The pairs ``(a, b)`` of ``gaps[a]`` (the gap from ``a`` to each primary after it, in
+    edges) that no primary ``c`` right after ``a`` implies: ``f(a) + gap(a, c) <= s(c)``,
+    ``s(c) + 1 <= f(c)`` and ``f(c) + gap(c, b) <= s(b)`` give ``f(a) + gap(a, c) + 1 +
+    gap(c, b) <= s(b)``, which is the pair's own constraint when that sum is ``gap(a, b)`` (it is
+    never more: a path through ``c`` is one path from ``a`` to ``b``). "Right after": no other
+    primary after ``a`` is before ``c`` (found in rank order), so the pair ``(a, c)`` is always
+    kept, and by induction on the primaries between them every pair dropped is implied by pairs
+    kept: the same solutions, in a query of O(primaries) constraints where a chain of a pool's
+    lifetime events had O(primaries^2)."""
+    mine = gaps[a]
+    nearest: list[int] = []
+    for c in sorted(mine, key=rank.__getitem__):
+        if not any(c in gaps.get(m, ()) for m in nearest):
+            nearest.append(c)
+    return {b: g for b, g in mine.items()
+            if not any(b in (via := gaps.get(m, {})) and mine[m] + 1 + via[b] == g for m in nearest)}
 
 
 def eliminated_times(graph: PolicyGraph, sched: dict[int, tuple[int, int]],

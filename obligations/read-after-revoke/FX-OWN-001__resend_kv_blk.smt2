@@ -20,7 +20,6 @@
 (assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
 (assert (! (and (>= s_3 0) (< s_3 f_3)) :named A_dur_3))
 (assert (! (<= (+ f_0 1) s_2) :named A_hb_0_2))
-(assert (! (<= (+ f_0 2) s_3) :named A_hb_0_3))
 (assert (! (<= f_2 s_3) :named A_hb_2_3))
 (assert (! (= accessor 1) :named A_accessor))
 (assert (! (= init_owner 0) :named A_init_owner))

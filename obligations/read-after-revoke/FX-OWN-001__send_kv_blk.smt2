@@ -20,7 +20,6 @@
 (assert (! (and (>= s_1 0) (< s_1 f_1)) :named A_dur_1))
 (assert (! (and (>= s_2 0) (< s_2 f_2)) :named A_dur_2))
 (assert (! (<= f_0 s_1) :named A_hb_0_1))
-(assert (! (<= (+ f_0 1) s_2) :named A_hb_0_2))
 (assert (! (<= f_1 s_2) :named A_hb_1_2))
 (assert (! (= accessor 1) :named A_accessor))
 (assert (! (= init_owner 0) :named A_init_owner))
