@@ -218,6 +218,14 @@ class DeviceKind(Enum):
 #: Link kinds: ``smp`` is the inter-socket interconnect (QPI/UPI/xGMI: NCCL's SYS path).
 LINK_KINDS: tuple[str, ...] = ("nvlink", "pcie", "cxl", "rdma", "ethernet", "smp")
 
+#: Link kinds over which a read request cannot pass the posted writes before it on the same path,
+#: so that its completion pushes them to their memory (a read-back: FX-ORD-003's read and persist
+#: rules). PCIe Base Specification, section 2.4.1 (a read request does not pass a posted request).
+#: Not ``cxl``: a host's load of CXL memory (CXL.mem) may be served from its own cache and need not
+#: reach the device, and CXL.mem orders a read only after writes to the same address; nor the
+#: other kinds, for which no such rule is cited.
+READ_BACK_KINDS: frozenset[str] = frozenset({"pcie"})
+
 
 class LinkOrder(Enum):
     """Ordering semantics of a link (BRIEF section 1).

@@ -20,7 +20,7 @@ from fxverify.certify.static import constants, on_simple_path
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint
 from fxverify.smt.terms import and_, not_
-from fxverify.vocab import DeviceKind
+from fxverify.vocab import READ_BACK_KINDS, DeviceKind
 
 
 def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
@@ -187,8 +187,11 @@ def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int
     ``link``: ``route`` holds the link (``ev_link`` is it), ``x`` is another edge driven by
     ``ew``'s device, which is not the bytes' device, that no edge cancels, and that reads from a
     space on the bytes' device, and both transfers join those two devices and can take only
-    ``route``. False when ``x`` is no edge (the rest is recorded as facts)."""
+    ``route``, every link of which orders reads after posted writes (``vocab.READ_BACK_KINDS``).
+    False when ``x`` is no edge (the rest is recorded as facts)."""
     st.fact(ev_link == link and link in route, f"the route does not cross the obligation's link `{link}`")
+    slow = [n for n in route if not facts.policy.has("link", n) or facts.policy.link(n).kind not in READ_BACK_KINDS]
+    st.fact(not slow, f"a read does not push posted writes over `{', '.join(slow)}` (not a PCIe link)")
     if not st.fact(0 <= x < len(facts.edges) and x != ew.eid, f"{facts.name(x)} is no other edge"):
         return False
     ex = facts.edges[x]

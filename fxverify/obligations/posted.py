@@ -28,7 +28,7 @@ from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.vocab import DeviceKind, LinkOrder
+from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -398,7 +398,7 @@ class PostedPersist(Obligation):
     def why(self, w: Witness) -> str:
         return ("a posted write completes at the sender before it reaches the memory; the bytes are durable only once "
                 "a flush of the link issued after the write has finished, or a read of that memory the writer's device "
-                "issued after it along the same single route, and that nothing cancels, has completed")
+                "issued after it along the same single route of PCIe links, and that nothing cancels, has completed")
 
     def fix(self, w: Witness) -> Hint:
         """The writer flushing the link itself; or a read-back that already follows the write,
@@ -533,7 +533,8 @@ def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameReques
     """The read-backs of ``e``'s writing access ``pw``: ``(edge, why)`` for every edge of
     ``e``'s device, other than ``e`` and cancelled by nobody (a cancelled read may never be
     issued: it pushes nothing), that reads from the device of the written bytes, not ``e``'s own,
-    with ``e`` along one and the same route (``why``: its ``same_requester`` evidence, with the
+    with ``e`` along one and the same route of links whose kind orders reads after posted writes
+    (``vocab.READ_BACK_KINDS``: PCIe) (``why``: its ``same_requester`` evidence, with the
     route). The edges reading
     from each device are indexed once per context."""
     pol = ctx.policy
@@ -552,7 +553,7 @@ def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameReques
         if x == e.eid or ctx.cancellers.get(x):
             continue
         same = same_requester(ctx, e, acc, pol.edges[x])
-        if same is not None and same.route:
+        if same is not None and same.route and all(pol.link(n).kind in READ_BACK_KINDS for n in same.route):
             out.append((x, same))
     return tuple(out)
 

@@ -19,7 +19,7 @@ from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World
-from fxverify.vocab import AC_OPS, ClassKind, DeviceKind, LinkOrder, ReleaseKind
+from fxverify.vocab import AC_OPS, READ_BACK_KINDS, ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
 
 def violations(w: World, sched: Schedule, only: Code | None = None) -> list[Violation]:
@@ -172,12 +172,13 @@ def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
 def _pushes_writes(wd: World, ew: Edge, ex: Edge) -> bool:
     """True when ``ex`` is a read-back that pushes ``ew``'s posted writes to their memory: ``ex``
     reads from the device of ``ew``'s destination, which is not the writer's own, and both take
-    one and the same route from the same device (``_reads_back_in_order``): the read request
-    cannot pass the writes on that path (PCIe Base Specification, section 2.4.1), so its
-    completion returns after they arrived."""
+    one and the same route from the same device (``_reads_back_in_order``), every link of it of a
+    kind in ``vocab.READ_BACK_KINDS``: the read request cannot pass the writes on that path (PCIe
+    Base Specification, section 2.4.1), so its completion returns after they arrived."""
     assert ew.dst is not None
     home = wd.policy.space(ew.dst.space).device
     return (home != ew.device and _reads_back_in_order(wd, ew, ex)
+            and all(wd.policy.link(n).kind in READ_BACK_KINDS for route in wd.routes(ew) for n in route)
             and any(a.mode is AccessMode.READ and wd.policy.space(a.footprint.space).device == home for a in ex.accesses()))
 
 
