@@ -15,7 +15,7 @@ from fxverify.graph import PolicyGraph
 from fxverify.obligations.families import generate
 from fxverify.obligations.defined import _schedule_among
 from fxverify.obligations.encode import (
-    eliminated_times, finish, projected_schedule, relevant_edges, schedule, start, time_objectives,
+    _gaps, eliminated_times, finish, projected_schedule, relevant_edges, schedule, start, time_objectives,
 )
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
 from fxverify.resolve import load_policy
@@ -68,6 +68,42 @@ def test_a_projected_schedule_is_the_schedule_of_every_edge_between_the_primarie
     assert set(added) == between
     values = {f"{k}_{e}": v for e, (s, f) in {**times, **added}.items() for k, v in (("s", s), ("f", f))}
     assert all(evaluate(t, values) is True for _label, t in full)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reuse_policies(), st.data())
+def test_the_hb_pairs_a_projected_schedule_leaves_out_are_implied_by_those_it_keeps(policy, data) -> None:
+    """``projected_schedule`` states ``f(a) + gap(a, b) <= s(b)`` only for the pairs no primary
+    right after ``a`` implies (``encode._unimplied``): for up to 12 primaries, every HB pair has a
+    chain of kept pairs from ``a`` to ``b`` whose gaps, plus one ns per primary passed, add up to
+    its own gap at least (the longest path of the difference constraints), and every pair kept
+    is an HB pair with its own gap. Fails when a pair is dropped that no chain implies (a
+    mismatched gap, say)."""
+    g = PolicyGraph(policy)
+    n = len(policy.edges)
+    prim = sorted(data.draw(st.lists(st.integers(0, n - 1), min_size=3, max_size=12, unique=True)))
+    kept: dict[tuple[int, int], int] = {}
+    for label, term in projected_schedule(g, prim):
+        m = re.fullmatch(r"hb_(\d+)_(\d+)", label or "")
+        if m:  # f(a) + gap <= s(b), or f(a) <= s(b) for a gap of 0
+            lhs = term.args[0]
+            kept[(int(m[1]), int(m[2]))] = lhs.args[1].value if lhs.op == "+" else 0
+    index, rank = g.reach_index(), g.ranks()
+    assert index is not None
+    among = index.by_post(prim)
+    full = {(a, b): d for a in prim if (t := index.after_among(a, among)) for b, d in _gaps(g, a, t, index, rank).items()}
+    assert set(kept) <= set(full) and all(kept[p] == full[p] for p in kept)
+    order = sorted(prim, key=rank.__getitem__)
+    for a in prim:
+        longest: dict[int, int] = {}  # x -> the most ns a chain of kept pairs puts between f(a) and s(x)
+        for x in order:
+            ways = [kept[(a, x)]] if (a, x) in kept else []
+            ways += [longest[y] + 1 + kept[(y, x)] for y in longest if (y, x) in kept]
+            if ways:
+                longest[x] = max(ways)
+        for (p, b), d in full.items():
+            if p == a:
+                assert longest.get(b, -1) >= d, (a, b, d)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
