@@ -155,7 +155,7 @@ class PolicyGraph:
 
     Complexity: the first HB read builds adjacency lists, ranks and acyclicity in O(edges +
     after-references); the first HB query builds an exact reachability index once
-    (``_reach_index``: interval labels of a depth-first post-order); ``hb_before`` is then one
+    (``reach_index``: interval labels of a depth-first post-order); ``hb_before`` is then one
     bisection, and ``hb_path`` walks straight to its target, choosing at each step a successor the
     index says still reaches it."""
 
@@ -229,18 +229,18 @@ class PolicyGraph:
     #: queries fall back to a depth-first search bounded by topological rank.
     _INDEX_BUDGET = 64
 
-    def _reach_index(self) -> ReachIndex | None:
-        """HB's reachability index (``ReachIndex``), built on first use (acyclic HB only);
-        ``None`` when its intervals exceed ``_INDEX_BUDGET`` per edge."""
-        if self._reach is None and not self._reach_failed:
+    def reach_index(self) -> ReachIndex | None:
+        """HB's ``ReachIndex`` (also for searches over many edges at once), built on first use;
+        ``None`` on a cyclic HB or when its intervals exceed ``_INDEX_BUDGET`` per edge."""
+        if self._reach is None and not self._reach_failed and self.is_acyclic():
             self._reach = interval_index(self._succs, self._preds, self._INDEX_BUDGET * len(self._succs) + 1_000_000)
             self._reach_failed = self._reach is None
         return self._reach
 
     def indexed(self) -> bool:
-        """True when ``hb_before`` is one bisection (HB is acyclic and its reachability index fits
-        ``_INDEX_BUDGET``), False when it is a graph search. Builds the index on first use."""
-        return self.is_acyclic() and self._reach_index() is not None
+        """True when ``hb_before`` is one bisection (``reach_index`` is built), False when it is
+        a graph search. Builds the index on first use."""
+        return self.reach_index() is not None
 
     def rank(self, e: int) -> int:
         """Position of edge ``e`` in a fixed topological order of HB (``topological_ranks``,
@@ -252,11 +252,6 @@ class PolicyGraph:
         """Every edge's ``rank``, by edge id (do not modify), for loops over millions of pairs."""
         return self._rank
 
-    def reach_index(self) -> ReachIndex | None:
-        """HB's reachability index when ``indexed`` (for searches over many edges at once:
-        ``ReachIndex.after_among``, ``ReachIndex.reaches_any``), else ``None``."""
-        return self._reach if self.indexed() else None
-
     def hb_before_fn(self) -> Callable[[int, int], bool]:
         """``hb_before`` as a function, without its per-call checks when the index is built."""
         return self._reach.before if self.indexed() else self.hb_before  # type: ignore[union-attr]
@@ -264,9 +259,9 @@ class PolicyGraph:
     def hb_before(self, a: int, b: int) -> bool:
         """True when ``f(a) <= s(b)`` in every schedule, i.e. an HB path leads from ``a`` to ``b``.
 
-        Exact, one bisection in the reachability index (``_reach_index``); on a cyclic
+        Exact, one bisection in the reachability index (``reach_index``); on a cyclic
         graph, or one whose index exceeded its budget, a graph search."""
-        reach = self._reach_index() if self.is_acyclic() else None
+        reach = self.reach_index()
         if reach is None:
             return self.hb_path(a, b) is not None
         return reach.before(a, b)
@@ -285,7 +280,7 @@ class PolicyGraph:
             path = nx.shortest_path(self.hb, a, b) if nx.has_path(self.hb, a, b) else None
             return path
         succs = self._succs
-        index = self._reach_index()
+        index = self.reach_index()
         if index is not None:
             if not index.before(a, b):
                 return None

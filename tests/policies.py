@@ -556,8 +556,11 @@ def persist_policies(draw) -> Policy:
     themselves, sometimes pinned with ``via``), flush edges of random links, reads of ``c`` by
     the DPU, and read-backs of ``c`` into ``b`` by the GPU (sometimes pinned), with random
     ``after`` clauses, now and then a cancel (``with_cancels``; ``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
-    is ``posted`` or not, and sometimes also through the DPU (a second route, posted or not)."""
-    links = (Link("gpu0--cxl0", "gpu0", "cxl0", "cxl", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
+    is ``posted`` or not, of kind ``pcie`` (where a read-back pushes posted writes) or ``cxl``
+    (where it does not: ``vocab.READ_BACK_KINDS``), and sometimes also through the DPU (a second
+    route, posted or not)."""
+    links = (Link("gpu0--cxl0", "gpu0", "cxl0", draw(st.sampled_from(["pcie", "cxl"])),
+                  draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
     if draw(st.booleans()):
         links += (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
                   Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))

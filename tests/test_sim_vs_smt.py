@@ -603,6 +603,24 @@ def test_persist_strategy_reaches_a_read_back_proof():
     assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
 
 
+def test_persist_strategy_reaches_a_read_back_over_cxl_that_pushes_nothing():
+    """The comparison of persist policies meets a persisted write over a posted ``cxl`` link
+    refuted although the GPU reads the expander back over the write's one route afterwards,
+    uncancelled: over CXL a read-back is no flush (``vocab.READ_BACK_KINDS``), and prover and
+    brute force agree that it pushes nothing."""
+    def shaped(p) -> bool:
+        direct = p.links[0]
+        if direct.kind != "cxl" or direct.order is not LinkOrder.POSTED or len(p.links) > 1:
+            return False
+        cancelled = {c.edge for e in p.edges for c in e.cancels}
+        persists = [e for e in p.edges if e.device == "gpu0" and e.persists() and not e.flushes]
+        backs = [e for e in p.edges if e.device == "gpu0" and e.src is not None and e.src.space == "hdm0"
+                 and e.name not in cancelled and any(w.name in e.after for w in persists)]
+        return bool(backs) and Verdict.REFUTED in _persist_verdicts(p)
+    policy = reach(persist_policies(), shaped, examples=1500)
+    agreement(policy)
+
+
 def test_persist_strategy_reaches_a_cancelled_read_back():
     """The comparison of persist policies meets a persisted posted write refuted although a
     read-back of the checkpoint by the GPU follows it, because an edge cancels that read (it may
