@@ -31,7 +31,7 @@ from fxverify.ir import Edge
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations import lifetimes
 from fxverify.obligations.lifetimes import lifetime_regions
-from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches_after
+from fxverify.obligations.encode import DeviceFacts, overlap, start, time_objectives, touch_overlap, touches, touches_after
 from fxverify.obligations.final_owner import FinalOwner
 from fxverify.obligations.grants import lease_grants
 from fxverify.obligations.hb_owners import owners_for
@@ -41,7 +41,7 @@ from fxverify.obligations.owners import (OwnershipObligation, lease_active, name
                                          owner_chain, owner_edges, owner_is)
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import eq, not_, or_
+from fxverify.smt.terms import and_, eq, not_, or_
 
 
 def _enclosing(ctx: Context, h: int, region: str) -> str | None:
@@ -55,8 +55,10 @@ def _enclosing(ctx: Context, h: int, region: str) -> str | None:
 
 class Unowned(OwnershipObligation):
     """FX-OWN-001: edge ``e`` (on device ``D``) accesses ``region`` only while ``D`` owns it, or
-    reads it under a lease that no handoff or revoke has ended; it releases ``region``
-    (``releases``) or revokes a lease of it (``revokes``) only while ``D`` owns it."""
+    reads it under a lease that no handoff or revoke has ended, unless a cancel of ``e`` has
+    finished by ``s(e)`` (it then touches no byte: ``encode.touches``, specs/obligations.md
+    section 1, cancellation); it releases ``region`` (``releases``) or revokes a lease of it
+    (``revokes``) only while ``D`` owns it."""
 
     code = codes.OWN_001
 
@@ -77,8 +79,13 @@ class Unowned(OwnershipObligation):
             related += tuple(Label(c.span, f"`{ctx.edge(rv).name}` revokes `{c.region}` from `{c.device}` here")
                              for rv in self.rvs for c in ctx.edge(rv).revokes
                              if c.device == e.device and c.region in ctx.revoked_by.get(region, ()) and c.span.end)
+        #: the edges cancelling ``e`` when it only accesses ``region``: an access cancelled before
+        #: it starts touches no byte, so it needs no owner (a release or a revoke stays checked
+        #: at ``s(e)`` whatever cancels it)
+        self.cancels = [] if releases or revokes else ctx.cancelled_by(e.eid)
         prim = (e.eid, *self.hs, *self.ls)
-        super().__init__(ctx, prim + tuple(rv for rv in self.rvs if rv not in prim), f"{self.code}:{e.name}|{region}", e.span, related)
+        rest = tuple(dict.fromkeys(x for x in (*self.rvs, *self.cancels) if x not in prim))
+        super().__init__(ctx, prim + rest, f"{self.code}:{e.name}|{region}", e.span, related)
 
     def prove_fast(self) -> str | None:
         g = self.ctx.graph
@@ -131,7 +138,8 @@ class Unowned(OwnershipObligation):
         ok = owner_is(self.ctx, self.region, facts.device("accessor", self.device), t, self.hs, facts)
         if not self.writes:
             ok = or_(ok, lease_active(self.ctx, self.region, self.device, t, self.ls, self.hs, facts, self.rvs))
-        cons = self._sched() + facts.constraints + [("not_owner_nor_lessee", not_(ok))]
+        bad = and_(not_(ok), touches(e, self.cancels)) if self.cancels else not_(ok)
+        cons = self._sched() + facts.constraints + [("not_owner_nor_lessee", bad)]
         return Query(self.key, tuple(cons), minimize=tuple(time_objectives(self.edges)), header=self.header() + facts.header())
 
     def witness(self, result: Result) -> Witness:

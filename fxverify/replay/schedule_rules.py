@@ -189,8 +189,12 @@ def _ownership(w: World, ids: list[int], sched: Schedule) -> list[Violation]:
     for e in ids:
         ee = E[e]
         touched = w.governing_regions(ee)
+        lo, hi = w.touch(e, sched)
         for r, writes in touched.items():
-            if any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
+            # an access cancelled before it starts touches no byte (``World.touch``): no owner
+            # needed, and it overlaps no handoff; a release or revoke of the region is still
+            # checked at the edge's start (the loop below)
+            if hi <= lo or any(ho.region == r and ho.src == ee.device for ho in ee.handoffs):
                 continue
             s = sched[e][0]
             if ee.device not in owners.at(r, s):

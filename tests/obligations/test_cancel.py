@@ -24,7 +24,7 @@ from fxverify.obligations import defined, lifetimes, ordering, ownership, transf
 from fxverify.obligations.defined import Unwritten
 from fxverify.obligations.lifetimes import OutsideAllocation
 from fxverify.obligations.ordering import Race, RaceFree
-from fxverify.obligations.ownership import InTransit, UseAfterRelease
+from fxverify.obligations.ownership import InTransit, Unowned, UseAfterRelease
 from fxverify.obligations.reductions import LostAccumulation
 from fxverify.replay.simulate import Simulator
 from fxverify.replay.trace import build_trace
@@ -114,6 +114,29 @@ def test_a_handoff_after_the_cancel_is_not_in_transit_for_the_cancelled_access()
     ob = the(ownership, bad, InTransit, "FX-OWN-002:pull|give|a")
     w = refute(ob)
     assert replay(bad, ob, w) is not None
+
+
+@pytest.mark.parametrize("pull_after,refuted", [
+    (("stop",), False),   # the cancel completes before the transfer starts: it touches nothing
+    (("give",), True),    # it may start before the cancel completes, when `a` is the DPU's
+], ids=["cancelled-first", "may-start-first"])
+def test_a_cancelled_access_needs_an_owner_only_if_it_touches_its_bytes(pull_after, refuted) -> None:
+    """FX-OWN-001 with ``TOUCHES``: gpu0 hands `a` to the DPU (``give``), then ``pull`` (gpu0)
+    writes `a`; ``stop`` cancels ``pull``. When ``pull`` runs after its cancel completed it
+    touches no byte and needs no owner (proved by the solver); when it may start before, it
+    writes `a` while the DPU owns it, which the simulator replays."""
+    pol = policy(read("give", fp(B, 0x100, 0x10), handoffs=handoff(A, "gpu0", "dpu0")),
+                 cancel("stop", "pull", after=("give",)), move("pull", whole(B), A_LO, after=pull_after))
+    ob = the(ownership, pol, Unowned, "FX-OWN-001:pull|a")
+    assert set(ob.edges) >= {2, 1} and ob.cancels == [1]
+    if not refuted:
+        assert_solver_proves(ob)
+        return
+    w = refute(ob)
+    v = replay(pol, ob, w)
+    assert v is not None and v.code == codes.OWN_001
+    s_pull, f_stop = w.schedule[2][0], w.schedule[1][1]
+    assert s_pull < f_stop  # it started while the cancel still ran
 
 
 # ---- releases -----------------------------------------------------------------------------------
