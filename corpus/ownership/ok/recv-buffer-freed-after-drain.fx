@@ -13,7 +13,7 @@ fabric {
 space host0 on cpu0 base 0x1_0000_0000 size 64 GiB
 region rbuf in host0 at 0x1_0000_0000 size 64 KiB owner cpu0
 region ev in host0 at 0x1_1000_0000 size 4 KiB owner cpu0
-region cq in host0 at 0x1_2000_0000 size 4 KiB owner nic0
+region cq in host0 at 0x1_2000_0000 size 64 owner nic0
 
 flow teardown {
   edge post: write ev[0, +64] by cpu0.launch handoff rbuf: cpu0 -> nic0
