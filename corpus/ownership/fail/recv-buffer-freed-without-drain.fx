@@ -16,8 +16,8 @@ region ev in host0 at 0x1_1000_0000 size 4 KiB owner cpu0
 
 flow teardown {
   edge post: write ev[0, +64] by cpu0.launch handoff rbuf: cpu0 -> nic0  # post the receive
-  edge land: write rbuf by nic0.rx after post                             # a late message lands
-  edge disconnect: write ev[64, +64] by cpu0.launch after post            # the disconnect event
+  edge land: write rbuf by nic0.rx after post  # a late message lands
+  edge disconnect: write ev[64, +64] by cpu0.launch after post  # the disconnect event
   edge free: release rbuf free by cpu0.free after disconnect  # expect: FX-OWN-001, FX-OWN-004
   # ^ `free` releases `rbuf` from `cpu0`, which does not own it then
   # ^ `free` releases `rbuf` (free) while `land` may still use it

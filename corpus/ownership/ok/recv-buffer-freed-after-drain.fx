@@ -19,7 +19,7 @@ flow teardown {
   edge post: write ev[0, +64] by cpu0.launch handoff rbuf: cpu0 -> nic0
   edge land: write rbuf by nic0.rx after post
   edge disconnect: write ev[64, +64] by cpu0.launch after post
-  edge drain: cancel land by nic0.rx after disconnect                              # the QP to error
+  edge drain: cancel land by nic0.rx after disconnect  # the QP to error
   edge flushed: write cq[0, +64] by nic0.rx after drain handoff rbuf: nic0 -> cpu0  # the flushed completion
   edge free: release rbuf free by cpu0.free after flushed
 }
