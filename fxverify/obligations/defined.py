@@ -239,7 +239,7 @@ class Unwritten(Obligation):
         allocs = sorted((x for x in {a for a, _lo, _hi in self.allocs} if not before(u, x)),
                         key=lambda x: (-rank[x], x))
         for ahead in [(), *((x,) for x in allocs[:GUESS_ALLOCS])]:
-            times = around_schedule(g, self.edges, u, ahead)
+            times = around_schedule(g, self.edges, (u,), ahead)
             byte = undefined_byte(self.ctx, u, self.fp, self.inits, self.allocs, self.ws, times)
             if byte is not None:
                 k = self.fp.element_of(byte)

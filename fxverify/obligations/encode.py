@@ -224,41 +224,37 @@ def contains(fp: Footprint, addr: Term) -> Term:
 
 def concurrent_schedule(graph: PolicyGraph, eids: Iterable[int], a: int, b: int) -> dict[str, int | bool]:
     """Start and finish times (``s_<e>``, ``f_<e>``, in ns) for the edges ``eids``, among them
-    ``a`` and ``b``, which HB leaves unordered: ``a`` and ``b`` run over one interval, in the
-    slots of ``slotted_schedule``. The order: the edges HB-before ``a`` or ``b`` (in rank order),
-    then ``a`` and ``b`` together, then the rest (in rank order), which is a linear extension of
-    HB on ``eids``: an edge HB-before one of the first is itself one of them, and none of them is
-    HB-after ``a`` or ``b`` (that would order ``a`` and ``b``). For a checked guess
-    (``Obligation.guess``): the caller's query decides whether they fit."""
-    before, rank = graph.hb_before_fn(), graph.ranks()
-    prim = sorted(set(eids) - {a, b}, key=lambda e: rank[e])
-    first = [e for e in prim if before(e, a) or before(e, b)]
-    early = set(first)
-    return slotted_schedule(graph, [[e] for e in first] + [[a, b]] + [[e] for e in prim if e not in early])
+    ``a`` and ``b``, which HB leaves unordered: ``a`` and ``b`` run over one interval after the
+    edges HB-before either and before the rest (``around_schedule``), a linear extension of HB
+    on ``eids`` (none of those edges is HB-after ``a`` or ``b``: that would order them). For a
+    checked guess (``Obligation.guess``): the caller's query decides whether they fit."""
+    return around_schedule(graph, eids, (a, b))
 
 
-def around_schedule(graph: PolicyGraph, eids: Iterable[int], u: int,
+def around_schedule(graph: PolicyGraph, eids: Iterable[int], at_once: Sequence[int],
                     ahead: Collection[int] = ()) -> dict[str, int | bool]:
     """Start and finish times (``s_<e>``, ``f_<e>``, in ns; ``slotted_schedule``) for the edges
-    ``eids``, among them ``u``, in one linear extension of HB that runs ``u`` as early as HB
-    lets it after the edges of ``ahead``, and those as late as they can before it: first the
-    edges of ``eids`` HB-before ``u`` or HB-before an edge of ``ahead`` that are not HB-after
-    one, then ``ahead``, then the rest of the edges HB-before ``u`` (those HB-after an edge of
-    ``ahead``), then ``u``, then the rest, each part in rank order. Each part before ``u`` is
-    closed under HB-predecessors but for those in the parts before it, so the order extends HB
-    when no edge of ``ahead`` is HB-after ``u`` or after another edge of ``ahead`` (the caller's
-    to ensure: else the times break an HB pair, and the query they are checked against rejects
-    them). For a checked guess
-    (``Obligation.guess``). Raises nothing."""
+    ``eids``, among them the edges ``at_once`` (which HB leaves unordered), in one linear
+    extension of HB that runs ``at_once`` together, as early as HB lets them after the edges of
+    ``ahead``, and those as late as they can before them: first the edges of ``eids`` HB-before
+    one of ``at_once`` or HB-before an edge of ``ahead`` that are not HB-after one, then
+    ``ahead``, then the rest of the edges HB-before ``at_once`` (those HB-after an edge of
+    ``ahead``), then ``at_once``, then the rest, each part in rank order. Each part before
+    ``at_once`` is closed under HB-predecessors but for those in the parts before it, so the
+    order extends HB when no edge of ``ahead`` is HB-after one of ``at_once`` or after another
+    edge of ``ahead`` (the caller's to ensure: else the times break an HB pair, and the query
+    they are checked against rejects them). For a checked guess (``Obligation.guess``). Raises
+    nothing."""
     before, rank = graph.hb_before_fn(), graph.ranks()
-    prim = sorted(set(eids) - {u}, key=lambda e: rank[e])
+    prim = sorted(set(eids) - set(at_once), key=lambda e: rank[e])
     late = [e for e in prim if e not in ahead and any(before(x, e) for x in ahead)]
-    early = [e for e in prim if e not in ahead and (before(e, u) or any(before(e, x) for x in ahead))]
+    early = [e for e in prim if e not in ahead
+             and (any(before(e, u) for u in at_once) or any(before(e, x) for x in ahead))]
     fenced = set(late)
     parts = ([e for e in early if e not in fenced] + [e for e in prim if e in ahead]
              + [e for e in early if e in fenced])
     placed = set(parts)
-    return slotted_schedule(graph, [[e] for e in parts] + [[u]] + [[e] for e in prim if e not in placed])
+    return slotted_schedule(graph, [[e] for e in parts] + [list(at_once)] + [[e] for e in prim if e not in placed])
 
 
 def slotted_schedule(graph: PolicyGraph, slots: Sequence[Sequence[int]]) -> dict[str, int | bool]:
