@@ -172,7 +172,8 @@ def policies(draw, max_edges: int = 5) -> Policy:
         via = None
         ends = transfer_devices(dev, _device_of(src), _device_of(dst))
         if ends[0] != ends[1] and draw(st.integers(0, 3)) == 0:
-            via = tuple(draw(st.sampled_from(simple_paths(links, *ends))))
+            routes = routes_through(links, *ends, dev)  # none when no path passes the driver
+            via = tuple(draw(st.sampled_from(routes))) if routes else None
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, src=src, dst=dst, via=via,
                           reduce_op=draw(st.sampled_from(["sum", "sum", "sub"])) if action == "reduce" else None,
                           reduce_atomic=draw(st.integers(0, 3)) != 0,
@@ -548,8 +549,19 @@ def reuse_policies(draw, min_edges: int = 30, max_edges: int = 60) -> Policy:
     return Policy("reuse", "reuse.fx", DEVICES, (), SPACES, regions, (AliasSet("ab", ("b", "d", "v")),), MAPS, tuple(edges))
 
 
+def routes_through(links: tuple[Link, ...], a: str, b: str, driver: str) -> list[list[str]]:
+    """The simple paths from device ``a`` to ``b`` (``simple_paths``) that a transfer ``driver``
+    drives may pin with ``via``: every one when it is at an end, those through it when it is not
+    (FX-TYP-006: a third-party transfer's route runs through its driver's engine)."""
+    paths = simple_paths(links, a, b)
+    if driver in (a, b):
+        return paths
+    ends = {ln.name: (ln.a, ln.b) for ln in links}
+    return [p for p in paths if any(driver in ends[n] for n in p)]
+
+
 @st.composite
-def persist_policies(draw) -> Policy:
+def persist_policies(draw, third_party: bool = False) -> Policy:
     """A random policy of 2 to 5 edges around checkpoints into the persistent ``c`` (in ``hdm0``
     on ``cxl0``): one or two moves from ``a`` that ``persist``, driven by the GPU (a push) or now
     and then by the expander (a pull, whose writes cross no link), (sometimes flushing a link
@@ -558,12 +570,19 @@ def persist_policies(draw) -> Policy:
     ``after`` clauses, now and then a cancel (``with_cancels``; ``hdm0`` is sometimes not persistent). The GPU reaches the expander directly, over a link that
     is ``posted`` or not, of kind ``pcie`` (where a read-back pushes posted writes) or ``cxl``
     (where it does not: ``vocab.READ_BACK_KINDS``), and sometimes also through the DPU (a second
-    route, posted or not)."""
+    route, posted or not).
+
+    ``third_party``: the DPU is always on the fabric, its link to the expander is ``pcie`` or
+    ``cxl``, posted or not, and it drives most persists and read-backs itself, as copies between
+    the GPU and the expander (third-party transfers, pinned through it more often than not), and
+    its reads of ``c`` are sometimes pinned."""
     links = (Link("gpu0--cxl0", "gpu0", "cxl0", draw(st.sampled_from(["pcie", "cxl"])),
                   draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
-    if draw(st.booleans()):
+    third = third_party
+    if third or draw(st.booleans()):
         links += (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
-                  Link("dpu0--cxl0", "dpu0", "cxl0", "cxl", LinkOrder.ORDERED))
+                  Link("dpu0--cxl0", "dpu0", "cxl0", draw(st.sampled_from(["cxl", "pcie"])) if third else "cxl",
+                       draw(st.sampled_from([LinkOrder.ORDERED, LinkOrder.POSTED])) if third else LinkOrder.ORDERED))
     names = [ln.name for ln in links]
     a, c = REGIONS[0], REGIONS[2]
     roles = ["persist"] + draw(st.lists(st.sampled_from(["persist", "flush", "flush", "read", "readback", "readback"]), min_size=1,
@@ -574,23 +593,30 @@ def persist_policies(draw) -> Policy:
         after = tuple(sorted({f"e{j}" for j in draw(st.lists(st.integers(0, max(0, i - 1)), max_size=2)) if j < i}))
         kw: dict = {}
         if role == "persist":  # now and then the expander's own engine pulls the checkpoint in
-            dev, hook, action = draw(st.sampled_from([("gpu0", "copy_done")] * 3 + [("cxl0", "near_mem")])) + ("move",)
+            drivers = [("gpu0", "copy_done"), ("dpu0", "dma_done"), ("dpu0", "dma_done")] if third else [
+                ("gpu0", "copy_done")] * 3 + [("cxl0", "near_mem")]
+            dev, hook, action = draw(st.sampled_from(drivers)) + ("move",)
             kw.update(src=draw(footprints(a)), dst=draw(footprints(c)), transforms=(Persist(),))
             if draw(st.integers(0, 3)) == 0:
                 kw["flushes"] = (draw(st.sampled_from(names)),)
-            if draw(st.integers(0, 3)) == 0:
-                kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "gpu0", "cxl0"))))
-        elif role == "readback":  # the GPU reads the checkpoint back: a flush when over the write's one route
-            dev, hook, action = "gpu0", "copy_done", "move"
+            if draw(st.integers(0, 3)) < (1 if dev != "dpu0" else 3):
+                kw["via"] = tuple(draw(st.sampled_from(routes_through(links, "gpu0", "cxl0", dev))))
+        elif role == "readback":
+            # The GPU, or the DPU's engine between the expander and the GPU (a third-party copy),
+            # reads the checkpoint back: a flush when over the write's one route from its driver.
+            dev = draw(st.sampled_from(["gpu0", "dpu0", "dpu0"] if third else ["gpu0"]))
+            hook, action = ("copy_done" if dev == "gpu0" else "dma_done"), "move"
             kw.update(src=draw(footprints(c)), dst=draw(footprints(REGIONS[1])))
             if draw(st.booleans()):
-                kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "gpu0", "cxl0"))))
+                kw["via"] = tuple(draw(st.sampled_from(routes_through(links, "cxl0", "gpu0", dev))))
         elif role == "flush":
             dev, hook, action = draw(st.sampled_from([("gpu0", "launch"), ("dpu0", "tx")])) + ("flush",)
             kw["flushes"] = (draw(st.sampled_from(names)),)
         else:
             dev, hook, action = "dpu0", "rx", "read"
             kw["src"] = draw(footprints(c))
+            if third and draw(st.booleans()):
+                kw["via"] = tuple(draw(st.sampled_from(simple_paths(links, "cxl0", "dpu0"))))
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after,
                           stream=draw(st.sampled_from([None, None, "s0"])), **kw))
     # A read-back that some edge cancels may never be issued: it pushes nothing.

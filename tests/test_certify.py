@@ -503,6 +503,26 @@ def test_same_requester_needs_one_route_for_the_write_and_the_read(mode: str) ->
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_third_party_read_back_certifies_only_its_part_of_the_route(mode: str) -> None:
+    """The responder NIC's flushing READ after its WRITE, both copies between two hosts pinned
+    through it (corpus/ordering/ok/persist-rdma-read-same-function.fx): the same-requester and
+    read-back certificates name the part of the routes between the NIC and the persistent memory.
+    Each is rejected for the twin whose READ goes through the other function, and with the whole
+    route, the other function, or the host's side of the NIC as the route."""
+    ok = _load(str(ROOT / "corpus/ordering/ok/persist-rdma-read-same-function.fx"))
+    bad = _load(str(ROOT / "corpus/ordering/fail/persist-rdma-read-other-function.fx"))
+    items = {x.kind: (c, x) for c, x in _items(ok) if x is not None and x.kind in ("same-requester", "read-back-after")}
+    assert set(items) == {"same-requester", "read-back-after"}
+    for claim, cert in items.values():
+        assert cert.evidence.route == ("pf0",)
+        assert certify(ok, [(claim, cert)], mode).failures == []
+        assert [f.key for f in certify(bad, [(claim, cert)], mode).failures] == [claim.key]
+        for route in (("pf0", "wire", "host"), ("pf1",), ("wire", "host")):
+            tampered = dataclasses.replace(cert, evidence=dataclasses.replace(cert.evidence, route=route))
+            assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], route
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_completion_entry_proves_a_read_only_from_host_memory_over_the_only_path(mode: str) -> None:
     """A `notified` proof (FX-ORD-003: the reader waits for a completion entry that followed the
     posted write) holds only for bytes in host memory, over the one path from the writer's device

@@ -603,6 +603,64 @@ def test_persist_strategy_reaches_a_read_back_proof():
     assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
 
 
+def _third_party(policy, e) -> bool:
+    """``e`` is a transfer whose driving device is at neither end (a third-party copy)."""
+    from fxverify.graph import PolicyGraph
+
+    return e.device not in PolicyGraph(policy).transfer_endpoints(e)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(persist_policies(third_party=True))
+def test_third_party_persists_agree_with_brute_force(policy):
+    """Persists and read-backs that the DPU mostly drives as copies between the GPU and the
+    expander (third-party transfers, pinned through it or not), over links posted or not, with
+    flushes and reads in random orders: the solver and the simulator agree on FX-ORD-003 (a
+    read-back counts along the part of a pinned route between the DPU and the expander) and the
+    rest, and pruning changes no verdict."""
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+def test_persist_strategy_reaches_a_third_party_read_back_proof():
+    """The comparison of third-party persist policies meets a persisted posted write that a
+    read-back by the same DPU proves durable without a solver, the write or the read-back a copy
+    the DPU drives between the GPU and the expander, pinned through it: its read requests follow
+    its posted writes over the one route between it and the expander. The brute force agrees."""
+    def shaped(p) -> bool:
+        return any(_third_party(p, p.edges[ob.edges[0]]) or any(_third_party(p, p.edges[x]) for x, _ in ob.read_backs)
+                   for ob in _read_back_proofs(p))
+    policy = reach(persist_policies(third_party=True), shaped, examples=600)
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+@pytest.mark.parametrize("unpin", ["rflush", "wr"])
+def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin: str):
+    """librpma's read-after-write flush (corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx)
+    with the READ, or the WRITE, no longer pinned through the responder NIC: a third-party copy
+    that pins no route may also cross the links between its ends (``write_links``), so the READ
+    is no read-back of the WRITE. Both are refuted, the reason is named, and the simulator agrees
+    on every violation."""
+    from fxverify.resolve import load_policy
+    from fxverify.source import SourceMap
+
+    text = (ROOT / "corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx").read_text()
+    route = {"rflush": " via srv, wire, host", "wr": " via host, wire, srv"}[unpin]
+    line = next(ln for ln in text.splitlines() if ln.startswith(f"  edge {unpin}:"))
+    assert route in line
+    path = tmp_path / "unpinned.fx"
+    path.write_text(text.replace(line, line.replace(route, "")))
+    policy, diags = load_policy(str(path), SourceMap())
+    assert policy is not None, diags
+    r = _check(policy, prune=True)
+    refuted = {v.key for v in r.outcomes if v.verdict is Verdict.REFUTED}
+    assert refuted == {f"{codes.ORD_003}:persist:wr#1|srv", f"{codes.ORD_003}:wr#1|rflush#0|srv"}, refuted
+    why = {d.trace.why for d in r.diagnostics if d.code is codes.ORD_003 and d.trace is not None}
+    assert any(f"`{unpin}` is a third-party transfer that pins no route" in w for w in why), why
+    agreement(policy)
+
+
 def test_persist_strategy_reaches_a_read_back_over_cxl_that_pushes_nothing():
     """The comparison of persist policies meets a persisted write over a posted ``cxl`` link
     refuted although the GPU reads the expander back over the write's one route afterwards,

@@ -34,6 +34,36 @@ def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], dev
     return _only_path(facts, st, route, device, other, f"`{e.name}`")
 
 
+def _leg(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str, home: str) -> bool:
+    """True when ``route`` (link names in order from ``device``, ``e``'s driver) is the only route
+    of ``e``'s traffic between ``device`` and ``home``: ``_one_route`` when ``e``'s transfer joins
+    the two; for a third-party transfer (``device`` at neither end, ``home`` at one), its ``via``
+    walked from the source's device through ``device``, whose part on ``home``'s side is
+    ``route``. A third-party transfer that pins no route may also write over the links between
+    its ends, so it has no one route."""
+    u, v = facts.endpoints(e)
+    if {u, v} == {device, home}:
+        return _one_route(facts, st, e, route, device)
+    if not st.need(e.via is not None and u != v and device not in (u, v) and home in (u, v),
+                   f"`{e.name}` does not move bytes between `{device}` and `{home}`, and is no third-party "
+                   f"transfer pinned to a route through `{device}` from or to `{home}`"):
+        return False
+    assert e.via is not None
+    if not _walks(facts, st, e.via, u, v):
+        return False
+    at, seen = u, [u]
+    for name in e.via:
+        ln = facts.policy.link(name)
+        at = ln.b if at == ln.a else ln.a
+        seen.append(at)
+    if not st.need(device in seen, f"`{e.name}`'s route does not pass through `{device}`"):
+        return False
+    k = seen.index(device)
+    part = e.via[k:] if home == v else e.via[:k][::-1]
+    return _walks(facts, st, route, device, home) and st.need(
+        set(part) == set(route), f"`{e.name}` is pinned to another route between `{device}` and `{home}`")
+
+
 def _walks(facts: Facts, st: Statement, route: tuple[str, ...], start: str, end: str) -> bool:
     """True when ``route`` (link names) is a simple path from device ``start`` to ``end``."""
     at, seen = start, {start}
@@ -81,9 +111,7 @@ def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Sta
     else:
         own = st.fact(link in ev.route, f"the route does not cross the posted link `{link}`")
         for e in (ew, er):
-            own = st.need(set(facts.endpoints(e)) == {ev.device, home},
-                          f"`{e.name}` does not move bytes between `{ev.device}` and `{home}`") and own
-            own = _one_route(facts, st, e, ev.route, ev.device) and own
+            own = _leg(facts, st, e, ev.route, ev.device, home) and own
     k = constants(st, {"same_device": same, "one_route_or_own_memory": own})
     st.violation = not_(and_(k["same_device"], k["one_route_or_own_memory"]))
     return st
@@ -151,11 +179,15 @@ def check_read_back_after(facts: Facts, c: Certificate, ev: ReadBackAfter) -> St
     w, link = bound
     ew = facts.edges[w]
     x = ev.reader
-    if not st.fact(ew.dst is not None, f"`{ew.name}` writes nothing") or not _read_back(facts, st, ew, ew.dst, x, ev.route, ev.link, link):
+    if not st.fact(ew.dst is not None, f"`{ew.name}` writes nothing"):
+        return st
+    pushes = _read_back(facts, st, ew, ew.dst, x, ev.route, ev.link, link)
+    if pushes is None:
         return st
     st.edges.update({w, x})
     facts.path(st, ev.before, w, x, "write to read-back")
-    st.violation = not_(f(w) <= s(x))
+    k = constants(st, {"reads_back_over_the_route": pushes})
+    st.violation = not_(and_(k["reads_back_over_the_route"], f(w) <= s(x)))
     return st
 
 
@@ -172,12 +204,14 @@ def check_read_back_between(facts: Facts, c: Certificate, ev: ReadBackBetween) -
     ew, link = facts.edges[w], key_body(c.key).split("|")[2]
     st.fact(aw.mode is not AccessMode.READ, f"`{ew.name}`'s access in the key writes nothing")
     x = ev.reader
-    if not _read_back(facts, st, ew, aw.footprint, x, ev.route, ev.link, link) or not st.fact(x != r, "the read-back is the reader"):
+    pushes = _read_back(facts, st, ew, aw.footprint, x, ev.route, ev.link, link)
+    if pushes is None or not st.fact(x != r, "the read-back is the reader"):
         return st
     st.edges.update({w, x, r})
     facts.path(st, ev.before, w, x, "write to read-back")
     facts.path(st, ev.after, x, r, "read-back to read")
-    st.violation = not_(and_(f(w) <= s(x), f(x) <= s(r)))
+    k = constants(st, {"reads_back_over_the_route": pushes})
+    st.violation = not_(and_(k["reads_back_over_the_route"], f(w) <= s(x), f(x) <= s(r)))
     return st
 
 
@@ -186,23 +220,24 @@ def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int
     """Record in ``st`` that edge ``x`` reads back what ``ew`` wrote into ``written`` over posted
     ``link``: ``route`` holds the link (``ev_link`` is it), ``x`` is another edge driven by
     ``ew``'s device, which is not the bytes' device, that no edge cancels, and that reads from a
-    space on the bytes' device, and both transfers join those two devices and can take only
-    ``route``, every link of which orders reads after posted writes (``vocab.READ_BACK_KINDS``).
-    False when ``x`` is no edge (the rest is recorded as facts)."""
+    space on the bytes' device, and the traffic of both between those two devices can take
+    only ``route`` (``_leg``), every link of which orders reads after posted writes
+    (``vocab.READ_BACK_KINDS``). Returns whether the conclusions about ``x`` hold (the caller
+    states them as a constant of the SMT statement, so ``--certify smt`` checks them too), or
+    ``None`` when ``x`` is no edge (the rest is recorded as facts)."""
     st.fact(ev_link == link and link in route, f"the route does not cross the obligation's link `{link}`")
     slow = [n for n in route if not facts.policy.has("link", n) or facts.policy.link(n).kind not in READ_BACK_KINDS]
     st.fact(not slow, f"a read does not push posted writes over `{', '.join(slow)}` (not a PCIe link)")
     if not st.fact(0 <= x < len(facts.edges) and x != ew.eid, f"{facts.name(x)} is no other edge"):
-        return False
+        return None
     ex = facts.edges[x]
     home = next(sp.device for sp in facts.policy.spaces if sp.name == written.space)
     st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
-    st.need(ex.device == ew.device and home != ew.device,
-            f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
+    ok = st.need(ex.device == ew.device and home != ew.device,
+                 f"`{ex.name}` is not driven by `{ew.device}`, or the bytes are in its own memory")
     on_home = {sp.name for sp in facts.policy.spaces if sp.device == home}
-    st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_home for a in ex.accesses()),
-            f"`{ex.name}` reads nothing on `{home}`")
+    ok = st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_home for a in ex.accesses()),
+                 f"`{ex.name}` reads nothing on `{home}`") and ok
     for e in (ew, ex):
-        st.need(set(facts.endpoints(e)) == {ew.device, home}, f"`{e.name}` does not move bytes between `{ew.device}` and `{home}`")
-        _one_route(facts, st, e, route, ew.device)
-    return True
+        ok = _leg(facts, st, e, route, ew.device, home) and ok
+    return ok

@@ -38,9 +38,11 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
 
     - the bytes lie in ``D``'s own memory: ``D`` drove the transfer that brought them, so it
       received them before its edge finished (route ``()``); or
-    - both transfers join ``D`` and the device ``M`` holding the bytes, and each can take only one
-      route, the same links (its ``via``, or the only simple fabric path): ``D``'s read request
-      then follows its posted writes over every link they crossed and cannot pass them (PCIe Base
+    - each transfer's traffic between ``D`` and the device ``M`` holding the bytes can take only
+      one route, the same links (``PolicyGraph.leg_route``: its ``via``, or the only simple fabric
+      path, when the transfer joins ``D`` and ``M``; the part of its ``via`` between them, for a
+      pinned third-party transfer ``D`` drives): ``D``'s read request then follows its posted
+      writes over every link they crossed and cannot pass them (PCIe Base
       Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
       posted request in the same direction; the rule holds along one path, not across two).
 
@@ -53,13 +55,10 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
     home = ctx.policy.space(acc_w.footprint.space).device
     if home == d:
         return SameRequester(d, ())
-    ends_w, ends_r = g.transfer_endpoints(ew), g.transfer_endpoints(er)
-    if set(ends_w) != {d, home} or set(ends_r) != {d, home}:
-        return None
-    route_w, route_r = g.single_route(ew), g.single_route(er)
+    route_w, route_r = g.leg_route(ew, home), g.leg_route(er, home)
     if route_w is None or route_r is None or set(route_w) != set(route_r):
         return None
-    return SameRequester(d, route_w if ends_w[0] == d else route_w[::-1])
+    return SameRequester(d, route_w)
 
 
 #: The kinds of device whose memory the producer/consumer model covers: host memory behind a root
@@ -276,10 +275,25 @@ class PostedRead(Obligation):
         a, b = self.edges[:2]
         return self.ctx.edge(a).device == self.ctx.edge(b).device
 
+    def _other_route(self) -> str:
+        """Why the same device's read may not follow the write's path (``same_requester`` said
+        no): which of the two may take more than one route, or that they take different ones."""
+        g = self.ctx.graph
+        home = self.ctx.policy.space(self.acc_w.footprint.space).device
+        loose = [e for e in map(self.ctx.edge, self.edges[:2]) if g.leg_route(e, home) is None]
+        for e in loose:
+            if g.driver_legs(e) is not None:
+                return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its bytes may "
+                        f"also cross the links between its ends")
+        if loose:
+            return " and ".join(f"`{e.name}`" for e in loose) + (" may each" if len(loose) > 1 else " may") + (
+                " take more than one route")
+        return "the two take different routes"
+
     def why(self, w: Witness) -> str:
         if self._same_device_reader():
             return ("a posted write completes at the sender before it is visible; a read by the same device is "
-                    "ordered after it only along the same path (PCIe ordering), and this read may take another route")
+                    f"ordered after it only along the same path (PCIe ordering), and {self._other_route()}")
         if self.read_backs:
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a read "
                     "by the writer's device along the write's one route after it (a read-back), makes it visible")

@@ -18,7 +18,7 @@ from fxverify.diagnostics.codes import Code
 from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
-from fxverify.replay.world import Schedule, Violation, World
+from fxverify.replay.world import Schedule, Violation, World, legs
 from fxverify.vocab import AC_OPS, READ_BACK_KINDS, ClassKind, DeviceKind, LinkOrder, ReleaseKind
 
 
@@ -153,19 +153,18 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
 
 def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
     """True when ``er`` sees ``ew``'s posted write without a flush: one device drives both, and
-    either the written bytes are in its own memory (it received them itself) or both transfers run
-    between it and the bytes' device and each has exactly one possible route, the same one, so
-    its read follows its writes over the same links (PCIe: a read does not pass posted writes on
-    one path; two routes are not ordered). Source: specs/obligations.md section 1, posted rule."""
+    either the written bytes are in its own memory (it received them itself) or each transfer's
+    traffic between it and the bytes' device has exactly one possible route, the same one
+    (``world.legs``), so its read follows its writes over the same links (PCIe: a read does not
+    pass posted writes on one path; two routes are not ordered). Source: specs/obligations.md
+    section 1, posted rule."""
     dev = ew.device
     if er.device != dev or ew.dst is None:
         return False
     home = wd.policy.space(ew.dst.space).device
     if home == dev:
         return True
-    if set(wd.endpoints(ew)) != {dev, home} or set(wd.endpoints(er)) != {dev, home}:
-        return False
-    rw, rr = wd.routes(ew), wd.routes(er)
+    rw, rr = legs(wd, ew, home), legs(wd, er, home)
     return len(rw) == 1 and rw == rr
 
 
@@ -178,7 +177,7 @@ def _pushes_writes(wd: World, ew: Edge, ex: Edge) -> bool:
     assert ew.dst is not None
     home = wd.policy.space(ew.dst.space).device
     return (home != ew.device and _reads_back_in_order(wd, ew, ex)
-            and all(wd.policy.link(n).kind in READ_BACK_KINDS for route in wd.routes(ew) for n in route)
+            and all(wd.policy.link(n).kind in READ_BACK_KINDS for route in legs(wd, ew, home) for n in route)
             and any(a.mode is AccessMode.READ and wd.policy.space(a.footprint.space).device == home for a in ex.accesses()))
 
 

@@ -237,12 +237,17 @@ class World:
         """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
         route and its driving device is at neither end (a third-party DMA, or a copy inside one
         remote memory), those of any simple path from the driver to the destination's device:
-        the driver issues the writes. None when the destination's device drives a transfer from
-        another device's memory (a pull): the bytes come to it as read completions and its own
-        engine writes them into its own memory (specs/obligations.md section 1, posted rule)."""
+        the driver issues the writes. When such a transfer pins its route (through the driver),
+        only the links of it on the destination's side of the driver (``legs``): the others bring
+        the bytes in to the driver as read completions. None when the destination's device drives
+        a transfer from another device's memory (a pull): the bytes come to it as read completions
+        and its own engine writes them into its own memory (specs/obligations.md section 1,
+        posted rule)."""
         src, dst = self.endpoints(e)
         if e.src is not None and e.dst is not None and e.device == dst != src:
             return set()
+        if e.via is not None and e.device not in (src, dst):
+            return set(legs(self, e, dst)[0])
         out = self.carriers(e)
         if e.via is None and e.device not in (src, dst):
             out = out | self.links_between(e.device, dst)
@@ -401,3 +406,23 @@ class OwnerTimeline:
             return {self.world.policy.region(region).owner}
         E = self.world.policy.edges
         return {d for h in latest if (d := self.world.owner_set(E[h], region)) is not None}
+
+
+def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
+    """Every route that may carry the traffic between an edge's driving device and device
+    ``home``, each as the set of its link names: ``World.routes`` when the edge's transfer joins
+    the two; for a third-party transfer pinned with ``via``, the links of the route on ``home``'s
+    side of the driver (the driver sends the read requests and the writes itself); none
+    otherwise (an unpinned third-party transfer may also write over the links between its
+    ends: ``World.write_carriers``)."""
+    d, (src, dst) = e.device, w.endpoints(e)
+    if {src, dst} == {d, home}:
+        return w.routes(e)
+    if e.via is None or src == dst or d in (src, dst) or home not in (src, dst):
+        return []
+    at, before, after = src, [], []
+    for n in e.via:  # the route runs from the source's device through the driver
+        (after if at == d or after else before).append(n)
+        ln = w.policy.link(n)
+        at = ln.b if at == ln.a else ln.a
+    return [frozenset(after if home == dst else before)]

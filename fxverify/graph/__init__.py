@@ -1,7 +1,8 @@
 """A networkx view of a resolved policy: fabric paths and happens-before (HB) reachability.
 
 Takes an ``ir.Policy``; produces a ``PolicyGraph`` with
-- ``fabric``: an undirected graph of devices whose edges carry the link,
+- ``fabric``: an undirected graph of devices whose edges carry the link, and the routes a
+  transfer may take (``graph.fabric.FabricRoutes``),
 - ``hb``: a directed graph on edge ids, ``a -> b`` meaning ``f(a) <= s(b)`` (BRIEF section 2: from
   ``after`` clauses and from serial streams, in declaration order).
 Emits no diagnostics; cycles are reported by the FX-ORD-001 obligation.
@@ -16,8 +17,9 @@ from collections.abc import Callable, Iterable, Sequence
 
 import networkx as nx
 
+from fxverify.graph.fabric import FabricRoutes
 from fxverify.hb import hb_adjacency
-from fxverify.ir import Edge, Footprint, Link, LinkOrder, Policy, Region, transfer_devices
+from fxverify.ir import Footprint, Policy, Region
 
 
 def hb_digraph(preds: list[list[int]]) -> nx.DiGraph:
@@ -150,7 +152,7 @@ def interval_index(succs: list[list[int]], preds: list[list[int]], budget: int) 
     return ReachIndex(post, reach)
 
 
-class PolicyGraph:
+class PolicyGraph(FabricRoutes):
     """Fabric and HB graphs of one policy, with memoised queries.
 
     Complexity: the first HB read builds adjacency lists, ranks and acyclicity in O(edges +
@@ -160,17 +162,12 @@ class PolicyGraph:
     index says still reaches it."""
 
     def __init__(self, policy: Policy) -> None:
-        self.policy = policy
-        self._link_graphs: dict[str, nx.Graph] = {}
-        self.fabric = self.link_graph("all", lambda ln: True)
+        super().__init__(policy)
         # HB's adjacency lists, ranks and acyclicity are built on first use (``__getattr__``): a
         # re-check that takes its ordering proofs from the result cache may never read them.
         self._hb: nx.DiGraph | None = None
         self._reach: ReachIndex | None = None
         self._reach_failed = False
-        self._path_cache: dict[tuple[str, str], list[Link]] = {}
-        self._route_cache: dict[tuple[str, str, str], tuple[str, ...] | None] = {}
-        self._bct: tuple[nx.Graph, dict[str, tuple], dict[str, tuple]] | None = None
 
     _ORDER = frozenset({"_preds", "_succs", "_rank", "_acyclic"})  #: set together by ``_order``
 
@@ -328,138 +325,6 @@ class PolicyGraph:
         up = nx.ancestors(self.hb, b) | {b}
         return down & up
 
-    # -- fabric -------------------------------------------------------------------------------
-    def link_graph(self, kind: str, allowed: Callable[[Link], bool]) -> nx.Graph:
-        """The fabric restricted to links that satisfy ``allowed``, memoised under ``kind``.
-
-        Devices are nodes; two devices joined by an allowed link are adjacent (parallel links make
-        one graph edge, labelled with the first; ``possible_links`` reports all of them). Used for
-        reachability, never to choose a route.
-        """
-        g = self._link_graphs.get(kind)
-        if g is None:
-            g = nx.Graph()
-            g.add_nodes_from(d.name for d in self.policy.devices)
-            for ln in self.policy.links:
-                if allowed(ln) and not g.has_edge(ln.a, ln.b):
-                    g.add_edge(ln.a, ln.b, link=ln.name)
-            self._link_graphs[kind] = g
-        return g
-
-    def possible_links(self, src_dev: str, dst_dev: str) -> list[Link]:
-        """Every link that lies on some simple fabric path from ``src_dev`` to ``dst_dev``, in
-        declaration order: nothing in a policy says which path the hardware takes, so a transfer
-        that pins no route (``via``) has the guarantees of every path (specs/obligations.md
-        section 2, routes). ``[]`` for the same device or when no path exists. Memoised.
-
-        A link lies on a simple ``u``-``v`` path exactly when its biconnected component is on the
-        path from ``u`` to ``v`` in the block-cut tree (in a 2-connected graph any two vertices
-        and any edge lie on a common simple path; Menger's theorem). Parallel links between two
-        devices are in the same component. O(devices + links) per pair.
-        """
-        key = (src_dev, dst_dev)
-        hit = self._path_cache.get(key)
-        if hit is not None:
-            return hit
-        out: list[Link] = []
-        g = self.fabric
-        if src_dev != dst_dev and src_dev in g and dst_dev in g and nx.has_path(g, src_dev, dst_dev):
-            tree, block_of_link, home = self._block_cut_tree()
-            blocks = {n for n in nx.shortest_path(tree, home[src_dev], home[dst_dev]) if n[0] == "block"}
-            out = [ln for ln in self.policy.links if block_of_link[ln.name] in blocks]
-        self._path_cache[key] = out
-        return out
-
-    def _block_cut_tree(self) -> tuple[nx.Graph, dict[str, tuple], dict[str, tuple]]:
-        """The fabric's block-cut tree, the block of every link, and each device's node in it (its
-        own cut-vertex node, or the one block that holds it)."""
-        if self._bct is None:
-            g = self.fabric
-            cuts = set(nx.articulation_points(g))
-            tree = nx.Graph()
-            home: dict[str, tuple] = {d: ("cut", d) for d in cuts}
-            block_nodes: list[set[str]] = [set(b) for b in nx.biconnected_components(g)]
-            for i, nodes in enumerate(block_nodes):
-                tree.add_node(("block", i))
-                for d in nodes:
-                    if d in cuts:
-                        tree.add_edge(("block", i), ("cut", d))
-                    else:
-                        home[d] = ("block", i)
-            where = {frozenset(pair): ("block", i) for i, nodes in enumerate(block_nodes)
-                     for pair in g.subgraph(nodes).edges}
-            block_of_link = {ln.name: where[frozenset((ln.a, ln.b))] for ln in self.policy.links}
-            self._bct = (tree, block_of_link, home)
-        return self._bct
-
-    def transfer_endpoints(self, e: Edge) -> tuple[str, str]:
-        """Return ``(from_device, to_device)`` of the bytes an edge moves (``ir.transfer_devices``)."""
-        sp = self.policy.space
-        return transfer_devices(e.device, sp(e.src.space).device if e.src is not None else None,
-                                sp(e.dst.space).device if e.dst is not None else None)
-
-    def transfer_links(self, e: Edge) -> list[Link]:
-        """The links that may carry an edge's bytes: its pinned route (``via``, in path order), or
-        every link on some path between its endpoints (``possible_links``)."""
-        if e.via is not None:
-            return [self.policy.link(n) for n in e.via]
-        return self.possible_links(*self.transfer_endpoints(e))
-
-    def single_route(self, e: Edge) -> tuple[str, ...] | None:
-        """The links of the one route that can carry an edge's bytes, in path order from their
-        source: its ``via``, or ``only_path`` between its endpoints. ``None`` for several paths,
-        none, or a local transfer."""
-        return tuple(e.via) if e.via is not None else self.only_path(*self.transfer_endpoints(e))
-
-    def only_path(self, src: str, dst: str) -> tuple[str, ...] | None:
-        """The links of the only simple fabric path from device ``src`` to ``dst``, in path order
-        (the links of ``possible_links`` each lie on a simple path, so there is one exactly when
-        they form a tree: ``links == devices - 1``); ``None`` for several paths, none, or
-        ``src == dst``. Memoised."""
-        if ("route", src, dst) not in self._route_cache:
-            links, names, at = self.possible_links(src, dst), [], src
-            if links and len(links) == len({d for ln in links for d in (ln.a, ln.b)}) - 1:
-                while at != dst:  # INVARIANT: the links form a path from src to dst
-                    ln = next(x for x in links if at in (x.a, x.b) and x.name not in names)
-                    names.append(ln.name)
-                    at = ln.b if at == ln.a else ln.a
-            self._route_cache[("route", src, dst)] = tuple(names) or None
-        return self._route_cache[("route", src, dst)]
-
-    def write_links(self, e: Edge) -> list[Link]:
-        """The links that may carry an edge's writes, in declaration order: ``transfer_links``, and
-        for a third-party transfer every link from the driver to the destination's device too
-        (``driver_legs``: PCIe's requester of a memory write is the device that sends it); none
-        for a pull (``is_pull``). specs/obligations.md section 1, posted rule."""
-        # INVARIANT: reads of ``e`` only its driver, route, endpoints' devices and which of
-        # source and destination it has: ``posted._posted_links`` memoises on exactly those.
-        if self.is_pull(e):
-            return []
-        links, legs = self.transfer_links(e), self.driver_legs(e)
-        if legs is None:
-            return links
-        names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
-        return [ln for ln in self.policy.links if ln.name in names]
-
-    def driver_legs(self, e: Edge) -> tuple[tuple[str, str], tuple[str, str]] | None:
-        """``((source's device, driver), (driver, destination's device))``, the legs through the
-        driver's engine of a transfer that pins no route and whose driver is at neither end (a
-        third-party DMA, a copy inside one remote memory); else ``None`` (specs section 1)."""
-        src, dst = self.transfer_endpoints(e)
-        return ((src, e.device), (e.device, dst)) if e.via is None and e.device not in (src, dst) else None
-
-    def is_pull(self, e: Edge) -> bool:
-        """True for a ``move`` or ``reduce`` its destination's device drives from another device's
-        memory (an NVMe controller fetching a write's data, a copy engine reading host memory):
-        the bytes come as completions of its reads (PCIe: a memory read is non-posted) and it
-        writes only its own memory, so no write crosses a link (specs section 1, posted rule)."""
-        src, dst = self.transfer_endpoints(e)
-        return e.src is not None and e.dst is not None and e.device == dst != src
-
-    def posted_links(self, e: Edge) -> list[Link]:
-        """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty
-        when none): a reader on another device needs a flush of each (FX-ORD-003)."""
-        return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
 
 
 def access_regions(policy: Policy) -> dict[tuple[int, int], list[Region]]:
