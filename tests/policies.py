@@ -572,17 +572,22 @@ def persist_policies(draw, third_party: bool = False) -> Policy:
     (where it does not: ``vocab.READ_BACK_KINDS``), and sometimes also through the DPU (a second
     route, posted or not).
 
-    ``third_party``: the DPU is always on the fabric, its link to the expander is ``pcie`` or
-    ``cxl``, posted or not, and it drives most persists and read-backs itself, as copies between
+    ``third_party``: the DPU is always on the fabric, its links are ``pcie`` or ``cxl``, posted or
+    not, now and then with a second (posted PCIe) function to the expander, so that two pinned
+    routes through it may differ between it and the expander; and it drives most persists and
+    read-backs itself, as copies between
     the GPU and the expander (third-party transfers, pinned through it more often than not), and
     its reads of ``c`` are sometimes pinned."""
     links = (Link("gpu0--cxl0", "gpu0", "cxl0", draw(st.sampled_from(["pcie", "cxl"])),
                   draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
     third = third_party
     if third or draw(st.booleans()):
-        links += (Link("gpu0--dpu0", "gpu0", "dpu0", "pcie", draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
+        links += (Link("gpu0--dpu0", "gpu0", "dpu0", draw(st.sampled_from(["pcie", "cxl"])) if third else "pcie",
+                       draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
                   Link("dpu0--cxl0", "dpu0", "cxl0", draw(st.sampled_from(["cxl", "pcie"])) if third else "cxl",
                        draw(st.sampled_from([LinkOrder.ORDERED, LinkOrder.POSTED])) if third else LinkOrder.ORDERED))
+    if third and draw(st.booleans()):  # a second function of the DPU to the expander: two legs
+        links += (Link("dpu0-pf1-cxl0", "dpu0", "cxl0", "pcie", LinkOrder.POSTED),)
     names = [ln.name for ln in links]
     a, c = REGIONS[0], REGIONS[2]
     roles = ["persist"] + draw(st.lists(st.sampled_from(["persist", "flush", "flush", "read", "readback", "readback"]), min_size=1,

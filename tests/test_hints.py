@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fxverify import hints
+from fxverify.diagnostics import codes
 from fxverify.edits import (
     After, Chain, Hint, Init, MapOpAs, Option, SizeRegion, Swap, after, hint, size_region,
 )
@@ -786,3 +787,47 @@ def test_a_read_of_a_reused_block_before_its_fill_is_fixed_by_swapping_them() ->
     (request 0's) belonged to the block's previous allocation and defined nothing for it."""
     r = check(str(ROOT / "corpus/ordering/fail/reused-block-read-before-write.fx"))
     assert _help(r, "FX-INIT-001") == f"swap `attn1` and `fill1` in their chain (`fill1` first, `attn1` after it) {VERIFIED}"
+
+
+_THIRD_PARTY = """
+policy "third-party-hints"
+fabric {
+  device cpu0: cpu hooks [launch]
+  device sw0: pcie_switch
+  device gpu0: gpu hooks [launch]
+  device nic0: nic hooks [rx, tx]
+  link up = cpu0 -- sw0 : pcie ordered
+  link gp = sw0 -- gpu0 : pcie posted
+  link np = sw0 -- nic0 : pcie ordered
+  link side = cpu0 -- gpu0 : pcie ordered
+}
+space ddr0 on cpu0 size 64 GiB
+space hbm0 on gpu0 size 80 GiB
+region src in ddr0 at 0x1000_0000 size 4 KiB owner nic0 init
+region back in ddr0 at 0x2000_0000 size 4 KiB owner nic0
+region buf in hbm0 at 0x1000_0000 size 4 KiB owner nic0
+flow f {
+  edge put: move src -> buf by nic0.rx
+  edge get: move buf -> back by nic0.tx after put
+}
+"""
+
+
+@pytest.mark.parametrize("side", [True, False], ids=["two-paths", "behind-a-switch"])
+def test_a_route_a_hint_pins_on_a_third_party_copy_runs_through_its_driver(tmp_path: Path, side: bool) -> None:
+    """A NIC copying host memory into GPU memory and back (third-party copies, its engine at
+    neither end), over a posted link to the GPU: a hint that pins a route (``route_avoiding``, the
+    same-route and read-back pins) names only routes through the NIC, as the resolver demands
+    (FX-TYP-006). A route from the host straight to the GPU used to be offered as verified, or to
+    stop the check with FX-INT-001 when the edit was checked again."""
+    import re
+
+    text = _THIRD_PARTY if side else _THIRD_PARTY.replace("  link side = cpu0 -- gpu0 : pcie ordered\n", "")
+    r = _check(tmp_path, text)
+    assert r.policy is not None and not [d.message for d in r.diagnostics if d.code is codes.INT_001]
+    assert {d.code for d in r.diagnostics} == {codes.ORD_003}, [d.message for d in r.diagnostics]
+    pins = [m for d in r.diagnostics for m in re.findall(r"pin `via ([^`]+)` on `([^`]+)`", d.help or "")]
+    for route, name in pins:
+        ends = {dev for n in route.split(", ") for ln in [r.policy.link(n)] for dev in (ln.a, ln.b)}
+        assert r.policy.edge(name).device in ends, (route, name)
+    assert all("verified" in (d.help or "") for d in r.diagnostics), [d.help for d in r.diagnostics]

@@ -216,7 +216,7 @@ def check_read_back_between(facts: Facts, c: Certificate, ev: ReadBackBetween) -
 
 
 def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int, route: tuple[str, ...], ev_link: str,
-               link: str) -> bool:
+               link: str) -> bool | None:
     """Record in ``st`` that edge ``x`` reads back what ``ew`` wrote into ``written`` over posted
     ``link``: ``route`` holds the link (``ev_link`` is it), ``x`` is another edge driven by
     ``ew``'s device, which is not the bytes' device, that no edge cancels, and that reads from a

@@ -116,7 +116,9 @@ class FabricRoutes:
         ends: the driver's engine sends the read requests to the source and the writes to the
         destination itself (PCIe: the requester is the device that sends the request). ``None``
         otherwise: several paths, a third-party transfer that pins no route (its writes may also
-        cross the links between its ends: ``write_links``), or ``home`` at neither end."""
+        cross the links between its ends: ``write_links``) or a route that misses the driver
+        (which the resolver refuses, FX-TYP-006, but an edit a hint proposes may not), or
+        ``home`` at neither end. Raises nothing."""
         d, (u, v) = e.device, self.transfer_endpoints(e)
         if {u, v} == {d, home}:
             one = self.single_route(e)
@@ -124,12 +126,13 @@ class FabricRoutes:
         if e.via is None or u == v or d in (u, v) or home not in (u, v):
             return None
         at, k = u, None
-        for i, name in enumerate(e.via):  # INVARIANT: ``via`` is a simple path from ``u`` through ``d`` to ``v``
+        for i, name in enumerate(e.via):  # ``via`` is a path from ``u`` to ``v`` (FX-TYP-006)
             ln = self.policy.link(name)
             at = ln.b if at == ln.a else ln.a
             if at == d:
                 k = i + 1
-        assert k is not None, "FX-TYP-006 keeps the driver on a third-party transfer's route"
+        if k is None:
+            return None
         return tuple(e.via[k:]) if home == v else tuple(reversed(e.via[:k]))
 
     def only_path(self, src: str, dst: str) -> tuple[str, ...] | None:
@@ -154,15 +157,16 @@ class FabricRoutes:
         device that sends it); for a third-party transfer pinned with ``via``, only the part of
         its route from the driver to the destination's device (``leg_route``: the links before
         the driver carry the bytes in to it as read completions, not as writes); none for a pull
-        (``is_pull``). specs/obligations.md section 1, posted rule."""
-        # INVARIANT: reads of ``e`` only its driver, route, endpoints' devices and which of
-        # source and destination it has: ``posted._posted_links`` memoises on exactly those.
+        (``is_pull``); every ``via`` link for a route that misses the driver (refused by the
+        resolver, FX-TYP-006, but possible in an edit a hint proposes). specs/obligations.md
+        section 1, posted rule."""
+        # INVARIANT: this reads only ``e``'s driver, its route, its endpoints' devices and which
+        # of source and destination it has; ``posted._posted_links`` memoises on exactly those.
         if self.is_pull(e):
             return []
         src, dst = self.transfer_endpoints(e)
-        if e.via is not None and e.device not in (src, dst):
-            leg = self.leg_route(e, dst)
-            assert leg is not None, "FX-TYP-006 keeps the driver on a third-party transfer's route"
+        leg = self.leg_route(e, dst) if e.via is not None and e.device not in (src, dst) else None
+        if leg is not None:
             return [ln for ln in self.policy.links if ln.name in leg]
         links, legs = self.transfer_links(e), self.driver_legs(e)
         if legs is None:

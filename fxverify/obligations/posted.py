@@ -283,8 +283,8 @@ class PostedRead(Obligation):
         loose = [e for e in map(self.ctx.edge, self.edges[:2]) if g.leg_route(e, home) is None]
         for e in loose:
             if g.driver_legs(e) is not None:
-                return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its bytes may "
-                        f"also cross the links between its ends")
+                return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its traffic "
+                        f"with `{home}` may take more than one route")
         if loose:
             return " and ".join(f"`{e.name}`" for e in loose) + (" may each" if len(loose) > 1 else " may") + (
                 " take more than one route")
@@ -317,7 +317,8 @@ class PostedRead(Obligation):
         if self._same_device_reader():
             g = self.ctx.graph
             one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
-            if one is not None and set(ends_w) == set(ends_r):
+            # The write's route passes the driver when that is an end, or when it is pinned (FX-TYP-006).
+            if one is not None and set(ends_w) == set(ends_r) and (ea.device in ends_w or ea.via is not None):
                 same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
         # A completion entry that followed the write into host memory: wait for its consumer
         # (first: it is how the bytes were meant to become visible), or read from the consumer.
@@ -428,11 +429,10 @@ class PostedPersist(Obligation):
         (which crosses the link): it then acts as a read-back. ``None`` when there is none, or
         the write may take several routes."""
         g, pol = self.ctx.graph, self.ctx.policy
-        one = g.single_route(ea)
+        one, ends = g.single_route(ea), g.transfer_endpoints(ea)
         home = pol.space(self.acc_w.footprint.space).device
-        if one is None or self.link not in one or home == ea.device:
-            return None
-        ends = g.transfer_endpoints(ea)
+        if one is None or self.link not in one or home == ea.device or not (ea.device in ends or ea.via is not None):
+            return None  # (the route passes the driver when that is an end or it is pinned: FX-TYP-006)
         for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid
                          and not self.ctx.cancellers.get(e.eid)),
                         key=lambda e: g.rank(e.eid)):
@@ -445,16 +445,21 @@ class PostedPersist(Obligation):
 
 def route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
     """A `via` route for ``e``'s transfer over links that are not ``avoid`` (``None``: over
-    ``ordered`` links only), fewest hops, as written in a policy; ``""`` when the edge pins a route
-    already or there is none. For hints only: it never decides a verdict."""
+    ``ordered`` links only), fewest hops on each side of the driver when that is at neither end
+    (a third-party transfer's route runs through it: FX-TYP-006), as written in a policy; ``""``
+    when the edge pins a route already or there is no such simple path. For hints only: it never
+    decides a verdict."""
     if e.via is not None:
         return ""
     src, dst = ctx.graph.transfer_endpoints(e)
     kind = f"route-not-{avoid.value}" if avoid else "route-ordered"
     g = ctx.graph.link_graph(kind, lambda ln: ln.order is not avoid if avoid else ln.order is LinkOrder.ORDERED)
-    if src == dst or not nx.has_path(g, src, dst):
+    stops = [src, dst] if e.device in (src, dst) else [src, e.device, dst]
+    if src == dst or not all(a in g and b in g and nx.has_path(g, a, b) for a, b in zip(stops, stops[1:])):
         return ""
-    nodes = nx.shortest_path(g, src, dst)
+    nodes = [src] + [n for a, b in zip(stops, stops[1:]) for n in nx.shortest_path(g, a, b)[1:]]
+    if len(set(nodes)) != len(nodes):
+        return ""  # the two sides meet before the driver: no simple path through it
     return ", ".join(g.edges[x, y]["link"] for x, y in zip(nodes, nodes[1:]))
 
 

@@ -246,8 +246,8 @@ class World:
         src, dst = self.endpoints(e)
         if e.src is not None and e.dst is not None and e.device == dst != src:
             return set()
-        if e.via is not None and e.device not in (src, dst):
-            return set(legs(self, e, dst)[0])
+        if e.via is not None and e.device not in (src, dst) and (leg := legs(self, e, dst)):
+            return set(leg[0])
         out = self.carriers(e)
         if e.via is None and e.device not in (src, dst):
             out = out | self.links_between(e.device, dst)
@@ -414,15 +414,19 @@ def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     the two; for a third-party transfer pinned with ``via``, the links of the route on ``home``'s
     side of the driver (the driver sends the read requests and the writes itself); none
     otherwise (an unpinned third-party transfer may also write over the links between its
-    ends: ``World.write_carriers``)."""
+    ends: ``World.write_carriers``; a route that misses the driver, which the resolver refuses
+    but a hint's edit may propose)."""
     d, (src, dst) = e.device, w.endpoints(e)
     if {src, dst} == {d, home}:
         return w.routes(e)
     if e.via is None or src == dst or d in (src, dst) or home not in (src, dst):
         return []
-    at, before, after = src, [], []
+    at, before, after, seen = src, [], [], {src}
     for n in e.via:  # the route runs from the source's device through the driver
         (after if at == d or after else before).append(n)
         ln = w.policy.link(n)
         at = ln.b if at == ln.a else ln.a
+        seen.add(at)
+    if d not in seen:
+        return []
     return [frozenset(after if home == dst else before)]
