@@ -572,15 +572,19 @@ def persist_policies(draw, third_party: bool = False) -> Policy:
     (where it does not: ``vocab.READ_BACK_KINDS``), and sometimes also through the DPU (a second
     route, posted or not).
 
-    ``third_party``: the DPU is always on the fabric, its links are ``pcie`` or ``cxl``, posted or
+    ``third_party``: the DPU is always on the fabric, half the time with no direct link from the
+    GPU to the expander, its links are ``pcie`` or ``cxl``, posted or
     not, now and then with a second (posted PCIe) function to the expander, so that two pinned
     routes through it may differ between it and the expander; and it drives most persists and
     read-backs itself, as copies between
-    the GPU and the expander (third-party transfers, pinned through it more often than not), and
-    its reads of ``c`` are sometimes pinned."""
+    the GPU and the expander (third-party transfers, pinned through it more often than not) or,
+    now and then, as a copy inside the expander's memory (never pinned: FX-TYP-006); and its
+    reads of ``c`` are sometimes pinned."""
     links = (Link("gpu0--cxl0", "gpu0", "cxl0", draw(st.sampled_from(["pcie", "cxl"])),
                   draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),)
     third = third_party
+    if third and draw(st.booleans()):  # the DPU alone joins the GPU and the expander
+        links = ()
     if third or draw(st.booleans()):
         links += (Link("gpu0--dpu0", "gpu0", "dpu0", draw(st.sampled_from(["pcie", "cxl"])) if third else "pcie",
                        draw(st.sampled_from([LinkOrder.POSTED, LinkOrder.ORDERED]))),
@@ -601,10 +605,12 @@ def persist_policies(draw, third_party: bool = False) -> Policy:
             drivers = [("gpu0", "copy_done"), ("dpu0", "dma_done"), ("dpu0", "dma_done")] if third else [
                 ("gpu0", "copy_done")] * 3 + [("cxl0", "near_mem")]
             dev, hook, action = draw(st.sampled_from(drivers)) + ("move",)
-            kw.update(src=draw(footprints(a)), dst=draw(footprints(c)), transforms=(Persist(),))
+            # now and then the DPU's engine compacts the checkpoint inside the expander's memory
+            inside = third and dev == "dpu0" and draw(st.integers(0, 3)) == 0
+            kw.update(src=draw(footprints(c if inside else a)), dst=draw(footprints(c)), transforms=(Persist(),))
             if draw(st.integers(0, 3)) == 0:
                 kw["flushes"] = (draw(st.sampled_from(names)),)
-            if draw(st.integers(0, 3)) < (1 if dev != "dpu0" else 3):
+            if not inside and draw(st.integers(0, 3)) < (1 if dev != "dpu0" else 3):
                 kw["via"] = tuple(draw(st.sampled_from(routes_through(links, "gpu0", "cxl0", dev))))
         elif role == "readback":
             # The GPU, or the DPU's engine between the expander and the GPU (a third-party copy),

@@ -639,6 +639,18 @@ def test_persist_strategy_reaches_a_third_party_read_back_proof():
     assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
 
 
+def test_persist_strategy_reaches_a_copy_inside_the_expander_read_back_by_its_engine():
+    """The comparison of third-party persist policies meets a persisted write that the DPU's
+    engine copies inside the expander's memory (both ends on the expander), proved durable by a
+    later read of the expander by the DPU over the one path between the two: the copy's writes
+    and the read both cross only that path (``PolicyGraph.leg_route``). The brute force agrees."""
+    def shaped(p) -> bool:
+        return any(p.edges[ob.edges[0]].src.space == "hdm0" for ob in _read_back_proofs(p))
+    policy = reach(persist_policies(third_party=True), shaped, examples=2000)
+    agreement(policy)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
 @pytest.mark.parametrize("unpin", ["rflush", "wr"])
 def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin: str):
     """librpma's read-after-write flush (corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx)

@@ -37,13 +37,18 @@ def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], dev
 def _leg(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str, home: str) -> bool:
     """True when ``route`` (link names in order from ``device``, ``e``'s driver) is the only route
     of ``e``'s traffic between ``device`` and ``home``: ``_one_route`` when ``e``'s transfer joins
-    the two; for a third-party transfer (``device`` at neither end, ``home`` at one), its ``via``
+    the two; for a copy inside ``home``'s memory that ``device``'s engine makes, that no other
+    link lies on a simple path between the two (``_only_path``); for a third-party transfer
+    (``device`` at neither end, ``home`` at one), its ``via``
     walked from the source's device through ``device``, whose part on ``home``'s side is
     ``route``. A third-party transfer that pins no route may also write over the links between
     its ends, so it has no one route."""
     u, v = facts.endpoints(e)
     if {u, v} == {device, home}:
         return _one_route(facts, st, e, route, device)
+    if u == v == home != device:  # a copy inside the bytes' memory, by the device's engine
+        return st.need(e.via is None, f"`{e.name}` pins a route") and _only_path(
+            facts, st, route, device, home, f"`{e.name}`")
     if not st.need(e.via is not None and u != v and device not in (u, v) and home in (u, v),
                    f"`{e.name}` does not move bytes between `{device}` and `{home}`, and is no third-party "
                    f"transfer pinned to a route through `{device}` from or to `{home}`"):

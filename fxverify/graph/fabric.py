@@ -111,9 +111,10 @@ class FabricRoutes:
     def leg_route(self, e: Edge, home: str) -> tuple[str, ...] | None:
         """The links of the one route that carries the traffic between ``e``'s driving device and
         device ``home``, in path order from the driver: ``single_route`` when the transfer joins
-        the two; for a third-party transfer pinned with ``via`` (its route runs through the
-        driver: FX-TYP-006), the part of that route between the driver and ``home``, one of its
-        ends: the driver's engine sends the read requests to the source and the writes to the
+        the two; ``only_path`` between the two for a copy inside ``home``'s memory that the
+        driver's engine makes (its writes cross only those links: ``write_links``); for a
+        third-party transfer pinned with ``via`` (its route runs through the driver: FX-TYP-006),
+        the part of that route between the driver and ``home``, one of its ends: the driver's engine sends the read requests to the source and the writes to the
         destination itself (PCIe: the requester is the device that sends the request). ``None``
         otherwise: several paths, a third-party transfer that pins no route (its writes may also
         cross the links between its ends: ``write_links``) or a route that misses the driver
@@ -123,6 +124,8 @@ class FabricRoutes:
         if {u, v} == {d, home}:
             one = self.single_route(e)
             return None if one is None else (one if u == d else one[::-1])
+        if u == v == home != d:  # a copy inside ``home``'s memory: in to ``d`` and out again, no via
+            return self.only_path(d, home) if e.via is None else None
         if e.via is None or u == v or d in (u, v) or home not in (u, v):
             return None
         at, k = u, None

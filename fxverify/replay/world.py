@@ -411,7 +411,8 @@ class OwnerTimeline:
 def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     """Every route that may carry the traffic between an edge's driving device and device
     ``home``, each as the set of its link names: ``World.routes`` when the edge's transfer joins
-    the two; for a third-party transfer pinned with ``via``, the links of the route on ``home``'s
+    the two; every simple path between them for a copy inside ``home``'s memory that the
+    driver's engine makes; for a third-party transfer pinned with ``via``, the links of the route on ``home``'s
     side of the driver (the driver sends the read requests and the writes itself); none
     otherwise (an unpinned third-party transfer may also write over the links between its
     ends: ``World.write_carriers``; a route that misses the driver, which the resolver refuses
@@ -419,6 +420,8 @@ def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     d, (src, dst) = e.device, w.endpoints(e)
     if {src, dst} == {d, home}:
         return w.routes(e)
+    if src == dst == home != d:  # a copy inside ``home``'s memory by ``d``'s engine (never pinned)
+        return [frozenset(p) for p in w._simple_paths(d, home)] if e.via is None else []
     if e.via is None or src == dst or d in (src, dst) or home not in (src, dst):
         return []
     at, before, after, seen = src, [], [], {src}
