@@ -215,18 +215,22 @@ def _clause(st: State, c: ast.Clause, scope: tuple[str, ...], action: ir.EdgeAct
 
 
 def _check_route(span: Span, names: tuple[str, ...], a: str, b: str, links: dict[str, ir.Link],
-                 driver: str | None = None) -> None:
+                 driver: str | None = None, bytes_: bool = True) -> None:
     """Raise ``EvalError`` (FX-TYP-006) unless the links ``names`` form a simple path from device
     ``a`` to device ``b``, in order: each link leaves the device the previous one reached, no device
     is visited twice, and the last link arrives at ``b``; and, for a transfer whose driving device
     ``driver`` is at neither end (a third-party DMA), unless the path passes through ``driver``:
     its engine reads the bytes in and issues the writes itself (specs/obligations.md section 1,
-    links and routes), so a route that leaves it out names links its writes never cross."""
+    links and routes), so a route that leaves it out names links its writes never cross.
+    ``bytes_``: whether the edge moves any bytes (a ``flush`` moves none: its ``via`` pins
+    nothing)."""
     def fail(message: str, help_: str) -> None:
         raise EvalError(codes.TYP_006, span, message, help_, "not a path")
     if a == b:
-        fail(f"the edge's bytes stay on `{a}`, so no link carries them",
-             "drop the `via` clause: a transfer within one device crosses no link")
+        fail(f"the edge's bytes stay on `{a}`, so no link carries them" if bytes_ else
+             "the edge moves no bytes, so there is no route to pin",
+             "drop the `via` clause: a transfer within one device crosses no link" if bytes_ else
+             "drop the `via` clause (a `flush` names its link directly: `flush LINK`)")
     at, seen = a, [a]
     for i, n in enumerate(names):
         ln = links[n]
@@ -311,7 +315,8 @@ def edge_plan(st: State, d: ast.EdgeDecl, scope: tuple[str, ...]) -> Callable[..
         if via is not None:
             a, b = ir.transfer_devices(device_name, src and space_device[src.space], dst and space_device[dst.space])
             if (a, b) not in routed:  # the route depends on the two devices (and this plan's driver): once per pair
-                _check_route(via[0].span, via[1], a, b, links, device_name if device_name not in (a, b) else None)
+                _check_route(via[0].span, via[1], a, b, links, device_name if device_name not in (a, b) else None,
+                             src is not None or dst is not None)
                 routed.add((a, b))
         return ir.Edge(
             eid=eid, name=name, family=family, action=action, device=device_name, hook=hook,

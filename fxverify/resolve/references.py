@@ -355,6 +355,11 @@ def link(st: State, lr: ast.LinkRef) -> str | None:
         if f"{lr.first.name}--{lr.second.name}" in st.names["link"] or \
                 f"{lr.second.name}--{lr.first.name}" in st.names["link"]:
             return None  # INVARIANT: the link's own declaration error was reported
+        if lr.first.name == lr.second.name:  # a link joins two devices (FX-TYP-002 otherwise)
+            st.error(codes.NAM_001, f"no link joins `{lr.first.name}` to itself", lr.span, "not in the fabric",
+                     help=f"name a link of `{lr.first.name}` by its two ends (`{lr.first.name} -- DEV`) or by its "
+                          "name (`link NAME = ...` in `fabric`)")
+            return None
         st.error(codes.NAM_001, f"no link between `{lr.first.name}` and `{lr.second.name}`", lr.span,
                  "not in the fabric",
                  help=f"declare `link {lr.first.name} -- {lr.second.name} : KIND ORDER` in `fabric`")
