@@ -313,13 +313,7 @@ class PostedRead(Obligation):
         route = route_avoiding(self.ctx, ea, LinkOrder.POSTED)
         # A read-back by the writer's device may instead follow the write's one route (the
         # same-requester rule), pinned with `via` on the read.
-        same_route = None
-        if self._same_device_reader():
-            g = self.ctx.graph
-            one, ends_w, ends_r = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(eb)
-            # The write's route passes the driver when that is an end, or when it is pinned (FX-TYP-006).
-            if one is not None and set(ends_w) == set(ends_r) and (ea.device in ends_w or ea.via is not None):
-                same_route = Via(eb.name, one if ends_r[0] == ends_w[0] else one[::-1])
+        same_route = pin_like(self.ctx.graph, ea, eb) if self._same_device_reader() else None
         # A completion entry that followed the write into host memory: wait for its consumer
         # (first: it is how the bytes were meant to become visible), or read from the consumer.
         waits = [after(eb.name, self.ctx.edge(c).name) for n, c, _ in self.notes
@@ -429,18 +423,28 @@ class PostedPersist(Obligation):
         (which crosses the link): it then acts as a read-back. ``None`` when there is none, or
         the write may take several routes."""
         g, pol = self.ctx.graph, self.ctx.policy
-        one, ends = g.single_route(ea), g.transfer_endpoints(ea)
+        one = g.single_route(ea)
         home = pol.space(self.acc_w.footprint.space).device
-        if one is None or self.link not in one or home == ea.device or not (ea.device in ends or ea.via is not None):
-            return None  # (the route passes the driver when that is an end or it is pinned: FX-TYP-006)
+        if one is None or self.link not in one or home == ea.device:
+            return None
         for x in sorted((e for e in pol.edges if e.device == ea.device and e.via is None and e.eid != ea.eid
                          and not self.ctx.cancellers.get(e.eid)),
                         key=lambda e: g.rank(e.eid)):
-            ex = g.transfer_endpoints(x)
-            if (set(ex) == set(ends) and g.hb_before(ea.eid, x.eid) and any(
-                    a.mode is AccessMode.READ and pol.space(a.footprint.space).device == home for a in x.accesses())):
-                return Via(x.name, one if ex[0] == ends[0] else one[::-1])
+            pin = pin_like(g, ea, x)
+            if pin is not None and g.hb_before(ea.eid, x.eid) and any(
+                    a.mode is AccessMode.READ and pol.space(a.footprint.space).device == home for a in x.accesses()):
+                return pin
         return None
+
+
+def pin_like(g: PolicyGraph, ea: Edge, ex: Edge) -> Via | None:
+    """``via`` on ``ex`` giving it ``ea``'s one route (``single_route``), from ``ex``'s source, when
+    both join the same two devices; ``None`` when ``ea`` may take several routes, or its only path
+    misses its driver (FX-TYP-006). For hints only (each is checked again)."""
+    one, ends_a, ends_x = g.single_route(ea), g.transfer_endpoints(ea), g.transfer_endpoints(ex)
+    if one is None or set(ends_a) != set(ends_x) or not (ea.device in ends_a or ea.via is not None):
+        return None
+    return Via(ex.name, one if ends_x[0] == ends_a[0] else one[::-1])
 
 
 def route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
