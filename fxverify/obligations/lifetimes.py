@@ -25,22 +25,22 @@ The owner an ``alloc`` gives (``Context.handoff_dst``) is decided by the ownersh
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 
 from fxverify.certificate import Evidence, HandoffOrder, LifetimeChain, WithinAllocation
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import After, DropRelease, Hint, Option, Pooled, after, hint
 from fxverify.obligations.base import Context, Obligation
-from fxverify.obligations.encode import (
-    concurrent_schedule, finish, overlap, projected_schedule, start, time_objectives, touch_overlap, touches,
+from fxverify.obligations.encode import concurrent_schedule, overlap, projected_schedule, time_objectives, touch_overlap
+from fxverify.obligations.lifetime_terms import (
+    Event, consecutive, first_in_time, order_violation, outside_violation, overlapping,
 )
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
-from fxverify.smt.terms import TRUE, Term, and_, not_, or_
+from fxverify.smt.terms import Term, or_
 
 #: One lifetime event: ``(edge id, "alloc" | "release")``, one per clause.
-Event = tuple[int, str]
 
 
 def lifetime_regions(ctx: Context) -> list[str]:
@@ -120,62 +120,6 @@ def allocations(ctx: Context) -> dict[tuple[str, str], frozenset[str] | None]:
 
 def _first_kind(ctx: Context, region: str) -> str:
     return "alloc" if ctx.policy.region(region).pooled else "release"
-
-
-def order_violation(evs: list[Event], first: str) -> Term:
-    """Some schedule breaks the lifetime order of ``evs``: two events overlap, the first in time is
-    not of kind ``first``, or two consecutive ones are of the same kind. Its size is cubic in the
-    events (``LifetimeOrder.probe`` tries some of its disjuncts first)."""
-    alts: list[Term] = []
-    for i, (x, _kx) in enumerate(evs):
-        for y, _ky in evs[i + 1:]:
-            alts.append(_overlapping(x, y))
-    for x, kx in evs:
-        if kx != first:
-            alts.append(_first_in_time(evs, (x, kx)))
-    for x, kx in evs:
-        for y, ky in evs:
-            if x != y and kx == ky:
-                alts.append(_consecutive(evs, x, y))
-    return or_(*alts)
-
-
-def _overlapping(x: int, y: int) -> Term:
-    """The disjunct of ``order_violation``: events of edges ``x`` and ``y`` overlap in time."""
-    return TRUE if x == y else overlap(x, y)
-
-
-def _first_in_time(evs: list[Event], ev: Event) -> Term:
-    """The disjunct of ``order_violation``: event ``ev`` comes first in time of all ``evs``."""
-    x, _k = ev
-    return and_(*[finish(x) <= start(y) for y, k in evs if (y, k) != ev])
-
-
-def _consecutive(evs: list[Event], x: int, y: int) -> Term:
-    """The disjunct of ``order_violation``: the event of ``y`` follows that of ``x`` with no other
-    event of ``evs`` between them."""
-    return and_(finish(x) <= start(y), *[not_(and_(finish(x) <= start(z), finish(z) <= start(y)))
-                                         for z, _ in evs if z not in (x, y)])
-
-
-def outside_violation(u: int, evs: list[Event], pooled: bool, cancels: Sequence[int] = ()) -> Term:
-    """``u`` may lie outside every allocation: an event other than ``u`` overlaps it, or a release
-    finished by ``s(u)`` has no ``alloc`` after it finished by ``s(u)``, or (``pooled``) no event
-    finished by ``s(u)``. ``cancels`` are the edges that cancel ``u``: it touches its bytes only
-    until the first of them finishes, and none at all when one finished by ``s(u)``
-    (specs/obligations.md section 1, cancellation). Without cancels the terms are the plain ones."""
-    others = [(x, k) for x, k in evs if x != u]
-    allocs = [x for x, k in others if k == "alloc"]
-    alts = [touch_overlap(u, cancels, x, ()) if cancels else overlap(u, x) for x, _ in others]
-    early: list[Term] = []
-    if pooled:
-        early.append(and_(*[not_(finish(x) <= start(u)) for x, _ in others]))
-    for r, k in others:
-        if k == "release":
-            early.append(and_(finish(r) <= start(u), *[not_(and_(finish(r) <= start(a), finish(a) <= start(u))) for a in allocs]))
-    if cancels and early:
-        early = [and_(touches(u, cancels), or_(*early))]
-    return or_(*alts, *early)
 
 
 def _bad_step(ctx: Context, region: str, evs: list[Event]) -> int | None:
@@ -273,17 +217,17 @@ class LifetimeOrder(_Lifetime):
         x, k = self.evs[i]
         alts: list[Term] = []
         if i == 0:
-            alts.append(_first_in_time(self.evs, (x, k)))
+            alts.append(first_in_time(self.evs, (x, k)))
         else:
             p, kp = self.evs[i - 1]
             if k == kp and p != x:
-                alts.append(_consecutive(self.evs, p, x))
+                alts.append(consecutive(self.evs, p, x))
             if not g.hb_before(p, x):
-                alts.append(_overlapping(p, x))
+                alts.append(overlapping(p, x))
         case, y, q = self._follows()
         if case.startswith("early-") and y is not None and q is not None and not g.hb_before(q, y) \
                 and not g.hb_before(y, q):
-            alts.append(_overlapping(q, y))
+            alts.append(overlapping(q, y))
         return self._query(or_(*alts), "lifetime_out_of_order") if alts else None
 
     def _case(self) -> tuple[str, str, str, str]:
