@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from fxverify.graph import PolicyGraph, access_regions, by_region_uses
 from fxverify.ir import AccessMode, Device, Edge, Footprint, Link, LinkOrder, Policy, Region
-from fxverify.obligations import base
+from fxverify.obligations import context
 from fxverify.obligations.base import Context
 from fxverify.vocab import DeviceKind
 
@@ -279,10 +279,10 @@ def test_access_regions_and_touched_match_brute_force(data: st.DataObject) -> No
 
 
 def test_the_lazy_indexes_are_exactly_those_the_context_builds() -> None:
-    """``base._OWNERSHIP`` names exactly the attributes ``Context._index`` sets, and ``base._EVENTS``
+    """``context._OWNERSHIP`` names exactly the attributes ``Context._index`` sets, and ``context._EVENTS``
     those ``Context._events`` sets: a read of any of them builds its group and no other, and any
     other missing attribute is an ``AttributeError``."""
-    for build, group in (("_index", base._OWNERSHIP), ("_events", base._EVENTS)):
+    for build, group in (("_index", context._OWNERSHIP), ("_events", context._EVENTS)):
         ctx = Context(_policy([_e(0)]), PolicyGraph(_policy([_e(0)])))
         before = set(vars(ctx))
         getattr(ctx, build)()
