@@ -93,7 +93,7 @@ class World:
         self._moved_with: dict[str, list[str]] = {}
         self._carriers: dict[tuple[str, str], set[str]] = {}
         #: edge id -> ids of the edges whose ``cancel`` clauses name it (restated from the IR here,
-        #: as ``obligations.base.Context`` does: the simulator imports no obligation module)
+        #: as ``obligations.context.Context`` does: the simulator imports no obligation module)
         self.cancellers: dict[int, list[int]] = {}
         for e in policy.edges:
             for c in e.cancels:
