@@ -140,6 +140,28 @@ class ReadBackBetween:
 
 
 @dataclass(frozen=True, slots=True)
+class HostReadBetween:
+    """Kind ``host-read-between`` (FX-ORD-003, a read): edge ``reader``, driven by the device of
+    the written bytes, a ``cpu`` (host memory), reads from the memory of the writer's device (a
+    status register, say) over ``route`` (link names in path order from the writer's device), the
+    only simple fabric path between the two devices, made of ``pcie`` links and holding the key's
+    posted link; ``before`` orders the writer before it and ``after`` orders it before the
+    obligation's reader. Its completion travels that path from the writer's device behind the
+    posted writes issued before the request arrived, and a completion does not pass a posted
+    request in the same direction (PCIe Base Specification, section 2.4.1, transaction ordering
+    rules, with Relaxed Ordering off), so once it finished the bytes are in host memory: the
+    interrupt handler's register read of Linux ``Documentation/PCI/msi-howto.rst``, "Why use
+    MSIs?"."""
+
+    link: str
+    reader: int
+    route: tuple[str, ...]
+    before: HbPath
+    after: HbPath
+    kind = "host-read-between"
+
+
+@dataclass(frozen=True, slots=True)
 class SameRequester:
     """Kind ``same-requester`` (FX-ORD-003): the writer and the reader are driven by one device,
     ``device``, and either the bytes lie in that device's own memory (``route`` empty: the device
@@ -503,19 +525,19 @@ class DefinedCover:
     kind = "defined-cover"
 
 
-Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | ReadBackBetween | SameRequester | Notified | WrittenBack | OwnerChain | OneOwner | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
+Evidence = (Ordered | OrderedBefore | CancelledFirst | FlushedBetween | FlushedAfter | ReadBackAfter | ReadBackBetween | HostReadBetween | SameRequester | Notified | WrittenBack | OwnerChain | OneOwner | LeaseChain | FinalOwnerOf | TopologicalOrder | Interval
             | InPlaceForm | FabricPath | EveryPath | DeclaredHook | LinkEndpoint | OneDestination | LocalClass | OwnSlot
             | SizeBound | ChecksumWalk | LayoutFacts | ReadCover | LifetimeChain | WithinAllocation | DefinedCover)
 
 #: Every evidence class, by its kind name.
 KINDS: dict[str, type] = {c.kind: c for c in (
-    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, ReadBackBetween, SameRequester, Notified, WrittenBack, OwnerChain, OneOwner, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
+    Ordered, OrderedBefore, CancelledFirst, FlushedBetween, FlushedAfter, ReadBackAfter, ReadBackBetween, HostReadBetween, SameRequester, Notified, WrittenBack, OwnerChain, OneOwner, LeaseChain, FinalOwnerOf, TopologicalOrder, Interval, InPlaceForm,
     FabricPath, EveryPath, DeclaredHook, LinkEndpoint, OneDestination, LocalClass, OwnSlot, SizeBound, ChecksumWalk,
     LayoutFacts, ReadCover, LifetimeChain, WithinAllocation, DefinedCover)}
 
 #: Every proof method ``prove_fast`` may return, and the certificate kinds that can prove it.
 METHOD_KINDS: dict[str, frozenset[str]] = {
-    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "read-back-between", "written-back", "owner-chain", "final-owner", "read-cover",
+    "hb-reachability": frozenset({"hb-order", "hb-before-all", "flush-between", "flush-after", "read-back-after", "read-back-between", "host-read-between", "written-back", "owner-chain", "final-owner", "read-cover",
                                   "lifetime-chain", "within-allocation"}),
     "cancel-order": frozenset({"cancel-order"}),
     "static-owner": frozenset({"owner-chain", "one-owner", "final-owner"}),

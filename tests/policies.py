@@ -693,6 +693,67 @@ def completion_policies(draw) -> Policy:
     return Policy("completion", "completion.fx", COMPLETION_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
 
 
+HOST_READ_DEVICES = (
+    Device("cpu0", DeviceKind.CPU, ("irq",)),
+    Device("cpu1", DeviceKind.CPU, ("irq",)),
+    Device("nic0", DeviceKind.NIC, ("rx",)),
+    Device("gpu0", DeviceKind.GPU, ("launch",)),
+)
+
+
+@st.composite
+def host_read_policies(draw) -> Policy:
+    """A random policy of 3 to 6 edges around a NIC landing a frame in host memory and an interrupt
+    handler that reads the NIC's status register before it reads the frame (the posted rule's host
+    reads, specs/obligations.md section 1: the read's completion follows the posted writes along
+    their one path): landings of ``frame`` by the NIC (now and then pinned to a route), reads of
+    the register ``icr`` on the NIC (by ``cpu0``, now and then by ``cpu1`` or the GPU), reads of
+    the frame (by ``cpu0``, now and then by the GPU) and flush edges, with ``after`` clauses that
+    mostly chain each edge to the one before, and now and then a cancel (``with_cancels``). The
+    frame lies in host memory (``dram0`` on ``cpu0``), now and then in GPU memory (whose reads of
+    the register are then mostly the GPU's: no host read, the GPU is no host). The NIC reaches
+    ``cpu0`` over ``pf0`` (posted, now and then ordered, now and then a `cxl` link); sometimes a
+    second function ``pf1`` under ``cpu1`` and the inter-socket link give a second path; the GPU
+    hangs under ``cpu0``."""
+    pf0 = Link("pf0", "nic0", "cpu0", draw(st.sampled_from(["pcie"] * 3 + ["cxl"])),
+               draw(st.sampled_from([LinkOrder.POSTED] * 3 + [LinkOrder.ORDERED])))
+    links = (pf0, Link("gpu0--cpu0", "gpu0", "cpu0", "pcie", LinkOrder.ORDERED))
+    if draw(st.integers(0, 2)) == 0:
+        links += (Link("pf1", "nic0", "cpu1", "pcie", LinkOrder.POSTED), Link("upi0", "cpu0", "cpu1", "smp", LinkOrder.ORDERED))
+    spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
+    home = draw(st.sampled_from(["dram0"] * 4 + ["hbm0"]))
+    regions = (Region("src", "src", "nicbar", 1024, 256, "nic0", init=True), Region("icr", "icr", "nicbar", 0, 256, "nic0", init=True),
+               Region("frame", "frame", home, 0, 256, "nic0"))
+    src, icr, frame = regions
+    routes = simple_paths(links, "nic0", spaces[0].device if home == "dram0" else "gpu0")
+    roles = ["land", "status", "use"] + draw(st.lists(st.sampled_from(["land", "status", "use", "flush"]), max_size=3))
+    roles = ["land"] + draw(st.permutations(roles[1:]))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        chained = {i - 1} if i and draw(st.integers(0, 3)) else set()
+        after = tuple(sorted({f"e{j}" for j in chained | set(draw(st.lists(st.integers(0, max(0, i - 1)), max_size=1))) if j < i}))
+        kw: dict = {}
+        if role == "land":
+            dev, hook, action = "nic0", "rx", "move"
+            kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))
+            if draw(st.integers(0, 2)) == 0:
+                kw["via"] = tuple(draw(st.sampled_from(routes)))
+        elif role == "status":
+            # the frame's own host, mostly: the GPU when the frame is in its memory
+            dev = draw(st.sampled_from(["gpu0"] * 3 + ["cpu0"] if home == "hbm0" else ["cpu0"] * 4 + ["cpu1", "gpu0"]))
+            action, hook, kw["src"] = "read", ("launch" if dev == "gpu0" else "irq"), draw(footprints(icr))
+        elif role == "use":
+            dev, action = draw(st.sampled_from(["cpu0"] * 3 + ["gpu0"])), "read"
+            hook, kw["src"] = ("launch" if dev == "gpu0" else "irq"), draw(footprints(frame))
+        else:
+            dev, hook, action = "nic0", "rx", "flush"
+            kw["flushes"] = (draw(st.sampled_from([ln.name for ln in links if "nic0" in (ln.a, ln.b)])),)
+        leases = tuple(Lease(q.name, to) for q in (icr, frame) for to in ("cpu0", "cpu1", "gpu0")) if i == 0 else ()
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
+    edges = with_cancels(draw, edges)
+    return Policy("host_read", "host_read.fx", HOST_READ_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
+
+
 READ_BACK_DEVICES = (
     Device("cpu0", DeviceKind.CPU, ("poll",)),
     Device("cpu1", DeviceKind.CPU, ("poll",)),

@@ -179,7 +179,7 @@ def _tamper(kind: str, pol: Policy, ev):
         return r(ev, earlier=tuple(r(y, path=_reverse(y.path)) for y in ev.earlier))
     if kind == "cancel-order":  # claim the other edge finishes before the cancel starts
         return r(ev, path=_reverse(ev.path))
-    if kind in ("flush-between", "read-back-between"):  # claim the reader runs before the flush or read-back
+    if kind in ("flush-between", "read-back-between", "host-read-between"):  # claim the reader runs before the flush or read
         return r(ev, after=_reverse(ev.after))
     if kind in ("flush-after", "read-back-after"):  # claim the flush or read-back runs before the persisted write
         return r(ev, before=_reverse(ev.before))
@@ -542,6 +542,34 @@ def test_a_completion_entry_proves_a_read_only_from_host_memory_over_the_only_pa
                dataclasses.replace(cert.evidence, consumer=cert.evidence.notification)):
         tampered = dataclasses.replace(cert, evidence=ev)
         assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], ev
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_host_read_proves_a_read_only_over_the_only_path(mode: str) -> None:
+    """A `host-read-between` proof (FX-ORD-003: the host reads the NIC's status register between
+    the NIC's posted write and the host's read of the bytes) holds only over the one path between
+    the two: the certificate of corpus/ordering/ok/posted-status-read-before-host-read.fx is
+    rejected for the twin whose host reaches the NIC over two functions, with a route that is
+    no path, with the reader or the writer named as the host read, and once an edge cancels the
+    host read (it may never be issued)."""
+    path = ROOT / "corpus/ordering/ok/posted-status-read-before-host-read.fx"
+    ok = _load(str(path))
+    claim, cert = next((c, x) for c, x in _items(ok) if x is not None and x.kind == "host-read-between")
+    assert cert.evidence.route == ("pcie0",) and certify(ok, [(claim, cert)], mode).failures == []
+    bad = _load(str(ROOT / "corpus/ordering/fail/posted-status-read-over-another-function.fx"))
+    assert [e.name for e in bad.edges] == [e.name for e in ok.edges]
+    key = claim.key.replace("|pcie0", "|pf0")
+    moved = dataclasses.replace(cert, key=key, evidence=dataclasses.replace(cert.evidence, link="pf0", route=("pf0",)))
+    assert [f.key for f in certify(bad, [(Claim(key, claim.code, claim.edges, claim.method), moved)], mode).failures] == [key]
+    names = {e.name: e.eid for e in ok.edges}
+    for ev in (dataclasses.replace(cert.evidence, route=("wire",)), dataclasses.replace(cert.evidence, reader=names["use"]),
+               dataclasses.replace(cert.evidence, reader=names["land"])):
+        tampered = dataclasses.replace(cert, evidence=ev)
+        assert [f.key for f in certify(ok, [(claim, tampered)], mode).failures] == [claim.key], ev
+    src = path.read_text().replace("hooks [irq]", "hooks [irq, abort]").rstrip()
+    assert src.endswith("}")
+    cancelled = load_policy_text(src[:-1] + "  edge watchdog: cancel status by cpu0.abort after land\n}\n")
+    assert [f.key for f in certify(cancelled, [(claim, cert)], mode).failures] == [claim.key]
 
 
 @pytest.mark.parametrize("mode", MODES)

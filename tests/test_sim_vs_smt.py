@@ -24,12 +24,12 @@ from fxverify.replay.simulate import Simulator
 from fxverify.result import CheckResult, Verdict
 from fxverify.smt.backend import SolverOptions
 from fxverify.smt.factory import open_backend
-from fxverify.vocab import LinkOrder
+from fxverify.vocab import DeviceKind, LinkOrder
 
 from tests import ir_builders as ib
 from tests.conftest import ROOT
 from tests.policies import (
-    cancel_policies, coherence_policies, completion_policies, def_use_policies, intent_policies, lease_revoke_policies, lifetime_policies,
+    cancel_policies, coherence_policies, completion_policies, def_use_policies, host_read_policies, intent_policies, lease_revoke_policies, lifetime_policies,
     persist_policies, policies, pool_chain_policies, read_back_policies, reduction_policies, reuse_policies, simple_paths,
 )
 
@@ -512,6 +512,82 @@ def test_reads_after_a_read_back_reach_each_verdict(want):
     agreement(policy, brute)
     for w, r in _read_back_verdicts(policy).get(want, ()):
         assert ((codes.ORD_003, (w, r)) in brute) == (want == "refuted"), (want, policy.edges[w].name, policy.edges[r].name)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(host_read_policies())
+def test_host_reads_agree_with_brute_force(policy):
+    """A NIC landing a frame in host (or GPU) memory over a posted link, reads of the NIC's status
+    register by the host (or another CPU, or the GPU), reads of the frame and flushes, in random
+    orders, over one or two paths: the solver and the simulator agree on FX-ORD-003 (a host read
+    of the writer's device between the write and a read acts as a flush of their one path of
+    PCIe links) and the rest, pair by pair, and pruning (the ``host-read-between`` fast proof)
+    changes no verdict."""
+    brute = Simulator(policy).explore_violations()
+    agreement(policy, brute)
+    for want, pairs in _host_read_verdicts(policy).items():
+        for w, r in pairs:
+            assert ((codes.ORD_003, (w, r)) in brute) == (want != "host read"), (want, policy.edges[w].name, policy.edges[r].name)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
+    """The FX-ORD-003 reads of ``policy`` that share a byte with the write, as ``(writer, reader)``
+    pairs by how they end: ``host read`` (proved by a host read HB-between, and by nothing else:
+    no flush HB-between, no read-back, no completion entry, no same-requester route),
+    ``refuted`` (refuted, with a host read that is not between them) or ``off path`` (refuted,
+    with a read of the writer's device by the host between them that pushes nothing: several
+    paths, a link that is not PCIe, or the write off their path) or ``elsewhere`` (refuted, with
+    a read of the writer's device between them by a third device, not the bytes' host) or ``gpu
+    memory`` (refuted, the bytes in a GPU's memory, one path of PCIe links from the writer's
+    device to it, and a read of the writer's device by that GPU between them: a GPU is no host)."""
+    from fxverify.certificate import HostReadBetween
+    from fxverify.obligations.posted import PostedRead
+    from fxverify.replay.footprints import shared_byte
+
+    refuted = {v.key for v in _check(policy, prune=True).outcomes if v.verdict is Verdict.REFUTED}
+    out: dict[str, set[tuple[int, int]]] = {}
+    for o in generate(policy)[1]:
+        if not isinstance(o, PostedRead) or shared_byte(o.acc_w.footprint, o.acc_r.footprint) is None:
+            continue
+        w, r = o.edges[:2]
+        g, home = o.ctx.graph, policy.space(o.acc_w.footprint.space).device
+        flushed = any(g.hb_before(w, x) and g.hb_before(x, r) for x in o.flushes) or (w in o.flushes and g.hb_before(w, r))
+        if o.host_reads and o.same is None and not flushed and o._read_back_between() is None and o._noticed() is None \
+                and isinstance(o.evidence(), HostReadBetween):
+            out.setdefault("host read", set()).add((w, r))
+        elif o.key in refuted and o.host_reads:
+            out.setdefault("refuted", set()).add((w, r))
+        elif o.key in refuted and o._host_read_off_path() is not None:
+            out.setdefault("off path", set()).add((w, r))
+        elif o.key in refuted and policy.device(home).kind is not DeviceKind.CPU and (
+                route := g.only_path(o.ctx.edge(w).device, home)) is not None and all(
+                policy.link(n).kind == "pcie" for n in route) and any(
+                x.device == home and any(policy.space(a.footprint.space).device == o.ctx.edge(w).device for a in x.accesses())
+                and g.hb_before(w, x.eid) and g.hb_before(x.eid, r) for x in policy.edges):
+            out.setdefault("gpu memory", set()).add((w, r))
+        elif o.key in refuted and any(
+                x.device not in (home, o.ctx.edge(w).device)
+                and any(policy.space(a.footprint.space).device == o.ctx.edge(w).device for a in x.accesses())
+                and g.hb_before(w, x.eid) and g.hb_before(x.eid, r) for x in policy.edges):
+            out.setdefault("elsewhere", set()).add((w, r))
+    return out
+
+
+@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "elsewhere", "gpu memory"])
+def test_reads_after_a_host_read_reach_each_verdict(want):
+    """The draw of ``host_read_policies`` meets a read of the frame that only a host read of the
+    NIC HB-between the write and it proves, one that has a host read and is refuted (the host read
+    not between), one refuted with a host read between that pushes nothing (a second path, a
+    `cxl` link), and one refuted with a read of the NIC between them by another device than the
+    frame's host (the other CPU, or the GPU), or by the GPU whose memory holds the frame. Brute
+    force agrees, pair by pair: it finds the read without a flush in some schedule exactly when
+    the check refutes."""
+    policy = reach(host_read_policies(), lambda p: want in _host_read_verdicts(p), examples=600)
+    brute = Simulator(policy).explore_violations()
+    agreement(policy, brute)
+    for w, r in _host_read_verdicts(policy)[want]:
+        assert ((codes.ORD_003, (w, r)) in brute) == (want != "host read"), (want, policy.edges[w].name, policy.edges[r].name)
 
 
 def _unflushed_pull(policy, persist: bool) -> bool:

@@ -34,7 +34,7 @@ _CHECKS: dict[str, Callable[[Facts, Certificate, object], Statement]] = {
     "hb-order": order.check_ordered, "hb-before-all": order.check_before_all, "cancel-order": order.check_cancel, "flush-between": order.check_flushed, "flush-after": order.check_flushed_after, "written-back": order.check_written, "owner-chain": order.check_owner, "one-owner": order.check_one_owner,
     "lease-chain": order.check_lease, "final-owner": order.check_final, "topological-order": order.check_topological,
     "read-cover": order.check_cover, "interval": static.check_interval, "in-place": static.check_in_place,
-    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": routes.check_same_requester, "notified": routes.check_notified, "read-back-after": routes.check_read_back_after, "read-back-between": routes.check_read_back_between, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
+    "fabric-path": static.check_fabric, "every-path": static.check_every_path, "same-requester": routes.check_same_requester, "notified": routes.check_notified, "read-back-after": routes.check_read_back_after, "read-back-between": routes.check_read_back_between, "host-read-between": routes.check_host_read_between, "declared-hook": static.check_hook, "link-endpoint": static.check_endpoint,
     "one-destination": static.check_split, "local-class": static.check_local, "own-slot": static.check_slot,
     "size-bound": static.check_size, "checksum-walk": static.check_checksum, "layout": static.check_layout,
     "lifetime-chain": lifetimes.check_chain, "within-allocation": lifetimes.check_within,

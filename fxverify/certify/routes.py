@@ -2,8 +2,9 @@
 section 1, posted rule; PCIe Base Specification, section 2.4.1, transaction ordering rules):
 ``same-requester`` (the writer's device reads its bytes back along the write's one route),
 ``notified`` (a completion entry written after the write along its one path into host memory,
-which the reader waits for), ``read-back-after`` (a read-back that pushes a persisted write) and
-``read-back-between`` (a read-back that pushes a write before its reader reads it).
+which the reader waits for), ``read-back-after`` (a read-back that pushes a persisted write),
+``read-back-between`` (a read-back that pushes a write before its reader reads it) and
+``host-read-between`` (the host reads the writer's device, whose completion pushes the write).
 
 Each check recomputes the devices, the spaces' homes and the routes from the IR (a route is the
 only one when no other link lies on a simple fabric path between its ends: ``static.on_simple_path``),
@@ -13,7 +14,7 @@ diagnostics.
 
 from __future__ import annotations
 
-from fxverify.certificate import Certificate, Notified, ReadBackAfter, ReadBackBetween, SameRequester
+from fxverify.certificate import Certificate, HostReadBetween, Notified, ReadBackAfter, ReadBackBetween, SameRequester
 from fxverify.certify.facts import Facts, Statement, f, key_body, s, split_ref, two_accesses
 from fxverify.certify.order import persisted_write
 from fxverify.certify.static import constants, on_simple_path
@@ -212,12 +213,59 @@ def check_read_back_between(facts: Facts, c: Certificate, ev: ReadBackBetween) -
     pushes = _read_back(facts, st, ew, aw.footprint, x, ev.route, ev.link, link)
     if pushes is None or not st.fact(x != r, "the read-back is the reader"):
         return st
+    return _pushed_between(facts, st, ev, (w, x, r), "read-back", {"reads_back_over_the_route": pushes})
+
+
+def _pushed_between(facts: Facts, st: Statement, ev: ReadBackBetween | HostReadBetween, wxr: tuple[int, int, int],
+                    what: str, fact: dict[str, bool]) -> Statement:
+    """Finish ``st`` for an edge ``x`` that pushed writer ``w``'s posted writes into memory before
+    reader ``r`` (``wxr``): the paths ``ev.before`` (writer to ``x``) and ``ev.after`` (``x`` to
+    reader), and the violation ``not (fact and f(w) <= s(x) and f(x) <= s(r))`` with the one
+    recomputed ``fact`` (its name and value) as a constant. Returns ``st``."""
+    w, x, r = wxr
     st.edges.update({w, x, r})
-    facts.path(st, ev.before, w, x, "write to read-back")
-    facts.path(st, ev.after, x, r, "read-back to read")
-    k = constants(st, {"reads_back_over_the_route": pushes})
-    st.violation = not_(and_(k["reads_back_over_the_route"], f(w) <= s(x), f(x) <= s(r)))
+    facts.path(st, ev.before, w, x, f"write to {what}")
+    facts.path(st, ev.after, x, r, f"{what} to read")
+    (name, _), = fact.items()
+    k = constants(st, fact)
+    st.violation = not_(and_(k[name], f(w) <= s(x), f(x) <= s(r)))
     return st
+
+
+def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -> Statement:
+    """``host-read-between`` (FX-ORD-003, a read): edge ``reader`` is driven by the device of the
+    bytes the key's writing access wrote, a ``cpu``, is cancelled by nobody, is not the key's
+    reader, and reads from a space on the writer's device; the route is a simple path from the
+    writer's device to the bytes' device that holds the key's link, is made of links whose kind
+    orders as PCIe does (``vocab.READ_BACK_KINDS``), and beside which no link lies on a simple
+    path between the two; the paths order the writer before the read and the read before the
+    key's reader. The read's completion follows the posted writes along that one path and does
+    not pass them (PCIe Base Specification, section 2.4.1)."""
+    st = Statement()
+    bound = two_accesses(facts, c, st, codes.ORD_003, "a host read between a write and a read", parts=3)
+    if bound is None:
+        return st
+    w, r, aw, _ar = bound
+    ew, link, x = facts.edges[w], key_body(c.key).split("|")[2], ev.reader
+    pol, d = facts.policy, ew.device
+    st.fact(aw.mode is not AccessMode.READ, f"`{ew.name}`'s access in the key writes nothing")
+    st.fact(ev.link == link and link in ev.route, f"the route does not cross the obligation's link `{link}`")
+    slow = [n for n in ev.route if not pol.has("link", n) or pol.link(n).kind not in READ_BACK_KINDS]
+    st.fact(not slow, f"a completion does not keep behind posted writes over `{', '.join(slow)}` (not a PCIe link)")
+    if not st.fact(0 <= x < len(facts.edges) and x not in (w, r), f"{facts.name(x)} is no edge other than the two"):
+        return st
+    ex = facts.edges[x]
+    home = next(sp.device for sp in pol.spaces if sp.name == aw.footprint.space)
+    st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
+    on_d = {sp.name for sp in pol.spaces if sp.device == d}
+    ok = st.need(ex.device == home != d, f"`{ex.name}` is not driven by `{home}`, which holds the bytes, or `{d}` wrote "
+                 "into its own memory")
+    ok = st.need(pol.device(home).kind is DeviceKind.CPU,
+                 f"`{home}` is no host: its memory may take another device's posted writes out of order") and ok
+    ok = st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_d for a in ex.accesses()),
+                 f"`{ex.name}` reads nothing on `{d}`") and ok
+    ok = _only_path(facts, st, ev.route, d, home, f"traffic between `{d}` and `{home}`") and ok
+    return _pushed_between(facts, st, ev, (w, x, r), "host read", {"host_reads_the_writer_over_the_only_path": ok})
 
 
 def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int, route: tuple[str, ...], ev_link: str,

@@ -16,7 +16,8 @@ from collections import defaultdict
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Footprint, MapOpKind
 from fxverify.obligations.base import Context
-from fxverify.obligations.posted import noticed, notices, on_link, read_back_between, read_backs_of, same_requester
+from fxverify.obligations.visibility import (host_read_between, host_reads_of, noticed, notices, on_link,
+                                             read_back_between, read_backs_of, same_requester)
 from fxverify.vocab import AC_OPS, ClassKind
 
 
@@ -85,9 +86,10 @@ def conflict_watches(ctx: Context) -> dict[int, list[tuple[int, str]]]:
 
 def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
     """Readers of bytes written over a ``posted`` link that need a flush (from another device, or
-    from the writer's device along another route: ``posted.same_requester``; not one ordered
-    after a consumer of a completion entry that follows the write, ``posted.noticed``, nor after a
-    read-back that follows it, ``posted.read_backs_of``): ``reader ->
+    from the writer's device along another route: ``visibility.same_requester``; not one ordered
+    after a consumer of a completion entry that follows the write, ``visibility.noticed``, nor after a
+    read-back or a host read that follows it, ``visibility.read_backs_of``, ``visibility.host_reads_of``):
+    ``reader ->
     [(writer, link index, 1 if the writer flushes that link itself)]`` (FX-ORD-003)."""
     pol, graph = ctx.policy, ctx.graph
     link_ids = {ln.name: i for i, ln in enumerate(pol.links)}
@@ -112,10 +114,13 @@ def posted_watches(ctx: Context) -> dict[int, list[tuple[int, int, int]]]:
                 continue
             notes = notices(ctx, w)
             backs = read_backs_of(ctx, w, len(w.accesses()) - 1)
+            hosts = host_reads_of(ctx, w, len(w.accesses()) - 1)
             for ln in links:
-                # A read-back HB-between the write and the read pushed the write along its one
-                # route (FX-ORD-003): the `after` clauses the runtime enforces keep that order.
-                pushed = read_back_between(graph, [(x, rb) for x, rb in backs if ln.name in rb.route], w.eid, r)
+                # A read-back or a host read HB-between the write and the read pushed the write
+                # along its one route (FX-ORD-003): the `after` clauses the runtime enforces keep
+                # that order.
+                pushed = read_back_between(graph, [(x, rb) for x, rb in backs if ln.name in rb.route], w.eid, r) or (
+                    host_read_between(graph, [(x, route) for x, route in hosts if ln.name in route], w.eid, r))
                 if pushed is None and not noticed(ctx, w.eid, r, on_link(notes, ln.name)):
                     out[r].append((w.eid, link_ids[ln.name], int(ln.name in w.flushes)))
     return {k: sorted(set(v)) for k, v in out.items()}

@@ -15,7 +15,7 @@ so the flush instance it names is HB-after ``W[i]`` and HB-before ``R[j]`` (or `
 (``hb-reachability``, or ``same-requester`` first); the verdict is the same, only the method is
 ``parametric``. The obligations paired are a subset of the pairs whose hulls meet
 (``pairs.pairs_where``). A pair the same-requester rule exempts
-(``posted.same_requester``) is not asked: its own proof needs no HB and no query. Not tried under an HB cycle (``prover_for``).
+(``visibility.same_requester``) is not asked: its own proof needs no HB and no query. Not tried under an HB cycle (``prover_for``).
 The property test in ``tests/obligations/test_hb_flushes.py`` checks every obligation so proved
 against ``PostedRead.prove_fast`` on random families. Emits no diagnostics; raises nothing.
 """

@@ -23,7 +23,8 @@ from fxverify.obligations import coherence, defined, posted, races
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.encode import hb_label, schedule
 from fxverify.obligations.fabric import path_constraints, path_of
-from fxverify.obligations.posted import PostedPersist, PostedRead, route_avoiding, same_requester
+from fxverify.obligations.posted import PostedPersist, PostedRead, route_avoiding
+from fxverify.obligations.visibility import same_requester
 from fxverify.obligations.races import Race, RaceFree
 from fxverify.obligations.witness import Witness
 from fxverify.smt.backend import Query, Result, Status

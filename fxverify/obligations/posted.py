@@ -9,131 +9,29 @@ objects and ``ProvedTogether`` runs.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import networkx as nx
 
-from fxverify.certificate import (Evidence, FlushedAfter, FlushedBetween, Notified, ReadBackAfter, ReadBackBetween,
-                                  SameRequester)
+from fxverify.certificate import (Evidence, FlushedAfter, FlushedBetween, HostReadBetween, Notified, ReadBackAfter,
+                                  ReadBackBetween, SameRequester)
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
 from fxverify.graph import PolicyGraph
-from fxverify.ir import Access, AccessMode, Edge, Link
+from fxverify.ir import AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
+from fxverify.obligations.visibility import (IN_ORDER_HOMES, HostRead, Notice, host_read_between, host_reads_of, noticed,
+                                             notices, on_link, read_back_between, read_backs_of, readers_from,
+                                             same_requester)
 from fxverify.obligations.encode import finish, member, projected_schedule, start, time_objectives
 from fxverify.obligations.hb_flushes import flushed_for
 from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
-
-
-def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
-    """Why a posted write by ``ew`` (its writing access ``acc_w``) is visible to ``er`` with no
-    flush, or ``None`` when it may not be (specs/obligations.md section 1, posted rule). Both must
-    be driven by one device ``D``, and either
-
-    - the bytes lie in ``D``'s own memory: ``D`` drove the transfer that brought them, so it
-      received them before its edge finished (route ``()``); or
-    - each transfer's traffic between ``D`` and the device ``M`` holding the bytes can take only
-      one route, the same links (``PolicyGraph.leg_route``: its ``via``, or the only simple fabric
-      path, when the transfer joins ``D`` and ``M``; the part of its ``via`` between them, for a
-      pinned third-party transfer ``D`` drives): ``D``'s read request then follows its posted
-      writes over every link they crossed and cannot pass them (PCIe Base
-      Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
-      posted request in the same direction; the rule holds along one path, not across two).
-
-    A read that may take another route (a second PCIe function, a parallel link, an inter-socket
-    detour) is not ordered after the writes by anything, so it needs a flush."""
-    d = ew.device
-    if er.device != d:
-        return None
-    g = ctx.graph
-    home = ctx.policy.space(acc_w.footprint.space).device
-    if home == d:
-        return SameRequester(d, ())
-    route_w, route_r = g.leg_route(ew, home), g.leg_route(er, home)
-    if route_w is None or route_r is None or set(route_w) != set(route_r):
-        return None
-    return SameRequester(d, route_w)
-
-
-#: The kinds of device whose memory the producer/consumer model covers: host memory behind a root
-#: complex. GPU memory is not one: CUDA reports per device whether it consumes third-party
-#: (GPUDirect RDMA) writes in order (``CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING``,
-#: ``NONE`` on many systems) and offers ``cuFlushGPUDirectRDMAWrites`` for when it does not.
-IN_ORDER_HOMES = frozenset({DeviceKind.CPU})
-
-#: ``(notification, consumer, route)``: see ``notices``.
-Notice = tuple[int, int, tuple[str, ...]]
-
-
-def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
-    """The completion entries that may make ``ew``'s posted writes visible (specs/obligations.md
-    section 1, posted rule, completion entries): ``(n, c, route)`` where edge ``n`` is an entry
-    (its ``notifies`` names some edge: ``ew``, or another work request of a selectively signalled
-    queue, or the entry an interrupt follows), is driven by ``ew``'s device ``D``, nothing cancels
-    it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``);
-    ``route`` is the only simple fabric path from ``D`` to ``M`` (``graph.only_path``), so both
-    edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
-    (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
-    ordering rules exist for this producer/consumer model). Edge ``c``, driven by ``M`` itself
-    and cancelled by nothing, names ``n`` in its own ``after`` clause: it waits for the entry in
-    its own memory (a poll of the queue, or an interrupt, which comes the same way), so when it
-    starts the entry, and so the bytes before it, are there. When ``ew`` is a completion entry
-    itself (it ``notifies`` something), ``(ew, c, ())`` for each such ``c``: the entry's own bytes
-    arrived when ``c`` saw it, over whichever link (whatever ``M`` is). Empty when ``ew`` writes
-    nothing, or writes into its own device's memory. A read of the bytes that ``c`` is or that is
-    ordered after ``c`` needs no flush of a link of ``route`` (of any link, for ``()``) when ``ew``
-    is ``n`` or HB-before it (``noticed``)."""
-    pol, g = ctx.policy, ctx.graph
-    if ew.dst is None:
-        return ()
-    d, home = ew.device, pol.space(ew.dst.space).device
-    if home == d:
-        return ()
-    index = ctx.__dict__.get("_notices_index")
-    if index is None:
-        entries: dict[tuple[str, str], list[int]] = {}  # (device, memory's device) -> entries
-        waits: dict[str, list[int]] = {}
-        for e in pol.edges:
-            if e.notifies and e.dst is not None and not ctx.cancellers.get(e.eid):
-                entries.setdefault((e.device, pol.space(e.dst.space).device), []).append(e.eid)
-            for name in e.after:
-                waits.setdefault(name, []).append(e.eid)
-        index = ctx.__dict__["_notices_index"] = (entries, waits)
-
-    def waiting(n: Edge) -> list[int]:
-        return [c for c in index[1].get(n.name, ()) if pol.edges[c].device == home and not ctx.cancellers.get(c)]
-
-    out: list[Notice] = []
-    if ew.notifies and not ctx.cancellers.get(ew.eid):
-        out += [(ew.eid, c, ()) for c in waiting(ew)]
-    route = g.only_path(d, home)
-    if route is None or pol.device(home).kind not in IN_ORDER_HOMES:
-        return tuple(out)
-    for n in index[0].get((d, home), ()):
-        if n != ew.eid:
-            out += [(n, c, route) for c in waiting(pol.edges[n])]
-    return tuple(out)
-
-
-def on_link(notes: tuple[Notice, ...], link: str) -> tuple[Notice, ...]:
-    """The notices of ``notes`` that cover posted link ``link``: an entry's own bytes (empty
-    route), or a route that holds the link."""
-    return tuple(x for x in notes if not x[2] or link in x[2])
-
-
-def noticed(ctx: Context, w: int, r: int, notes: tuple[Notice, ...]) -> Notice | None:
-    """The first of ``notes`` (``notices`` of writer ``w``) whose completion entry is ``w`` or
-    HB-follows it and whose consumer is reader ``r`` or HB-precedes it: then ``r`` sees ``w``'s
-    bytes with no flush of the links of its route. ``None`` when none does."""
-    g = ctx.graph
-    return next(((n, c, route) for n, c, route in notes
-                 if (n == w or g.hb_before(w, n)) and (c == r or g.hb_before(c, r))), None)
+from fxverify.vocab import READ_BACK_KINDS, LinkOrder
 
 
 class PostedRead(Obligation):
@@ -144,13 +42,16 @@ class PostedRead(Obligation):
     whose route holds ``link``), or HB-after a read-back HB-after ``w`` (``read_backs``: a read
     by ``w``'s device from the bytes' device over the one route both take, which holds ``link``;
     its completion follows the posted writes, PCIe Base Specification, section 2.4.1, as for a
-    persisted write). Edges: ``w``, ``r``, the flushes, the notices' edges, then the read-backs."""
+    persisted write), or HB-after a host read HB-after ``w`` (``host_reads``: a read of ``w``'s
+    device's memory by the host that holds the bytes over the only path between the two, which
+    holds ``link``: ``host_reads_of``). Edges: ``w``, ``r``, the flushes, the notices' edges, the
+    read-backs, then the host reads."""
 
     code = codes.ORD_003
 
     def __init__(self, ctx: Context, w: int, pw: int, r: int, pr: int, link: str, flushes: tuple[int, ...],
                  same: SameRequester | None = None, notes: tuple[Notice, ...] = (),
-                 read_backs: tuple[tuple[int, SameRequester], ...] = ()) -> None:
+                 read_backs: tuple[tuple[int, SameRequester], ...] = (), host_reads: tuple[HostRead, ...] = ()) -> None:
         ew, er = ctx.edge(w), ctx.edge(r)
         self.acc_w, self.acc_r = ew.accesses()[pw], er.accesses()[pr]
         self.link = link
@@ -158,8 +59,10 @@ class PostedRead(Obligation):
         self.same = same
         self.notes = notes
         self.read_backs = tuple((x, rb) for x, rb in read_backs if x not in (w, r) and x not in flushes)
+        self.host_reads = tuple((x, route) for x, route in host_reads if x not in (w, r))
         others = tuple(dict.fromkeys(x for x in flushes + tuple(y for n, c, _ in notes for y in (n, c))
-                                     + tuple(x for x, _ in self.read_backs) if x not in (w, r)))
+                                     + tuple(x for x, _ in self.read_backs) + tuple(x for x, _ in self.host_reads)
+                                     if x not in (w, r)))
         super().__init__(ctx, (w, r) + others, f"{self.code}:{ew.name}#{pw}|{er.name}#{pr}|{link}", er.span,
                          (Label(ew.span, f"`{ew.name}` writes over posted link `{link}`"),))
 
@@ -172,7 +75,7 @@ class PostedRead(Obligation):
             return "hb-reachability"  # the writer flushes the link itself when it finishes
         if any(g.hb_before(w, fl) and g.hb_before(fl, r) for fl in self._between()):
             return "hb-reachability"
-        if self._read_back_between() is not None:
+        if self._read_back_between() is not None or self._host_read_between() is not None:
             return "hb-reachability"
         if self._noticed() is not None:
             return "producer-consumer"
@@ -186,6 +89,11 @@ class PostedRead(Obligation):
         """``read_back_between`` the writer and the reader, of ``read_backs``."""
         w, r = self.edges[:2]
         return read_back_between(self.ctx.graph, self.read_backs, w, r)
+
+    def _host_read_between(self) -> HostRead | None:
+        """``host_read_between`` the writer and the reader, of ``host_reads``."""
+        w, r = self.edges[:2]
+        return host_read_between(self.ctx.graph, self.host_reads, w, r)
 
     def _between(self) -> list[int]:
         """The flushes of ``flushes`` ranked between the writer and the reader in the graph's
@@ -219,6 +127,12 @@ class PostedRead(Obligation):
             before, after = self.path(w, x), self.path(x, r)
             if before is not None and after is not None:
                 return ReadBackBetween(self.link, x, rb.route, before, after)
+        host = self._host_read_between()
+        if host is not None:
+            x, route = host
+            before, after = self.path(w, x), self.path(x, r)
+            if before is not None and after is not None:
+                return HostReadBetween(self.link, x, route, before, after)
         noticed = self._noticed()
         if noticed is not None:
             n, c, route = noticed
@@ -248,6 +162,10 @@ class PostedRead(Obligation):
             # A read-back pushes the posted writes issued before it along their one route: those
             # of a write finished before it starts are in memory once it finishes.
             cons.append((f"not_read_back_by_{x}", not_(and_(finish(w) <= start(x), finish(x) <= start(r)))))
+        for x, _route in self.host_reads:
+            # The host's read of the writer's device completes along the writes' one path behind
+            # them: those of a write finished before it starts are in host memory once it finishes.
+            cons.append((f"not_pushed_by_host_read_{x}", not_(and_(finish(w) <= start(x), finish(x) <= start(r)))))
         for n, c, _route in self.notes:
             # The completion entry follows the write along its one path (or is the write); once
             # its consumer starts, both are in the host's memory.
@@ -290,13 +208,43 @@ class PostedRead(Obligation):
                 " take more than one route")
         return "the two take different routes"
 
+    def _host_read_off_path(self) -> str | None:
+        """Why the host's read of the writer's device between the writer and the reader (the
+        first, in edge order) pushes nothing (``host_reads_of`` gave none): several paths join
+        the two, or one that is not all PCIe. ``None`` when there is no such read."""
+        ctx, (a, b) = self.ctx, self.edges[:2]
+        d, home = ctx.edge(a).device, ctx.policy.space(self.acc_w.footprint.space).device
+        if self.host_reads or home == d or ctx.policy.device(home).kind not in IN_ORDER_HOMES:
+            return None
+        g = ctx.graph
+        x = next((x for x in readers_from(ctx).get((home, d), ()) if x not in (a, b) and not ctx.cancellers.get(x)
+                  and g.hb_before(a, x) and g.hb_before(x, b)), None)
+        if x is None:
+            return None
+        lead = (f"a read of `{d}` by the host (`{ctx.edge(x).name}`) keeps the write ahead of it only along their one "
+                "path of PCIe links, and ")
+        route = g.only_path(d, home)
+        if route is None:
+            return lead + f"`{home}` reaches `{d}` by more than one path"
+        slow = [n for n in route if ctx.policy.link(n).kind not in READ_BACK_KINDS]
+        if slow:
+            return lead + f"their path holds `{slow[0]}`, which is not PCIe"
+        return lead + f"the write may cross `{self.link}`, off that path"
+
     def why(self, w: Witness) -> str:
+        off_path = self._host_read_off_path()
+        if off_path is not None:
+            return f"a posted write completes at the sender before it is visible; {off_path}"
         if self._same_device_reader():
             return ("a posted write completes at the sender before it is visible; a read by the same device is "
                     f"ordered after it only along the same path (PCIe ordering), and {self._other_route()}")
         if self.read_backs:
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a read "
                     "by the writer's device along the write's one route after it (a read-back), makes it visible")
+        if self.host_reads:
+            return ("a posted write completes at the sender before it is visible; only a flush of the link, or a read "
+                    "of the writer's device by the host after it along their one path of PCIe links (its completion "
+                    "cannot pass the write), makes it visible")
         if self.notes:
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a "
                     "completion entry written after it along the same path and waited for by the reader (or by an "
@@ -304,8 +252,8 @@ class PostedRead(Obligation):
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
     def fix(self, w: Witness) -> Hint:
-        """The reader waiting for a consumer of a completion entry, or for a read-back, that
-        follows the write (when there is one); a flush edge between writer and reader; or the writer flushing the link
+        """The reader waiting for a consumer of a completion entry, or for a read-back or a host
+        read, that follows the write (when there is one); a flush edge between writer and reader; or the writer flushing the link
         itself (then ordered before the reader); or a route without posted links."""
         a, b = self.edges[:2]
         ea, eb = self.ctx.edge(a), self.ctx.edge(b)
@@ -319,7 +267,7 @@ class PostedRead(Obligation):
         waits = [after(eb.name, self.ctx.edge(c).name) for n, c, _ in self.notes
                  if c != b and (n == a or self.ctx.graph.hb_before(a, n)) and not self.ctx.graph.hb_before(b, c)]
         # A read-back that follows the write: wait for it, as for a flush.
-        waits += [after(eb.name, self.ctx.edge(x).name) for x, _rb in self.read_backs
+        waits += [after(eb.name, self.ctx.edge(x).name) for x, _rb in self.read_backs + self.host_reads
                   if self.ctx.graph.hb_before(a, x) and not self.ctx.graph.hb_before(b, x)]
         return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
@@ -504,6 +452,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     flushed, held = flushed_for(ctx), Held()
     notes: dict[int, tuple[Notice, ...]] = {}  # writer -> its notices
     backs: dict[tuple[int, int], tuple[tuple[int, SameRequester], ...]] = {}  # writing access -> its read-backs
+    hosts: dict[tuple[int, int], tuple[HostRead, ...]] = {}  # writing access -> its host reads
     for _pair, _turn, w, pw, r, pr, same in found:
         ew, er = pol.edges[w], pol.edges[r]
         for link in posted[w]:
@@ -516,9 +465,11 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
                 notes[w] = notices(ctx, ew)
             if (w, pw) not in backs:
                 backs[(w, pw)] = read_backs_of(ctx, ew, pw)
+                hosts[(w, pw)] = host_reads_of(ctx, ew, pw)
             yield PostedRead(ctx, w, pw, r, pr, link.name, tuple(flushes.get(link.name, ())), same,
                              on_link(notes[w], link.name),
-                             tuple((x, rb) for x, rb in backs[(w, pw)] if link.name in rb.route))
+                             tuple((x, rb) for x, rb in backs[(w, pw)] if link.name in rb.route),
+                             tuple((x, route) for x, route in hosts[(w, pw)] if link.name in route))
     yield from held.flush()
     if flushed is not None:
         flushed.report()
@@ -542,43 +493,6 @@ def _posted_links(g: PolicyGraph, edges: Sequence[Edge]) -> dict[int, list[Link]
         if links:
             out[e.eid] = links
     return out
-
-
-def read_back_between(g: PolicyGraph, read_backs: Iterable[tuple[int, SameRequester]], w: int, r: int
-                      ) -> tuple[int, SameRequester] | None:
-    """The first of ``read_backs`` (``read_backs_of``, on one link's route) HB-after writer ``w``
-    and HB-before reader ``r``, other than ``r``: its completion follows the posted writes along
-    their one route, as a flush of the link does (FX-ORD-003); ``None`` when none is."""
-    return next(((x, rb) for x, rb in read_backs if x != r and g.hb_before(w, x) and g.hb_before(x, r)), None)
-
-
-def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameRequester], ...]:
-    """The read-backs of ``e``'s writing access ``pw``: ``(edge, why)`` for every edge of
-    ``e``'s device, other than ``e`` and cancelled by nobody (a cancelled read may never be
-    issued: it pushes nothing), that reads from the device of the written bytes, not ``e``'s own,
-    with ``e`` along one and the same route of links whose kind orders reads after posted writes
-    (``vocab.READ_BACK_KINDS``: PCIe) (``why``: its ``same_requester`` evidence, with the
-    route). The edges reading
-    from each device are indexed once per context."""
-    pol = ctx.policy
-    acc = e.accesses()[pw]
-    home = pol.space(acc.footprint.space).device
-    if home == e.device:
-        return ()
-    readers: dict[tuple[str, str], list[int]] | None = ctx.__dict__.get("_readers_from")
-    if readers is None:
-        readers = ctx.__dict__["_readers_from"] = {}
-        for x in pol.edges:
-            for dev in {pol.space(a.footprint.space).device for a in x.accesses() if a.mode is AccessMode.READ}:
-                readers.setdefault((x.device, dev), []).append(x.eid)
-    out = []
-    for x in readers.get((e.device, home), ()):
-        if x == e.eid or ctx.cancellers.get(x):
-            continue
-        same = same_requester(ctx, e, acc, pol.edges[x])
-        if same is not None and same.route and all(pol.link(n).kind in READ_BACK_KINDS for n in same.route):
-            out.append((x, same))
-    return tuple(out)
 
 
 def _persisted(ctx: Context, links_of: Callable[[int], list[Link]], flushes: dict[str, list[int]]

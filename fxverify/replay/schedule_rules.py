@@ -81,6 +81,8 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
         # The reads by the writer's device from the written memory over the write's one route,
         # cancelled by nobody (a cancelled read may never be issued: it pushes nothing).
         backs = [x for x in ids if x != w and not wd.cancelled(x) and _pushes_writes(wd, ew, E[x])]
+        # The host's reads of the writer's device, whose completions follow its posted writes.
+        host_reads = _host_reads(wd, ew, ids)
         if ew.persists() and wd.policy.space(ew.dst.space).persistent:
             # The persisted bytes reach the memory (the persistence domain) only with a flush of
             # each posted link issued after the write, the writer's own flush clause, or a
@@ -106,7 +108,9 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     # as a flush does, once it finishes.
                     flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
                                   and sched[x][1] <= sched[r][0] for x in ids) or any(
-                        sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0] for x in backs)
+                        sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0] for x in backs) or any(
+                        x != r and ln in path and sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0]
+                        for x, path in host_reads)
                     if not flushed and not _seen_in_host_memory(wd, ew, ln, r, sched):
                         out.append(Violation(codes.ORD_003, (w, r), sched[r][0], addr, f"no flush of {ln}"))
     return out
@@ -149,6 +153,28 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         if seen(en):
             return True
     return False
+
+
+def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozenset[str]]]:
+    """The edges of ``ids`` whose completions bring ``ew``'s posted writes into host memory, each
+    with the links of its path: driven by the host (a ``cpu``) that holds ``ew``'s bytes, not
+    ``ew``'s own device, cancelled by nobody, reading from a space on ``ew``'s device over the only
+    simple path between the two, every link of which orders as PCIe does
+    (``vocab.READ_BACK_KINDS``). The completion leaves the writer's device after the writes it
+    issued before the request came, along the same path, and does not pass them (PCIe Base
+    Specification, section 2.4.1, transaction ordering rules, Relaxed Ordering off; Linux
+    ``Documentation/PCI/msi-howto.rst``: an interrupt handler reads a device register so that the
+    data is in memory). Source: specs/obligations.md section 1, posted rule, host reads."""
+    assert ew.dst is not None
+    pol, dev = wd.policy, ew.device
+    home = pol.space(ew.dst.space).device
+    if home == dev or pol.device(home).kind is not DeviceKind.CPU:
+        return []
+    path = wd.one_path(dev, home)
+    if path is None or any(pol.link(n).kind not in READ_BACK_KINDS for n in path):
+        return []
+    return [(x, path) for x in ids if x != ew.eid and not wd.cancelled(x) and pol.edges[x].device == home and any(
+        a.mode is AccessMode.READ and pol.space(a.footprint.space).device == dev for a in pol.edges[x].accesses())]
 
 
 def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
