@@ -698,6 +698,7 @@ HOST_READ_DEVICES = (
     Device("cpu1", DeviceKind.CPU, ("irq",)),
     Device("nic0", DeviceKind.NIC, ("rx",)),
     Device("gpu0", DeviceKind.GPU, ("launch",)),
+    Device("sw0", DeviceKind.PCIE_SWITCH, ()),
 )
 
 
@@ -712,13 +713,20 @@ def host_read_policies(draw) -> Policy:
     mostly chain each edge to the one before, and now and then a cancel (``with_cancels``). The
     frame lies in host memory (``dram0`` on ``cpu0``), now and then in GPU memory (whose reads of
     the register are then mostly the GPU's: no host read, the GPU is no host). The NIC reaches
-    ``cpu0`` over ``pf0`` (posted, now and then ordered, now and then a `cxl` link); sometimes a
-    second function ``pf1`` under ``cpu1`` and the inter-socket link give a second path; the GPU
-    hangs under ``cpu0``."""
-    pf0 = Link("pf0", "nic0", "cpu0", draw(st.sampled_from(["pcie"] * 3 + ["cxl"])),
-               draw(st.sampled_from([LinkOrder.POSTED] * 3 + [LinkOrder.ORDERED])))
-    links = (pf0, Link("gpu0--cpu0", "gpu0", "cpu0", "pcie", LinkOrder.ORDERED))
-    if draw(st.integers(0, 2)) == 0:
+    ``cpu0`` over ``pf0`` (posted, now and then ordered, now and then a `cxl` link), now and then
+    through a switch ``sw0`` whose upstream link ``up0`` is ordered or ``unordered`` (it keeps no
+    order: no host read pushes across it); without the switch, sometimes a second function
+    ``pf1`` under ``cpu1`` and the inter-socket link give a second path; the GPU hangs under
+    ``cpu0``."""
+    kind, order = draw(st.sampled_from(["pcie"] * 3 + ["cxl"])), draw(st.sampled_from([LinkOrder.POSTED] * 3 + [LinkOrder.ORDERED]))
+    switch = draw(st.integers(0, 2)) == 0
+    if switch:  # behind a switch whose upstream link keeps order or not
+        links = (Link("pf0", "nic0", "sw0", kind, order),
+                 Link("up0", "sw0", "cpu0", "pcie", draw(st.sampled_from([LinkOrder.ORDERED] + [LinkOrder.UNORDERED] * 2))))
+    else:
+        links = (Link("pf0", "nic0", "cpu0", kind, order),)
+    links += (Link("gpu0--cpu0", "gpu0", "cpu0", "pcie", LinkOrder.ORDERED),)
+    if not switch and draw(st.integers(0, 2)) == 0:
         links += (Link("pf1", "nic0", "cpu1", "pcie", LinkOrder.POSTED), Link("upi0", "cpu0", "cpu1", "smp", LinkOrder.ORDERED))
     spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
     home = draw(st.sampled_from(["dram0"] * 4 + ["hbm0"]))

@@ -573,6 +573,28 @@ def test_a_host_read_proves_a_read_only_over_the_only_path(mode: str) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(("twin", "kinds"), [("posted-status-read-unordered-hop", {"host-read-between"}),
+                                             ("rdma-cqe-over-unordered-hop", {"notified"}),
+                                             ("posted-flushing-read-unordered-hop", {"same-requester", "read-back-between"})])
+def test_an_unordered_link_on_the_route_rejects_the_proofs_that_rest_on_order(twin: str, kinds: set[str], mode: str) -> None:
+    """The proofs that a posted write is visible without a flush because something followed it
+    along one path (a host read, a completion entry, a read-back, the writer's own read) rest on
+    that path keeping order: each certificate of the policy with the switch's upstream link
+    `ordered` validates there, and is rejected for the corpus twin where it is `unordered`."""
+    path = ROOT / f"corpus/ordering/fail/{twin}.fx"
+    text = path.read_text()
+    assert text.count("pcie unordered") == 1
+    ordered = load_policy_text(text.replace("pcie unordered", "pcie ordered"))
+    bad = _load(str(path))
+    items = [(c, x) for c, x in _items(ordered) if x is not None and x.kind in kinds]
+    assert {x.kind for _c, x in items} == kinds
+    for claim, cert in items:
+        assert "up0" in cert.evidence.route
+        assert certify(ordered, [(claim, cert)], mode).failures == []
+        assert [f.key for f in certify(bad, [(claim, cert)], mode).failures] == [claim.key], cert.evidence.kind
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_a_read_back_that_an_edge_cancels_is_rejected(mode: str) -> None:
     """A `read-back-after` certificate names a read that pushes the persisted writes; once an edge
     cancels that read (it may never be issued), the same certificate is rejected: the checker

@@ -537,7 +537,8 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     no flush HB-between, no read-back, no completion entry, no same-requester route),
     ``refuted`` (refuted, with a host read that is not between them) or ``off path`` (refuted,
     with a read of the writer's device by the host between them that pushes nothing: several
-    paths, a link that is not PCIe, or the write off their path) or ``elsewhere`` (refuted, with
+    paths, a link that is not PCIe, or the write off their path), ``unordered hop`` (the same, for
+    an ``unordered`` link on their one path) or ``elsewhere`` (refuted, with
     a read of the writer's device between them by a third device, not the bytes' host) or ``gpu
     memory`` (refuted, the bytes in a GPU's memory, one path of PCIe links from the writer's
     device to it, and a read of the writer's device by that GPU between them: a GPU is no host)."""
@@ -558,6 +559,8 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
             out.setdefault("host read", set()).add((w, r))
         elif o.key in refuted and o.host_reads:
             out.setdefault("refuted", set()).add((w, r))
+        elif o.key in refuted and "`unordered`" in (o._host_read_off_path() or ""):
+            out.setdefault("unordered hop", set()).add((w, r))
         elif o.key in refuted and o._host_read_off_path() is not None:
             out.setdefault("off path", set()).add((w, r))
         elif o.key in refuted and policy.device(home).kind is not DeviceKind.CPU and (
@@ -574,12 +577,12 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     return out
 
 
-@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "elsewhere", "gpu memory"])
+@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "unordered hop", "elsewhere", "gpu memory"])
 def test_reads_after_a_host_read_reach_each_verdict(want):
     """The draw of ``host_read_policies`` meets a read of the frame that only a host read of the
     NIC HB-between the write and it proves, one that has a host read and is refuted (the host read
     not between), one refuted with a host read between that pushes nothing (a second path, a
-    `cxl` link), and one refuted with a read of the NIC between them by another device than the
+    `cxl` link; an `unordered` link, apart), and one refuted with a read of the NIC between them by another device than the
     frame's host (the other CPU, or the GPU), or by the GPU whose memory holds the frame. Brute
     force agrees, pair by pair: it finds the read without a flush in some schedule exactly when
     the check refutes."""

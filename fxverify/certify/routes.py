@@ -21,7 +21,7 @@ from fxverify.certify.static import constants, on_simple_path
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint
 from fxverify.smt.terms import and_, not_
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind
+from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
@@ -95,6 +95,13 @@ def _only_path(facts: Facts, st: Statement, route: tuple[str, ...], start: str, 
     return st.need(not strays, f"{who} may also take `{strays[0] if strays else ''}`")
 
 
+def _keeps_order(facts: Facts, st: Statement, route: tuple[str, ...]) -> bool:
+    """True when no link of ``route`` is ``unordered`` (it keeps no order, so nothing is ordered
+    along the route: specs/obligations.md section 1, links and routes); records why not."""
+    loose = [n for n in route if facts.policy.has("link", n) and facts.policy.link(n).order is LinkOrder.UNORDERED]
+    return st.need(not loose, f"`{loose[0] if loose else ''}` on the route is `unordered`: it keeps no order")
+
+
 def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Statement:
     """``same-requester`` (FX-ORD-003): the writer's device reads the bytes back itself, either from
     its own memory (empty route) or along the one route both transfers can take, which holds the
@@ -116,6 +123,7 @@ def check_same_requester(facts: Facts, c: Certificate, ev: SameRequester) -> Sta
         own = st.need(home == ev.device, f"the bytes are on `{home}`, not in `{ev.device}`'s own memory")
     else:
         own = st.fact(link in ev.route, f"the route does not cross the posted link `{link}`")
+        own = _keeps_order(facts, st, ev.route) and own
         for e in (ew, er):
             own = _leg(facts, st, e, ev.route, ev.device, home) and own
     k = constants(st, {"same_device": same, "one_route_or_own_memory": own})
@@ -166,6 +174,7 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
                    f"`{home}` is no host: its memory may take another device's posted writes out of order")
     st.fact(key_body(c.key).split("|")[2] in ev.route, "the route does not cross the key's posted link")
     one = _only_path(facts, st, ev.route, d, home, f"a write from `{d}` to `{home}`")
+    one = _keeps_order(facts, st, ev.route) and one
     facts.path(st, ev.before, w, n, "write to completion entry")
     fixed = constants(st, {"host_memory": host, "only_path": one})
     st.violation = not_(and_(fixed["host_memory"], fixed["only_path"], f(w) <= s(n), s(u) <= s(r)))
@@ -265,6 +274,7 @@ def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -
     ok = st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_d for a in ex.accesses()),
                  f"`{ex.name}` reads nothing on `{d}`") and ok
     ok = _only_path(facts, st, ev.route, d, home, f"traffic between `{d}` and `{home}`") and ok
+    ok = _keeps_order(facts, st, ev.route) and ok
     return _pushed_between(facts, st, ev, (w, x, r), "host read", {"host_reads_the_writer_over_the_only_path": ok})
 
 
@@ -293,4 +303,4 @@ def _read_back(facts: Facts, st: Statement, ew: Edge, written: Footprint, x: int
                  f"`{ex.name}` reads nothing on `{home}`") and ok
     for e in (ew, ex):
         ok = _leg(facts, st, e, route, ew.device, home) and ok
-    return ok
+    return _keeps_order(facts, st, route) and ok

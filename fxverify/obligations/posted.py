@@ -206,6 +206,10 @@ class PostedRead(Obligation):
         if loose:
             return " and ".join(f"`{e.name}`" for e in loose) + (" may each" if len(loose) > 1 else " may") + (
                 " take more than one route")
+        route = g.leg_route(self.ctx.edge(self.edges[0]), home) or ()
+        unordered = [n for n in route if self.ctx.policy.link(n).order is LinkOrder.UNORDERED]
+        if unordered and set(route) == set(g.leg_route(self.ctx.edge(self.edges[1]), home) or ()):
+            return f"their one route holds `{unordered[0]}`, which is `unordered` (it keeps no order)"
         return "the two take different routes"
 
     def _host_read_off_path(self) -> str | None:
@@ -229,6 +233,9 @@ class PostedRead(Obligation):
         slow = [n for n in route if ctx.policy.link(n).kind not in READ_BACK_KINDS]
         if slow:
             return lead + f"their path holds `{slow[0]}`, which is not PCIe"
+        loose = [n for n in route if ctx.policy.link(n).order is LinkOrder.UNORDERED]
+        if loose:
+            return lead + f"their path holds `{loose[0]}`, which is `unordered`"
         return lead + f"the write may cross `{self.link}`, off that path"
 
     def why(self, w: Witness) -> str:

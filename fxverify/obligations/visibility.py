@@ -16,7 +16,17 @@ from fxverify.certificate import SameRequester
 from fxverify.graph import PolicyGraph
 from fxverify.ir import Access, AccessMode, Edge
 from fxverify.obligations.base import Context
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind
+from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
+
+
+def in_order(ctx: Context, route: Iterable[str], kinds: frozenset[str] | None = None) -> bool:
+    """True when no link of ``route`` (link names) is ``unordered`` and, with ``kinds``, each is of
+    one of them. Every rule of this module rests on transactions keeping their order along one
+    path (PCIe Base Specification, section 2.4.1); an ``unordered`` link keeps none (section 1,
+    links and routes: "no order"; on PCIe, Relaxed Ordering lets a posted write or a completion
+    pass a posted write)."""
+    pol = ctx.policy
+    return all(pol.link(n).order is not LinkOrder.UNORDERED and (kinds is None or pol.link(n).kind in kinds) for n in route)
 
 
 def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameRequester | None:
@@ -44,7 +54,7 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
     if home == d:
         return SameRequester(d, ())
     route_w, route_r = g.leg_route(ew, home), g.leg_route(er, home)
-    if route_w is None or route_r is None or set(route_w) != set(route_r):
+    if route_w is None or route_r is None or set(route_w) != set(route_r) or not in_order(ctx, route_w):
         return None
     return SameRequester(d, route_w)
 
@@ -101,7 +111,7 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     if ew.notifies and not ctx.cancellers.get(ew.eid):
         out += [(ew.eid, c, ()) for c in waiting(ew)]
     route = g.only_path(d, home)
-    if route is None or pol.device(home).kind not in IN_ORDER_HOMES:
+    if route is None or pol.device(home).kind not in IN_ORDER_HOMES or not in_order(ctx, route):
         return tuple(out)
     for n in index[0].get((d, home), ()):
         if n != ew.eid:
@@ -157,7 +167,7 @@ def read_backs_of(ctx: Context, e: Edge, pw: int) -> tuple[tuple[int, SameReques
         if x == e.eid or ctx.cancellers.get(x):
             continue
         same = same_requester(ctx, e, acc, pol.edges[x])
-        if same is not None and same.route and all(pol.link(n).kind in READ_BACK_KINDS for n in same.route):
+        if same is not None and same.route and in_order(ctx, same.route, READ_BACK_KINDS):
             out.append((x, same))
     return tuple(out)
 
@@ -198,6 +208,6 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     if home == d or pol.device(home).kind not in IN_ORDER_HOMES:
         return ()
     route = ctx.graph.only_path(d, home)
-    if route is None or not all(pol.link(n).kind in READ_BACK_KINDS for n in route):
+    if route is None or not in_order(ctx, route, READ_BACK_KINDS):
         return ()
     return tuple((x, route) for x in readers_from(ctx).get((home, d), ()) if x != e.eid and not ctx.cancellers.get(x))

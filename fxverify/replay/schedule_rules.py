@@ -143,7 +143,8 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
     if ew.notifies and not wd.cancelled(ew.eid) and seen(ew):
         return True  # the entry itself: it arrived when the host's edge saw it
     path = wd.one_path(dev, home)
-    if path is None or ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU:
+    if path is None or ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
+            wd.policy.link(n).order is LinkOrder.UNORDERED for n in path):
         return False
     for n in sched:
         en = E[n]
@@ -171,7 +172,8 @@ def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozense
     if home == dev or pol.device(home).kind is not DeviceKind.CPU:
         return []
     path = wd.one_path(dev, home)
-    if path is None or any(pol.link(n).kind not in READ_BACK_KINDS for n in path):
+    if path is None or any(pol.link(n).kind not in READ_BACK_KINDS or pol.link(n).order is LinkOrder.UNORDERED
+                           for n in path):
         return []
     return [(x, path) for x in ids if x != ew.eid and not wd.cancelled(x) and pol.edges[x].device == home and any(
         a.mode is AccessMode.READ and pol.space(a.footprint.space).device == dev for a in pol.edges[x].accesses())]
@@ -191,7 +193,7 @@ def _reads_back_in_order(wd: World, ew: Edge, er: Edge) -> bool:
     if home == dev:
         return True
     rw, rr = legs(wd, ew, home), legs(wd, er, home)
-    return len(rw) == 1 and rw == rr
+    return len(rw) == 1 and rw == rr and all(wd.policy.link(n).order is not LinkOrder.UNORDERED for n in rw[0])
 
 
 def _pushes_writes(wd: World, ew: Edge, ex: Edge) -> bool:
