@@ -271,6 +271,7 @@ def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -
                  "into its own memory")
     ok = st.need(pol.device(home).kind is DeviceKind.CPU,
                  f"`{home}` is no host: its memory may take another device's posted writes out of order") and ok
+    ok = st.need(pol.device(d).kind is not DeviceKind.CPU, f"the writer `{d}` is a host: its stores are no DMA") and ok
     ok = st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_d for a in ex.accesses()),
                  f"`{ex.name}` reads nothing on `{d}`") and ok
     ok = _only_path(facts, st, ev.route, d, home, f"traffic between `{d}` and `{home}`") and ok

@@ -31,7 +31,7 @@ from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.vocab import READ_BACK_KINDS, LinkOrder
+from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 class PostedRead(Obligation):
@@ -227,6 +227,9 @@ class PostedRead(Obligation):
             return None
         lead = (f"a read of `{d}` by the host (`{ctx.edge(x).name}`) keeps the write ahead of it only along their one "
                 "path of PCIe links, and ")
+        if ctx.policy.device(d).kind is DeviceKind.CPU:
+            return (f"a read of `{d}` by the host (`{ctx.edge(x).name}`) pushes a device's DMA, not the stores of "
+                    f"`{d}`, itself a host: another agent's read does not drain its write buffers")
         route = g.only_path(d, home)
         if route is None:
             return lead + f"`{home}` reaches `{d}` by more than one path"

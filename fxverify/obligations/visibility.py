@@ -202,10 +202,13 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     Relaxed Ordering off, as ``posted`` links are taken to run): the register read of an
     interrupt handler (Linux ``Documentation/PCI/msi-howto.rst``, "Why use MSIs?"). A read of the
     bytes that is HB-after ``x``, where ``x`` is HB-after ``e``, needs no flush of a link of
-    ``route``. Empty when the bytes are in ``D``'s own memory or in no host's."""
+    ``route``. Empty when the bytes are in ``D``'s own memory or in no host's, or when ``D`` is
+    itself a ``cpu``: its stores may still sit in its write-combining buffers, which another
+    agent's read does not drain (only the storing core's fence does), and the cited rule is
+    about a device's DMA."""
     pol = ctx.policy
     d, home = e.device, pol.space(e.accesses()[pw].footprint.space).device
-    if home == d or pol.device(home).kind not in IN_ORDER_HOMES:
+    if home == d or pol.device(home).kind not in IN_ORDER_HOMES or pol.device(d).kind is DeviceKind.CPU:
         return ()
     route = ctx.graph.only_path(d, home)
     if route is None or not in_order(ctx, route, READ_BACK_KINDS):

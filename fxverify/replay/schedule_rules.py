@@ -169,8 +169,8 @@ def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozense
     assert ew.dst is not None
     pol, dev = wd.policy, ew.device
     home = pol.space(ew.dst.space).device
-    if home == dev or pol.device(home).kind is not DeviceKind.CPU:
-        return []
+    if home == dev or pol.device(home).kind is not DeviceKind.CPU or pol.device(dev).kind is DeviceKind.CPU:
+        return []  # a host's own stores are not a device's DMA (specs: host reads)
     path = wd.one_path(dev, home)
     if path is None or any(pol.link(n).kind not in READ_BACK_KINDS or pol.link(n).order is LinkOrder.UNORDERED
                            for n in path):
