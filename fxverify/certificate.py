@@ -142,10 +142,11 @@ class ReadBackBetween:
 @dataclass(frozen=True, slots=True)
 class HostReadBetween:
     """Kind ``host-read-between`` (FX-ORD-003, a read): edge ``reader``, driven by the device of
-    the written bytes, a ``cpu`` (host memory), reads from the memory of the writer's device (a
-    status register, say) over ``route`` (link names in path order from the writer's device), the
-    only simple fabric path between the two devices, made of ``pcie`` links and holding the key's
-    posted link; ``before`` orders the writer before it and ``after`` orders it before the
+    the written bytes, a ``cpu`` (host memory), reads from the memory of the writer's device (no
+    ``cpu``; a status register, say) over ``route`` (link names in path order from the writer's
+    device), the only simple fabric path between the two devices, made of ``pcie`` links, none
+    ``unordered``, holding the key's posted link, and the one route of the write's traffic
+    between the two; ``before`` orders the writer before it and ``after`` orders it before the
     obligation's reader. Its completion travels that path from the writer's device behind the
     posted writes issued before the request arrived, and a completion does not pass a posted
     request in the same direction (PCIe Base Specification, section 2.4.1, transaction ordering

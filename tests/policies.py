@@ -707,7 +707,8 @@ def host_read_policies(draw) -> Policy:
     """A random policy of 3 to 6 edges around a NIC landing a frame in host memory and an interrupt
     handler that reads the NIC's status register before it reads the frame (the posted rule's host
     reads, specs/obligations.md section 1: the read's completion follows the posted writes along
-    their one path): landings of ``frame`` by the NIC (now and then pinned to a route), reads of
+    their one path): landings of ``frame`` by the NIC (now and then pinned to a route; now and then
+    copies from GPU memory that pin none, a third-party transfer with no one route), reads of
     the register ``icr`` on the NIC (by ``cpu0``, now and then by ``cpu1`` or the GPU), reads of
     the frame (by ``cpu0``, now and then by the GPU) and flush edges, with ``after`` clauses that
     mostly chain each edge to the one before, and now and then a cancel (``with_cancels``). The
@@ -731,8 +732,8 @@ def host_read_policies(draw) -> Policy:
     spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
     home = draw(st.sampled_from(["dram0"] * 4 + ["hbm0"]))
     regions = (Region("src", "src", "nicbar", 1024, 256, "nic0", init=True), Region("icr", "icr", "nicbar", 0, 256, "nic0", init=True),
-               Region("frame", "frame", home, 0, 256, "nic0"))
-    src, icr, frame = regions
+               Region("frame", "frame", home, 0, 256, "nic0"), Region("gsrc", "gsrc", "hbm0", 1024, 256, "nic0", init=True))
+    src, icr, frame, gsrc = regions
     routes = simple_paths(links, "nic0", spaces[0].device if home == "dram0" else "gpu0")
     roles = ["land", "status", "use"] + draw(st.lists(st.sampled_from(["land", "status", "use", "flush"]), max_size=3))
     roles = ["land"] + draw(st.permutations(roles[1:]))
@@ -743,9 +744,12 @@ def host_read_policies(draw) -> Policy:
         kw: dict = {}
         if role == "land":
             dev, hook, action = "nic0", "rx", "move"
-            kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))
-            if draw(st.integers(0, 2)) == 0:
-                kw["via"] = tuple(draw(st.sampled_from(routes)))
+            if home == "dram0" and draw(st.booleans()):  # a third-party copy from GPU memory, unpinned
+                kw.update(src=draw(footprints(gsrc)), dst=draw(footprints(frame)))
+            else:
+                kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))
+                if draw(st.integers(0, 2)) == 0:
+                    kw["via"] = tuple(draw(st.sampled_from(routes)))
         elif role == "status":
             # the frame's own host, mostly: the GPU when the frame is in its memory
             dev = draw(st.sampled_from(["gpu0"] * 3 + ["cpu0"] if home == "hbm0" else ["cpu0"] * 4 + ["cpu1", "gpu0"]))

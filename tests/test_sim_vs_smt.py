@@ -538,7 +538,8 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     ``refuted`` (refuted, with a host read that is not between them) or ``off path`` (refuted,
     with a read of the writer's device by the host between them that pushes nothing: several
     paths, a link that is not PCIe, or the write off their path), ``unordered hop`` (the same, for
-    an ``unordered`` link on their one path) or ``elsewhere`` (refuted, with
+    an ``unordered`` link on their one path), ``third party`` (the same, for a write that is a
+    third-party copy pinning no route) or ``elsewhere`` (refuted, with
     a read of the writer's device between them by a third device, not the bytes' host) or ``gpu
     memory`` (refuted, the bytes in a GPU's memory, one path of PCIe links from the writer's
     device to it, and a read of the writer's device by that GPU between them: a GPU is no host)."""
@@ -561,6 +562,8 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
             out.setdefault("refuted", set()).add((w, r))
         elif o.key in refuted and "`unordered`" in (o._host_read_off_path() or ""):
             out.setdefault("unordered hop", set()).add((w, r))
+        elif o.key in refuted and "third-party transfer" in (o._host_read_off_path() or ""):
+            out.setdefault("third party", set()).add((w, r))
         elif o.key in refuted and o._host_read_off_path() is not None:
             out.setdefault("off path", set()).add((w, r))
         elif o.key in refuted and policy.device(home).kind is not DeviceKind.CPU and (
@@ -577,16 +580,16 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     return out
 
 
-@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "unordered hop", "elsewhere", "gpu memory"])
+@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "unordered hop", "third party", "elsewhere", "gpu memory"])
 def test_reads_after_a_host_read_reach_each_verdict(want):
     """The draw of ``host_read_policies`` meets a read of the frame that only a host read of the
     NIC HB-between the write and it proves, one that has a host read and is refuted (the host read
     not between), one refuted with a host read between that pushes nothing (a second path, a
-    `cxl` link; an `unordered` link, apart), and one refuted with a read of the NIC between them by another device than the
+    `cxl` link; an `unordered` link, or a third-party copy pinning no route, apart), and one refuted with a read of the NIC between them by another device than the
     frame's host (the other CPU, or the GPU), or by the GPU whose memory holds the frame. Brute
     force agrees, pair by pair: it finds the read without a flush in some schedule exactly when
     the check refutes."""
-    policy = reach(host_read_policies(), lambda p: want in _host_read_verdicts(p), examples=600)
+    policy = reach(host_read_policies(), lambda p: want in _host_read_verdicts(p), examples=2000)
     brute = Simulator(policy).explore_violations()
     agreement(policy, brute)
     for w, r in _host_read_verdicts(policy)[want]:

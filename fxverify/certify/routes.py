@@ -246,10 +246,12 @@ def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -
     bytes the key's writing access wrote, a ``cpu``, is cancelled by nobody, is not the key's
     reader, and reads from a space on the writer's device; the route is a simple path from the
     writer's device to the bytes' device that holds the key's link, is made of links whose kind
-    orders as PCIe does (``vocab.READ_BACK_KINDS``), and beside which no link lies on a simple
-    path between the two; the paths order the writer before the read and the read before the
-    key's reader. The read's completion follows the posted writes along that one path and does
-    not pass them (PCIe Base Specification, section 2.4.1)."""
+    orders as PCIe does (``vocab.READ_BACK_KINDS``), none ``unordered``, beside which no link lies
+    on a simple path between the two, and which is the one route of the write's traffic between
+    them (``_leg``); the writer's device is no ``cpu``; the paths order the writer before the read
+    and the read before the key's reader. The read's completion follows the posted writes along
+    that one path and does not pass them (PCIe Base Specification, section 2.4.1). Returns the
+    ``Statement``; raises nothing (a failed fact is recorded in it)."""
     st = Statement()
     bound = two_accesses(facts, c, st, codes.ORD_003, "a host read between a write and a read", parts=3)
     if bound is None:
@@ -264,7 +266,7 @@ def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -
     if not st.fact(0 <= x < len(facts.edges) and x not in (w, r), f"{facts.name(x)} is no edge other than the two"):
         return st
     ex = facts.edges[x]
-    home = next(sp.device for sp in pol.spaces if sp.name == aw.footprint.space)
+    home = pol.space(aw.footprint.space).device
     st.fact(not facts.cancellers.get(x), f"`{ex.name}` is cancelled: it may never be issued")
     on_d = {sp.name for sp in pol.spaces if sp.device == d}
     ok = st.need(ex.device == home != d, f"`{ex.name}` is not driven by `{home}`, which holds the bytes, or `{d}` wrote "
@@ -275,6 +277,7 @@ def check_host_read_between(facts: Facts, c: Certificate, ev: HostReadBetween) -
     ok = st.need(any(a.mode is AccessMode.READ and a.footprint.space in on_d for a in ex.accesses()),
                  f"`{ex.name}` reads nothing on `{d}`") and ok
     ok = _only_path(facts, st, ev.route, d, home, f"traffic between `{d}` and `{home}`") and ok
+    ok = _leg(facts, st, ew, ev.route, d, home) and ok
     ok = _keeps_order(facts, st, ev.route) and ok
     return _pushed_between(facts, st, ev, (w, x, r), "host read", {"host_reads_the_writer_over_the_only_path": ok})
 

@@ -59,7 +59,7 @@ class PostedRead(Obligation):
         self.same = same
         self.notes = notes
         self.read_backs = tuple((x, rb) for x, rb in read_backs if x not in (w, r) and x not in flushes)
-        self.host_reads = tuple((x, route) for x, route in host_reads if x not in (w, r))
+        self.host_reads = tuple((x, route) for x, route in host_reads if x not in (w, r) and x not in flushes)
         others = tuple(dict.fromkeys(x for x in flushes + tuple(y for n, c, _ in notes for y in (n, c))
                                      + tuple(x for x, _ in self.read_backs) + tuple(x for x, _ in self.host_reads)
                                      if x not in (w, r)))
@@ -214,8 +214,10 @@ class PostedRead(Obligation):
 
     def _host_read_off_path(self) -> str | None:
         """Why the host's read of the writer's device between the writer and the reader (the
-        first, in edge order) pushes nothing (``host_reads_of`` gave none): several paths join
-        the two, or one that is not all PCIe. ``None`` when there is no such read."""
+        first, in edge order, that nothing cancels) pushes nothing (``host_reads_of`` gave none
+        on this link): the writer is a host, several paths join the two, their path holds a link
+        that is not PCIe or is ``unordered``, the write is a third-party transfer that pins no
+        route, or the link is off their path. ``None`` when there is no such read."""
         ctx, (a, b) = self.ctx, self.edges[:2]
         d, home = ctx.edge(a).device, ctx.policy.space(self.acc_w.footprint.space).device
         if self.host_reads or home == d or ctx.policy.device(home).kind not in IN_ORDER_HOMES:
@@ -225,11 +227,11 @@ class PostedRead(Obligation):
                   and g.hb_before(a, x) and g.hb_before(x, b)), None)
         if x is None:
             return None
-        lead = (f"a read of `{d}` by the host (`{ctx.edge(x).name}`) keeps the write ahead of it only along their one "
-                "path of PCIe links, and ")
+        read = f"a read of `{d}` by the host (`{ctx.edge(x).name}`)"
         if ctx.policy.device(d).kind is DeviceKind.CPU:
-            return (f"a read of `{d}` by the host (`{ctx.edge(x).name}`) pushes a device's DMA, not the stores of "
-                    f"`{d}`, itself a host: another agent's read does not drain its write buffers")
+            return (f"{read} pushes a device's DMA, not the stores of `{d}`, itself a host: another agent's read does "
+                    "not drain its write buffers")
+        lead = f"{read} keeps the write ahead of it only along their one path of PCIe links, and "
         route = g.only_path(d, home)
         if route is None:
             return lead + f"`{home}` reaches `{d}` by more than one path"
@@ -239,15 +241,18 @@ class PostedRead(Obligation):
         loose = [n for n in route if ctx.policy.link(n).order is LinkOrder.UNORDERED]
         if loose:
             return lead + f"their path holds `{loose[0]}`, which is `unordered`"
+        if g.leg_route(ctx.edge(a), home) is None:
+            return lead + (f"`{ctx.edge(a).name}` is a third-party transfer that pins no route (`via`), so its "
+                           "writes may also cross the links between its ends")
         return lead + f"the write may cross `{self.link}`, off that path"
 
     def why(self, w: Witness) -> str:
-        off_path = self._host_read_off_path()
-        if off_path is not None:
-            return f"a posted write completes at the sender before it is visible; {off_path}"
         if self._same_device_reader():
             return ("a posted write completes at the sender before it is visible; a read by the same device is "
                     f"ordered after it only along the same path (PCIe ordering), and {self._other_route()}")
+        off_path = self._host_read_off_path()
+        if off_path is not None:
+            return f"a posted write completes at the sender before it is visible; {off_path}"
         if self.read_backs:
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a read "
                     "by the writer's device along the write's one route after it (a read-back), makes it visible")
@@ -276,7 +281,7 @@ class PostedRead(Obligation):
         # (first: it is how the bytes were meant to become visible), or read from the consumer.
         waits = [after(eb.name, self.ctx.edge(c).name) for n, c, _ in self.notes
                  if c != b and (n == a or self.ctx.graph.hb_before(a, n)) and not self.ctx.graph.hb_before(b, c)]
-        # A read-back that follows the write: wait for it, as for a flush.
+        # A read-back or a host read that follows the write: wait for it, as for a flush.
         waits += [after(eb.name, self.ctx.edge(x).name) for x, _rb in self.read_backs + self.host_reads
                   if self.ctx.graph.hb_before(a, x) and not self.ctx.graph.hb_before(b, x)]
         return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,

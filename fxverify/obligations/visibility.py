@@ -195,14 +195,16 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     ``x`` other than ``e``, cancelled by nobody (a cancelled read may never be issued), driven by
     the device ``M`` holding the written bytes, a ``cpu`` (``IN_ORDER_HOMES``), that reads from a
     space on ``e``'s device ``D``, where ``route`` is the only simple fabric path from ``D`` to
-    ``M`` (``graph.only_path``) and every link of it orders as PCIe does
-    (``vocab.READ_BACK_KINDS``). ``x``'s completion then returns from ``D`` along ``route``
+    ``M`` (``graph.only_path``), every link of it is of a kind in ``vocab.READ_BACK_KINDS`` and
+    none is ``unordered`` (``in_order``), and it is the one route of ``e``'s traffic between
+    ``D`` and ``M`` (``PolicyGraph.leg_route``: not for a third-party transfer that pins no
+    route, whose writes may also cross the links between its ends). ``x``'s completion then returns from ``D`` along ``route``
     behind the posted writes ``D`` issued before its request arrived, and a completion does not
     pass a posted request in the same direction (PCIe Base Specification, section 2.4.1, with
     Relaxed Ordering off, as ``posted`` links are taken to run): the register read of an
     interrupt handler (Linux ``Documentation/PCI/msi-howto.rst``, "Why use MSIs?"). A read of the
     bytes that is HB-after ``x``, where ``x`` is HB-after ``e``, needs no flush of a link of
-    ``route``. Empty when the bytes are in ``D``'s own memory or in no host's, or when ``D`` is
+    ``route``. Raises nothing. Empty when the bytes are in ``D``'s own memory or in no host's, or when ``D`` is
     itself a ``cpu``: its stores may still sit in its write-combining buffers, which another
     agent's read does not drain (only the storing core's fence does), and the cited rule is
     about a device's DMA."""
@@ -213,4 +215,7 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     route = ctx.graph.only_path(d, home)
     if route is None or not in_order(ctx, route, READ_BACK_KINDS):
         return ()
+    leg = ctx.graph.leg_route(e, home)
+    if leg is None or set(leg) != set(route):
+        return ()  # a third-party transfer pinning no route may also write over the links between its ends
     return tuple((x, route) for x in readers_from(ctx).get((home, d), ()) if x != e.eid and not ctx.cancellers.get(x))

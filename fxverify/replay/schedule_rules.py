@@ -104,8 +104,8 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
                     continue
                 for ln in posted:
                     # A flush takes effect when its edge finishes; the writer may flush its own link.
-                    # A read-back of the write's one route started after it pushes it into memory
-                    # as a flush does, once it finishes.
+                    # A read-back of the write's one route, or a host read of the writer's device,
+                    # started after it pushes it into memory as a flush does, once it finishes.
                     flushed = any(ln in E[x].flushes and (x == w or sched[w][1] <= sched[x][0])
                                   and sched[x][1] <= sched[r][0] for x in ids) or any(
                         sched[w][1] <= sched[x][0] and sched[x][1] <= sched[r][0] for x in backs) or any(
@@ -159,9 +159,10 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
 def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozenset[str]]]:
     """The edges of ``ids`` whose completions bring ``ew``'s posted writes into host memory, each
     with the links of its path: driven by the host (a ``cpu``) that holds ``ew``'s bytes, not
-    ``ew``'s own device, cancelled by nobody, reading from a space on ``ew``'s device over the only
-    simple path between the two, every link of which orders as PCIe does
-    (``vocab.READ_BACK_KINDS``). The completion leaves the writer's device after the writes it
+    ``ew``'s own device (which is no ``cpu``: a host's stores are no DMA), cancelled by nobody,
+    reading from a space on ``ew``'s device over the only simple path between the two, every link
+    of which is of a kind in ``vocab.READ_BACK_KINDS`` and none ``unordered``, and which is the
+    one route of ``ew``'s traffic between them (``world.legs``). The completion leaves the writer's device after the writes it
     issued before the request came, along the same path, and does not pass them (PCIe Base
     Specification, section 2.4.1, transaction ordering rules, Relaxed Ordering off; Linux
     ``Documentation/PCI/msi-howto.rst``: an interrupt handler reads a device register so that the
@@ -170,11 +171,11 @@ def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozense
     pol, dev = wd.policy, ew.device
     home = pol.space(ew.dst.space).device
     if home == dev or pol.device(home).kind is not DeviceKind.CPU or pol.device(dev).kind is DeviceKind.CPU:
-        return []  # a host's own stores are not a device's DMA (specs: host reads)
+        return []
     path = wd.one_path(dev, home)
     if path is None or any(pol.link(n).kind not in READ_BACK_KINDS or pol.link(n).order is LinkOrder.UNORDERED
-                           for n in path):
-        return []
+                           for n in path) or legs(wd, ew, home) != [path]:
+        return []  # (an unpinned third-party transfer has no legs: it may write between its ends)
     return [(x, path) for x in ids if x != ew.eid and not wd.cancelled(x) and pol.edges[x].device == home and any(
         a.mode is AccessMode.READ and pol.space(a.footprint.space).device == dev for a in pol.edges[x].accesses())]
 
