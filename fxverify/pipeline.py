@@ -34,6 +34,7 @@ from fxverify.obligations.inputs import family_digests
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.parametric import Parametric, ProvedTogether
 from fxverify.replay.refutation import refutation
+from fxverify.requery import checked_guess, minimised
 from fxverify.replay.simulate import Simulator
 from fxverify.resolve import Limits, Loader
 from fxverify.result import CheckResult, Outcome, OutcomeLog, ProvedRun, Refutation, Verdict
@@ -424,7 +425,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
         encoded = recorded(ob) if probe is None or dump is not None or keep is not None else None
         query = probe if probe is not None else encoded
         assert query is not None  # INVARIANT: encoded when there is no probe
-        guessed = _checked_guess(ob, query, options.prune)
+        guessed = checked_guess(ob, query, options.prune)
         pending.append((outcomes.reserve(ob.key), ob, query, _unminimised(query), probe is not None, guessed))
         if len(pending) >= _BATCH:
             flush()
@@ -451,7 +452,7 @@ def discharge_obligations(policy: Policy, obligations: Iterable[Obligation | Pro
             query, res = answer or (_again(ob, probing, backend, options.prune) if first else (None, _UNSHOWN))
             # only the shown one is minimised; the others are replayed on their first model
             if first and options.minimal and query is not None and query.minimize:
-                res = _minimised(ob, query, res, backend, result, r_at)
+                res = minimised(ob, query, res, backend, result, r_at)
             d = refutation(policy, sim, ob, result.refutations[r_at].witness, res, traced=first)
             result.diagnostics[at] = d
             if d.code is ob.code:
@@ -480,29 +481,7 @@ def _again(ob: Obligation, probing: bool, backend: Backend, prune: bool) -> tupl
     fresh solver, so the answer is the one that refuted it."""
     query = ob.probe() if probing else ob.encode()
     assert query is not None  # INVARIANT: an obligation refuted by its probe has one
-    return query, _checked_guess(ob, query, prune) or backend.check(_unminimised(query))
-
-
-def _checked_guess(ob: Obligation, query: Query, prune: bool) -> Result | None:
-    """The sat answer ``ob``'s guess gives ``query`` when it satisfies every assertion
-    (``Query.model_of``) and a model refutes (``expect`` unsat), else ``None``; none without ``prune``."""
-    values = ob.guess() if prune else None
-    return query.model_of(values) if values is not None and query.expect is Status.UNSAT else None
-
-
-def _minimised(ob: Obligation, query: Query, plain: Result, backend: Backend, result: CheckResult, at: int) -> Result:
-    """The answer to ``query`` with its objectives, for the refuted ``ob`` whose query without them
-    (``_unminimised``) ``plain`` answered: when it refutes again (the same assertions: unless the
-    solver runs out of time), its minimal witness replaces the refutation at ``at`` in ``result``
-    (``ob.witness`` reads the model again) and it is returned; otherwise ``plain``, whose witness
-    stays (a proving answer would be the solver contradicting itself). Not counted in
-    ``result.solver_calls`` (the queries that decide obligations); ``--stats`` counts it."""
-    res = backend.check(query)
-    if res.status is Status.UNKNOWN or res.status is query.expect:
-        return plain
-    w = ob.witness(res)
-    result.refutations[at] = Refutation(ob.key, ob.code, tuple(ob.edges), w)
-    return res
+    return query, checked_guess(ob, query, prune) or backend.check(_unminimised(query))
 
 
 def _unminimised(query: Query) -> Query:

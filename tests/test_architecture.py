@@ -154,7 +154,7 @@ def test_certificate_checker_shares_no_code_with_the_prover(module: str) -> None
 
 # Foundation modules that every stage may use; a stage may also use the stages before it.
 _STAGES = ["source", "vocab", "xforms", "footprints", "errors", "fileio", "atomic", "origin", "diagnostics", "ast_exprs", "ast", "syntax",
-           "resolve", "shapes", "ir", "hb", "certificate", "edits", "graph", "smt", "obligations", "replay", "result", "certify", "observe", "rechecks", "hints", "grouping", "certified",
+           "resolve", "shapes", "ir", "hb", "certificate", "edits", "graph", "smt", "obligations", "replay", "result", "requery", "certify", "observe", "rechecks", "hints", "grouping", "certified",
            "pipeline", "views", "gate", "isolate", "lower", "gen", "render", "lsp", "serve", "cli", "launch"]
 _FOUNDATION = {"source", "vocab", "xforms", "footprints", "errors", "atomic", "fileio", "diagnostics", "ast_exprs", "ast", "shapes", "ir", "hb", "certificate"}
 
