@@ -702,6 +702,13 @@ HOST_READ_DEVICES = (
 )
 
 
+def _mostly_chained(draw, i: int) -> tuple[str, ...]:
+    """The ``after`` clause of edge ``e{i}``: the edge before it three times in four, and now and
+    then one more earlier edge, sorted."""
+    chained = {i - 1} if i and draw(st.integers(0, 3)) else set()
+    return tuple(sorted({f"e{j}" for j in chained | set(draw(st.lists(st.integers(0, max(0, i - 1)), max_size=1))) if j < i}))
+
+
 @st.composite
 def host_read_policies(draw) -> Policy:
     """A random policy of 3 to 6 edges around a NIC landing a frame in host memory and an interrupt
@@ -739,8 +746,7 @@ def host_read_policies(draw) -> Policy:
     roles = ["land"] + draw(st.permutations(roles[1:]))
     edges: list[Edge] = []
     for i, role in enumerate(roles):
-        chained = {i - 1} if i and draw(st.integers(0, 3)) else set()
-        after = tuple(sorted({f"e{j}" for j in chained | set(draw(st.lists(st.integers(0, max(0, i - 1)), max_size=1))) if j < i}))
+        after = _mostly_chained(draw, i)
         kw: dict = {}
         if role == "land":
             dev, hook, action = "nic0", "rx", "move"
@@ -795,8 +801,7 @@ def read_back_policies(draw) -> Policy:
     roles = ["land"] + draw(st.permutations(roles[1:]))
     edges: list[Edge] = []
     for i, role in enumerate(roles):
-        chained = {i - 1} if i and draw(st.integers(0, 3)) else set()
-        after = tuple(sorted({f"e{j}" for j in chained | set(draw(st.lists(st.integers(0, max(0, i - 1)), max_size=1))) if j < i}))
+        after = _mostly_chained(draw, i)
         kw: dict = {}
         if role in ("land", "readback"):
             dev, hook, action = "nic0", "rx" if role == "land" else "tx", "move"
@@ -816,3 +821,85 @@ def read_back_policies(draw) -> Policy:
         edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
     edges = with_cancels(draw, edges)
     return Policy("read_back", "read_back.fx", READ_BACK_DEVICES, links, spaces, regions, (), (), tuple(edges), ())
+
+
+ROUTED_COMPLETION_DEVICES = (
+    Device("cpu0", DeviceKind.CPU, ("poll",)),
+    Device("nic0", DeviceKind.NIC, ("rx", "tx")),
+    Device("gpu0", DeviceKind.GPU, ("launch",)),
+    Device("sw0", DeviceKind.PCIE_SWITCH, ()),
+)
+
+
+@st.composite
+def routed_completion_policies(draw) -> Policy:
+    """A random policy of 3 to 6 edges around a NIC landing a frame in host memory and writing a
+    completion entry, where what decides is the route each takes (specs/obligations.md section 1,
+    posted rule, completion entries; ``PolicyGraph.effective_via``): landings of ``frame`` by the
+    NIC, as writes or as third-party copies from GPU memory (now and then pinned to a route
+    through the NIC), completion entries into ``cq`` that notify a landing (now and then pinned),
+    reads of the frame by the host or the NIC (a read-back), polls of ``cq`` and flush edges,
+    with ``after`` clauses that mostly chain each edge to the one before, and now and then a
+    cancel (``with_cancels``). The fabric is one of three: a chain ``gpu0 -- nic0 -- cpu0`` (the
+    only path between a copy's ends passes through the NIC: as if pinned), a switch ``sw0``
+    under which all three hang (the path between a copy's ends is beside the NIC, and the route
+    through it visits the switch twice: no one route), or a socket-direct NIC with two functions
+    ``pf0`` and ``pf1`` to the host (two paths: only pins give one route). Links are posted,
+    now and then ordered or ``unordered``."""
+    order = lambda: draw(st.sampled_from([LinkOrder.POSTED] * 4 + [LinkOrder.ORDERED, LinkOrder.UNORDERED]))  # noqa: E731
+    shape = draw(st.sampled_from(["chain", "switch", "socket"]))
+    if shape == "chain":
+        links = (Link("g0", "gpu0", "nic0", "pcie", order()), Link("pf0", "nic0", "cpu0", "pcie", order()))
+    elif shape == "switch":
+        links = (Link("g0", "gpu0", "sw0", "pcie", order()), Link("d0", "nic0", "sw0", "pcie", order()),
+                 Link("up0", "sw0", "cpu0", "pcie", order()))
+    else:
+        links = (Link("g0", "gpu0", "nic0", "pcie", order()), Link("pf0", "nic0", "cpu0", "pcie", order()),
+                 Link("pf1", "nic0", "cpu0", "pcie", order()))
+    spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
+    regions = (Region("src", "src", "nicbar", 1024, 256, "nic0", init=True), Region("gsrc", "gsrc", "hbm0", 1024, 256, "nic0", init=True),
+               Region("frame", "frame", "dram0", 0, 256, "nic0"), Region("cq", "cq", "dram0", 1024, 64, "nic0", init=True),
+               Region("echo", "echo", "nicbar", 2048, 256, "nic0"))
+    src, gsrc, frame, cq, echo = regions
+    to_host = simple_paths(links, "nic0", "cpu0")
+    copies = routes_through(links, "gpu0", "cpu0", "nic0")
+    roles = ["land", "cqe", "use"] + draw(st.lists(st.sampled_from(["land", "cqe", "use", "poll", "flush", "readback"]), max_size=3))
+    roles = ["land"] + draw(st.permutations(roles[1:]))
+    edges: list[Edge] = []
+    for i, role in enumerate(roles):
+        after = _mostly_chained(draw, i)
+        kw: dict = {}
+        if role == "land":
+            dev, hook, action = "nic0", "rx", "move"
+            if draw(st.integers(0, 2)):  # a third-party copy from GPU memory
+                kw.update(src=draw(footprints(gsrc)), dst=draw(footprints(frame)))
+                if copies and draw(st.integers(0, 3)) == 0:
+                    kw["via"] = tuple(draw(st.sampled_from(copies)))
+            else:
+                kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))
+                if draw(st.integers(0, 2)) == 0:
+                    kw["via"] = tuple(draw(st.sampled_from(to_host)))
+        elif role == "cqe":
+            dev, hook, action, kw["dst"] = "nic0", "tx", "write", draw(footprints(cq))
+            lands = [f"e{j}" for j in range(i) if roles[j] == "land"]
+            kw["notifies"] = (draw(st.sampled_from(lands)),)
+            if draw(st.booleans()):
+                kw["via"] = tuple(draw(st.sampled_from(to_host)))
+        elif role == "use":
+            dev, hook, action, kw["src"] = "cpu0", "poll", "read", draw(footprints(frame))
+        elif role == "poll":
+            dev, hook, action, kw["src"] = "cpu0", "poll", "read", draw(footprints(cq))
+        elif role == "readback":  # the NIC reads the frame back into its own memory
+            dev, hook, action = "nic0", "tx", "move"
+            kw.update(src=draw(footprints(frame)), dst=draw(footprints(echo)))
+            if draw(st.integers(0, 2)) == 0:
+                kw["via"] = tuple(reversed(draw(st.sampled_from(to_host))))
+        else:
+            dev = draw(st.sampled_from(["cpu0", "nic0"]))
+            hook, action = ("poll" if dev == "cpu0" else "tx"), "flush"
+            kw["flushes"] = (draw(st.sampled_from([ln.name for ln in links if dev in (ln.a, ln.b)])),)
+        leases = tuple(Lease(q.name, "cpu0") for q in (frame, cq)) if i == 0 else ()
+        edges.append(Edge(i, f"e{i}", f"e{i}", EdgeAction(action), dev, hook, after=after, leases=leases, **kw))
+    edges = with_cancels(draw, edges)
+    return Policy("routed_completion", "routed_completion.fx", ROUTED_COMPLETION_DEVICES, links, spaces, regions, (), (),
+                  tuple(edges), ())

@@ -30,7 +30,8 @@ from tests import ir_builders as ib
 from tests.conftest import ROOT
 from tests.policies import (
     cancel_policies, coherence_policies, completion_policies, def_use_policies, host_read_policies, intent_policies, lease_revoke_policies, lifetime_policies,
-    persist_policies, policies, pool_chain_policies, read_back_policies, reduction_policies, reuse_policies, simple_paths,
+    persist_policies, policies, pool_chain_policies, read_back_policies, reduction_policies, reuse_policies, routed_completion_policies,
+    simple_paths,
 )
 
 BACKEND = open_backend(SolverOptions())
@@ -280,6 +281,90 @@ def test_random_completion_entries_reach_each_verdict(want):
     brute = Simulator(policy).explore_violations()
     agreement(policy, brute)
     _pairwise(policy, brute)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(routed_completion_policies())
+def test_routed_completion_entries_agree_with_brute_force(policy):
+    """A NIC landing a frame in host memory (as a write, or as a third-party copy from GPU
+    memory), completion entries, read-backs, polls and flushes, pinned to routes or not, over a
+    chain through the NIC, a switch beside it or two functions to the host: the solver and the
+    simulator agree on FX-ORD-003 and the rest, pair by pair, and pruning changes no verdict. An
+    entry counts only when the write's traffic and the entry's have one route, the same links
+    (``PolicyGraph.leg_route``; a third-party copy whose ends have only one path, through the
+    NIC, takes it as if pinned: ``PolicyGraph.effective_via``)."""
+    brute = Simulator(policy).explore_violations()
+    agreement(policy, brute)
+    for want, pairs in _routed_verdicts(policy).items():
+        for w, r in pairs:
+            assert ((codes.ORD_003, (w, r)) in brute) == want.startswith("refuted"), (want, policy.edges[w].name, policy.edges[r].name)
+    assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
+
+
+def _refuted_keys(policy) -> set[str]:
+    """The keys of the obligations of ``policy`` that the check (pruning on) refutes."""
+    return {v.key for v in _check(policy, prune=True).outcomes if v.verdict is Verdict.REFUTED}
+
+
+def _byte_sharing_posted_reads(policy) -> list:
+    """The FX-ORD-003 ``PostedRead`` obligations of ``policy`` whose write and read share a byte
+    (strided footprints whose hulls meet may share none: nothing to see)."""
+    from fxverify.obligations.posted import PostedRead
+    from fxverify.replay.footprints import shared_byte
+
+    return [o for o in generate(policy)[1]
+            if isinstance(o, PostedRead) and shared_byte(o.acc_w.footprint, o.acc_r.footprint) is not None]
+
+
+def _routed_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
+    """The FX-ORD-003 reads of ``policy`` (``routed_completion_policies``) that share a byte with
+    a write, as ``(writer, reader)`` pairs by how they end: ``copy entry`` (proved by a completion
+    entry, the write a third-party copy that pins no route: the only path between its ends passes
+    through the NIC), ``copy read-back`` (proved by the NIC's own read along that path: the
+    same-requester rule), ``pinned entry`` (proved by an entry, the NIC having two functions to
+    the host and both edges pinned to one), ``refuted beside`` (refuted, with an entry that a
+    rule asking the fabric alone for one path from the NIC would take: the write a third-party
+    copy pinning no route beside the NIC) or ``refuted other function`` (refuted, with an entry
+    pinned to another function than the write, or to none)."""
+    from fxverify.certificate import SameRequester
+
+    refuted, out = _refuted_keys(policy), {}
+    for o in _byte_sharing_posted_reads(policy):
+        w, r = o.edges[:2]
+        g, ew = o.ctx.graph, o.ctx.edge(w)
+        third = ew.via is None and ew.src is not None and policy.space(ew.src.space).device == "gpu0"
+        socket = policy.has("link", "pf1")
+        fast = o.prove_fast() if o.key not in refuted else None
+        entries = [n for n in policy.edges if n.notifies and n.device == "nic0" and g.hb_before(w, n.eid) and not o.ctx.cancellers.get(n.eid)
+                   and any(c.device == "cpu0" and n.name in c.after and not o.ctx.cancellers.get(c.eid) and (c.eid == r or g.hb_before(c.eid, r))
+                           for c in policy.edges)]
+        if fast == "producer-consumer" and third and not socket:
+            out.setdefault("copy entry", set()).add((w, r))
+        elif fast == "same-requester" and third and isinstance(o.evidence(), SameRequester) and o.evidence().route:
+            out.setdefault("copy read-back", set()).add((w, r))
+        elif fast == "producer-consumer" and socket and ew.via is not None:
+            out.setdefault("pinned entry", set()).add((w, r))
+        elif o.key in refuted and entries and third and o.link in ("d0", "up0") and all(
+                policy.link(n).order is not LinkOrder.UNORDERED for n in ("d0", "up0")):
+            out.setdefault("refuted beside", set()).add((w, r))
+        elif o.key in refuted and entries and socket and any(set(n.via or ()) != set(ew.via or ("?",)) for n in entries):
+            out.setdefault("refuted other function", set()).add((w, r))
+    return out
+
+
+@pytest.mark.parametrize("want", ["copy entry", "copy read-back", "pinned entry", "refuted beside", "refuted other function"])
+def test_routed_completion_entries_reach_each_verdict(want):
+    """The draw of ``routed_completion_policies`` meets each way a read of the frame ends that the
+    route of the write decides (``_routed_verdicts``): a third-party copy whose ends have one
+    path, through the NIC, proved by a completion entry and by the NIC's read-back; a write and an
+    entry pinned to one function of a socket-direct NIC, proved; a copy beside the NIC, and an
+    entry over another function, refuted although an entry follows. Brute force agrees pair by
+    pair: it finds the read without a flush in some schedule exactly when the check refutes."""
+    policy = reach(routed_completion_policies(), lambda p: want in _routed_verdicts(p), examples=2000)
+    brute = Simulator(policy).explore_violations()
+    agreement(policy, brute)
+    for w, r in _routed_verdicts(policy)[want]:
+        assert ((codes.ORD_003, (w, r)) in brute) == want.startswith("refuted"), (want, policy.edges[w].name, policy.edges[r].name)
 
 
 def _near_misses(policy, why: str) -> set[tuple[int, int]]:
@@ -544,14 +629,9 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     memory`` (refuted, the bytes in a GPU's memory, one path of PCIe links from the writer's
     device to it, and a read of the writer's device by that GPU between them: a GPU is no host)."""
     from fxverify.certificate import HostReadBetween
-    from fxverify.obligations.posted import PostedRead
-    from fxverify.replay.footprints import shared_byte
 
-    refuted = {v.key for v in _check(policy, prune=True).outcomes if v.verdict is Verdict.REFUTED}
-    out: dict[str, set[tuple[int, int]]] = {}
-    for o in generate(policy)[1]:
-        if not isinstance(o, PostedRead) or shared_byte(o.acc_w.footprint, o.acc_r.footprint) is None:
-            continue
+    refuted, out = _refuted_keys(policy), {}
+    for o in _byte_sharing_posted_reads(policy):
         w, r = o.edges[:2]
         g, home = o.ctx.graph, policy.space(o.acc_w.footprint.space).device
         flushed = any(g.hb_before(w, x) and g.hb_before(x, r) for x in o.flushes) or (w in o.flushes and g.hb_before(w, r))

@@ -39,7 +39,8 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
     - each transfer's traffic between ``D`` and the device ``M`` holding the bytes can take only
       one route, the same links (``PolicyGraph.leg_route``: its ``via``, or the only simple fabric
       path, when the transfer joins ``D`` and ``M``; the part of its ``via`` between them, for a
-      pinned third-party transfer ``D`` drives): ``D``'s read request then follows its posted
+      pinned third-party transfer ``D`` drives, or of the only path between its ends when that
+      passes through ``D``, ``PolicyGraph.effective_via``): ``D``'s read request then follows its posted
       writes over every link they crossed and cannot pass them (PCIe Base
       Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
       posted request in the same direction; the rule holds along one path, not across two).
@@ -75,7 +76,10 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     (its ``notifies`` names some edge: ``ew``, or another work request of a selectively signalled
     queue, or the entry an interrupt follows), is driven by ``ew``'s device ``D``, nothing cancels
     it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``);
-    ``route`` is the only simple fabric path from ``D`` to ``M`` (``graph.only_path``), so both
+    ``route`` is the one route of ``ew``'s traffic between ``D`` and ``M`` and of ``n``'s, the same
+    links (``PolicyGraph.leg_route``: a ``via``, or the only simple fabric path; not for a
+    third-party transfer that pins no route and may take a path beside ``D``, whose writes may
+    also cross the links between its ends), none ``unordered`` (``in_order``), so both
     edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
     (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
     ordering rules exist for this producer/consumer model). Edge ``c``, driven by ``M`` itself
@@ -110,11 +114,11 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     out: list[Notice] = []
     if ew.notifies and not ctx.cancellers.get(ew.eid):
         out += [(ew.eid, c, ()) for c in waiting(ew)]
-    route = g.only_path(d, home)
+    route = g.leg_route(ew, home)
     if route is None or pol.device(home).kind not in IN_ORDER_HOMES or not in_order(ctx, route):
         return tuple(out)
     for n in index[0].get((d, home), ()):
-        if n != ew.eid:
+        if n != ew.eid and set(g.leg_route(pol.edges[n], home) or ()) == set(route):
             out += [(n, c, route) for c in waiting(pol.edges[n])]
     return tuple(out)
 
@@ -198,7 +202,8 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     ``M`` (``graph.only_path``), every link of it is of a kind in ``vocab.READ_BACK_KINDS`` and
     none is ``unordered`` (``in_order``), and it is the one route of ``e``'s traffic between
     ``D`` and ``M`` (``PolicyGraph.leg_route``: not for a third-party transfer that pins no
-    route, whose writes may also cross the links between its ends). ``x``'s completion then returns from ``D`` along ``route``
+    route and may take a path beside ``D``, whose writes may also cross the links between its
+    ends). ``x``'s completion then returns from ``D`` along ``route``
     behind the posted writes ``D`` issued before its request arrived, and a completion does not
     pass a posted request in the same direction (PCIe Base Specification, section 2.4.1, with
     Relaxed Ordering off, as ``posted`` links are taken to run): the register read of an
@@ -217,5 +222,5 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
         return ()
     leg = ctx.graph.leg_route(e, home)
     if leg is None or set(leg) != set(route):
-        return ()  # a third-party transfer pinning no route may also write over the links between its ends
+        return ()  # a third-party transfer that may take a path beside `d` may also write over the links between its ends
     return tuple((x, route) for x in readers_from(ctx).get((home, d), ()) if x != e.eid and not ctx.cancellers.get(x))

@@ -120,8 +120,9 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
     """True when ``ew``'s posted writes over link ``ln`` are in host memory when ``r`` starts
     because a consumer saw a completion entry that followed them: an edge ``n`` of this schedule
     that notifies some edge (an entry), is driven by ``ew``'s device, starts after ``ew``
-    finished and writes into the host (a ``cpu``) that holds ``ew``'s bytes, over the only path from that device to
-    it, which holds ``ln``; and an edge ``c`` of that host that waits for ``n`` itself
+    finished and writes into the host (a ``cpu``) that holds ``ew``'s bytes, where the traffic of
+    both between that device and the host has one route, the same links (``world.legs``), which
+    holds ``ln`` and no ``unordered`` link; and an edge ``c`` of that host that waits for ``n`` itself
     (``after n``) and starts no later than ``r``. Neither is cancelled (a cancelled entry may
     never be written). Posted writes of one requester along one path arrive in order (PCIe Base
     Specification, section 2.4.1, the producer/consumer model), so the entry's arrival, which
@@ -142,14 +143,18 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         return False
     if ew.notifies and not wd.cancelled(ew.eid) and seen(ew):
         return True  # the entry itself: it arrived when the host's edge saw it
-    path = wd.one_path(dev, home)
-    if path is None or ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
+    routes = legs(wd, ew, home)
+    if len(routes) != 1:
+        return False  # no one route: several paths, or a third-party copy that may write between its ends
+    path = routes[0]
+    if ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
             wd.policy.link(n).order is LinkOrder.UNORDERED for n in path):
         return False
     for n in sched:
         en = E[n]
         if (n == ew.eid or not en.notifies or en.device != dev or en.dst is None
-                or sp(en.dst.space).device != home or wd.cancelled(n) or sched[ew.eid][1] > sched[n][0]):
+                or sp(en.dst.space).device != home or wd.cancelled(n) or sched[ew.eid][1] > sched[n][0]
+                or legs(wd, en, home) != routes):
             continue
         if seen(en):
             return True
