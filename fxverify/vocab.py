@@ -226,6 +226,22 @@ LINK_KINDS: tuple[str, ...] = ("nvlink", "pcie", "cxl", "rdma", "ethernet", "smp
 #: other kinds, for which no such rule is cited.
 READ_BACK_KINDS: frozenset[str] = frozenset({"pcie"})
 
+#: Link kinds over which posted writes of one requester along one path arrive in the order they
+#: were sent, so that a completion entry written after a transfer brings it (FX-ORD-003's
+#: completion entries): PCIe Base Specification, section 2.4.1 (a posted request does not pass a
+#: posted request). Not ``rdma``: the InfiniBand specification does not promise an RDMA WRITE's data
+#: is in memory when a later RDMA WRITE's is; nor ``cxl`` (CXL.cache orders no writes to different
+#: addresses), nor the other kinds, for which no such rule is cited.
+ENTRY_KINDS: frozenset[str] = frozenset({"pcie"})
+
+#: The bytes a device writes as one posted request, whole or not at all, for a reader that saw any
+#: of them (FX-ORD-003's completion entries, an entry's own bytes): in host memory one naturally
+#: aligned 64-byte block (a cache line: a completion queue entry, which drivers poll by an owner or
+#: phase bit inside it, mlx5's 64 B CQE, NVMe's 16 B one, then read whole); elsewhere (GPU memory,
+#: which CUDA lets see third-party writes out of order) one naturally aligned 8-byte word.
+ENTRY_BLOCK_HOST = 64
+ENTRY_BLOCK_OTHER = 8
+
 
 class LinkOrder(Enum):
     """Ordering semantics of a link (BRIEF section 1).

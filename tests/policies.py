@@ -833,23 +833,27 @@ ROUTED_COMPLETION_DEVICES = (
 
 @st.composite
 def routed_completion_policies(draw) -> Policy:
-    """A random policy of 3 to 6 edges around a NIC landing a frame in host memory and writing a
+    """A random policy of 3 to 5 edges around a NIC landing a frame in host memory and writing a
     completion entry, where what decides is the route each takes (specs/obligations.md section 1,
     posted rule, completion entries; ``PolicyGraph.effective_via``): landings of ``frame`` by the
     NIC, as writes or as third-party copies from GPU memory (now and then pinned to a route
     through the NIC), completion entries into ``cq`` that notify a landing (now and then pinned),
     reads of the frame by the host or the NIC (a read-back), polls of ``cq`` and flush edges,
     with ``after`` clauses that mostly chain each edge to the one before, and now and then a
-    cancel (``with_cancels``). The fabric is one of three: a chain ``gpu0 -- nic0 -- cpu0`` (the
-    only path between a copy's ends passes through the NIC: as if pinned), a switch ``sw0``
+    cancel (``with_cancels``). Entries write 1 to 128 bytes of ``cq`` (one aligned 64-byte
+    block or two), and now and then a landing notifies an earlier edge itself (a 256-byte
+    entry: polled, it may be seen in part). The fabric is one of three: a chain ``gpu0 -- nic0 --
+    cpu0`` (the only path between a copy's ends passes through the NIC: as if pinned; its link to
+    the host now and then of kind ``cxl``, over which no entry counts), a switch ``sw0``
     under which all three hang (the path between a copy's ends is beside the NIC, and the route
     through it visits the switch twice: no one route), or a socket-direct NIC with two functions
     ``pf0`` and ``pf1`` to the host (two paths: only pins give one route). Links are posted,
     now and then ordered or ``unordered``."""
     order = lambda: draw(st.sampled_from([LinkOrder.POSTED] * 4 + [LinkOrder.ORDERED, LinkOrder.UNORDERED]))  # noqa: E731
     shape = draw(st.sampled_from(["chain", "switch", "socket"]))
-    if shape == "chain":
-        links = (Link("g0", "gpu0", "nic0", "pcie", order()), Link("pf0", "nic0", "cpu0", "pcie", order()))
+    if shape == "chain":  # the NIC's link to the host is now and then not PCIe: no entry counts over it
+        links = (Link("g0", "gpu0", "nic0", "pcie", order()),
+                 Link("pf0", "nic0", "cpu0", draw(st.sampled_from(["pcie"] * 3 + ["cxl"])), order()))
     elif shape == "switch":
         links = (Link("g0", "gpu0", "sw0", "pcie", order()), Link("d0", "nic0", "sw0", "pcie", order()),
                  Link("up0", "sw0", "cpu0", "pcie", order()))
@@ -858,12 +862,12 @@ def routed_completion_policies(draw) -> Policy:
                  Link("pf1", "nic0", "cpu0", "pcie", order()))
     spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
     regions = (Region("src", "src", "nicbar", 1024, 256, "nic0", init=True), Region("gsrc", "gsrc", "hbm0", 1024, 256, "nic0", init=True),
-               Region("frame", "frame", "dram0", 0, 256, "nic0"), Region("cq", "cq", "dram0", 1024, 64, "nic0", init=True),
+               Region("frame", "frame", "dram0", 0, 256, "nic0"), Region("cq", "cq", "dram0", 1024, 128, "nic0", init=True),
                Region("echo", "echo", "nicbar", 2048, 256, "nic0"))
     src, gsrc, frame, cq, echo = regions
     to_host = simple_paths(links, "nic0", "cpu0")
     copies = routes_through(links, "gpu0", "cpu0", "nic0")
-    roles = ["land", "cqe", "use"] + draw(st.lists(st.sampled_from(["land", "cqe", "use", "poll", "flush", "readback"]), max_size=3))
+    roles = ["land", "cqe", "use"] + draw(st.lists(st.sampled_from(["land", "cqe", "use", "poll", "flush", "readback"]), max_size=2))
     roles = ["land"] + draw(st.permutations(roles[1:]))
     edges: list[Edge] = []
     for i, role in enumerate(roles):
@@ -879,6 +883,8 @@ def routed_completion_policies(draw) -> Policy:
                 kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))
                 if draw(st.integers(0, 2)) == 0:
                     kw["via"] = tuple(draw(st.sampled_from(to_host)))
+            if i and draw(st.integers(0, 3)) == 0:  # a landing that is itself an entry: its bytes are polled
+                kw["notifies"] = (f"e{draw(st.integers(0, i - 1))}",)
         elif role == "cqe":
             dev, hook, action, kw["dst"] = "nic0", "tx", "write", draw(footprints(cq))
             lands = [f"e{j}" for j in range(i) if roles[j] == "land"]

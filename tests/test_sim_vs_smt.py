@@ -283,7 +283,7 @@ def test_random_completion_entries_reach_each_verdict(want):
     _pairwise(policy, brute)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(routed_completion_policies())
 def test_routed_completion_entries_agree_with_brute_force(policy):
     """A NIC landing a frame in host memory (as a write, or as a third-party copy from GPU
@@ -325,7 +325,10 @@ def _routed_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     the host and both edges pinned to one), ``refuted beside`` (refuted, with an entry that a
     rule asking the fabric alone for one path from the NIC would take: the write a third-party
     copy pinning no route beside the NIC) or ``refuted other function`` (refuted, with an entry
-    pinned to another function than the write, or to none)."""
+    pinned to another function than the write, or to none), ``refuted not pcie`` (refuted over
+    the NIC's link to the host, of kind ``cxl``, with an entry), ``refuted big entry`` (refuted,
+    the write an entry itself, polled by a host edge before the read, whose bytes span two
+    aligned 64-byte blocks) and, besides those, ``own entry`` (proved by the writer's own entry)."""
     from fxverify.certificate import SameRequester
 
     refuted, out = _refuted_keys(policy), {}
@@ -349,16 +352,28 @@ def _routed_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
             out.setdefault("refuted beside", set()).add((w, r))
         elif o.key in refuted and entries and socket and any(set(n.via or ()) != set(ew.via or ("?",)) for n in entries):
             out.setdefault("refuted other function", set()).add((w, r))
+        elif o.key in refuted and entries and o.link == "pf0" and policy.link("pf0").kind != "pcie" and (
+                policy.link("pf0").order is not LinkOrder.UNORDERED):
+            out.setdefault("refuted not pcie", set()).add((w, r))
+        elif o.key in refuted and ew.notifies and not o.ctx.cancellers.get(w) and ew.dst.lo // 64 != (ew.dst.hi - 1) // 64 and any(
+                c.device == "cpu0" and ew.name in c.after and not o.ctx.cancellers.get(c.eid) and (c.eid == r or g.hb_before(c.eid, r))
+                for c in policy.edges):
+            out.setdefault("refuted big entry", set()).add((w, r))
+        if fast == "producer-consumer" and o.evidence().notification == w:
+            out.setdefault("own entry", set()).add((w, r))
     return out
 
 
-@pytest.mark.parametrize("want", ["copy entry", "copy read-back", "pinned entry", "refuted beside", "refuted other function"])
+@pytest.mark.parametrize("want", ["copy entry", "copy read-back", "pinned entry", "own entry", "refuted beside",
+                                  "refuted other function", "refuted not pcie", "refuted big entry"])
 def test_routed_completion_entries_reach_each_verdict(want):
     """The draw of ``routed_completion_policies`` meets each way a read of the frame ends that the
     route of the write decides (``_routed_verdicts``): a third-party copy whose ends have one
     path, through the NIC, proved by a completion entry and by the NIC's read-back; a write and an
-    entry pinned to one function of a socket-direct NIC, proved; a copy beside the NIC, and an
-    entry over another function, refuted although an entry follows. Brute force agrees pair by
+    entry pinned to one function of a socket-direct NIC, proved; an entry's own bytes, within
+    one aligned 64-byte block, proved for the host edge that polled it; a copy beside the NIC, an
+    entry over another function, an entry over a link that is not PCIe, and a polled entry that
+    spans two blocks, refuted although an entry follows. Brute force agrees pair by
     pair: it finds the read without a flush in some schedule exactly when the check refutes."""
     policy = reach(routed_completion_policies(), lambda p: want in _routed_verdicts(p), examples=2000)
     brute = Simulator(policy).explore_violations()
@@ -816,10 +831,13 @@ def test_persist_strategy_reaches_a_copy_inside_the_expander_read_back_by_its_en
 @pytest.mark.parametrize("unpin", ["rflush", "wr"])
 def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin: str):
     """librpma's read-after-write flush (corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx)
-    with the READ, or the WRITE, no longer pinned through the responder NIC: a third-party copy
-    that pins no route may also cross the links between its ends (``write_links``), so the READ
-    is no read-back of the WRITE. Both are refuted, the reason is named, and the simulator agrees
-    on every violation."""
+    with the READ, or the WRITE, no longer pinned through the responder NIC, and a second path
+    between the hosts beside it (``alt``, from the client's NIC straight to the server): a
+    third-party copy that pins no route and whose ends have a path beside its driver may also
+    cross the links between its ends (``write_links``), so the READ is no read-back of the WRITE.
+    Both are refuted, the reason is named, and the simulator agrees on every violation. (Without
+    ``alt`` the only path between the hosts passes through the responder NIC, and the unpinned
+    copy takes it as if pinned: corpus/ordering/ok/rdma-flushing-read-unpinned-one-path.fx.)"""
     from fxverify.resolve import load_policy
     from fxverify.source import SourceMap
 
@@ -828,7 +846,9 @@ def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin:
     line = next(ln for ln in text.splitlines() if ln.startswith(f"  edge {unpin}:"))
     assert route in line
     path = tmp_path / "unpinned.fx"
-    path.write_text(text.replace(line, line.replace(route, "")))
+    fabric = "  link srv = nic1 -- cpu1 : pcie posted\n"
+    assert fabric in text
+    path.write_text(text.replace(line, line.replace(route, "")).replace(fabric, fabric + "  link alt = nic0 -- cpu1 : rdma ordered\n"))
     policy, diags = load_policy(str(path), SourceMap())
     assert policy is not None, diags
     r = _check(policy, prune=True)

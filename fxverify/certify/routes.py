@@ -21,7 +21,7 @@ from fxverify.certify.static import constants, on_simple_path
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint
 from fxverify.smt.terms import and_, not_
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
+from fxverify.vocab import ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
@@ -158,10 +158,13 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
     link; the consumer names the notification in its own ``after`` clause and is driven by the
     device of the written bytes; no edge cancels either; the consumer is the reader or a path
     orders it before the reader. Either the notification is the writer itself, which
-    ``notifies`` some edge (its own bytes arrived when the consumer saw it: empty route, no path
-    before), or it is another entry (its ``notifies`` names some edge), driven by the writer's
-    device, writing into the bytes' device, which is a ``cpu``; the route is a simple path from
-    the writer's device to it that holds the key's link and no ``unordered`` one, and the one
+    ``notifies`` some edge and whose bytes lie in one naturally aligned block that a device writes
+    as one posted request (``vocab.ENTRY_BLOCK_HOST`` bytes in a ``cpu``'s memory,
+    ``vocab.ENTRY_BLOCK_OTHER`` elsewhere: its own bytes arrived whole when the consumer saw
+    them: empty route, no path before), or it is another entry (its ``notifies`` names some
+    edge), driven by the writer's device, writing into the bytes' device, which is a ``cpu``; the
+    route is a simple path from the writer's device to it that holds the key's link, all of its
+    links of a kind in ``vocab.ENTRY_KINDS`` (PCIe) and none ``unordered``, and the one
     route of both the writer's and the entry's traffic between the two (``_leg``: a ``via``, or
     a path beside which no link lies on a simple path between its ends); and the path orders
     the writer before the notification."""
@@ -187,7 +190,13 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
     if n == w:
         st.fact(bool(ew.notifies) and not ev.route and ev.before is None,
                 f"`{ew.name}` notifies nothing, or its own arrival carries a route or a path")
-        st.violation = not_(s(u) <= s(r))
+        block = ENTRY_BLOCK_HOST if pol.device(home).kind is DeviceKind.CPU else ENTRY_BLOCK_OTHER
+        lo, hi = aw.footprint.lo, aw.footprint.hi
+        whole = st.need(lo // block == (hi - 1) // block,
+                        f"`{ew.name}`'s bytes [{lo:#x}, {hi:#x}) span more than one aligned {block}-byte block: a "
+                        "reader that saw part of them may miss the rest")
+        k = constants(st, {"one_request": whole})
+        st.violation = not_(and_(k["one_request"], s(u) <= s(r)))
         return st
     st.fact(bool(en.notifies), f"`{en.name}` notifies nothing: it is no completion entry")
     st.fact(en.device == d, f"`{en.name}` is not driven by `{d}`, which issues `{ew.name}`'s writes")
@@ -199,6 +208,9 @@ def check_notified(facts: Facts, c: Certificate, ev: Notified) -> Statement:
     one = _leg(facts, st, ew, ev.route, d, home)
     one = _leg(facts, st, en, ev.route, d, home) and one
     one = _keeps_order(facts, st, ev.route) and one
+    other = [x for x in ev.route if not pol.has("link", x) or pol.link(x).kind not in ENTRY_KINDS]
+    one = st.need(not other, f"posted writes are not taken to keep their order over `{', '.join(other)}` "
+                  "(not a PCIe link)") and one
     facts.path(st, ev.before, w, n, "write to completion entry")
     fixed = constants(st, {"host_memory": host, "one_route": one})
     st.violation = not_(and_(fixed["host_memory"], fixed["one_route"], f(w) <= s(n), s(u) <= s(r)))

@@ -14,9 +14,9 @@ from collections.abc import Iterable
 
 from fxverify.certificate import SameRequester
 from fxverify.graph import PolicyGraph
-from fxverify.ir import Access, AccessMode, Edge
+from fxverify.ir import Access, AccessMode, Edge, Footprint
 from fxverify.obligations.base import Context
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
+from fxverify.vocab import ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 def in_order(ctx: Context, route: Iterable[str], kinds: frozenset[str] | None = None) -> bool:
@@ -79,15 +79,18 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     ``route`` is the one route of ``ew``'s traffic between ``D`` and ``M`` and of ``n``'s, the same
     links (``PolicyGraph.leg_route``: a ``via``, or the only simple fabric path; not for a
     third-party transfer that pins no route and may take a path beside ``D``, whose writes may
-    also cross the links between its ends), none ``unordered`` (``in_order``), so both
+    also cross the links between its ends), every link of it of a kind in ``vocab.ENTRY_KINDS``
+    (PCIe) and none ``unordered`` (``in_order``), so both
     edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
     (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
     ordering rules exist for this producer/consumer model). Edge ``c``, driven by ``M`` itself
     and cancelled by nothing, names ``n`` in its own ``after`` clause: it waits for the entry in
     its own memory (a poll of the queue, or an interrupt, which comes the same way), so when it
     starts the entry, and so the bytes before it, are there. When ``ew`` is a completion entry
-    itself (it ``notifies`` something), ``(ew, c, ())`` for each such ``c``: the entry's own bytes
-    arrived when ``c`` saw it, over whichever link (whatever ``M`` is). Empty when ``ew`` writes
+    itself (it ``notifies`` something) and its bytes fit one posted request (``one_request``),
+    ``(ew, c, ())`` for each such ``c``: the entry's own bytes arrived whole when ``c`` saw any of
+    them, over whichever link (whatever ``M`` is); a bigger entry (a buffer whose last word is
+    polled) may be seen in part. Empty when ``ew`` writes
     nothing, or writes into its own device's memory. A read of the bytes that ``c`` is or that is
     ordered after ``c`` needs no flush of a link of ``route`` (of any link, for ``()``) when ``ew``
     is ``n`` or HB-before it (``noticed``)."""
@@ -112,15 +115,24 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
         return [c for c in index[1].get(n.name, ()) if pol.edges[c].device == home and not ctx.cancellers.get(c)]
 
     out: list[Notice] = []
-    if ew.notifies and not ctx.cancellers.get(ew.eid):
+    if ew.notifies and not ctx.cancellers.get(ew.eid) and one_request(pol.device(home).kind, ew.dst):
         out += [(ew.eid, c, ()) for c in waiting(ew)]
     route = g.leg_route(ew, home)
-    if route is None or pol.device(home).kind not in IN_ORDER_HOMES or not in_order(ctx, route):
+    if route is None or pol.device(home).kind not in IN_ORDER_HOMES or not in_order(ctx, route, ENTRY_KINDS):
         return tuple(out)
     for n in index[0].get((d, home), ()):
         if n != ew.eid and set(g.leg_route(pol.edges[n], home) or ()) == set(route):
             out += [(n, c, route) for c in waiting(pol.edges[n])]
     return tuple(out)
+
+
+def one_request(home: DeviceKind, fp: Footprint) -> bool:
+    """True when the bytes of footprint ``fp`` (its hull ``[lo, hi)``, in bytes) in the memory of a
+    device of kind ``home`` lie in one naturally aligned block that a device writes as one posted
+    request, whole for any reader that saw part of it (``vocab.ENTRY_BLOCK_HOST`` bytes in host
+    memory, ``vocab.ENTRY_BLOCK_OTHER`` elsewhere): a completion entry, or a flag."""
+    block = ENTRY_BLOCK_HOST if home in IN_ORDER_HOMES else ENTRY_BLOCK_OTHER
+    return fp.hi > fp.lo and fp.lo // block == (fp.hi - 1) // block
 
 
 def on_link(notes: tuple[Notice, ...], link: str) -> tuple[Notice, ...]:

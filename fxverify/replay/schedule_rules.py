@@ -122,14 +122,15 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
     that notifies some edge (an entry), is driven by ``ew``'s device, starts after ``ew``
     finished and writes into the host (a ``cpu``) that holds ``ew``'s bytes, where the traffic of
     both between that device and the host has one route, the same links (``world.legs``), which
-    holds ``ln`` and no ``unordered`` link; and an edge ``c`` of that host that waits for ``n`` itself
+    holds ``ln``, all of kind ``pcie`` and none ``unordered``; and an edge ``c`` of that host that waits for ``n`` itself
     (``after n``) and starts no later than ``r``. Neither is cancelled (a cancelled entry may
     never be written). Posted writes of one requester along one path arrive in order (PCIe Base
     Specification, section 2.4.1, the producer/consumer model), so the entry's arrival, which
     ``c`` waited for, brings the bytes before it. GPU memory is not covered: CUDA may let a GPU
     see such writes out of order. When ``ew`` is itself a completion entry (it notifies some
-    edge), its own bytes are there once such a ``c`` that waits for it started, in any device's
-    memory. Source: specs/obligations.md section 1, posted rule, completion entries."""
+    edge) that lies in one aligned block written as one request (64 bytes in a host's memory, 8
+    elsewhere), its own bytes are there once such a ``c`` that waits for it started, in any
+    device's memory. Source: specs/obligations.md section 1, posted rule, completion entries."""
     assert ew.dst is not None
     sp = wd.policy.space
     dev, home = ew.device, sp(ew.dst.space).device
@@ -141,14 +142,16 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
 
     if home == dev:
         return False
-    if ew.notifies and not wd.cancelled(ew.eid) and seen(ew):
-        return True  # the entry itself: it arrived when the host's edge saw it
+    block = 64 if wd.policy.device(home).kind is DeviceKind.CPU else 8  # one posted request, whole
+    lo, hi = ew.dst.lo, ew.dst.hi
+    if ew.notifies and not wd.cancelled(ew.eid) and lo // block == (hi - 1) // block and seen(ew):
+        return True  # the entry itself: it arrived whole when the host's edge saw it
     routes = legs(wd, ew, home)
     if len(routes) != 1:
         return False  # no one route: several paths, or a third-party copy that may write between its ends
     path = routes[0]
     if ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
-            wd.policy.link(n).order is LinkOrder.UNORDERED for n in path):
+            wd.policy.link(n).order is LinkOrder.UNORDERED or wd.policy.link(n).kind != "pcie" for n in path):
         return False
     for n in sched:
         en = E[n]
