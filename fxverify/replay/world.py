@@ -92,6 +92,7 @@ class World:
         self._movers: dict[str, frozenset[str]] = {}
         self._moved_with: dict[str, list[str]] = {}
         self._carriers: dict[tuple[str, str], set[str]] = {}
+        self._paths: dict[tuple[str, str], list[list[str]]] = {}
         #: edge id -> ids of the edges whose ``cancel`` clauses name it (restated from the IR here,
         #: as ``obligations.context.Context`` does: the simulator imports no obligation module)
         self.cancellers: dict[int, list[int]] = {}
@@ -194,10 +195,17 @@ class World:
             frontier = nxt
         return dst in seen
 
-    def _simple_paths(self, src: str, dst: str):
+    def _simple_paths(self, src: str, dst: str) -> list[list[str]]:
         """Every simple path from ``src`` to ``dst`` as a list of link names, by depth-first
         enumeration over the links (parallel links are different paths). Exponential in the worst
-        case: the simulator runs on small fabrics."""
+        case: the simulator runs on small fabrics. Memoised (the schedule rules ask per schedule);
+        do not modify the lists."""
+        hit = self._paths.get((src, dst))
+        if hit is None:
+            hit = self._paths[(src, dst)] = list(self._enumerate_paths(src, dst))
+        return hit
+
+    def _enumerate_paths(self, src: str, dst: str):
         adj: dict[str, list[tuple[str, str]]] = {}
         for ln in self.policy.links:
             adj.setdefault(ln.a, []).append((ln.b, ln.name))
