@@ -19,7 +19,8 @@ from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World, legs
-from fxverify.vocab import AC_OPS, READ_BACK_KINDS, ClassKind, DeviceKind, LinkOrder, ReleaseKind
+from fxverify.vocab import (AC_OPS, ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, READ_BACK_KINDS, ClassKind, DeviceKind, LinkOrder,
+                            ReleaseKind)
 
 
 def violations(w: World, sched: Schedule, only: Code | None = None) -> list[Violation]:
@@ -142,7 +143,7 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
 
     if home == dev:
         return False
-    block = 64 if wd.policy.device(home).kind is DeviceKind.CPU else 8  # one posted request, whole
+    block = ENTRY_BLOCK_HOST if wd.policy.device(home).kind is DeviceKind.CPU else ENTRY_BLOCK_OTHER  # one posted request
     lo, hi = ew.dst.lo, ew.dst.hi
     if ew.notifies and not wd.cancelled(ew.eid) and lo // block == (hi - 1) // block and seen(ew):
         return True  # the entry itself: it arrived whole when the host's edge saw it
@@ -151,7 +152,7 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         return False  # no one route: several paths, or a third-party copy that may write between its ends
     path = routes[0]
     if ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
-            wd.policy.link(n).order is LinkOrder.UNORDERED or wd.policy.link(n).kind != "pcie" for n in path):
+            wd.policy.link(n).order is LinkOrder.UNORDERED or wd.policy.link(n).kind not in ENTRY_KINDS for n in path):
         return False
     for n in sched:
         en = E[n]
