@@ -154,6 +154,41 @@ def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends(default_sigint) 
     assert z3_backend._sigint_kept(lambda: "unsat") == "unsat"
 
 
+def test_a_ctrl_c_while_a_context_is_built_is_raised_once_it_is_whole(default_sigint,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C landing inside ``z3.Context.__init__`` is raised after the constructor returns:
+    raised inside it, it left a context without ``owner``, whose ``__del__`` printed a traceback
+    on the way out of an interrupted gate (a CI run of tests/test_jobs.py)."""
+    import os
+    import signal
+    import sys
+    import time
+
+    import z3
+
+    from fxverify.smt import z3_backend
+
+    built: list[z3.Context] = []
+    dropped: list[object] = []
+
+    class Interrupted(z3.Context):
+        def __init__(self) -> None:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)
+            super().__init__()
+            built.append(self)
+
+    monkeypatch.setattr(z3, "Context", Interrupted)
+    monkeypatch.setattr(sys, "unraisablehook", dropped.append)
+    with pytest.raises(KeyboardInterrupt, match="creation of a Z3 context"):
+        z3_backend._context()
+    assert len(built) == 1 and built[0].owner
+    built.clear()
+    import gc
+    gc.collect()
+    assert not dropped
+
+
 @pytest.mark.parametrize("path", ["query", "minimisation", "smt-lib"])
 def test_ctrl_c_during_a_query_stops_the_check_instead_of_answering_unknown(path: str, monkeypatch: pytest.MonkeyPatch,
                                                                             default_sigint) -> None:

@@ -12,11 +12,14 @@ import re
 import signal
 import threading
 from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import z3
 
 from fxverify.smt.backend import Query, Result, SolverOptions, Status
 from fxverify.smt.terms import Sort, Term
+
+T = TypeVar("T")
 
 #: Each operator's constructor in Z3's C API and the Python class of its result. The terms are
 #: well sorted by construction (``smt.terms``: integers and booleans, never mixed), so the
@@ -97,7 +100,7 @@ class Z3Backend:
         terms' internal ids and with them, possibly, the model. The answer is then a function of
         the query and the options alone, which the result cache and ``--jobs`` rely on.
         """
-        self._ctx = z3.Context()
+        self._ctx = _context()
         memo: dict[int, z3.ExprRef] = {}
         decls: dict[str, z3.ExprRef] = {}
         solver = z3.Solver(ctx=self._ctx)
@@ -162,13 +165,14 @@ class Z3Backend:
 KEYBOARD_REASON = "interrupted from keyboard"
 
 
-def _sigint_kept(search: Callable[[], z3.CheckSatResult]) -> z3.CheckSatResult:
+def _sigint_kept(search: Callable[[], T], during: str = "the minimisation of a witness") -> T:
     """``search()``, with SIGINT only noted while it runs, then raised as ``KeyboardInterrupt``
     here. Python's own handler raises at the next bytecode it checks for signals once the search
     returns, and that may be in a ``__del__`` of a Z3 object being freed, where Python prints the
     exception and drops it: the Ctrl-C would be lost. Only in the main thread with Python's
     default handler in place (elsewhere a handler cannot be set, or another one is wanted), else
-    ``search()`` as it is. Raises ``KeyboardInterrupt`` when a SIGINT arrived."""
+    ``search()`` as it is. ``during`` names the step in the exception's message. Raises
+    ``KeyboardInterrupt`` when a SIGINT arrived."""
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         return search()
@@ -179,8 +183,17 @@ def _sigint_kept(search: Callable[[], z3.CheckSatResult]) -> z3.CheckSatResult:
     finally:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if got:
-        raise KeyboardInterrupt("SIGINT during the minimisation of a witness")
+        raise KeyboardInterrupt(f"SIGINT during {during}")
     return answer
+
+
+def _context() -> z3.Context:
+    """A fresh Z3 context, built whole. A Ctrl-C raised inside ``z3.Context.__init__`` leaves an
+    object without its ``owner`` attribute, whose ``__del__`` then fails and prints a traceback
+    (z3-solver 5.4, seen in a CI run of tests/test_jobs.py); the signal is taken after the
+    constructor returns instead (``_sigint_kept``). Raises ``KeyboardInterrupt`` when a SIGINT
+    arrived meanwhile."""
+    return _sigint_kept(z3.Context, "the creation of a Z3 context")
 
 
 def _not_interrupted(solver: z3.Solver) -> str:
@@ -197,7 +210,7 @@ def check_smtlib(text: str, options: SolverOptions | None = None) -> Status:
     obligations independently of the term translation. Returns the raw answer. Raises
     ``KeyboardInterrupt`` when SIGINT (Ctrl-C) arrives during the query."""
     o = options or SolverOptions()
-    ctx = z3.Context()
+    ctx = _context()
     solver = z3.Solver(ctx=ctx)
     solver.set("random_seed", o.seed)
     solver.set("rlimit", o.rlimit)
