@@ -715,7 +715,8 @@ def host_read_policies(draw) -> Policy:
     handler that reads the NIC's status register before it reads the frame (the posted rule's host
     reads, specs/obligations.md section 1: the read's completion follows the posted writes along
     their one path): landings of ``frame`` by the NIC (now and then pinned to a route; now and then
-    copies from GPU memory that pin none, a third-party transfer with no one route), reads of
+    copies from GPU memory that pin none: third-party transfers whose ends the GPU's own link
+    joins, beside the NIC, and whose writes leave from the NIC), reads of
     the register ``icr`` on the NIC (by ``cpu0``, now and then by ``cpu1`` or the GPU), reads of
     the frame (by ``cpu0``, now and then by the GPU) and flush edges, with ``after`` clauses that
     mostly chain each edge to the one before, and now and then a cancel (``with_cancels``). The
@@ -835,7 +836,7 @@ ROUTED_COMPLETION_DEVICES = (
 def routed_completion_policies(draw) -> Policy:
     """A random policy of 3 to 5 edges around a NIC landing a frame in host memory and writing a
     completion entry, where what decides is the route each takes (specs/obligations.md section 1,
-    posted rule, completion entries; ``PolicyGraph.effective_via``): landings of ``frame`` by the
+    posted rule, completion entries; ``PolicyGraph.leg_route``): landings of ``frame`` by the
     NIC, as writes or as third-party copies from GPU memory (now and then pinned to a route
     through the NIC), completion entries into ``cq`` that notify a landing (now and then pinned),
     reads of the frame by the host or the NIC (a read-back), polls of ``cq`` and flush edges,
@@ -846,8 +847,9 @@ def routed_completion_policies(draw) -> Policy:
     cpu0`` (the only path between a copy's ends passes through the NIC: as if pinned; its link to
     the host now and then of kind ``cxl``, over which no entry counts), a switch ``sw0``
     under which all three hang (the path between a copy's ends is beside the NIC, and the route
-    through it visits the switch twice: no one route), or a socket-direct NIC with two functions
-    ``pf0`` and ``pf1`` to the host (two paths: only pins give one route). Links are posted,
+    through it visits the switch twice, so it cannot be pinned; its writes leave from the NIC's
+    one path to the host all the same), or a socket-direct NIC with two functions ``pf0`` and
+    ``pf1`` to the host (two paths: only pins give one route). Links are posted,
     now and then ordered or ``unordered``."""
     order = lambda: draw(st.sampled_from([LinkOrder.POSTED] * 4 + [LinkOrder.ORDERED, LinkOrder.UNORDERED]))  # noqa: E731
     shape = draw(st.sampled_from(["chain", "switch", "socket"]))

@@ -574,17 +574,17 @@ def test_a_host_read_proves_a_read_only_over_the_only_path(mode: str) -> None:
 
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize(("good", "bad", "why"), [
-    # unpinned, the copy would still have one route through the NIC (``PolicyGraph.effective_via``)
-    # if its ends had one path: a second function between the GPU and the NIC gives them two
+    # unpinned, the copy's writes would still leave the NIC over its one path to the host
+    # (``PolicyGraph.leg_route``): a second function between the NIC and the host gives it two
     ("ordering/ok/posted-status-read-third-party-pinned.fx",
-     (("via g0, p0 ", ""), ("  link p0", "  link g1 = gpu0 -- nic0 : pcie ordered\n  link p0")), "the copy has no one route"),
+     (("via g0, p0 ", ""), ("  link p0", "  link p1 = nic0 -- cpu0 : pcie ordered\n  link p0")), "the copy has no one route"),
     ("ordering/fail/posted-host-read-after-host-stores.fx", (("device cpu1: nic", "device cpu1: cpu"),), "the writer is a host"),
 ])
 def test_a_host_read_certificate_needs_the_writes_route_and_a_device_writer(good: str, bad: tuple[tuple[str, str], ...],
                                                                            why: str, mode: str) -> None:
     """A `host-read-between` certificate that validates where the rule holds is rejected where
-    the write is a third-party copy that pins no route and whose ends have two paths (its writes
-    may also cross the links between its ends), and where the writer is itself a `cpu` (its
+    the write is a third-party copy that pins no route and whose driver has two paths to the
+    host (its writes may take either), and where the writer is itself a `cpu` (its
     stores are no DMA)."""
     text = (ROOT / "corpus" / good).read_text()
     if "device cpu1: cpu" in text:  # the failing twin: make the writer a device to get a proof

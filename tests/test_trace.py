@@ -281,3 +281,19 @@ def test_region_level_findings_have_distinct_fingerprints(tmp_path: Path) -> Non
     diags = [d for d in _check(tmp_path, "c", text) if d.code == "FX-ALIAS-001"]
     assert sorted(tuple(d.edges) for d in diags) == [("region a", "region b"), ("region b", "region c")]
     assert len({fingerprint(d) for d in diags}) == 2
+
+
+@pytest.mark.parametrize(("path", "why"), [
+    ("cqe-after-copy-two-functions", "cannot follow `land`: the write may take more than one route between `nic0` and `cpu0`"),
+    ("cqe-socket-direct-other-function", "takes another route from `nic0` to `cpu0` than `land`, and may arrive first"),
+    ("cqe-over-cxl-link", "follows the write over `c2c`, which is not PCIe"),
+    ("rdma-cqe-over-unordered-hop", "follows the write over `up0`, which is `unordered`"),
+    ("polled-buffer-that-notifies", "is the write itself, and its bytes span more than one posted request"),
+    ("rdma-read-into-gpu-then-flag", "lands in `gpu0`, which is no host"),
+])
+def test_a_completion_entry_that_counts_for_nothing_says_why(path: str, why: str) -> None:
+    """A read refuted although it waits for a completion entry after the write: the trace names
+    the entry and the part of the rule it misses (specs/obligations.md section 1, completion
+    entries), not only that a flush is missing."""
+    d = _one(check(str(ROOT / f"corpus/ordering/fail/{path}.fx")).diagnostics, "FX-ORD-003")
+    assert d.trace is not None and "the completion entry `" in d.trace.why and why in d.trace.why, d.trace.why

@@ -31,7 +31,7 @@ from fxverify.obligations.parametric import Held, ProvedTogether
 from fxverify.obligations.witness import Step, Witness
 from fxverify.smt.backend import Query, Result
 from fxverify.smt.terms import and_, int_var, not_, or_
-from fxverify.vocab import READ_BACK_KINDS, DeviceKind, LinkOrder
+from fxverify.vocab import ENTRY_KINDS, READ_BACK_KINDS, DeviceKind, LinkOrder
 
 
 class PostedRead(Obligation):
@@ -199,13 +199,9 @@ class PostedRead(Obligation):
         g = self.ctx.graph
         home = self.ctx.policy.space(self.acc_w.footprint.space).device
         loose = [e for e in map(self.ctx.edge, self.edges[:2]) if g.leg_route(e, home) is None]
-        for e in loose:
-            if g.driver_legs(e) is not None:
-                return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its traffic "
-                        f"with `{home}` may take more than one route")
         if loose:
             return " and ".join(f"`{e.name}`" for e in loose) + (" may each" if len(loose) > 1 else " may") + (
-                " take more than one route")
+                f" take more than one route between its driver and `{home}`")
         route = g.leg_route(self.ctx.edge(self.edges[0]), home) or ()
         unordered = [n for n in route if self.ctx.policy.link(n).order is LinkOrder.UNORDERED]
         if unordered and set(route) == set(g.leg_route(self.ctx.edge(self.edges[1]), home) or ()):
@@ -216,8 +212,8 @@ class PostedRead(Obligation):
         """Why the host's read of the writer's device between the writer and the reader (the
         first, in edge order, that nothing cancels) pushes nothing (``host_reads_of`` gave none
         on this link): the writer is a host, several paths join the two, their path holds a link
-        that is not PCIe or is ``unordered``, the write is a third-party transfer that pins no
-        route, or the link is off their path. ``None`` when there is no such read."""
+        that is not PCIe or is ``unordered``, the write's route misses its driver, or the link is
+        off their path. ``None`` when there is no such read."""
         ctx, (a, b) = self.ctx, self.edges[:2]
         d, home = ctx.edge(a).device, ctx.policy.space(self.acc_w.footprint.space).device
         if self.host_reads or home == d or ctx.policy.device(home).kind not in IN_ORDER_HOMES:
@@ -241,10 +237,50 @@ class PostedRead(Obligation):
         loose = [n for n in route if ctx.policy.link(n).order is LinkOrder.UNORDERED]
         if loose:
             return lead + f"their path holds `{loose[0]}`, which is `unordered`"
-        if g.leg_route(ctx.edge(a), home) is None:
-            return lead + (f"`{ctx.edge(a).name}` is a third-party transfer that pins no route (`via`), so its "
-                           "writes may also cross the links between its ends")
+        if set(g.leg_route(ctx.edge(a), home) or ()) != set(route):
+            return lead + f"`{ctx.edge(a).name}` is pinned (`via`) to a route that misses `{d}`"
         return lead + f"the write may cross `{self.link}`, off that path"
+
+    def _entry_off_route(self) -> str | None:
+        """Why a completion entry that the reader waits for counts for nothing here (``notices``
+        gave none on this link): the first edge ``n``, in edge order, driven by the writer's
+        device, that ``notifies`` something, writes into the memory holding the bytes, is the
+        writer or HB-after it, and that a host edge waits for (names in its ``after``) which is
+        the reader or HB-before it, none cancelled. Names what fails: a home that is no host,
+        the writer's or the entry's route, or a link of it. ``None`` when there is no such entry
+        or it does count (on another link)."""
+        ctx, (a, b) = self.ctx, self.edges[:2]
+        pol, g, ew = ctx.policy, ctx.graph, ctx.edge(a)
+        d, home = ew.device, pol.space(self.acc_w.footprint.space).device
+        if self.notes or home == d:
+            return None
+
+        def waited(n: Edge) -> bool:
+            return any(n.name in c.after and c.device == home and not ctx.cancellers.get(c.eid)
+                       and (c.eid == b or g.hb_before(c.eid, b)) for c in pol.edges)
+
+        n = next((n for n in pol.edges if n.notifies and n.device == d and n.dst is not None
+                  and pol.space(n.dst.space).device == home and not ctx.cancellers.get(n.eid)
+                  and (n.eid == a or g.hb_before(a, n.eid)) and waited(n)), None)
+        if n is None:
+            return None
+        entry = f"the completion entry `{n.name}` that the reader waits for"
+        if n.eid == a:
+            return f"{entry} is the write itself, and its bytes span more than one posted request"
+        if pol.device(home).kind not in IN_ORDER_HOMES:
+            return f"{entry} lands in `{home}`, which is no host: it is not taken to see posted writes in order"
+        route, theirs = g.leg_route(ew, home), g.leg_route(n, home)
+        if route is None:
+            return f"{entry} cannot follow `{ew.name}`: the write may take more than one route between `{d}` and `{home}`"
+        if theirs is None or set(theirs) != set(route):
+            return f"{entry} takes another route from `{d}` to `{home}` than `{ew.name}`, and may arrive first"
+        slow = [x for x in route if pol.link(x).kind not in ENTRY_KINDS]
+        if slow:
+            return f"{entry} follows the write over `{slow[0]}`, which is not PCIe: no order between the two is promised"
+        loose = [x for x in route if pol.link(x).order is LinkOrder.UNORDERED]
+        if loose:
+            return f"{entry} follows the write over `{loose[0]}`, which is `unordered`"
+        return None
 
     def why(self, w: Witness) -> str:
         if self._same_device_reader():
@@ -264,6 +300,9 @@ class PostedRead(Obligation):
             return ("a posted write completes at the sender before it is visible; only a flush of the link, or a "
                     "completion entry written after it along the same path and waited for by the reader (or by an "
                     "edge before it), makes it visible")
+        entry = self._entry_off_route()
+        if entry is not None:
+            return f"a posted write completes at the sender before it is visible; {entry}"
         return "a posted write completes at the sender before it is visible; only a flush of the link makes it visible"
 
     def fix(self, w: Witness) -> Hint:

@@ -149,7 +149,7 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         return True  # the entry itself: it arrived whole when the host's edge saw it
     routes = legs(wd, ew, home)
     if len(routes) != 1:
-        return False  # no one route: several paths, or a third-party copy that may write between its ends
+        return False  # no one route: several paths, or a `via` that misses the driver
     path = routes[0]
     if ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
             wd.policy.link(n).order is LinkOrder.UNORDERED or wd.policy.link(n).kind not in ENTRY_KINDS for n in path):
@@ -184,7 +184,7 @@ def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozense
     path = wd.one_path(dev, home)
     if path is None or any(pol.link(n).kind not in READ_BACK_KINDS or pol.link(n).order is LinkOrder.UNORDERED
                            for n in path) or legs(wd, ew, home) != [path]:
-        return []  # (an unpinned third-party transfer has no legs: it may write between its ends)
+        return []  # (or a `via` that misses the driver: the resolver refuses it, a hint's edit may not)
     return [(x, path) for x in ids if x != ew.eid and not wd.cancelled(x) and pol.edges[x].device == home and any(
         a.mode is AccessMode.READ and pol.space(a.footprint.space).device == dev for a in pol.edges[x].accesses())]
 

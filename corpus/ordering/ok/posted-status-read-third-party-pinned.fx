@@ -1,10 +1,10 @@
 # The NIC's engine copies a block from GPU memory into host memory, pinned through the NIC
 # (`via`): its writes leave the NIC toward the host over `p0` alone, the one path between the NIC
 # and the host. The host's read of the NIC's status register returns along that path behind them
-# (PCIe Base Specification, section 2.4.1), so the host reads the block with no flush. In this
-# chain the only path between the copy's ends passes through the NIC, so the copy would take it
-# unpinned too; the failing twin, fail/posted-status-read-third-party-unpinned.fx, hangs all
-# three under a switch, where the path between the ends is beside the NIC.
+# (PCIe Base Specification, section 2.4.1), so the host reads the block with no flush. The NIC
+# has one path to the host, so its writes would take it unpinned too (ok/posted-status-read-
+# third-party-unpinned.fx, under a switch); with a second path from the NIC they may take the
+# other one: fail/posted-status-read-third-party-two-functions.fx.
 policy "posted-status-read-third-party-pinned"
 
 fabric {
