@@ -715,8 +715,7 @@ def host_read_policies(draw) -> Policy:
     handler that reads the NIC's status register before it reads the frame (the posted rule's host
     reads, specs/obligations.md section 1: the read's completion follows the posted writes along
     their one path): landings of ``frame`` by the NIC (now and then pinned to a route; now and then
-    copies from GPU memory that pin none: third-party transfers whose ends the GPU's own link
-    joins, beside the NIC, and whose writes leave from the NIC), reads of
+    copies from GPU memory that pin none, a third-party transfer with no one route), reads of
     the register ``icr`` on the NIC (by ``cpu0``, now and then by ``cpu1`` or the GPU), reads of
     the frame (by ``cpu0``, now and then by the GPU) and flush edges, with ``after`` clauses that
     mostly chain each edge to the one before, and now and then a cancel (``with_cancels``). The
@@ -829,6 +828,7 @@ ROUTED_COMPLETION_DEVICES = (
     Device("nic0", DeviceKind.NIC, ("rx", "tx")),
     Device("gpu0", DeviceKind.GPU, ("launch",)),
     Device("sw0", DeviceKind.PCIE_SWITCH, ()),
+    Device("nic1", DeviceKind.NIC, ("rx",)),
 )
 
 
@@ -837,31 +837,36 @@ def routed_completion_policies(draw) -> Policy:
     """A random policy of 3 to 5 edges around a NIC landing a frame in host memory and writing a
     completion entry, where what decides is the route each takes (specs/obligations.md section 1,
     posted rule, completion entries; ``PolicyGraph.leg_route``): landings of ``frame`` by the
-    NIC, as writes or as third-party copies from GPU memory (now and then pinned to a route
-    through the NIC), completion entries into ``cq`` that notify a landing (now and then pinned),
+    NIC, as writes or as third-party copies from GPU memory (half the time pinned to a route
+    through the NIC where there is one: only the pin states that the NIC's engine issues the
+    writes), completion entries into ``cq`` that notify a landing (now and then pinned),
     reads of the frame by the host or the NIC (a read-back), polls of ``cq`` and flush edges,
     with ``after`` clauses that mostly chain each edge to the one before, and now and then a
     cancel (``with_cancels``). Entries write 1 to 128 bytes of ``cq`` (one aligned 64-byte
     block or two), and now and then a landing notifies an earlier edge itself (a 256-byte
     entry: polled, it may be seen in part). The fabric is one of three: a chain ``gpu0 -- nic0 --
-    cpu0`` (the only path between a copy's ends passes through the NIC: as if pinned; its link to
-    the host now and then of kind ``cxl``, over which no entry counts), a switch ``sw0``
-    under which all three hang (the path between a copy's ends is beside the NIC, and the route
-    through it visits the switch twice, so it cannot be pinned; its writes leave from the NIC's
-    one path to the host all the same), or a socket-direct NIC with two functions ``pf0`` and
-    ``pf1`` to the host (two paths: only pins give one route). Links are posted,
-    now and then ordered or ``unordered``."""
+    cpu0`` (its link to the host now and then of kind ``cxl``, over which no entry counts), a
+    switch ``sw0`` under which all three hang (the path between a copy's ends is beside the NIC,
+    and the route through it visits the switch twice: a copy cannot be pinned), or a socket-direct NIC with two functions
+    ``pf0`` and ``pf1`` to the host (two paths: only pins give one route), or a chain ``gpu0 --
+    nic1 == nic0 -- cpu0`` over a network link (``rdma`` or ``ethernet``): the copy's bytes reach
+    the NIC as packets, so its own engine writes them, pinned or not (``vocab.NETWORK_KINDS``).
+    Links are posted, now and then ordered or ``unordered``."""
     order = lambda: draw(st.sampled_from([LinkOrder.POSTED] * 4 + [LinkOrder.ORDERED, LinkOrder.UNORDERED]))  # noqa: E731
-    shape = draw(st.sampled_from(["chain", "switch", "socket"]))
+    shape = draw(st.sampled_from(["chain", "switch", "socket", "network"]))
     if shape == "chain":  # the NIC's link to the host is now and then not PCIe: no entry counts over it
         links = (Link("g0", "gpu0", "nic0", "pcie", order()),
                  Link("pf0", "nic0", "cpu0", draw(st.sampled_from(["pcie"] * 3 + ["cxl"])), order()))
     elif shape == "switch":
         links = (Link("g0", "gpu0", "sw0", "pcie", order()), Link("d0", "nic0", "sw0", "pcie", order()),
                  Link("up0", "sw0", "cpu0", "pcie", order()))
-    else:
+    elif shape == "socket":
         links = (Link("g0", "gpu0", "nic0", "pcie", order()), Link("pf0", "nic0", "cpu0", "pcie", order()),
                  Link("pf1", "nic0", "cpu0", "pcie", order()))
+    else:  # the GPU behind a remote NIC: a copy from it is an RDMA READ, whose bytes reach nic0 as packets
+        links = (Link("g0", "gpu0", "nic1", "pcie", order()),
+                 Link("wire", "nic1", "nic0", draw(st.sampled_from(["rdma", "ethernet"])), LinkOrder.ORDERED),
+                 Link("pf0", "nic0", "cpu0", draw(st.sampled_from(["pcie"] * 3 + ["cxl"])), order()))
     spaces = (Space("dram0", "cpu0", 0, 4096), Space("nicbar", "nic0", 0, 4096), Space("hbm0", "gpu0", 0, 4096))
     regions = (Region("src", "src", "nicbar", 1024, 256, "nic0", init=True), Region("gsrc", "gsrc", "hbm0", 1024, 256, "nic0", init=True),
                Region("frame", "frame", "dram0", 0, 256, "nic0"), Region("cq", "cq", "dram0", 1024, 128, "nic0", init=True),
@@ -879,7 +884,7 @@ def routed_completion_policies(draw) -> Policy:
             dev, hook, action = "nic0", "rx", "move"
             if draw(st.integers(0, 2)):  # a third-party copy from GPU memory
                 kw.update(src=draw(footprints(gsrc)), dst=draw(footprints(frame)))
-                if copies and draw(st.integers(0, 3)) == 0:
+                if copies and draw(st.booleans()):
                     kw["via"] = tuple(draw(st.sampled_from(copies)))
             else:
                 kw.update(src=draw(footprints(src)), dst=draw(footprints(frame)))

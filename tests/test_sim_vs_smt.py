@@ -291,8 +291,7 @@ def test_routed_completion_entries_agree_with_brute_force(policy):
     chain through the NIC, a switch beside it or two functions to the host: the solver and the
     simulator agree on FX-ORD-003 and the rest, pair by pair, and pruning changes no verdict. An
     entry counts only when the write's traffic and the entry's have one route, the same links
-    (``PolicyGraph.leg_route``; a third-party copy's writes leave from the NIC's engine, whatever
-    the path between its ends)."""
+    (``PolicyGraph.leg_route``; a third-party copy has one only when pinned through the NIC)."""
     brute = Simulator(policy).explore_violations()
     agreement(policy, brute)
     for want, pairs in _routed_verdicts(policy).items():
@@ -319,38 +318,41 @@ def _byte_sharing_posted_reads(policy) -> list:
 def _routed_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     """The FX-ORD-003 reads of ``policy`` (``routed_completion_policies``) that share a byte with
     a write, as ``(writer, reader)`` pairs by how they end: ``copy entry`` (proved by a completion
-    entry, the write a third-party copy that pins no route, on the chain through the NIC),
-    ``copy entry beside`` (the same under the switch, where the path between the copy's ends is
-    beside the NIC: its writes leave from the NIC all the same), ``copy read-back`` (proved by
-    the NIC's own read along its one path to the host: the same-requester rule), ``pinned entry``
+    entry, the write a third-party copy pinned through the NIC), ``network copy entry`` (the same
+    for one that pins no route, an RDMA READ from the GPU behind the remote NIC: its bytes reach
+    the NIC over the network link, so its engine writes them), ``copy read-back`` (proved by
+    the NIC's own read along the copy's route from it: the same-requester rule), ``pinned entry``
     (proved by an entry, the NIC having two functions to the host and both edges pinned to one),
-    ``refuted copy two functions`` (refuted, with an entry: the write a third-party copy that pins
-    no route, from a NIC with two functions to the host) or ``refuted other function`` (refuted,
-    with an entry pinned to another function than the write, or to none), ``refuted not pcie`` (refuted over
+    ``refuted unpinned copy`` (refuted, with an entry over PCIe links that keep order: the write
+    a third-party copy that pins no route, whose writes may also cross the links between its
+    ends, on any of the three fabrics) or ``refuted other function`` (refuted, with an entry
+    pinned to another function than the write, or to none), ``refuted not pcie`` (refuted over
     the NIC's link to the host, of kind ``cxl``, with an entry), ``refuted big entry`` (refuted,
     the write an entry itself, polled by a host edge before the read, whose bytes span two
-    aligned 64-byte blocks) and, besides those, ``own entry`` (proved by the writer's own entry)."""
+    aligned 64-byte blocks) and, besides those, ``own entry`` (proved by the writer's own entry)
+    and ``refuted relaxed ordering`` (refuted over a ``pcie`` link declared ``unordered``: its
+    writes are posted all the same, ``vocab.POSTED_WRITE_KINDS``)."""
     from fxverify.certificate import SameRequester
 
     refuted, out = _refuted_keys(policy), {}
     for o in _byte_sharing_posted_reads(policy):
         w, r = o.edges[:2]
         g, ew = o.ctx.graph, o.ctx.edge(w)
-        third = ew.via is None and ew.src is not None and policy.space(ew.src.space).device == "gpu0"
+        third = ew.src is not None and policy.space(ew.src.space).device == "gpu0"
         socket = policy.has("link", "pf1")
         fast = o.prove_fast() if o.key not in refuted else None
         entries = [n for n in policy.edges if n.notifies and n.device == "nic0" and g.hb_before(w, n.eid) and not o.ctx.cancellers.get(n.eid)
                    and any(c.device == "cpu0" and n.name in c.after and not o.ctx.cancellers.get(c.eid) and (c.eid == r or g.hb_before(c.eid, r))
                            for c in policy.edges)]
-        if fast == "producer-consumer" and third and not socket:
-            out.setdefault("copy entry beside" if policy.has("link", "up0") else "copy entry", set()).add((w, r))
+        if fast == "producer-consumer" and third:
+            out.setdefault("network copy entry" if ew.via is None else "copy entry", set()).add((w, r))
         elif fast == "same-requester" and third and isinstance(o.evidence(), SameRequester) and o.evidence().route:
             out.setdefault("copy read-back", set()).add((w, r))
         elif fast == "producer-consumer" and socket and ew.via is not None:
             out.setdefault("pinned entry", set()).add((w, r))
-        elif o.key in refuted and entries and third and socket and all(
-                policy.link(n).order is not LinkOrder.UNORDERED for n in ("pf0", "pf1")):
-            out.setdefault("refuted copy two functions", set()).add((w, r))
+        elif o.key in refuted and entries and third and ew.via is None and all(
+                ln.order is not LinkOrder.UNORDERED and ln.kind == "pcie" for ln in policy.links):
+            out.setdefault("refuted unpinned copy", set()).add((w, r))
         elif o.key in refuted and entries and socket and any(set(n.via or ()) != set(ew.via or ("?",)) for n in entries):
             out.setdefault("refuted other function", set()).add((w, r))
         elif o.key in refuted and entries and o.link == "pf0" and policy.link("pf0").kind != "pcie" and (
@@ -362,20 +364,24 @@ def _routed_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
             out.setdefault("refuted big entry", set()).add((w, r))
         if fast == "producer-consumer" and o.evidence().notification == w:
             out.setdefault("own entry", set()).add((w, r))
+        if o.key in refuted and policy.link(o.link).order is LinkOrder.UNORDERED:
+            out.setdefault("refuted relaxed ordering", set()).add((w, r))
     return out
 
 
-@pytest.mark.parametrize("want", ["copy entry", "copy entry beside", "copy read-back", "pinned entry", "own entry",
-                                  "refuted copy two functions", "refuted other function", "refuted not pcie",
-                                  "refuted big entry"])
+@pytest.mark.parametrize("want", ["copy entry", "network copy entry", "copy read-back", "pinned entry", "own entry",
+                                  "refuted unpinned copy", "refuted relaxed ordering",
+                                  "refuted other function", "refuted not pcie", "refuted big entry"])
 def test_routed_completion_entries_reach_each_verdict(want):
     """The draw of ``routed_completion_policies`` meets each way a read of the frame ends that the
-    route of the write decides (``_routed_verdicts``): a third-party copy, on a chain through the
-    NIC or under a switch beside it, proved by a completion entry, and by the NIC's read-back; a
-    write and an entry pinned to one function of a socket-direct NIC, proved; an entry's own
-    bytes, within one aligned 64-byte block, proved for the host edge that polled it; an
-    unpinned copy by a NIC with two functions to the host, an entry over another function, an entry over a link that is not PCIe, and a polled entry that
-    spans two blocks, refuted although an entry follows. Brute force agrees pair by
+    route of the write decides (``_routed_verdicts``): a third-party copy pinned through the NIC,
+    proved by a completion entry and by the NIC's read-back, and an unpinned RDMA READ whose bytes
+    reach the NIC over a network link, proved by an entry; a write and an entry pinned to one
+    function of a socket-direct NIC, proved; an entry's own bytes, within one aligned 64-byte
+    block, proved for the host edge that polled it; a copy that pins no route, an entry over
+    another function, an entry over a link that is not PCIe, and a polled entry that
+    spans two blocks, refuted although an entry follows; a read over a PCIe link with Relaxed
+    Ordering (``unordered``), refuted. Brute force agrees pair by
     pair: it finds the read without a flush in some schedule exactly when the check refutes."""
     policy = reach(routed_completion_policies(), lambda p: want in _routed_verdicts(p), examples=2000)
     brute = Simulator(policy).explore_violations()
@@ -629,12 +635,8 @@ def test_host_reads_agree_with_brute_force(policy):
     agreement(policy, brute)
     for want, pairs in _host_read_verdicts(policy).items():
         for w, r in pairs:
-            assert ((codes.ORD_003, (w, r)) in brute) == (want not in HOST_READ_PROOFS), (want, policy.edges[w].name, policy.edges[r].name)
+            assert ((codes.ORD_003, (w, r)) in brute) == (want != "host read"), (want, policy.edges[w].name, policy.edges[r].name)
     assert _refuted_codes(policy, prune=True)[0] == _refuted_codes(policy, prune=False)[0]
-
-
-#: The categories of ``_host_read_verdicts`` that are proofs.
-HOST_READ_PROOFS = ("host read", "copy host read")
 
 
 def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
@@ -644,9 +646,8 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     ``refuted`` (refuted, with a host read that is not between them) or ``off path`` (refuted,
     with a read of the writer's device by the host between them that pushes nothing: several
     paths, a link that is not PCIe, or the write off their path), ``unordered hop`` (the same, for
-    an ``unordered`` link on their one path), ``copy host read`` (proved as ``host read``, the
-    write a third-party copy from GPU memory that pins no route: its writes leave from the NIC,
-    though the path between its ends is beside it) or ``elsewhere`` (refuted, with
+    an ``unordered`` link on their one path), ``third party`` (the same, for a write that is a
+    third-party copy pinning no route) or ``elsewhere`` (refuted, with
     a read of the writer's device between them by a third device, not the bytes' host) or ``gpu
     memory`` (refuted, the bytes in a GPU's memory, one path of PCIe links from the writer's
     device to it, and a read of the writer's device by that GPU between them: a GPU is no host)."""
@@ -660,12 +661,12 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
         if o.host_reads and o.same is None and not flushed and o._read_back_between() is None and o._noticed() is None \
                 and isinstance(o.evidence(), HostReadBetween):
             out.setdefault("host read", set()).add((w, r))
-            if o.ctx.edge(w).via is None and o.ctx.edge(w).src is not None and policy.space(o.ctx.edge(w).src.space).device == "gpu0":
-                out.setdefault("copy host read", set()).add((w, r))
         elif o.key in refuted and o.host_reads:
             out.setdefault("refuted", set()).add((w, r))
         elif o.key in refuted and "`unordered`" in (o._host_read_off_path() or ""):
             out.setdefault("unordered hop", set()).add((w, r))
+        elif o.key in refuted and "third-party transfer" in (o._host_read_off_path() or ""):
+            out.setdefault("third party", set()).add((w, r))
         elif o.key in refuted and o._host_read_off_path() is not None:
             out.setdefault("off path", set()).add((w, r))
         elif o.key in refuted and policy.device(home).kind is not DeviceKind.CPU and (
@@ -682,13 +683,12 @@ def _host_read_verdicts(policy) -> dict[str, set[tuple[int, int]]]:
     return out
 
 
-@pytest.mark.parametrize("want", ["host read", "copy host read", "refuted", "off path", "unordered hop", "elsewhere", "gpu memory"])
+@pytest.mark.parametrize("want", ["host read", "refuted", "off path", "unordered hop", "third party", "elsewhere", "gpu memory"])
 def test_reads_after_a_host_read_reach_each_verdict(want):
     """The draw of ``host_read_policies`` meets a read of the frame that only a host read of the
-    NIC HB-between the write and it proves (also for a write that is a third-party copy from GPU
-    memory pinning no route, whose ends the GPU's own link joins), one that has a host read and is
-    refuted (the host read not between), one refuted with a host read between that pushes nothing
-    (a second path, a `cxl` link; an `unordered` link apart), and one refuted with a read of the NIC between them by another device than the
+    NIC HB-between the write and it proves, one that has a host read and is refuted (the host read
+    not between), one refuted with a host read between that pushes nothing (a second path, a
+    `cxl` link; an `unordered` link, or a third-party copy pinning no route, apart), and one refuted with a read of the NIC between them by another device than the
     frame's host (the other CPU, or the GPU), or by the GPU whose memory holds the frame. Brute
     force agrees, pair by pair: it finds the read without a flush in some schedule exactly when
     the check refutes."""
@@ -696,7 +696,7 @@ def test_reads_after_a_host_read_reach_each_verdict(want):
     brute = Simulator(policy).explore_violations()
     agreement(policy, brute)
     for w, r in _host_read_verdicts(policy)[want]:
-        assert ((codes.ORD_003, (w, r)) in brute) == (want not in HOST_READ_PROOFS), (want, policy.edges[w].name, policy.edges[r].name)
+        assert ((codes.ORD_003, (w, r)) in brute) == (want != "host read"), (want, policy.edges[w].name, policy.edges[r].name)
 
 
 def _unflushed_pull(policy, persist: bool) -> bool:
@@ -840,11 +840,12 @@ def test_persist_strategy_reaches_a_copy_inside_the_expander_read_back_by_its_en
 def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin: str):
     """librpma's read-after-write flush (corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx)
     with the READ, or the WRITE, no longer pinned through the responder NIC, and a second path
-    from that NIC to the server (``alt``, from the client's NIC straight to the server, so back
-    over the wire): a third-party copy that pins no route writes from its driver over any path to
-    the destination (``write_links``), so the unpinned one has no one route and the READ is no
-    read-back of the WRITE. Both are refuted, the reason is named, and the simulator agrees on
-    every violation. (Without ``alt`` the responder NIC's only path to the server is ``srv``:
+    between the hosts beside it (``alt``, from the client's NIC straight to the server): a
+    third-party copy that pins no route, and whose ends have more than one path, may also write
+    over the links between its ends (``write_links``), so the READ is no read-back of the WRITE.
+    Both are refuted, the reason is named, and the simulator agrees on every violation. (Without
+    ``alt`` the only path between the hosts reaches the responder NIC over the network link
+    ``wire``, so its engine issues the writes, as if pinned:
     corpus/ordering/ok/rdma-flushing-read-unpinned-one-path.fx.)"""
     from fxverify.resolve import load_policy
     from fxverify.source import SourceMap
@@ -863,7 +864,8 @@ def test_an_unpinned_third_party_read_back_pushes_nothing(tmp_path: Path, unpin:
     refuted = {v.key for v in r.outcomes if v.verdict is Verdict.REFUTED}
     assert refuted == {f"{codes.ORD_003}:persist:wr#1|srv", f"{codes.ORD_003}:wr#1|rflush#0|srv"}, refuted
     why = {d.trace.why for d in r.diagnostics if d.code is codes.ORD_003 and d.trace is not None}
-    assert any(f"`{unpin}` may take more than one route between its driver and `cpu1`" in w for w in why), why
+    assert any(f"`{unpin}` is a third-party transfer that pins no route (`via`), so its traffic with `cpu1` may take "
+               "more than one route" in w for w in why), why
     agreement(policy)
 
 

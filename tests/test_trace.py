@@ -284,7 +284,8 @@ def test_region_level_findings_have_distinct_fingerprints(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(("path", "why"), [
-    ("cqe-after-copy-two-functions", "cannot follow `land`: the write may take more than one route between `nic0` and `cpu0`"),
+    ("cqe-after-copy-beside-the-nic", "need not follow `land`, a third-party transfer that pins no route"),
+    ("rdma-read-cqe-over-another-path", "need not follow `fetch`, a third-party transfer that pins no route"),
     ("cqe-socket-direct-other-function", "takes another route from `nic0` to `cpu0` than `land`, and may arrive first"),
     ("cqe-over-cxl-link", "follows the write over `c2c`, which is not PCIe"),
     ("rdma-cqe-over-unordered-hop", "follows the write over `up0`, which is `unordered`"),

@@ -21,7 +21,8 @@ from fxverify.certify.static import constants, on_simple_path
 from fxverify.diagnostics import codes
 from fxverify.ir import AccessMode, Edge, Footprint
 from fxverify.smt.terms import and_, not_
-from fxverify.vocab import ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, READ_BACK_KINDS, DeviceKind, LinkOrder
+from fxverify.vocab import (ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, NETWORK_KINDS, READ_BACK_KINDS, DeviceKind,
+                            LinkOrder)
 
 
 def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str) -> bool:
@@ -38,33 +39,63 @@ def _one_route(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], dev
 def _leg(facts: Facts, st: Statement, e: Edge, route: tuple[str, ...], device: str, home: str) -> bool:
     """True when ``route`` (link names in order from ``device``, ``e``'s driver) is the only route
     of ``e``'s traffic between ``device`` and ``home``: ``_one_route`` when ``e``'s transfer joins
-    the two; when ``device`` is at neither end and ``home`` at one (a third-party transfer, a copy
-    inside ``home``'s memory), the driver's engine sends the read requests and the writes
-    itself: without a ``via``, no other link lies on a simple path between ``device`` and
-    ``home`` (``_only_path``); with one, walked from the source's device through ``device``, its
-    part on ``home``'s side is ``route``."""
+    the two; for a copy inside ``home``'s memory that ``device``'s engine makes, that no other
+    link lies on a simple path between the two (``_only_path``); for a third-party transfer
+    (``device`` at neither end, ``home`` at one), its ``via``, or without one the only simple
+    path between its ends (``_sole_path``) when one of its links at ``device`` is a network link
+    (``vocab.NETWORK_KINDS``: ``device`` terminates the transport and its engine issues the
+    memory requests), walked from the source's device through ``device``, whose part on
+    ``home``'s side is ``route``. Any other third-party transfer that pins no route may also
+    write over the links between its ends, so it has no one route."""
     u, v = facts.endpoints(e)
     if {u, v} == {device, home}:
         return _one_route(facts, st, e, route, device)
-    if not st.need(device not in (u, v) and home in (u, v),
+    if u == v == home != device:  # a copy inside the bytes' memory, by the device's engine
+        return st.need(e.via is None, f"`{e.name}` pins a route") and _only_path(
+            facts, st, route, device, home, f"`{e.name}`")
+    if not st.need(u != v and device not in (u, v) and home in (u, v),
                    f"`{e.name}` does not move bytes between `{device}` and `{home}`, and is no third-party "
                    f"transfer through `{device}` from or to `{home}`"):
         return False
-    if e.via is None:
-        return _only_path(facts, st, route, device, home, f"`{e.name}`")
-    if not st.need(u != v, f"`{e.name}` pins a route inside one memory") or not _walks(facts, st, e.via, u, v):
+    via = e.via if e.via is not None else _sole_path(facts, st, e, u, v)
+    if via is None or not _walks(facts, st, via, u, v):
         return False
     at, seen = u, [u]
-    for name in e.via:
+    for name in via:
         ln = facts.policy.link(name)
         at = ln.b if at == ln.a else ln.a
         seen.append(at)
     if not st.need(device in seen, f"`{e.name}`'s route does not pass through `{device}`"):
         return False
     k = seen.index(device)
-    part = e.via[k:] if home == v else e.via[:k][::-1]
+    if e.via is None and not st.need(
+            any(facts.policy.link(n).kind in NETWORK_KINDS for n in via[max(0, k - 1):k + 1]),
+            f"`{e.name}` pins no route and reaches `{device}` over memory links only: `{device}` may only have "
+            "started a transfer that another device's engine makes"):
+        return False
+    part = via[k:] if home == v else via[:k][::-1]
     return _walks(facts, st, route, device, home) and st.need(
         set(part) == set(route), f"`{e.name}` is pinned to another route between `{device}` and `{home}`")
+
+
+def _sole_path(facts: Facts, st: Statement, e: Edge, u: str, v: str) -> tuple[str, ...] | None:
+    """The only simple fabric path from device ``u`` to ``v`` (``e``'s ends), link names in
+    order, found from the links that lie on some simple path between the two
+    (``on_simple_path``): there is one path exactly when those links form one, that is when each
+    step from ``u`` has one unused link to take and the walk uses them all; ``None``, recorded
+    in ``st``, when there are several or none."""
+    on = [ln for ln in facts.policy.links if on_simple_path(facts, ln.name, u, v)]
+    names: list[str] = []
+    at = u
+    while at != v:
+        step = [ln for ln in on if at in (ln.a, ln.b) and ln.name not in names]
+        if len(step) != 1:
+            break
+        names.append(step[0].name)
+        at = step[0].b if at == step[0].a else step[0].a
+    one = at == v and len(names) == len(on)
+    st.need(one, f"`{e.name}` pins no route and its ends `{u}` and `{v}` have more than one path, or none")
+    return tuple(names) if one else None
 
 
 def _walks(facts: Facts, st: Statement, route: tuple[str, ...], start: str, end: str) -> bool:

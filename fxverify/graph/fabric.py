@@ -11,6 +11,7 @@ from collections.abc import Callable
 import networkx as nx
 
 from fxverify.ir import Edge, Link, LinkOrder, Policy, transfer_devices
+from fxverify.vocab import NETWORK_KINDS, POSTED_WRITE_KINDS
 
 
 class FabricRoutes:
@@ -108,6 +109,35 @@ class FabricRoutes:
         none, or a local transfer."""
         return tuple(e.via) if e.via is not None else self.only_path(*self.transfer_endpoints(e))
 
+    def effective_via(self, e: Edge) -> tuple[str, ...] | None:
+        """The route, in path order from the source's device, that a transfer is pinned to, in
+        effect: its ``via``; or, for a third-party transfer that pins none (its driving device at
+        neither end, two different ends), the only simple fabric path between its ends
+        (``only_path``) when that path passes through the driver and crosses a network link
+        (``vocab.NETWORK_KINDS``) at it: the bytes then reach or leave the driver as network
+        packets, so its own engine issues the memory requests on the other side (an RDMA NIC:
+        the requester NIC writes an RDMA READ's data into its host, the responder NIC an RDMA
+        WRITE's), as if the transfer were pinned to that path. ``None`` otherwise: several paths,
+        a path beside the driver, or one that reaches it over memory links only (the driver may
+        only have started a transfer that another device's engine makes, as a GPU starts an NVMe
+        read the SSD writes into host memory, and whose writes pass the driver, if at all, as
+        traffic it forwards: ``write_links``), or a transfer the driver joins at one end
+        (``single_route`` then gives its one route). specs/obligations.md section 1, links and
+        routes. Raises nothing."""
+        if e.via is not None:
+            return tuple(e.via)
+        u, v = self.transfer_endpoints(e)
+        if u == v or e.device in (u, v):
+            return None
+        path = self.only_path(u, v)
+        if path is None:
+            return None
+        seen = self._walk(u, path)
+        if e.device not in seen:
+            return None
+        k = seen.index(e.device)  # the path enters the driver over path[k - 1] and leaves over path[k]
+        return path if any(self.policy.link(n).kind in NETWORK_KINDS for n in path[max(0, k - 1):k + 1]) else None
+
     def _walk(self, start: str, route: tuple[str, ...]) -> list[str]:
         """The devices a route (link names, in path order) visits from device ``start``, in order."""
         at, seen = start, [start]
@@ -120,30 +150,34 @@ class FabricRoutes:
     def leg_route(self, e: Edge, home: str) -> tuple[str, ...] | None:
         """The links of the one route that carries the traffic between ``e``'s driving device and
         device ``home``, in path order from the driver: ``single_route`` when the transfer joins
-        the two; for a transfer whose driver is at neither end and that pins no route (a
-        third-party DMA, a copy inside ``home``'s memory), ``only_path`` from the driver to
-        ``home``, one of its ends: the driver's engine sends the read requests to the source and
-        the writes to the destination itself (PCIe: the requester is the device that sends the
-        request; ``write_links``); for one pinned with ``via`` (its route runs through the driver:
-        FX-TYP-006), the part of that route between the driver and ``home``. ``None`` otherwise:
-        several paths, a route that misses the driver (which the resolver refuses, FX-TYP-006,
-        but an edit a hint proposes may not), or ``home`` at neither end. specs/obligations.md
-        section 1, links and routes. Raises nothing."""
+        the two; ``only_path`` between the two for a copy inside ``home``'s memory that the
+        driver's engine makes (its writes cross only those links: ``write_links``); for a
+        third-party transfer pinned with ``via`` (its route runs through the driver: FX-TYP-006),
+        the part of that route between the driver and ``home``, one of its ends: the driver's engine sends the read requests to the source and the writes to the
+        destination itself (PCIe: the requester is the device that sends the request); the same
+        for a third-party transfer that pins no route but whose ends have only one path, through
+        the driver (``effective_via``). ``None``
+        otherwise: several paths, a third-party transfer that pins no route and may take a path
+        beside the driver (its writes may also cross the links between its ends: ``write_links``)
+        or a route that misses the driver
+        (which the resolver refuses, FX-TYP-006, but an edit a hint proposes may not), or
+        ``home`` at neither end. Raises nothing."""
         d, (u, v) = e.device, self.transfer_endpoints(e)
         if {u, v} == {d, home}:
             one = self.single_route(e)
             return None if one is None else (one if u == d else one[::-1])
-        if d in (u, v) or home not in (u, v):
+        if u == v == home != d:  # a copy inside ``home``'s memory: in to ``d`` and out again, no via
+            return self.only_path(d, home) if e.via is None else None
+        if u == v or d in (u, v) or home not in (u, v):
             return None
-        if e.via is None:
-            return self.only_path(d, home)
-        if u == v:
+        via = self.effective_via(e)
+        if via is None:
             return None
-        seen = self._walk(u, tuple(e.via))  # ``via`` is a path from ``u`` to ``v`` (FX-TYP-006)
+        seen = self._walk(u, via)  # ``via`` is a path from ``u`` to ``v`` (FX-TYP-006)
         if d not in seen:
             return None
         k = seen.index(d)
-        return tuple(e.via[k:]) if home == v else tuple(reversed(e.via[:k]))
+        return tuple(via[k:]) if home == v else tuple(reversed(via[:k]))
 
     def only_path(self, src: str, dst: str) -> tuple[str, ...] | None:
         """The links of the only simple fabric path from device ``src`` to ``dst``, in path order
@@ -161,28 +195,29 @@ class FabricRoutes:
         return self._route_cache[("route", src, dst)]
 
     def write_links(self, e: Edge) -> list[Link]:
-        """The links that may carry an edge's writes, in declaration order: ``transfer_links`` when
-        the driver is at one end; for a transfer whose driver is at neither end (a third-party DMA,
-        a copy inside one remote memory), only those from the driver to the destination's device:
-        every link on a path between the two (``driver_legs``) when it pins no route, the part of
-        its ``via`` after the driver (``leg_route``) when it pins one. The driver's engine issues
-        the writes (PCIe: the requester of a memory write is the device that sends it); the links
-        before it carry the bytes in as read completions. None for a pull (``is_pull``); every
-        ``via`` link for a route that misses the driver (refused by the resolver, FX-TYP-006, but
-        possible in an edit a hint proposes). specs/obligations.md section 1, posted rule."""
+        """The links that may carry an edge's writes, in declaration order: ``transfer_links``, and
+        for a third-party transfer that pins no route every link from the driver to the
+        destination's device too (``driver_legs``: PCIe's requester of a memory write is the
+        device that sends it); for a third-party transfer pinned with ``via``, or whose ends have
+        only one path, through the driver (``effective_via``), only the part of
+        its route from the driver to the destination's device (``leg_route``: the links before
+        the driver carry the bytes in to it as read completions, not as writes); none for a pull
+        (``is_pull``); every ``via`` link for a route that misses the driver (refused by the
+        resolver, FX-TYP-006, but possible in an edit a hint proposes). specs/obligations.md
+        section 1, posted rule."""
         # INVARIANT: this reads only ``e``'s driver, its route, its endpoints' devices and which
         # of source and destination it has; ``posted._posted_links`` memoises on exactly those.
         if self.is_pull(e):
             return []
-        legs = self.driver_legs(e)
-        if legs is not None:
-            names = {ln.name for ln in self.possible_links(*legs[1])}
-            return [ln for ln in self.policy.links if ln.name in names]
         src, dst = self.transfer_endpoints(e)
-        leg = self.leg_route(e, dst) if e.via is not None and e.device not in (src, dst) else None
+        leg = self.leg_route(e, dst) if e.device not in (src, dst) and self.effective_via(e) is not None else None
         if leg is not None:
             return [ln for ln in self.policy.links if ln.name in leg]
-        return self.transfer_links(e)
+        links, legs = self.transfer_links(e), self.driver_legs(e)
+        if legs is None:
+            return links
+        names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
+        return [ln for ln in self.policy.links if ln.name in names]
 
     def driver_legs(self, e: Edge) -> tuple[tuple[str, str], tuple[str, str]] | None:
         """``((source's device, driver), (driver, destination's device))``, the legs through the
@@ -200,6 +235,14 @@ class FabricRoutes:
         return e.src is not None and e.dst is not None and e.device == dst != src
 
     def posted_links(self, e: Edge) -> list[Link]:
-        """Return the ``posted`` links that may carry an edge's writes (``write_links``; empty
-        when none): a reader on another device needs a flush of each (FX-ORD-003)."""
-        return [ln for ln in self.write_links(e) if ln.order is LinkOrder.POSTED]
+        """Return the posted links that may carry an edge's writes (``write_links``; empty when
+        none), ``is_posted``: a reader on another device needs a flush of each (FX-ORD-003)."""
+        return [ln for ln in self.write_links(e) if is_posted(ln)]
+
+
+def is_posted(ln: Link) -> bool:
+    """True when a write over link ``ln`` completes at its sender before it is visible: a link
+    declared ``posted``, or one of a kind whose writes are posted whatever its declared order
+    (``vocab.POSTED_WRITE_KINDS``: a ``pcie`` link declared ``unordered``, Relaxed Ordering on).
+    FX-ORD-003, specs/obligations.md section 1, posted rule."""
+    return ln.order is LinkOrder.POSTED or (ln.order is LinkOrder.UNORDERED and ln.kind in POSTED_WRITE_KINDS)

@@ -19,6 +19,7 @@ from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
 from fxverify.graph import PolicyGraph
+from fxverify.graph.fabric import is_posted
 from fxverify.ir import AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
@@ -199,6 +200,10 @@ class PostedRead(Obligation):
         g = self.ctx.graph
         home = self.ctx.policy.space(self.acc_w.footprint.space).device
         loose = [e for e in map(self.ctx.edge, self.edges[:2]) if g.leg_route(e, home) is None]
+        for e in loose:
+            if _unpinned_third_party(g, e):
+                return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its traffic "
+                        f"with `{home}` may take more than one route")
         if loose:
             return " and ".join(f"`{e.name}`" for e in loose) + (" may each" if len(loose) > 1 else " may") + (
                 f" take more than one route between its driver and `{home}`")
@@ -212,8 +217,8 @@ class PostedRead(Obligation):
         """Why the host's read of the writer's device between the writer and the reader (the
         first, in edge order, that nothing cancels) pushes nothing (``host_reads_of`` gave none
         on this link): the writer is a host, several paths join the two, their path holds a link
-        that is not PCIe or is ``unordered``, the write's route misses its driver, or the link is
-        off their path. ``None`` when there is no such read."""
+        that is not PCIe or is ``unordered``, the write is a third-party transfer that pins no
+        route, its route misses its driver, or the link is off their path. ``None`` when there is no such read."""
         ctx, (a, b) = self.ctx, self.edges[:2]
         d, home = ctx.edge(a).device, ctx.policy.space(self.acc_w.footprint.space).device
         if self.host_reads or home == d or ctx.policy.device(home).kind not in IN_ORDER_HOMES:
@@ -237,6 +242,9 @@ class PostedRead(Obligation):
         loose = [n for n in route if ctx.policy.link(n).order is LinkOrder.UNORDERED]
         if loose:
             return lead + f"their path holds `{loose[0]}`, which is `unordered`"
+        if _unpinned_third_party(g, ctx.edge(a)):
+            return lead + (f"`{ctx.edge(a).name}` is a third-party transfer that pins no route (`via`), so its "
+                           "writes may also cross the links between its ends")
         if set(g.leg_route(ctx.edge(a), home) or ()) != set(route):
             return lead + f"`{ctx.edge(a).name}` is pinned (`via`) to a route that misses `{d}`"
         return lead + f"the write may cross `{self.link}`, off that path"
@@ -270,6 +278,9 @@ class PostedRead(Obligation):
         if pol.device(home).kind not in IN_ORDER_HOMES:
             return f"{entry} lands in `{home}`, which is no host: it is not taken to see posted writes in order"
         route, theirs = g.leg_route(ew, home), g.leg_route(n, home)
+        if route is None and _unpinned_third_party(g, ew):
+            return (f"{entry} need not follow `{ew.name}`, a third-party transfer that pins no route (`via`): its writes "
+                    "may also cross the links between its ends")
         if route is None:
             return f"{entry} cannot follow `{ew.name}`: the write may take more than one route between `{d}` and `{home}`"
         if theirs is None or set(theirs) != set(route):
@@ -325,6 +336,14 @@ class PostedRead(Obligation):
                   if self.ctx.graph.hb_before(a, x) and not self.ctx.graph.hb_before(b, x)]
         return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
+
+
+def _unpinned_third_party(g: PolicyGraph, e: Edge) -> bool:
+    """True when ``e`` moves bytes between two devices, neither its driver, pins no route, and
+    is not pinned in effect either (``PolicyGraph.effective_via``): its writes may cross the
+    links between its ends (``PolicyGraph.write_links``)."""
+    u, v = g.transfer_endpoints(e)
+    return e.via is None and u != v and e.device not in (u, v) and g.effective_via(e) is None
 
 
 #: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
@@ -482,7 +501,7 @@ def generate(ctx: Context) -> Iterator[Obligation | ProvedTogether]:
     for e in pol.edges:
         for ln in e.flushes:
             flushes.setdefault(ln, []).append(e.eid)
-    if not any(ln.order is LinkOrder.POSTED for ln in pol.links):
+    if not any(map(is_posted, pol.links)):
         return
     # writer -> the posted links that may carry its writes; only an edge with a destination writes
     posted = _posted_links(g, pol.edges)

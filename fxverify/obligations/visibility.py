@@ -38,9 +38,9 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
       received them before its edge finished (route ``()``); or
     - each transfer's traffic between ``D`` and the device ``M`` holding the bytes can take only
       one route, the same links (``PolicyGraph.leg_route``: its ``via``, or the only simple fabric
-      path, when the transfer joins ``D`` and ``M``; for a third-party transfer ``D`` drives, the
-      part of its ``via`` between them, or without one the only simple path from ``D`` to ``M``:
-      ``D``'s engine sends its read requests and its writes itself): ``D``'s read request then follows its posted
+      path, when the transfer joins ``D`` and ``M``; the part of its ``via`` between them, for a
+      pinned third-party transfer ``D`` drives, or of the only path between its ends when that
+      passes through ``D``, ``PolicyGraph.effective_via``): ``D``'s read request then follows its posted
       writes over every link they crossed and cannot pass them (PCIe Base
       Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
       posted request in the same direction; the rule holds along one path, not across two).
@@ -77,9 +77,9 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     queue, or the entry an interrupt follows), is driven by ``ew``'s device ``D``, nothing cancels
     it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``);
     ``route`` is the one route of ``ew``'s traffic between ``D`` and ``M`` and of ``n``'s, the same
-    links (``PolicyGraph.leg_route``: a ``via`` or the part of one from ``D``, or the only
-    simple fabric path from ``D``; a third-party transfer's writes leave from ``D``'s engine),
-    every link of it of a kind in ``vocab.ENTRY_KINDS``
+    links (``PolicyGraph.leg_route``: a ``via``, or the only simple fabric path; not for a
+    third-party transfer that pins no route and may take a path beside ``D``, whose writes may
+    also cross the links between its ends), every link of it of a kind in ``vocab.ENTRY_KINDS``
     (PCIe) and none ``unordered`` (``in_order``), so both
     edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
     (PCIe Base Specification, section 2.4.1: posted requests do not pass posted requests; the
@@ -213,8 +213,9 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     space on ``e``'s device ``D``, where ``route`` is the only simple fabric path from ``D`` to
     ``M`` (``graph.only_path``), every link of it is of a kind in ``vocab.READ_BACK_KINDS`` and
     none is ``unordered`` (``in_order``), and it is the one route of ``e``'s traffic between
-    ``D`` and ``M`` (``PolicyGraph.leg_route``: for a third-party transfer ``D`` drives, its
-    writes leave from ``D``'s engine; a ``via`` may pin them to another path). ``x``'s completion then returns from ``D`` along ``route``
+    ``D`` and ``M`` (``PolicyGraph.leg_route``: not for a third-party transfer that pins no
+    route and may take a path beside ``D``, whose writes may also cross the links between its
+    ends). ``x``'s completion then returns from ``D`` along ``route``
     behind the posted writes ``D`` issued before its request arrived, and a completion does not
     pass a posted request in the same direction (PCIe Base Specification, section 2.4.1, with
     Relaxed Ordering off, as ``posted`` links are taken to run): the register read of an
@@ -233,5 +234,5 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
         return ()
     leg = ctx.graph.leg_route(e, home)
     if leg is None or set(leg) != set(route):
-        return ()  # a `via` that misses `d` (the resolver refuses it, FX-TYP-006; a hint's edit may not)
+        return ()  # a third-party transfer that may take a path beside `d` may also write over the links between its ends
     return tuple((x, route) for x in readers_from(ctx).get((home, d), ()) if x != e.eid and not ctx.cancellers.get(x))

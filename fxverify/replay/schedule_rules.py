@@ -19,7 +19,8 @@ from fxverify.ir import AccessMode, Edge, Footprint, MapOpKind
 from fxverify.replay import cache_rules, defined_rules, intent_rules, lifetime_rules
 from fxverify.replay.footprints import shared_byte
 from fxverify.replay.world import Schedule, Violation, World, legs
-from fxverify.vocab import (AC_OPS, ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, READ_BACK_KINDS, ClassKind, DeviceKind, LinkOrder,
+from fxverify.vocab import (AC_OPS, ENTRY_BLOCK_HOST, ENTRY_BLOCK_OTHER, ENTRY_KINDS, POSTED_WRITE_KINDS, READ_BACK_KINDS,
+                            ClassKind, DeviceKind, LinkOrder,
                             ReleaseKind)
 
 
@@ -76,7 +77,9 @@ def _posted(wd: World, ids: list[int], sched: Schedule) -> list[Violation]:
     for w in ids:
         ew = E[w]
         carriers = wd.write_carriers(ew)
-        posted = [ln.name for ln in wd.policy.links if ln.name in carriers and ln.order is LinkOrder.POSTED]
+        # Posted: declared so, or a PCIe link declared `unordered` (its memory writes are still posted)
+        posted = [ln.name for ln in wd.policy.links if ln.name in carriers and (
+            ln.order is LinkOrder.POSTED or (ln.order is LinkOrder.UNORDERED and ln.kind in POSTED_WRITE_KINDS))]
         if not posted or ew.dst is None:
             continue
         # The reads by the writer's device from the written memory over the write's one route,
@@ -149,7 +152,7 @@ def _seen_in_host_memory(wd: World, ew: Edge, ln: str, r: int, sched: Schedule) 
         return True  # the entry itself: it arrived whole when the host's edge saw it
     routes = legs(wd, ew, home)
     if len(routes) != 1:
-        return False  # no one route: several paths, or a `via` that misses the driver
+        return False  # no one route: several paths, or a third-party copy that may write between its ends
     path = routes[0]
     if ln not in path or wd.policy.device(home).kind is not DeviceKind.CPU or any(
             wd.policy.link(n).order is LinkOrder.UNORDERED or wd.policy.link(n).kind not in ENTRY_KINDS for n in path):
@@ -184,7 +187,7 @@ def _host_reads(wd: World, ew: Edge, ids: list[int]) -> list[tuple[int, frozense
     path = wd.one_path(dev, home)
     if path is None or any(pol.link(n).kind not in READ_BACK_KINDS or pol.link(n).order is LinkOrder.UNORDERED
                            for n in path) or legs(wd, ew, home) != [path]:
-        return []  # (or a `via` that misses the driver: the resolver refuses it, a hint's edit may not)
+        return []  # (an unpinned third-party transfer has no legs: it may write between its ends)
     return [(x, path) for x in ids if x != ew.eid and not wd.cancelled(x) and pol.edges[x].device == home and any(
         a.mode is AccessMode.READ and pol.space(a.footprint.space).device == dev for a in pol.edges[x].accesses())]
 

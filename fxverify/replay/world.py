@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fxverify.diagnostics.codes import Code
 from fxverify.ir import AccessMode, Edge, Policy, Region
 from fxverify.replay.footprints import shared_byte
+from fxverify.vocab import NETWORK_KINDS
 
 #: A concrete schedule: edge id -> ``(start, finish)`` in ns, with ``0 <= start < finish``.
 Schedule = dict[int, tuple[int, int]]
@@ -242,24 +243,25 @@ class World:
         return frozenset(paths[0]) if len(paths) == 1 else None
 
     def write_carriers(self, e: Edge) -> set[str]:
-        """Names of the links that may carry an edge's writes: ``carriers`` when its driving device
-        is at one end; when it is at neither (a third-party DMA, or a copy inside one remote
-        memory), only links from the driver to the destination's device, since the driver's
-        engine issues the writes and the links before it bring the bytes in as read completions:
-        those of any simple path between the two when it pins no route, the part of its ``via``
-        after the driver (``legs``) when it pins one. None when the destination's device drives
+        """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
+        route and its driving device is at neither end (a third-party DMA, or a copy inside one
+        remote memory), those of any simple path from the driver to the destination's device:
+        the driver issues the writes. When such a transfer pins its route (through the driver),
+        or its ends have one simple path between them, through the driver (``pinned_route``),
+        only the links of it on the destination's side of the driver (``legs``): the others bring
+        the bytes in to the driver as read completions. None when the destination's device drives
         a transfer from another device's memory (a pull): the bytes come to it as read completions
         and its own engine writes them into its own memory (specs/obligations.md section 1,
         posted rule)."""
         src, dst = self.endpoints(e)
         if e.src is not None and e.dst is not None and e.device == dst != src:
             return set()
-        if e.device in (src, dst):
-            return self.carriers(e)
-        if e.via is None:
-            return self.links_between(e.device, dst)
-        leg = legs(self, e, dst)
-        return set(leg[0]) if leg else self.carriers(e)
+        if e.device not in (src, dst) and pinned_route(self, e) is not None and (leg := legs(self, e, dst)):
+            return set(leg[0])
+        out = self.carriers(e)
+        if e.via is None and e.device not in (src, dst):
+            out = out | self.links_between(e.device, dst)
+        return out
 
     def routes(self, e: Edge) -> list[frozenset[str]]:
         """Every route that may carry an edge's bytes, each as the set of its link names: its
@@ -419,22 +421,23 @@ class OwnerTimeline:
 def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     """Every route that may carry the traffic between an edge's driving device and device
     ``home``, each as the set of its link names: ``World.routes`` when the edge's transfer joins
-    the two; when its driver is at neither end and ``home`` is at one (a third-party DMA, a copy
-    inside ``home``'s memory), every simple path between the driver and ``home`` if it pins no
-    route, else the links of its ``via`` on ``home``'s side of the driver: the driver's engine
-    sends the read requests and the writes itself. None otherwise (``home`` at neither end, a
-    route that misses the driver, which the resolver refuses but a hint's edit may propose)."""
+    the two; every simple path between them for a copy inside ``home``'s memory that the
+    driver's engine makes; for a third-party transfer pinned with ``via``, or whose ends have one
+    simple path between them, through the driver (``pinned_route``), the links of the route on ``home``'s
+    side of the driver (the driver sends the read requests and the writes itself); none
+    otherwise (an unpinned third-party transfer that may take a path beside the driver may also
+    write over the links between its ends: ``World.write_carriers``; a route that misses the
+    driver, which the resolver refuses but a hint's edit may propose)."""
     d, (src, dst) = e.device, w.endpoints(e)
     if {src, dst} == {d, home}:
         return w.routes(e)
-    if d in (src, dst) or home not in (src, dst):
-        return []
-    if e.via is None:
-        return [frozenset(p) for p in w._simple_paths(d, home)]
-    if src == dst:
+    if src == dst == home != d:  # a copy inside ``home``'s memory by ``d``'s engine (never pinned)
+        return [frozenset(p) for p in w._simple_paths(d, home)] if e.via is None else []
+    via = pinned_route(w, e)
+    if via is None or src == dst or d in (src, dst) or home not in (src, dst):
         return []
     at, before, after, seen = src, [], [], {src}
-    for n in e.via:  # the route runs from the source's device through the driver
+    for n in via:  # the route runs from the source's device through the driver
         (after if at == d or after else before).append(n)
         ln = w.policy.link(n)
         at = ln.b if at == ln.a else ln.a
@@ -442,3 +445,28 @@ def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     if d not in seen:
         return []
     return [frozenset(after if home == dst else before)]
+
+
+def pinned_route(w: World, e: Edge) -> list[str] | None:
+    """The route, link names in order from the source's device, an edge is pinned to in effect:
+    its ``via``; or, for a third-party transfer that pins none (its driver at neither of two
+    different ends), the one simple path between its ends when there is exactly one, it passes
+    through the driver, and one of the links it takes into or out of the driver carries network
+    packets (``vocab.NETWORK_KINDS``: the driver terminates the transport, so its own engine
+    issues the memory requests on the other side), as if it were pinned to it; else ``None``."""
+    if e.via is not None:
+        return list(e.via)
+    src, dst = w.endpoints(e)
+    if src == dst or e.device in (src, dst):
+        return None
+    paths = list(w._simple_paths(src, dst))
+    if len(paths) != 1:
+        return None
+    at, around = src, []
+    for n in paths[0]:
+        ln = w.policy.link(n)
+        nxt = ln.b if at == ln.a else ln.a
+        if e.device in (at, nxt):
+            around.append(ln.kind)
+        at = nxt
+    return list(paths[0]) if any(k in NETWORK_KINDS for k in around) else None

@@ -1,10 +1,9 @@
 # The NIC's engine copies a block from GPU memory into host memory, pinned through the NIC
 # (`via`): its writes leave the NIC toward the host over `p0` alone, the one path between the NIC
 # and the host. The host's read of the NIC's status register returns along that path behind them
-# (PCIe Base Specification, section 2.4.1), so the host reads the block with no flush. The NIC
-# has one path to the host, so its writes would take it unpinned too (ok/posted-status-read-
-# third-party-unpinned.fx, under a switch); with a second path from the NIC they may take the
-# other one: fail/posted-status-read-third-party-two-functions.fx.
+# (PCIe Base Specification, section 2.4.1), so the host reads the block with no flush. The pin
+# states that the NIC's engine moves the bytes; unpinned, the NIC may only have started the copy
+# (failing twin: fail/posted-status-read-third-party-unpinned.fx, under a switch).
 policy "posted-status-read-third-party-pinned"
 
 fabric {

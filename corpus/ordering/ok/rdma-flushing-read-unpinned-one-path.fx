@@ -1,11 +1,14 @@
 # The librpma read-after-write flush, with no route pinned. The responder NIC `nic1` drives both
 # transfers between the hosts: the RDMA WRITE into persistent memory and the RDMA READ of its
-# first 64 B. Neither pins its route with `via`, but `nic1`'s engine sends the writes, and then
-# the read request, to the server over `srv`, the only path between `nic1` and the server. The
+# first 64 B. Neither pins its route with `via`, but the fabric is a chain: the only path between
+# the two hosts passes through `nic1`, and the bytes reach it (or leave it) over the network link
+# `wire`, so `nic1` terminates the transport and its own engine issues the writes, and then the
+# read request, over `srv` (vocab.NETWORK_KINDS: as if both were pinned to the chain). The
 # request cannot pass the posted writes on that one link (PCIe Base Specification, section
 # 2.4.1), so when the READ completes the record is in the persistence domain. Twin with pinned
-# routes: corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx. With a second path from the
-# NIC: fail/persist-rdma-read-other-function.fx.
+# routes: corpus/incidents/ok/rdma-pmem-record-acked-without-flush.fx. Over memory links only, the
+# device named by `by` may only have started another engine's transfer:
+# fail/cqe-after-copy-beside-the-nic.fx.
 policy "rdma-flushing-read-unpinned-one-path"
 
 fabric {

@@ -1,11 +1,11 @@
 # The NIC's engine copies a block from GPU memory into host memory (a third-party transfer: it
 # reads the GPU and writes the host), then the host reads the NIC's status register and the block.
-# The GPU, the NIC and the host hang off one switch: the path between the copy's ends is beside
-# the NIC, and the copy pins no route. Its writes still leave from the NIC's engine over `d`,
-# `up`, the one path from the NIC to the host, and the completion of the status read returns
-# along it behind them (PCIe Base Specification, section 2.4.1), so the host reads the block with
-# no flush. Twins: ok/posted-status-read-third-party-pinned.fx (a chain, pinned), and
-# fail/posted-status-read-third-party-two-functions.fx (a second path from the NIC).
+# The copy pins no route, so fxverify does not take the NIC as the engine that issues its writes
+# (it may only have started a copy another device makes): they may cross the links between the
+# copy's ends (the GPU's side of the switch), where the completion of the status read, which
+# comes from the NIC's port, does not follow them. Flush the NIC's link after the copy, or pin
+# the copy through the NIC where the fabric allows it. Fixed twin:
+# ok/posted-status-read-third-party-pinned.fx.
 policy "posted-status-read-third-party-unpinned"
 
 fabric {
@@ -27,5 +27,6 @@ region frame in host0 at 0x1000_0000 size 4 KiB owner nic0
 flow recv {
   edge land: move gsrc -> frame by nic0.rx lease frame to cpu0
   edge status: read icr by cpu0.irq after land
-  edge use: read frame by cpu0.irq after status
+  edge use: read frame by cpu0.irq after status  # expect: FX-ORD-003
+  # ^ `use` reads bytes that `land` wrote over posted link `d` with no flush in between
 }
