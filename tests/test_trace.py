@@ -298,3 +298,35 @@ def test_a_completion_entry_that_counts_for_nothing_says_why(path: str, why: str
     entries), not only that a flush is missing."""
     d = _one(check(str(ROOT / f"corpus/ordering/fail/{path}.fx")).diagnostics, "FX-ORD-003")
     assert d.trace is not None and "the completion entry `" in d.trace.why and why in d.trace.why, d.trace.why
+
+
+def test_overlapping_region_families_are_confirmed_by_their_regions(tmp_path: Path) -> None:
+    """Two region families in different alias sets overlap in every layer: each finding about
+    regions is confirmed by the simulator for the two regions it names and a byte in both,
+    whichever shared byte the witness names (an FX-INT-001 came of matching the byte against the
+    higher base of whatever pair the simulator listed first)."""
+    path = tmp_path / "families.fx"
+    path.write_text("""policy "region-families"
+fabric {
+  device gpu0: gpu hooks [launch]
+}
+space hbm0 on gpu0 size 1 MiB
+region layer[l in 0..4] in hbm0 at 0x0 + l * 36864 size 36864 owner gpu0 dtype bf16
+region block[l in 0..4, b in 0..2] in hbm0 at 0x0 + (l * 2 + b) * 18432 size 18432 owner gpu0 dtype bf16
+alias_set blocks = [block]
+flow f {
+  for l in 0..4 {
+    edge fill[l]: write layer[l] by gpu0.launch
+    for b in 0..2 {
+      edge use[l, b]: read block[l, b] by gpu0.launch after fill[l]
+    }
+  }
+}
+""")
+    from fxverify.result import Verdict
+
+    r = check(str(path))
+    assert not [d.message for d in r.diagnostics if d.code == "FX-INT-001"]
+    refuted = {v.key for v in r.outcomes if v.verdict is Verdict.REFUTED}
+    pairs = {frozenset(k.removeprefix("FX-ALIAS-001:region:").split("|")) for k in refuted}
+    assert pairs == {frozenset((f"layer[{i}]", f"block[{i}][{b}]")) for i in range(4) for b in range(2)}, refuted

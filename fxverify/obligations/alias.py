@@ -9,6 +9,7 @@ an overlap is refuted with the address and the element index on each side. BRIEF
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 from fxverify.certificate import Evidence, InPlaceForm, Interval
 from fxverify.diagnostics import codes
@@ -106,6 +107,12 @@ class RegionOverlap(_TwoFootprints):
     def trace_regions(self) -> tuple[str, ...]:
         """The two overlapping regions, the second (the primary span's) marked."""
         return (self.ra.name, self.rb.name)
+
+    def witness(self, result: Result) -> Witness:
+        """The shared byte, with the two regions named (``values["regions"]``): a finding about
+        regions has no edge, so the simulator confirms it by the regions and the byte."""
+        w = super().witness(result)
+        return replace(w, values={**w.values, "regions": (self.ra.name, self.rb.name)})
 
     def message(self, w: Witness) -> str:
         return f"regions `{self.ra.name}` and `{self.rb.name}` overlap but are in different alias sets (`{self.sa}`, `{self.sb}`)"

@@ -95,6 +95,11 @@ class Simulator(World):
         else:
             found = [v for v in self.static() if v.code == code]
         want = set(edges)
+        if code == codes.ALIAS_001 and not edges and "regions" in values:
+            # two regions in different alias sets: the same two, and the witness byte in both
+            pair = set(values["regions"])
+            return next((v for v in found if not v.edges and set(v.detail.split("|")) == pair
+                         and address is not None and all(self._region_holds(r, address) for r in pair)), None)
         if code == codes.ORD_003:
             # a persisted write's violation names the writer alone: it confirms only its own kind
             found = [v for v in found if (v.rule == "persist") == ("persisted" in values)]
@@ -106,6 +111,11 @@ class Simulator(World):
             if set(v.edges) <= want and (address is None or v.address is None or self._addr_ok(v, address)):
                 return v
         return None
+
+    def _region_holds(self, region: str, address: int) -> bool:
+        """True when byte ``address`` lies in region ``region`` (``[base, base + size)``)."""
+        r = self.policy.region(region)
+        return r.base <= address < r.base + r.size
 
     def _addr_ok(self, v: Violation, address: int) -> bool:
         accs = [x.footprint for e in v.edges for x in self.policy.edges[e].accesses()]
