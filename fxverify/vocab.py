@@ -231,14 +231,15 @@ READ_BACK_KINDS: frozenset[str] = frozenset({"pcie"})
 #: (PCIe Base Specification, section 2.4.1, "Ordering Rules Summary", posted requests), so a
 #: ``pcie`` link declared ``unordered`` (Relaxed Ordering on: a write may also pass another) needs
 #: a flush before a reader on another device as a ``posted`` one does (FX-ORD-003), and keeps no
-#: order for the rules that rest on one. ``PolicyGraph.posted_links``.
+#: order for the rules that rest on one. ``graph.is_posted`` (and the simulator's posted rule).
 POSTED_WRITE_KINDS: frozenset[str] = frozenset({"pcie"})
 
 #: Link kinds that carry network packets, not memory transactions: the device at either end of
 #: one terminates the transport (an RDMA NIC, InfiniBand Architecture Specification vol. 1, ch. 9;
 #: RoCE over Ethernet) and issues the memory reads and writes on its other side with its own
 #: engine. A third-party transfer whose only path crosses such a link at its driver is therefore
-#: moved by the driver's engine on that side (``PolicyGraph.effective_via``).
+#: moved by the driver's engine on that side (``PolicyGraph.effective_via``, the simulator's
+#: ``world.pinned_route``, the certificate checker's ``routes._leg``).
 NETWORK_KINDS: frozenset[str] = frozenset({"rdma", "ethernet"})
 
 #: Link kinds over which posted writes of one requester along one path arrive in the order they

@@ -588,6 +588,7 @@ def test_a_host_read_certificate_needs_the_writes_route_and_a_device_writer(good
     ok = load_policy_text(text)
     claims = [(c, x) for c, x in _items(ok) if x is not None and x.kind == "host-read-between"]
     assert claims, why
+    assert bad[0] in text, bad[0]
     broken = load_policy_text(text.replace(*bad))
     for claim, cert in claims:
         assert certify(ok, [(claim, cert)], mode).failures == []

@@ -288,10 +288,12 @@ def test_random_completion_entries_reach_each_verdict(want):
 def test_routed_completion_entries_agree_with_brute_force(policy):
     """A NIC landing a frame in host memory (as a write, or as a third-party copy from GPU
     memory), completion entries, read-backs, polls and flushes, pinned to routes or not, over a
-    chain through the NIC, a switch beside it or two functions to the host: the solver and the
+    chain through the NIC, a switch beside it, two functions to the host, or a network link
+    from a remote NIC: the solver and the
     simulator agree on FX-ORD-003 and the rest, pair by pair, and pruning changes no verdict. An
     entry counts only when the write's traffic and the entry's have one route, the same links
-    (``PolicyGraph.leg_route``; a third-party copy has one only when pinned through the NIC)."""
+    (``PolicyGraph.leg_route``; a third-party copy has one only when pinned through the NIC, or
+    when its one path reaches the NIC over a network link: ``PolicyGraph.effective_via``)."""
     brute = Simulator(policy).explore_violations()
     agreement(policy, brute)
     for want, pairs in _routed_verdicts(policy).items():

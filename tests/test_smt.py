@@ -149,9 +149,9 @@ def test_a_ctrl_c_during_the_minimisation_is_kept_until_it_ends(default_sigint) 
         return "sat"
 
     with pytest.raises(KeyboardInterrupt):
-        z3_backend._sigint_kept(search)
+        z3_backend._sigint_kept(search, "a search")
     assert not swallowed and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    assert z3_backend._sigint_kept(lambda: "unsat") == "unsat"
+    assert z3_backend._sigint_kept(lambda: "unsat", "a search") == "unsat"
 
 
 def test_a_ctrl_c_while_a_context_is_built_is_raised_once_it_is_whole(default_sigint,
@@ -159,6 +159,7 @@ def test_a_ctrl_c_while_a_context_is_built_is_raised_once_it_is_whole(default_si
     """A Ctrl-C landing inside ``z3.Context.__init__`` is raised after the constructor returns:
     raised inside it, it left a context without ``owner``, whose ``__del__`` printed a traceback
     on the way out of an interrupted gate (a CI run of tests/test_jobs.py)."""
+    import gc
     import os
     import signal
     import sys
@@ -182,9 +183,9 @@ def test_a_ctrl_c_while_a_context_is_built_is_raised_once_it_is_whole(default_si
     monkeypatch.setattr(sys, "unraisablehook", dropped.append)
     with pytest.raises(KeyboardInterrupt, match="creation of a Z3 context"):
         z3_backend._context()
-    assert len(built) == 1 and built[0].owner
+    assert len(built) == 1
+    assert built[0].owner
     built.clear()
-    import gc
     gc.collect()
     assert not dropped
 

@@ -5,6 +5,7 @@ leaves them alone)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -330,3 +331,9 @@ flow f {
     refuted = {v.key for v in r.outcomes if v.verdict is Verdict.REFUTED}
     pairs = {frozenset(k.removeprefix("FX-ALIAS-001:region:").split("|")) for k in refuted}
     assert pairs == {frozenset((f"layer[{i}]", f"block[{i}][{b}]")) for i in range(4) for b in range(2)}, refuted
+    # the witness, which names the regions, survives the result cache's record and the workers' pipes
+    from fxverify.gate.serialize import result_from_record, result_to_record
+    from fxverify.source import SourceMap
+
+    back = result_from_record(json.loads(json.dumps(result_to_record(r))), SourceMap())
+    assert [d.message for d in back.diagnostics] == [d.message for d in r.diagnostics]

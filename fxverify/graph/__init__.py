@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import networkx as nx
 
-from fxverify.graph.fabric import FabricRoutes
+from fxverify.graph.fabric import FabricRoutes, is_posted  # noqa: F401  (is_posted re-exported: a rule of the posted obligations)
 from fxverify.hb import hb_adjacency
 from fxverify.ir import Footprint, Policy, Region
 

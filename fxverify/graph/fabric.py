@@ -153,15 +153,15 @@ class FabricRoutes:
         the two; ``only_path`` between the two for a copy inside ``home``'s memory that the
         driver's engine makes (its writes cross only those links: ``write_links``); for a
         third-party transfer pinned with ``via`` (its route runs through the driver: FX-TYP-006),
-        the part of that route between the driver and ``home``, one of its ends: the driver's engine sends the read requests to the source and the writes to the
+        the part of that route between the driver and ``home``, one of its ends: the pin states
+        that the driver's engine sends the read requests to the source and the writes to the
         destination itself (PCIe: the requester is the device that sends the request); the same
         for a third-party transfer that pins no route but whose ends have only one path, through
-        the driver (``effective_via``). ``None``
-        otherwise: several paths, a third-party transfer that pins no route and may take a path
-        beside the driver (its writes may also cross the links between its ends: ``write_links``)
-        or a route that misses the driver
-        (which the resolver refuses, FX-TYP-006, but an edit a hint proposes may not), or
-        ``home`` at neither end. Raises nothing."""
+        the driver, crossing a network link at it (``effective_via``). ``None`` otherwise:
+        several paths, any other third-party transfer that pins no route (the driver may only have
+        started another engine's transfer, whose writes may cross the links between its ends:
+        ``write_links``), a route that misses the driver (which the resolver refuses, FX-TYP-006,
+        but an edit a hint proposes may not), or ``home`` at neither end. Raises nothing."""
         d, (u, v) = e.device, self.transfer_endpoints(e)
         if {u, v} == {d, home}:
             one = self.single_route(e)
@@ -198,8 +198,9 @@ class FabricRoutes:
         """The links that may carry an edge's writes, in declaration order: ``transfer_links``, and
         for a third-party transfer that pins no route every link from the driver to the
         destination's device too (``driver_legs``: PCIe's requester of a memory write is the
-        device that sends it); for a third-party transfer pinned with ``via``, or whose ends have
-        only one path, through the driver (``effective_via``), only the part of
+        device that sends it, which may be the driver or another engine it started); for a
+        third-party transfer pinned with ``via``, or whose ends have only one path, through the
+        driver and crossing a network link at it (``effective_via``), only the part of
         its route from the driver to the destination's device (``leg_route``: the links before
         the driver carry the bytes in to it as read completions, not as writes); none for a pull
         (``is_pull``); every ``via`` link for a route that misses the driver (refused by the

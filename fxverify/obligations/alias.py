@@ -109,10 +109,11 @@ class RegionOverlap(_TwoFootprints):
         return (self.ra.name, self.rb.name)
 
     def witness(self, result: Result) -> Witness:
-        """The shared byte, with the two regions named (``values["regions"]``): a finding about
-        regions has no edge, so the simulator confirms it by the regions and the byte."""
+        """The shared byte, with the two regions named (``values["regions"]``, ``"A|B"``, a string
+        as every witness value is: ``gate.serialize`` stores them): a finding about regions has no
+        edge, so the simulator confirms it by the regions and the byte (``Simulator.confirm``)."""
         w = super().witness(result)
-        return replace(w, values={**w.values, "regions": (self.ra.name, self.rb.name)})
+        return replace(w, values={**w.values, "regions": f"{self.ra.name}|{self.rb.name}"})
 
     def message(self, w: Witness) -> str:
         return f"regions `{self.ra.name}` and `{self.rb.name}` overlap but are in different alias sets (`{self.sa}`, `{self.sb}`)"

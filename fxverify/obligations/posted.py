@@ -18,8 +18,7 @@ from fxverify.certificate import (Evidence, FlushedAfter, FlushedBetween, HostRe
 from fxverify.diagnostics import codes
 from fxverify.diagnostics.model import Label
 from fxverify.edits import Flush, Hint, Via, after, flush_edge, hint
-from fxverify.graph import PolicyGraph
-from fxverify.graph.fabric import is_posted
+from fxverify.graph import PolicyGraph, is_posted
 from fxverify.ir import AccessMode, Edge, Link
 from fxverify.obligations.base import Context, Obligation
 from fxverify.obligations.pairs import pairs_where
@@ -245,8 +244,8 @@ class PostedRead(Obligation):
         if _unpinned_third_party(g, ctx.edge(a)):
             return lead + (f"`{ctx.edge(a).name}` is a third-party transfer that pins no route (`via`), so its "
                            "writes may also cross the links between its ends")
-        if set(g.leg_route(ctx.edge(a), home) or ()) != set(route):
-            return lead + f"`{ctx.edge(a).name}` is pinned (`via`) to a route that misses `{d}`"
+        if ctx.edge(a).via is not None and set(g.leg_route(ctx.edge(a), home) or ()) != set(route):
+            return lead + f"`{ctx.edge(a).name}` is pinned (`via`) to another route"
         return lead + f"the write may cross `{self.link}`, off that path"
 
     def _entry_off_route(self) -> str | None:
@@ -478,7 +477,10 @@ def route_avoiding(ctx: Context, e: Edge, avoid: LinkOrder | None) -> str:
         return ""
     src, dst = ctx.graph.transfer_endpoints(e)
     kind = f"route-not-{avoid.value}" if avoid else "route-ordered"
-    g = ctx.graph.link_graph(kind, lambda ln: ln.order is not avoid if avoid else ln.order is LinkOrder.ORDERED)
+    # Avoiding posted links avoids every link whose writes are posted (``is_posted``: a `pcie`
+    # link declared `unordered` too), else the hint would not discharge the finding.
+    g = ctx.graph.link_graph(kind, (lambda ln: not is_posted(ln)) if avoid is LinkOrder.POSTED else
+                             (lambda ln: ln.order is not avoid) if avoid else (lambda ln: ln.order is LinkOrder.ORDERED))
     stops = [src, dst] if e.device in (src, dst) else [src, e.device, dst]
     if src == dst or not all(a in g and b in g and nx.has_path(g, a, b) for a, b in zip(stops, stops[1:])):
         return ""

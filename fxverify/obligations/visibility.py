@@ -40,7 +40,8 @@ def same_requester(ctx: Context, ew: Edge, acc_w: Access, er: Edge) -> SameReque
       one route, the same links (``PolicyGraph.leg_route``: its ``via``, or the only simple fabric
       path, when the transfer joins ``D`` and ``M``; the part of its ``via`` between them, for a
       pinned third-party transfer ``D`` drives, or of the only path between its ends when that
-      passes through ``D``, ``PolicyGraph.effective_via``): ``D``'s read request then follows its posted
+      passes through ``D`` and crosses a network link at it, ``PolicyGraph.effective_via``):
+      ``D``'s read request then follows its posted
       writes over every link they crossed and cannot pass them (PCIe Base
       Specification, section 2.4.1, transaction ordering rules: a read request does not pass a
       posted request in the same direction; the rule holds along one path, not across two).
@@ -78,7 +79,7 @@ def notices(ctx: Context, ew: Edge) -> tuple[Notice, ...]:
     it, and writes into the device ``M`` of ``ew``'s destination, a ``cpu`` (``IN_ORDER_HOMES``);
     ``route`` is the one route of ``ew``'s traffic between ``D`` and ``M`` and of ``n``'s, the same
     links (``PolicyGraph.leg_route``: a ``via``, or the only simple fabric path; not for a
-    third-party transfer that pins no route and may take a path beside ``D``, whose writes may
+    third-party transfer that pins no route and is not pinned in effect (``effective_via``), whose writes may
     also cross the links between its ends), every link of it of a kind in ``vocab.ENTRY_KINDS``
     (PCIe) and none ``unordered`` (``in_order``), so both
     edges' posted writes cross its links in the same direction, and ``n``'s, issued after ``ew`` finished, cannot pass ``ew``'s
@@ -214,7 +215,7 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
     ``M`` (``graph.only_path``), every link of it is of a kind in ``vocab.READ_BACK_KINDS`` and
     none is ``unordered`` (``in_order``), and it is the one route of ``e``'s traffic between
     ``D`` and ``M`` (``PolicyGraph.leg_route``: not for a third-party transfer that pins no
-    route and may take a path beside ``D``, whose writes may also cross the links between its
+    route and is not pinned in effect (``effective_via``), whose writes may also cross the links between its
     ends). ``x``'s completion then returns from ``D`` along ``route``
     behind the posted writes ``D`` issued before its request arrived, and a completion does not
     pass a posted request in the same direction (PCIe Base Specification, section 2.4.1, with
@@ -234,5 +235,5 @@ def host_reads_of(ctx: Context, e: Edge, pw: int) -> tuple[HostRead, ...]:
         return ()
     leg = ctx.graph.leg_route(e, home)
     if leg is None or set(leg) != set(route):
-        return ()  # a third-party transfer that may take a path beside `d` may also write over the links between its ends
+        return ()  # an unpinned third-party transfer (not pinned in effect) may also write over the links between its ends
     return tuple((x, route) for x in readers_from(ctx).get((home, d), ()) if x != e.eid and not ctx.cancellers.get(x))

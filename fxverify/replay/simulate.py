@@ -63,9 +63,11 @@ class Simulator(World):
 
     # -- replay and brute force ----------------------------------------------------------------
     def confirm(self, code: Code, edges: tuple[int, ...], sched: Schedule, address: int | None = None,
-                values: dict | None = None, other: Schedule | None = None) -> Violation | None:
+                values: dict[str, int | str] | None = None, other: Schedule | None = None) -> Violation | None:
         """Replay a counterexample: ``sched`` (and ``other``, the second schedule of a final owner
-        that differs between schedules), the shared byte ``address`` and named ``values``. Returns
+        that differs between schedules), the shared byte ``address`` and named ``values`` (for a
+        finding about two regions, FX-ALIAS-001 with no edge, ``values["regions"]`` names them as
+        ``"A|B"``, and ``address`` must lie in both). Returns
         the matching violation the simulator observes, or ``None`` when the witness does not exhibit
         ``code`` (which is an internal error upstream)."""
         values = values or {}
@@ -97,7 +99,8 @@ class Simulator(World):
         want = set(edges)
         if code == codes.ALIAS_001 and not edges and "regions" in values:
             # two regions in different alias sets: the same two, and the witness byte in both
-            pair = set(values["regions"])
+            # (INVARIANT: both sides write the pair as "A|B", ``static_rules._alias_sets``'s detail)
+            pair = set(str(values["regions"]).split("|"))
             return next((v for v in found if not v.edges and set(v.detail.split("|")) == pair
                          and address is not None and all(self._region_holds(r, address) for r in pair)), None)
         if code == codes.ORD_003:
@@ -115,7 +118,7 @@ class Simulator(World):
     def _region_holds(self, region: str, address: int) -> bool:
         """True when byte ``address`` lies in region ``region`` (``[base, base + size)``)."""
         r = self.policy.region(region)
-        return r.base <= address < r.base + r.size
+        return r.base <= address < r.end
 
     def _addr_ok(self, v: Violation, address: int) -> bool:
         accs = [x.footprint for e in v.edges for x in self.policy.edges[e].accesses()]

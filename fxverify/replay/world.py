@@ -246,8 +246,9 @@ class World:
         """Names of the links that may carry an edge's writes: ``carriers``, and when it pins no
         route and its driving device is at neither end (a third-party DMA, or a copy inside one
         remote memory), those of any simple path from the driver to the destination's device:
-        the driver issues the writes. When such a transfer pins its route (through the driver),
-        or its ends have one simple path between them, through the driver (``pinned_route``),
+        the driver's engine may issue the writes, or another engine it started. When such a
+        transfer pins its route (through the driver), or its ends have one simple path between
+        them, through the driver and crossing a network link at it (``pinned_route``),
         only the links of it on the destination's side of the driver (``legs``): the others bring
         the bytes in to the driver as read completions. None when the destination's device drives
         a transfer from another device's memory (a pull): the bytes come to it as read completions
@@ -423,11 +424,11 @@ def legs(w: World, e: Edge, home: str) -> list[frozenset[str]]:
     ``home``, each as the set of its link names: ``World.routes`` when the edge's transfer joins
     the two; every simple path between them for a copy inside ``home``'s memory that the
     driver's engine makes; for a third-party transfer pinned with ``via``, or whose ends have one
-    simple path between them, through the driver (``pinned_route``), the links of the route on ``home``'s
-    side of the driver (the driver sends the read requests and the writes itself); none
-    otherwise (an unpinned third-party transfer that may take a path beside the driver may also
-    write over the links between its ends: ``World.write_carriers``; a route that misses the
-    driver, which the resolver refuses but a hint's edit may propose)."""
+    simple path between them, through the driver and crossing a network link at it
+    (``pinned_route``), the links of the route on ``home``'s side of the driver (the driver sends
+    the read requests and the writes itself); none otherwise (any other unpinned third-party
+    transfer may also write over the links between its ends: ``World.write_carriers``; a route
+    that misses the driver, which the resolver refuses but a hint's edit may propose)."""
     d, (src, dst) = e.device, w.endpoints(e)
     if {src, dst} == {d, home}:
         return w.routes(e)

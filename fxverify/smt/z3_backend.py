@@ -136,7 +136,7 @@ class Z3Backend:
                 opt.add(f)
             for m in query.minimize:
                 opt.minimize(self._translate(m, memo, decls))
-            answer = _sigint_kept(opt.check)
+            answer = _sigint_kept(opt.check, "the minimisation of a witness")
             if answer == z3.sat:
                 model = opt.model()
             # An Optimize that gives up keeps the plain model: still a valid witness, only not minimal.
@@ -165,7 +165,7 @@ class Z3Backend:
 KEYBOARD_REASON = "interrupted from keyboard"
 
 
-def _sigint_kept(search: Callable[[], T], during: str = "the minimisation of a witness") -> T:
+def _sigint_kept(search: Callable[[], T], during: str) -> T:
     """``search()``, with SIGINT only noted while it runs, then raised as ``KeyboardInterrupt``
     here. Python's own handler raises at the next bytecode it checks for signals once the search
     returns, and that may be in a ``__del__`` of a Z3 object being freed, where Python prints the
