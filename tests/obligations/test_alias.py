@@ -141,7 +141,8 @@ def test_region_overlap_refuted(first, second, key, sets) -> None:
     w = refute(ob)
     # The lowest shared byte is r2's first, 0x1080: element 0 of each (regions have one element).
     assert w.address == 0x1080 and w.space == "hbm0"
-    assert w.elements == {} and w.values == {"k_first": 0, "k_second": 0}
+    # The witness names the two regions: a finding about regions has no edge to replay by.
+    assert w.elements == {} and w.values == {"k_first": 0, "k_second": 0, "regions": "r1|r2"}
     v = replay(pol, ob, w)
     assert v is not None and v.code == codes.ALIAS_001 and v.edges == () and v.address == 0x1080
 
