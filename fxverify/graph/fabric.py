@@ -220,6 +220,13 @@ class FabricRoutes:
         names = {ln.name for ln in links} | {ln.name for ln in self.possible_links(*legs[1])}
         return [ln for ln in self.policy.links if ln.name in names]
 
+    def writes_between_ends(self, e: Edge) -> bool:
+        """True when ``e`` is a third-party transfer (two different ends, its driver at neither)
+        that pins no route and is not pinned in effect (``effective_via``): its writes may cross
+        the links between its ends (``write_links``), so it has no one route to its bytes."""
+        u, v = self.transfer_endpoints(e)
+        return e.via is None and u != v and e.device not in (u, v) and self.effective_via(e) is None
+
     def driver_legs(self, e: Edge) -> tuple[tuple[str, str], tuple[str, str]] | None:
         """``((source's device, driver), (driver, destination's device))``, the legs through the
         driver's engine of a transfer that pins no route and whose driver is at neither end (a

@@ -200,7 +200,7 @@ class PostedRead(Obligation):
         home = self.ctx.policy.space(self.acc_w.footprint.space).device
         loose = [e for e in map(self.ctx.edge, self.edges[:2]) if g.leg_route(e, home) is None]
         for e in loose:
-            if _unpinned_third_party(g, e):
+            if g.writes_between_ends(e):
                 return (f"`{e.name}` is a third-party transfer that pins no route (`via`), so its traffic "
                         f"with `{home}` may take more than one route")
         if loose:
@@ -241,7 +241,7 @@ class PostedRead(Obligation):
         loose = [n for n in route if ctx.policy.link(n).order is LinkOrder.UNORDERED]
         if loose:
             return lead + f"their path holds `{loose[0]}`, which is `unordered`"
-        if _unpinned_third_party(g, ctx.edge(a)):
+        if g.writes_between_ends(ctx.edge(a)):
             return lead + (f"`{ctx.edge(a).name}` is a third-party transfer that pins no route (`via`), so its "
                            "writes may also cross the links between its ends")
         if ctx.edge(a).via is not None and set(g.leg_route(ctx.edge(a), home) or ()) != set(route):
@@ -277,7 +277,7 @@ class PostedRead(Obligation):
         if pol.device(home).kind not in IN_ORDER_HOMES:
             return f"{entry} lands in `{home}`, which is no host: it is not taken to see posted writes in order"
         route, theirs = g.leg_route(ew, home), g.leg_route(n, home)
-        if route is None and _unpinned_third_party(g, ew):
+        if route is None and g.writes_between_ends(ew):
             return (f"{entry} need not follow `{ew.name}`, a third-party transfer that pins no route (`via`): its writes "
                     "may also cross the links between its ends")
         if route is None:
@@ -335,14 +335,6 @@ class PostedRead(Obligation):
                   if self.ctx.graph.hb_before(a, x) and not self.ctx.graph.hb_before(b, x)]
         return hint(*waits, flush_edge(self.ctx.policy, self.link, ea, eb), own, same_route,
                     Via(ea.name, tuple(route.split(", "))) if route else None)
-
-
-def _unpinned_third_party(g: PolicyGraph, e: Edge) -> bool:
-    """True when ``e`` moves bytes between two devices, neither its driver, pins no route, and
-    is not pinned in effect either (``PolicyGraph.effective_via``): its writes may cross the
-    links between its ends (``PolicyGraph.write_links``)."""
-    u, v = g.transfer_endpoints(e)
-    return e.via is None and u != v and e.device not in (u, v) and g.effective_via(e) is None
 
 
 #: The key body prefix of ``PostedPersist`` (``FX-ORD-003:persist:<w>#<pos>|<link>``).
